@@ -1,0 +1,63 @@
+package otc
+
+import "context"
+
+// callKey is the context key under which a call's metadata is stored.
+type callKey struct{}
+
+// callInfo is what a tool function can read about its call. One value is
+// stored per call, so the accessors cost a single context lookup.
+type callInfo struct {
+	toolID  string // "Toolkit.Tool@x.y.z"
+	callID  string
+	traceID string
+	userID  string
+	// secrets and tokens hold only what the tool declared; nil when it
+	// declared nothing.
+	secrets map[string]string
+	tokens  map[string]string
+}
+
+func withCallInfo(ctx context.Context, info *callInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, info)
+}
+
+// noCall is what the accessors read outside a tool call.
+var noCall callInfo
+
+func callInfoFrom(ctx context.Context) *callInfo {
+	if info, _ := ctx.Value(callKey{}).(*callInfo); info != nil {
+		return info
+	}
+	return &noCall
+}
+
+// CallID returns the id of the call being served: the caller's call_id, or
+// one the server generated. It is empty outside a tool call.
+func CallID(ctx context.Context) string { return callInfoFrom(ctx).callID }
+
+// TraceID returns the caller's trace_id, or "" when it sent none.
+func TraceID(ctx context.Context) string { return callInfoFrom(ctx).traceID }
+
+// UserID returns the user id from the call context, or "" when the caller
+// sent none.
+func UserID(ctx context.Context) string { return callInfoFrom(ctx).userID }
+
+// ToolID returns the full id of the tool being called, "Toolkit.Tool@x.y.z",
+// or "" outside a tool call.
+func ToolID(ctx context.Context) string { return callInfoFrom(ctx).toolID }
+
+// Secret returns the value of the secret id that the caller sent, when the
+// tool declared it in its [Requirements]. A secret the tool did not declare
+// is never visible, even if the caller sent it.
+func Secret(ctx context.Context, id string) (string, bool) {
+	v, ok := callInfoFrom(ctx).secrets[id]
+	return v, ok
+}
+
+// AuthorizationToken returns the caller's token for the authorization
+// provider id, when the tool declared that provider in its [Requirements].
+func AuthorizationToken(ctx context.Context, id string) (string, bool) {
+	v, ok := callInfoFrom(ctx).tokens[id]
+	return v, ok
+}

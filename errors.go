@@ -1,0 +1,197 @@
+package otc
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"time"
+)
+
+// Code is the class of an [Error]: one of the error classes of SPEC §6
+// that a server reports before, or instead of, running a tool function.
+// Tool execution errors are not a Code: they are [*ToolError] values,
+// carried in a successful response.
+type Code int
+
+// The error classes, in the order of SPEC §6.
+const (
+	// CodeServerError: anything before the function runs that is not input
+	// validation: a malformed request, an unsupported $schema, an unknown
+	// tool or version, missing requirements, an unavailable server.
+	CodeServerError Code = iota + 1
+	// CodeUnauthenticated: missing or bad credentials.
+	CodeUnauthenticated
+	// CodeTooLarge: the request body is over the size limit.
+	CodeTooLarge
+	// CodeInvalidInput: the input does not match the tool's input schema.
+	CodeInvalidInput
+)
+
+// HTTPStatus is the status an OTC server answers for the class, as in the
+// table of SPEC §6. A code outside the list maps to 500.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case CodeServerError:
+		return http.StatusBadRequest // 400
+	case CodeUnauthenticated:
+		return http.StatusUnauthorized // 401
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge // 413
+	case CodeInvalidInput:
+		return http.StatusUnprocessableEntity // 422
+	}
+	return http.StatusInternalServerError
+}
+
+// String returns the class's name in snake case.
+func (c Code) String() string {
+	switch c {
+	case CodeServerError:
+		return "server_error"
+	case CodeUnauthenticated:
+		return "unauthenticated"
+	case CodeTooLarge:
+		return "too_large"
+	case CodeInvalidInput:
+		return "invalid_input"
+	}
+	return "unknown"
+}
+
+// ErrToolNotFound is wrapped by the [*Error] returned for a call to a tool,
+// or a version of it, that is not registered. Match it with errors.Is.
+var ErrToolNotFound = errors.New("otc: tool not found")
+
+// Error is a failure reported before a tool function runs, or instead of
+// running it. Match it with errors.As. Its fields are what the error
+// response body carries.
+type Error struct {
+	// Code is the error class; it selects the HTTP status.
+	Code Code
+	// Message is safe to show to a user or a model.
+	Message string
+	// DeveloperMessage is for logs and developers, never for the model.
+	DeveloperMessage string
+	// ParameterErrors maps each invalid input parameter, by name or by a
+	// dotted path for nested values ("address.zip", "items.2"), to a short
+	// message. Set with CodeInvalidInput.
+	ParameterErrors map[string]string
+	// MissingRequirements says what the call context lacked. Set when a
+	// tool's requirements were not met.
+	MissingRequirements *MissingRequirements
+
+	// cause is what errors.Is and errors.As see through Unwrap.
+	cause error
+}
+
+// Error returns the message, followed by the developer message when there
+// is one.
+func (e *Error) Error() string {
+	if e.DeveloperMessage == "" {
+		return "otc: " + e.Message
+	}
+	return "otc: " + e.Message + ": " + e.DeveloperMessage
+}
+
+// Unwrap returns the underlying cause, such as [ErrToolNotFound].
+func (e *Error) Unwrap() error { return e.cause }
+
+// ToolError is a failure inside a tool function. A function returns one to
+// tell the caller, and the model behind it, what went wrong and whether a
+// retry can help; any other error it returns becomes a ToolError whose
+// Message is the error's text. The call still succeeds at the protocol
+// level: the response is 200 with success false.
+type ToolError struct {
+	// Message is shown to the user or the model. Required: an empty one is
+	// replaced by a generic message naming the tool.
+	Message string
+	// DeveloperMessage is for logs and developers, never for the model.
+	DeveloperMessage string
+	// CanRetry tells the client that calling again may succeed.
+	CanRetry bool
+	// RetryAfter is how long the client should wait before retrying. It
+	// travels as whole milliseconds, rounded up.
+	RetryAfter time.Duration
+	// AdditionalPromptContent is extra context for the model's next try,
+	// such as the valid values close to what it sent.
+	AdditionalPromptContent string
+	// Err is an optional cause, seen by errors.Is and errors.As. It is
+	// never sent to the client.
+	Err error
+}
+
+// Error returns the message, followed by the developer message when there
+// is one.
+func (e *ToolError) Error() string {
+	if e.DeveloperMessage == "" {
+		return e.Message
+	}
+	return e.Message + ": " + e.DeveloperMessage
+}
+
+// Unwrap returns Err.
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// toolErrorJSON is the wire shape of a ToolError (SPEC §6).
+type toolErrorJSON struct {
+	Message                 string `json:"message"`
+	DeveloperMessage        string `json:"developer_message,omitempty"`
+	CanRetry                bool   `json:"can_retry,omitempty"`
+	AdditionalPromptContent string `json:"additional_prompt_content,omitempty"`
+	RetryAfterMS            *int64 `json:"retry_after_ms,omitempty"`
+}
+
+// MarshalJSON encodes the error object of a failed call result.
+func (e *ToolError) MarshalJSON() ([]byte, error) {
+	w := toolErrorJSON{
+		Message:                 e.Message,
+		DeveloperMessage:        e.DeveloperMessage,
+		CanRetry:                e.CanRetry,
+		AdditionalPromptContent: e.AdditionalPromptContent,
+	}
+	if e.RetryAfter > 0 {
+		ms := int64((e.RetryAfter + time.Millisecond - 1) / time.Millisecond)
+		w.RetryAfterMS = &ms
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes the error object of a failed call result. It reads
+// leniently what other servers send: a fractional retry_after_ms is
+// accepted, a negative one reads as zero and a huge one is capped rather
+// than overflowing.
+func (e *ToolError) UnmarshalJSON(data []byte) error {
+	var w struct {
+		toolErrorJSON
+		RetryAfterMS *float64 `json:"retry_after_ms"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*e = ToolError{
+		Message:                 w.Message,
+		DeveloperMessage:        w.DeveloperMessage,
+		CanRetry:                w.CanRetry,
+		AdditionalPromptContent: w.AdditionalPromptContent,
+	}
+	if w.RetryAfterMS != nil && *w.RetryAfterMS > 0 {
+		ms := min(*w.RetryAfterMS, float64(math.MaxInt64/int64(time.Millisecond)))
+		e.RetryAfter = time.Duration(ms * float64(time.Millisecond))
+	}
+	return nil
+}
+
+// errorBody is the JSON body of an error response (SPEC §6).
+type errorBody struct {
+	Schema              string               `json:"$schema"`
+	Message             string               `json:"message"`
+	DeveloperMessage    string               `json:"developer_message,omitempty"`
+	ParameterErrors     map[string]string    `json:"parameter_errors,omitempty"`
+	MissingRequirements *MissingRequirements `json:"missing_requirements,omitempty"`
+}
+
+// serverError returns a CodeServerError with the given messages.
+func serverError(message, developerMessage string) *Error {
+	return &Error{Code: CodeServerError, Message: message, DeveloperMessage: developerMessage}
+}

@@ -1,0 +1,246 @@
+// Package otc serves ordinary typed Go functions as tools over the Open Tool
+// Calling protocol 1.0 (OTC, renamed OXP in 2025 with the same wire format),
+// so that LLM agents can list and call them over HTTP.
+//
+// Register functions on a [Registry], then mount a [Handler] on any mux:
+//
+//	type AddInput struct {
+//		A float64 `json:"a" jsonschema:"description=The first number to add."`
+//		B float64 `json:"b" jsonschema:"description=The second number to add."`
+//	}
+//
+//	reg := otc.NewRegistry(nil)
+//	err := otc.Register(reg, otc.Tool{
+//		ID:          "Calculator.Add",
+//		Version:     "1.0.0",
+//		Description: "Adds two numbers together.",
+//	}, func(ctx context.Context, in AddInput) (float64, error) {
+//		return in.A + in.B, nil
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	mux := http.NewServeMux()
+//	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
+//
+// The handler then answers GET /otc/tools (the catalog), POST /otc/tools/call
+// and its alias POST /otc/call (calls), and GET /otc/health.
+//
+// # Schemas
+//
+// [Register] reflects the input and output JSON Schemas from the function's
+// types once, when the tool is registered, and compiles the input validator
+// at the same time; a call only validates and decodes. Struct tags shape the
+// schema: `json` names a parameter and `omitempty` makes it optional, and
+// `jsonschema` adds descriptions, enums, bounds, patterns, defaults and
+// formats. Every top-level parameter must carry a description, because the
+// model reading the catalog has nothing else to go on. [Tool.InputSchema]
+// replaces the reflected input schema with a hand-written one.
+//
+// # Versions
+//
+// A tool is identified by Toolkit.Tool plus an x.y.z version, and several
+// versions of one tool may be registered side by side. A call names
+// Toolkit.Tool (the highest version), Toolkit.Tool@x (exactly x.0.0) or
+// Toolkit.Tool@x.y.z (exactly that one).
+//
+// # Errors
+//
+// A tool function reports a failure the model can act on by returning a
+// [*ToolError]; any other error becomes a tool error whose message is the
+// error's text, and a panic becomes a tool error with a fixed message while
+// the stack goes to the logger. Failures before the function runs (unknown
+// tool, invalid input, missing secrets) are [*Error] values whose [Code]
+// selects the HTTP status.
+//
+// # Call context
+//
+// The context.Context a tool function receives carries the call's metadata,
+// read with [CallID], [TraceID], [UserID], [Secret] and [AuthorizationToken].
+// A tool sees only the secrets and authorization tokens it declared in
+// [Tool.Requirements]. The context is cancelled when the client goes away.
+//
+// # Other wire formats
+//
+// [Registry.Call] is the protocol-neutral call path: resolve the tool, check
+// its requirements, validate the input, run the function and time it. The
+// OTC [Handler] is one adapter over it.
+package otc
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+)
+
+// Tool describes a tool to [Register]. ID, Version and Description are
+// required; the other fields have useful zero values.
+type Tool struct {
+	// ID is "Toolkit.Tool": two parts of letters, digits and underscores
+	// joined by a dot, without a version.
+	ID string
+
+	// Version is "x.y.z" with non-negative integers and no leading zeros,
+	// no "v" prefix, no pre-release and no build metadata.
+	Version string
+
+	// Name is the name a model sees, matching ^[A-Za-z0-9_-]{1,64}$. Empty
+	// means ID with the dot replaced by an underscore ("Toolkit_Tool").
+	// All versions of a tool share one name, and no two tools may share one.
+	Name string
+
+	// Description tells a model when and how to use the tool. Required.
+	Description string
+
+	// OutputDescription, when set, becomes the description of the
+	// reflected output schema ("The sum of the two numbers."). It is
+	// ignored when OutputSchema is set or the tool returns [NoOutput].
+	OutputDescription string
+
+	// InputSchema, when set, replaces the schema reflected from the input
+	// type. It must be an inline JSON Schema of an object (no $ref, $defs,
+	// definitions or $schema) whose top-level properties all carry a
+	// description; Register checks it and compiles it. The function's
+	// input type must still be able to decode every document the schema
+	// accepts: a struct, a map, json.RawMessage or any.
+	InputSchema json.RawMessage
+
+	// OutputSchema, when set, replaces the schema reflected from the output
+	// type. The JSON literal null declares that the tool returns nothing.
+	OutputSchema json.RawMessage
+
+	// Requirements lists the secrets, authorization tokens and user id the
+	// tool needs from the caller. Nil means none.
+	Requirements *Requirements
+}
+
+// NoOutput is the output type of a tool that returns nothing: its
+// output_schema is null and successful results carry no value. It is an
+// alias of struct{}, so a function returning struct{} means the same.
+type NoOutput = struct{}
+
+// ToolDefinition is one entry of the tool catalog, as served by GET /tools.
+type ToolDefinition struct {
+	// ID is "Toolkit.Tool@x.y.z".
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Version     string `json:"version"`
+	// InputSchema wraps the JSON Schema of the input object.
+	InputSchema InputSchema `json:"input_schema"`
+	// OutputSchema is a JSON Schema, {} for any value, or null (a nil
+	// RawMessage encodes as null) when the tool returns nothing.
+	OutputSchema json.RawMessage `json:"output_schema"`
+	// Requirements is nil when the tool needs nothing from the caller.
+	Requirements *Requirements `json:"requirements,omitempty"`
+}
+
+// InputSchema is the input_schema object of a [ToolDefinition].
+type InputSchema struct {
+	// Parameters is the inline JSON Schema of the input object.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// Requirements is what a tool needs from its caller before it can run
+// (SPEC §7). The server checks them before validating the input.
+type Requirements struct {
+	// Authorization lists the providers whose token the caller must send.
+	Authorization []AuthorizationRequirement `json:"authorization,omitempty"`
+	// Secrets lists the secrets the caller must send.
+	Secrets []SecretRequirement `json:"secrets,omitempty"`
+	// UserID, when true, requires the caller to say which user it acts for.
+	UserID bool `json:"user_id,omitempty"`
+}
+
+// AuthorizationRequirement names an authorization provider whose token a
+// tool needs, read in the function with [AuthorizationToken].
+type AuthorizationRequirement struct {
+	// ID names the provider ("google").
+	ID string `json:"id"`
+	// OAuth2 optionally lists the OAuth 2.0 scopes the token must carry.
+	OAuth2 *OAuth2Requirement `json:"oauth2,omitempty"`
+}
+
+// OAuth2Requirement is the OAuth 2.0 detail of an [AuthorizationRequirement].
+type OAuth2Requirement struct {
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// SecretRequirement names a secret a tool needs, read in the function with
+// [Secret].
+type SecretRequirement struct {
+	ID string `json:"id"`
+}
+
+// AuthorizationChallenge tells the caller where a user goes to grant a
+// missing authorization. See [RegistryOptions.AuthorizationChallenge].
+type AuthorizationChallenge struct {
+	ID       string `json:"id"`
+	URL      string `json:"url"`
+	CheckURL string `json:"check_url,omitempty"`
+}
+
+// MissingRequirements is the missing_requirements object of a server error:
+// what the caller must add to its call context before the tool can run. It
+// names secrets and providers by id and never carries a value.
+type MissingRequirements struct {
+	// Authorization holds a challenge for each missing authorization for
+	// which [RegistryOptions.AuthorizationChallenge] returned one.
+	Authorization []AuthorizationChallenge `json:"authorization,omitempty"`
+	// Secrets lists the missing secrets. The OXP OpenAPI file does not name
+	// this field; it is an addition that lets a client act without parsing
+	// the message.
+	Secrets []SecretRequirement `json:"secrets,omitempty"`
+	// UserID is true when the tool needs a user id and none was sent.
+	UserID bool `json:"user_id,omitempty"`
+}
+
+// ToolSecret is a secret a caller sends in the call context. Its String,
+// GoString and LogValue methods hide the value, so printing or logging one
+// does not leak it.
+type ToolSecret struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// String hides the value.
+func (s ToolSecret) String() string { return fmt.Sprintf("{%s [redacted]}", s.ID) }
+
+// GoString hides the value.
+func (s ToolSecret) GoString() string {
+	return fmt.Sprintf("otc.ToolSecret{ID:%q, Value:\"[redacted]\"}", s.ID)
+}
+
+// LogValue hides the value.
+func (s ToolSecret) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", s.ID), slog.String("value", "[redacted]"))
+}
+
+// ToolAuthorization is an authorization token a caller sends in the call
+// context for one provider. Like [ToolSecret], it hides its token when
+// printed or logged.
+type ToolAuthorization struct {
+	ID    string `json:"id"`
+	Token string `json:"token"`
+}
+
+// String hides the token.
+func (a ToolAuthorization) String() string { return fmt.Sprintf("{%s [redacted]}", a.ID) }
+
+// GoString hides the token.
+func (a ToolAuthorization) GoString() string {
+	return fmt.Sprintf("otc.ToolAuthorization{ID:%q, Token:\"[redacted]\"}", a.ID)
+}
+
+// LogValue hides the token.
+func (a ToolAuthorization) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", a.ID), slog.String("token", "[redacted]"))
+}
+
+// CallContext is the context object of a call: what the caller knows about
+// the user and what it holds on the user's behalf (SPEC §7).
+type CallContext struct {
+	Authorization []ToolAuthorization `json:"authorization,omitempty"`
+	Secrets       []ToolSecret        `json:"secrets,omitempty"`
+	UserID        string              `json:"user_id,omitempty"`
+}

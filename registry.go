@@ -1,0 +1,751 @@
+package otc
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// RegistryOptions configures a [Registry]. The zero value, and nil, are
+// ready to use.
+type RegistryOptions struct {
+	// Logger receives the panics of tool functions, with their stacks.
+	// Nil means slog.Default().
+	Logger *slog.Logger
+
+	// AuthorizationChallenge, when set, is asked where a user goes to grant
+	// an authorization a tool requires and the call lacked. The challenges
+	// it returns are listed in missing_requirements.authorization; a nil
+	// return leaves that provider out. Without it the list is omitted and
+	// the missing providers are named only in the error message.
+	AuthorizationChallenge func(ctx context.Context, toolID string, req AuthorizationRequirement, userID string) *AuthorizationChallenge
+}
+
+// Registry holds the registered tools and runs calls to them. It is safe
+// for concurrent use, including registering tools while calls are served:
+// each call sees the catalog as it was when the call began.
+type Registry struct {
+	logger    *slog.Logger
+	challenge func(ctx context.Context, toolID string, req AuthorizationRequirement, userID string) *AuthorizationChallenge
+
+	mu      sync.Mutex // serializes registrations
+	current atomic.Pointer[catalog]
+}
+
+// NewRegistry returns an empty registry. opts may be nil.
+func NewRegistry(opts *RegistryOptions) *Registry {
+	if opts == nil {
+		opts = &RegistryOptions{}
+	}
+	r := &Registry{logger: opts.Logger, challenge: opts.AuthorizationChallenge}
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
+	r.current.Store(&catalog{tools: map[string]*toolFamily{}, names: map[string]string{}})
+	return r
+}
+
+// catalog is an immutable snapshot of the registry. A registration builds
+// a new one and swaps it in, so readers never lock.
+type catalog struct {
+	tools map[string]*toolFamily // by "Toolkit.Tool"
+	names map[string]string      // name → "Toolkit.Tool"
+	list  []*registeredTool      // catalog order: by id, then version
+
+	encodeOnce sync.Once
+	encoded    []byte // the JSON array of all definitions, built on first use
+}
+
+// toolFamily is every registered version of one Toolkit.Tool.
+type toolFamily struct {
+	name     string
+	versions []*registeredTool // ascending
+}
+
+// registeredTool is one tool version, with everything a call needs
+// prepared at registration.
+type registeredTool struct {
+	key          string // "Toolkit.Tool"
+	def          ToolDefinition
+	encodedDef   []byte // def as JSON
+	validator    *gojsonschema.Schema
+	requirements *Requirements
+	invoke       invokeFunc
+}
+
+// invokeFunc decodes the validated input, runs the tool function and
+// encodes its result (nil for a tool that returns nothing).
+type invokeFunc func(ctx context.Context, input []byte) (json.RawMessage, error)
+
+// inputError marks an input that passed the schema but could not be decoded
+// into the function's input type. encodeError marks a result that cannot be
+// encoded as JSON.
+type (
+	inputError  struct{ err error }
+	encodeError struct{ err error }
+)
+
+func (e *inputError) Error() string  { return e.err.Error() }
+func (e *encodeError) Error() string { return e.err.Error() }
+
+// Register adds a tool version whose function takes In and returns Out. The
+// input schema is reflected from In (a struct, a pointer to one, or a map
+// with string keys) and the output schema from Out, once, here; the input
+// validator is compiled here too. Return [NoOutput] for a tool that returns
+// nothing.
+//
+// Register fails, naming the tool and the culprit, when the id, name,
+// version or description is invalid, when the id and version are already
+// registered or the name belongs to another tool, when fn is nil, or when a
+// type cannot be written as an inline schema (a recursive type, a channel,
+// a func) or a top-level parameter has no description.
+func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Out, error)) error {
+	if r == nil {
+		return fmt.Errorf("otc: tool %s: Register called with a nil *Registry", toolLabel(t))
+	}
+	if fn == nil {
+		return fmt.Errorf("otc: tool %s: the function is nil", toolLabel(t))
+	}
+	rt, hasOutput, err := prepareTool(t, reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	if err != nil {
+		return err
+	}
+	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
+		var in In
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, &inputError{err}
+		}
+		out, err := fn(ctx, in)
+		if err != nil || !hasOutput {
+			return nil, err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, &encodeError{err}
+		}
+		return b, nil
+	}
+	return r.add(rt)
+}
+
+// toolLabel names a tool in registration errors, even a malformed one.
+func toolLabel(t Tool) string {
+	return fmt.Sprintf("%q", truncate(t.ID+"@"+t.Version, maxToolIDLength))
+}
+
+// prepareTool checks a tool's description and builds its schemas and
+// validator. hasOutput is false when the tool returns nothing.
+func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bool, err error) {
+	fail := func(format string, args ...any) (*registeredTool, bool, error) {
+		return nil, false, fmt.Errorf("otc: tool %s: %s", toolLabel(t), fmt.Sprintf(format, args...))
+	}
+	switch {
+	case strings.Contains(t.ID, "@"):
+		return fail("ID must not include the version; put it in Tool.Version")
+	case !isToolKey(t.ID):
+		return fail("ID %q is invalid: it must be Toolkit.Tool, each part of letters, digits and underscores", t.ID)
+	case !isVersion(t.Version):
+		return fail("Version %q is invalid: it must be x.y.z with integers (no leading zeros, no \"v\", no pre-release or build suffix)", t.Version)
+	case len(t.ID)+1+len(t.Version) > maxToolIDLength:
+		return fail("ID and version together are longer than %d bytes", maxToolIDLength)
+	case strings.TrimSpace(t.Description) == "":
+		return fail("Description is required: it tells a model when and how to use the tool")
+	}
+	name := t.Name
+	if name == "" {
+		name = strings.ReplaceAll(t.ID, ".", "_")
+	}
+	if !isToolName(name) {
+		return fail("Name %q is invalid: it must be 1 to 64 letters, digits, underscores or dashes", name)
+	}
+	if err := checkRequirements(t.Requirements); err != nil {
+		return fail("Requirements: %v", err)
+	}
+
+	params, validator, err := inputSchema(t, in)
+	if err != nil {
+		return fail("%v", err)
+	}
+	output, err := outputSchema(t, out)
+	if err != nil {
+		return fail("%v", err)
+	}
+
+	def := ToolDefinition{
+		ID:           t.ID + "@" + t.Version,
+		Name:         name,
+		Description:  t.Description,
+		Version:      t.Version,
+		InputSchema:  InputSchema{Parameters: params},
+		OutputSchema: output,
+		Requirements: cloneRequirements(t.Requirements),
+	}
+	encoded, err := json.Marshal(def)
+	if err != nil {
+		return fail("cannot encode the definition: %v", err)
+	}
+	return &registeredTool{
+		key:          t.ID,
+		def:          def,
+		encodedDef:   encoded,
+		validator:    validator,
+		requirements: def.Requirements,
+	}, output != nil, nil
+}
+
+// inputSchema builds the parameters schema of a tool and compiles its
+// validator, from the hand-written schema when there is one.
+func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *gojsonschema.Schema, error) {
+	base := in
+	for base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	decodable := base.Kind() == reflect.Struct || base.Kind() == reflect.Map && base.Key().Kind() == reflect.String
+	var raw json.RawMessage
+	if t.InputSchema != nil {
+		if !decodable && in != rawMessageType && in.Kind() != reflect.Interface {
+			return nil, nil, fmt.Errorf("input type %s cannot hold a JSON object: use a struct, a map with string keys, json.RawMessage or any", in)
+		}
+		compact, err := compactJSON(t.InputSchema)
+		if err != nil {
+			return nil, nil, fmt.Errorf("InputSchema is not valid JSON: %v", err)
+		}
+		raw = compact
+	} else {
+		if !decodable {
+			return nil, nil, fmt.Errorf("input type %s must be a struct, a pointer to a struct, or a map with string keys", in)
+		}
+		reflected, err := reflectSchema(in, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("input type: %v", err)
+		}
+		raw = reflected
+	}
+
+	what := "input schema"
+	if t.InputSchema != nil {
+		what = "InputSchema"
+	}
+	doc, err := checkInlineSchema(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %v", what, err)
+	}
+	undescribed, err := checkParameters(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %v", what, err)
+	}
+	if undescribed != "" {
+		if field := goFieldName(in, undescribed); field != "" && t.InputSchema == nil {
+			return nil, nil, fmt.Errorf("input parameter %q (field %s) has no description: add one with a jsonschema:\"description=...\" tag", undescribed, field)
+		}
+		return nil, nil, fmt.Errorf("input parameter %q has no description", undescribed)
+	}
+	validator, err := compileValidator(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %v", what, err)
+	}
+	return raw, validator, nil
+}
+
+// outputSchema builds the output schema of a tool: nil (JSON null) when it
+// returns nothing.
+func outputSchema(t Tool, out reflect.Type) (json.RawMessage, error) {
+	if t.OutputSchema != nil {
+		compact, err := compactJSON(t.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("OutputSchema is not valid JSON: %v", err)
+		}
+		if string(compact) == "null" {
+			return nil, nil
+		}
+		if _, err := checkInlineSchema(compact); err != nil {
+			return nil, fmt.Errorf("OutputSchema %v", err)
+		}
+		if _, err := compileValidator(compact); err != nil {
+			return nil, fmt.Errorf("OutputSchema %v", err)
+		}
+		return compact, nil
+	}
+	switch {
+	case out == noOutputType:
+		return nil, nil
+	case out.Kind() == reflect.Interface:
+		return anySchema, nil
+	}
+	s, err := reflectSchema(out, t.OutputDescription)
+	if err != nil {
+		return nil, fmt.Errorf("output type: %v", err)
+	}
+	if _, err := checkInlineSchema(s); err != nil {
+		return nil, fmt.Errorf("output schema %v", err)
+	}
+	return s, nil
+}
+
+// isToolName reports whether s matches ^[A-Za-z0-9_-]{1,64}$.
+func isToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '-' && !isIdentPart(s[i:i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRequirements rejects requirements a caller could never satisfy.
+func checkRequirements(req *Requirements) error {
+	if req == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, a := range req.Authorization {
+		if a.ID == "" {
+			return fmt.Errorf("Authorization[%d] has an empty ID", i)
+		}
+		if seen["a:"+a.ID] {
+			return fmt.Errorf("authorization %q is listed twice", a.ID)
+		}
+		seen["a:"+a.ID] = true
+	}
+	for i, s := range req.Secrets {
+		if s.ID == "" {
+			return fmt.Errorf("Secrets[%d] has an empty ID", i)
+		}
+		if seen["s:"+s.ID] {
+			return fmt.Errorf("secret %q is listed twice", s.ID)
+		}
+		seen["s:"+s.ID] = true
+	}
+	return nil
+}
+
+// cloneRequirements copies req so that the caller's later changes do not
+// reach the registry. Empty requirements become nil.
+func cloneRequirements(req *Requirements) *Requirements {
+	if req == nil || len(req.Authorization) == 0 && len(req.Secrets) == 0 && !req.UserID {
+		return nil
+	}
+	c := &Requirements{UserID: req.UserID, Secrets: slices.Clone(req.Secrets)}
+	for _, a := range req.Authorization {
+		if a.OAuth2 != nil {
+			a.OAuth2 = &OAuth2Requirement{Scopes: slices.Clone(a.OAuth2.Scopes)}
+		}
+		c.Authorization = append(c.Authorization, a)
+	}
+	return c
+}
+
+// add publishes a prepared tool in a new catalog snapshot.
+func (r *Registry) add(rt *registeredTool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.current.Load()
+	id := rt.def.ID
+	if fam := old.tools[rt.key]; fam != nil {
+		if fam.name != rt.def.Name {
+			return fmt.Errorf("otc: tool %q: name %q differs from %q, the name of its other versions", id, rt.def.Name, fam.name)
+		}
+		for _, v := range fam.versions {
+			if v.def.Version == rt.def.Version {
+				return fmt.Errorf("otc: tool %q is already registered", id)
+			}
+		}
+	}
+	if key, taken := old.names[rt.def.Name]; taken && key != rt.key {
+		return fmt.Errorf("otc: tool %q: name %q is already used by %s", id, rt.def.Name, key)
+	}
+
+	next := &catalog{
+		tools: make(map[string]*toolFamily, len(old.tools)+1),
+		names: make(map[string]string, len(old.names)+1),
+	}
+	for k, v := range old.tools {
+		next.tools[k] = v
+	}
+	for k, v := range old.names {
+		next.names[k] = v
+	}
+	fam := &toolFamily{name: rt.def.Name}
+	if prev := old.tools[rt.key]; prev != nil {
+		fam.versions = slices.Clone(prev.versions)
+	}
+	fam.versions = append(fam.versions, rt)
+	slices.SortFunc(fam.versions, func(a, b *registeredTool) int {
+		return compareVersions(a.def.Version, b.def.Version)
+	})
+	next.tools[rt.key] = fam
+	next.names[rt.def.Name] = rt.key
+
+	i, _ := slices.BinarySearchFunc(old.list, rt, catalogOrder)
+	next.list = slices.Insert(slices.Clone(old.list), i, rt)
+	r.current.Store(next)
+	return nil
+}
+
+// catalogOrder sorts the catalog by tool id, then by version (SPEC §3).
+func catalogOrder(a, b *registeredTool) int {
+	if c := strings.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return compareVersions(a.def.Version, b.def.Version)
+}
+
+// Tools returns the definitions of every registered tool version, in
+// catalog order (by id, then version). The result is the caller's to keep.
+func (r *Registry) Tools() []ToolDefinition {
+	list := r.current.Load().list
+	defs := make([]ToolDefinition, len(list))
+	for i, t := range list {
+		defs[i] = t.def
+		defs[i].InputSchema.Parameters = bytes.Clone(t.def.InputSchema.Parameters)
+		defs[i].OutputSchema = bytes.Clone(t.def.OutputSchema)
+		defs[i].Requirements = cloneRequirements(t.def.Requirements)
+	}
+	return defs
+}
+
+// encodedCatalog returns the catalog as a JSON array of definitions. It is
+// built once per snapshot, from definitions encoded at registration, so
+// listing tools costs one write.
+func (c *catalog) encodedCatalog() []byte {
+	c.encodeOnce.Do(func() {
+		n := 2
+		for _, t := range c.list {
+			n += len(t.encodedDef) + 1
+		}
+		buf := make([]byte, 0, n)
+		buf = append(buf, '[')
+		for i, t := range c.list {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, t.encodedDef...)
+		}
+		c.encoded = append(buf, ']')
+	})
+	return c.encoded
+}
+
+// CallRequest is one call of a tool, independent of any wire format.
+type CallRequest struct {
+	// ToolID is "Toolkit.Tool", "Toolkit.Tool@x" or "Toolkit.Tool@x.y.z".
+	ToolID string
+	// CallID identifies the call; empty means the registry generates a
+	// random (version 4) UUID.
+	CallID string
+	// TraceID is handed to the tool function, read with [TraceID].
+	TraceID string
+	// Input is the JSON object of parameters. Empty or JSON null means {}.
+	Input json.RawMessage
+	// Context carries the secrets, tokens and user id of SPEC §7.
+	Context CallContext
+}
+
+// CallResult is the outcome of a call that reached the tool function.
+type CallResult struct {
+	// CallID is the request's call id, or the one generated for it.
+	CallID string
+	// Duration runs from the start of input validation to the function's
+	// return.
+	Duration time.Duration
+	// Value is the function's result as JSON when it succeeded. It is nil
+	// for a tool that returns nothing.
+	Value json.RawMessage
+	// Error is set when the function failed: it returned an error,
+	// panicked, or returned a value that cannot be encoded as JSON.
+	Error *ToolError
+}
+
+// Call runs one call through the protocol-neutral path: resolve the tool
+// and version (SPEC §5), check its requirements against the call context
+// (§7), validate the input (§6), then run the function and time it.
+//
+// A failure before the function runs is returned as an [*Error]: a
+// CodeServerError for a malformed tool id, an unknown tool or version
+// (wrapping [ErrToolNotFound]), an input that is not a JSON object, or
+// missing requirements; a CodeInvalidInput, with its parameter errors, for
+// input the schema rejects. Once the function has run, the error is nil
+// and a failure of the function is reported in [CallResult.Error].
+//
+// ctx is passed to the function, with the call's metadata added; its
+// cancellation is the function's signal to stop.
+func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, error) {
+	if !isObjectOrNull(req.Input) {
+		return CallResult{}, serverError("The input must be a JSON object", "input must be a JSON object mapping parameter names to values, or null")
+	}
+	t, err := r.resolve(req.ToolID)
+	if err != nil {
+		return CallResult{}, err
+	}
+	return r.call(ctx, t, req)
+}
+
+// resolve finds the tool version a tool id names (SPEC §5).
+func (r *Registry) resolve(toolID string) (*registeredTool, error) {
+	key, version, ok := parseToolID(toolID)
+	cat := r.current.Load()
+	if !ok {
+		dev := "tool_id must be Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z: letters, digits and underscores in Toolkit and Tool, integers without leading zeros in the version"
+		if key, isName := cat.names[toolID]; isName {
+			dev = fmt.Sprintf("%q is the name of tool %s; tool_id takes the id", toolID, key)
+		}
+		return nil, serverError(fmt.Sprintf("Tool ID '%s' is malformed", truncate(toolID, 80)), dev)
+	}
+	fam := cat.tools[key]
+	if fam == nil {
+		return nil, &Error{
+			Code:             CodeServerError,
+			Message:          fmt.Sprintf("Tool '%s' was not found", strings.ReplaceAll(key, ".", "_")),
+			DeveloperMessage: fmt.Sprintf("%s is not registered", key),
+			cause:            ErrToolNotFound,
+		}
+	}
+	if version == "" {
+		return fam.versions[len(fam.versions)-1], nil
+	}
+	for _, t := range fam.versions {
+		if t.def.Version == version {
+			return t, nil
+		}
+	}
+	return nil, &Error{
+		Code:             CodeServerError,
+		Message:          fmt.Sprintf("Tool '%s' was not found", fam.name),
+		DeveloperMessage: fmt.Sprintf("%s version %s is not available", key, version),
+		cause:            ErrToolNotFound,
+	}
+}
+
+// emptyObject is the input of a call that sent none.
+var emptyObject = []byte(`{}`)
+
+// call runs steps 4 to 6 of SPEC §4 on a resolved tool.
+func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest) (CallResult, error) {
+	info, err := r.checkRequirements(ctx, t, req)
+	if err != nil {
+		return CallResult{}, err
+	}
+
+	start := time.Now()
+	input := []byte(req.Input)
+	if isNull(input) {
+		input = emptyObject
+	}
+	res, err := t.validator.Validate(gojsonschema.NewBytesLoader(input))
+	if err != nil {
+		return CallResult{}, serverError("The input is not valid JSON", err.Error())
+	}
+	if !res.Valid() {
+		return CallResult{}, &Error{
+			Code:            CodeInvalidInput,
+			Message:         invalidInputMessage,
+			ParameterErrors: parameterErrors(res.Errors()),
+		}
+	}
+
+	value, err := r.run(withCallInfo(ctx, info), t, input)
+	result := CallResult{CallID: info.callID, Duration: time.Since(start)}
+	if err == nil {
+		result.Value = value
+		return result, nil
+	}
+	if ie, ok := err.(*inputError); ok {
+		return CallResult{}, &Error{
+			Code:            CodeInvalidInput,
+			Message:         invalidInputMessage,
+			ParameterErrors: decodeParameterErrors(ie.err),
+		}
+	}
+	result.Error = r.toolError(t, err)
+	return result, nil
+}
+
+// invalidInputMessage is the message of every validation error (SPEC §6).
+const invalidInputMessage = "Some input parameters are invalid"
+
+// checkRequirements builds the call's metadata, holding only the secrets
+// and tokens the tool declared, or reports what the call context lacks.
+func (r *Registry) checkRequirements(ctx context.Context, t *registeredTool, req *CallRequest) (*callInfo, error) {
+	info := &callInfo{
+		toolID:  t.def.ID,
+		callID:  req.CallID,
+		traceID: req.TraceID,
+		userID:  req.Context.UserID,
+	}
+	if info.callID == "" {
+		info.callID = newUUID()
+	}
+	need := t.requirements
+	if need == nil {
+		return info, nil
+	}
+	var missing []string
+	var mr MissingRequirements
+	for _, s := range need.Secrets {
+		v := firstValue(req.Context.Secrets, s.ID, func(s ToolSecret) (string, string) { return s.ID, s.Value })
+		if v == "" {
+			missing = append(missing, "secret "+s.ID)
+			mr.Secrets = append(mr.Secrets, s)
+			continue
+		}
+		if info.secrets == nil {
+			info.secrets = make(map[string]string, len(need.Secrets))
+		}
+		info.secrets[s.ID] = v
+	}
+	for _, a := range need.Authorization {
+		v := firstValue(req.Context.Authorization, a.ID, func(a ToolAuthorization) (string, string) { return a.ID, a.Token })
+		if v == "" {
+			missing = append(missing, "authorization "+a.ID)
+			if r.challenge != nil {
+				if c := r.challenge(ctx, t.def.ID, a, req.Context.UserID); c != nil {
+					mr.Authorization = append(mr.Authorization, *c)
+				}
+			}
+			continue
+		}
+		if info.tokens == nil {
+			info.tokens = make(map[string]string, len(need.Authorization))
+		}
+		info.tokens[a.ID] = v
+	}
+	if need.UserID && req.Context.UserID == "" {
+		missing = append(missing, "a user id")
+		mr.UserID = true
+	}
+	if len(missing) == 0 {
+		return info, nil
+	}
+	return nil, &Error{
+		Code:                CodeServerError,
+		Message:             fmt.Sprintf("Tool '%s' cannot run without %s", t.def.Name, strings.Join(missing, ", ")),
+		DeveloperMessage:    fmt.Sprintf("%s requires %s in the call context", t.def.ID, strings.Join(missing, ", ")),
+		MissingRequirements: &mr,
+	}
+}
+
+// firstValue returns the first non-empty value sent for id.
+func firstValue[T any](items []T, id string, split func(T) (string, string)) string {
+	for _, it := range items {
+		if k, v := split(it); k == id && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// run invokes the tool function, turning a panic into an error. The panic
+// value and stack go to the logger; the caller sees a fixed message.
+func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (value json.RawMessage, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			desc := describePanic(v)
+			r.logger.ErrorContext(ctx, "otc: tool function panicked",
+				slog.String("tool", t.def.ID),
+				slog.String("call_id", CallID(ctx)),
+				slog.String("panic", desc),
+				slog.String("stack", string(debug.Stack())))
+			err = &panicError{desc: desc}
+		}
+	}()
+	return t.invoke(ctx, input)
+}
+
+// panicError is a recovered panic of a tool function.
+type panicError struct{ desc string }
+
+func (e *panicError) Error() string { return "panic: " + e.desc }
+
+// describePanic formats a panic value, surviving a value whose own String
+// or Error method panics.
+func describePanic(v any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("panic value of type %T", v)
+		}
+	}()
+	return fmt.Sprint(v)
+}
+
+// toolError turns what a function run returned into the error of a failed
+// call result (SPEC §6).
+func (r *Registry) toolError(t *registeredTool, err error) *ToolError {
+	var pe *panicError
+	var ee *encodeError
+	var te *ToolError
+	switch {
+	case errors.As(err, &pe):
+		return &ToolError{
+			Message:          fmt.Sprintf("Tool '%s' failed unexpectedly", t.def.Name),
+			DeveloperMessage: fmt.Sprintf("%s panicked: %s", t.def.ID, pe.desc),
+		}
+	case errors.As(err, &ee):
+		return &ToolError{
+			Message:          fmt.Sprintf("Tool '%s' returned a value that cannot be sent as JSON", t.def.Name),
+			DeveloperMessage: fmt.Sprintf("%s: encoding the result: %v", t.def.ID, ee.err),
+		}
+	case errors.As(err, &te):
+		out := *te
+		out.Err = nil
+		if out.Message == "" {
+			out.Message = fmt.Sprintf("Tool '%s' failed", t.def.Name)
+		}
+		return &out
+	}
+	msg := err.Error()
+	if msg == "" {
+		msg = fmt.Sprintf("Tool '%s' failed", t.def.Name)
+	}
+	return &ToolError{Message: msg}
+}
+
+// isObjectOrNull reports whether raw is absent, JSON null or a JSON object,
+// judging by its first significant byte; the full syntax is checked when it
+// is parsed.
+func isObjectOrNull(raw []byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) == 0 || raw[0] == '{' || isNull(raw)
+}
+
+// isNull reports whether raw is empty or the JSON literal null.
+func isNull(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// newUUID returns a random version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
