@@ -1,0 +1,19 @@
+.PHONY: test lint bench fuzz run
+
+# The README's test command; .ci/run runs it too.
+test:
+	go test -race ./...
+
+lint:
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+	go vet ./...
+
+# Benchmarks behind the README's figures.
+bench:
+	go test -run '^$$' -bench . -benchmem -count 6 . | tee bench.txt
+
+fuzz:
+	go test -run '^$$' -fuzz FuzzCall -fuzztime 2m .
+
+run:
+	go run ./examples/calculator
