@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -85,13 +86,29 @@ type Error struct {
 	cause error
 }
 
-// Error returns the message, followed by the developer message when there
-// is one.
+// Error returns the message, followed by the developer message and the
+// parameter errors when there are some, so that the text is useful on its
+// own in a log line.
 func (e *Error) Error() string {
-	if e.DeveloperMessage == "" {
-		return "otc: " + e.Message
+	var b strings.Builder
+	b.WriteString("otc: ")
+	b.WriteString(e.Message)
+	if e.DeveloperMessage != "" {
+		b.WriteString(": ")
+		b.WriteString(e.DeveloperMessage)
 	}
-	return "otc: " + e.Message + ": " + e.DeveloperMessage
+	for i, k := range sortedKeys(e.ParameterErrors) {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(k + ": " + e.ParameterErrors[k])
+		if i == len(e.ParameterErrors)-1 {
+			b.WriteString(")")
+		}
+	}
+	return b.String()
 }
 
 // Unwrap returns the underlying cause, such as [ErrToolNotFound].

@@ -591,7 +591,7 @@ func (r *Registry) checkRequirements(ctx context.Context, t *registeredTool, req
 		userID:  req.Context.UserID,
 	}
 	if info.callID == "" {
-		info.callID = newUUID()
+		info.callID = NewCallID()
 	}
 	need := t.requirements
 	if need == nil {
@@ -731,8 +731,10 @@ func isNull(raw []byte) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
 
-// newUUID returns a random version 4 UUID.
-func newUUID() string {
+// NewCallID returns a random version 4 UUID, the form of call id the
+// registry generates for a call that brings none. Clients use it to give a
+// call an id before the first attempt, so that retries reuse it.
+func NewCallID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	b[6] = b[6]&0x0f | 0x40

@@ -1,0 +1,544 @@
+// Package client calls OTC/OXP 1.0 tool servers: it lists their tools,
+// calls them, and retries calls the server says can be retried. It speaks
+// to any server that follows the protocol, not only those built with otc.
+//
+// A typical agent loop lists the tools once, hands them to a model, and
+// calls the one the model chose:
+//
+//	c, err := client.New("http://127.0.0.1:8080", nil)
+//	if err != nil { ... }
+//	defs, err := c.ListTools(ctx)
+//	if err != nil { ... }
+//	tools := client.NewToolset(defs)
+//	// Give tools.OpenAI() or tools.Anthropic() to the model; when it picks
+//	// a tool by name, with arguments args:
+//	def, ok := tools.Lookup(name)
+//	res, err := c.Call(ctx, def.ID, args, nil)
+//
+// # Errors
+//
+// Every failure can be matched with errors.As:
+//
+//   - [*otc.ToolError]: the tool ran and failed (success false). Its
+//     CanRetry, RetryAfter and AdditionalPromptContent say what to do next.
+//     Call also returns the [Result], for the call id and duration.
+//   - [*otc.Error]: the server refused the call before running the tool.
+//     Its Code is CodeServerError (400, with MissingRequirements when the
+//     call context lacked something), CodeUnauthenticated (401),
+//     CodeTooLarge (413) or CodeInvalidInput (422, with ParameterErrors).
+//   - [*ResponseError]: any other status, or a body that is not the
+//     protocol's JSON, such as a proxy's HTML error page. It quotes the
+//     first bytes of the body.
+//   - Anything else comes from the HTTP client: a transport failure, or the
+//     context's cancellation (errors.Is(err, context.DeadlineExceeded)).
+//
+// # Retries
+//
+// Retries are off unless [Options.Retry] is set. Only a tool error with
+// can_retry true is retried, with the same call id, after the server's
+// retry_after_ms (capped) or a backoff. Nothing else is ever retried: not a
+// refused call (400, 401, 413, 422), not an unexpected response, and not a
+// transport failure, after which the client cannot know whether the tool
+// ran.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+)
+
+// Doer sends an HTTP request. *http.Client is one; a wrapper that adds
+// tracing or signs requests is another.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// DefaultMaxResponseBytes is the default limit on a response body: 16 MiB.
+const DefaultMaxResponseBytes = 16 << 20
+
+// DefaultUserAgent is the User-Agent header sent when Options.UserAgent is
+// empty.
+const DefaultUserAgent = "otc-go-client/1.0"
+
+// Options configures a [Client]. The zero value, and nil, give the
+// defaults described on each field.
+type Options struct {
+	// HTTPClient sends the requests. Nil means http.DefaultClient. Give
+	// calls a deadline through their context, or a Timeout here.
+	HTTPClient Doer
+
+	// UserAgent is sent in the User-Agent header. Empty means
+	// DefaultUserAgent.
+	UserAgent string
+
+	// Schema is the $schema spelling sent with calls: otc.SchemaOTC (the
+	// default, when empty), otc.SchemaOXP or otc.SchemaOpenAPI.
+	Schema string
+
+	// MaxResponseBytes bounds how much of a response body is read, so that
+	// a hostile or broken server cannot exhaust memory. Zero or less means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+
+	// Retry turns on retries of tool errors that say they can be retried.
+	// Nil means no retries.
+	Retry *RetryPolicy
+
+	// APIKey, when set, is sent in the OXP-API-Key header (SPEC §8).
+	APIKey string
+
+	// BearerToken, when set, is sent as "Authorization: Bearer <token>".
+	BearerToken string
+
+	// JWT, when set, signs a fresh HS256 token for every request and sends
+	// it as a bearer token. It cannot be combined with BearerToken.
+	JWT *JWTSigner
+}
+
+// Client talks to one tool server. It is safe for concurrent use.
+type Client struct {
+	base     string // without a trailing slash
+	http     Doer
+	agent    string
+	schema   string
+	maxBytes int64
+	retry    *RetryPolicy
+	apiKey   string
+	bearer   string
+	jwt      *JWTSigner
+}
+
+// New returns a client for the tool server at baseURL, an http or https
+// URL that may carry a path prefix ("https://tools.example.com/otc"); the
+// endpoints /tools, /tools/call and /health are appended to it. opts may
+// be nil.
+func New(baseURL string, opts *Options) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: base URL %q: %w", baseURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("otc client: base URL %q must be an absolute http or https URL", baseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("otc client: base URL %q must not carry a query or fragment", baseURL)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	c := &Client{
+		base:     strings.TrimRight(u.String(), "/"),
+		http:     opts.HTTPClient,
+		agent:    opts.UserAgent,
+		schema:   opts.Schema,
+		maxBytes: opts.MaxResponseBytes,
+		apiKey:   opts.APIKey,
+		bearer:   opts.BearerToken,
+	}
+	if opts.JWT != nil {
+		if opts.BearerToken != "" {
+			return nil, errors.New("otc client: set Options.BearerToken or Options.JWT, not both")
+		}
+		if len(opts.JWT.Secret) == 0 {
+			return nil, errors.New("otc client: Options.JWT has no Secret")
+		}
+		j := *opts.JWT
+		c.jwt = &j
+	}
+	if c.http == nil {
+		c.http = http.DefaultClient
+	}
+	if c.agent == "" {
+		c.agent = DefaultUserAgent
+	}
+	if c.schema == "" {
+		c.schema = otc.SchemaOTC
+	}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if opts.Retry != nil {
+		p := *opts.Retry
+		c.retry = &p
+	}
+	return c, nil
+}
+
+// ListTools returns the server's catalog. It reads the catalog under the
+// key "tools" or "items", or as a bare array, and accepts input schemas
+// with or without the "parameters" wrapper; unknown fields are ignored.
+func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
+	resp, err := c.do(ctx, http.MethodGet, "/tools", nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status != http.StatusOK {
+		return nil, resp.failure()
+	}
+	defs, err := decodeCatalog(resp.body)
+	if err != nil {
+		return nil, resp.unexpected(err)
+	}
+	return defs, nil
+}
+
+// Health returns nil when the server answers GET /health with 200, and an
+// error otherwise: a [*ResponseError] with StatusCode 503 for a server that
+// is up but not taking calls.
+func (c *Client) Health(ctx context.Context) error {
+	resp, err := c.do(ctx, http.MethodGet, "/health", nil)
+	if err != nil {
+		return err
+	}
+	if resp.status != http.StatusOK {
+		return resp.unexpected(nil)
+	}
+	return nil
+}
+
+// CallOptions carries the per-call fields of a request (SPEC §4, §7). The
+// zero value, and nil, send none of them.
+type CallOptions struct {
+	// CallID identifies the call; the server echoes it. Empty means the
+	// client generates a random UUID, so that retries reuse one id.
+	CallID string
+	// TraceID is handed to the tool for tracing.
+	TraceID string
+	// UserID names the user the call acts for.
+	UserID string
+	// Secrets are the secrets a tool may require, by id.
+	Secrets []otc.ToolSecret
+	// Authorization holds tokens for the providers a tool may require.
+	Authorization []otc.ToolAuthorization
+}
+
+// Result is the outcome of a call that reached the tool.
+type Result struct {
+	// CallID is the call's id, as the server reported it.
+	CallID string
+	// Duration is the run time the server reported.
+	Duration time.Duration
+	// Value is the tool's result as JSON; nil for a tool that returns
+	// nothing, and after a tool error.
+	Value json.RawMessage
+}
+
+// Call calls the tool toolID ("Toolkit.Tool", "Toolkit.Tool@x" or
+// "Toolkit.Tool@x.y.z") with input, which may be anything that encodes as a
+// JSON object, a json.RawMessage holding one (a model's arguments, say),
+// or nil for no input. opts may be nil.
+//
+// When the tool fails, Call returns both the Result (for its call id and
+// duration) and an error wrapping the [*otc.ToolError]. Any other error
+// comes with a nil Result; see the package documentation for the kinds.
+func (c *Client) Call(ctx context.Context, toolID string, input any, opts *CallOptions) (*Result, error) {
+	body, err := c.callBody(toolID, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := c.callOnce(ctx, toolID, body.bytes)
+		var te *otc.ToolError
+		if err == nil || c.retry == nil || !errors.As(err, &te) || !te.CanRetry || attempt >= c.retry.maxAttempts() {
+			return res, err
+		}
+		if werr := sleep(ctx, c.retry.wait(attempt, te.RetryAfter)); werr != nil {
+			return res, errors.Join(err, werr)
+		}
+	}
+}
+
+// CallAs calls a tool like [Client.Call] and decodes its value into Out:
+//
+//	sum, err := client.CallAs[float64](ctx, c, "Calculator.Add", AddInput{A: 1, B: 2}, nil)
+//
+// A tool that returns nothing leaves Out at its zero value.
+func CallAs[Out any](ctx context.Context, c *Client, toolID string, input any, opts *CallOptions) (Out, error) {
+	var out Out
+	res, err := c.Call(ctx, toolID, input, opts)
+	if err != nil {
+		return out, err
+	}
+	if len(res.Value) == 0 {
+		return out, nil
+	}
+	if err := json.Unmarshal(res.Value, &out); err != nil {
+		return out, fmt.Errorf("otc client: call %s: decoding the value as %T: %w", toolID, out, err)
+	}
+	return out, nil
+}
+
+// encodedCall is a call request encoded once and sent on every attempt, so
+// that retries send the same call id.
+type encodedCall struct{ bytes []byte }
+
+// callBody encodes the request of a call.
+func (c *Client) callBody(toolID string, input any, opts *CallOptions) (encodedCall, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
+	req := wireRequest{
+		ToolID:  toolID,
+		CallID:  opts.CallID,
+		TraceID: opts.TraceID,
+	}
+	if req.CallID == "" {
+		req.CallID = otc.NewCallID()
+	}
+	if input != nil {
+		raw, err := json.Marshal(input)
+		if err != nil {
+			return encodedCall{}, fmt.Errorf("otc client: call %s: encoding the input: %w", toolID, err)
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' && string(t) != "null" {
+			return encodedCall{}, fmt.Errorf("otc client: call %s: the input must encode as a JSON object, not %s", toolID, kindOf(t))
+		}
+		req.Input = raw
+	}
+	if opts.UserID != "" || len(opts.Secrets) > 0 || len(opts.Authorization) > 0 {
+		req.Context = &otc.CallContext{
+			UserID:        opts.UserID,
+			Secrets:       opts.Secrets,
+			Authorization: opts.Authorization,
+		}
+	}
+	b, err := json.Marshal(wireCall{Schema: c.schema, Request: req})
+	if err != nil {
+		return encodedCall{}, fmt.Errorf("otc client: call %s: encoding the request: %w", toolID, err)
+	}
+	return encodedCall{b}, nil
+}
+
+// kindOf names the kind of a JSON value by its first byte, for messages.
+func kindOf(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// callOnce sends one attempt of a call.
+func (c *Client) callOnce(ctx context.Context, toolID string, body []byte) (*Result, error) {
+	resp, err := c.do(ctx, http.MethodPost, "/tools/call", body)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: call %s: %w", toolID, err)
+	}
+	if resp.status != http.StatusOK {
+		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.failure())
+	}
+	var out struct {
+		Result *struct {
+			CallID   string          `json:"call_id"`
+			Duration float64         `json:"duration"`
+			Success  *bool           `json:"success"`
+			Value    json.RawMessage `json:"value"`
+			Error    *otc.ToolError  `json:"error"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(resp.body, &out); err != nil {
+		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.unexpected(err))
+	}
+	r := out.Result
+	if r == nil || r.Success == nil {
+		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.unexpected(errors.New(`the body has no "result" with "success"`)))
+	}
+	res := &Result{CallID: r.CallID, Duration: msDuration(r.Duration)}
+	if !*r.Success {
+		te := r.Error
+		if te == nil {
+			te = &otc.ToolError{}
+		}
+		if te.Message == "" {
+			te.Message = "the tool failed without a message"
+		}
+		return res, fmt.Errorf("otc client: call %s: %w", toolID, te)
+	}
+	// A present value, JSON null included, decodes as non-empty; an absent
+	// one (a tool that returns nothing) leaves Value nil.
+	if len(r.Value) > 0 {
+		res.Value = r.Value
+	}
+	return res, nil
+}
+
+// msDuration converts the protocol's fractional milliseconds, refusing
+// nonsense rather than overflowing.
+func msDuration(ms float64) time.Duration {
+	if ms <= 0 || ms > float64(365*24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// wireCall and wireRequest are the body of POST /tools/call.
+type wireCall struct {
+	Schema  string      `json:"$schema"`
+	Request wireRequest `json:"request"`
+}
+
+type wireRequest struct {
+	ToolID  string           `json:"tool_id"`
+	CallID  string           `json:"call_id,omitempty"`
+	TraceID string           `json:"trace_id,omitempty"`
+	Input   json.RawMessage  `json:"input,omitempty"`
+	Context *otc.CallContext `json:"context,omitempty"`
+}
+
+// response is a fully read, size-checked HTTP response.
+type response struct {
+	method, url string
+	status      int
+	contentType string
+	body        []byte
+}
+
+// do sends a request and reads the whole response body, within the limit.
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (*response, error) {
+	u := c.base + path
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.agent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := c.authorize(req); err != nil {
+		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+	}
+	hresp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+	}
+	defer hresp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("otc client: %s %s: reading the response: %w", method, u, err)
+	}
+	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data}
+	if int64(len(data)) > c.maxBytes {
+		resp.body = data[:c.maxBytes]
+		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
+	}
+	return resp, nil
+}
+
+// failure turns a non-200 response into an error: an [*otc.Error] for the
+// protocol's error statuses with a protocol body, a [*ResponseError] for
+// anything else. 401 and 413 often come from a proxy in front of the
+// server, with a body of its own; they still map to their class.
+func (r *response) failure() error {
+	var code otc.Code
+	switch r.status {
+	case http.StatusBadRequest:
+		code = otc.CodeServerError
+	case http.StatusUnauthorized:
+		code = otc.CodeUnauthenticated
+	case http.StatusRequestEntityTooLarge:
+		code = otc.CodeTooLarge
+	case http.StatusUnprocessableEntity:
+		code = otc.CodeInvalidInput
+	default:
+		return r.unexpected(nil)
+	}
+	var body struct {
+		Message             string                   `json:"message"`
+		DeveloperMessage    string                   `json:"developer_message"`
+		ParameterErrors     map[string]string        `json:"parameter_errors"`
+		MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
+	}
+	err := json.Unmarshal(r.body, &body)
+	if err == nil && body.Message != "" {
+		return &otc.Error{
+			Code:                code,
+			Message:             body.Message,
+			DeveloperMessage:    body.DeveloperMessage,
+			ParameterErrors:     body.ParameterErrors,
+			MissingRequirements: body.MissingRequirements,
+		}
+	}
+	if code == otc.CodeUnauthenticated || code == otc.CodeTooLarge {
+		return &otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: r.unexpected(err).Error()}
+	}
+	if err == nil {
+		err = errors.New(`the error body has no "message"`)
+	}
+	return r.unexpected(err)
+}
+
+// unexpected wraps a response the client cannot use.
+func (r *response) unexpected(err error) *ResponseError {
+	return &ResponseError{
+		Method:      r.method,
+		URL:         r.url,
+		StatusCode:  r.status,
+		ContentType: r.contentType,
+		Body:        bytes.Clone(r.body[:min(len(r.body), maxQuoted)]),
+		Err:         err,
+	}
+}
+
+// ErrResponseTooLarge is wrapped by the [*ResponseError] for a response
+// body over Options.MaxResponseBytes.
+var ErrResponseTooLarge = errors.New("response body too large")
+
+// maxQuoted is how much of an unexpected body a ResponseError keeps.
+const maxQuoted = 256
+
+// ResponseError is a response the client cannot use: a status the protocol
+// does not define for the endpoint, or a body that is not the protocol's
+// JSON, such as a proxy's HTML error page.
+type ResponseError struct {
+	Method      string
+	URL         string
+	StatusCode  int
+	ContentType string
+	// Body holds the first bytes of the response body.
+	Body []byte
+	// Err says what was wrong with the body, when it was the body.
+	Err error
+}
+
+// Error says the status and quotes the start of the body.
+func (e *ResponseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "otc client: %s %s: unexpected response %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.ContentType != "" {
+		fmt.Fprintf(&b, " (Content-Type %s)", e.ContentType)
+	}
+	if len(e.Body) > 0 {
+		fmt.Fprintf(&b, ": body starts %q", e.Body)
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *ResponseError) Unwrap() error { return e.Err }

@@ -1,0 +1,125 @@
+package client
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/otcgo/otc"
+	"golang.org/x/mod/semver"
+)
+
+// Toolset prepares a catalog for a model: it declares the tools in the
+// function-calling shapes of the model APIs, and maps the name a model
+// chose back to the tool to call.
+//
+// A model sees one declaration per tool name. When a catalog lists several
+// versions of a tool, which share its name, the Toolset keeps the highest,
+// the one a call without a version would reach anyway.
+type Toolset struct {
+	defs   []otc.ToolDefinition // one per name, in catalog order
+	byName map[string]int
+}
+
+// NewToolset builds a Toolset from the definitions [Client.ListTools]
+// returned. Definitions without a name are named from their id
+// ("Toolkit.Tool@1.0.0" becomes "Toolkit_Tool"), as servers do by default.
+func NewToolset(defs []otc.ToolDefinition) *Toolset {
+	ts := &Toolset{byName: make(map[string]int, len(defs))}
+	for _, d := range defs {
+		if d.Name == "" {
+			key, _, _ := strings.Cut(d.ID, "@")
+			d.Name = strings.ReplaceAll(key, ".", "_")
+		}
+		if i, seen := ts.byName[d.Name]; seen {
+			if newer(d.Version, ts.defs[i].Version) {
+				ts.defs[i] = d
+			}
+			continue
+		}
+		ts.byName[d.Name] = len(ts.defs)
+		ts.defs = append(ts.defs, d)
+	}
+	return ts
+}
+
+// newer reports whether version a is higher than b. Versions that are not
+// x.y.z compare as lower than those that are.
+func newer(a, b string) bool {
+	return semver.Compare("v"+a, "v"+b) > 0
+}
+
+// Definitions returns the definitions the Toolset declares, one per name.
+func (ts *Toolset) Definitions() []otc.ToolDefinition { return slices.Clone(ts.defs) }
+
+// Lookup returns the definition of the tool a model chose by name. Its ID,
+// "Toolkit.Tool@x.y.z", is what [Client.Call] takes.
+func (ts *Toolset) Lookup(name string) (otc.ToolDefinition, bool) {
+	i, ok := ts.byName[name]
+	if !ok {
+		return otc.ToolDefinition{}, false
+	}
+	return ts.defs[i], true
+}
+
+// OpenAITool is a tool declaration of OpenAI's Chat Completions API:
+// {"type": "function", "function": {"name", "description", "parameters"}}.
+type OpenAITool struct {
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
+}
+
+// OpenAIFunction is the function of an [OpenAITool].
+type OpenAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// OpenAI returns the tools as OpenAI function declarations, ready to be
+// encoded into a request's "tools" array.
+func (ts *Toolset) OpenAI() []OpenAITool {
+	out := make([]OpenAITool, len(ts.defs))
+	for i, d := range ts.defs {
+		out[i] = OpenAITool{
+			Type: "function",
+			Function: OpenAIFunction{
+				Name:        d.Name,
+				Description: d.Description,
+				Parameters:  parameters(d),
+			},
+		}
+	}
+	return out
+}
+
+// AnthropicTool is a tool declaration of Anthropic's Messages API:
+// {"name", "description", "input_schema"}.
+type AnthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Anthropic returns the tools as Anthropic tool declarations, ready to be
+// encoded into a request's "tools" array.
+func (ts *Toolset) Anthropic() []AnthropicTool {
+	out := make([]AnthropicTool, len(ts.defs))
+	for i, d := range ts.defs {
+		out[i] = AnthropicTool{
+			Name:        d.Name,
+			Description: d.Description,
+			InputSchema: parameters(d),
+		}
+	}
+	return out
+}
+
+// parameters is the input schema of d, never empty: both model APIs
+// require an object schema even for a tool without input.
+func parameters(d otc.ToolDefinition) json.RawMessage {
+	if isJSONNull(d.InputSchema.Parameters) {
+		return emptyParameters
+	}
+	return d.InputSchema.Parameters
+}
