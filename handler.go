@@ -40,6 +40,12 @@ type HandlerOptions struct {
 	// Logger receives faults of the handler itself. Nil means the
 	// registry's logger. Tool panics are logged by the registry.
 	Logger *slog.Logger
+
+	// Authenticator, when set, must accept a request before the catalog is
+	// listed or a tool called (SPEC §8); GET /health is never
+	// authenticated. Nil means no authentication, and the Authorization
+	// header is ignored. See [NewAPIKeyAuth], [NewJWTAuth] and [AnyOf].
+	Authenticator Authenticator
 }
 
 // Handler serves a [Registry] over OTC/OXP 1.0 HTTP (SPEC §1):
@@ -58,6 +64,7 @@ type Handler struct {
 	schema  string
 	items   bool
 	logger  *slog.Logger
+	auth    Authenticator
 
 	unavailable atomic.Bool
 }
@@ -74,7 +81,7 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 	if opts == nil {
 		opts = &HandlerOptions{}
 	}
-	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger}
+	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
@@ -103,11 +110,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path {
 	case "tools":
 		if h.allow(w, r, http.MethodGet, http.MethodHead) {
-			h.listTools(w, r)
+			if r, ok := h.authenticate(w, r); ok {
+				h.listTools(w, r)
+			}
 		}
 	case "tools/call", "call":
 		if h.allow(w, r, http.MethodPost) {
-			h.callTool(w, r)
+			if r, ok := h.authenticate(w, r); ok {
+				h.callTool(w, r)
+			}
 		}
 	case "health":
 		if h.allow(w, r, http.MethodGet, http.MethodHead) {
@@ -159,6 +170,27 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, methods ...strin
 		DeveloperMessage: fmt.Sprintf("%s accepts %s", r.URL.Path, allowed),
 	})
 	return false
+}
+
+// authenticate runs the authenticator, if any, before the body is read.
+// On success the request's context carries the caller's [Identity]; on
+// failure the 401 is written.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if h.auth == nil {
+		return r, true
+	}
+	id, err := h.auth.Authenticate(r)
+	if err == nil {
+		return r.WithContext(WithIdentity(r.Context(), id)), true
+	}
+	if c := wwwAuthenticate(h.auth); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
+	if _, ok := errors.AsType[*Error](err); !ok {
+		err = unauthenticated("Authentication failed", nil)
+	}
+	h.writeError(w, h.schema, err)
+	return r, false
 }
 
 // health answers GET /health.

@@ -1,0 +1,328 @@
+package otc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// This file is server authentication (SPEC §8): who may use the tool
+// server at all, as opposed to the per-tool secrets and tokens of §7.
+
+// Authenticator decides whether a request may use the tool server. Set one
+// in [HandlerOptions.Authenticator]; the handler asks it before reading the
+// body of any request except GET /health.
+type Authenticator interface {
+	// Authenticate returns the identity the request proves, or an error.
+	// An [*Error] is answered as is (401 for CodeUnauthenticated); any
+	// other error is answered 401 with a generic message, so that its text
+	// cannot leak. An error wrapping [ErrNoCredentials] means the request
+	// carried none of the credentials this authenticator looks for; [AnyOf]
+	// relies on that to report the most useful failure.
+	Authenticate(r *http.Request) (*Identity, error)
+}
+
+// AuthenticatorFunc adapts a function to [Authenticator], for schemes this
+// package does not ship.
+type AuthenticatorFunc func(r *http.Request) (*Identity, error)
+
+// Authenticate calls f(r).
+func (f AuthenticatorFunc) Authenticate(r *http.Request) (*Identity, error) { return f(r) }
+
+// ErrNoCredentials is wrapped by authentication errors for a request that
+// carried no credentials of the kind an authenticator looks for.
+var ErrNoCredentials = errors.New("otc: no credentials")
+
+// Identity is who a request proved to be. A tool function reads it with
+// [CallerIdentity].
+type Identity struct {
+	// Method is how the caller proved itself: "api_key", "jwt", or what a
+	// custom authenticator says.
+	Method string
+	// Name is the name the server's author gave the API key that matched
+	// (never the key itself), or a JWT's subject ("sub").
+	Name string
+	// Claims holds all the claims of a JWT, as decoded from JSON; nil for
+	// other methods.
+	Claims map[string]any
+}
+
+type identityKey struct{}
+
+// WithIdentity returns a context carrying id. The handler calls it after
+// authentication; tests and custom transports may call it too.
+func WithIdentity(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// CallerIdentity returns the identity the request proved, or nil when the
+// server does not authenticate.
+func CallerIdentity(ctx context.Context) *Identity {
+	id, _ := ctx.Value(identityKey{}).(*Identity)
+	return id
+}
+
+// unauthenticated builds the error of a failed authentication.
+func unauthenticated(message string, cause error) *Error {
+	return &Error{Code: CodeUnauthenticated, Message: message, cause: cause}
+}
+
+// challenger is implemented by authenticators that want a WWW-Authenticate
+// header on their 401 answers.
+type challenger interface{ challenge() string }
+
+// wwwAuthenticate returns the WWW-Authenticate value for a, or "".
+func wwwAuthenticate(a Authenticator) string {
+	if c, ok := a.(challenger); ok {
+		return c.challenge()
+	}
+	return ""
+}
+
+// APIKeyAuth accepts requests that carry one of its keys in the
+// OXP-API-Key header (or OTC-API-Key, its name before the rename).
+type APIKeyAuth struct {
+	keys []apiKey
+}
+
+type apiKey struct {
+	name string
+	sum  [sha256.Size]byte
+}
+
+// NewAPIKeyAuth returns an authenticator accepting the given keys, by the
+// names the identity will carry ("ci", "partner-a"). It fails if there is
+// no key or a key is empty.
+func NewAPIKeyAuth(keys map[string]string) (*APIKeyAuth, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("otc: NewAPIKeyAuth: no keys")
+	}
+	a := &APIKeyAuth{}
+	for _, name := range sortedKeys(keys) {
+		if keys[name] == "" {
+			return nil, fmt.Errorf("otc: NewAPIKeyAuth: key %q is empty", name)
+		}
+		a.keys = append(a.keys, apiKey{name: name, sum: sha256.Sum256([]byte(keys[name]))})
+	}
+	return a, nil
+}
+
+// API key header names, the current one first.
+const (
+	HeaderAPIKey       = "OXP-API-Key"
+	HeaderLegacyAPIKey = "OTC-API-Key"
+)
+
+// Authenticate checks the API key header. Keys are compared as SHA-256
+// digests in constant time, and every key is compared, so the time taken
+// says nothing about which key came close.
+func (a *APIKeyAuth) Authenticate(r *http.Request) (*Identity, error) {
+	presented := r.Header.Get(HeaderAPIKey)
+	if presented == "" {
+		presented = r.Header.Get(HeaderLegacyAPIKey)
+	}
+	if presented == "" {
+		return nil, unauthenticated("Authentication required: send an API key in the "+HeaderAPIKey+" header", ErrNoCredentials)
+	}
+	sum := sha256.Sum256([]byte(presented))
+	match := -1
+	for i := range a.keys {
+		if subtle.ConstantTimeCompare(sum[:], a.keys[i].sum[:]) == 1 && match < 0 {
+			match = i
+		}
+	}
+	if match < 0 {
+		return nil, unauthenticated("The API key is not valid", nil)
+	}
+	return &Identity{Method: "api_key", Name: a.keys[match].name}, nil
+}
+
+// JWTOptions configures [NewJWTAuth].
+type JWTOptions struct {
+	// Secret is the HS256 shared secret. Required; at least 32 bytes.
+	Secret []byte
+
+	// Audiences is the allow-list for the "aud" claim: a token that has an
+	// audience must name at least one of these. A token without "aud" is
+	// accepted. An empty list refuses every token that has an audience.
+	Audiences []string
+
+	// MaxLifetime caps how far in the future a token's "exp" may be, so
+	// that a leaked token is useful only briefly. Zero means 15 minutes.
+	MaxLifetime time.Duration
+
+	// Leeway absorbs clock skew in the "exp", "nbf" and "iat" checks. Zero
+	// means 30 seconds; a negative value means none.
+	Leeway time.Duration
+}
+
+// JWTAuth accepts requests with "Authorization: Bearer <JWT>", signed with
+// HS256 under a shared secret.
+type JWTAuth struct {
+	secret      []byte
+	audiences   []string
+	maxLifetime time.Duration
+	leeway      time.Duration
+	parser      *jwt.Parser
+	now         func() time.Time
+}
+
+// maxTokenBytes caps the length of a bearer token: a real one is a few
+// hundred bytes, and nothing longer is parsed.
+const maxTokenBytes = 8 << 10
+
+// NewJWTAuth returns an authenticator for HS256 bearer tokens. The accepted
+// algorithm is pinned: tokens with "alg" none, RS256, ES256 or another
+// HMAC size are refused, whatever their signature.
+func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
+	if len(opts.Secret) < 32 {
+		return nil, errors.New("otc: NewJWTAuth: the secret must be at least 32 bytes")
+	}
+	a := &JWTAuth{
+		secret:      slices.Clone(opts.Secret),
+		audiences:   slices.Clone(opts.Audiences),
+		maxLifetime: opts.MaxLifetime,
+		leeway:      opts.Leeway,
+		now:         time.Now,
+	}
+	if a.maxLifetime <= 0 {
+		a.maxLifetime = 15 * time.Minute
+	}
+	switch {
+	case a.leeway == 0:
+		a.leeway = 30 * time.Second
+	case a.leeway < 0:
+		a.leeway = 0
+	}
+	a.parser = jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(a.leeway),
+		jwt.WithTimeFunc(func() time.Time { return a.now() }),
+	)
+	return a, nil
+}
+
+func (a *JWTAuth) challenge() string { return "Bearer" }
+
+// Authenticate checks the bearer token: its algorithm and signature, then
+// "exp" (required, not past, not too far ahead), "nbf", "iat" and "aud".
+// The messages say what was wrong and never quote the token.
+func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, unauthenticated("Authentication required: send a bearer token in the Authorization header", ErrNoCredentials)
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, unauthenticated("The Authorization header must be \"Bearer <token>\"", nil)
+	}
+	token = strings.TrimSpace(token)
+	if token == "" || len(token) > maxTokenBytes || strings.Count(token, ".") != 2 {
+		return nil, unauthenticated("The bearer token is malformed: it must be a JWT of three base64url parts", nil)
+	}
+	claims := jwt.MapClaims{}
+	_, err := a.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		if t.Method != jwt.SigningMethodHS256 {
+			return nil, errors.New("unexpected signing method")
+		}
+		return a.secret, nil
+	})
+	if err != nil {
+		return nil, unauthenticated(jwtProblem(err), nil)
+	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return nil, unauthenticated("The bearer token has no expiry (exp)", nil)
+	}
+	if exp.Sub(a.now()) > a.maxLifetime+a.leeway {
+		return nil, unauthenticated(fmt.Sprintf("The bearer token expires too far in the future: at most %v ahead is accepted", a.maxLifetime), nil)
+	}
+	if aud, err := claims.GetAudience(); err != nil || len(aud) > 0 && !slices.ContainsFunc(aud, a.allowedAudience) {
+		return nil, unauthenticated("The bearer token's audience (aud) is not accepted", nil)
+	}
+	sub, _ := claims.GetSubject()
+	return &Identity{Method: "jwt", Name: sub, Claims: claims}, nil
+}
+
+func (a *JWTAuth) allowedAudience(aud string) bool { return slices.Contains(a.audiences, aud) }
+
+// jwtProblem says in a few words why the JWT library refused a token.
+func jwtProblem(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "The bearer token is malformed"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "The bearer token's signature is not valid (only HS256 under the server's secret is accepted)"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "The bearer token has no expiry (exp)"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "The bearer token has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return "The bearer token is not valid yet (nbf)"
+	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "The bearer token was issued in the future (iat)"
+	case errors.Is(err, jwt.ErrInvalidType):
+		return "The bearer token has a claim of the wrong type"
+	}
+	return "The bearer token is not valid"
+}
+
+// AnyOf returns an authenticator that accepts a request when any of as
+// does, trying them in order. When all refuse, it reports the first
+// refusal of credentials the request did carry (a wrong API key, an
+// expired token), and otherwise that no credentials were sent.
+func AnyOf(as ...Authenticator) Authenticator {
+	return anyOf(slices.Clone(as))
+}
+
+type anyOf []Authenticator
+
+func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
+	for _, a := range as {
+		id, err := a.Authenticate(r)
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, ErrNoCredentials) {
+			return nil, err
+		}
+	}
+	return nil, unauthenticated(anyOfMissing(as), ErrNoCredentials)
+}
+
+// anyOfMissing writes the message for a request without any credentials
+// the combined authenticators accept.
+func anyOfMissing(as anyOf) string {
+	var ways []string
+	for _, a := range as {
+		switch a.(type) {
+		case *APIKeyAuth:
+			ways = append(ways, "an API key in the "+HeaderAPIKey+" header")
+		case *JWTAuth:
+			ways = append(ways, "a bearer token in the Authorization header")
+		}
+	}
+	if len(ways) == 0 {
+		return "Authentication required"
+	}
+	return "Authentication required: send " + strings.Join(ways, " or ")
+}
+
+func (as anyOf) challenge() string {
+	for _, a := range as {
+		if c := wwwAuthenticate(a); c != "" {
+			return c
+		}
+	}
+	return ""
+}
