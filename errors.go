@@ -168,10 +168,16 @@ func (e *ToolError) MarshalJSON() ([]byte, error) {
 		AdditionalPromptContent: e.AdditionalPromptContent,
 	}
 	if e.RetryAfter > 0 {
-		ms := int64((e.RetryAfter + time.Millisecond - 1) / time.Millisecond)
+		ms := e.retryAfterMS()
 		w.RetryAfterMS = &ms
 	}
 	return json.Marshal(w)
+}
+
+// retryAfterMS is RetryAfter in whole milliseconds, rounded up so that a
+// client never retries early.
+func (e *ToolError) retryAfterMS() int64 {
+	return int64((e.RetryAfter + time.Millisecond - 1) / time.Millisecond)
 }
 
 // UnmarshalJSON decodes the error object of a failed call result. It reads

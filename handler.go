@@ -214,7 +214,7 @@ func (h *Handler) health(w http.ResponseWriter) {
 func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 	schema := h.schema
 	if r.ContentLength != 0 {
-		body, rerr := h.readBody(w, r)
+		body, rerr := readBody(w, r, h.maxBody)
 		defer releaseBuffer(body)
 		if rerr != nil {
 			h.writeError(w, schema, rerr)
@@ -248,7 +248,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 		buf = append(buf, tools...)
 	}
 	buf = append(buf, '}')
-	h.write(w, http.StatusOK, buf)
+	writeBody(w, http.StatusOK, buf)
 }
 
 func btoi(b bool) int {
@@ -284,7 +284,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, schema, serverError("The tool server is temporarily unavailable", "the server is draining or not yet ready; retry later or elsewhere"))
 		return
 	}
-	body, rerr := h.readBody(w, r)
+	body, rerr := readBody(w, r, h.maxBody)
 	defer releaseBuffer(body)
 	if rerr != nil {
 		h.writeError(w, schema, rerr)
@@ -336,7 +336,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		out = append(out, toolErr...)
 	}
 	out = append(out, "}}"...)
-	h.write(w, http.StatusOK, out)
+	writeBody(w, http.StatusOK, out)
 	if cap(out) <= maxPooledBuffer {
 		*bp = out
 		responsePool.Put(bp)
@@ -379,18 +379,18 @@ func unsupportedSchema(s string) *Error {
 
 // readBody reads the request body within the size limit. The buffer comes
 // from a pool; the caller releases it, even on error.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, error) {
-	if r.ContentLength > h.maxBody {
-		return nil, tooLarge(h.maxBody)
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*bytes.Buffer, error) {
+	if r.ContentLength > maxBody {
+		return nil, tooLarge(maxBody)
 	}
 	buf := getBuffer()
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.maxBody))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return buf, tooLarge(h.maxBody)
+			return buf, tooLarge(maxBody)
 		}
 		return buf, serverError("The request body could not be read", err.Error())
 	}
@@ -484,12 +484,12 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 		h.logger.Error("otc: encoding a response", slog.String("error", err.Error()))
 		status, b = http.StatusInternalServerError, []byte(`{"message":"The tool server failed unexpectedly"}`)
 	}
-	h.write(w, status, b)
+	writeBody(w, status, b)
 }
 
-// write sends a JSON body. A failed write means the client has gone; there
-// is no one left to tell.
-func (h *Handler) write(w http.ResponseWriter, status int, body []byte) {
+// writeBody sends a JSON body. A failed write means the client has gone;
+// there is no one left to tell.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("X-Content-Type-Options", "nosniff")

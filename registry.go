@@ -472,6 +472,10 @@ type CallResult struct {
 	// Error is set when the function failed: it returned an error,
 	// panicked, or returned a value that cannot be encoded as JSON.
 	Error *ToolError
+	// Unexpected is true when the failure was not an error the function
+	// returned but a fault: a panic, or a value that cannot be encoded.
+	// Adapters whose wire format tells the two apart use it.
+	Unexpected bool
 }
 
 // Call runs one call through the protocol-neutral path: resolve the tool
@@ -534,6 +538,26 @@ func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 	}
 }
 
+// resolveName finds a tool version by the name a model sees, with an
+// optional version as in a tool id: "Calculator_Add", "Calculator_Add@1",
+// "Calculator_Add@1.0.0". Adapters that address tools by name use it.
+func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
+	name, version, hasVersion := strings.Cut(nameAndVersion, "@")
+	key, ok := r.current.Load().names[name]
+	if !ok {
+		return nil, &Error{
+			Code:             CodeServerError,
+			Message:          fmt.Sprintf("Tool '%s' was not found", truncate(name, 80)),
+			DeveloperMessage: "no tool has that name",
+			cause:            ErrToolNotFound,
+		}
+	}
+	if hasVersion {
+		key += "@" + version
+	}
+	return r.resolve(key)
+}
+
 // emptyObject is the input of a call that sent none.
 var emptyObject = []byte(`{}`)
 
@@ -574,7 +598,7 @@ func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest
 			ParameterErrors: decodeParameterErrors(ie.err),
 		}
 	}
-	result.Error = r.toolError(t, err)
+	result.Error, result.Unexpected = r.toolError(t, err)
 	return result, nil
 }
 
@@ -686,35 +710,35 @@ func describePanic(v any) (s string) {
 }
 
 // toolError turns what a function run returned into the error of a failed
-// call result (SPEC §6).
-func (r *Registry) toolError(t *registeredTool, err error) *ToolError {
+// call result (SPEC §6). unexpected is true for a panic or an unencodable
+// value, false for an error the function returned.
+func (r *Registry) toolError(t *registeredTool, err error) (te *ToolError, unexpected bool) {
 	var pe *panicError
 	var ee *encodeError
-	var te *ToolError
 	switch {
 	case errors.As(err, &pe):
 		return &ToolError{
 			Message:          fmt.Sprintf("Tool '%s' failed unexpectedly", t.def.Name),
 			DeveloperMessage: fmt.Sprintf("%s panicked: %s", t.def.ID, pe.desc),
-		}
+		}, true
 	case errors.As(err, &ee):
 		return &ToolError{
 			Message:          fmt.Sprintf("Tool '%s' returned a value that cannot be sent as JSON", t.def.Name),
 			DeveloperMessage: fmt.Sprintf("%s: encoding the result: %v", t.def.ID, ee.err),
-		}
+		}, true
 	case errors.As(err, &te):
 		out := *te
 		out.Err = nil
 		if out.Message == "" {
 			out.Message = fmt.Sprintf("Tool '%s' failed", t.def.Name)
 		}
-		return &out
+		return &out, false
 	}
 	msg := err.Error()
 	if msg == "" {
 		msg = fmt.Sprintf("Tool '%s' failed", t.def.Name)
 	}
-	return &ToolError{Message: msg}
+	return &ToolError{Message: msg}, false
 }
 
 // isObjectOrNull reports whether raw is absent, JSON null or a JSON object,

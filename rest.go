@@ -1,0 +1,452 @@
+package otc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+)
+
+// This file serves a registry as the plain REST tool API that many agent
+// runtimes use (SPEC §9, seeds/004): a planner view, full definitions by
+// name, and invocation, with dotted error codes. It is an adapter over the
+// same call path as the OTC handler, so validation, requirements and tool
+// behaviour are identical.
+
+// RESTSchemaVersion is the schema_version of the REST API's documents.
+const RESTSchemaVersion = "0.1.0"
+
+// The REST API's error codes. The first eight are the seed's; the last two
+// are this library's additions for authentication and the body limit,
+// which the seed does not cover.
+const (
+	RESTRouteNotFound    = "route.not_found"            // 404
+	RESTMethodNotAllowed = "request.method_not_allowed" // 405
+	RESTInvalidJSON      = "request.invalid_json"       // 400
+	RESTInvalidShape     = "request.invalid_shape"      // 400
+	RESTToolNotFound     = "tool.not_found"             // 404
+	RESTInvalidArgs      = "tool.invalid_args"          // 400
+	RESTExecutionError   = "tool.execution_error"       // 500
+	RESTHandlerError     = "tool.handler_error"         // 500
+	RESTUnauthenticated  = "request.unauthenticated"    // 401
+	RESTRequestTooLarge  = "request.too_large"          // 413
+)
+
+// restStatus maps each error code to its HTTP status, as the seed's table
+// does for invocation.
+func restStatus(code string) int {
+	switch code {
+	case RESTInvalidArgs, RESTInvalidJSON, RESTInvalidShape:
+		return http.StatusBadRequest
+	case RESTUnauthenticated:
+		return http.StatusUnauthorized
+	case RESTToolNotFound, RESTRouteNotFound:
+		return http.StatusNotFound
+	case RESTMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case RESTRequestTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case RESTExecutionError, RESTHandlerError:
+		return http.StatusInternalServerError
+	}
+	return http.StatusInternalServerError
+}
+
+// RESTOptions configures a [RESTHandler]. The zero value, and nil, give the
+// defaults described on each field.
+type RESTOptions struct {
+	// MaxBodyBytes limits the size of a request body; a larger one is
+	// answered 413. Zero or less means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives faults of the handler itself. Nil means the
+	// registry's logger.
+	Logger *slog.Logger
+	// Authenticator, when set, must accept every request (SPEC §8), as for
+	// the OTC [Handler]. Nil means no authentication.
+	Authenticator Authenticator
+}
+
+// RESTHandler serves a [Registry] as a REST tool API:
+//
+//	GET  /tools                the planner view: [{"name", "description"}]
+//	GET  /tools/{name}         one tool's full definition
+//	POST /tools/{name}:invoke  call it
+//
+// {name} is the tool's name (Calculator_Add), optionally followed by a
+// version as in an OTC tool id (Calculator_Add@1.0.0, Calculator_Add@1);
+// without one it is the highest version. Paths are relative to where the
+// handler is mounted; the API's conventional prefix is /v1:
+//
+//	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+//
+// Every response carries X-Request-Id: the client's, when it sent a
+// usable one, else a generated UUID. The request id is also the call id a
+// tool sees.
+type RESTHandler struct {
+	reg     *Registry
+	maxBody int64
+	logger  *slog.Logger
+	auth    Authenticator
+}
+
+var _ http.Handler = (*RESTHandler)(nil)
+
+// NewRESTHandler returns a REST handler serving reg. opts may be nil. It
+// panics if reg is nil.
+func NewRESTHandler(reg *Registry, opts *RESTOptions) *RESTHandler {
+	if reg == nil {
+		panic("otc: NewRESTHandler: the registry is nil")
+	}
+	if opts == nil {
+		opts = &RESTOptions{}
+	}
+	h := &RESTHandler{reg: reg, maxBody: opts.MaxBodyBytes, logger: opts.Logger, auth: opts.Authenticator}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.logger == nil {
+		h.logger = reg.logger
+	}
+	return h
+}
+
+// restError is the Error document of the REST API.
+type restError struct {
+	SchemaVersion string         `json:"schema_version"`
+	Code          string         `json:"code"`
+	Message       string         `json:"message"`
+	Retryable     bool           `json:"retryable"`
+	Details       map[string]any `json:"details,omitempty"`
+}
+
+// restResult is the ToolResult document: the answer to an invocation, and
+// the envelope of every error answer, so that a client finds error.code in
+// the same place whatever went wrong.
+type restResult struct {
+	SchemaVersion string          `json:"schema_version"`
+	OK            bool            `json:"ok"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	Error         *restError      `json:"error,omitempty"`
+	Metrics       *restMetrics    `json:"metrics,omitempty"`
+}
+
+type restMetrics struct {
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+// restDefinition is the ToolDefinition document of GET /tools/{name}.
+type restDefinition struct {
+	SchemaVersion string          `json:"schema_version"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Version       string          `json:"version"`
+	Parameters    json.RawMessage `json:"parameters"`
+	Returns       json.RawMessage `json:"returns,omitempty"`
+	Tags          []string        `json:"tags"`
+	Source        string          `json:"source"`
+}
+
+// ServeHTTP routes a request.
+func (h *RESTHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", requestID(r))
+	defer h.recoverFault(w, r)
+
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	if path == "tools" {
+		if h.allow(w, r, http.MethodGet, http.MethodHead) && h.authenticate(w, &r) {
+			h.list(w)
+		}
+		return
+	}
+	rest, ok := strings.CutPrefix(path, "tools/")
+	if !ok || rest == "" || strings.Contains(rest, "/") {
+		h.fail(w, RESTRouteNotFound, fmt.Sprintf("No route for '/%s'", truncate(path, 80)), nil)
+		return
+	}
+	if name, ok := strings.CutSuffix(rest, ":invoke"); ok {
+		if h.allow(w, r, http.MethodPost) && h.authenticate(w, &r) {
+			h.invoke(w, r, name)
+		}
+		return
+	}
+	if h.allow(w, r, http.MethodGet, http.MethodHead) && h.authenticate(w, &r) {
+		h.describe(w, rest)
+	}
+}
+
+// requestID returns the client's X-Request-Id when it is 1 to 128 visible
+// ASCII characters, else a new UUID.
+func requestID(r *http.Request) string {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		return NewCallID()
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return NewCallID()
+		}
+	}
+	return id
+}
+
+func (h *RESTHandler) recoverFault(w http.ResponseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	h.logger.ErrorContext(r.Context(), "otc: REST handler panicked",
+		slog.String("path", r.URL.Path),
+		slog.String("panic", describePanic(v)),
+		slog.String("stack", string(debug.Stack())))
+	h.fail(w, RESTHandlerError, "The tool server failed unexpectedly", nil)
+}
+
+func (h *RESTHandler) allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	h.fail(w, RESTMethodNotAllowed, fmt.Sprintf("Method %s is not allowed here; use %s", truncate(r.Method, 32), strings.Join(methods, " or ")), nil)
+	return false
+}
+
+// authenticate runs the authenticator, if any, and on success puts the
+// caller's identity in the request's context.
+func (h *RESTHandler) authenticate(w http.ResponseWriter, r **http.Request) bool {
+	if h.auth == nil {
+		return true
+	}
+	id, err := h.auth.Authenticate(*r)
+	if err == nil {
+		*r = (*r).WithContext(WithIdentity((*r).Context(), id))
+		return true
+	}
+	if c := wwwAuthenticate(h.auth); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
+	msg := "Authentication failed"
+	if e, ok := errors.AsType[*Error](err); ok {
+		msg = e.Message
+	}
+	h.fail(w, RESTUnauthenticated, msg, nil)
+	return false
+}
+
+// list answers GET /tools: one {name, description} per tool, for its
+// highest version, in catalog order.
+func (h *RESTHandler) list(w http.ResponseWriter) {
+	cat := h.reg.current.Load()
+	type entry struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	out := make([]entry, 0, len(cat.tools))
+	for _, t := range cat.list {
+		fam := cat.tools[t.key]
+		if latest := fam.versions[len(fam.versions)-1]; latest == t {
+			out = append(out, entry{Name: t.def.Name, Description: t.def.Description})
+		}
+	}
+	h.writeJSON(w, http.StatusOK, out)
+}
+
+// describe answers GET /tools/{name}.
+func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
+	t, err := h.reg.resolveName(name)
+	if err != nil {
+		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
+		return
+	}
+	d := t.def
+	h.writeJSON(w, http.StatusOK, restDefinition{
+		SchemaVersion: RESTSchemaVersion,
+		Name:          d.Name,
+		Description:   d.Description,
+		Version:       d.Version,
+		Parameters:    d.InputSchema.Parameters,
+		Returns:       d.OutputSchema,
+		Tags:          []string{t.key[:strings.IndexByte(t.key, '.')]},
+		Source:        "otc:" + d.ID,
+	})
+}
+
+// invocation is the ToolInvocationRequest document. Fields it does not
+// name are ignored.
+type invocation struct {
+	SchemaVersion *string         `json:"schema_version"`
+	Args          json.RawMessage `json:"args"`
+	Context       json.RawMessage `json:"context"`
+	Trace         json.RawMessage `json:"trace"`
+}
+
+// invoke answers POST /tools/{name}:invoke through the registry's call
+// path.
+func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string) {
+	t, err := h.reg.resolveName(name)
+	if err != nil {
+		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
+		return
+	}
+	body, err := readBody(w, r, h.maxBody)
+	defer releaseBuffer(body)
+	if err != nil {
+		code := RESTInvalidJSON
+		if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeTooLarge {
+			code = RESTRequestTooLarge
+		}
+		h.fail(w, code, errorMessage(err), nil)
+		return
+	}
+	req, code, err := decodeInvocation(body.Bytes())
+	if err != nil {
+		h.fail(w, code, err.Error(), nil)
+		return
+	}
+	req.CallID = w.Header().Get("X-Request-Id")
+
+	res, err := h.reg.call(r.Context(), t, req)
+	if err != nil {
+		e, _ := errors.AsType[*Error](err)
+		switch {
+		case e != nil && e.Code == CodeInvalidInput:
+			h.fail(w, RESTInvalidArgs, e.Message, map[string]any{"parameter_errors": e.ParameterErrors})
+		case e != nil && e.MissingRequirements != nil:
+			h.fail(w, RESTInvalidShape, e.Message, map[string]any{"missing_requirements": e.MissingRequirements})
+		default:
+			h.fail(w, RESTInvalidShape, errorMessage(err), nil)
+		}
+		return
+	}
+	out := restResult{
+		SchemaVersion: RESTSchemaVersion,
+		OK:            res.Error == nil,
+		Result:        res.Value,
+		Metrics:       &restMetrics{LatencyMS: float64(res.Duration.Microseconds()) / 1000},
+	}
+	status := http.StatusOK
+	if te := res.Error; te != nil {
+		code := RESTExecutionError
+		if res.Unexpected {
+			code = RESTHandlerError
+		}
+		out.Error = &restError{
+			SchemaVersion: RESTSchemaVersion,
+			Code:          code,
+			Message:       te.Message,
+			Retryable:     te.CanRetry,
+			Details:       toolErrorDetails(te),
+		}
+		status = restStatus(code)
+	}
+	h.writeJSON(w, status, out)
+}
+
+// decodeInvocation reads a ToolInvocationRequest into the registry's
+// protocol-neutral form, or says which error code the problem earns.
+func decodeInvocation(body []byte) (*CallRequest, string, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, RESTInvalidJSON, errors.New(`The request body is empty; send {"schema_version": "0.1.0", "args": {...}}`)
+	}
+	if !json.Valid(trimmed) {
+		var probe any
+		err := json.Unmarshal(trimmed, &probe)
+		return nil, RESTInvalidJSON, fmt.Errorf("The request body is not valid JSON: %s", describeJSONError(err, ""))
+	}
+	if trimmed[0] != '{' {
+		return nil, RESTInvalidShape, errors.New("The request body must be a JSON object")
+	}
+	var inv invocation
+	if err := json.Unmarshal(trimmed, &inv); err != nil {
+		return nil, RESTInvalidShape, fmt.Errorf("The request body has the wrong shape: %s", describeJSONError(err, ""))
+	}
+	switch {
+	case inv.SchemaVersion == nil:
+		return nil, RESTInvalidShape, errors.New("schema_version is required")
+	case *inv.SchemaVersion != RESTSchemaVersion:
+		return nil, RESTInvalidShape, fmt.Errorf("schema_version '%s' is not supported; send %s", truncate(*inv.SchemaVersion, 40), RESTSchemaVersion)
+	case inv.Args == nil:
+		return nil, RESTInvalidShape, errors.New("args is required: an object of the tool's arguments, {} for none")
+	case !isObjectOrNull(inv.Args) || isNull(inv.Args):
+		return nil, RESTInvalidShape, errors.New("args must be a JSON object")
+	case !isObjectOrNull(inv.Context):
+		return nil, RESTInvalidShape, errors.New("context must be a JSON object")
+	case !isObjectOrNull(inv.Trace):
+		return nil, RESTInvalidShape, errors.New("trace must be a JSON object")
+	}
+	req := &CallRequest{Input: inv.Args}
+	if !isNull(inv.Context) {
+		if err := json.Unmarshal(inv.Context, &req.Context); err != nil {
+			return nil, RESTInvalidShape, fmt.Errorf("context is malformed: %s", describeJSONError(err, "context"))
+		}
+	}
+	if !isNull(inv.Trace) {
+		var trace struct {
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal(inv.Trace, &trace); err != nil {
+			return nil, RESTInvalidShape, fmt.Errorf("trace is malformed: %s", describeJSONError(err, "trace"))
+		}
+		req.TraceID = trace.TraceID
+	}
+	return req, "", nil
+}
+
+// toolErrorDetails carries the parts of a tool error that the REST Error
+// document has no field for.
+func toolErrorDetails(te *ToolError) map[string]any {
+	d := map[string]any{}
+	if te.DeveloperMessage != "" {
+		d["developer_message"] = te.DeveloperMessage
+	}
+	if te.AdditionalPromptContent != "" {
+		d["additional_prompt_content"] = te.AdditionalPromptContent
+	}
+	if te.RetryAfter > 0 {
+		d["retry_after_ms"] = te.retryAfterMS()
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+// errorMessage is the user-facing message of an error.
+func errorMessage(err error) string {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// fail writes an error answer.
+func (h *RESTHandler) fail(w http.ResponseWriter, code, message string, details map[string]any) {
+	h.writeJSON(w, restStatus(code), restResult{
+		SchemaVersion: RESTSchemaVersion,
+		Error: &restError{
+			SchemaVersion: RESTSchemaVersion,
+			Code:          code,
+			Message:       message,
+			Details:       details,
+		},
+	})
+}
+
+func (h *RESTHandler) writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.logger.Error("otc: encoding a REST response", slog.String("error", err.Error()))
+		status = http.StatusInternalServerError
+		b = []byte(`{"schema_version":"` + RESTSchemaVersion + `","ok":false,"error":{"schema_version":"` + RESTSchemaVersion + `","code":"` + RESTHandlerError + `","message":"The tool server failed unexpectedly","retryable":false}}`)
+	}
+	writeBody(w, status, b)
+}
