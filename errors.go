@@ -159,8 +159,10 @@ type toolErrorJSON struct {
 	RetryAfterMS            *int64 `json:"retry_after_ms,omitempty"`
 }
 
-// MarshalJSON encodes the error object of a failed call result.
-func (e *ToolError) MarshalJSON() ([]byte, error) {
+// MarshalJSON encodes the error object of a failed call result. Its
+// receiver is a value so that a ToolError held by value, not only through
+// a pointer, encodes to the wire shape rather than to its Go fields.
+func (e ToolError) MarshalJSON() ([]byte, error) {
 	w := toolErrorJSON{
 		Message:                 e.Message,
 		DeveloperMessage:        e.DeveloperMessage,
@@ -177,7 +179,13 @@ func (e *ToolError) MarshalJSON() ([]byte, error) {
 // retryAfterMS is RetryAfter in whole milliseconds, rounded up so that a
 // client never retries early.
 func (e *ToolError) retryAfterMS() int64 {
-	return int64((e.RetryAfter + time.Millisecond - 1) / time.Millisecond)
+	// Divide, then round: adding a millisecond first overflows near the
+	// largest Duration and sends a negative wait.
+	ms := int64(e.RetryAfter / time.Millisecond)
+	if e.RetryAfter%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
 }
 
 // UnmarshalJSON decodes the error object of a failed call result. It reads

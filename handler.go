@@ -176,18 +176,12 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, methods ...strin
 // On success the request's context carries the caller's [Identity]; on
 // failure the 401 is written.
 func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if h.auth == nil {
-		return r, true
-	}
-	id, err := h.auth.Authenticate(r)
+	r, err := authenticateRequest(h.auth, r)
 	if err == nil {
-		return r.WithContext(WithIdentity(r.Context(), id)), true
+		return r, true
 	}
 	if c := wwwAuthenticate(h.auth); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
-	}
-	if _, ok := errors.AsType[*Error](err); !ok {
-		err = unauthenticated("Authentication failed", nil)
 	}
 	h.writeError(w, h.schema, err)
 	return r, false
@@ -225,7 +219,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 				Schema *string `json:"$schema"`
 			}
 			if err := decodeObject(body.Bytes(), &req); err != nil {
-				h.writeError(w, schema, err)
+				h.writeError(w, sentSchema(body.Bytes(), schema), err)
 				return
 			}
 			if req.Schema != nil {
@@ -292,7 +286,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	var env callBody
 	if err := decodeObject(body.Bytes(), &env); err != nil {
-		h.writeError(w, schema, err)
+		h.writeError(w, sentSchema(body.Bytes(), schema), err)
 		return
 	}
 	if env.Schema != nil {
@@ -367,6 +361,21 @@ func (env *callBody) callRequest() (*CallRequest, error) {
 		}
 	}
 	return out, nil
+}
+
+// sentSchema returns the $schema named by a body that failed strict
+// decoding (an unknown field, a field of the wrong type), when the body is
+// still a JSON object naming a supported spelling, so that the error echoes
+// the client's spelling as SPEC §2 asks; otherwise def. It runs only on
+// that error path.
+func sentSchema(body []byte, def string) string {
+	var v struct {
+		Schema *string `json:"$schema"`
+	}
+	if json.Unmarshal(body, &v) == nil && v.Schema != nil && supportedSchema(*v.Schema) {
+		return *v.Schema
+	}
+	return def
 }
 
 // unsupportedSchema is the error for a $schema this server does not speak

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -127,7 +128,9 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
 		var in In
 		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, &inputError{err}
+			if !decodeNormalized(input, &in) {
+				return nil, &inputError{err}
+			}
 		}
 		out, err := fn(ctx, in)
 		if err != nil || !hasOutput {
@@ -140,6 +143,65 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 		return b, nil
 	}
 	return r.add(rt)
+}
+
+// decodeNormalized decodes input into v once more, after reading it the way
+// the validator does. It runs only when a plain decode of input that passed
+// validation failed, so an ordinary call pays nothing. Two differences are
+// smoothed over:
+//   - a repeated key counts once, with its last value; json.Unmarshal into a
+//     struct still reports a type error met on an earlier, overridden value
+//     ({"a":"x","a":1});
+//   - a whole number written with a fraction or an exponent (5.0, 1e3) is an
+//     integer to JSON Schema, and models send them, but Go's decoder refuses
+//     it for an int field; it is rewritten in plain integer form.
+//
+// A value that still does not fit (1e20 for an int) fails as before.
+func decodeNormalized[T any](input []byte, v *T) bool {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return false
+	}
+	normalized, err := json.Marshal(integralNumbers(doc))
+	if err != nil {
+		return false
+	}
+	var fresh T
+	if json.Unmarshal(normalized, &fresh) != nil {
+		return false
+	}
+	*v = fresh
+	return true
+}
+
+// integralNumbers rewrites, in place, every number of doc that is a whole
+// number within the range of int64 or uint64 into plain integer form.
+// Numbers are bounded by withinNumberLimits before they get here, so the
+// exact arithmetic stays cheap.
+func integralNumbers(doc any) any {
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = integralNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = integralNumbers(e)
+		}
+	case json.Number:
+		if !strings.ContainsAny(string(v), ".eE") {
+			return v
+		}
+		if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() {
+			n := r.Num()
+			if n.IsInt64() || n.IsUint64() {
+				return json.Number(n.String())
+			}
+		}
+	}
+	return doc
 }
 
 // toolLabel names a tool in registration errors, even a malformed one.
@@ -553,6 +615,12 @@ func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
 		}
 	}
 	if hasVersion {
+		// Checked here so that the message names what the caller sent,
+		// not the Toolkit.Tool id that resolve would quote.
+		if !isNumber(version) && !isVersion(version) {
+			return nil, serverError(fmt.Sprintf("Version '%s' of tool '%s' is malformed", truncate(version, 40), name),
+				"the version after @ must be x or x.y.z: integers without leading zeros")
+		}
 		key += "@" + version
 	}
 	return r.resolve(key)
@@ -572,6 +640,13 @@ func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest
 	input := []byte(req.Input)
 	if isNull(input) {
 		input = emptyObject
+	}
+	if !withinNumberLimits(input) {
+		return CallResult{}, &Error{
+			Code:            CodeInvalidInput,
+			Message:         invalidInputMessage,
+			ParameterErrors: map[string]string{rootKey: numberLimitMessage},
+		}
 	}
 	res, err := t.validator.Validate(gojsonschema.NewBytesLoader(input))
 	if err != nil {

@@ -222,23 +222,31 @@ func (h *RESTHandler) allow(w http.ResponseWriter, r *http.Request, methods ...s
 // authenticate runs the authenticator, if any, and on success puts the
 // caller's identity in the request's context.
 func (h *RESTHandler) authenticate(w http.ResponseWriter, r **http.Request) bool {
-	if h.auth == nil {
-		return true
-	}
-	id, err := h.auth.Authenticate(*r)
+	authed, err := authenticateRequest(h.auth, *r)
 	if err == nil {
-		*r = (*r).WithContext(WithIdentity((*r).Context(), id))
+		*r = authed
 		return true
 	}
 	if c := wwwAuthenticate(h.auth); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
-	msg := "Authentication failed"
-	if e, ok := errors.AsType[*Error](err); ok {
-		msg = e.Message
-	}
-	h.fail(w, RESTUnauthenticated, msg, nil)
+	h.fail(w, restCodeOf(err), err.Message, nil)
 	return false
+}
+
+// restCodeOf maps an error class to the REST code that says the same.
+func restCodeOf(e *Error) string {
+	switch {
+	case e.Code == CodeUnauthenticated:
+		return RESTUnauthenticated
+	case e.Code == CodeTooLarge:
+		return RESTRequestTooLarge
+	case e.Code == CodeInvalidInput:
+		return RESTInvalidArgs
+	case errors.Is(e, ErrToolNotFound):
+		return RESTToolNotFound
+	}
+	return RESTInvalidShape
 }
 
 // list answers GET /tools: one {name, description} per tool, for its
@@ -315,15 +323,18 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 
 	res, err := h.reg.call(r.Context(), t, req)
 	if err != nil {
-		e, _ := errors.AsType[*Error](err)
-		switch {
-		case e != nil && e.Code == CodeInvalidInput:
-			h.fail(w, RESTInvalidArgs, e.Message, map[string]any{"parameter_errors": e.ParameterErrors})
-		case e != nil && e.MissingRequirements != nil:
-			h.fail(w, RESTInvalidShape, e.Message, map[string]any{"missing_requirements": e.MissingRequirements})
-		default:
-			h.fail(w, RESTInvalidShape, errorMessage(err), nil)
+		e, ok := errors.AsType[*Error](err)
+		if !ok { // the registry's call path returns only *Error
+			e = serverError(err.Error(), "")
 		}
+		var details map[string]any
+		switch {
+		case e.ParameterErrors != nil:
+			details = map[string]any{"parameter_errors": e.ParameterErrors}
+		case e.MissingRequirements != nil:
+			details = map[string]any{"missing_requirements": e.MissingRequirements}
+		}
+		h.fail(w, restCodeOf(e), e.Message, details)
 		return
 	}
 	out := restResult{

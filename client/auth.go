@@ -33,6 +33,8 @@ func (s *JWTSigner) token(now time.Time) (string, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(life)),
 		Subject:   s.Subject,
+		// A random id, so that two tokens signed in the same second differ.
+		ID: otc.NewCallID(),
 	}
 	if s.Audience != "" {
 		claims.Audience = jwt.ClaimStrings{s.Audience}
