@@ -21,21 +21,26 @@ func decodeCatalog(body []byte) ([]otc.ToolDefinition, error) {
 			return nil, fmt.Errorf("the catalog is not valid JSON: %w", err)
 		}
 	case len(body) > 0 && body[0] == '{':
-		var obj struct {
-			Tools *[]json.RawMessage `json:"tools"`
-			Items *[]json.RawMessage `json:"items"`
-		}
+		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(body, &obj); err != nil {
 			return nil, fmt.Errorf("the catalog is not valid JSON: %w", err)
 		}
+		tools, hasTools := obj["tools"]
+		items, hasItems := obj["items"]
 		switch {
-		case obj.Tools != nil:
-			list = *obj.Tools
-		case obj.Items != nil:
-			list = *obj.Items
-		default:
+		case hasTools && !isJSONNull(tools):
+			if err := json.Unmarshal(tools, &list); err != nil {
+				return nil, fmt.Errorf(`the catalog's "tools": %w`, err)
+			}
+		case hasItems && !isJSONNull(items):
+			if err := json.Unmarshal(items, &list); err != nil {
+				return nil, fmt.Errorf(`the catalog's "items": %w`, err)
+			}
+		case !hasTools && !hasItems:
 			return nil, errors.New(`the catalog has neither "tools" nor "items"`)
 		}
+		// Otherwise the key holds null, which a Go server encoding a nil
+		// slice sends for an empty catalog.
 	default:
 		return nil, errors.New("the catalog is not a JSON object or array")
 	}

@@ -161,8 +161,12 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	if c.agent == "" {
 		c.agent = DefaultUserAgent
 	}
-	if c.schema == "" {
+	switch c.schema {
+	case "":
 		c.schema = otc.SchemaOTC
+	case otc.SchemaOTC, otc.SchemaOXP, otc.SchemaOpenAPI:
+	default:
+		return nil, fmt.Errorf("otc client: Options.Schema %q is not a spelling of protocol 1.0; use otc.SchemaOTC or otc.SchemaOXP", c.schema)
 	}
 	if c.maxBytes <= 0 {
 		c.maxBytes = DefaultMaxResponseBytes
@@ -180,14 +184,14 @@ func New(baseURL string, opts *Options) (*Client, error) {
 func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 	resp, err := c.do(ctx, http.MethodGet, "/tools", nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("otc client: list tools: %w", err)
 	}
 	if resp.status != http.StatusOK {
-		return nil, resp.failure()
+		return nil, fmt.Errorf("otc client: list tools: %w", resp.failure())
 	}
 	defs, err := decodeCatalog(resp.body)
 	if err != nil {
-		return nil, resp.unexpected(err)
+		return nil, fmt.Errorf("otc client: list tools: %w", resp.unexpected(err))
 	}
 	return defs, nil
 }
@@ -198,10 +202,10 @@ func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 func (c *Client) Health(ctx context.Context) error {
 	resp, err := c.do(ctx, http.MethodGet, "/health", nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("otc client: health: %w", err)
 	}
 	if resp.status != http.StatusOK {
-		return resp.unexpected(nil)
+		return fmt.Errorf("otc client: health: %w", resp.unexpected(nil))
 	}
 	return nil
 }
@@ -253,7 +257,7 @@ func (c *Client) Call(ctx context.Context, toolID string, input any, opts *CallO
 			return res, err
 		}
 		if werr := sleep(ctx, c.retry.wait(attempt, te.RetryAfter)); werr != nil {
-			return res, errors.Join(err, werr)
+			return res, fmt.Errorf("%w; not retried: %w", err, werr)
 		}
 	}
 }
@@ -421,7 +425,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.agent)
@@ -429,16 +433,16 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if err := c.authorize(req); err != nil {
-		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	hresp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("otc client: %s %s: %w", method, u, err)
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	defer hresp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("otc client: %s %s: reading the response: %w", method, u, err)
+		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
 	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data}
 	if int64(len(data)) > c.maxBytes {
@@ -474,21 +478,29 @@ func (r *response) failure() error {
 	}
 	err := json.Unmarshal(r.body, &body)
 	if err == nil && body.Message != "" {
-		return &otc.Error{
+		return r.withStatus(&otc.Error{
 			Code:                code,
 			Message:             body.Message,
 			DeveloperMessage:    body.DeveloperMessage,
 			ParameterErrors:     body.ParameterErrors,
 			MissingRequirements: body.MissingRequirements,
-		}
+		})
 	}
 	if code == otc.CodeUnauthenticated || code == otc.CodeTooLarge {
-		return &otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: r.unexpected(err).Error()}
+		// A proxy's answer, most likely: keep the class, and say what came.
+		dev := fmt.Sprintf("the body is not the protocol's JSON (Content-Type %q); it starts %q", r.contentType, r.body[:min(len(r.body), maxQuoted)])
+		return r.withStatus(&otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: dev})
 	}
 	if err == nil {
 		err = errors.New(`the error body has no "message"`)
 	}
 	return r.unexpected(err)
+}
+
+// withStatus wraps e with the request and the status, which its message
+// does not carry, so that the error reads well in a log line on its own.
+func (r *response) withStatus(e *otc.Error) error {
+	return fmt.Errorf("%s %s: status %d: %w", r.method, r.url, r.status, e)
 }
 
 // unexpected wraps a response the client cannot use.
@@ -527,7 +539,7 @@ type ResponseError struct {
 // Error says the status and quotes the start of the body.
 func (e *ResponseError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "otc client: %s %s: unexpected response %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	fmt.Fprintf(&b, "%s %s: unexpected response %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}

@@ -49,6 +49,9 @@ func run(ctx context.Context, url string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listing tools: %w", err)
 	}
+	if len(defs) == 0 {
+		return errors.New("the server lists no tools")
+	}
 	tools := client.NewToolset(defs)
 	fmt.Fprintf(out, "%d tools:\n", len(defs))
 	for _, d := range defs {
