@@ -71,6 +71,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 )
 
 // Tool describes a tool to [Register]. ID, Version and Description are
@@ -243,4 +244,24 @@ type CallContext struct {
 	Authorization []ToolAuthorization `json:"authorization,omitempty"`
 	Secrets       []ToolSecret        `json:"secrets,omitempty"`
 	UserID        string              `json:"user_id,omitempty"`
+}
+
+// LogValue logs the call context with the ids of its secrets and tokens
+// and never their values, which slog's JSON handler would otherwise
+// encode.
+func (c CallContext) LogValue() slog.Value {
+	ids := func(n int, id func(int) string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(id(i))
+		}
+		return b.String()
+	}
+	return slog.GroupValue(
+		slog.String("user_id", c.UserID),
+		slog.String("secrets", ids(len(c.Secrets), func(i int) string { return c.Secrets[i].ID })),
+		slog.String("authorization", ids(len(c.Authorization), func(i int) string { return c.Authorization[i].ID })))
 }

@@ -161,7 +161,7 @@ func decodeNormalized[T any](input []byte, v *T) bool {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
 	var doc any
-	if dec.Decode(&doc) != nil {
+	if dec.Decode(&doc) != nil || dec.More() {
 		return false
 	}
 	normalized, err := json.Marshal(integralNumbers(doc))
@@ -521,6 +521,16 @@ type CallRequest struct {
 	Context CallContext
 }
 
+// LogValue hides the secrets and tokens of the call context, which
+// slog's JSON handler would otherwise encode with their values.
+func (r CallRequest) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("tool_id", r.ToolID),
+		slog.String("call_id", r.CallID),
+		slog.String("trace_id", r.TraceID),
+		slog.Any("context", r.Context))
+}
+
 // CallResult is the outcome of a call that reached the tool function.
 type CallResult struct {
 	// CallID is the request's call id, or the one generated for it.
@@ -554,6 +564,9 @@ type CallResult struct {
 // ctx is passed to the function, with the call's metadata added; its
 // cancellation is the function's signal to stop.
 func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, error) {
+	if req == nil {
+		return CallResult{}, serverError("The call request is missing", "Registry.Call was given a nil *CallRequest")
+	}
 	if !isObjectOrNull(req.Input) {
 		return CallResult{}, serverError("The input must be a JSON object", "input must be a JSON object mapping parameter names to values, or null")
 	}
