@@ -231,25 +231,17 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The catalog array is encoded once per registry snapshot; only the
+	// few bytes around it are written per request, so a large catalog is
+	// never copied.
 	tools := h.reg.current.Load().encodedCatalog()
-	buf := make([]byte, 0, len(tools)*(1+btoi(h.items))+len(schema)+48)
-	buf = append(buf, `{"$schema":`...)
-	buf = appendJSONString(buf, schema)
-	buf = append(buf, `,"tools":`...)
-	buf = append(buf, tools...)
+	head := appendJSONString([]byte(`{"$schema":`), schema)
+	head = append(head, `,"tools":`...)
+	parts := [][]byte{head, tools}
 	if h.items {
-		buf = append(buf, `,"items":`...)
-		buf = append(buf, tools...)
+		parts = append(parts, []byte(`,"items":`), tools)
 	}
-	buf = append(buf, '}')
-	writeBody(w, http.StatusOK, buf)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	writeBody(w, http.StatusOK, append(parts, []byte("}"))...)
 }
 
 // callBody is the body of POST /tools/call. Unknown fields are refused,
@@ -496,15 +488,23 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, b)
 }
 
-// writeBody sends a JSON body. A failed write means the client has gone;
-// there is no one left to tell.
-func writeBody(w http.ResponseWriter, status int, body []byte) {
+// writeBody sends a JSON body, given in one or more parts. A failed write
+// means the client has gone; there is no one left to tell.
+func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	hdr.Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
 }
 
 // bufferPool recycles request and response buffers. Buffers that grew past

@@ -1,10 +1,17 @@
 // Command calculator is an example tool server. It serves, at the root of
 // its address, the tools of the protocol's example exchanges,
 // Calculator.Add and Doorbell.Ring, and a third tool, Signer.Sign, that
-// shows how a secret reaches a tool.
+// shows how a secret reaches a tool. The same tools are served as a REST
+// API under /v1/.
 //
 //	go run ./examples/calculator              # listens on 127.0.0.1:8080
 //	go run ./examples/calculator -addr :9000
+//
+// Authentication is off unless the environment turns it on: OTC_API_KEY
+// requires that key in the OXP-API-Key header; OTC_JWT_SECRET (at least 32
+// bytes) requires an HS256 bearer token signed with it, whose audience,
+// when it has one, must be in the comma-separated OTC_JWT_AUDIENCE. With
+// both set, either credential is accepted. /health is always open.
 package main
 
 import (
@@ -20,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -125,14 +133,65 @@ func run(addr string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	auth, methods, err := authenticatorFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	logger.Info("calculator: serving OTC tools", "url", "http://"+ln.Addr().String())
+	logger.Info("calculator: serving OTC tools",
+		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "auth", methods)
 	srv := &http.Server{
-		Handler:           otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger}),
+		Handler:           newServer(reg, auth, logger),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	return srv.Serve(ln)
+}
+
+// newServer serves the registry over OTC at the root and as the REST API
+// under /v1/, both behind the same authentication (nil for none).
+func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Logger: logger, Authenticator: auth})))
+	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth}))
+	return mux
+}
+
+// authenticatorFromEnv turns authentication on when the environment says
+// so: OTC_API_KEY accepts that key in the OXP-API-Key header, and
+// OTC_JWT_SECRET accepts HS256 bearer tokens signed with it, whose "aud",
+// when present, must be one of the comma-separated OTC_JWT_AUDIENCE. With
+// both, either passes. methods names what is on, for the log.
+func authenticatorFromEnv(getenv func(string) string) (auth otc.Authenticator, methods string, err error) {
+	var auths []otc.Authenticator
+	var names []string
+	if key := getenv("OTC_API_KEY"); key != "" {
+		a, err := otc.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": key})
+		if err != nil {
+			return nil, "", err
+		}
+		auths, names = append(auths, a), append(names, "api_key")
+	}
+	if secret := getenv("OTC_JWT_SECRET"); secret != "" {
+		var audiences []string
+		for _, a := range strings.Split(getenv("OTC_JWT_AUDIENCE"), ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				audiences = append(audiences, a)
+			}
+		}
+		a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(secret), Audiences: audiences})
+		if err != nil {
+			return nil, "", fmt.Errorf("OTC_JWT_SECRET: %w", err)
+		}
+		auths, names = append(auths, a), append(names, "jwt")
+	}
+	switch len(auths) {
+	case 0:
+		return nil, "none", nil
+	case 1:
+		return auths[0], names[0], nil
+	}
+	return otc.AnyOf(auths...), strings.Join(names, "+"), nil
 }

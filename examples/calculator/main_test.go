@@ -359,7 +359,12 @@ func writeGolden(t *testing.T, path string, g goldenFile, status int, header htt
 func startMain(t *testing.T, args string) (*exec.Cmd, <-chan string) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0])
-	cmd.Env = append(os.Environ(), mainArgsEnv+"="+args)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTC_") { // the child runs without authentication
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, mainArgsEnv+"="+args)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -399,6 +404,7 @@ func TestMain_ServesOnAddr(t *testing.T) {
 	line := nextLine(t, lines)
 	assert.Contains(t, line, "level=INFO")
 	assert.Contains(t, line, `msg="calculator: serving OTC tools"`)
+	assert.Contains(t, line, "auth=none", "without OTC_API_KEY or OTC_JWT_SECRET, authentication is off")
 	m := regexp.MustCompile(`\burl=(http://127\.0\.0\.1:(\d+))(\s|$)`).FindStringSubmatch(line)
 	require.NotNil(t, m, "the line must give the URL it listens on: %s", line)
 	require.NotEqual(t, "0", m[2], "the logged port must be the one chosen, not 0")
