@@ -60,11 +60,19 @@
 // A tool sees only the secrets and authorization tokens it declared in
 // [Tool.Requirements]. The context is cancelled when the client goes away.
 //
+// # Authentication
+//
+// [HandlerOptions.Authenticator] makes the server require credentials:
+// [NewAPIKeyAuth] for the OXP-API-Key header, [NewJWTAuth] for HS256
+// bearer tokens, [AnyOf] to accept either, or an [AuthenticatorFunc] of
+// your own. A tool reads who called with [CallerIdentity].
+//
 // # Other wire formats
 //
 // [Registry.Call] is the protocol-neutral call path: resolve the tool, check
 // its requirements, validate the input, run the function and time it. The
-// OTC [Handler] is one adapter over it.
+// OTC [Handler] is one adapter over it; [RESTHandler], serving the same
+// tools as a plain REST API, is another.
 package otc
 
 import (
