@@ -142,17 +142,24 @@ func (h *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
 	if v == nil {
 		return
 	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	h.logger.ErrorContext(r.Context(), "otc: handler panicked",
-		slog.String("path", r.URL.Path),
-		slog.String("panic", describePanic(v)),
-		slog.String("stack", string(debug.Stack())))
+	logFault(h.logger, r, v)
 	h.writeJSON(w, http.StatusInternalServerError, errorBody{
 		Schema:  h.schema,
 		Message: "The tool server failed unexpectedly",
 	})
+}
+
+// logFault logs a panic recovered in a handler, with its stack. It
+// re-panics http.ErrAbortHandler, which a handler panics with on purpose
+// to abort a response, so that net/http does what that asks.
+func logFault(logger *slog.Logger, r *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	logger.ErrorContext(r.Context(), "otc: handler panicked",
+		slog.String("path", r.URL.Path),
+		slog.String("panic", describePanic(v)),
+		slog.String("stack", string(debug.Stack())))
 }
 
 // allow answers 405 unless the request's method is one of methods.

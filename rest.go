@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 )
 
@@ -193,18 +192,13 @@ func requestID(r *http.Request) string {
 	return id
 }
 
+// recoverFault answers a JSON 500 if the handler itself panics.
 func (h *RESTHandler) recoverFault(w http.ResponseWriter, r *http.Request) {
 	v := recover()
 	if v == nil {
 		return
 	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	h.logger.ErrorContext(r.Context(), "otc: REST handler panicked",
-		slog.String("path", r.URL.Path),
-		slog.String("panic", describePanic(v)),
-		slog.String("stack", string(debug.Stack())))
+	logFault(h.logger, r, v)
 	h.fail(w, RESTHandlerError, "The tool server failed unexpectedly", nil)
 }
 
