@@ -1198,7 +1198,7 @@ func TestHandlerToolErrors(t *testing.T) {
 				require.NotNil(t, te.RetryAfterMS)
 				assert.Equal(t, tt.retryAfterMS, te.RetryAfterMS.String(), "retry_after_ms is whole milliseconds, rounded up, written as an integer")
 			}
-			assert.NotContains(t, string(r.body), "hidden-cause-detail", "ToolError.Err is never sent")
+			assert.NotContains(t, string(r.body), wireHiddenCause, "ToolError.Err is never sent")
 			assert.NotContains(t, te.Message, "loading profile", "a wrapped ToolError is sent as itself")
 		})
 	}

@@ -253,6 +253,10 @@ func (f *wireFixture) registerTools(t *testing.T) {
 	}
 }
 
+// wireHiddenCause is the text of a ToolError's Err, which must never reach
+// the wire.
+const wireHiddenCause = "hidden-cause-detail"
+
 // wireRaise returns the error Errors.Raise fails with in the given mode.
 func wireRaise(mode string) error {
 	switch mode {
@@ -263,7 +267,7 @@ func wireRaise(mode string) error {
 			CanRetry:                true,
 			AdditionalPromptContent: "ids: doorbell42,doorbell84",
 			RetryAfter:              500 * time.Millisecond,
-			Err:                     errors.New("hidden-cause-detail"),
+			Err:                     errors.New(wireHiddenCause),
 		}
 	case "retry_sub_ms":
 		return &otc.ToolError{Message: "Busy", CanRetry: true, RetryAfter: 1500 * time.Microsecond}

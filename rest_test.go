@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,7 +39,6 @@ const (
 	restTokenValue  = "rest-google-token-f3a917"
 	restOtherSecret = "rest-undeclared-secret-5e0b6c"
 	restPanicValue  = "rest-panic-value-77aa"
-	restHiddenCause = "rest-hidden-cause-0d9f"
 )
 
 // restMaxBody is the body limit of the fixture's two handlers.
@@ -188,7 +186,7 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 		case "nan":
 			return math.NaN(), nil
 		}
-		return 0, restRaise(in.Mode)
+		return 0, wireRaise(in.Mode)
 	}))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
@@ -227,36 +225,6 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 			return otc.ToolID(ctx), nil
 		}))
 	}
-}
-
-// restRaise returns the error Errors.Raise fails with in the given mode.
-func restRaise(mode string) error {
-	switch mode {
-	case "tool_error":
-		return &otc.ToolError{
-			Message:                 "Doorbell ID not found",
-			DeveloperMessage:        "The doorbell with ID 'doorbell1' does not exist.",
-			CanRetry:                true,
-			AdditionalPromptContent: "ids: doorbell42,doorbell84",
-			RetryAfter:              500 * time.Millisecond,
-			Err:                     errors.New(restHiddenCause),
-		}
-	case "retry_sub_ms":
-		return &otc.ToolError{Message: "Busy", CanRetry: true, RetryAfter: 1500 * time.Microsecond}
-	case "no_retry":
-		return &otc.ToolError{Message: "Quota exhausted"}
-	case "plain":
-		return errors.New("the upstream service refused the request")
-	case "wrapped":
-		return fmt.Errorf("loading profile: %w", &otc.ToolError{
-			Message: "Profile is locked", DeveloperMessage: "row lock held", CanRetry: true, RetryAfter: time.Second,
-		})
-	case "empty_tool_error":
-		return &otc.ToolError{}
-	case "empty_plain":
-		return errors.New("")
-	}
-	return fmt.Errorf("unknown mode %q", mode)
 }
 
 // restResponse is a response read in full.
@@ -1011,7 +979,7 @@ func TestRESTToolFailures(t *testing.T) {
 		{mode: "retry_sub_ms", code: otc.RESTExecutionError, message: "Busy", retryable: true, details: map[string]any{"retry_after_ms": json.Number("2")}},
 		{mode: "no_retry", code: otc.RESTExecutionError, message: "Quota exhausted"},
 		{mode: "plain", code: otc.RESTExecutionError, message: "the upstream service refused the request"},
-		{mode: "wrapped", code: otc.RESTExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held", "retry_after_ms": json.Number("1000")}},
+		{mode: "wrapped", code: otc.RESTExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held by another session", "retry_after_ms": json.Number("1000")}},
 		{mode: "empty_tool_error", code: otc.RESTExecutionError, message: "Tool 'Errors_Raise' failed"},
 		{mode: "empty_plain", code: otc.RESTExecutionError, message: "Tool 'Errors_Raise' failed"},
 		{mode: "panic", code: otc.RESTHandlerError, message: "Tool 'Errors_Raise' failed unexpectedly", devContains: restPanicValue},
@@ -1030,7 +998,7 @@ func TestRESTToolFailures(t *testing.T) {
 			} else {
 				assert.Equal(t, tt.details, e.Details)
 			}
-			assert.NotContains(t, string(r.body), restHiddenCause, "a tool error's cause is never sent")
+			assert.NotContains(t, string(r.body), wireHiddenCause, "a tool error's cause is never sent")
 			assert.NotContains(t, string(r.body), "goroutine ", "no stack trace in the body")
 			// The tool ran, so the answer says how long it took.
 			var doc restResultDoc
