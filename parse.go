@@ -1,0 +1,636 @@
+package otc
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file is the JSON parser for everything a client sends: request
+// envelopes and tool inputs. It reads a text once into a flat list of
+// nodes that the envelope decoders and the input validator then walk, so
+// that a body is parsed once however many steps look at it, and so that
+// field names are matched exactly: encoding/json matches names without
+// regard to case (and folds U+017F to "s"), which lets a body say one
+// thing to a case-sensitive gateway and another to this server.
+//
+// The parser keeps no values, only where each one lies in the text; strings
+// are unescaped, and numbers read, only when a check needs them. Its cost
+// is one pass over the bytes plus a node per value.
+
+// maxJSONDepth caps the nesting of arrays and objects. No tool input or
+// envelope needs more than a few levels; the cap keeps the recursive steps
+// that follow the parse shallow.
+const maxJSONDepth = 1000
+
+// nodeKind is the JSON type of a node.
+type nodeKind uint8
+
+const (
+	kindNull nodeKind = iota + 1
+	kindFalse
+	kindTrue
+	kindNumber
+	kindString
+	kindArray
+	kindObject
+)
+
+// Node flags.
+const (
+	flagEscaped  uint8 = 1 << iota // a string with escape sequences
+	flagFraction                   // a number with a decimal point
+	flagExponent                   // a number with an exponent
+	flagRepeated                   // an object in which a member name is repeated
+)
+
+// node is one JSON value. An array's elements follow it in the list, each
+// with its own subtree; an object's members follow it as pairs of a key
+// (a string node) and a value subtree.
+type node struct {
+	start, end int32 // the value's text, data[start:end]; quotes included for a string
+	next       int32 // index of the first node after this value's subtree
+	count      int32 // elements of an array, members of an object
+	kind       nodeKind
+	flags      uint8
+}
+
+// document is a parsed JSON text. Node 0 is the top-level value.
+type document struct {
+	data     []byte
+	nodes    []node
+	repeated bool // some object repeats a member name
+}
+
+// syntaxError is a JSON text that cannot be parsed. It names the byte
+// offset and never quotes the text beyond one character.
+type syntaxError struct {
+	offset int
+	msg    string
+	utf8   bool // the text is not valid UTF-8
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.offset) }
+
+// docPool recycles documents, so that parsing a body allocates nothing
+// once the pool is warm. Documents that grew large are dropped.
+var docPool = sync.Pool{New: func() any { return &document{nodes: make([]node, 0, 64)} }}
+
+const maxPooledNodes = 16 << 10
+
+// parseJSON parses data, which must hold exactly one JSON value. The
+// document refers to data, which must not change while it is in use.
+// Release it with releaseDocument.
+func parseJSON(data []byte) (*document, error) {
+	d := docPool.Get().(*document)
+	d.data, d.nodes, d.repeated = data, d.nodes[:0], false
+	p := parser{doc: d, data: data, list: d.nodes[:0]}
+	err := p.value()
+	if err == nil {
+		p.space()
+		if p.pos < len(data) {
+			err = p.fail("invalid character " + quoteByte(data[p.pos]) + " after the top-level value")
+		}
+	}
+	d.nodes = p.list
+	if err != nil {
+		releaseDocument(d)
+		return nil, err
+	}
+	return d, nil
+}
+
+// releaseDocument returns d to the pool. d may be nil.
+func releaseDocument(d *document) {
+	if d == nil || cap(d.nodes) > maxPooledNodes {
+		return
+	}
+	d.data = nil
+	docPool.Put(d)
+}
+
+// parser holds the state of one parse.
+type parser struct {
+	doc   *document
+	data  []byte
+	pos   int
+	depth int
+	list  []node // the nodes so far; becomes doc.nodes
+	// keys holds the key node indices of the objects being parsed,
+	// innermost last, for finding repeated names.
+	keys []int32
+	// sets holds, per depth, the names of an object too large for a
+	// linear search, reused from one object to the next.
+	sets []map[string]struct{}
+}
+
+func (p *parser) fail(msg string) error { return &syntaxError{offset: p.pos, msg: msg} }
+
+func (p *parser) space() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\r', '\n':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// push appends a node and returns its index.
+func (p *parser) push(kind nodeKind, start int) int32 {
+	p.list = append(p.list, node{kind: kind, start: int32(start)})
+	return int32(len(p.list) - 1)
+}
+
+// finish closes node i at the current position.
+func (p *parser) finish(i int32) {
+	n := &p.list[i]
+	n.end = int32(p.pos)
+	n.next = int32(len(p.list))
+}
+
+func (p *parser) value() error {
+	p.space()
+	if p.pos >= len(p.data) {
+		return p.fail("unexpected end of JSON input")
+	}
+	switch c := p.data[p.pos]; c {
+	case '{':
+		return p.object()
+	case '[':
+		return p.array()
+	case '"':
+		return p.string()
+	case 't':
+		return p.literal("true", kindTrue)
+	case 'f':
+		return p.literal("false", kindFalse)
+	case 'n':
+		return p.literal("null", kindNull)
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			return p.number()
+		}
+		return p.fail("invalid character " + quoteByte(c) + " looking for the beginning of a value")
+	}
+}
+
+func (p *parser) literal(word string, kind nodeKind) error {
+	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
+		for i := 0; i < len(word); i++ {
+			if p.pos+i >= len(p.data) {
+				p.pos += i
+				return p.fail("unexpected end of JSON input")
+			}
+			if p.data[p.pos+i] != word[i] {
+				p.pos += i
+				return p.fail("invalid character " + quoteByte(p.data[p.pos]) + " in literal " + word)
+			}
+		}
+	}
+	i := p.push(kind, p.pos)
+	p.pos += len(word)
+	p.finish(i)
+	return nil
+}
+
+func (p *parser) number() error {
+	i := p.push(kindNumber, p.pos)
+	data := p.data
+	if data[p.pos] == '-' {
+		p.pos++
+	}
+	digits := func() error {
+		start := p.pos
+		for p.pos < len(data) && '0' <= data[p.pos] && data[p.pos] <= '9' {
+			p.pos++
+		}
+		if p.pos == start {
+			if p.pos >= len(data) {
+				return p.fail("unexpected end of JSON input")
+			}
+			return p.fail("invalid character " + quoteByte(data[p.pos]) + " in numeric literal")
+		}
+		return nil
+	}
+	if p.pos < len(data) && data[p.pos] == '0' {
+		p.pos++
+	} else if err := digits(); err != nil {
+		return err
+	}
+	var flags uint8
+	if p.pos < len(data) && data[p.pos] == '.' {
+		p.pos++
+		flags |= flagFraction
+		if err := digits(); err != nil {
+			return err
+		}
+	}
+	if p.pos < len(data) && (data[p.pos] == 'e' || data[p.pos] == 'E') {
+		p.pos++
+		flags |= flagExponent
+		if p.pos < len(data) && (data[p.pos] == '+' || data[p.pos] == '-') {
+			p.pos++
+		}
+		if err := digits(); err != nil {
+			return err
+		}
+	}
+	p.list[i].flags = flags
+	p.finish(i)
+	return nil
+}
+
+func (p *parser) string() error {
+	i := p.push(kindString, p.pos)
+	data := p.data
+	p.pos++ // the opening quote
+	var flags uint8
+	for {
+		for p.pos < len(data) {
+			c := data[p.pos]
+			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+				break
+			}
+			p.pos++
+		}
+		if p.pos >= len(data) {
+			return p.fail("unexpected end of JSON input in a string")
+		}
+		switch c := data[p.pos]; {
+		case c == '"':
+			p.pos++
+			p.list[i].flags = flags
+			p.finish(i)
+			return nil
+		case c == '\\':
+			flags |= flagEscaped
+			if p.pos+1 >= len(data) {
+				p.pos++
+				return p.fail("unexpected end of JSON input in a string")
+			}
+			switch data[p.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.pos += 2
+			case 'u':
+				p.pos += 2
+				for range 4 {
+					if p.pos >= len(data) {
+						return p.fail("unexpected end of JSON input in a string")
+					}
+					if !isHex(data[p.pos]) {
+						return p.fail("invalid character " + quoteByte(data[p.pos]) + " in a \\u escape")
+					}
+					p.pos++
+				}
+			default:
+				p.pos++
+				return p.fail("invalid escape " + quoteByte(data[p.pos]) + " in a string")
+			}
+		case c < 0x20:
+			return p.fail("invalid control character " + quoteByte(c) + " in a string: escape it")
+		default:
+			r, size := utf8.DecodeRune(data[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return &syntaxError{offset: p.pos, msg: "invalid UTF-8 in a string", utf8: true}
+			}
+			p.pos += size
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (p *parser) array() error {
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", maxJSONDepth))
+	}
+	i := p.push(kindArray, p.pos)
+	p.pos++
+	p.space()
+	var count int32
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+	} else {
+		for {
+			if err := p.value(); err != nil {
+				return err
+			}
+			count++
+			p.space()
+			if p.pos >= len(p.data) {
+				return p.fail("unexpected end of JSON input in an array")
+			}
+			if c := p.data[p.pos]; c == ',' {
+				p.pos++
+				continue
+			} else if c != ']' {
+				return p.fail("invalid character " + quoteByte(c) + " after an array element")
+			}
+			p.pos++
+			break
+		}
+	}
+	p.list[i].count = count
+	p.finish(i)
+	p.depth--
+	return nil
+}
+
+// linearKeys is the number of members up to which an object's names are
+// compared one by one; past it they go in a map.
+const linearKeys = 16
+
+func (p *parser) object() error {
+	if p.depth++; p.depth > maxJSONDepth {
+		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", maxJSONDepth))
+	}
+	i := p.push(kindObject, p.pos)
+	p.pos++
+	p.space()
+	base := len(p.keys)
+	var set map[string]struct{}
+	var count int32
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			p.space()
+			if p.pos >= len(p.data) {
+				return p.fail("unexpected end of JSON input in an object")
+			}
+			if c := p.data[p.pos]; c != '"' {
+				return p.fail("invalid character " + quoteByte(c) + " looking for the beginning of an object key")
+			}
+			k := int32(len(p.list))
+			if err := p.string(); err != nil {
+				return err
+			}
+			if p.list[i].flags&flagRepeated == 0 {
+				switch {
+				case set != nil:
+					set = p.addKey(set, k, i)
+				case count < linearKeys:
+					for _, prev := range p.keys[base:] {
+						if p.doc.sameString(prev, k, p.list) {
+							p.list[i].flags |= flagRepeated
+							p.doc.repeated = true
+							break
+						}
+					}
+					p.keys = append(p.keys, k)
+				default:
+					set = p.keySet()
+					for _, prev := range p.keys[base:] {
+						set[p.doc.stringValueIn(prev, p.list)] = struct{}{}
+					}
+					set = p.addKey(set, k, i)
+				}
+			}
+			p.space()
+			if p.pos >= len(p.data) {
+				return p.fail("unexpected end of JSON input in an object")
+			}
+			if c := p.data[p.pos]; c != ':' {
+				return p.fail("invalid character " + quoteByte(c) + " after an object key")
+			}
+			p.pos++
+			if err := p.value(); err != nil {
+				return err
+			}
+			count++
+			p.space()
+			if p.pos >= len(p.data) {
+				return p.fail("unexpected end of JSON input in an object")
+			}
+			if c := p.data[p.pos]; c == ',' {
+				p.pos++
+				continue
+			} else if c != '}' {
+				return p.fail("invalid character " + quoteByte(c) + " after an object member")
+			}
+			p.pos++
+			break
+		}
+	}
+	p.keys = p.keys[:base]
+	p.list[i].count = count
+	p.finish(i)
+	p.depth--
+	return nil
+}
+
+// keySet returns the cleared name set of the current depth.
+func (p *parser) keySet() map[string]struct{} {
+	for len(p.sets) < p.depth {
+		p.sets = append(p.sets, nil)
+	}
+	s := p.sets[p.depth-1]
+	if s == nil {
+		s = make(map[string]struct{}, 2*linearKeys)
+		p.sets[p.depth-1] = s
+	} else {
+		clear(s)
+	}
+	return s
+}
+
+// addKey adds the name of key node k to set, flagging object obj when the
+// name is already there.
+func (p *parser) addKey(set map[string]struct{}, k, obj int32) map[string]struct{} {
+	name := p.doc.stringValueIn(k, p.list)
+	if _, dup := set[name]; dup {
+		p.list[obj].flags |= flagRepeated
+		p.doc.repeated = true
+		return set
+	}
+	set[name] = struct{}{}
+	return set
+}
+
+// quoteByte shows one byte of the text in an error message.
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return "'" + string(c) + "'"
+	}
+	return fmt.Sprintf("0x%02x", c)
+}
+
+// The accessors below read the document.
+
+func (d *document) kind(i int32) nodeKind { return d.nodes[i].kind }
+
+// raw returns the text of node i.
+func (d *document) raw(i int32) []byte { n := &d.nodes[i]; return d.data[n.start:n.end] }
+
+// members yields the key and value node indices of object i.
+func (d *document) members(i int32) iter.Seq2[int32, int32] {
+	return func(yield func(int32, int32) bool) {
+		k := i + 1
+		for range d.nodes[i].count {
+			v := k + 1
+			if !yield(k, v) {
+				return
+			}
+			k = d.nodes[v].next
+		}
+	}
+}
+
+// elements yields the index and node of each element of array i.
+func (d *document) elements(i int32) iter.Seq2[int, int32] {
+	return func(yield func(int, int32) bool) {
+		e := i + 1
+		for j := range int(d.nodes[i].count) {
+			if !yield(j, e) {
+				return
+			}
+			e = d.nodes[e].next
+		}
+	}
+}
+
+// member returns the value node of the member of object i named name, or
+// -1. With a repeated name it returns the first; callers that care check
+// flagRepeated.
+func (d *document) member(i int32, name string) int32 {
+	for k, v := range d.members(i) {
+		if d.stringIs(k, name) {
+			return v
+		}
+	}
+	return -1
+}
+
+// stringBytes returns the content of string node i between its quotes,
+// unescaped. When the string has no escapes it is a slice of the text,
+// not a copy; otherwise it is appended to buf.
+func (d *document) stringBytes(i int32, buf []byte) []byte {
+	return stringBytesIn(d.data, &d.nodes[i], buf)
+}
+
+func stringBytesIn(data []byte, n *node, buf []byte) []byte {
+	s := data[n.start+1 : n.end-1]
+	if n.flags&flagEscaped == 0 {
+		return s
+	}
+	return unescape(buf[:0], s)
+}
+
+// stringValue returns string node i as a Go string (a copy).
+func (d *document) stringValue(i int32) string {
+	return d.stringValueIn(i, d.nodes)
+}
+
+func (d *document) stringValueIn(i int32, list []node) string {
+	var buf [64]byte
+	return string(stringBytesIn(d.data, &list[i], buf[:0]))
+}
+
+// stringIs reports whether string node i equals s.
+func (d *document) stringIs(i int32, s string) bool {
+	n := &d.nodes[i]
+	if n.flags&flagEscaped == 0 {
+		return string(d.data[n.start+1:n.end-1]) == s
+	}
+	var buf [64]byte
+	return string(unescape(buf[:0], d.data[n.start+1:n.end-1])) == s
+}
+
+// sameString reports whether string nodes a and b (in list) hold the same
+// text once unescaped.
+func (d *document) sameString(a, b int32, list []node) bool {
+	na, nb := &list[a], &list[b]
+	if (na.flags|nb.flags)&flagEscaped == 0 {
+		return bytes.Equal(d.data[na.start+1:na.end-1], d.data[nb.start+1:nb.end-1])
+	}
+	var ba, bb [64]byte
+	return bytes.Equal(stringBytesIn(d.data, na, ba[:0]), stringBytesIn(d.data, nb, bb[:0]))
+}
+
+// repeatedName returns a member name that object i repeats, or "".
+func (d *document) repeatedName(i int32) string {
+	if d.nodes[i].flags&flagRepeated == 0 {
+		return ""
+	}
+	seen := make(map[string]bool, d.nodes[i].count)
+	for k := range d.members(i) {
+		name := d.stringValue(k)
+		if seen[name] {
+			return name
+		}
+		seen[name] = true
+	}
+	return ""
+}
+
+// unescape appends the unescaped form of s, the content of a valid JSON
+// string, to dst. Invalid surrogates become U+FFFD, as encoding/json does.
+func unescape(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			j := bytes.IndexByte(s[i:], '\\')
+			if j < 0 {
+				return append(dst, s[i:]...)
+			}
+			dst = append(dst, s[i:i+j]...)
+			i += j
+			continue
+		}
+		switch s[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(s[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2 := utf16.DecodeRune(r, hex4(s[i+2:i+6])); r2 != utf8.RuneError {
+						dst = utf8.AppendRune(dst, r2)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+// hex4 reads four hex digits, already checked by the parser.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
