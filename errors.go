@@ -9,13 +9,14 @@ import (
 	"time"
 )
 
-// Code is the class of an [Error]: one of the error classes of SPEC §6
-// that a server reports before, or instead of, running a tool function.
+// Code is the class of an [Error]: one of the error classes a server
+// reports before, or instead of, running a tool function.
 // Tool execution errors are not a Code: they are [*ToolError] values,
 // carried in a successful response.
 type Code int
 
-// The error classes, in the order of SPEC §6.
+// The error classes. The first four are the protocol's; the last is this
+// library's, for a client too slow to send its request.
 const (
 	// CodeServerError: anything before the function runs that is not input
 	// validation: a malformed request, an unsupported $schema, an unknown
@@ -27,10 +28,14 @@ const (
 	CodeTooLarge
 	// CodeInvalidInput: the input does not match the tool's input schema.
 	CodeInvalidInput
+	// CodeRequestTimeout: the request body did not arrive in time (see
+	// [HandlerOptions.BodyReadTimeout]).
+	CodeRequestTimeout
 )
 
 // HTTPStatus is the status an OTC server answers for the class, as in the
-// table of SPEC §6. A code outside the list maps to 500.
+// protocol's table of errors (see the README). A code outside the list
+// maps to 500.
 func (c Code) HTTPStatus() int {
 	switch c {
 	case CodeServerError:
@@ -41,6 +46,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusRequestEntityTooLarge // 413
 	case CodeInvalidInput:
 		return http.StatusUnprocessableEntity // 422
+	case CodeRequestTimeout:
+		return http.StatusRequestTimeout // 408
 	}
 	return http.StatusInternalServerError
 }
@@ -56,6 +63,8 @@ func (c Code) String() string {
 		return "too_large"
 	case CodeInvalidInput:
 		return "invalid_input"
+	case CodeRequestTimeout:
+		return "request_timeout"
 	}
 	return "unknown"
 }

@@ -5,19 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
 // DefaultMaxBodyBytes is the default limit on a request body: 4 MiB.
 const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultBodyReadTimeout is the default limit on the time a client may
+// take to send a request body: 30 seconds, enough for the largest body at
+// the default limit over a slow link.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // HandlerOptions configures a [Handler]. The zero value, and nil, give the
 // defaults described on each field.
@@ -41,14 +47,28 @@ type HandlerOptions struct {
 	// registry's logger. Tool panics are logged by the registry.
 	Logger *slog.Logger
 
+	// BodyReadTimeout bounds the time a client may take to send a request
+	// body, from when the handler starts reading it; a client that trickles
+	// its body is answered 408 and cut off, so that it cannot hold a
+	// goroutine and a buffer for as long as it likes. Zero means
+	// DefaultBodyReadTimeout; a negative value means no limit.
+	//
+	// The limit is set with [http.ResponseController], so it holds however
+	// the handler is mounted, provided the ResponseWriter it is given can
+	// set deadlines (middleware that wraps the writer must implement
+	// Unwrap). A server's own ReadTimeout still applies when it is
+	// shorter. Either limit covers the body only: once it has been read,
+	// net/http lifts the read deadline, so a tool may run longer.
+	BodyReadTimeout time.Duration
+
 	// Authenticator, when set, must accept a request before the catalog is
-	// listed or a tool called (SPEC §8); GET /health is never
-	// authenticated. Nil means no authentication, and the Authorization
-	// header is ignored. See [NewAPIKeyAuth], [NewJWTAuth] and [AnyOf].
+	// listed or a tool called; GET /health is never authenticated. Nil
+	// means no authentication, and the Authorization header is ignored.
+	// See [NewAPIKeyAuth], [NewJWTAuth] and [AnyOf].
 	Authenticator Authenticator
 }
 
-// Handler serves a [Registry] over OTC/OXP 1.0 HTTP (SPEC §1):
+// Handler serves a [Registry] over OTC/OXP 1.0 HTTP:
 //
 //	GET  /tools       the catalog
 //	POST /tools/call  call a tool
@@ -61,6 +81,7 @@ type HandlerOptions struct {
 type Handler struct {
 	reg     *Registry
 	maxBody int64
+	timeout time.Duration
 	schema  string
 	items   bool
 	logger  *slog.Logger
@@ -81,7 +102,8 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 	if opts == nil {
 		opts = &HandlerOptions{}
 	}
-	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
+	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, timeout: bodyTimeout(opts.BodyReadTimeout),
+		schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
@@ -211,30 +233,22 @@ func (h *Handler) health(w http.ResponseWriter) {
 }
 
 // listTools answers GET /tools. The request may carry a JSON body holding
-// only $schema (SPEC §1).
+// only $schema.
 func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 	schema := h.schema
 	if r.ContentLength != 0 {
-		body, rerr := readBody(w, r, h.maxBody)
+		body, rerr := readBody(w, r, h.maxBody, h.timeout)
 		defer releaseBuffer(body)
 		if rerr != nil {
 			h.writeError(w, schema, rerr)
 			return
 		}
-		if len(bytes.TrimSpace(body.Bytes())) > 0 {
-			var req struct {
-				Schema *string `json:"$schema"`
-			}
-			if err := decodeObject(body.Bytes(), &req); err != nil {
-				h.writeError(w, sentSchema(body.Bytes(), schema), err)
+		if b := body.Bytes(); len(bytes.TrimSpace(b)) > 0 {
+			sent, err := readListBody(b)
+			schema, err = negotiateSchema(schema, sent, err)
+			if err != nil {
+				h.writeError(w, schema, err)
 				return
-			}
-			if req.Schema != nil {
-				if !supportedSchema(*req.Schema) {
-					h.writeError(w, schema, unsupportedSchema(*req.Schema))
-					return
-				}
-				schema = *req.Schema
 			}
 		}
 	}
@@ -251,51 +265,146 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, http.StatusOK, append(parts, []byte("}"))...)
 }
 
-// callBody is the body of POST /tools/call. Unknown fields are refused,
-// here and in request (SPEC §4).
-type callBody struct {
-	Schema  *string      `json:"$schema"`
-	Request *callRequest `json:"request"`
+// callShape describes the body of a call for messages.
+const callShape = `the body is {"$schema": string, "request": {"tool_id": string, "call_id": string, "trace_id": string, "input": object, "context": object}}`
+
+// negotiateSchema returns the $schema spelling of the answer to a body
+// that named sent (nil for none) and was read with err: the spelling sent
+// when it is supported, whatever else is wrong with the body, so that the
+// answer echoes it. A body without other faults that names an unsupported
+// spelling gets that error.
+func negotiateSchema(def string, sent *string, err error) (string, error) {
+	switch {
+	case sent == nil:
+		return def, err
+	case supportedSchema(*sent):
+		return *sent, err
+	case err == nil:
+		return def, unsupportedSchema(*sent)
+	}
+	return def, err
 }
 
-// callRequest is the request object of a call. The context is decoded on
-// its own, because unlike the rest it may carry fields this server does
-// not know.
-type callRequest struct {
-	ToolID  *string         `json:"tool_id"`
-	CallID  string          `json:"call_id"`
-	TraceID string          `json:"trace_id"`
-	Input   json.RawMessage `json:"input"`
-	Context json.RawMessage `json:"context"`
+// sentSchema returns the string value of the body's top-level $schema, if
+// it has one.
+func sentSchema(d *document) *string {
+	if d.kind(0) != kindObject {
+		return nil
+	}
+	if v := d.member(0, "$schema"); v >= 0 && d.kind(v) == kindString {
+		s := d.stringValue(v)
+		return &s
+	}
+	return nil
 }
 
-// callTool answers POST /tools/call, following the order of checks of
-// SPEC §4: body, $schema, tool, requirements, input, call.
+// readListBody reads the optional body of GET /tools: an object holding
+// at most $schema. It returns the $schema sent, if any.
+func readListBody(body []byte) (*string, error) {
+	const shape = `the body of GET /tools may hold only {"$schema": string}`
+	d, err := parseJSON(body)
+	if err != nil {
+		return nil, bodyError(body, err, shape)
+	}
+	defer releaseDocument(d)
+	sent := sentSchema(d)
+	if d.kind(0) != kindObject {
+		return nil, serverError("The request body must be a JSON object", shape)
+	}
+	fs := []field{{name: "$schema"}}
+	if err := readFields(d, 0, "", fs, true, shape); err != nil {
+		return sent, err
+	}
+	_, err = optString(d, fs[0].node, "$schema", shape)
+	return sent, err
+}
+
+// readCall reads the body of a call (parsed into d) into the registry's
+// protocol-neutral form, checking it as the protocol's first step asks: a
+// JSON object with a request object, known fields only, each once.
+func readCall(d *document) (req *CallRequest, err error) {
+	if d.kind(0) != kindObject {
+		return nil, serverError("The request body must be a JSON object", callShape)
+	}
+	top := []field{{name: "$schema"}, {name: "request"}}
+	err = readFields(d, 0, "", top, true, `the body accepts "$schema" and "request"`)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = optString(d, top[0].node, "$schema", callShape); err != nil {
+		return nil, err
+	}
+	ri := top[1].node
+	if ri < 0 || d.kind(ri) == kindNull {
+		return nil, serverError("The request field is required", `the body must be {"$schema": ..., "request": {"tool_id": ..., "input": {...}}}`)
+	}
+	if d.kind(ri) != kindObject {
+		return nil, wrongShape(d, ri, "request", "an object", callShape)
+	}
+	fs := []field{{name: "tool_id"}, {name: "call_id"}, {name: "trace_id"}, {name: "input"}, {name: "context"}}
+	err = readFields(d, ri, "request", fs, true, `"request" accepts "tool_id", "call_id", "trace_id", "input" and "context"`)
+	if err != nil {
+		return nil, err
+	}
+	req = &CallRequest{}
+	if fs[0].node < 0 || d.kind(fs[0].node) == kindNull {
+		return nil, serverError("request.tool_id is required", "tool_id names the tool to call: Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z")
+	}
+	if req.ToolID, err = optString(d, fs[0].node, "request.tool_id", callShape); err != nil {
+		return nil, err
+	}
+	if req.CallID, err = optString(d, fs[1].node, "request.call_id", callShape); err != nil {
+		return nil, err
+	}
+	if req.TraceID, err = optString(d, fs[2].node, "request.trace_id", callShape); err != nil {
+		return nil, err
+	}
+	if err := checkIDs(req.CallID, req.TraceID); err != nil {
+		return nil, err
+	}
+	if in := fs[3].node; in >= 0 {
+		if k := d.kind(in); k != kindObject && k != kindNull {
+			return nil, serverError("request.input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
+		}
+		req.Input, req.doc, req.root = d.raw(in), d, in
+	}
+	if ok, err := optObject(d, fs[4].node, "request.context", contextShape); err != nil {
+		return nil, err
+	} else if ok {
+		if err := readCallContext(d, fs[4].node, "request.context", &req.Context); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// callTool answers POST /tools/call, following the protocol's order of
+// checks: body, $schema, tool, requirements, input, call.
 func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	schema := h.schema
 	if h.unavailable.Load() {
 		h.writeError(w, schema, serverError("The tool server is temporarily unavailable", "the server is draining or not yet ready; retry later or elsewhere"))
 		return
 	}
-	body, rerr := readBody(w, r, h.maxBody)
+	body, rerr := readBody(w, r, h.maxBody, h.timeout)
 	defer releaseBuffer(body)
 	if rerr != nil {
 		h.writeError(w, schema, rerr)
 		return
 	}
-	var env callBody
-	if err := decodeObject(body.Bytes(), &env); err != nil {
-		h.writeError(w, sentSchema(body.Bytes(), schema), err)
+	b := body.Bytes()
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		h.writeError(w, schema, serverError("The request body must be a JSON object", "the body is JSON of another kind, or not JSON"))
 		return
 	}
-	if env.Schema != nil {
-		if !supportedSchema(*env.Schema) {
-			h.writeError(w, schema, unsupportedSchema(*env.Schema))
-			return
-		}
-		schema = *env.Schema
+	doc, err := parseJSON(b)
+	if err != nil {
+		h.writeError(w, schema, bodyError(b, err, `send a JSON object: {"request": {"tool_id": ..., "input": {...}}}`))
+		return
 	}
-	req, err := env.callRequest()
+	defer releaseDocument(doc)
+	req, err := readCall(doc)
+	schema, err = negotiateSchema(schema, sentSchema(doc), err)
 	if err != nil {
 		h.writeError(w, schema, err)
 		return
@@ -306,6 +415,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, schema, err)
 		return
 	}
+	armWriteDeadline(w, r)
 
 	bp := responsePool.Get().(*[]byte)
 	out := append((*bp)[:0], `{"$schema":`...)
@@ -336,47 +446,6 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// callRequest checks the request object and turns it into the registry's
-// protocol-neutral form.
-func (env *callBody) callRequest() (*CallRequest, error) {
-	req := env.Request
-	switch {
-	case req == nil:
-		return nil, serverError("The request field is required", `the body must be {"$schema": ..., "request": {"tool_id": ..., "input": {...}}}`)
-	case req.ToolID == nil:
-		return nil, serverError("request.tool_id is required", "tool_id names the tool to call: Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z")
-	case !isObjectOrNull(req.Input):
-		return nil, serverError("request.input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
-	}
-	out := &CallRequest{ToolID: *req.ToolID, CallID: req.CallID, TraceID: req.TraceID, Input: req.Input}
-	if !isNull(req.Context) {
-		if !isObjectOrNull(req.Context) {
-			return nil, serverError("request.context must be a JSON object", "context may hold authorization, secrets and user_id")
-		}
-		// Lenient: fields this server does not know are ignored, as the
-		// OpenAPI file allows.
-		if err := json.Unmarshal(req.Context, &out.Context); err != nil {
-			return nil, serverError("request.context is malformed", describeJSONError(err, "request.context"))
-		}
-	}
-	return out, nil
-}
-
-// sentSchema returns the $schema named by a body that failed strict
-// decoding (an unknown field, a field of the wrong type), when the body is
-// still a JSON object naming a supported spelling, so that the error echoes
-// the client's spelling as SPEC §2 asks; otherwise def. It runs only on
-// that error path.
-func sentSchema(body []byte, def string) string {
-	var v struct {
-		Schema *string `json:"$schema"`
-	}
-	if json.Unmarshal(body, &v) == nil && v.Schema != nil && supportedSchema(*v.Schema) {
-		return *v.Schema
-	}
-	return def
-}
-
 // unsupportedSchema is the error for a $schema this server does not speak
 // (SPEC §2).
 func unsupportedSchema(s string) *Error {
@@ -385,90 +454,75 @@ func unsupportedSchema(s string) *Error {
 		fmt.Sprintf("accepted $schema values: %s, %s, %s; leave $schema out for the latest", SchemaOTC, SchemaOXP, SchemaOpenAPI))
 }
 
-// readBody reads the request body within the size limit. The buffer comes
-// from a pool; the caller releases it, even on error.
-func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) (*bytes.Buffer, error) {
+// initialBodyBuffer is how much of a body's announced Content-Length is
+// reserved before any of it arrives. Past it, the buffer grows with the
+// bytes actually received, so a client that announces 4 MB and sends one
+// byte costs no more than one that announces one byte.
+const initialBodyBuffer = 16 << 10
+
+// bodyTimeout turns a BodyReadTimeout option into the limit to apply:
+// zero is the default, negative none (0).
+func bodyTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultBodyReadTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// readBody reads the request body within the size limit and, when timeout
+// is not zero, within that time. The buffer comes from a pool; the caller
+// releases it, even on error.
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout time.Duration) (*bytes.Buffer, error) {
 	if r.ContentLength > maxBody {
 		return nil, tooLarge(maxBody)
 	}
+	// net/http lifts the read deadline once the body has been read to
+	// its end (it then reads on, to notice the client leaving), so the
+	// limit covers the body only, never the tool's run.
+	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); timeout > 0 && (srv == nil || srv.ReadTimeout <= 0 || srv.ReadTimeout > timeout) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+	}
 	buf := getBuffer()
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return buf, tooLarge(maxBody)
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			return buf, &Error{
+				Code:             CodeRequestTimeout,
+				Message:          fmt.Sprintf("The request body did not arrive within %v", timeout),
+				DeveloperMessage: "send the whole body promptly; the server does not wait for slow clients",
+			}
+		}
 		return buf, serverError("The request body could not be read", err.Error())
 	}
-	if !utf8.Valid(buf.Bytes()) {
-		return buf, serverError("The request body is not valid UTF-8", "JSON text must be encoded as UTF-8 (RFC 8259)")
-	}
 	return buf, nil
+}
+
+// armWriteDeadline restarts the server's WriteTimeout, if it has one, as
+// the answer to a call is about to be written. net/http starts that clock
+// when the request's headers are read, so a tool that ran longer than the
+// timeout could not answer at all; restarted here, the timeout bounds the
+// writing of the answer, which is what it is for.
+func armWriteDeadline(w http.ResponseWriter, r *http.Request) {
+	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.WriteTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(srv.WriteTimeout))
+	}
 }
 
 func tooLarge(limit int64) *Error {
 	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("The request body is larger than the limit of %d bytes", limit)}
 }
 
-// decodeObject decodes a JSON object into v, refusing unknown fields and
-// anything after the object, and turns every failure into a server error
-// that says what was wrong without quoting the body.
-func decodeObject(body []byte, v any) error {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	switch {
-	case len(trimmed) == 0:
-		return serverError("The request body is empty", `send a JSON object: {"request": {"tool_id": ..., "input": {...}}}`)
-	case trimmed[0] != '{':
-		return serverError("The request body must be a JSON object", "the body is JSON of another kind, or not JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return serverError("The request body has the wrong shape: "+describeJSONError(err, ""), `the body is {"$schema": string, "request": {"tool_id": string, "call_id": string, "trace_id": string, "input": object, "context": object}}`)
-		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
-			return serverError("The request body is not valid JSON", describeJSONError(err, ""))
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-			return serverError("Unknown field "+truncate(field, 80),
-				`the body accepts "$schema" and "request"; "request" accepts "tool_id", "call_id", "trace_id", "input" and "context"`)
-		}
-		return serverError("The request body has the wrong shape", describeJSONError(err, ""))
-	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
-		return serverError("The request body has data after the JSON object", "send exactly one JSON object")
-	}
-	return nil
-}
-
-// describeJSONError explains a decoding error in terms of the protocol's
-// fields. It never quotes the input: a type error names the field and the
-// expected kind, a syntax error its position.
-func describeJSONError(err error, prefix string) string {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		field := joinPath(prefix, te.Field)
-		if field == "" {
-			field = "the value"
-		}
-		return fmt.Sprintf("%s must be %s, not %s", field, jsonKindOf(te.Type), strings.Fields(te.Value + " value")[0])
-	case errors.As(err, &se):
-		return fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON ends before it is complete"
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-// writeError answers err: an [*Error] with its class's status and body
-// (SPEC §6). Anything else is a fault of this library and answers 500,
+// writeError answers err: an [*Error] with its class's status and body. Anything else is a fault of this library and answers 500,
 // still as JSON.
 func (h *Handler) writeError(w http.ResponseWriter, schema string, err error) {
 	var e *Error

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -17,8 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/xeipuuv/gojsonschema"
 )
 
 // RegistryOptions configures a [Registry]. The zero value, and nil, are
@@ -83,14 +80,17 @@ type registeredTool struct {
 	key          string // "Toolkit.Tool"
 	def          ToolDefinition
 	encodedDef   []byte // def as JSON
-	validator    *gojsonschema.Schema
+	validator    *schemaNode
+	plan         *decodePlan // the input type's field names; nil when it has none
 	requirements *Requirements
 	invoke       invokeFunc
 }
 
 // invokeFunc decodes the validated input, runs the tool function and
-// encodes its result (nil for a tool that returns nothing).
-type invokeFunc func(ctx context.Context, input []byte) (json.RawMessage, error)
+// encodes its result (nil for a tool that returns nothing). When input does
+// not decode, integral is asked for the input with whole numbers in
+// integer form (nil when it has none to rewrite), and that is tried once.
+type invokeFunc func(ctx context.Context, input []byte, integral func() []byte) (json.RawMessage, error)
 
 // inputError marks an input that passed the schema but could not be decoded
 // into the function's input type. encodeError marks a result that cannot be
@@ -125,12 +125,15 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	if err != nil {
 		return err
 	}
-	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
+	rt.invoke = func(ctx context.Context, input []byte, integral func() []byte) (json.RawMessage, error) {
 		var in In
 		if err := json.Unmarshal(input, &in); err != nil {
-			if !decodeNormalized(input, &in) {
+			alt := integral()
+			var again In
+			if alt == nil || json.Unmarshal(alt, &again) != nil {
 				return nil, &inputError{err}
 			}
+			in = again
 		}
 		out, err := fn(ctx, in)
 		if err != nil || !hasOutput {
@@ -143,65 +146,6 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 		return b, nil
 	}
 	return r.add(rt)
-}
-
-// decodeNormalized decodes input into v once more, after reading it the way
-// the validator does. It runs only when a plain decode of input that passed
-// validation failed, so an ordinary call pays nothing. Two differences are
-// smoothed over:
-//   - a repeated key counts once, with its last value; json.Unmarshal into a
-//     struct still reports a type error met on an earlier, overridden value
-//     ({"a":"x","a":1});
-//   - a whole number written with a fraction or an exponent (5.0, 1e3) is an
-//     integer to JSON Schema, and models send them, but Go's decoder refuses
-//     it for an int field; it is rewritten in plain integer form.
-//
-// A value that still does not fit (1e20 for an int) fails as before.
-func decodeNormalized[T any](input []byte, v *T) bool {
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.UseNumber()
-	var doc any
-	if dec.Decode(&doc) != nil || dec.More() {
-		return false
-	}
-	normalized, err := json.Marshal(integralNumbers(doc))
-	if err != nil {
-		return false
-	}
-	var fresh T
-	if json.Unmarshal(normalized, &fresh) != nil {
-		return false
-	}
-	*v = fresh
-	return true
-}
-
-// integralNumbers rewrites, in place, every number of doc that is a whole
-// number within the range of int64 or uint64 into plain integer form.
-// Numbers are bounded by withinNumberLimits before they get here, so the
-// exact arithmetic stays cheap.
-func integralNumbers(doc any) any {
-	switch v := doc.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = integralNumbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = integralNumbers(e)
-		}
-	case json.Number:
-		if !strings.ContainsAny(string(v), ".eE") {
-			return v
-		}
-		if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() {
-			n := r.Num()
-			if n.IsInt64() || n.IsUint64() {
-				return json.Number(n.String())
-			}
-		}
-	}
-	return doc
 }
 
 // toolLabel names a tool in registration errors, even a malformed one.
@@ -265,13 +209,14 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		def:          def,
 		encodedDef:   encoded,
 		validator:    validator,
+		plan:         newDecodePlan(in),
 		requirements: def.Requirements,
 	}, output != nil, nil
 }
 
 // inputSchema builds the parameters schema of a tool and compiles its
 // validator, from the hand-written schema when there is one.
-func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *gojsonschema.Schema, error) {
+func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *schemaNode, error) {
 	base := in
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -517,8 +462,14 @@ type CallRequest struct {
 	TraceID string
 	// Input is the JSON object of parameters. Empty or JSON null means {}.
 	Input json.RawMessage
-	// Context carries the secrets, tokens and user id of SPEC §7.
+	// Context carries the secrets, authorization tokens and user id the
+	// caller sends for the tool (see [Requirements]).
 	Context CallContext
+
+	// doc, when set by a handler that parsed the body already, holds the
+	// input at node root; Input is then its text.
+	doc  *document
+	root int32
 }
 
 // LogValue hides the secrets and tokens of the call context, which
@@ -529,6 +480,23 @@ func (r CallRequest) LogValue() slog.Value {
 		slog.String("call_id", r.CallID),
 		slog.String("trace_id", r.TraceID),
 		slog.Any("context", r.Context))
+}
+
+// MaxIDLength is the longest call id or trace id a call may carry, in
+// bytes. A call id is echoed in the answer and both go to logs, so the
+// server bounds them; 128 bytes holds a UUID, a W3C trace id and the ids
+// agents generate. A longer one is refused before the tool is resolved.
+const MaxIDLength = 128
+
+// checkIDs refuses a call or trace id longer than MaxIDLength.
+func checkIDs(callID, traceID string) error {
+	for _, id := range []struct{ name, value string }{{"call_id", callID}, {"trace_id", traceID}} {
+		if len(id.value) > MaxIDLength {
+			return serverError(fmt.Sprintf("%s is longer than %d bytes", id.name, MaxIDLength),
+				fmt.Sprintf("%s is echoed back and logged, so it is limited to %d bytes: send a UUID or another short id", id.name, MaxIDLength))
+		}
+	}
+	return nil
 }
 
 // CallResult is the outcome of a call that reached the tool function.
@@ -567,8 +535,11 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	if req == nil {
 		return CallResult{}, serverError("The call request is missing", "Registry.Call was given a nil *CallRequest")
 	}
+	if err := checkIDs(req.CallID, req.TraceID); err != nil {
+		return CallResult{}, err
+	}
 	if !isObjectOrNull(req.Input) {
-		return CallResult{}, serverError("The input must be a JSON object", "input must be a JSON object mapping parameter names to values, or null")
+		return CallResult{}, errInputNotObject
 	}
 	t, err := r.resolve(req.ToolID)
 	if err != nil {
@@ -639,10 +610,18 @@ func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
 	return r.resolve(key)
 }
 
-// emptyObject is the input of a call that sent none.
-var emptyObject = []byte(`{}`)
+// emptyInput is the parsed input of a call that sent none. It is shared
+// and never released.
+var emptyInput = func() *document {
+	d, err := parseJSON([]byte(`{}`))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
 
-// call runs steps 4 to 6 of SPEC §4 on a resolved tool.
+// call runs the steps after resolution on a resolved tool: requirements,
+// input validation, the function.
 func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest) (CallResult, error) {
 	info, err := r.checkRequirements(ctx, t, req)
 	if err != nil {
@@ -650,30 +629,42 @@ func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest
 	}
 
 	start := time.Now()
-	input := []byte(req.Input)
-	if isNull(input) {
-		input = emptyObject
-	}
-	if !withinNumberLimits(input) {
-		return CallResult{}, &Error{
-			Code:            CodeInvalidInput,
-			Message:         invalidInputMessage,
-			ParameterErrors: map[string]string{rootKey: numberLimitMessage},
+	doc, root := req.doc, req.root
+	switch {
+	case doc == nil && isNull(req.Input), doc != nil && doc.kind(root) == kindNull:
+		doc, root = emptyInput, 0
+	case doc == nil:
+		d, err := parseJSON(req.Input)
+		if err != nil {
+			return CallResult{}, serverError("The input is not valid JSON", err.Error())
 		}
+		defer releaseDocument(d)
+		doc, root = d, 0
 	}
-	res, err := t.validator.Validate(gojsonschema.NewBytesLoader(input))
-	if err != nil {
-		return CallResult{}, serverError("The input is not valid JSON", err.Error())
+	if doc.kind(root) != kindObject {
+		return CallResult{}, errInputNotObject
 	}
-	if !res.Valid() {
-		return CallResult{}, &Error{
-			Code:            CodeInvalidInput,
-			Message:         invalidInputMessage,
-			ParameterErrors: parameterErrors(res.Errors()),
-		}
+	if errs := t.validator.validate(doc, root); errs != nil {
+		return CallResult{}, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
 	}
 
-	value, err := r.run(withCallInfo(ctx, info), t, input)
+	// The function sees parameters under their exact names only: members
+	// that match a field only by case are dropped (see decode.go).
+	input := doc.raw(root)
+	var edits []edit
+	if loose := t.plan.looseKeys(doc, root, nil); loose != nil {
+		edits = dropMembers(doc, loose, nil)
+		input = applyEdits(doc, root, slices.Clone(edits))
+	}
+	integral := func() []byte {
+		all := integralEdits(doc, root, slices.Clone(edits))
+		if len(all) == len(edits) {
+			return nil
+		}
+		return applyEdits(doc, root, all)
+	}
+
+	value, err := r.run(withCallInfo(ctx, info), t, input, integral)
 	result := CallResult{CallID: info.callID, Duration: time.Since(start)}
 	if err == nil {
 		result.Value = value
@@ -690,8 +681,8 @@ func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest
 	return result, nil
 }
 
-// invalidInputMessage is the message of every validation error (SPEC §6).
-const invalidInputMessage = "Some input parameters are invalid"
+// errInputNotObject is the error for an input that is JSON of another kind.
+var errInputNotObject = serverError("The input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
 
 // checkRequirements builds the call's metadata, holding only the secrets
 // and tokens the tool declared, or reports what the call context lacks.
@@ -766,7 +757,7 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 
 // run invokes the tool function, turning a panic into an error. The panic
 // value and stack go to the logger; the caller sees a fixed message.
-func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (value json.RawMessage, err error) {
+func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte, integral func() []byte) (value json.RawMessage, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			desc := describePanic(v)
@@ -778,7 +769,7 @@ func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (va
 			err = &panicError{desc: desc}
 		}
 	}()
-	return t.invoke(ctx, input)
+	return t.invoke(ctx, input, integral)
 }
 
 // panicError is a recovered panic of a tool function.

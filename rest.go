@@ -1,27 +1,27 @@
 package otc
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // This file serves a registry as the plain REST tool API that many agent
-// runtimes use (SPEC §9, seeds/004): a planner view, full definitions by
-// name, and invocation, with dotted error codes. It is an adapter over the
+// runtimes use: a planner view, full definitions by name, and invocation,
+// with dotted error codes. It is an adapter over the
 // same call path as the OTC handler, so validation, requirements and tool
 // behaviour are identical.
 
 // RESTSchemaVersion is the schema_version of the REST API's documents.
 const RESTSchemaVersion = "0.1.0"
 
-// The REST API's error codes. The first eight are the seed's; the last two
-// are this library's additions for authentication and the body limit,
-// which the seed does not cover.
+// The REST API's error codes. The first eight are the API's own; the last
+// three are this library's additions for authentication, the body limit
+// and slow clients, which the API does not cover.
 const (
 	RESTRouteNotFound    = "route.not_found"            // 404
 	RESTMethodNotAllowed = "request.method_not_allowed" // 405
@@ -33,10 +33,10 @@ const (
 	RESTHandlerError     = "tool.handler_error"         // 500
 	RESTUnauthenticated  = "request.unauthenticated"    // 401
 	RESTRequestTooLarge  = "request.too_large"          // 413
+	RESTRequestTimeout   = "request.timeout"            // 408
 )
 
-// restStatus maps each error code to its HTTP status, as the seed's table
-// does for invocation.
+// restStatus maps each error code to its HTTP status.
 func restStatus(code string) int {
 	switch code {
 	case RESTInvalidArgs, RESTInvalidJSON, RESTInvalidShape:
@@ -49,6 +49,8 @@ func restStatus(code string) int {
 		return http.StatusMethodNotAllowed
 	case RESTRequestTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case RESTRequestTimeout:
+		return http.StatusRequestTimeout
 	case RESTExecutionError, RESTHandlerError:
 		return http.StatusInternalServerError
 	}
@@ -64,8 +66,12 @@ type RESTOptions struct {
 	// Logger receives faults of the handler itself. Nil means the
 	// registry's logger.
 	Logger *slog.Logger
-	// Authenticator, when set, must accept every request (SPEC §8), as for
-	// the OTC [Handler]. Nil means no authentication.
+	// BodyReadTimeout bounds the time a client may take to send a request
+	// body, as [HandlerOptions.BodyReadTimeout] does for the OTC handler.
+	// Zero means DefaultBodyReadTimeout; a negative value means no limit.
+	BodyReadTimeout time.Duration
+	// Authenticator, when set, must accept every request, as for the OTC
+	// [Handler]. Nil means no authentication.
 	Authenticator Authenticator
 }
 
@@ -88,6 +94,7 @@ type RESTOptions struct {
 type RESTHandler struct {
 	reg     *Registry
 	maxBody int64
+	timeout time.Duration
 	logger  *slog.Logger
 	auth    Authenticator
 }
@@ -103,7 +110,7 @@ func NewRESTHandler(reg *Registry, opts *RESTOptions) *RESTHandler {
 	if opts == nil {
 		opts = &RESTOptions{}
 	}
-	h := &RESTHandler{reg: reg, maxBody: opts.MaxBodyBytes, logger: opts.Logger, auth: opts.Authenticator}
+	h := &RESTHandler{reg: reg, maxBody: opts.MaxBodyBytes, timeout: bodyTimeout(opts.BodyReadTimeout), logger: opts.Logger, auth: opts.Authenticator}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
@@ -235,6 +242,8 @@ func restCodeOf(e *Error) string {
 		return RESTUnauthenticated
 	case e.Code == CodeTooLarge:
 		return RESTRequestTooLarge
+	case e.Code == CodeRequestTimeout:
+		return RESTRequestTimeout
 	case e.Code == CodeInvalidInput:
 		return RESTInvalidArgs
 	case errors.Is(e, ErrToolNotFound):
@@ -281,15 +290,6 @@ func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
 	})
 }
 
-// invocation is the ToolInvocationRequest document. Fields it does not
-// name are ignored.
-type invocation struct {
-	SchemaVersion *string         `json:"schema_version"`
-	Args          json.RawMessage `json:"args"`
-	Context       json.RawMessage `json:"context"`
-	Trace         json.RawMessage `json:"trace"`
-}
-
 // invoke answers POST /tools/{name}:invoke through the registry's call
 // path.
 func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string) {
@@ -298,24 +298,33 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
 		return
 	}
-	body, err := readBody(w, r, h.maxBody)
+	body, err := readBody(w, r, h.maxBody, h.timeout)
 	defer releaseBuffer(body)
 	if err != nil {
 		code := RESTInvalidJSON
-		if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeTooLarge {
-			code = RESTRequestTooLarge
+		if e, ok := errors.AsType[*Error](err); ok && (e.Code == CodeTooLarge || e.Code == CodeRequestTimeout) {
+			code = restCodeOf(e)
 		}
 		h.fail(w, code, errorMessage(err), nil)
 		return
 	}
-	req, code, err := decodeInvocation(body.Bytes())
+	doc, err := parseJSON(body.Bytes())
 	if err != nil {
-		h.fail(w, code, err.Error(), nil)
+		h.fail(w, RESTInvalidJSON, restMessage(bodyError(body.Bytes(), err, invocationShape)), nil)
+		return
+	}
+	defer releaseDocument(doc)
+	req, err := readInvocation(doc)
+	if err != nil {
+		h.fail(w, RESTInvalidShape, restMessage(err), nil)
 		return
 	}
 	req.CallID = w.Header().Get("X-Request-Id")
 
 	res, err := h.reg.call(r.Context(), t, req)
+	if err == nil {
+		armWriteDeadline(w, r)
+	}
 	if err != nil {
 		e, ok := errors.AsType[*Error](err)
 		if !ok { // the registry's call path returns only *Error
@@ -355,55 +364,72 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 	h.writeJSON(w, status, out)
 }
 
-// decodeInvocation reads a ToolInvocationRequest into the registry's
-// protocol-neutral form, or says which error code the problem earns.
-func decodeInvocation(body []byte) (*CallRequest, string, error) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return nil, RESTInvalidJSON, errors.New(`The request body is empty; send {"schema_version": "0.1.0", "args": {...}}`)
+// invocationShape describes the invocation document for messages.
+const invocationShape = `send {"schema_version": "0.1.0", "args": {...}, "context": {...}, "trace": {"trace_id": ...}}`
+
+// restMessage is the message of a REST error answer: the REST API has no
+// developer message, so a malformed request's details are appended.
+func restMessage(err error) string {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return err.Error()
 	}
-	if !json.Valid(trimmed) {
-		var probe any
-		err := json.Unmarshal(trimmed, &probe)
-		return nil, RESTInvalidJSON, fmt.Errorf("The request body is not valid JSON: %s", describeJSONError(err, ""))
+	if e.DeveloperMessage == "" || e.Message == "The request body is empty" {
+		return e.Message
 	}
-	if trimmed[0] != '{' {
-		return nil, RESTInvalidShape, errors.New("The request body must be a JSON object")
+	return e.Message + ": " + e.DeveloperMessage
+}
+
+// readInvocation reads a ToolInvocationRequest document (parsed into d)
+// into the registry's protocol-neutral form. Fields it does not name are
+// ignored; the names it reads are matched exactly and may appear once.
+func readInvocation(d *document) (*CallRequest, error) {
+	if d.kind(0) != kindObject {
+		return nil, serverError("The request body must be a JSON object", "")
 	}
-	var inv invocation
-	if err := json.Unmarshal(trimmed, &inv); err != nil {
-		return nil, RESTInvalidShape, fmt.Errorf("The request body has the wrong shape: %s", describeJSONError(err, ""))
+	fs := []field{{name: "schema_version"}, {name: "args"}, {name: "context"}, {name: "trace"}}
+	if err := readFields(d, 0, "", fs, false, ""); err != nil {
+		return nil, err
 	}
+	switch v := fs[0].node; {
+	case v < 0 || d.kind(v) == kindNull:
+		return nil, serverError("schema_version is required", "")
+	case d.kind(v) != kindString:
+		return nil, wrongShape(d, v, "schema_version", "a string", invocationShape)
+	case !d.stringIs(v, RESTSchemaVersion):
+		return nil, serverError(fmt.Sprintf("schema_version '%s' is not supported; send %s", truncate(d.stringValue(v), 40), RESTSchemaVersion), "")
+	}
+	args := fs[1].node
 	switch {
-	case inv.SchemaVersion == nil:
-		return nil, RESTInvalidShape, errors.New("schema_version is required")
-	case *inv.SchemaVersion != RESTSchemaVersion:
-		return nil, RESTInvalidShape, fmt.Errorf("schema_version '%s' is not supported; send %s", truncate(*inv.SchemaVersion, 40), RESTSchemaVersion)
-	case inv.Args == nil:
-		return nil, RESTInvalidShape, errors.New("args is required: an object of the tool's arguments, {} for none")
-	case !isObjectOrNull(inv.Args) || isNull(inv.Args):
-		return nil, RESTInvalidShape, errors.New("args must be a JSON object")
-	case !isObjectOrNull(inv.Context):
-		return nil, RESTInvalidShape, errors.New("context must be a JSON object")
-	case !isObjectOrNull(inv.Trace):
-		return nil, RESTInvalidShape, errors.New("trace must be a JSON object")
+	case args < 0:
+		return nil, serverError("args is required: an object of the tool's arguments, {} for none", "")
+	case d.kind(args) != kindObject:
+		return nil, serverError("args must be a JSON object", "")
 	}
-	req := &CallRequest{Input: inv.Args}
-	if !isNull(inv.Context) {
-		if err := json.Unmarshal(inv.Context, &req.Context); err != nil {
-			return nil, RESTInvalidShape, fmt.Errorf("context is malformed: %s", describeJSONError(err, "context"))
+	req := &CallRequest{Input: d.raw(args), doc: d, root: args}
+	if ok, err := optObject(d, fs[2].node, "context", contextShape); err != nil {
+		return nil, err
+	} else if ok {
+		if err := readCallContext(d, fs[2].node, "context", &req.Context); err != nil {
+			return nil, err
 		}
 	}
-	if !isNull(inv.Trace) {
-		var trace struct {
-			TraceID string `json:"trace_id"`
+	if ok, err := optObject(d, fs[3].node, "trace", invocationShape); err != nil {
+		return nil, err
+	} else if ok {
+		ts := []field{{name: "trace_id"}}
+		if err := readFields(d, fs[3].node, "trace", ts, false, ""); err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(inv.Trace, &trace); err != nil {
-			return nil, RESTInvalidShape, fmt.Errorf("trace is malformed: %s", describeJSONError(err, "trace"))
+		var err error
+		if req.TraceID, err = optString(d, ts[0].node, "trace.trace_id", invocationShape); err != nil {
+			return nil, err
 		}
-		req.TraceID = trace.TraceID
+		if err := checkIDs("", req.TraceID); err != nil {
+			return nil, err
+		}
 	}
-	return req, "", nil
+	return req, nil
 }
 
 // toolErrorDetails carries the parts of a tool error that the REST Error

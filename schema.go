@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -242,20 +241,21 @@ func checkParameters(doc any) (undescribed string, err error) {
 	return "", nil
 }
 
-// compileValidator compiles an input schema for validation. Schemas are
-// read as JSON Schema draft 7, which the validator knows best; the
-// keywords the reflector writes mean the same there as in 2020-12. The
-// schema is first checked against the draft 7 metaschema (bundled with the
-// validator, so nothing is fetched), which catches malformed hand-written
-// schemas at registration.
-func compileValidator(schema json.RawMessage) (*gojsonschema.Schema, error) {
+// compileValidator checks a schema against the JSON Schema draft 7
+// metaschema (bundled with gojsonschema, so nothing is fetched), which
+// catches malformed hand-written schemas at registration, then compiles
+// it into the validator calls run (validate.go).
+func compileValidator(schema json.RawMessage) (*schemaNode, error) {
 	sl := gojsonschema.NewSchemaLoader()
 	sl.Draft = gojsonschema.Draft7
 	sl.AutoDetect = false
 	sl.Validate = true
-	v, err := sl.Compile(gojsonschema.NewBytesLoader(schema))
-	if err != nil {
+	if _, err := sl.Compile(gojsonschema.NewBytesLoader(schema)); err != nil {
 		return nil, fmt.Errorf("is not a valid JSON Schema: %s", strings.TrimSpace(err.Error()))
+	}
+	v, err := compileSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be used for validation: %v", err)
 	}
 	return v, nil
 }
@@ -293,83 +293,11 @@ func compactJSON(raw json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// maxParameterErrors caps the entries of parameter_errors, so that an input
-// with thousands of unexpected keys does not produce an answer as large as
-// the request. The entries kept are the first in key order.
-const maxParameterErrors = 32
-
-// maxEchoedKey caps how much of a parameter name taken from the input is
-// echoed back in parameter_errors.
-const maxEchoedKey = 128
-
-// rootKey is the parameter_errors key for a failure of the input object as
-// a whole, such as a minProperties rule in a hand-written schema. It is in
-// parentheses so that it cannot be confused with a parameter name.
-const rootKey = "(input)"
-
-// parameterErrors turns a failed validation into parameter_errors (SPEC §6):
-// each key is the parameter's name, or a dotted path below it, and each
-// message is short, written for a model fixing its call, and never quotes
-// the value it was sent.
-func parameterErrors(errs []gojsonschema.ResultError) map[string]string {
-	out := make(map[string]string, min(len(errs), maxParameterErrors))
-	var alternatives []gojsonschema.ResultError
-	for _, e := range errs {
-		switch e.Type() {
-		case "number_any_of", "number_one_of":
-			// The branch that came closest reports its own errors too, and
-			// those say more; these speak only where nothing else does.
-			alternatives = append(alternatives, e)
-			continue
-		}
-		addParameterError(out, e)
-	}
-	for _, e := range alternatives {
-		addParameterError(out, e)
-	}
-	return capEntries(out, maxParameterErrors)
-}
-
-// addParameterError records e under its parameter's key, unless an earlier
-// error already speaks for that parameter.
-func addParameterError(out map[string]string, e gojsonschema.ResultError) {
-	key := e.Field()
-	if key == gojsonschema.STRING_CONTEXT_ROOT {
-		key = ""
-	}
-	switch e.Type() {
-	case "required", "additional_property_not_allowed":
-		// Reported on the object; the parameter is the one named.
-		if p, ok := e.Details()["property"].(string); ok {
-			key = joinPath(key, p)
-		}
-	}
-	if key == "" {
-		key = rootKey
-	}
-	key = truncate(key, maxEchoedKey)
-	if _, seen := out[key]; !seen {
-		out[key] = parameterMessage(e)
-	}
-}
-
 func joinPath(parent, name string) string {
 	if parent == "" {
 		return name
 	}
 	return parent + "." + name
-}
-
-// capEntries keeps the n smallest keys of m, so that the answer to the same
-// input is the same every time.
-func capEntries(m map[string]string, n int) map[string]string {
-	if len(m) <= n {
-		return m
-	}
-	for _, k := range sortedKeys(m)[n:] {
-		delete(m, k)
-	}
-	return m
 }
 
 // truncate shortens s to at most n bytes, on a rune boundary, marking the
@@ -383,145 +311,6 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// parameterMessage writes the message for one validation failure.
-func parameterMessage(e gojsonschema.ResultError) string {
-	d := e.Details()
-	switch e.Type() {
-	case "invalid_type":
-		return "Must be " + typeNames(fmt.Sprint(d["expected"]))
-	case "required":
-		return "Is required"
-	case "additional_property_not_allowed":
-		return "Is not an accepted parameter"
-	case "enum":
-		return fmt.Sprintf("Must be one of: %v", d["allowed"])
-	case "const":
-		return fmt.Sprintf("Must be %v", d["allowed"])
-	case "number_gte":
-		return fmt.Sprintf("Must be at least %v", d["min"])
-	case "number_gt":
-		return fmt.Sprintf("Must be greater than %v", d["min"])
-	case "number_lte":
-		return fmt.Sprintf("Must be at most %v", d["max"])
-	case "number_lt":
-		return fmt.Sprintf("Must be less than %v", d["max"])
-	case "multiple_of":
-		return fmt.Sprintf("Must be a multiple of %v", d["multiple"])
-	case "string_gte":
-		return fmt.Sprintf("Must be at least %v characters long", d["min"])
-	case "string_lte":
-		return fmt.Sprintf("Must be at most %v characters long", d["max"])
-	case "pattern":
-		return fmt.Sprintf("Must match the pattern %v", d["pattern"])
-	case "format":
-		return fmt.Sprintf("Must be a valid %v", d["format"])
-	case "array_min_items":
-		return fmt.Sprintf("Must have at least %v items", d["min"])
-	case "array_max_items":
-		return fmt.Sprintf("Must have at most %v items", d["max"])
-	case "unique":
-		return "Must not contain duplicate items"
-	case "array_min_properties":
-		return fmt.Sprintf("Must have at least %v properties", d["min"])
-	case "array_max_properties":
-		return fmt.Sprintf("Must have at most %v properties", d["max"])
-	case "number_any_of", "number_one_of":
-		return "Does not match any of the accepted forms"
-	case "number_all_of", "number_not", "condition_then", "condition_else", "false":
-		return "Is not accepted by the schema"
-	case "missing_dependency":
-		return fmt.Sprintf("Requires %v to be present too", d["dependency"])
-	}
-	// The validator's own wording for the rest; it describes the rule,
-	// not the value.
-	return e.Description()
-}
-
-// typeNames turns the validator's "number" or "[string,null]" into
-// "a number" or "a string or null".
-func typeNames(expected string) string {
-	names := strings.Split(strings.Trim(expected, "[]"), ",")
-	for i, n := range names {
-		switch n {
-		case "null":
-		case "array", "integer", "object":
-			names[i] = "an " + n
-		default:
-			names[i] = "a " + n
-		}
-	}
-	return strings.Join(names, " or ")
-}
-
-// Limits on the numbers of an input. The validator reads every number into
-// an exact rational, whose cost grows with the number's digits and
-// exponent: "1e999999" alone takes a fifth of a second, "1e999" some 30µs
-// against well under 1µs for an everyday number, so a body full of them
-// would tie up the server. No Go number type needs a number beyond float64's
-// exponent range (about ±308), so only a few such numbers are let through
-// to be reported against their parameter; the rest of the input is refused
-// before validation.
-const (
-	maxNumberLength    = 1000 // bytes in one number
-	maxNumberExponent  = 1000 // magnitude of one number's decimal exponent
-	hugeExponent       = 300  // an exponent beyond this is costly
-	maxHugeExponents   = 16   // numbers per input with such an exponent
-	numberLimitMessage = "Contains numbers too large to process: a number may have at most 1000 characters and an exponent within ±1000, and at most 16 numbers may have an exponent beyond ±300"
-)
-
-// withinNumberLimits reports whether the numbers of the JSON text data are
-// within the limits above. It is one pass over the bytes, skipping strings.
-func withinNumberLimits(data []byte) bool {
-	inString := false
-	huge := 0
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		if c != '-' && (c < '0' || c > '9') {
-			continue
-		}
-		j := i
-		exp := -1 // index where the exponent's digits start
-		for ; j < len(data); j++ {
-			d := data[j]
-			if d == 'e' || d == 'E' {
-				exp = j + 1
-			} else if !(d >= '0' && d <= '9' || d == '-' || d == '+' || d == '.') {
-				break
-			}
-		}
-		if j-i > maxNumberLength {
-			return false
-		}
-		if exp >= 0 {
-			digits := bytes.TrimLeft(bytes.TrimLeft(data[exp:j], "+-"), "0")
-			n, err := strconv.Atoi(string(digits))
-			switch {
-			case len(digits) > 9 || err == nil && n > maxNumberExponent:
-				return false
-			case n > hugeExponent:
-				if huge++; huge > maxHugeExponents {
-					return false
-				}
-			}
-		}
-		i = j - 1
-	}
-	return true
 }
 
 // decodeParameterErrors explains why validated input still could not be

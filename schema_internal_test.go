@@ -64,19 +64,21 @@ func TestTruncateNeverSplitsRunes(t *testing.T) {
 	}
 }
 
-func TestTypeNames(t *testing.T) {
+func TestTypeMaskNames(t *testing.T) {
 	t.Parallel()
-	tests := map[string]string{
-		"number":         "a number",
-		"integer":        "an integer",
-		"object":         "an object",
-		"array":          "an array",
-		"string":         "a string",
-		"boolean":        "a boolean",
-		"[string,null]":  "a string or null",
-		"[integer,null]": "an integer or null",
+	tests := map[typeMask]string{
+		typeNumber:                            "a number",
+		typeInteger:                           "an integer",
+		typeNumber | typeInteger:              "a number",
+		typeObject:                            "an object",
+		typeArray:                             "an array",
+		typeString:                            "a string",
+		typeBoolean:                           "a boolean",
+		typeString | typeNull:                 "a string or null",
+		typeInteger | typeNull:                "an integer or null",
+		typeString | typeNumber | typeBoolean: "a string or a number or a boolean",
 	}
 	for in, want := range tests {
-		assert.Equal(t, want, typeNames(in), in)
+		assert.Equal(t, want, in.names(), "%b", in)
 	}
 }

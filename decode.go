@@ -1,0 +1,267 @@
+package otc
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file prepares validated input for encoding/json, which decodes it
+// into the tool function's input type. Two of that decoder's habits would
+// let the function see something other than what was validated:
+//
+//   - it matches object keys to struct fields without regard to case, so
+//     that, where a schema lets unknown keys through, {"A": 1} fills the
+//     field "a" (and "ſ", U+017F, stands in for "s");
+//   - it refuses a whole number written with a fraction or an exponent
+//     (5.0, 1e3) for an integer field, though JSON Schema calls it an
+//     integer and models send them.
+//
+// The first is settled by a plan of the input type, built at
+// registration, that finds the keys matching a field only by folding case;
+// those members are dropped, so parameters reach the function under their
+// exact names only. The second by rewriting such numbers in integer form,
+// only when a plain decode fails.
+
+// decodePlan is what the input type expects at one position of the input.
+// A nil plan has nothing to check.
+type decodePlan struct {
+	// fields maps a struct's JSON field names to the plans of their types
+	// (nil when nothing inside needs checking); folded holds the names in
+	// lower case, for ASCII keys, and names lists them all.
+	fields map[string]*decodePlan
+	folded map[string]bool
+	names  []string
+	// ascii is true when every name is ASCII, so that an ASCII key can
+	// fold-match one only by ASCII case.
+	ascii bool
+	// elem is the plan of a slice's, array's or map's elements, or of
+	// what a pointer points to.
+	elem *decodePlan
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// newDecodePlan returns the plan of type t, or nil when t holds no struct
+// whose field names could be matched loosely.
+func newDecodePlan(t reflect.Type) *decodePlan {
+	return buildPlan(t, map[reflect.Type]*decodePlan{})
+}
+
+func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if p, ok := memo[t]; ok {
+		return p
+	}
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
+		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		memo[t] = nil // a recursive type's inner uses see no plan; set below
+		elem := buildPlan(t.Elem(), memo)
+		if elem == nil {
+			return nil
+		}
+		p := &decodePlan{elem: elem}
+		memo[t] = p
+		return p
+	case reflect.Struct:
+		p := &decodePlan{fields: map[string]*decodePlan{}, folded: map[string]bool{}, ascii: true}
+		memo[t] = p
+		for name, ft := range jsonFields(t) {
+			p.fields[name] = buildPlan(ft, memo)
+			p.folded[strings.ToLower(name)] = true
+			p.names = append(p.names, name)
+			if strings.ContainsFunc(name, func(r rune) bool { return r >= utf8.RuneSelf }) {
+				p.ascii = false
+			}
+		}
+		slices.Sort(p.names)
+		return p
+	}
+	return nil
+}
+
+// jsonFields returns the JSON names encoding/json gives the fields of
+// struct t, embedded structs' fields included, with each field's type.
+// Where two fields share a name, the shallower wins, as in encoding/json;
+// the plan errs on the side of listing a name, which can only make it drop
+// a loosely matched key that the decoder would have ignored anyway.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	depthOf := map[string]int{}
+	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
+	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		for f := range t.Fields() {
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name := tagName(tag)
+			ft := f.Type
+			if f.Anonymous && name == "" {
+				et := ft
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if et.Kind() == reflect.Struct {
+					walk(et, depth+1, seen)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if d, ok := depthOf[name]; !ok || depth < d {
+				out[name], depthOf[name] = ft, depth
+			}
+		}
+	}
+	walk(t, 0, map[reflect.Type]bool{})
+	return out
+}
+
+// looseKeys appends to drop the key nodes, in the subtree of node i, that
+// match a struct field only by folding case.
+func (p *decodePlan) looseKeys(d *document, i int32, drop []int32) []int32 {
+	if p == nil {
+		return drop
+	}
+	switch d.kind(i) {
+	case kindObject:
+		for k, v := range d.members(i) {
+			if p.fields == nil { // a map
+				drop = p.elem.looseKeys(d, v, drop)
+				continue
+			}
+			var buf [64]byte
+			name := d.stringBytes(k, buf[:0])
+			if fp, ok := p.fields[string(name)]; ok {
+				drop = fp.looseKeys(d, v, drop)
+			} else if p.foldMatch(name) {
+				drop = append(drop, k)
+			}
+		}
+	case kindArray:
+		if p.elem != nil {
+			for _, e := range d.elements(i) {
+				drop = p.elem.looseKeys(d, e, drop)
+			}
+		}
+	}
+	return drop
+}
+
+// foldMatch reports whether name equals a field name once case is folded,
+// as encoding/json compares them.
+func (p *decodePlan) foldMatch(name []byte) bool {
+	ascii := true
+	for _, c := range name {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii && p.ascii {
+		// Between ASCII strings, folding is ASCII case: the other runes
+		// that fold to ASCII letters, K (U+212A) and ſ (U+017F), are in
+		// neither.
+		var buf [64]byte
+		return p.folded[string(bytes.ToLower(append(buf[:0], name...)))]
+	}
+	for _, f := range p.names {
+		if bytes.EqualFold(name, []byte(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// edit replaces data[start:end] with text in a rewrite of the input.
+type edit struct {
+	start, end int32
+	text       []byte
+}
+
+// dropMembers returns the edits that remove the members whose key nodes
+// are listed, with the comma that separates each from its neighbours.
+func dropMembers(d *document, keys []int32, edits []edit) []edit {
+	for _, k := range keys {
+		start := d.nodes[k].start
+		end := d.nodes[k+1].end // the value follows its key
+		before := start - 1
+		for before >= 0 && isSpace(d.data[before]) {
+			before--
+		}
+		if d.data[before] == ',' {
+			start = before
+		} else { // the first member: take the comma after it
+			after := end
+			for int(after) < len(d.data) && isSpace(d.data[after]) {
+				after++
+			}
+			if d.data[after] == ',' {
+				end = after + 1
+			}
+		}
+		edits = append(edits, edit{start: start, end: end})
+	}
+	return edits
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// integralEdits returns edits that rewrite, in the subtree of node i, each
+// whole number written with a fraction or an exponent in plain integer
+// form, when it fits in 20 digits.
+func integralEdits(d *document, i int32, edits []edit) []edit {
+	for j := i; j < d.nodes[i].next; j++ {
+		n := &d.nodes[j]
+		if n.kind != kindNumber || n.flags&(flagFraction|flagExponent) == 0 {
+			continue
+		}
+		var buf [64]byte
+		if text, ok := parseDecimal(d.raw(j), buf[:0]).integerText(nil); ok {
+			edits = append(edits, edit{start: n.start, end: n.end, text: text})
+		}
+	}
+	return edits
+}
+
+// applyEdits returns the text of node i with the edits made. Edits that
+// overlap one already made (a number inside a dropped member, the comma
+// two dropped neighbours share) are merged into it.
+func applyEdits(d *document, i int32, edits []edit) []byte {
+	slices.SortFunc(edits, func(a, b edit) int { return int(a.start - b.start) })
+	n := &d.nodes[i]
+	out := make([]byte, 0, n.end-n.start)
+	pos := n.start
+	for _, e := range edits {
+		if e.start < pos {
+			pos = max(pos, e.end)
+			continue
+		}
+		out = append(out, d.data[pos:e.start]...)
+		out = append(out, e.text...)
+		pos = e.end
+	}
+	return append(out, d.data[pos:n.end]...)
+}

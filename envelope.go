@@ -1,0 +1,174 @@
+package otc
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// This file reads the request envelopes of the wire formats from a parsed
+// body (parse.go). Every field name is matched exactly and may appear only
+// once, at every level: a body that says {"tool_id": "A", "TOOL_ID": "B"}
+// means A to a case-sensitive gateway and, to a decoder that folds case and
+// keeps the last value, B. Here it is refused, naming the field.
+
+// field is one member an envelope object may hold: its name, and the node
+// of its value once read (-1 while absent).
+type field struct {
+	name string
+	node int32
+}
+
+// readFields reads object node i of d into fields. A name given twice is
+// refused. A name not among fields is refused when strict, with accepted
+// describing what is, and ignored otherwise. path names the object in
+// messages ("" for the top level).
+func readFields(d *document, i int32, path string, fields []field, strict bool, accepted string) error {
+	if d.nodes[i].flags&flagRepeated != 0 {
+		return serverError(fmt.Sprintf("Field %s is given more than once", strconv.Quote(truncate(joinPath(path, d.repeatedName(i)), 80))),
+			"each field may appear once: a body that repeats a field means different things to different parsers")
+	}
+	for j := range fields {
+		fields[j].node = -1
+	}
+	for k, v := range d.members(i) {
+		j := 0
+		for j < len(fields) && !d.stringIs(k, fields[j].name) {
+			j++
+		}
+		if j < len(fields) {
+			fields[j].node = v
+			continue
+		}
+		if strict {
+			return serverError("Unknown field "+strconv.Quote(truncate(joinPath(path, d.stringValue(k)), 80)), accepted)
+		}
+	}
+	return nil
+}
+
+// kindName names the JSON type of node i for messages.
+func (d *document) kindName(i int32) string {
+	switch d.kind(i) {
+	case kindNull:
+		return "null"
+	case kindTrue, kindFalse:
+		return "a boolean"
+	case kindNumber:
+		return "a number"
+	case kindString:
+		return "a string"
+	case kindArray:
+		return "an array"
+	}
+	return "an object"
+}
+
+// wrongShape is the error for a field of the wrong JSON type.
+func wrongShape(d *document, i int32, path, want, shape string) *Error {
+	return serverError(fmt.Sprintf("The request body has the wrong shape: %s must be %s, not %s", truncate(path, 80), want, d.kindName(i)), shape)
+}
+
+// optString reads an optional string field: absent (-1) and null read as
+// "".
+func optString(d *document, i int32, path, shape string) (string, error) {
+	if i < 0 {
+		return "", nil
+	}
+	switch d.kind(i) {
+	case kindNull:
+		return "", nil
+	case kindString:
+		return d.stringValue(i), nil
+	}
+	return "", wrongShape(d, i, path, "a string", shape)
+}
+
+// optObject checks that an optional field is an object, or absent or
+// null, and reports whether it is an object.
+func optObject(d *document, i int32, path, shape string) (bool, error) {
+	if i < 0 || d.kind(i) == kindNull {
+		return false, nil
+	}
+	if d.kind(i) != kindObject {
+		return false, wrongShape(d, i, path, "an object", shape)
+	}
+	return true, nil
+}
+
+// contextShape describes the call context for messages.
+const contextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}]}`
+
+// readCallContext reads a call context object (node i, named path) into
+// out. Fields it does not know are ignored, in the context and in its
+// entries, so that clients may send more than this server reads; names
+// are still exact and unrepeated, and a secret or provider listed twice
+// is refused, since which of its values the tool would get is a guess.
+func readCallContext(d *document, i int32, path string, out *CallContext) error {
+	fs := []field{{name: "authorization"}, {name: "secrets"}, {name: "user_id"}}
+	if err := readFields(d, i, path, fs, false, ""); err != nil {
+		return err
+	}
+	var err error
+	if out.UserID, err = optString(d, fs[2].node, path+".user_id", contextShape); err != nil {
+		return err
+	}
+	entries := func(f field, valueName string, add func(id, value string)) error {
+		p := path + "." + f.name
+		if f.node < 0 || d.kind(f.node) == kindNull {
+			return nil
+		}
+		if d.kind(f.node) != kindArray {
+			return wrongShape(d, f.node, p, "an array", contextShape)
+		}
+		seen := map[string]bool{}
+		for j, e := range d.elements(f.node) {
+			ep := p + "." + strconv.Itoa(j)
+			if d.kind(e) != kindObject {
+				return wrongShape(d, e, ep, "an object", contextShape)
+			}
+			es := []field{{name: "id"}, {name: valueName}}
+			if err := readFields(d, e, ep, es, false, ""); err != nil {
+				return err
+			}
+			id, err := optString(d, es[0].node, ep+".id", contextShape)
+			if err != nil {
+				return err
+			}
+			value, err := optString(d, es[1].node, ep+"."+valueName, contextShape)
+			if err != nil {
+				return err
+			}
+			if seen[id] {
+				return serverError(fmt.Sprintf("%s lists %s more than once", p, strconv.Quote(truncate(id, 80))),
+					"send each id once, so that the tool's value is not a guess")
+			}
+			seen[id] = true
+			add(id, value)
+		}
+		return nil
+	}
+	if err := entries(fs[0], "token", func(id, v string) {
+		out.Authorization = append(out.Authorization, ToolAuthorization{ID: id, Token: v})
+	}); err != nil {
+		return err
+	}
+	return entries(fs[1], "value", func(id, v string) {
+		out.Secrets = append(out.Secrets, ToolSecret{ID: id, Value: v})
+	})
+}
+
+// bodyError turns a body that cannot be parsed into the error to answer.
+// emptyHint shows what a body should look like.
+func bodyError(body []byte, err error, emptyHint string) *Error {
+	trimmed := 0
+	for trimmed < len(body) && isSpace(body[trimmed]) {
+		trimmed++
+	}
+	if trimmed == len(body) {
+		return serverError("The request body is empty", emptyHint)
+	}
+	if se, ok := err.(*syntaxError); ok && se.utf8 {
+		return serverError("The request body is not valid UTF-8", "JSON text must be encoded as UTF-8 (RFC 8259)")
+	}
+	return serverError("The request body is not valid JSON", err.Error())
+}
