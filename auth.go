@@ -14,8 +14,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// This file is server authentication (SPEC §8): who may use the tool
-// server at all, as opposed to the per-tool secrets and tokens of §7.
+// This file is server authentication: who may use the tool server at all,
+// as opposed to the per-tool secrets and tokens a call carries in its
+// context.
 
 // Authenticator decides whether a request may use the tool server. Set one
 // in [HandlerOptions.Authenticator]; the handler asks it before reading the
