@@ -201,7 +201,9 @@ const maxTokenBytes = 8 << 10
 
 // NewJWTAuth returns an authenticator for HS256 bearer tokens. The accepted
 // algorithm is pinned: tokens with "alg" none, RS256, ES256 or another
-// HMAC size are refused, whatever their signature.
+// HMAC size are refused, whatever their signature. It understands no JOSE
+// header extension, so a token whose header has "crit" is refused too
+// (RFC 7515 §4.1.11).
 func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
 	if len(opts.Secret) < 32 {
 		return nil, errors.New("otc: NewJWTAuth: the secret must be at least 32 bytes")
@@ -238,9 +240,14 @@ func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
 
 func (a *JWTAuth) challenge() string { return "Bearer" }
 
-// Authenticate checks the bearer token: its algorithm and signature, then
-// "exp" (required, not past, not too far ahead), "nbf", "iat" and "aud".
-// The messages say what was wrong and never quote the token.
+// errCritical is returned by the key function for a token whose header
+// has "crit", to tell [jwtProblem] why the token was refused.
+var errCritical = errors.New("the token's header has crit")
+
+// Authenticate checks the bearer token: its algorithm, the absence of
+// "crit", its signature, then "exp" (required, not past, not too far
+// ahead), "nbf", "iat" and "aud". The messages say what was wrong and
+// never quote the token.
 func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
@@ -258,6 +265,15 @@ func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
 	_, err := a.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
 		if t.Method != jwt.SigningMethodHS256 {
 			return nil, errors.New("unexpected signing method")
+		}
+		// RFC 7515 §4.1.11: a recipient must refuse a token that lists in
+		// "crit" an extension it does not understand, and this server
+		// understands none; an empty list is itself forbidden. Checked
+		// before the signature because an extension may change what is
+		// signed ("b64", RFC 7797), which would make a signature error the
+		// wrong diagnosis.
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
 		}
 		return a.secret, nil
 	})
@@ -289,6 +305,8 @@ func (a *JWTAuth) allowedAudience(aud string) bool { return slices.Contains(a.au
 // jwtProblem says in a few words why the JWT library refused a token.
 func jwtProblem(err error) string {
 	switch {
+	case errors.Is(err, errCritical):
+		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "The bearer token is malformed"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):

@@ -442,6 +442,67 @@ func TestAuthJWT(t *testing.T) {
 	}
 }
 
+// authHS256Header signs claims with HS256 under secret (the server's when
+// nil), with extra members in the JOSE header. Under the server's secret
+// the signature is right, so only the header can be the reason for a
+// refusal.
+func authHS256Header(t testing.TB, secret []byte, header map[string]any, claims jwt.MapClaims) string {
+	t.Helper()
+	if secret == nil {
+		secret = authSecret
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(secret)
+	require.NoError(t, err)
+	return s
+}
+
+// TestAuthJWTCrit: a token whose header has "crit" is refused, whatever it
+// lists, even when correctly signed: the server understands no extension,
+// and RFC 7515 §4.1.11 says a recipient must then reject the token. The
+// rows without "crit" are the controls: the same headers otherwise pass.
+func TestAuthJWTCrit(t *testing.T) {
+	t.Parallel()
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: newAuthJWT(t, otc.JWTOptions{})})
+	const wantMsg = "requires extensions that this server does not support"
+
+	tests := []struct {
+		name   string
+		header map[string]any // extra members of the JOSE header
+		secret []byte         // nil for the server's
+		ok     bool
+	}{
+		{name: "control_no_crit", header: nil, ok: true},
+		{name: "control_b64_without_crit", header: map[string]any{"b64": true}, ok: true},
+		{name: "crit_b64", header: map[string]any{"b64": true, "crit": []string{"b64"}}},
+		{name: "crit_b64_false", header: map[string]any{"b64": false, "crit": []string{"b64"}}},
+		{name: "crit_exp", header: map[string]any{"crit": []string{"exp"}}},
+		{name: "crit_empty_list", header: map[string]any{"crit": []string{}}},
+		{name: "crit_unknown_extension", header: map[string]any{"https://ext.example.com/x": 1, "crit": []string{"https://ext.example.com/x"}}},
+		{name: "crit_null", header: map[string]any{"crit": nil}},
+		{name: "crit_not_a_list", header: map[string]any{"crit": "exp"}},
+		// The extension is refused before the signature is checked: it may
+		// change what was signed, so "signature not valid" would mislead.
+		{name: "crit_under_another_secret", header: map[string]any{"crit": []string{"exp"}}, secret: authOtherSecret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tok := authHS256Header(t, tt.secret, tt.header, authClaims(nil))
+			res := authCall(t, srv, authHeader("Authorization", "Bearer "+tok))
+			if tt.ok {
+				assert.Equal(t, "agent-7", requireAuthAccepted(t, res).Name)
+				return
+			}
+			assertAuthRefused(t, res, wantMsg, true, tok, string(authSecret))
+			assert.Contains(t, authMessage(t, res), `"crit"`, "the message names the header parameter")
+		})
+	}
+}
+
 // TestAuthJWTClock covers the leeway and the cap on exp, on the pinned
 // clock. RFC 7519 §4.1.4: the current time must be before exp, so a token
 // whose exp plus the leeway is exactly now is expired.
