@@ -14,8 +14,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// This file is server authentication (SPEC §8): who may use the tool
-// server at all, as opposed to the per-tool secrets and tokens of §7.
+// This file is server authentication: who may use the tool server at all,
+// as opposed to the per-tool secrets and tokens a call carries in its
+// context.
 
 // Authenticator decides whether a request may use the tool server. Set one
 // in [HandlerOptions.Authenticator]; the handler asks it before reading the
@@ -40,6 +41,23 @@ func (f AuthenticatorFunc) Authenticate(r *http.Request) (*Identity, error) { re
 // ErrNoCredentials is wrapped by authentication errors for a request that
 // carried no credentials of the kind an authenticator looks for.
 var ErrNoCredentials = errors.New("otc: no credentials")
+
+// errAmbiguousCredentials is wrapped by the refusal of a request that sent
+// credentials of one kind more than once. Which copy would count depends
+// on the order in which proxies and libraries put the header lines, and
+// whoever can add a header line could choose; so such a request is never
+// let in, not even by another method of [AnyOf]. It is unexported to keep
+// the API small: a custom authenticator that wraps one of this package's
+// passes it on by wrapping the error it got.
+var errAmbiguousCredentials = errors.New("otc: credentials sent more than once")
+
+// ambiguityChecker is implemented by the authenticators of this package:
+// ambiguous returns the refusal of a request that sent their kind of
+// credentials more than once, without checking the credentials, so that
+// [AnyOf] can refuse the request before any method accepts it.
+type ambiguityChecker interface {
+	ambiguous(r *http.Request) error
+}
 
 // Identity is who a request proved to be. A tool function reads it with
 // [CallerIdentity].
@@ -107,7 +125,9 @@ func wwwAuthenticate(a Authenticator) string {
 }
 
 // APIKeyAuth accepts requests that carry one of its keys in the
-// OXP-API-Key header (or OTC-API-Key, its name before the rename).
+// OXP-API-Key header (or OTC-API-Key, its name before the rename). A
+// request must send one key in one header line: two lines of either
+// header, or one of each, are refused even when a key is right.
 type APIKeyAuth struct {
 	keys []apiKey
 }
@@ -144,6 +164,9 @@ const (
 // digests in constant time, and every key is compared, so the time taken
 // says nothing about which key came close.
 func (a *APIKeyAuth) Authenticate(r *http.Request) (*Identity, error) {
+	if err := a.ambiguous(r); err != nil {
+		return nil, err
+	}
 	presented := r.Header.Get(HeaderAPIKey)
 	if presented == "" {
 		presented = r.Header.Get(HeaderLegacyAPIKey)
@@ -162,6 +185,18 @@ func (a *APIKeyAuth) Authenticate(r *http.Request) (*Identity, error) {
 		return nil, unauthenticated("The API key is not valid", nil)
 	}
 	return &Identity{Method: "api_key", Name: a.keys[match].name}, nil
+}
+
+// ambiguous refuses a request with more than one API key header line,
+// counting both names: the key to check would otherwise be the first line,
+// which a proxy or a forged header may have put there. Lines holding a
+// comma are not split, because a key is opaque and may contain one; such
+// a line simply matches no key.
+func (a *APIKeyAuth) ambiguous(r *http.Request) error {
+	if len(r.Header.Values(HeaderAPIKey))+len(r.Header.Values(HeaderLegacyAPIKey)) > 1 {
+		return unauthenticated("Credentials were sent more than once: send exactly one API key, in a single "+HeaderAPIKey+" header", errAmbiguousCredentials)
+	}
+	return nil
 }
 
 // JWTOptions configures [NewJWTAuth].
@@ -184,7 +219,8 @@ type JWTOptions struct {
 }
 
 // JWTAuth accepts requests with "Authorization: Bearer <JWT>", signed with
-// HS256 under a shared secret.
+// HS256 under a shared secret. A request must send exactly one
+// Authorization header line holding one credential.
 type JWTAuth struct {
 	secret      []byte
 	audiences   []string
@@ -200,7 +236,9 @@ const maxTokenBytes = 8 << 10
 
 // NewJWTAuth returns an authenticator for HS256 bearer tokens. The accepted
 // algorithm is pinned: tokens with "alg" none, RS256, ES256 or another
-// HMAC size are refused, whatever their signature.
+// HMAC size are refused, whatever their signature. It understands no JOSE
+// header extension, so a token whose header has "crit" is refused too
+// (RFC 7515 §4.1.11).
 func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
 	if len(opts.Secret) < 32 {
 		return nil, errors.New("otc: NewJWTAuth: the secret must be at least 32 bytes")
@@ -237,10 +275,18 @@ func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
 
 func (a *JWTAuth) challenge() string { return "Bearer" }
 
-// Authenticate checks the bearer token: its algorithm and signature, then
-// "exp" (required, not past, not too far ahead), "nbf", "iat" and "aud".
-// The messages say what was wrong and never quote the token.
+// errCritical is returned by the key function for a token whose header
+// has "crit", to tell [jwtProblem] why the token was refused.
+var errCritical = errors.New("the token's header has crit")
+
+// Authenticate checks the bearer token: that it was sent once, its
+// algorithm, the absence of "crit", its signature, then "exp" (required,
+// not past, not too far ahead), "nbf", "iat" and "aud". The messages say
+// what was wrong and never quote the token.
 func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
+	if err := a.ambiguous(r); err != nil {
+		return nil, err
+	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
 		return nil, unauthenticated("Authentication required: send a bearer token in the Authorization header", ErrNoCredentials)
@@ -250,13 +296,24 @@ func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
 		return nil, unauthenticated("The Authorization header must be \"Bearer <token>\"", nil)
 	}
 	token = strings.TrimSpace(token)
-	if token == "" || len(token) > maxTokenBytes || strings.Count(token, ".") != 2 {
+	// A JWT is three base64url parts and holds no white space; what does is
+	// something else, such as two tokens run together.
+	if token == "" || len(token) > maxTokenBytes || strings.Count(token, ".") != 2 || strings.ContainsAny(token, " \t") {
 		return nil, unauthenticated("The bearer token is malformed: it must be a JWT of three base64url parts", nil)
 	}
 	claims := jwt.MapClaims{}
 	_, err := a.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
 		if t.Method != jwt.SigningMethodHS256 {
 			return nil, errors.New("unexpected signing method")
+		}
+		// RFC 7515 §4.1.11: a recipient must refuse a token that lists in
+		// "crit" an extension it does not understand, and this server
+		// understands none; an empty list is itself forbidden. Checked
+		// before the signature because an extension may change what is
+		// signed ("b64", RFC 7797), which would make a signature error the
+		// wrong diagnosis.
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
 		}
 		return a.secret, nil
 	})
@@ -285,9 +342,47 @@ func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
 
 func (a *JWTAuth) allowedAudience(aud string) bool { return slices.Contains(a.audiences, aud) }
 
+// ambiguous refuses a request that sent more than one Authorization
+// credential, since the token checked would otherwise be whichever came
+// first.
+func (a *JWTAuth) ambiguous(r *http.Request) error {
+	if authorizationRepeated(r.Header.Values("Authorization")) {
+		return unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
+	}
+	return nil
+}
+
+// authorizationRepeated reports whether lines, the Authorization header
+// lines of a request, hold more than one credential. Authorization is not
+// a list, so two lines always do. One line is read as a comma-separated
+// list, which is how a proxy may join two lines (RFC 9110 §5.3), only when
+// an element is a Bearer credential: a bearer token never holds a comma
+// (RFC 6750 §2.1), whereas the auth-params of other schemes (Digest) do.
+func authorizationRepeated(lines []string) bool {
+	switch len(lines) {
+	case 0:
+		return false
+	case 1:
+	default:
+		return true
+	}
+	if !strings.Contains(lines[0], ",") {
+		return false
+	}
+	for elem := range strings.SplitSeq(lines[0], ",") {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(elem), " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			return true
+		}
+	}
+	return false
+}
+
 // jwtProblem says in a few words why the JWT library refused a token.
 func jwtProblem(err error) string {
 	switch {
+	case errors.Is(err, errCritical):
+		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "The bearer token is malformed"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
@@ -310,6 +405,15 @@ func jwtProblem(err error) string {
 // does, trying them in order. When all refuse, it reports the first
 // refusal of credentials the request did carry (a wrong API key, an
 // expired token), and otherwise that no credentials were sent.
+//
+// A request that sent the credentials of one of this package's methods
+// more than once (two API key header lines, two Authorization lines, or
+// one line of bearer credentials joined by a comma) is refused before any
+// method is tried, even if another method would accept
+// it: an ambiguous request never passes, whatever the order of as. The
+// same holds when a custom authenticator passes on such a refusal from one
+// of this package's authenticators it wraps, provided it is tried before
+// a method that accepts the request.
 func AnyOf(as ...Authenticator) Authenticator {
 	return anyOf(slices.Clone(as))
 }
@@ -317,11 +421,17 @@ func AnyOf(as ...Authenticator) Authenticator {
 type anyOf []Authenticator
 
 func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
+	if err := as.ambiguous(r); err != nil {
+		return nil, err
+	}
 	var refusal error
 	for _, a := range as {
 		id, err := a.Authenticate(r)
 		if err == nil {
 			return id, nil
+		}
+		if errors.Is(err, errAmbiguousCredentials) {
+			return nil, err
 		}
 		if refusal == nil && !errors.Is(err, ErrNoCredentials) {
 			refusal = err
@@ -331,6 +441,20 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 		return nil, refusal
 	}
 	return nil, unauthenticated(anyOfMissing(as), ErrNoCredentials)
+}
+
+// ambiguous asks each method of this package among as (nested ones
+// included) whether the request sent its credentials more than once,
+// without checking any credential.
+func (as anyOf) ambiguous(r *http.Request) error {
+	for _, a := range as {
+		if c, ok := a.(ambiguityChecker); ok {
+			if err := c.ambiguous(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // anyOfMissing writes the message for a request without any credentials

@@ -72,10 +72,21 @@ type authWhoAmI struct {
 // returns otc.CallerIdentity of its context.
 func newAuthRegistry(t testing.TB) *otc.Registry {
 	t.Helper()
+	return newAuthCountingRegistry(t, nil)
+}
+
+// newAuthCountingRegistry is newAuthRegistry whose tool adds one to runs,
+// when not nil, each time it runs, so that a test can tell that a refused
+// request never reached it.
+func newAuthCountingRegistry(t testing.TB, runs *atomic.Int64) *otc.Registry {
+	t.Helper()
 	reg := otc.NewRegistry(nil)
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Auth.WhoAmI", Version: "1.0.0", Description: "Returns the identity the caller proved.",
 	}, func(ctx context.Context, _ struct{}) (authWhoAmI, error) {
+		if runs != nil {
+			runs.Add(1)
+		}
 		id := otc.CallerIdentity(ctx)
 		if id == nil {
 			return authWhoAmI{}, nil
@@ -438,6 +449,67 @@ func TestAuthJWT(t *testing.T) {
 				return
 			}
 			assertAuthRefused(t, res, tt.want, true, authz, string(authSecret))
+		})
+	}
+}
+
+// authHS256Header signs claims with HS256 under secret (the server's when
+// nil), with extra members in the JOSE header. Under the server's secret
+// the signature is right, so only the header can be the reason for a
+// refusal.
+func authHS256Header(t testing.TB, secret []byte, header map[string]any, claims jwt.MapClaims) string {
+	t.Helper()
+	if secret == nil {
+		secret = authSecret
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(secret)
+	require.NoError(t, err)
+	return s
+}
+
+// TestAuthJWTCrit: a token whose header has "crit" is refused, whatever it
+// lists, even when correctly signed: the server understands no extension,
+// and RFC 7515 §4.1.11 says a recipient must then reject the token. The
+// rows without "crit" are the controls: the same headers otherwise pass.
+func TestAuthJWTCrit(t *testing.T) {
+	t.Parallel()
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: newAuthJWT(t, otc.JWTOptions{})})
+	const wantMsg = "requires extensions that this server does not support"
+
+	tests := []struct {
+		name   string
+		header map[string]any // extra members of the JOSE header
+		secret []byte         // nil for the server's
+		ok     bool
+	}{
+		{name: "control_no_crit", header: nil, ok: true},
+		{name: "control_b64_without_crit", header: map[string]any{"b64": true}, ok: true},
+		{name: "crit_b64", header: map[string]any{"b64": true, "crit": []string{"b64"}}},
+		{name: "crit_b64_false", header: map[string]any{"b64": false, "crit": []string{"b64"}}},
+		{name: "crit_exp", header: map[string]any{"crit": []string{"exp"}}},
+		{name: "crit_empty_list", header: map[string]any{"crit": []string{}}},
+		{name: "crit_unknown_extension", header: map[string]any{"https://ext.example.com/x": 1, "crit": []string{"https://ext.example.com/x"}}},
+		{name: "crit_null", header: map[string]any{"crit": nil}},
+		{name: "crit_not_a_list", header: map[string]any{"crit": "exp"}},
+		// The extension is refused before the signature is checked: it may
+		// change what was signed, so "signature not valid" would mislead.
+		{name: "crit_under_another_secret", header: map[string]any{"crit": []string{"exp"}}, secret: authOtherSecret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tok := authHS256Header(t, tt.secret, tt.header, authClaims(nil))
+			res := authCall(t, srv, authHeader("Authorization", "Bearer "+tok))
+			if tt.ok {
+				assert.Equal(t, "agent-7", requireAuthAccepted(t, res).Name)
+				return
+			}
+			assertAuthRefused(t, res, wantMsg, true, tok, string(authSecret))
+			assert.Contains(t, authMessage(t, res), `"crit"`, "the message names the header parameter")
 		})
 	}
 }
@@ -1047,6 +1119,205 @@ func TestAuthREST(t *testing.T) {
 			}
 		})
 	}
+}
+
+// authLines builds a header from name, value pairs with Header.Add, so
+// that a name given twice goes on the wire as two header lines.
+func authLines(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// authWrapper is a custom authenticator that delegates to a, as a user's
+// own scheme built on one of the package's might: AnyOf cannot ask it in
+// advance whether the request is ambiguous, only see the refusal it
+// passes on.
+func authWrapper(a otc.Authenticator) otc.Authenticator {
+	return otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
+		id, err := a.Authenticate(r)
+		if err != nil {
+			return nil, fmt.Errorf("wrapped: %w", err)
+		}
+		return id, nil
+	})
+}
+
+// TestAuthDuplicateCredentials: credentials sent more than once (two
+// header lines, or a proxy's comma-joined line holding a bearer token) are
+// refused on both handlers, even when every copy is right and even when
+// another method of AnyOf would accept the request, and the tool does not
+// run. Which copy counts would otherwise depend on header order, which
+// whoever adds a header line can choose.
+func TestAuthDuplicateCredentials(t *testing.T) {
+	t.Parallel()
+	good := authHS256(t, authClaims(nil))
+	other := authHS256(t, authClaims(func(c jwt.MapClaims) { c["sub"] = "admin" }))
+	const wrongKey = "oxp-key-wrong-44444444444444444444"
+	const dup = "Credentials were sent more than once"
+
+	keys := func(t *testing.T) otc.Authenticator { return newAuthKeys(t) }
+	jwts := func(t *testing.T) otc.Authenticator { return newAuthJWT(t, otc.JWTOptions{}) }
+	keysThenJWT := func(t *testing.T) otc.Authenticator {
+		return otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))
+	}
+	jwtThenKeys := func(t *testing.T) otc.Authenticator {
+		return otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}), newAuthKeys(t))
+	}
+	nested := func(t *testing.T) otc.Authenticator {
+		return otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(newAuthJWT(t, otc.JWTOptions{})))
+	}
+	wrappedJWTThenKeys := func(t *testing.T) otc.Authenticator {
+		return otc.AnyOf(authWrapper(newAuthJWT(t, otc.JWTOptions{})), newAuthKeys(t))
+	}
+
+	tests := []struct {
+		name      string
+		auth      func(t *testing.T) otc.Authenticator
+		header    http.Header
+		method    string // the identity's method on 200; "" for 401
+		want      string // the identity's name on 200; a piece of the message on 401
+		challenge bool
+	}{
+		// Controls: one copy of each credential passes.
+		{name: "control_one_api_key", auth: keys, header: authLines(otc.HeaderAPIKey, authKeyCI), method: "api_key", want: "ci"},
+		{name: "control_one_legacy_api_key", auth: keys, header: authLines(otc.HeaderLegacyAPIKey, authKeyCI), method: "api_key", want: "ci"},
+		{name: "control_one_token", auth: jwts, header: authLines("Authorization", "Bearer "+good), method: "jwt", want: "agent-7"},
+		{name: "control_any_of_key_and_token", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good), method: "api_key", want: "ci"},
+		// Commas belong to other schemes' credentials (Digest's
+		// auth-params): only a list with a Bearer element is two.
+		{name: "control_any_of_key_and_digest_with_commas", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", `Digest username="agent-7", realm="tools", nonce="abc"`), method: "api_key", want: "ci"},
+
+		{name: "two_api_keys_both_right", auth: keys, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderAPIKey, authKeyCI), want: dup},
+		{name: "two_api_keys_right_then_wrong", auth: keys, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderAPIKey, wrongKey), want: dup},
+		{name: "two_api_keys_wrong_then_right", auth: keys, header: authLines(otc.HeaderAPIKey, wrongKey, otc.HeaderAPIKey, authKeyCI), want: dup},
+		{name: "two_api_keys_empty_then_right", auth: keys, header: authLines(otc.HeaderAPIKey, "", otc.HeaderAPIKey, authKeyCI), want: dup},
+		{name: "two_legacy_api_keys", auth: keys, header: authLines(otc.HeaderLegacyAPIKey, authKeyCI, otc.HeaderLegacyAPIKey, authKeyPartner), want: dup},
+		{name: "api_key_and_legacy_api_key_same", auth: keys, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderLegacyAPIKey, authKeyCI), want: dup},
+		{name: "api_key_and_legacy_api_key_different", auth: keys, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderLegacyAPIKey, authKeyPartner), want: dup},
+
+		{name: "two_tokens_both_right", auth: jwts, header: authLines("Authorization", "Bearer "+good, "Authorization", "Bearer "+good), want: dup, challenge: true},
+		{name: "two_tokens_different", auth: jwts, header: authLines("Authorization", "Bearer "+good, "Authorization", "Bearer "+other), want: dup, challenge: true},
+		{name: "token_then_basic", auth: jwts, header: authLines("Authorization", "Bearer "+good, "Authorization", "Basic dXNlcjpwYXNzd29yZA=="), want: dup, challenge: true},
+		{name: "token_then_empty_line", auth: jwts, header: authLines("Authorization", "Bearer "+good, "Authorization", ""), want: dup, challenge: true},
+		{name: "tokens_comma_joined", auth: jwts, header: authLines("Authorization", "Bearer "+good+", Bearer "+other), want: dup, challenge: true},
+		{name: "tokens_comma_joined_no_space", auth: jwts, header: authLines("Authorization", "Bearer "+good+",Bearer "+good), want: dup, challenge: true},
+		{name: "basic_and_token_comma_joined", auth: jwts, header: authLines("Authorization", "Basic dXNlcjpwYXNzd29yZA==, Bearer "+good), want: dup, challenge: true},
+		{name: "token_with_trailing_comma", auth: jwts, header: authLines("Authorization", "Bearer "+good+","), want: dup, challenge: true},
+		// A JWT holds no white space: two tokens run together are not one.
+		{name: "tokens_space_joined", auth: jwts, header: authLines("Authorization", "Bearer "+good+" "+other), want: "malformed: it must be a JWT", challenge: true},
+		{name: "token_with_space_inside", auth: jwts, header: authLines("Authorization", "Bearer "+good[:20]+" "+good[20:]), want: "malformed: it must be a JWT", challenge: true},
+		{name: "token_with_tab_inside", auth: jwts, header: authLines("Authorization", "Bearer "+good[:20]+"\t"+good[20:]), want: "malformed: it must be a JWT", challenge: true},
+
+		// AnyOf: one method finding the request ambiguous refuses it, even
+		// though another method accepts it, in either order.
+		{name: "any_of_two_api_keys_and_right_token", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderAPIKey, wrongKey, "Authorization", "Bearer "+good), want: dup, challenge: true},
+		{name: "any_of_jwt_first_two_api_keys_and_right_token", auth: jwtThenKeys, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderLegacyAPIKey, authKeyCI, "Authorization", "Bearer "+good), want: dup, challenge: true},
+		{name: "any_of_right_api_key_and_two_tokens", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good, "Authorization", "Bearer "+good), want: dup, challenge: true},
+		{name: "any_of_right_api_key_and_comma_joined_tokens", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good+", Bearer "+other), want: dup, challenge: true},
+		{name: "any_of_two_api_keys_alone", auth: keysThenJWT, header: authLines(otc.HeaderAPIKey, authKeyCI, otc.HeaderAPIKey, authKeyCI), want: dup, challenge: true},
+		{name: "nested_any_of_two_tokens_and_right_api_key", auth: nested, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good, "Authorization", "Bearer "+good), want: dup, challenge: true},
+		// A custom authenticator passing on the package's refusal: AnyOf
+		// stops there rather than let the API key in.
+		{name: "custom_wrapper_two_tokens_and_right_api_key", auth: wrappedJWTThenKeys, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good, "Authorization", "Bearer "+good), want: dup},
+	}
+	for _, tt := range tests {
+		for _, transport := range []string{"otc", "rest"} {
+			t.Run(tt.name+"/"+transport, func(t *testing.T) {
+				t.Parallel()
+				var runs atomic.Int64
+				reg := newAuthCountingRegistry(t, &runs)
+				var res authResponse
+				if transport == "otc" {
+					srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: tt.auth(t)}))
+					t.Cleanup(srv.Close)
+					res = authCall(t, srv, tt.header)
+				} else {
+					srv := httptest.NewServer(otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: tt.auth(t)}))
+					t.Cleanup(srv.Close)
+					res = authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/Auth_WhoAmI:invoke", tt.header, []byte(`{"schema_version":"0.1.0","args":{}}`))
+				}
+				assertAuthNoLeak(t, res, authKeyCI, authKeyPartner, wrongKey, good, other)
+
+				if tt.method != "" {
+					var id authWhoAmI
+					if transport == "otc" {
+						id = requireAuthAccepted(t, res)
+					} else {
+						id = requireAuthRESTAccepted(t, res)
+					}
+					assert.Equal(t, tt.method, id.Method)
+					assert.Equal(t, tt.want, id.Name)
+					assert.EqualValues(t, 1, runs.Load(), "the tool runs once")
+					return
+				}
+				if transport == "otc" {
+					assertAuthRefused(t, res, tt.want, tt.challenge)
+				} else {
+					assertAuthRESTRefused(t, res, tt.want, tt.challenge)
+				}
+				if tt.want == dup {
+					assert.Contains(t, authResMessage(t, res, transport), "exactly one", "the message says what to send")
+				}
+				assert.Zero(t, runs.Load(), "the tool ran for a refused request")
+			})
+		}
+	}
+}
+
+// requireAuthRESTAccepted checks a successful REST invocation of
+// Auth.WhoAmI and returns what the tool saw.
+func requireAuthRESTAccepted(t *testing.T, res authResponse) authWhoAmI {
+	t.Helper()
+	require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
+	assert.Empty(t, res.Header.Values("WWW-Authenticate"), "a 200 carries no challenge")
+	var out authREST
+	require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
+	require.True(t, out.OK, "body: %s", res.Raw)
+	var id authWhoAmI
+	require.NoError(t, json.Unmarshal(out.Result, &id))
+	return id
+}
+
+// assertAuthRESTRefused checks a 401 of the REST handler: the envelope
+// {schema_version, ok: false, error} with code request.unauthenticated, a
+// message containing wantMsg (case folded), and the challenge exactly when
+// challenge is true.
+func assertAuthRESTRefused(t *testing.T, res authResponse, wantMsg string, challenge bool) {
+	t.Helper()
+	assert.Equal(t, http.StatusUnauthorized, res.Status, "body: %s", res.Raw)
+	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(res.Raw, &top), "body: %s", res.Raw)
+	for k := range top {
+		assert.Contains(t, []string{"schema_version", "ok", "error"}, k, "a REST 401 is {schema_version, ok, error}: %s", res.Raw)
+	}
+	var out authREST
+	require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
+	assert.Equal(t, otc.RESTSchemaVersion, out.SchemaVersion)
+	assert.False(t, out.OK)
+	require.NotNil(t, out.Error, "body: %s", res.Raw)
+	assert.Equal(t, otc.RESTUnauthenticated, out.Error.Code)
+	assert.Contains(t, strings.ToLower(out.Error.Message), strings.ToLower(wantMsg), "message")
+	if challenge {
+		assert.Equal(t, []string{"Bearer"}, res.Header.Values("WWW-Authenticate"))
+	} else {
+		assert.Empty(t, res.Header.Values("WWW-Authenticate"), "no challenge without JWT")
+	}
+}
+
+// authResMessage returns the message of a refusal of either handler.
+func authResMessage(t *testing.T, res authResponse, transport string) string {
+	t.Helper()
+	if transport == "otc" {
+		return authMessage(t, res)
+	}
+	var out authREST
+	require.NoError(t, json.Unmarshal(res.Raw, &out))
+	require.NotNil(t, out.Error)
+	return out.Error.Message
 }
 
 // authTokenRecorder wraps a handler and keeps every bearer token it sees.

@@ -14,6 +14,12 @@ import (
 	"github.com/otcgo/otc"
 )
 
+// otherCtxKey is a context key of the tests' own, for a value that a tool
+// or a caller adds to a context for its own purposes. A named type, as
+// context.WithValue asks, so that it cannot collide with another
+// package's key.
+type otherCtxKey struct{}
+
 // seenContext is what a tool function read from its context.
 type seenContext struct {
 	callID, traceID, userID, toolID string
@@ -59,7 +65,7 @@ func TestContextAccessorsInsideATool(t *testing.T) {
 		},
 	}, func(ctx context.Context, _ otc.NoOutput) (otc.NoOutput, error) {
 		// Values survive the contexts a tool derives for its own work.
-		ctx, cancel := context.WithCancel(context.WithValue(ctx, struct{}{}, "x"))
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, otherCtxKey{}, "x"))
 		defer cancel()
 		seen <- readContext(ctx, secretIDs, tokenIDs)
 		return otc.NoOutput{}, nil
@@ -123,7 +129,7 @@ func TestContextAccessorsOutsideACall(t *testing.T) {
 	for name, ctx := range map[string]context.Context{
 		"background": context.Background(),
 		"todo":       context.TODO(),
-		"derived":    context.WithValue(context.Background(), struct{}{}, "x"),
+		"derived":    context.WithValue(context.Background(), otherCtxKey{}, "x"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

