@@ -21,11 +21,11 @@ import (
 //     (5.0, 1e3) for an integer field, though JSON Schema calls it an
 //     integer and models send them.
 //
-// The first is settled by a plan of the input type, built at
-// registration, that finds the keys matching a field only by folding case;
-// those members are dropped, so parameters reach the function under their
-// exact names only. The second by rewriting such numbers in integer form,
-// only when a plain decode fails.
+// A plan of the input type, built at registration, finds both in one walk
+// of the parsed input: members that match a field only by folding case
+// are dropped, so that parameters reach the function under their exact
+// names only, and whole numbers bound for integer fields are rewritten in
+// integer form. Most inputs need neither, and are decoded as they came.
 
 // decodePlan is what the input type expects at one position of the input.
 // A nil plan has nothing to check.
@@ -39,9 +39,10 @@ type decodePlan struct {
 	// ascii is true when every name is ASCII, so that an ASCII key can
 	// fold-match one only by ASCII case.
 	ascii bool
-	// elem is the plan of a slice's, array's or map's elements, or of
-	// what a pointer points to.
+	// elem is the plan of a slice's, array's or map's elements.
 	elem *decodePlan
+	// integer is true for an integer type.
+	integer bool
 }
 
 var (
@@ -49,8 +50,8 @@ var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// newDecodePlan returns the plan of type t, or nil when t holds no struct
-// whose field names could be matched loosely.
+// newDecodePlan returns the plan of type t, or nil when t holds neither a
+// struct nor an integer.
 func newDecodePlan(t reflect.Type) *decodePlan {
 	return buildPlan(t, map[reflect.Type]*decodePlan{})
 }
@@ -76,6 +77,9 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 		p := &decodePlan{elem: elem}
 		memo[t] = p
 		return p
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return &decodePlan{integer: true}
 	case reflect.Struct:
 		p := &decodePlan{fields: map[string]*decodePlan{}, folded: map[string]bool{}, ascii: true}
 		memo[t] = p
@@ -139,35 +143,37 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// looseKeys appends to drop the key nodes, in the subtree of node i, that
-// match a struct field only by folding case.
-func (p *decodePlan) looseKeys(d *document, i int32, drop []int32) []int32 {
+// edits appends, for the subtree of node i, the changes the input needs
+// before decoding, in the order of the text.
+func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 	if p == nil {
-		return drop
+		return out
 	}
-	switch d.kind(i) {
+	switch n := &d.nodes[i]; n.kind {
+	case kindNumber:
+		if p.integer && n.flags&(flagFraction|flagExponent) != 0 {
+			out = append(out, edit{start: n.start, end: n.end, integral: true})
+		}
 	case kindObject:
 		for k, v := range d.members(i) {
 			if p.fields == nil { // a map
-				drop = p.elem.looseKeys(d, v, drop)
+				out = p.elem.edits(d, v, out)
 				continue
 			}
 			var buf [64]byte
 			name := d.stringBytes(k, buf[:0])
 			if fp, ok := p.fields[string(name)]; ok {
-				drop = fp.looseKeys(d, v, drop)
+				out = fp.edits(d, v, out)
 			} else if p.foldMatch(name) {
-				drop = append(drop, k)
+				out = append(out, memberSpan(d, k))
 			}
 		}
 	case kindArray:
-		if p.elem != nil {
-			for _, e := range d.elements(i) {
-				drop = p.elem.looseKeys(d, e, drop)
-			}
+		for _, e := range d.elements(i) {
+			out = p.elem.edits(d, e, out)
 		}
 	}
-	return drop
+	return out
 }
 
 // foldMatch reports whether name equals a field name once case is folded,
@@ -195,62 +201,43 @@ func (p *decodePlan) foldMatch(name []byte) bool {
 	return false
 }
 
-// edit replaces data[start:end] with text in a rewrite of the input.
+// edit is a change to the input's text: data[start:end] is dropped, or,
+// when integral, rewritten in integer form.
 type edit struct {
 	start, end int32
-	text       []byte
+	integral   bool
 }
 
-// dropMembers returns the edits that remove the members whose key nodes
-// are listed, with the comma that separates each from its neighbours.
-func dropMembers(d *document, keys []int32, edits []edit) []edit {
-	for _, k := range keys {
-		start := d.nodes[k].start
-		end := d.nodes[k+1].end // the value follows its key
-		before := start - 1
-		for before >= 0 && isSpace(d.data[before]) {
-			before--
-		}
-		if d.data[before] == ',' {
-			start = before
-		} else { // the first member: take the comma after it
-			after := end
-			for int(after) < len(d.data) && isSpace(d.data[after]) {
-				after++
-			}
-			if d.data[after] == ',' {
-				end = after + 1
-			}
-		}
-		edits = append(edits, edit{start: start, end: end})
+// memberSpan returns the edit that drops the object member whose key is
+// node k, with the comma that separates it from a neighbour.
+func memberSpan(d *document, k int32) edit {
+	start := d.nodes[k].start
+	end := d.nodes[k+1].end // the value follows its key
+	before := start - 1
+	for isSpace(d.data[before]) {
+		before--
 	}
-	return edits
+	if d.data[before] == ',' {
+		start = before
+	} else { // the first member: take the comma after it, if any
+		after := end
+		for isSpace(d.data[after]) {
+			after++
+		}
+		if d.data[after] == ',' {
+			end = after + 1
+		}
+	}
+	return edit{start: start, end: end}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// integralEdits returns edits that rewrite, in the subtree of node i, each
-// whole number written with a fraction or an exponent in plain integer
-// form, when it fits in 20 digits.
-func integralEdits(d *document, i int32, edits []edit) []edit {
-	for j := i; j < d.nodes[i].next; j++ {
-		n := &d.nodes[j]
-		if n.kind != kindNumber || n.flags&(flagFraction|flagExponent) == 0 {
-			continue
-		}
-		var buf [64]byte
-		if text, ok := parseDecimal(d.raw(j), buf[:0]).integerText(nil); ok {
-			edits = append(edits, edit{start: n.start, end: n.end, text: text})
-		}
-	}
-	return edits
-}
-
-// applyEdits returns the text of node i with the edits made. Edits that
-// overlap one already made (a number inside a dropped member, the comma
-// two dropped neighbours share) are merged into it.
+// applyEdits returns the text of node i with the edits, which are in text
+// order, made. An edit that overlaps the one before (the comma two dropped
+// neighbours share) is merged into it. A number that is not a whole
+// number within 20 digits is left as it is, for the decoder to refuse.
 func applyEdits(d *document, i int32, edits []edit) []byte {
-	slices.SortFunc(edits, func(a, b edit) int { return int(a.start - b.start) })
 	n := &d.nodes[i]
 	out := make([]byte, 0, n.end-n.start)
 	pos := n.start
@@ -260,8 +247,15 @@ func applyEdits(d *document, i int32, edits []edit) []byte {
 			continue
 		}
 		out = append(out, d.data[pos:e.start]...)
-		out = append(out, e.text...)
 		pos = e.end
+		if e.integral {
+			var buf [64]byte
+			text, ok := parseDecimal(d.data[e.start:e.end], buf[:0]).integerText(out)
+			if !ok {
+				text = append(out, d.data[e.start:e.end]...)
+			}
+			out = text
+		}
 	}
 	return append(out, d.data[pos:n.end]...)
 }

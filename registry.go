@@ -87,10 +87,8 @@ type registeredTool struct {
 }
 
 // invokeFunc decodes the validated input, runs the tool function and
-// encodes its result (nil for a tool that returns nothing). When input does
-// not decode, integral is asked for the input with whole numbers in
-// integer form (nil when it has none to rewrite), and that is tried once.
-type invokeFunc func(ctx context.Context, input []byte, integral func() []byte) (json.RawMessage, error)
+// encodes its result (nil for a tool that returns nothing).
+type invokeFunc func(ctx context.Context, input []byte) (json.RawMessage, error)
 
 // inputError marks an input that passed the schema but could not be decoded
 // into the function's input type. encodeError marks a result that cannot be
@@ -125,15 +123,10 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	if err != nil {
 		return err
 	}
-	rt.invoke = func(ctx context.Context, input []byte, integral func() []byte) (json.RawMessage, error) {
+	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
 		var in In
 		if err := json.Unmarshal(input, &in); err != nil {
-			alt := integral()
-			var again In
-			if alt == nil || json.Unmarshal(alt, &again) != nil {
-				return nil, &inputError{err}
-			}
-			in = again
+			return nil, &inputError{err}
 		}
 		out, err := fn(ctx, in)
 		if err != nil || !hasOutput {
@@ -648,23 +641,14 @@ func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest
 		return CallResult{}, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
 	}
 
-	// The function sees parameters under their exact names only: members
-	// that match a field only by case are dropped (see decode.go).
+	// Parameters reach the function under their exact names only, and
+	// whole numbers for integer fields in integer form (see decode.go).
 	input := doc.raw(root)
-	var edits []edit
-	if loose := t.plan.looseKeys(doc, root, nil); loose != nil {
-		edits = dropMembers(doc, loose, nil)
-		input = applyEdits(doc, root, slices.Clone(edits))
-	}
-	integral := func() []byte {
-		all := integralEdits(doc, root, slices.Clone(edits))
-		if len(all) == len(edits) {
-			return nil
-		}
-		return applyEdits(doc, root, all)
+	if edits := t.plan.edits(doc, root, nil); edits != nil {
+		input = applyEdits(doc, root, edits)
 	}
 
-	value, err := r.run(withCallInfo(ctx, info), t, input, integral)
+	value, err := r.run(withCallInfo(ctx, info), t, input)
 	result := CallResult{CallID: info.callID, Duration: time.Since(start)}
 	if err == nil {
 		result.Value = value
@@ -757,7 +741,7 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 
 // run invokes the tool function, turning a panic into an error. The panic
 // value and stack go to the logger; the caller sees a fixed message.
-func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte, integral func() []byte) (value json.RawMessage, err error) {
+func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (value json.RawMessage, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			desc := describePanic(v)
@@ -769,7 +753,7 @@ func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte, int
 			err = &panicError{desc: desc}
 		}
 	}()
-	return t.invoke(ctx, input, integral)
+	return t.invoke(ctx, input)
 }
 
 // panicError is a recovered panic of a tool function.

@@ -102,7 +102,7 @@ type schemaNode struct {
 
 	stringy              bool // any string keyword is set
 	minLength, maxLength int
-	pattern              *regexp.Regexp
+	pattern              *pattern
 	format               *formatRule
 
 	prefix                   []*schemaNode // tuple positions
@@ -335,7 +335,7 @@ func (c *compiler) compile() {
 
 	s.minLength, s.maxLength = c.count("minLength"), c.count("maxLength")
 	if p, ok := obj["pattern"].(string); ok {
-		re, err := regexp.Compile(p)
+		re, err := compilePattern(p)
 		if err != nil {
 			c.fail("pattern %q is not a valid regular expression: %v", p, err)
 		}
@@ -465,6 +465,7 @@ type checker struct {
 	quick  bool // only whether the value passes matters
 	failed bool // in quick mode: a check failed
 	path   []pathSegment
+	key    []byte // scratch for error keys
 	buf    []byte // scratch for unescaped strings
 	num    [64]byte
 }
@@ -496,6 +497,8 @@ func (c *checker) stop() bool {
 
 // fail records msg for the current path, unless an error is already
 // recorded there: the first error met for a parameter is the one reported.
+// The key is written into a reused buffer and copied only when new, so a
+// million failures of one parameter cost no allocations.
 func (c *checker) fail(msg string) {
 	if c.quick {
 		c.failed = true
@@ -504,23 +507,24 @@ func (c *checker) fail(msg string) {
 	if c.full {
 		return
 	}
-	key := c.pathKey()
+	c.key = c.appendPathKey(c.key[:0])
+	if _, seen := c.errs[string(c.key)]; seen {
+		return
+	}
 	if c.errs == nil {
 		c.errs = make(map[string]string, 4)
 	}
-	if _, seen := c.errs[key]; !seen {
-		c.errs[key] = msg
-		c.full = len(c.errs) >= maxParameterErrors
-	}
+	c.errs[string(c.key)] = msg
+	c.full = len(c.errs) >= maxParameterErrors
 }
 
-// pathKey writes the current path as a parameter_errors key: names and
-// indexes joined by dots ("address.zip", "items.2"), cut to maxEchoedKey.
-func (c *checker) pathKey() string {
+// appendPathKey appends the current path as a parameter_errors key: names
+// and indexes joined by dots ("address.zip", "items.2"), cut to
+// maxEchoedKey bytes on a character boundary and marked with an ellipsis.
+func (c *checker) appendPathKey(b []byte) []byte {
 	if len(c.path) == 0 {
-		return rootKey
+		return append(b, rootKey...)
 	}
-	var b []byte
 	for i, seg := range c.path {
 		if i > 0 {
 			b = append(b, '.')
@@ -538,7 +542,14 @@ func (c *checker) pathKey() string {
 			break
 		}
 	}
-	return truncate(string(b), maxEchoedKey)
+	if len(b) <= maxEchoedKey {
+		return b
+	}
+	cut := maxEchoedKey
+	for cut > 0 && b[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return append(b[:cut], "…"...)
 }
 
 // passes reports whether node i satisfies s, recording nothing.
@@ -715,7 +726,7 @@ func (c *checker) string(s *schemaNode, i int32) {
 			c.fail(fmt.Sprintf("Must be at most %d characters long", s.maxLength))
 		}
 	}
-	if s.pattern != nil && !s.pattern.Match(str) {
+	if s.pattern != nil && !s.pattern.match(str) {
 		c.fail("Must match the pattern " + s.pattern.String())
 	}
 	if s.format != nil && !s.format.valid(str) {
@@ -866,19 +877,26 @@ func (c *checker) repeatedNames(i int32) {
 			c.pop()
 		}
 	case kindObject:
-		var seen map[string]bool
+		var reported map[string]bool // name → reported yet
 		if d.nodes[i].flags&flagRepeated != 0 {
-			seen = make(map[string]bool, d.nodes[i].count)
+			reported = make(map[string]bool, d.nodes[i].count)
 		}
 		for k, v := range d.members(i) {
-			if seen != nil {
-				name := d.stringValue(k)
-				if seen[name] {
+			if reported != nil {
+				var buf [64]byte
+				name := d.stringBytes(k, buf[:0])
+				// Each name is reported once, however often it repeats;
+				// lookups do not copy name, so a million repeats of one
+				// name cost no allocations.
+				switch done, seen := reported[string(name)]; {
+				case !seen:
+					reported[string(name)] = false
+				case !done:
 					c.pushKey(k)
 					c.fail("Is given more than once")
 					c.pop()
+					reported[string(name)] = true
 				}
-				seen[name] = true
 			}
 			c.pushKey(k)
 			c.repeatedNames(v)

@@ -312,3 +312,42 @@ func TestCompileRefusesUnsupportedKeywords(t *testing.T) {
 		assert.Error(t, err, schema)
 	}
 }
+
+// patternCases are patterns of the one-class form, which pattern matches
+// without the regexp engine, and a few of other forms.
+var patternCases = []string{
+	`^[a-z]+$`, `^[0-9]{5}$`, `^[A-Za-z0-9_-]{1,64}$`, `^[^/]*$`, `^.+$`, `^x?$`, `^[é-ü]{2,}$`, `^\d{3,}$`,
+	`^(?i)[a-c]+$`, `^(?s).{2}$`, `^\p{L}+$`, `^a$`, `[0-9]{5}`, `^[a-z]+`, `^(ab)+$`, `^$`,
+}
+
+func TestPatternFastPathAgreesWithRegexp(t *testing.T) {
+	t.Parallel()
+	fast := 0
+	for _, src := range patternCases {
+		p, err := compilePattern(src)
+		require.NoError(t, err)
+		if p.class != nil {
+			fast++
+		}
+		for _, s := range []string{"", "a", "abc", "ABC", "12345", "1234", "123456", "a-b_C9", "é", "éü", "a/b", "x", "xx", "\n", "a\nb", "ab", "abab", "\xff", strings.Repeat("a", 65)} {
+			assert.Equal(t, p.re.MatchString(s), p.match([]byte(s)), "pattern %s on %q", src, s)
+		}
+	}
+	assert.Greater(t, fast, 8, "the one-class patterns take the fast path")
+}
+
+func FuzzPattern(f *testing.F) {
+	for i := range patternCases {
+		f.Add(uint8(i), "abc")
+	}
+	compiled := make([]*pattern, len(patternCases))
+	for i, src := range patternCases {
+		compiled[i], _ = compilePattern(src)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, s string) {
+		p := compiled[int(which)%len(compiled)]
+		if got, want := p.match([]byte(s)), p.re.MatchString(s); got != want {
+			t.Fatalf("pattern %s on %q: %v, regexp says %v", p, s, got, want)
+		}
+	})
+}
