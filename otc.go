@@ -67,6 +67,13 @@
 // bearer tokens, [AnyOf] to accept either, or an [AuthenticatorFunc] of
 // your own. A tool reads who called with [CallerIdentity].
 //
+// # Shutting down
+//
+// [Serve] runs an http.Server until a context ends (a signal, with
+// signal.NotifyContext), then marks the handlers not ready so that GET
+// /health answers 503, closes the listener and lets the calls in flight
+// finish within a grace period.
+//
 // # Other wire formats
 //
 // [Registry.Call] is the protocol-neutral call path: resolve the tool, check

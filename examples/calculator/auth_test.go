@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,7 +75,8 @@ func TestServerWithAuthFromEnv(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg, err := newRegistry(logger)
 	require.NoError(t, err)
-	srv := httptest.NewServer(newServer(reg, auth, logger))
+	handler, _ := newServer(reg, auth, logger)
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 
 	get := func(t *testing.T, path string, header http.Header) *http.Response {
@@ -122,6 +130,162 @@ func TestServerWithAuthFromEnv(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, 15.0, sum)
+		})
+	}
+}
+
+// serveWithEnvAuth serves the example's tools with the authentication the
+// environment env turns on, and returns the server's URL.
+func serveWithEnvAuth(t *testing.T, env map[string]string) string {
+	t.Helper()
+	auth, _, err := authenticatorFromEnv(envOf(env))
+	require.NoError(t, err)
+	logger := slog.New(slog.DiscardHandler)
+	reg, err := newRegistry(logger)
+	require.NoError(t, err)
+	handler, _ := newServer(reg, auth, logger)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// listWithToken lists the tools with the bearer token and returns the
+// status and body.
+func listWithToken(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/tools", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// TestWriteToken checks the token -print-token writes: the claims, and
+// that a server started with the same environment accepts it over HTTP.
+func TestWriteToken(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		aud     []string // the token's audience
+		wantErr string
+	}{
+		{"audience", map[string]string{"OTC_JWT_SECRET": testJWTSecret, "OTC_JWT_AUDIENCE": "calculator"}, []string{"calculator"}, ""},
+		{"first_of_several_audiences", map[string]string{"OTC_JWT_SECRET": testJWTSecret, "OTC_JWT_AUDIENCE": " , calculator, other"}, []string{"calculator"}, ""},
+		{"no_audience", map[string]string{"OTC_JWT_SECRET": testJWTSecret}, nil, ""},
+		{"no_secret", map[string]string{"OTC_JWT_AUDIENCE": "calculator"}, nil,
+			"OTC_JWT_SECRET is not set; set it to the secret the server runs with (at least 32 bytes)"},
+		{"short_secret", map[string]string{"OTC_JWT_SECRET": "short"}, nil,
+			"OTC_JWT_SECRET is 5 bytes long; the server refuses secrets shorter than 32 bytes, so use a longer one for both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			err := writeToken(&out, envOf(tc.env), now)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, tc.wantErr, err.Error())
+				assert.Empty(t, out.String(), "nothing is printed on failure")
+				return
+			}
+			require.NoError(t, err)
+			token, ok := strings.CutSuffix(out.String(), "\n")
+			require.True(t, ok, "one line: %q", out.String())
+			require.NotContains(t, token, "\n")
+
+			claims := jwt.MapClaims{}
+			_, err = jwt.NewParser(jwt.WithValidMethods([]string{"HS256"})).ParseWithClaims(token, claims,
+				func(*jwt.Token) (any, error) { return []byte(testJWTSecret), nil })
+			require.NoError(t, err)
+			sub, _ := claims.GetSubject()
+			assert.Equal(t, "example-user", sub)
+			iat, err := claims.GetIssuedAt()
+			require.NoError(t, err)
+			exp, err := claims.GetExpirationTime()
+			require.NoError(t, err)
+			assert.Equal(t, now.Unix(), iat.Unix())
+			assert.Equal(t, 10*time.Minute, exp.Sub(iat.Time), "exp - iat")
+			aud, err := claims.GetAudience()
+			require.NoError(t, err)
+			assert.Equal(t, tc.aud, []string(aud))
+
+			// The server the README starts: both audiences allowed.
+			env := maps.Clone(tc.env)
+			if env["OTC_JWT_AUDIENCE"] == "" {
+				env["OTC_JWT_AUDIENCE"] = "calculator"
+			}
+			status, body := listWithToken(t, serveWithEnvAuth(t, env), token)
+			assert.Equal(t, http.StatusOK, status, body)
+		})
+	}
+}
+
+// runMain runs the program in a child process with the given environment
+// (and no other OTC_ variables) and arguments, to its end.
+func runMain(t *testing.T, env map[string]string, args string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0])
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTC_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, mainArgsEnv+"="+args)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errOut.String(), 0
+}
+
+// TestMain_PrintToken runs the program with -print-token: it prints a
+// token that the server started with the same environment accepts, and
+// exits 0; without a usable secret it exits 1 and says why.
+func TestMain_PrintToken(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"OTC_JWT_SECRET": testJWTSecret, "OTC_JWT_AUDIENCE": "calculator"}
+
+	t.Run("prints_a_token", func(t *testing.T) {
+		t.Parallel()
+		stdout, stderr, code := runMain(t, env, "-print-token")
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		assert.Empty(t, stderr)
+		token, ok := strings.CutSuffix(stdout, "\n")
+		require.True(t, ok, "one line: %q", stdout)
+		require.Equal(t, 2, strings.Count(token, "."), "a JWT: %q", token)
+
+		url := serveWithEnvAuth(t, env)
+		status, body := listWithToken(t, url, token)
+		assert.Equal(t, http.StatusOK, status, body)
+		status, _ = listWithToken(t, url, token+"x")
+		assert.Equal(t, http.StatusUnauthorized, status, "the check is real: a damaged token is refused")
+	})
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no_secret", map[string]string{"OTC_JWT_AUDIENCE": "calculator"}, "OTC_JWT_SECRET is not set"},
+		{"short_secret", map[string]string{"OTC_JWT_SECRET": "too-short"}, "OTC_JWT_SECRET is 9 bytes long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := runMain(t, tc.env, "-print-token")
+			assert.Equal(t, 1, code)
+			assert.Empty(t, stdout, "no token is printed")
+			assert.Contains(t, stderr, "level=ERROR")
+			assert.Contains(t, stderr, "calculator: -print-token: "+tc.want)
 		})
 	}
 }

@@ -1,8 +1,8 @@
 // Command calculator is an example tool server. It serves, at the root of
 // its address, the tools of the protocol's example exchanges,
-// Calculator.Add and Doorbell.Ring, and a third tool, Signer.Sign, that
-// shows how a secret reaches a tool. The same tools are served as a REST
-// API under /v1/.
+// Calculator.Add and Doorbell.Ring; Signer.Sign, which shows how a secret
+// reaches a tool; and Timer.Wait, a slow tool that shows cancellation and
+// graceful shutdown. The same tools are served as a REST API under /v1/.
 //
 //	go run ./examples/calculator              # listens on 127.0.0.1:8080
 //	go run ./examples/calculator -addr :9000
@@ -12,6 +12,18 @@
 // bytes) requires an HS256 bearer token signed with it, whose audience,
 // when it has one, must be in the comma-separated OTC_JWT_AUDIENCE. With
 // both set, either credential is accepted. /health is always open.
+// -print-token prints a token the server accepts, valid for 10 minutes,
+// and exits:
+//
+//	TOKEN=$(OTC_JWT_SECRET=... OTC_JWT_AUDIENCE=calculator go run ./examples/calculator -print-token)
+//
+// On SIGTERM or SIGINT the server shuts down gracefully: /health answers
+// 503 and new calls are refused, for -drain-delay (none by default) so that
+// a load balancer can notice; then the listener closes, calls already
+// running get up to 15 seconds to finish, and the program exits 0. A
+// second signal stops it at once.
+//
+// -log-level debug also logs the start of every Timer.Wait call.
 package main
 
 import (
@@ -22,13 +34,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
 )
@@ -52,6 +69,11 @@ type SignInput struct {
 // SignOutput is the result of Signer.Sign.
 type SignOutput struct {
 	Signature string `json:"signature" jsonschema:"description=The hex HMAC-SHA256 of the message under the SIGNING_KEY secret."`
+}
+
+// WaitInput is the input of Timer.Wait.
+type WaitInput struct {
+	Ms int `json:"ms" jsonschema:"description=How many milliseconds to wait: 0 to 10000.,minimum=0,maximum=10000"`
 }
 
 // doorbells are the doorbells Doorbell.Ring knows.
@@ -115,20 +137,118 @@ func newRegistry(logger *slog.Logger) (*otc.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	err = otc.Register(reg, otc.Tool{
+		ID:                "Timer.Wait",
+		Version:           "1.0.0",
+		Description:       "Waits the given number of milliseconds, then returns it.",
+		OutputDescription: "The number of milliseconds waited.",
+	}, func(ctx context.Context, in WaitInput) (int, error) {
+		logger.DebugContext(ctx, "calculator: Timer.Wait started", "call_id", otc.CallID(ctx), "ms", in.Ms)
+		t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return in.Ms, nil
+		case <-ctx.Done():
+			// The caller went away or the server gave up on the call:
+			// stop waiting rather than hold the goroutine.
+			return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
 	return reg, nil
 }
 
+// Limits of the HTTP server. They bound what a slow or stalled client can
+// hold, not how long a tool runs: the otc handlers clear the read deadline
+// once a call's body is read and set the write deadline afresh before
+// writing the answer, so a long-running tool is not cut off by them.
+const (
+	// readHeaderTimeout bounds the wait for a request's headers, a few
+	// KiB that an honest client sends at once, so that connections opened
+	// and left silent are closed soon.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. A
+	// call body is at most 4 MiB (the handlers' default limit): 30 s
+	// carries that over a slow link and still frees a connection whose
+	// client stalls halfway through.
+	readTimeout = 30 * time.Second
+	// writeTimeout bounds writing an answer, so that a client that stops
+	// reading does not hold the connection. 60 s leaves a large catalog
+	// time to reach a slow client.
+	writeTimeout = 60 * time.Second
+	// idleTimeout is how long a keep-alive connection may wait for its
+	// next request. Agents call tools in bursts, between model turns of
+	// many seconds; two minutes keeps the connection across those without
+	// holding sockets for clients that have gone.
+	idleTimeout = 120 * time.Second
+	// maxHeaderBytes caps request headers. Calls carry their data in the
+	// body; headers hold at most an API key or a bearer token (8 KiB at
+	// most is read), so 64 KiB leaves room for what proxies add and is a
+	// sixteenth of net/http's default of 1 MiB.
+	maxHeaderBytes = 64 << 10
+	// gracePeriod is how long calls still running when the listener
+	// closes may take to finish: longer than the slowest tool, Timer.Wait
+	// at its 10 s maximum.
+	gracePeriod = 15 * time.Second
+)
+
+// tokenLifetime is how long a -print-token token is valid: long enough to
+// paste into a few commands, and under the 15 minutes the server accepts.
+const tokenLifetime = 10 * time.Minute
+
+// config is what the flags set for run.
+type config struct {
+	addr       string
+	drainDelay time.Duration
+}
+
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "`host:port` to listen on")
+	var cfg config
+	var level slog.Level
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	flag.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM or SIGINT, how long /health answers 503 before the listener closes; behind a load balancer, its health-check interval times its failure threshold")
+	printToken := flag.Bool("print-token", false, "print an HS256 bearer token for OTC_JWT_SECRET and the first OTC_JWT_AUDIENCE, valid for 10 minutes, and exit")
+	flag.TextVar(&level, "log-level", slog.LevelInfo, "the least `level` logged: debug, info, warn or error (debug logs each Timer.Wait call)")
 	flag.Parse()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*addr, logger); err != nil {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	if *printToken {
+		if err := writeToken(os.Stdout, os.Getenv, time.Now()); err != nil {
+			logger.Error("calculator: -print-token: " + err.Error())
+			os.Exit(1)
+		}
+		return
+	}
+
+	ctx, stop := signalContext()
+	defer stop()
+	if err := run(ctx, cfg, logger); err != nil {
 		logger.Error("calculator: " + err.Error())
 		os.Exit(1)
 	}
 }
 
-func run(addr string, logger *slog.Logger) error {
+// signalContext returns a context that the first SIGINT or SIGTERM
+// cancels. By the time it is cancelled, those signals have their default
+// action back, so a second one stops the program at once instead of
+// waiting for the shutdown to finish.
+func signalContext() (context.Context, context.CancelFunc) {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(sig, func() {
+		stop()
+		cancel()
+	})
+	return ctx, stop
+}
+
+// run serves until ctx is cancelled, then shuts down gracefully. It
+// returns nil after a clean shutdown.
+func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	reg, err := newRegistry(logger)
 	if err != nil {
 		return err
@@ -137,26 +257,80 @@ func run(addr string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
 	logger.Info("calculator: serving OTC tools",
 		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "auth", methods)
+	handler, otcHandler := newServer(reg, auth, logger)
 	srv := &http.Server{
-		Handler:           newServer(reg, auth, logger),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	return srv.Serve(ln)
+	return otc.Serve(ctx, srv, ln, &otc.ServeOptions{
+		// The REST handler has no readiness switch; its calls are still
+		// taken during the drain delay, and /health is OTC's.
+		Drain:       []otc.Drainable{otcHandler},
+		DrainDelay:  cfg.drainDelay,
+		GracePeriod: gracePeriod,
+		Logger:      logger,
+	})
 }
 
 // newServer serves the registry over OTC at the root and as the REST API
-// under /v1/, both behind the same authentication (nil for none).
-func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) http.Handler {
+// under /v1/, both behind the same authentication (nil for none). It also
+// returns the OTC handler, whose readiness shutdown turns off.
+func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) (http.Handler, *otc.Handler) {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Logger: logger, Authenticator: auth})))
-	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth}))
-	return mux
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
+	mux.Handle("/", h)
+	return mux, h
+}
+
+// writeToken writes a bearer token the server accepts when started with
+// the same environment: HS256 under OTC_JWT_SECRET, with the first
+// audience of OTC_JWT_AUDIENCE (none if it is empty), subject
+// "example-user", issued at now and valid for tokenLifetime.
+func writeToken(w io.Writer, getenv func(string) string, now time.Time) error {
+	secret := getenv("OTC_JWT_SECRET")
+	switch {
+	case secret == "":
+		return errors.New("OTC_JWT_SECRET is not set; set it to the secret the server runs with (at least 32 bytes)")
+	case len(secret) < 32:
+		return fmt.Errorf("OTC_JWT_SECRET is %d bytes long; the server refuses secrets shorter than 32 bytes, so use a longer one for both", len(secret))
+	}
+	claims := jwt.RegisteredClaims{
+		Subject:   "example-user",
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(tokenLifetime)),
+	}
+	if aud := audiencesFromEnv(getenv); len(aud) > 0 {
+		claims.Audience = jwt.ClaimStrings{aud[0]}
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
+	if err != nil {
+		return fmt.Errorf("signing the token: %w", err)
+	}
+	_, err = fmt.Fprintln(w, tok)
+	return err
+}
+
+// audiencesFromEnv reads the comma-separated OTC_JWT_AUDIENCE, skipping
+// blanks.
+func audiencesFromEnv(getenv func(string) string) []string {
+	var audiences []string
+	for _, a := range strings.Split(getenv("OTC_JWT_AUDIENCE"), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			audiences = append(audiences, a)
+		}
+	}
+	return audiences
 }
 
 // authenticatorFromEnv turns authentication on when the environment says
@@ -175,13 +349,7 @@ func authenticatorFromEnv(getenv func(string) string) (auth otc.Authenticator, m
 		auths, names = append(auths, a), append(names, "api_key")
 	}
 	if secret := getenv("OTC_JWT_SECRET"); secret != "" {
-		var audiences []string
-		for _, a := range strings.Split(getenv("OTC_JWT_AUDIENCE"), ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				audiences = append(audiences, a)
-			}
-		}
-		a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(secret), Audiences: audiences})
+		a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
 		if err != nil {
 			return nil, "", fmt.Errorf("OTC_JWT_SECRET: %w", err)
 		}

@@ -393,6 +393,17 @@ func nextLine(t *testing.T, lines <-chan string) string {
 	}
 }
 
+// listeningURL checks that line is the program's first, saying where it
+// listens, and returns that URL.
+func listeningURL(t *testing.T, line string) string {
+	t.Helper()
+	require.Contains(t, line, `msg="calculator: serving OTC tools"`)
+	m := regexp.MustCompile(`\burl=(http://127\.0\.0\.1:(\d+))(\s|$)`).FindStringSubmatch(line)
+	require.NotNil(t, m, "the line must give the URL it listens on: %s", line)
+	require.NotEqual(t, "0", m[2], "the logged port must be the one chosen, not 0")
+	return m[1]
+}
+
 // TestMain_ServesOnAddr starts the program with -addr 127.0.0.1:0 and
 // checks that it logs exactly one line, at info level, with the URL it
 // listens on, and that the tools are served there.
@@ -403,17 +414,13 @@ func TestMain_ServesOnAddr(t *testing.T) {
 
 	line := nextLine(t, lines)
 	assert.Contains(t, line, "level=INFO")
-	assert.Contains(t, line, `msg="calculator: serving OTC tools"`)
 	assert.Contains(t, line, "auth=none", "without OTC_API_KEY or OTC_JWT_SECRET, authentication is off")
-	m := regexp.MustCompile(`\burl=(http://127\.0\.0\.1:(\d+))(\s|$)`).FindStringSubmatch(line)
-	require.NotNil(t, m, "the line must give the URL it listens on: %s", line)
-	require.NotEqual(t, "0", m[2], "the logged port must be the one chosen, not 0")
-	base := m[1]
+	base := listeningURL(t, line)
 
 	for _, tc := range []struct {
 		path  string
 		tools int
-	}{{"/health", 0}, {"/tools", 3}} {
+	}{{"/health", 0}, {"/tools", 4}} {
 		resp, err := http.Get(base + tc.path)
 		require.NoError(t, err)
 		var body struct {
@@ -473,7 +480,7 @@ func TestRun_ListenErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
-			err := run(tc.addr, slog.New(slog.NewTextHandler(&logs, nil)))
+			err := run(t.Context(), config{addr: tc.addr}, slog.New(slog.NewTextHandler(&logs, nil)))
 			var opErr *net.OpError
 			assert.True(t, errors.As(err, &opErr), "want a *net.OpError, got %v", err)
 			assert.Empty(t, logs.String(), "nothing is logged when listening fails: run's caller reports the error")

@@ -3,8 +3,14 @@
 // of Doorbell.Ring, and exits non-zero if any step does not behave as
 // expected.
 //
-//	go run ./examples/calculator &
+//	go build -o /tmp/calculator ./examples/calculator && /tmp/calculator &
 //	go run ./examples/client -url http://127.0.0.1:8080
+//	kill %1
+//
+// When the server requires credentials, pass its API key with -api-key,
+// or its JWT secret with -jwt-secret (and an audience it accepts with
+// -jwt-audience): the client then signs a short-lived token for every
+// request.
 package main
 
 import (
@@ -23,13 +29,38 @@ import (
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8080", "base `URL` of the tool server")
+	apiKey := flag.String("api-key", "", "send this `key` in the OXP-API-Key header (the server's OTC_API_KEY)")
+	jwtSecret := flag.String("jwt-secret", "", "sign an HS256 bearer token for each request with this `secret` (the server's OTC_JWT_SECRET)")
+	jwtAudience := flag.String("jwt-audience", "", "the `audience` of those tokens: one of the server's OTC_JWT_AUDIENCE")
 	flag.Parse()
+	opts, err := clientOptions(*apiKey, *jwtSecret, *jwtAudience)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "client:", err)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := run(ctx, *url, os.Stdout); err != nil {
+	if err := run(ctx, *url, opts, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		os.Exit(1)
 	}
+}
+
+// clientOptions turns the credential flags into client options, and
+// refuses combinations that cannot work before anything is sent.
+func clientOptions(apiKey, jwtSecret, jwtAudience string) (*client.Options, error) {
+	opts := &client.Options{APIKey: apiKey}
+	switch {
+	case jwtSecret == "" && jwtAudience != "":
+		return nil, errors.New("-jwt-audience needs -jwt-secret: the audience goes into tokens signed with that secret")
+	case jwtSecret == "":
+	case len(jwtSecret) < 32:
+		// The server refuses shorter secrets, so this cannot be its secret.
+		return nil, fmt.Errorf("-jwt-secret is %d bytes long; the server's secret is at least 32 bytes", len(jwtSecret))
+	default:
+		opts.JWT = &client.JWTSigner{Secret: []byte(jwtSecret), Audience: jwtAudience, Subject: "example-client"}
+	}
+	return opts, nil
 }
 
 // AddInput is the input of Calculator.Add.
@@ -38,8 +69,9 @@ type AddInput struct {
 	B float64 `json:"b"`
 }
 
-func run(ctx context.Context, url string, out io.Writer) error {
-	c, err := client.New(url, nil)
+// run runs the steps against the server at url. opts may be nil.
+func run(ctx context.Context, url string, opts *client.Options, out io.Writer) error {
+	c, err := client.New(url, opts)
 	if err != nil {
 		return err
 	}
@@ -47,7 +79,7 @@ func run(ctx context.Context, url string, out io.Writer) error {
 	// 1. List the tools, and declare them as a model would see them.
 	defs, err := c.ListTools(ctx)
 	if err != nil {
-		return fmt.Errorf("listing tools: %w", err)
+		return fmt.Errorf("listing tools: %w%s", err, credentialsHint(err, opts))
 	}
 	if len(defs) == 0 {
 		return errors.New("the server lists no tools")
@@ -103,4 +135,17 @@ func run(ctx context.Context, url string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "rang doorbell42 (call %s, %v)\n", res.CallID, res.Duration)
 	return nil
+}
+
+// credentialsHint says which flags to pass when the server refused the
+// request for want of credentials, and "" for any other failure.
+func credentialsHint(err error, opts *client.Options) string {
+	var e *otc.Error
+	if !errors.As(err, &e) || e.Code != otc.CodeUnauthenticated {
+		return ""
+	}
+	if opts == nil || opts.APIKey == "" && opts.JWT == nil {
+		return "; the server requires credentials: pass -api-key, or -jwt-secret and -jwt-audience"
+	}
+	return "; the server refused the credentials: check -api-key, -jwt-secret and -jwt-audience against its OTC_API_KEY, OTC_JWT_SECRET and OTC_JWT_AUDIENCE"
 }

@@ -43,6 +43,9 @@ type server struct {
 	// looseAdd gives Calculator.Add a schema that accepts any a and b, so
 	// the server never reports the validation error the program expects.
 	looseAdd bool
+	// auth, when set, requires credentials, as the example server does
+	// when OTC_API_KEY or OTC_JWT_SECRET is set.
+	auth otc.Authenticator
 }
 
 // calculator is examples/calculator's behaviour: the seeds' Calculator.Add
@@ -88,7 +91,7 @@ func (s server) start(t *testing.T) string {
 			return otc.NoOutput{}, nil
 		}))
 	}
-	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: s.auth}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -109,7 +112,7 @@ func TestRun(t *testing.T) {
 	t.Parallel()
 	url := calculator().start(t)
 	var out bytes.Buffer
-	require.NoError(t, run(t.Context(), url, &out))
+	require.NoError(t, run(t.Context(), url, nil, &out))
 
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	require.Len(t, lines, 8, out.String())
@@ -175,7 +178,7 @@ func TestRun_Fails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			err := run(t.Context(), tc.server.start(t), &out)
+			err := run(t.Context(), tc.server.start(t), nil, &out)
 			require.Error(t, err, out.String())
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -183,7 +186,7 @@ func TestRun_Fails(t *testing.T) {
 
 	t.Run("bad_url", func(t *testing.T) {
 		t.Parallel()
-		err := run(t.Context(), "ftp://127.0.0.1", new(bytes.Buffer))
+		err := run(t.Context(), "ftp://127.0.0.1", nil, new(bytes.Buffer))
 		assert.Error(t, err)
 	})
 	t.Run("server_down", func(t *testing.T) {
@@ -191,7 +194,7 @@ func TestRun_Fails(t *testing.T) {
 		srv := httptest.NewServer(nil)
 		url := srv.URL
 		srv.Close()
-		err := run(t.Context(), url, new(bytes.Buffer))
+		err := run(t.Context(), url, nil, new(bytes.Buffer))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "listing tools")
 	})
