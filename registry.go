@@ -171,8 +171,8 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 	if !isToolName(name) {
 		return fail("Name %q is invalid: it must be 1 to 64 letters, digits, underscores or dashes", name)
 	}
-	if err := checkRequirements(t.Requirements); err != nil {
-		return fail("Requirements: %v", err)
+	if problem := requirementsProblem(t.Requirements); problem != "" {
+		return fail("Requirements: %s", problem)
 	}
 
 	params, validator, err := inputSchema(t, in)
@@ -310,31 +310,32 @@ func isToolName(s string) bool {
 	return true
 }
 
-// checkRequirements rejects requirements a caller could never satisfy.
-func checkRequirements(req *Requirements) error {
+// requirementsProblem describes what makes req impossible for a caller to
+// satisfy, or returns "" when nothing does.
+func requirementsProblem(req *Requirements) string {
 	if req == nil {
-		return nil
+		return ""
 	}
 	seen := map[string]bool{}
 	for i, a := range req.Authorization {
 		if a.ID == "" {
-			return fmt.Errorf("Authorization[%d] has an empty ID", i)
+			return fmt.Sprintf("Authorization[%d] has an empty ID", i)
 		}
 		if seen["a:"+a.ID] {
-			return fmt.Errorf("authorization %q is listed twice", a.ID)
+			return fmt.Sprintf("authorization %q is listed twice", a.ID)
 		}
 		seen["a:"+a.ID] = true
 	}
 	for i, s := range req.Secrets {
 		if s.ID == "" {
-			return fmt.Errorf("Secrets[%d] has an empty ID", i)
+			return fmt.Sprintf("Secrets[%d] has an empty ID", i)
 		}
 		if seen["s:"+s.ID] {
-			return fmt.Errorf("secret %q is listed twice", s.ID)
+			return fmt.Sprintf("secret %q is listed twice", s.ID)
 		}
 		seen["s:"+s.ID] = true
 	}
-	return nil
+	return ""
 }
 
 // cloneRequirements copies req so that the caller's later changes do not
