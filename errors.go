@@ -159,7 +159,7 @@ func (e *ToolError) Error() string {
 // Unwrap returns Err.
 func (e *ToolError) Unwrap() error { return e.Err }
 
-// toolErrorJSON is the wire shape of a ToolError (SPEC §6).
+// toolErrorJSON is the wire shape of a ToolError (the protocol's Tool Execution Errors).
 type toolErrorJSON struct {
 	Message                 string `json:"message"`
 	DeveloperMessage        string `json:"developer_message,omitempty"`
@@ -222,7 +222,7 @@ func (e *ToolError) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// errorBody is the JSON body of an error response (SPEC §6).
+// errorBody is the JSON body of an error response (the protocol's Error Behavior).
 type errorBody struct {
 	Schema              string               `json:"$schema"`
 	Message             string               `json:"message"`

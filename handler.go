@@ -39,8 +39,8 @@ type HandlerOptions struct {
 
 	// IncludeItems adds the catalog a second time under the key "items",
 	// beside "tools". The OXP OpenAPI file names the catalog "items" and
-	// clients generated from it read that key; the seeds and this
-	// library's client read "tools".
+	// clients generated from it read that key; the protocol's List
+	// Tools page and this library's client read "tools".
 	IncludeItems bool
 
 	// Logger receives faults of the handler itself. Nil means the
@@ -446,8 +446,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// unsupportedSchema is the error for a $schema this server does not speak
-// (SPEC §2).
+// unsupportedSchema is the error for a $schema this server does not speak.
 func unsupportedSchema(s string) *Error {
 	return serverError(
 		fmt.Sprintf("Protocol version '%s' is not supported", truncate(s, 80)),

@@ -157,8 +157,9 @@ type InputSchema struct {
 	Parameters json.RawMessage `json:"parameters"`
 }
 
-// Requirements is what a tool needs from its caller before it can run
-// (SPEC §7). The server checks them before validating the input.
+// Requirements is what a tool needs from its caller before it can run: the
+// "requirements" of the protocol's tool definition. The server checks them
+// before validating the input.
 type Requirements struct {
 	// Authorization lists the providers whose token the caller must send.
 	Authorization []AuthorizationRequirement `json:"authorization,omitempty"`
@@ -254,7 +255,7 @@ func (a ToolAuthorization) LogValue() slog.Value {
 }
 
 // CallContext is the context object of a call: what the caller knows about
-// the user and what it holds on the user's behalf (SPEC §7).
+// the user and what it holds on the user's behalf.
 type CallContext struct {
 	Authorization []ToolAuthorization `json:"authorization,omitempty"`
 	Secrets       []ToolSecret        `json:"secrets,omitempty"`

@@ -401,7 +401,7 @@ func (r *Registry) add(rt *registeredTool) error {
 	return nil
 }
 
-// catalogOrder sorts the catalog by tool id, then by version (SPEC §3).
+// catalogOrder sorts the catalog by tool id, then by version, as the protocol's List Tools orders it.
 func catalogOrder(a, b *registeredTool) int {
 	if c := strings.Compare(a.key, b.key); c != 0 {
 		return c
@@ -513,7 +513,7 @@ type CallResult struct {
 }
 
 // Call runs one call through the protocol-neutral path: resolve the tool
-// and version (SPEC §5), check its requirements against the call context
+// and version (the protocol's Tool Version Resolution), check its requirements against the call context
 // (§7), validate the input (§6), then run the function and time it.
 //
 // A failure before the function runs is returned as an [*Error]: a
@@ -542,7 +542,7 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	return r.call(ctx, t, req)
 }
 
-// resolve finds the tool version a tool id names (SPEC §5).
+// resolve finds the tool version a tool id names (the protocol's Tool Version Resolution).
 func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 	key, version, ok := parseToolID(toolID)
 	cat := r.current.Load()
@@ -774,7 +774,7 @@ func describePanic(v any) (s string) {
 }
 
 // toolError turns what a function run returned into the error of a failed
-// call result (SPEC §6). unexpected is true for a panic or an unencodable
+// call result (the protocol's Error Behavior). unexpected is true for a panic or an unencodable
 // value, false for an error the function returned.
 func (r *Registry) toolError(t *registeredTool, err error) (te *ToolError, unexpected bool) {
 	var pe *panicError

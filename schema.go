@@ -17,9 +17,9 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
-// This file turns Go types into the inline JSON Schemas of SPEC §3, checks
+// This file turns Go types into the inline JSON Schemas of the protocol's tool definitions, checks
 // hand-written schemas, compiles input validators, and turns validation
-// failures into the parameter_errors of SPEC §6. Everything here runs at
+// failures into the parameter_errors of the protocol's input validation errors. Everything here runs at
 // registration except the two error translators at the bottom.
 
 // anySchema is the output schema of a tool whose value may be any JSON.
@@ -149,7 +149,7 @@ func hoistNullableDescription(p *jsonschema.Schema) {
 }
 
 // checkInlineSchema checks that raw is a JSON Schema that can appear inline
-// in a catalog (SPEC §3): a JSON object (or a boolean), using no $ref,
+// in a catalog (the protocol's List Tools): a JSON object (or a boolean), using no $ref,
 // $dynamicRef, $defs, definitions or $schema anywhere. It returns the
 // decoded schema for further checks.
 func checkInlineSchema(raw json.RawMessage) (any, error) {
@@ -222,7 +222,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// checkParameters checks the extra rules of an input schema (SPEC §3): it
+// checkParameters checks the extra rules of an input schema (the protocol's List Tools): it
 // describes an object, and each top-level property carries a description.
 // It returns the name of an undescribed property, if any, so the caller
 // can point at the Go field.

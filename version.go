@@ -6,8 +6,8 @@ import (
 	"golang.org/x/mod/semver"
 )
 
-// Spellings of protocol version 1.0 accepted in a request's $schema field
-// (SPEC §2). A response echoes the spelling the client sent.
+// Spellings of protocol version 1.0 accepted in a request's $schema field.
+// A response echoes the spelling the client sent.
 const (
 	// SchemaOTC is the OTC spelling, and the default of [HandlerOptions.Schema].
 	SchemaOTC = "otc://1.0"
@@ -63,7 +63,7 @@ func isNumber(s string) bool {
 	return true
 }
 
-// isVersion reports whether s is "x.y.z" (SPEC §3).
+// isVersion reports whether s is "x.y.z", the protocol's tool version.
 func isVersion(s string) bool {
 	x, rest, ok := strings.Cut(s, ".")
 	if !ok {
@@ -80,7 +80,7 @@ func compareVersions(a, b string) int {
 }
 
 // parseToolID splits a tool id from a call into its tool key
-// ("Toolkit.Tool") and the exact version it asks for, following SPEC §5:
+// ("Toolkit.Tool") and the exact version it asks for, following the protocol's Tool Version Resolution:
 // "@x.y.z" is that version, "@x" is x.0.0, and no "@" leaves version empty,
 // meaning the highest one registered. Anything else is malformed.
 func parseToolID(id string) (key, version string, ok bool) {

@@ -10,7 +10,7 @@ import (
 )
 
 // JWTSigner signs a fresh HS256 token for every request, for servers that
-// authenticate with a shared secret (SPEC §8). A short lifetime keeps a
+// authenticate with a shared secret. A short lifetime keeps a
 // token that leaks from a log or a proxy useful only briefly.
 type JWTSigner struct {
 	// Secret is the shared HS256 secret. Required.

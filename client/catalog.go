@@ -10,7 +10,7 @@ import (
 )
 
 // decodeCatalog reads a GET /tools body leniently: the array of tool
-// definitions under "tools" (the seeds) or "items" (the OXP OpenAPI file),
+// definitions under "tools" (the protocol's List Tools page) or "items" (the OXP OpenAPI file),
 // or a bare array. Unknown fields are ignored.
 func decodeCatalog(body []byte) ([]otc.ToolDefinition, error) {
 	body = bytes.TrimSpace(body)
@@ -56,7 +56,7 @@ func decodeCatalog(body []byte) ([]otc.ToolDefinition, error) {
 }
 
 // decodeDefinition reads one tool definition. The input schema may come
-// wrapped, {"parameters": schema}, as the seeds show, or bare, as some
+// wrapped, {"parameters": schema}, as the protocol's List Tools page shows, or bare, as some
 // servers send it; either way it is returned wrapped. An output_schema of
 // null, or none, reads as nil.
 func decodeDefinition(raw json.RawMessage) (otc.ToolDefinition, error) {

@@ -94,7 +94,7 @@ type Options struct {
 	// Nil means no retries.
 	Retry *RetryPolicy
 
-	// APIKey, when set, is sent in the OXP-API-Key header (SPEC §8).
+	// APIKey, when set, is sent in the OXP-API-Key header, as OXP names it.
 	APIKey string
 
 	// BearerToken, when set, is sent as "Authorization: Bearer <token>".
@@ -210,7 +210,7 @@ func (c *Client) Health(ctx context.Context) error {
 	return nil
 }
 
-// CallOptions carries the per-call fields of a request (SPEC §4, §7). The
+// CallOptions carries the per-call fields of a request (the protocol's Call Tool). The
 // zero value, and nil, send none of them.
 type CallOptions struct {
 	// CallID identifies the call; the server echoes it. Empty means the
