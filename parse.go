@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -146,10 +145,28 @@ func (p *parser) space() {
 // million values copies the list some thirty times.
 func (p *parser) push(kind nodeKind, start int) int32 {
 	if len(p.list) == cap(p.list) {
-		p.list = slices.Grow(p.list, max(cap(p.list), 64))
+		// Not slices.Grow, whose rounding for large slices adds up to a
+		// fifth more than asked for.
+		list := make([]node, len(p.list), len(p.list)+p.growth(start))
+		copy(list, p.list)
+		p.list = list
 	}
 	p.list = append(p.list, node{kind: kind, start: int32(start)})
 	return int32(len(p.list) - 1)
+}
+
+// growth is how many nodes to add to a full list when a node starts at
+// pos: the list's length (doubling it), but no more than the nodes the
+// rest of the body would hold at the density seen so far, plus an eighth.
+// A body of one repeated shape thus ends with a list at most an eighth
+// too large, rather than up to twice the size it needs.
+func (p *parser) growth(pos int) int {
+	n := len(p.list)
+	if n < 1024 || pos <= 0 {
+		return max(n, 64)
+	}
+	rest := int(int64(n) * int64(len(p.data)-pos) / int64(pos))
+	return max(min(n, rest+rest/8), 1024)
 }
 
 // finish closes node i at the current position.

@@ -3,6 +3,7 @@ package otc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -216,4 +217,61 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseLargeDocuments parses documents large enough for the node list
+// to grow many times, of shapes whose density changes along the body, and
+// checks the tree read back through the accessors against encoding/json.
+func TestParseLargeDocuments(t *testing.T) {
+	t.Parallel()
+	var mixed strings.Builder
+	mixed.WriteString(`{"head":"` + strings.Repeat("x", 50000) + `","tail":[`)
+	for i := range 30000 {
+		if i > 0 {
+			mixed.WriteByte(',')
+		}
+		fmt.Fprintf(&mixed, `{"k%d":[%d,[],{}]}`, i, i)
+	}
+	mixed.WriteString(`]}`)
+	for name, doc := range map[string]string{
+		"keys":    `{` + numberedKeys(40000) + `}`,
+		"nested":  `[` + strings.Repeat(`[`+strings.Repeat("[", 500)+strings.Repeat("]", 500)+`],`, 200) + `0]`,
+		"numbers": `[` + strings.Repeat(`1e300,`, 100000) + `2]`,
+		"mixed":   mixed.String(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d, err := parseJSON([]byte(doc))
+			require.NoError(t, err)
+			defer releaseDocument(d)
+			var want any
+			require.NoError(t, json.Unmarshal([]byte(doc), &want))
+			require.Equal(t, want, treeOf(d, 0))
+		})
+	}
+}
+
+// treeOf reads node i back as encoding/json would decode it into an any.
+func treeOf(d *document, i int32) any {
+	switch d.kind(i) {
+	case kindObject:
+		m := map[string]any{}
+		for k, v := range d.members(i) {
+			m[d.stringValue(k)] = treeOf(d, v)
+		}
+		return m
+	case kindArray:
+		a := []any{}
+		for _, e := range d.elements(i) {
+			a = append(a, treeOf(d, e))
+		}
+		return a
+	case kindString:
+		return d.stringValue(i)
+	}
+	var v any
+	if err := json.Unmarshal(d.raw(i), &v); err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -879,7 +879,7 @@ func (c *checker) repeatedNames(i int32) {
 	case kindObject:
 		var reported map[string]bool // name → reported yet
 		if d.nodes[i].flags&flagRepeated != 0 {
-			reported = make(map[string]bool, d.nodes[i].count)
+			reported = map[string]bool{} // grows with the distinct names only
 		}
 		for k, v := range d.members(i) {
 			if reported != nil {
