@@ -1,19 +1,24 @@
 package otc
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // callKey is the context key under which a call's metadata is stored.
 type callKey struct{}
 
-// callInfo is what a tool function can read about its call. One value is
-// stored per call, so the accessors cost a single context lookup.
+// callInfo is what middleware and a tool function can read about their
+// call. One value is stored per call, holding the Call that middleware
+// sees, so the accessors cost a single context lookup and a call one
+// allocation.
 type callInfo struct {
-	toolID  string // "Toolkit.Tool@x.y.z"
-	callID  string
-	traceID string
+	call    Call
+	toolID  string // "Toolkit.Tool@x.y.z"; empty when unresolved
 	userID  string
-	// secrets and tokens hold only what the tool declared; nil when it
-	// declared nothing.
+	request *http.Request
+	// secrets and tokens hold only what the tool declared, once its
+	// requirements are met; nil until then, and when it declared nothing.
 	secrets map[string]string
 	tokens  map[string]string
 }
@@ -34,10 +39,10 @@ func callInfoFrom(ctx context.Context) *callInfo {
 
 // CallID returns the id of the call being served: the caller's call_id, or
 // one the server generated. It is empty outside a tool call.
-func CallID(ctx context.Context) string { return callInfoFrom(ctx).callID }
+func CallID(ctx context.Context) string { return callInfoFrom(ctx).call.CallID }
 
 // TraceID returns the caller's trace_id, or "" when it sent none.
-func TraceID(ctx context.Context) string { return callInfoFrom(ctx).traceID }
+func TraceID(ctx context.Context) string { return callInfoFrom(ctx).call.TraceID }
 
 // UserID returns the user id from the call context, or "" when the caller
 // sent none.
@@ -61,3 +66,10 @@ func AuthorizationToken(ctx context.Context, id string) (string, bool) {
 	v, ok := callInfoFrom(ctx).tokens[id]
 	return v, ok
 }
+
+// HTTPRequest returns the HTTP request a call arrived in, for tools and
+// middleware that need its headers or the client's address, or nil for a
+// call that did not come over HTTP (a direct [Registry.Call], MCP over
+// stdio). The request's body has been read already, and the request must
+// not be kept after the call returns.
+func HTTPRequest(ctx context.Context) *http.Request { return callInfoFrom(ctx).request }

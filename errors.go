@@ -93,6 +93,9 @@ type Error struct {
 
 	// cause is what errors.Is and errors.As see through Unwrap.
 	cause error
+	// outcome is the class OutcomeOf reports, when the code and cause do
+	// not tell it.
+	outcome Outcome
 }
 
 // Error returns the message, followed by the developer message and the
@@ -234,4 +237,10 @@ type errorBody struct {
 // serverError returns a CodeServerError with the given messages.
 func serverError(message, developerMessage string) *Error {
 	return &Error{Code: CodeServerError, Message: message, DeveloperMessage: developerMessage}
+}
+
+// badRequest builds a CodeServerError for a malformed call, classed
+// OutcomeBadRequest.
+func badRequest(message, developerMessage string) *Error {
+	return &Error{Code: CodeServerError, Message: message, DeveloperMessage: developerMessage, outcome: OutcomeBadRequest}
 }

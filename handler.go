@@ -410,6 +410,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	req.Protocol, req.HTTPRequest = ProtocolOTC, r
 	res, err := h.reg.Call(r.Context(), req)
 	if err != nil {
 		h.writeError(w, schema, err)

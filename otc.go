@@ -87,6 +87,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 )
 
 // Tool describes a tool to [Register]. ID, Version and Description are
@@ -128,6 +129,22 @@ type Tool struct {
 	// Requirements lists the secrets, authorization tokens and user id the
 	// tool needs from the caller. Nil means none.
 	Requirements *Requirements
+
+	// Timeout bounds each run of the function. Its context gets the
+	// deadline, and a call still running at the deadline is answered at
+	// once with a tool error whose can_retry is true; a function that
+	// ignores its context runs on, unanswered, holding its place in
+	// MaxConcurrent until it returns. Zero means the registry's
+	// DefaultTimeout; a negative value means no limit. Neither travels in
+	// the tool definition.
+	Timeout time.Duration
+
+	// MaxConcurrent caps the calls of this tool version running at once.
+	// A call over the cap is answered at once, without running, with a
+	// tool error whose can_retry is true and whose retry_after_ms is the
+	// registry's BusyRetryAfter, so that clients back off. Zero means the
+	// registry's DefaultMaxConcurrent; a negative value means no limit.
+	MaxConcurrent int
 }
 
 // NoOutput is the output type of a tool that returns nothing: its

@@ -3,14 +3,10 @@ package otc
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +27,37 @@ type RegistryOptions struct {
 	// return leaves that provider out. Without it the list is omitted and
 	// the missing providers are named only in the error message.
 	AuthorizationChallenge func(ctx context.Context, toolID string, req AuthorizationRequirement, userID string) *AuthorizationChallenge
+
+	// Middleware wraps every call, over every wire format (see
+	// [Middleware]). The first is the outermost: it runs first before the
+	// call and last after it, so list observers that must see everything,
+	// such as logging and tracing, before middleware that may refuse. All
+	// of them run after the tool is resolved and before its requirements
+	// are checked, its input validated, its limits applied and its
+	// function run, in that order.
+	Middleware []Middleware
+
+	// DefaultTimeout bounds the run of a tool function whose Tool.Timeout
+	// is zero. Zero means no limit: tools differ too much (an addition, a
+	// report that takes minutes) for the library to pick one, so set it
+	// to what your slowest honest tool needs.
+	DefaultTimeout time.Duration
+
+	// DefaultMaxConcurrent caps the calls of one tool version running at
+	// once, for tools whose Tool.MaxConcurrent is zero. Zero means no
+	// limit: the server's own limits (connections, the machine) apply.
+	DefaultMaxConcurrent int
+
+	// BusyRetryAfter is the retry_after_ms hint of a call refused because
+	// its tool was running its maximum of concurrent calls. Zero means
+	// DefaultBusyRetryAfter.
+	BusyRetryAfter time.Duration
 }
+
+// DefaultBusyRetryAfter is the default of [RegistryOptions.BusyRetryAfter]:
+// one second, a pause in which a few short calls finish, and about what an
+// agent takes to decide anew.
+const DefaultBusyRetryAfter = time.Second
 
 // Registry holds the registered tools and runs calls to them. It is safe
 // for concurrent use, including registering tools while calls are served:
@@ -39,6 +65,11 @@ type RegistryOptions struct {
 type Registry struct {
 	logger    *slog.Logger
 	challenge func(ctx context.Context, toolID string, req AuthorizationRequirement, userID string) *AuthorizationChallenge
+
+	chain          CallFunc // the middleware around core
+	timeout        time.Duration
+	maxConcurrent  int
+	busyRetryAfter time.Duration
 
 	mu      sync.Mutex // serializes registrations
 	current atomic.Pointer[catalog]
@@ -49,9 +80,24 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 	if opts == nil {
 		opts = &RegistryOptions{}
 	}
-	r := &Registry{logger: opts.Logger, challenge: opts.AuthorizationChallenge}
+	r := &Registry{
+		logger:         opts.Logger,
+		challenge:      opts.AuthorizationChallenge,
+		timeout:        opts.DefaultTimeout,
+		maxConcurrent:  opts.DefaultMaxConcurrent,
+		busyRetryAfter: opts.BusyRetryAfter,
+	}
 	if r.logger == nil {
 		r.logger = slog.Default()
+	}
+	if r.busyRetryAfter <= 0 {
+		r.busyRetryAfter = DefaultBusyRetryAfter
+	}
+	r.chain = r.core
+	for _, mw := range slices.Backward(opts.Middleware) {
+		if mw != nil {
+			r.chain = mw(r.chain)
+		}
 	}
 	r.current.Store(&catalog{tools: map[string]*toolFamily{}, names: map[string]string{}})
 	return r
@@ -84,6 +130,12 @@ type registeredTool struct {
 	plan         *decodePlan // the input type's field names; nil when it has none
 	requirements *Requirements
 	invoke       invokeFunc
+
+	// The tool's limits, with the registry's defaults applied: zero means
+	// none.
+	timeout       time.Duration
+	maxConcurrent int64
+	running       atomic.Int64 // calls of the function not yet returned
 }
 
 // invokeFunc decodes the validated input, runs the tool function and
@@ -198,12 +250,14 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		return fail("cannot encode the definition: %v", err)
 	}
 	return &registeredTool{
-		key:          t.ID,
-		def:          def,
-		encodedDef:   encoded,
-		validator:    validator,
-		plan:         newDecodePlan(in),
-		requirements: def.Requirements,
+		key:           t.ID,
+		def:           def,
+		encodedDef:    encoded,
+		validator:     validator,
+		plan:          newDecodePlan(in),
+		requirements:  def.Requirements,
+		timeout:       t.Timeout,
+		maxConcurrent: int64(t.MaxConcurrent),
 	}, output != nil, nil
 }
 
@@ -356,6 +410,18 @@ func cloneRequirements(req *Requirements) *Requirements {
 
 // add publishes a prepared tool in a new catalog snapshot.
 func (r *Registry) add(rt *registeredTool) error {
+	switch {
+	case rt.timeout == 0:
+		rt.timeout = r.timeout
+	case rt.timeout < 0:
+		rt.timeout = 0
+	}
+	switch {
+	case rt.maxConcurrent == 0:
+		rt.maxConcurrent = int64(r.maxConcurrent)
+	case rt.maxConcurrent < 0:
+		rt.maxConcurrent = 0
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.current.Load()
@@ -445,103 +511,6 @@ func (c *catalog) encodedCatalog() []byte {
 	return c.encoded
 }
 
-// CallRequest is one call of a tool, independent of any wire format.
-type CallRequest struct {
-	// ToolID is "Toolkit.Tool", "Toolkit.Tool@x" or "Toolkit.Tool@x.y.z".
-	ToolID string
-	// CallID identifies the call; empty means the registry generates a
-	// random (version 4) UUID.
-	CallID string
-	// TraceID is handed to the tool function, read with [TraceID].
-	TraceID string
-	// Input is the JSON object of parameters. Empty or JSON null means {}.
-	Input json.RawMessage
-	// Context carries the secrets, authorization tokens and user id the
-	// caller sends for the tool (see [Requirements]).
-	Context CallContext
-
-	// doc, when set by a handler that parsed the body already, holds the
-	// input at node root; Input is then its text.
-	doc  *document
-	root int32
-}
-
-// LogValue hides the secrets and tokens of the call context, which
-// slog's JSON handler would otherwise encode with their values.
-func (r CallRequest) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("tool_id", r.ToolID),
-		slog.String("call_id", r.CallID),
-		slog.String("trace_id", r.TraceID),
-		slog.Any("context", r.Context))
-}
-
-// MaxIDLength is the longest call id or trace id a call may carry, in
-// bytes. A call id is echoed in the answer and both go to logs, so the
-// server bounds them; 128 bytes holds a UUID, a W3C trace id and the ids
-// agents generate. A longer one is refused before the tool is resolved.
-const MaxIDLength = 128
-
-// checkIDs refuses a call or trace id longer than MaxIDLength.
-func checkIDs(callID, traceID string) error {
-	for _, id := range []struct{ name, value string }{{"call_id", callID}, {"trace_id", traceID}} {
-		if len(id.value) > MaxIDLength {
-			return serverError(fmt.Sprintf("%s is longer than %d bytes", id.name, MaxIDLength),
-				fmt.Sprintf("%s is echoed back and logged, so it is limited to %d bytes: send a UUID or another short id", id.name, MaxIDLength))
-		}
-	}
-	return nil
-}
-
-// CallResult is the outcome of a call that reached the tool function.
-type CallResult struct {
-	// CallID is the request's call id, or the one generated for it.
-	CallID string
-	// Duration runs from the start of input validation to the function's
-	// return.
-	Duration time.Duration
-	// Value is the function's result as JSON when it succeeded. It is nil
-	// for a tool that returns nothing.
-	Value json.RawMessage
-	// Error is set when the function failed: it returned an error,
-	// panicked, or returned a value that cannot be encoded as JSON.
-	Error *ToolError
-	// Unexpected is true when the failure was not an error the function
-	// returned but a fault: a panic, or a value that cannot be encoded.
-	// Adapters whose wire format tells the two apart use it.
-	Unexpected bool
-}
-
-// Call runs one call through the protocol-neutral path: resolve the tool
-// and version (the protocol's Tool Version Resolution), check its requirements against the call context
-// (§7), validate the input (§6), then run the function and time it.
-//
-// A failure before the function runs is returned as an [*Error]: a
-// CodeServerError for a malformed tool id, an unknown tool or version
-// (wrapping [ErrToolNotFound]), an input that is not a JSON object, or
-// missing requirements; a CodeInvalidInput, with its parameter errors, for
-// input the schema rejects. Once the function has run, the error is nil
-// and a failure of the function is reported in [CallResult.Error].
-//
-// ctx is passed to the function, with the call's metadata added; its
-// cancellation is the function's signal to stop.
-func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, error) {
-	if req == nil {
-		return CallResult{}, serverError("The call request is missing", "Registry.Call was given a nil *CallRequest")
-	}
-	if err := checkIDs(req.CallID, req.TraceID); err != nil {
-		return CallResult{}, err
-	}
-	if !isObjectOrNull(req.Input) {
-		return CallResult{}, errInputNotObject
-	}
-	t, err := r.resolve(req.ToolID)
-	if err != nil {
-		return CallResult{}, err
-	}
-	return r.call(ctx, t, req)
-}
-
 // resolve finds the tool version a tool id names (the protocol's Tool Version Resolution).
 func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 	key, version, ok := parseToolID(toolID)
@@ -551,7 +520,7 @@ func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 		if key, isName := cat.names[toolID]; isName {
 			dev = fmt.Sprintf("%q is the name of tool %s; tool_id takes the id", toolID, key)
 		}
-		return nil, serverError(fmt.Sprintf("Tool ID '%s' is malformed", truncate(toolID, 80)), dev)
+		return nil, badRequest(fmt.Sprintf("Tool ID '%s' is malformed", truncate(toolID, 80)), dev)
 	}
 	fam := cat.tools[key]
 	if fam == nil {
@@ -596,246 +565,10 @@ func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
 		// Checked here so that the message names what the caller sent,
 		// not the Toolkit.Tool id that resolve would quote.
 		if !isNumber(version) && !isVersion(version) {
-			return nil, serverError(fmt.Sprintf("Version '%s' of tool '%s' is malformed", truncate(version, 40), name),
+			return nil, badRequest(fmt.Sprintf("Version '%s' of tool '%s' is malformed", truncate(version, 40), name),
 				"the version after @ must be x or x.y.z: integers without leading zeros")
 		}
 		key += "@" + version
 	}
 	return r.resolve(key)
-}
-
-// emptyInput is the parsed input of a call that sent none. It is shared
-// and never released.
-var emptyInput = func() *document {
-	d, err := parseJSON([]byte(`{}`))
-	if err != nil {
-		panic(err)
-	}
-	return d
-}()
-
-// call runs the steps after resolution on a resolved tool: requirements,
-// input validation, the function.
-func (r *Registry) call(ctx context.Context, t *registeredTool, req *CallRequest) (CallResult, error) {
-	info, err := r.checkRequirements(ctx, t, req)
-	if err != nil {
-		return CallResult{}, err
-	}
-
-	start := time.Now()
-	doc, root := req.doc, req.root
-	switch {
-	case doc == nil && isNull(req.Input), doc != nil && doc.kind(root) == kindNull:
-		doc, root = emptyInput, 0
-	case doc == nil:
-		d, err := parseJSON(req.Input)
-		if err != nil {
-			return CallResult{}, serverError("The input is not valid JSON", err.Error())
-		}
-		defer releaseDocument(d)
-		doc, root = d, 0
-	}
-	if doc.kind(root) != kindObject {
-		return CallResult{}, errInputNotObject
-	}
-	if errs := t.validator.validate(doc, root); errs != nil {
-		return CallResult{}, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
-	}
-
-	// Parameters reach the function under their exact names only, and
-	// whole numbers for integer fields in integer form (see decode.go).
-	input := doc.raw(root)
-	if edits := t.plan.edits(doc, root, nil); edits != nil {
-		input = applyEdits(doc, root, edits)
-	}
-
-	value, err := r.run(withCallInfo(ctx, info), t, input)
-	result := CallResult{CallID: info.callID, Duration: time.Since(start)}
-	if err == nil {
-		result.Value = value
-		return result, nil
-	}
-	if ie, ok := err.(*inputError); ok {
-		return CallResult{}, &Error{
-			Code:            CodeInvalidInput,
-			Message:         invalidInputMessage,
-			ParameterErrors: decodeParameterErrors(ie.err),
-		}
-	}
-	result.Error, result.Unexpected = r.toolError(t, err)
-	return result, nil
-}
-
-// errInputNotObject is the error for an input that is JSON of another kind.
-var errInputNotObject = serverError("The input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
-
-// checkRequirements builds the call's metadata, holding only the secrets
-// and tokens the tool declared, or reports what the call context lacks.
-func (r *Registry) checkRequirements(ctx context.Context, t *registeredTool, req *CallRequest) (*callInfo, error) {
-	info := &callInfo{
-		toolID:  t.def.ID,
-		callID:  req.CallID,
-		traceID: req.TraceID,
-		userID:  req.Context.UserID,
-	}
-	if info.callID == "" {
-		info.callID = NewCallID()
-	}
-	need := t.requirements
-	if need == nil {
-		return info, nil
-	}
-	var missing []string
-	var mr MissingRequirements
-	for _, s := range need.Secrets {
-		v := firstValue(req.Context.Secrets, s.ID, func(s ToolSecret) (string, string) { return s.ID, s.Value })
-		if v == "" {
-			missing = append(missing, "secret "+s.ID)
-			mr.Secrets = append(mr.Secrets, s)
-			continue
-		}
-		if info.secrets == nil {
-			info.secrets = make(map[string]string, len(need.Secrets))
-		}
-		info.secrets[s.ID] = v
-	}
-	for _, a := range need.Authorization {
-		v := firstValue(req.Context.Authorization, a.ID, func(a ToolAuthorization) (string, string) { return a.ID, a.Token })
-		if v == "" {
-			missing = append(missing, "authorization "+a.ID)
-			if r.challenge != nil {
-				if c := r.challenge(ctx, t.def.ID, a, req.Context.UserID); c != nil {
-					mr.Authorization = append(mr.Authorization, *c)
-				}
-			}
-			continue
-		}
-		if info.tokens == nil {
-			info.tokens = make(map[string]string, len(need.Authorization))
-		}
-		info.tokens[a.ID] = v
-	}
-	if need.UserID && req.Context.UserID == "" {
-		missing = append(missing, "a user id")
-		mr.UserID = true
-	}
-	if len(missing) == 0 {
-		return info, nil
-	}
-	return nil, &Error{
-		Code:                CodeServerError,
-		Message:             fmt.Sprintf("Tool '%s' cannot run without %s", t.def.Name, strings.Join(missing, ", ")),
-		DeveloperMessage:    fmt.Sprintf("%s requires %s in the call context", t.def.ID, strings.Join(missing, ", ")),
-		MissingRequirements: &mr,
-	}
-}
-
-// firstValue returns the first non-empty value sent for id.
-func firstValue[T any](items []T, id string, split func(T) (string, string)) string {
-	for _, it := range items {
-		if k, v := split(it); k == id && v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// run invokes the tool function, turning a panic into an error. The panic
-// value and stack go to the logger; the caller sees a fixed message.
-func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (value json.RawMessage, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			desc := describePanic(v)
-			r.logger.ErrorContext(ctx, "otc: tool function panicked",
-				slog.String("tool", t.def.ID),
-				slog.String("call_id", CallID(ctx)),
-				slog.String("panic", desc),
-				slog.String("stack", string(debug.Stack())))
-			err = &panicError{desc: desc}
-		}
-	}()
-	return t.invoke(ctx, input)
-}
-
-// panicError is a recovered panic of a tool function.
-type panicError struct{ desc string }
-
-func (e *panicError) Error() string { return "panic: " + e.desc }
-
-// describePanic formats a panic value, surviving a value whose own String
-// or Error method panics.
-func describePanic(v any) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("panic value of type %T", v)
-		}
-	}()
-	return fmt.Sprint(v)
-}
-
-// toolError turns what a function run returned into the error of a failed
-// call result (the protocol's Error Behavior). unexpected is true for a panic or an unencodable
-// value, false for an error the function returned.
-func (r *Registry) toolError(t *registeredTool, err error) (te *ToolError, unexpected bool) {
-	var pe *panicError
-	var ee *encodeError
-	switch {
-	case errors.As(err, &pe):
-		return &ToolError{
-			Message:          fmt.Sprintf("Tool '%s' failed unexpectedly", t.def.Name),
-			DeveloperMessage: fmt.Sprintf("%s panicked: %s", t.def.ID, pe.desc),
-		}, true
-	case errors.As(err, &ee):
-		return &ToolError{
-			Message:          fmt.Sprintf("Tool '%s' returned a value that cannot be sent as JSON", t.def.Name),
-			DeveloperMessage: fmt.Sprintf("%s: encoding the result: %v", t.def.ID, ee.err),
-		}, true
-	case errors.As(err, &te):
-		out := *te
-		out.Err = nil
-		if out.Message == "" {
-			out.Message = fmt.Sprintf("Tool '%s' failed", t.def.Name)
-		}
-		return &out, false
-	}
-	msg := err.Error()
-	if msg == "" {
-		msg = fmt.Sprintf("Tool '%s' failed", t.def.Name)
-	}
-	return &ToolError{Message: msg}, false
-}
-
-// isObjectOrNull reports whether raw is absent, JSON null or a JSON object,
-// judging by its first significant byte; the full syntax is checked when it
-// is parsed.
-func isObjectOrNull(raw []byte) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) == 0 || raw[0] == '{' || isNull(raw)
-}
-
-// isNull reports whether raw is empty or the JSON literal null.
-func isNull(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
-
-// NewCallID returns a random version 4 UUID, the form of call id the
-// registry generates for a call that brings none. Clients use it to give a
-// call an id before the first attempt, so that retries reuse it.
-func NewCallID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
 }

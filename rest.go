@@ -20,8 +20,9 @@ import (
 const RESTSchemaVersion = "0.1.0"
 
 // The REST API's error codes. The first eight are the API's own; the last
-// three are this library's additions for authentication, the body limit
-// and slow clients, which the API does not cover.
+// four are this library's additions for authentication, the body limit,
+// slow clients and calls that middleware refused, which the API does not
+// cover.
 const (
 	RESTRouteNotFound    = "route.not_found"            // 404
 	RESTMethodNotAllowed = "request.method_not_allowed" // 405
@@ -34,6 +35,7 @@ const (
 	RESTUnauthenticated  = "request.unauthenticated"    // 401
 	RESTRequestTooLarge  = "request.too_large"          // 413
 	RESTRequestTimeout   = "request.timeout"            // 408
+	RESTCallRefused      = "request.refused"            // 403
 )
 
 // restStatus maps each error code to its HTTP status.
@@ -43,6 +45,8 @@ func restStatus(code string) int {
 		return http.StatusBadRequest
 	case RESTUnauthenticated:
 		return http.StatusUnauthorized
+	case RESTCallRefused:
+		return http.StatusForbidden
 	case RESTToolNotFound, RESTRouteNotFound:
 		return http.StatusNotFound
 	case RESTMethodNotAllowed:
@@ -248,6 +252,8 @@ func restCodeOf(e *Error) string {
 		return RESTInvalidArgs
 	case errors.Is(e, ErrToolNotFound):
 		return RESTToolNotFound
+	case OutcomeOf(CallResult{}, e) == OutcomeRefused:
+		return RESTCallRefused
 	}
 	return RESTInvalidShape
 }
@@ -295,7 +301,15 @@ func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
 func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 	t, err := h.reg.resolveName(name)
 	if err != nil {
-		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
+		// The pipeline observes the failure before the body is read. A
+		// name the REST view cannot resolve, malformed version included,
+		// is a tool.not_found, unless middleware answered otherwise.
+		req := &CallRequest{ToolID: name, CallID: w.Header().Get("X-Request-Id"), Protocol: ProtocolHTTP, HTTPRequest: r}
+		if _, served := h.reg.serve(r.Context(), req, name, nil, err); served != err {
+			h.callError(w, served)
+		} else {
+			h.fail(w, RESTToolNotFound, errorMessage(err), nil)
+		}
 		return
 	}
 	body, err := readBody(w, r, h.maxBody, h.timeout)
@@ -320,26 +334,14 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		return
 	}
 	req.CallID = w.Header().Get("X-Request-Id")
+	req.ToolID, req.Protocol, req.HTTPRequest = t.def.ID, ProtocolHTTP, r
 
-	res, err := h.reg.call(r.Context(), t, req)
-	if err == nil {
-		armWriteDeadline(w, r)
-	}
+	res, err := h.reg.serve(r.Context(), req, name, t, nil)
 	if err != nil {
-		e, ok := errors.AsType[*Error](err)
-		if !ok { // the registry's call path returns only *Error
-			e = serverError(err.Error(), "")
-		}
-		var details map[string]any
-		switch {
-		case e.ParameterErrors != nil:
-			details = map[string]any{"parameter_errors": e.ParameterErrors}
-		case e.MissingRequirements != nil:
-			details = map[string]any{"missing_requirements": e.MissingRequirements}
-		}
-		h.fail(w, restCodeOf(e), e.Message, details)
+		h.callError(w, err)
 		return
 	}
+	armWriteDeadline(w, r)
 	out := restResult{
 		SchemaVersion: RESTSchemaVersion,
 		OK:            res.Error == nil,
@@ -362,6 +364,23 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		status = restStatus(code)
 	}
 	h.writeJSON(w, status, out)
+}
+
+// callError writes the answer to a call that failed before its function
+// ran.
+func (h *RESTHandler) callError(w http.ResponseWriter, err error) {
+	e, ok := errors.AsType[*Error](err)
+	if !ok { // the pipeline returns only *Error
+		e = serverError(err.Error(), "")
+	}
+	var details map[string]any
+	switch {
+	case e.ParameterErrors != nil:
+		details = map[string]any{"parameter_errors": e.ParameterErrors}
+	case e.MissingRequirements != nil:
+		details = map[string]any{"missing_requirements": e.MissingRequirements}
+	}
+	h.fail(w, restCodeOf(e), e.Message, details)
 }
 
 // invocationShape describes the invocation document for messages.
