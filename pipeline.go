@@ -388,7 +388,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	}
 
 	res := CallResult{CallID: c.CallID}
-	value, err, limited := r.runLimited(ctx, t, input)
+	value, limited, err := r.runLimited(ctx, t, input)
 	res.Duration = time.Since(start)
 	switch {
 	case limited != nil:
@@ -427,16 +427,16 @@ type limitedOutcome struct {
 // that a function that ignores its context's deadline still gets its
 // answer on time; it keeps its place in the concurrency limit until it
 // returns, so that runaway functions cannot pile up.
-func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []byte) (json.RawMessage, error, *limitedOutcome) {
+func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []byte) (json.RawMessage, *limitedOutcome, error) {
 	if t.maxConcurrent > 0 {
 		if t.running.Add(1) > t.maxConcurrent {
 			t.running.Add(-1)
-			return nil, nil, &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
+			return nil, &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
 				Message:          fmt.Sprintf("Tool '%s' is busy; try again shortly", t.def.Name),
 				DeveloperMessage: fmt.Sprintf("%s is already running its limit of %d concurrent calls", t.def.ID, t.maxConcurrent),
 				CanRetry:         true,
 				RetryAfter:       r.busyRetryAfter,
-			}}
+			}}, nil
 		}
 	}
 	if t.timeout <= 0 {
@@ -444,7 +444,7 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 			defer t.running.Add(-1)
 		}
 		value, err := r.run(ctx, t, input)
-		return value, err, nil
+		return value, nil, err
 	}
 
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errToolTimeout)
@@ -464,19 +464,19 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 	select {
 	case out := <-done:
 		if context.Cause(ctx) == errToolTimeout {
-			return nil, nil, r.timedOut(t)
+			return nil, r.timedOut(t), nil
 		}
-		return out.value, out.err, nil
+		return out.value, nil, out.err
 	case <-ctx.Done():
 		if context.Cause(ctx) == errToolTimeout {
-			return nil, nil, r.timedOut(t)
+			return nil, r.timedOut(t), nil
 		}
 		// The caller went away: nobody waits for the answer.
-		return nil, nil, &limitedOutcome{outcome: OutcomeCanceled, err: &ToolError{
+		return nil, &limitedOutcome{outcome: OutcomeCanceled, err: &ToolError{
 			Message:          fmt.Sprintf("The call of tool '%s' was cancelled", t.def.Name),
 			DeveloperMessage: context.Cause(ctx).Error(),
 			CanRetry:         true,
-		}}
+		}}, nil
 	}
 }
 
