@@ -447,6 +447,10 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		return value, nil, err
 	}
 
+	// The input may point into a pooled request buffer that the adapter
+	// reuses once the call returns, which may be before the function does.
+	input = bytes.Clone(input)
+	start := time.Now()
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errToolTimeout)
 	type ran struct {
 		value json.RawMessage
@@ -471,12 +475,17 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		if context.Cause(ctx) == errToolTimeout {
 			return nil, r.timedOut(t), nil
 		}
-		// The caller went away: nobody waits for the answer.
-		return nil, &limitedOutcome{outcome: OutcomeCanceled, err: &ToolError{
-			Message:          fmt.Sprintf("The call of tool '%s' was cancelled", t.def.Name),
-			DeveloperMessage: context.Cause(ctx).Error(),
-			CanRetry:         true,
-		}}, nil
+	}
+	// The caller went away first. Its cancellation reached the function,
+	// which is given until the tool's deadline to return, as it would be
+	// without a timeout; its answer then goes back as usual.
+	deadline := time.NewTimer(time.Until(start.Add(t.timeout)))
+	defer deadline.Stop()
+	select {
+	case out := <-done:
+		return out.value, nil, out.err
+	case <-deadline.C:
+		return nil, r.timedOut(t), nil
 	}
 }
 

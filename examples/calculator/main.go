@@ -24,6 +24,12 @@
 // second signal stops it at once.
 //
 // -log-level debug also logs the start of every Timer.Wait call.
+// OTC_LOG_CALLS=1 logs every call: one JSON record per call on stderr,
+// with its tool, call id, protocol, caller, outcome and duration.
+//
+// Timer.Wait has limits: a wait that runs past 2 seconds ends in a tool
+// error that says it may be retried, and a fifth wait while four are
+// running is refused at once, with a hint to retry after a second.
 package main
 
 import (
@@ -79,9 +85,20 @@ type WaitInput struct {
 // doorbells are the doorbells Doorbell.Ring knows.
 var doorbells = []string{"doorbell42", "doorbell84"}
 
-// newRegistry registers the example tools.
-func newRegistry(logger *slog.Logger) (*otc.Registry, error) {
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: logger})
+// Timer.Wait's limits: a call may run 2 seconds, and 4 may run at once.
+const (
+	waitTimeout       = 2 * time.Second
+	waitMaxConcurrent = 4
+)
+
+// newRegistry registers the example tools. callLog, when not nil, gets one
+// record per call.
+func newRegistry(logger, callLog *slog.Logger) (*otc.Registry, error) {
+	opts := &otc.RegistryOptions{Logger: logger}
+	if callLog != nil {
+		opts.Middleware = []otc.Middleware{otc.LogCalls(callLog, nil)}
+	}
+	reg := otc.NewRegistry(opts)
 
 	err := otc.Register(reg, otc.Tool{
 		ID:                "Calculator.Add",
@@ -141,8 +158,10 @@ func newRegistry(logger *slog.Logger) (*otc.Registry, error) {
 	err = otc.Register(reg, otc.Tool{
 		ID:                "Timer.Wait",
 		Version:           "1.0.0",
-		Description:       "Waits the given number of milliseconds, then returns it.",
+		Description:       "Waits the given number of milliseconds, then returns it. A wait longer than 2 seconds times out, and at most 4 waits run at once.",
 		OutputDescription: "The number of milliseconds waited.",
+		Timeout:           waitTimeout,
+		MaxConcurrent:     waitMaxConcurrent,
 	}, func(ctx context.Context, in WaitInput) (int, error) {
 		logger.DebugContext(ctx, "calculator: Timer.Wait started", "call_id", otc.CallID(ctx), "ms", in.Ms)
 		t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
@@ -191,8 +210,8 @@ const (
 	// sixteenth of net/http's default of 1 MiB.
 	maxHeaderBytes = 64 << 10
 	// gracePeriod is how long calls still running when the listener
-	// closes may take to finish: longer than the slowest tool, Timer.Wait
-	// at its 10 s maximum.
+	// closes may take to finish: longer than the slowest tool, Timer.Wait,
+	// whose timeout is 2 s, with room for tools added to the example.
 	gracePeriod = 15 * time.Second
 )
 
@@ -249,7 +268,11 @@ func signalContext() (context.Context, context.CancelFunc) {
 // run serves until ctx is cancelled, then shuts down gracefully. It
 // returns nil after a clean shutdown.
 func run(ctx context.Context, cfg config, logger *slog.Logger) error {
-	reg, err := newRegistry(logger)
+	var callLog *slog.Logger
+	if os.Getenv("OTC_LOG_CALLS") == "1" {
+		callLog = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	reg, err := newRegistry(logger, callLog)
 	if err != nil {
 		return err
 	}

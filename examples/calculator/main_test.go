@@ -99,7 +99,7 @@ func TestGolden(t *testing.T) {
 	require.NotEmpty(t, files, "no golden files found")
 
 	quiet := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(quiet)
+	reg, err := newRegistry(quiet, nil)
 	require.NoError(t, err)
 	servers := map[string]*httptest.Server{
 		"":      httptest.NewServer(otc.NewHandler(reg, nil)),
@@ -358,12 +358,21 @@ func writeGolden(t *testing.T, path string, g goldenFile, status int, header htt
 // stderr lines as they come.
 func startMain(t *testing.T, args string) (*exec.Cmd, <-chan string) {
 	t.Helper()
+	return startMainEnv(t, args)
+}
+
+// startMainEnv is startMain with more environment variables ("K=V"). The
+// child gets none of this process's OTC_ variables, so that it runs
+// without authentication unless env says otherwise.
+func startMainEnv(t *testing.T, args string, env ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0])
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTC_") { // the child runs without authentication
+		if !strings.HasPrefix(kv, "OTC_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Env = append(cmd.Env, mainArgsEnv+"="+args)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

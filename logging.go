@@ -1,0 +1,112 @@
+package otc
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// CallLogOptions configures [LogCalls]. The zero value, and nil, give the
+// defaults described on each field.
+type CallLogOptions struct {
+	// Level is the level of each record. Calls whose function panicked or
+	// returned a value that cannot be encoded (OutcomeFault) are logged at
+	// slog.LevelError whatever it says. The zero value is slog.LevelInfo.
+	Level slog.Level
+
+	// LogInput adds the call's input ("input", as JSON) and the message of
+	// its error ("error") to each record. It is off by default: an input
+	// can hold personal data, and a secret a caller put in the wrong
+	// place, and an error message can quote the input.
+	LogInput bool
+}
+
+// LogCalls returns middleware that writes one structured record per call
+// to logger, after the call, whatever its outcome:
+//
+//	tool_id      the resolved tool ("Toolkit.Tool@x.y.z"), or the tool
+//	             as the caller named it (at most 128 bytes) when none
+//	             matched
+//	call_id      the call id
+//	trace_id     the caller's trace id, when it sent one
+//	protocol     the wire format: "otc", "http" or "mcp"
+//	caller       the name of the caller's [Identity], when the server
+//	             authenticates: an API key's name or a JWT's subject,
+//	             never a credential
+//	outcome      the class of the outcome ([Outcome])
+//	duration_ms  the time the call took below this middleware, in
+//	             milliseconds
+//
+// The record's message is "tool call". Secrets, tokens and input values
+// never appear, unless [CallLogOptions.LogInput] is set. Put LogCalls
+// first in [RegistryOptions.Middleware] to log calls that other
+// middleware refuses. A nil logger means slog.Default().
+func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var o CallLogOptions
+	if opts != nil {
+		o = *opts
+	}
+	return func(next CallFunc) CallFunc {
+		return func(ctx context.Context, c *Call) (CallResult, error) {
+			if !logger.Enabled(ctx, o.Level) && !logger.Enabled(ctx, slog.LevelError) {
+				return next(ctx, c)
+			}
+			start := time.Now()
+			res, err := next(ctx, c)
+			elapsed := time.Since(start)
+
+			outcome := OutcomeOf(res, err)
+			level := o.Level
+			if outcome == OutcomeFault {
+				level = slog.LevelError
+			}
+			if !logger.Enabled(ctx, level) {
+				return res, err
+			}
+			tool := c.ToolID
+			if c.Tool != nil {
+				tool = c.Tool.ID
+			} else {
+				tool = truncate(tool, MaxIDLength)
+			}
+			var buf [9]slog.Attr
+			attrs := append(buf[:0],
+				slog.String("tool_id", tool),
+				slog.String("call_id", c.CallID))
+			if c.TraceID != "" {
+				attrs = append(attrs, slog.String("trace_id", c.TraceID))
+			}
+			attrs = append(attrs, slog.String("protocol", c.Protocol))
+			if c.Identity != nil {
+				attrs = append(attrs, slog.String("caller", c.Identity.Name))
+			}
+			attrs = append(attrs,
+				slog.String("outcome", string(outcome)),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
+			if o.LogInput {
+				if len(c.Input) > 0 {
+					attrs = append(attrs, slog.Any("input", c.Input))
+				}
+				if msg := outcomeMessage(res, err); msg != "" {
+					attrs = append(attrs, slog.String("error", msg))
+				}
+			}
+			logger.LogAttrs(ctx, level, "tool call", attrs...)
+			return res, err
+		}
+	}
+}
+
+// outcomeMessage is the message of a failed call, or "".
+func outcomeMessage(res CallResult, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case res.Error != nil:
+		return res.Error.Error()
+	}
+	return ""
+}
