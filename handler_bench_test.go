@@ -275,3 +275,53 @@ func BenchmarkListTools(b *testing.B) {
 		b.Run("baseline/"+strconv.Itoa(n), func(b *testing.B) { benchServe(b, base, proto, nil) })
 	}
 }
+
+// acceptHandler is a slog.Handler that takes every record and drops it:
+// what call logging costs the call, apart from a handler's own work.
+type acceptHandler struct{}
+
+func (acceptHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (acceptHandler) Handle(context.Context, slog.Record) error { return nil }
+func (h acceptHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h acceptHandler) WithGroup(string) slog.Handler           { return h }
+
+// BenchmarkCallPipeline times the Calculator.Add call of BenchmarkCall
+// through the pipeline with no middleware (none), with one middleware
+// that only passes the call on (passthrough), with call logging to a
+// handler that takes each record and drops it (logging), and with call
+// logging to slog's JSON handler writing to io.Discard (logging_json):
+// each record is then also encoded.
+func BenchmarkCallPipeline(b *testing.B) {
+	body := []byte(benchCallBody)
+	proto := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
+	proto.Header.Set("Content-Type", "application/json")
+	proto.ContentLength = int64(len(body))
+
+	passthrough := func(next otc.CallFunc) otc.CallFunc {
+		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) { return next(ctx, c) }
+	}
+	logging := otc.LogCalls(slog.New(acceptHandler{}), nil)
+	loggingJSON := otc.LogCalls(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
+	for _, v := range []struct {
+		name string
+		mw   []otc.Middleware
+	}{
+		{"none", nil},
+		{"passthrough", []otc.Middleware{passthrough}},
+		{"logging", []otc.Middleware{logging}},
+		{"logging_json", []otc.Middleware{loggingJSON}},
+	} {
+		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Middleware: v.mw})
+		require.NoError(b, otc.Register(reg, otc.Tool{
+			ID:                "Calculator.Add",
+			Version:           "1.0.0",
+			Description:       "Adds two numbers together.",
+			OutputDescription: "The sum of the two numbers.",
+		}, func(_ context.Context, in benchAddInput) (float64, error) {
+			return in.A + in.B, nil
+		}))
+		h := otc.NewHandler(reg, nil)
+		require.Contains(b, serveOnce(h, proto, body).Body.String(), `"value":15`)
+		b.Run(v.name, func(b *testing.B) { benchServe(b, h, proto, body) })
+	}
+}
