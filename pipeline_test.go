@@ -529,40 +529,39 @@ func TestToolLimits(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
+	call := func() string {
+		resp, err := srv.Client().Post(srv.URL+"/tools/call", "application/json", strings.NewReader(`{"request":{"tool_id":"Limit.Run"}}`))
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Result struct {
+				Error struct {
+					Message      string `json:"message"`
+					CanRetry     bool   `json:"can_retry"`
+					RetryAfterMS int    `json:"retry_after_ms"`
+				} `json:"error"`
+			} `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			return err.Error()
+		}
+		e := out.Result.Error
+		switch {
+		case e.Message == "Tool 'Limit_Run' did not finish within 20ms" && e.CanRetry:
+			return "timeout"
+		case e.Message == "Tool 'Limit_Run' is busy; try again shortly" && e.CanRetry && e.RetryAfterMS == 250:
+			return "busy"
+		}
+		return fmt.Sprintf("%+v", e)
+	}
+
 	const calls = 12
 	var wg sync.WaitGroup
 	outcomes := make([]string, calls)
 	for i := range calls {
-		wg.Go(func() {
-			resp, err := srv.Client().Post(srv.URL+"/tools/call", "application/json", strings.NewReader(`{"request":{"tool_id":"Limit.Run"}}`))
-			if err != nil {
-				outcomes[i] = err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			var out struct {
-				Result struct {
-					Error struct {
-						Message      string `json:"message"`
-						CanRetry     bool   `json:"can_retry"`
-						RetryAfterMS int    `json:"retry_after_ms"`
-					} `json:"error"`
-				} `json:"result"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-				outcomes[i] = err.Error()
-				return
-			}
-			e := out.Result.Error
-			switch {
-			case e.Message == "Tool 'Limit_Run' did not finish within 20ms" && e.CanRetry:
-				outcomes[i] = "timeout"
-			case e.Message == "Tool 'Limit_Run' is busy; try again shortly" && e.CanRetry && e.RetryAfterMS == 250:
-				outcomes[i] = "busy"
-			default:
-				outcomes[i] = fmt.Sprintf("%+v", e)
-			}
-		})
+		wg.Go(func() { outcomes[i] = call() })
 	}
 	wg.Wait()
 	// Every call has been answered while the three that ran are still
@@ -573,6 +572,10 @@ func TestToolLimits(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"timeout": 3, "busy": calls - 3}, counts)
 	assert.Equal(t, int64(3), running.Load(), "three functions still run, past their deadline")
+	// Their places are still taken: a call now, after all the answers, is
+	// refused rather than run.
+	assert.Equal(t, "busy", call())
+	assert.Equal(t, int64(3), running.Load())
 
 	close(release)
 	for range 3 {
