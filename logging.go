@@ -56,7 +56,8 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			}
 			start := time.Now()
 			res, err := next(ctx, c)
-			elapsed := time.Since(start)
+			end := time.Now()
+			elapsed := end.Sub(start)
 
 			outcome := OutcomeOf(res, err)
 			level := o.Level
@@ -94,7 +95,12 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 					attrs = append(attrs, slog.String("error", msg))
 				}
 			}
-			logger.LogAttrs(ctx, level, "tool call", attrs...)
+			// The record is built here rather than by logger.LogAttrs,
+			// which would look up the caller's source line: that is this
+			// function, which says nothing, and costs a stack walk.
+			rec := slog.NewRecord(end, level, "tool call", 0)
+			rec.AddAttrs(attrs...)
+			_ = logger.Handler().Handle(ctx, rec)
 			return res, err
 		}
 	}
