@@ -178,6 +178,11 @@ func OutcomeOf(res CallResult, err error) Outcome {
 type CallRequest struct {
 	// ToolID is "Toolkit.Tool", "Toolkit.Tool@x" or "Toolkit.Tool@x.y.z".
 	ToolID string
+	// ToolName, used when ToolID is empty, names the tool as a model sees
+	// it, with an optional version: "Calculator_Add", "Calculator_Add@1",
+	// "Calculator_Add@1.0.0". Adapters of wire formats that address tools
+	// by name (MCP, the REST view) set it instead of ToolID.
+	ToolName string
 	// CallID identifies the call; empty means the registry generates a
 	// random (version 4) UUID.
 	CallID string
@@ -277,10 +282,18 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	if err == nil && !isObjectOrNull(req.Input) {
 		err = errInputNotObject
 	}
-	if err == nil {
-		t, err = r.resolve(req.ToolID)
+	named := req.ToolID
+	if named == "" && req.ToolName != "" {
+		named = req.ToolName
 	}
-	return r.serve(ctx, req, req.ToolID, t, err)
+	if err == nil {
+		if req.ToolID == "" && req.ToolName != "" {
+			t, err = r.resolveName(req.ToolName)
+		} else {
+			t, err = r.resolve(req.ToolID)
+		}
+	}
+	return r.serve(ctx, req, named, t, err)
 }
 
 // serve runs a call whose tool an adapter has resolved (t), or failed to

@@ -652,3 +652,31 @@ func TestMiddlewareForeignCall(t *testing.T) {
 		assert.Equal(t, "The call could not be run", e.Message)
 	}
 }
+
+// TestCallByToolName: a direct call may name the tool as a model sees it,
+// with or without a version, and middleware sees that name.
+func TestCallByToolName(t *testing.T) {
+	rec := &recorder{}
+	f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{rec.middleware("outer")}})
+	for _, tt := range []struct {
+		name string
+		want otc.Outcome
+	}{
+		{"Pipe_Request", otc.OutcomeSuccess},
+		{"Pipe_Request@1", otc.OutcomeSuccess},
+		{"Pipe_Request@1.0.0", otc.OutcomeSuccess},
+		{"Pipe_Request@2", otc.OutcomeNotFound},
+		{"Pipe_Request@1.x", otc.OutcomeBadRequest},
+		{"Pipe_Nope", otc.OutcomeNotFound},
+	} {
+		res, err := f.reg.Call(t.Context(), &otc.CallRequest{ToolName: tt.name})
+		assert.Equal(t, tt.want, otc.OutcomeOf(res, err), tt.name)
+		_, calls, _ := rec.take()
+		require.Len(t, calls, 1)
+		assert.Equal(t, tt.name, calls[0].ToolID)
+		if tt.want == otc.OutcomeSuccess {
+			assert.JSONEq(t, `"no request"`, string(res.Value), tt.name)
+			assert.Equal(t, "Pipe.Request@1.0.0", calls[0].Tool.ID)
+		}
+	}
+}
