@@ -6,7 +6,6 @@ package otc_test
 // request accessor.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -396,7 +395,7 @@ func TestOutcomeCanceled(t *testing.T) {
 // TestCallLogRecord checks the record LogCalls writes, and that no secret,
 // credential or input value reaches it unless inputs are logged.
 func TestCallLogRecord(t *testing.T) {
-	var buf syncBuffer
+	var buf wireLogBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
 
@@ -423,7 +422,7 @@ func TestCallLogRecord(t *testing.T) {
 	assert.Equal(t, "success", r["outcome"])
 	assert.IsType(t, float64(0), r["duration_ms"])
 	wantKeys := []string{"time", "level", "msg", "tool_id", "call_id", "trace_id", "protocol", "caller", "outcome", "duration_ms"}
-	assert.ElementsMatch(t, wantKeys, keys(r), "no other field")
+	assert.ElementsMatch(t, wantKeys, keysOf(r), "no other field")
 
 	r = records[1]
 	assert.Equal(t, "http", r["protocol"])
@@ -435,7 +434,7 @@ func TestCallLogRecord(t *testing.T) {
 	assert.Equal(t, "fault", r["outcome"])
 
 	t.Run("log_input", func(t *testing.T) {
-		var buf syncBuffer
+		var buf wireLogBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, &otc.CallLogOptions{LogInput: true, Level: slog.LevelDebug})}})
 		a := f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-4", `{"s":5}`))
@@ -448,7 +447,7 @@ func TestCallLogRecord(t *testing.T) {
 		assert.NotContains(t, buf.String(), pipeSecret, "the call context is not the input")
 	})
 	t.Run("disabled_level", func(t *testing.T) {
-		var buf syncBuffer
+		var buf wireLogBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
 		f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-5", `{"s":"x"}`))
@@ -459,34 +458,8 @@ func TestCallLogRecord(t *testing.T) {
 	})
 }
 
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// syncBuffer is a bytes.Buffer safe for a log handler and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // records decodes each JSON line.
-func (s *syncBuffer) records(t *testing.T) []map[string]any {
+func (s *wireLogBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for line := range strings.SplitSeq(strings.TrimSpace(s.String()), "\n") {
