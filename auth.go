@@ -112,16 +112,32 @@ func authenticateRequest(a Authenticator, r *http.Request) (*http.Request, *Erro
 	return r, e
 }
 
-// challenger is implemented by authenticators that want a WWW-Authenticate
-// header on their 401 answers.
-type challenger interface{ challenge() string }
+// Challenger is implemented by an [Authenticator] that wants a
+// WWW-Authenticate header on its 401 answers, such as "Bearer" for
+// bearer tokens. The handlers of every wire format ask for it with
+// [WWWAuthenticate].
+type Challenger interface {
+	// Challenge returns the WWW-Authenticate value, or "" for none.
+	Challenge() string
+}
 
-// wwwAuthenticate returns the WWW-Authenticate value for a, or "".
-func wwwAuthenticate(a Authenticator) string {
-	if c, ok := a.(challenger); ok {
-		return c.challenge()
+// WWWAuthenticate returns the WWW-Authenticate value that a 401 answer
+// refused by a should carry, or "" when a is not a [Challenger]. Adapters
+// of other wire formats use it so that their 401s match the OTC handler's.
+func WWWAuthenticate(a Authenticator) string {
+	if c, ok := a.(Challenger); ok {
+		return c.Challenge()
 	}
 	return ""
+}
+
+// Authenticate runs a on r and returns r with the caller's [Identity] in
+// its context, or the error to answer with: a's own [*Error], or a generic
+// 401 for any other failure, whose text could leak a secret. A nil a
+// accepts every request. Adapters of other wire formats call it before
+// reading a request's body, as the OTC handler does.
+func Authenticate(a Authenticator, r *http.Request) (*http.Request, *Error) {
+	return authenticateRequest(a, r)
 }
 
 // APIKeyAuth accepts requests that carry one of its keys in the
@@ -273,7 +289,8 @@ func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
 	return a, nil
 }
 
-func (a *JWTAuth) challenge() string { return "Bearer" }
+// Challenge returns "Bearer", the scheme of the tokens a JWTAuth reads.
+func (a *JWTAuth) Challenge() string { return "Bearer" }
 
 // errCritical is returned by the key function for a token whose header
 // has "crit", to tell [jwtProblem] why the token was refused.
@@ -475,9 +492,10 @@ func anyOfMissing(as anyOf) string {
 	return "Authentication required: send " + strings.Join(ways, " or ")
 }
 
-func (as anyOf) challenge() string {
+// Challenge returns the challenge of the first authenticator that has one.
+func (as anyOf) Challenge() string {
 	for _, a := range as {
-		if c := wwwAuthenticate(a); c != "" {
+		if c := WWWAuthenticate(a); c != "" {
 			return c
 		}
 	}

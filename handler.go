@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/otcgo/otc/internal/wire"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -209,7 +209,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if err == nil {
 		return r, true
 	}
-	if c := wwwAuthenticate(h.auth); c != "" {
+	if c := WWWAuthenticate(h.auth); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
 	h.writeError(w, h.schema, err)
@@ -441,7 +441,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	out = append(out, "}}"...)
 	writeBody(w, http.StatusOK, out)
-	if cap(out) <= maxPooledBuffer {
+	if cap(out) <= maxPooledResponse {
 		*bp = out
 		responsePool.Put(bp)
 	}
@@ -454,11 +454,27 @@ func unsupportedSchema(s string) *Error {
 		fmt.Sprintf("accepted $schema values: %s, %s, %s; leave $schema out for the latest", SchemaOTC, SchemaOXP, SchemaOpenAPI))
 }
 
-// initialBodyBuffer is how much of a body's announced Content-Length is
-// reserved before any of it arrives. Past it, the buffer grows with the
-// bytes actually received, so a client that announces 4 MB and sends one
-// byte costs no more than one that announces one byte.
-const initialBodyBuffer = 16 << 10
+// readBody reads the request body within the size limit and, when timeout
+// is not zero, within that time. The buffer comes from a pool; the caller
+// releases it, even on error.
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout time.Duration) (*bytes.Buffer, error) {
+	buf, err := wire.ReadBody(w, r, maxBody, timeout)
+	switch {
+	case err == nil:
+		return buf, nil
+	case errors.Is(err, wire.ErrTooLarge):
+		return buf, tooLarge(maxBody)
+	case errors.Is(err, wire.ErrTimeout):
+		return buf, &Error{
+			Code:             CodeRequestTimeout,
+			Message:          fmt.Sprintf("The request body did not arrive within %v", timeout),
+			DeveloperMessage: "send the whole body promptly; the server does not wait for slow clients",
+		}
+	}
+	return buf, serverError("The request body could not be read", err.Error())
+}
+
+func armWriteDeadline(w http.ResponseWriter, r *http.Request) { wire.ArmWriteDeadline(w, r) }
 
 // bodyTimeout turns a BodyReadTimeout option into the limit to apply:
 // zero is the default, negative none (0).
@@ -470,52 +486,6 @@ func bodyTimeout(d time.Duration) time.Duration {
 		return 0
 	}
 	return d
-}
-
-// readBody reads the request body within the size limit and, when timeout
-// is not zero, within that time. The buffer comes from a pool; the caller
-// releases it, even on error.
-func readBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout time.Duration) (*bytes.Buffer, error) {
-	if r.ContentLength > maxBody {
-		return nil, tooLarge(maxBody)
-	}
-	// net/http lifts the read deadline once the body has been read to
-	// its end (it then reads on, to notice the client leaving), so the
-	// limit covers the body only, never the tool's run.
-	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); timeout > 0 && (srv == nil || srv.ReadTimeout <= 0 || srv.ReadTimeout > timeout) {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
-	}
-	buf := getBuffer()
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return buf, tooLarge(maxBody)
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			w.Header().Set("Connection", "close")
-			return buf, &Error{
-				Code:             CodeRequestTimeout,
-				Message:          fmt.Sprintf("The request body did not arrive within %v", timeout),
-				DeveloperMessage: "send the whole body promptly; the server does not wait for slow clients",
-			}
-		}
-		return buf, serverError("The request body could not be read", err.Error())
-	}
-	return buf, nil
-}
-
-// armWriteDeadline restarts the server's WriteTimeout, if it has one, as
-// the answer to a call is about to be written. net/http starts that clock
-// when the request's headers are read, so a tool that ran longer than the
-// timeout could not answer at all; restarted here, the timeout bounds the
-// writing of the answer, which is what it is for.
-func armWriteDeadline(w http.ResponseWriter, r *http.Request) {
-	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.WriteTimeout > 0 {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(srv.WriteTimeout))
-	}
 }
 
 func tooLarge(limit int64) *Error {
@@ -568,26 +538,15 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 }
 
-// bufferPool recycles request and response buffers. Buffers that grew past
-// maxPooledBuffer are dropped, so one large request does not pin memory.
-var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+func getBuffer() *bytes.Buffer { return wire.GetBuffer() }
 
-const maxPooledBuffer = 64 << 10
+func releaseBuffer(b *bytes.Buffer) { wire.ReleaseBuffer(b) }
+
+// maxPooledResponse is the largest response buffer kept for reuse.
+const maxPooledResponse = 64 << 10
 
 // responsePool recycles the buffers successful calls are encoded into.
 var responsePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-func getBuffer() *bytes.Buffer {
-	b := bufferPool.Get().(*bytes.Buffer)
-	b.Reset()
-	return b
-}
-
-func releaseBuffer(b *bytes.Buffer) {
-	if b != nil && b.Cap() <= maxPooledBuffer {
-		bufferPool.Put(b)
-	}
-}
 
 // appendJSONString appends s as a JSON string. Control characters, quotes,
 // backslashes and the line separators U+2028 and U+2029 are escaped, and

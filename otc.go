@@ -166,6 +166,10 @@ type ToolDefinition struct {
 	OutputSchema json.RawMessage `json:"output_schema"`
 	// Requirements is nil when the tool needs nothing from the caller.
 	Requirements *Requirements `json:"requirements,omitempty"`
+	// Content is true when the tool returns [Content]: its value is then
+	// content blocks for a model, which a wire format that has them (MCP)
+	// sends as they are. It is not part of the OTC catalog entry.
+	Content bool `json:"-"`
 }
 
 // InputSchema is the input_schema object of a [ToolDefinition].

@@ -254,6 +254,9 @@ type CallResult struct {
 	// returned but a fault: a panic, or a value that cannot be encoded.
 	// Adapters whose wire format tells the two apart use it.
 	Unexpected bool
+	// Content is true when Value is the JSON array of a [Content] the tool
+	// returned, as [ToolDefinition.Content] says of the tool.
+	Content bool
 
 	outcome Outcome // set for the outcomes Error and Unexpected cannot tell apart
 }
@@ -407,7 +410,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	case limited != nil:
 		res.Error, res.outcome = limited.err, limited.outcome
 	case err == nil:
-		res.Value = value
+		res.Value, res.Content = value, t.def.Content
 	default:
 		if ie, ok := err.(*inputError); ok {
 			return CallResult{}, &Error{

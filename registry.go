@@ -109,6 +109,8 @@ type catalog struct {
 	tools map[string]*toolFamily // by "Toolkit.Tool"
 	names map[string]string      // name → "Toolkit.Tool"
 	list  []*registeredTool      // catalog order: by id, then version
+	// revision counts the registrations that built this snapshot.
+	revision uint64
 
 	encodeOnce sync.Once
 	encoded    []byte // the JSON array of all definitions, built on first use
@@ -244,6 +246,7 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		InputSchema:  InputSchema{Parameters: params},
 		OutputSchema: output,
 		Requirements: cloneRequirements(t.Requirements),
+		Content:      out == contentType,
 	}
 	encoded, err := json.Marshal(def)
 	if err != nil {
@@ -441,8 +444,9 @@ func (r *Registry) add(rt *registeredTool) error {
 	}
 
 	next := &catalog{
-		tools: make(map[string]*toolFamily, len(old.tools)+1),
-		names: make(map[string]string, len(old.names)+1),
+		tools:    make(map[string]*toolFamily, len(old.tools)+1),
+		names:    make(map[string]string, len(old.names)+1),
+		revision: old.revision + 1,
 	}
 	for k, v := range old.tools {
 		next.tools[k] = v
@@ -488,6 +492,11 @@ func (r *Registry) Tools() []ToolDefinition {
 	}
 	return defs
 }
+
+// Revision counts the tool versions registered so far. It changes exactly
+// when the catalog does, so that an adapter may cache what it builds from
+// [Registry.Tools] and rebuild it when the revision moves on.
+func (r *Registry) Revision() uint64 { return r.current.Load().revision }
 
 // encodedCatalog returns the catalog as a JSON array of definitions. It is
 // built once per snapshot, from definitions encoded at registration, so

@@ -232,7 +232,7 @@ func (h *RESTHandler) authenticate(w http.ResponseWriter, r **http.Request) bool
 		*r = authed
 		return true
 	}
-	if c := wwwAuthenticate(h.auth); c != "" {
+	if c := WWWAuthenticate(h.auth); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
 	h.fail(w, restCodeOf(err), err.Message, nil)

@@ -1,0 +1,88 @@
+// Package wire holds the HTTP plumbing every wire-format handler of the
+// module shares: reading a request body within limits, the buffer pool,
+// and the write deadline of a call's answer.
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// ErrTooLarge is returned by ReadBody for a body over its limit.
+var ErrTooLarge = errors.New("request body too large")
+
+// ErrTimeout is returned by ReadBody for a body that did not arrive in
+// time. The connection is then marked to close.
+var ErrTimeout = errors.New("request body read timed out")
+
+// initialBodyBuffer is how much of a body's announced Content-Length is
+// allocated up front. A client may announce any length and send less, so
+// memory follows the bytes that arrive, not the header.
+const initialBodyBuffer = 16 << 10
+
+// ReadBody reads the request body within maxBody bytes and, when timeout
+// is not zero, within that time. The buffer comes from the pool; the
+// caller releases it with ReleaseBuffer, even on error. Errors other than
+// ErrTooLarge and ErrTimeout are the connection's.
+func ReadBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout time.Duration) (*bytes.Buffer, error) {
+	if r.ContentLength > maxBody {
+		return nil, ErrTooLarge
+	}
+	// net/http lifts the read deadline once the body has been read to
+	// its end (it then reads on, to notice the client leaving), so the
+	// limit covers the body only, never the tool's run.
+	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); timeout > 0 && (srv == nil || srv.ReadTimeout <= 0 || srv.ReadTimeout > timeout) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+	}
+	buf := GetBuffer()
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return buf, ErrTooLarge
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			return buf, ErrTimeout
+		}
+		return buf, err
+	}
+	return buf, nil
+}
+
+// ArmWriteDeadline restarts the server's WriteTimeout, if it has one, as
+// the answer to a call is about to be written. net/http starts that clock
+// when the request's headers are read, so a tool that ran longer than the
+// timeout could not answer at all; restarted here, the timeout bounds the
+// writing of the answer, which is what it is for.
+func ArmWriteDeadline(w http.ResponseWriter, r *http.Request) {
+	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.WriteTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(srv.WriteTimeout))
+	}
+}
+
+// bufferPool recycles request and response buffers. Buffers that grew past
+// maxPooledBuffer are dropped, so one large request does not pin memory.
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuffer = 64 << 10
+
+// GetBuffer returns an empty buffer from the pool.
+func GetBuffer() *bytes.Buffer {
+	b := bufferPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// ReleaseBuffer returns b to the pool; b may be nil.
+func ReleaseBuffer(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= maxPooledBuffer {
+		bufferPool.Put(b)
+	}
+}
