@@ -2,10 +2,12 @@
 // its address, the tools of the protocol's example exchanges,
 // Calculator.Add and Doorbell.Ring; Signer.Sign, which shows how a secret
 // reaches a tool; and Timer.Wait, a slow tool that shows cancellation and
-// graceful shutdown. The same tools are served as a REST API under /v1/.
+// graceful shutdown. The same tools are served as a REST API under /v1/,
+// and over MCP (Streamable HTTP) at /mcp.
 //
 //	go run ./examples/calculator              # listens on 127.0.0.1:8080
 //	go run ./examples/calculator -addr :9000
+//	go run ./examples/calculator -stdio       # MCP on standard input and output
 //
 // Authentication is off unless the environment turns it on: OTC_API_KEY
 // requires that key in the OXP-API-Key header; OTC_JWT_SECRET (at least 32
@@ -54,6 +56,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 )
 
 // AddInput is the input of Calculator.Add.
@@ -164,15 +167,27 @@ func newRegistry(logger, callLog *slog.Logger) (*otc.Registry, error) {
 		MaxConcurrent:     waitMaxConcurrent,
 	}, func(ctx context.Context, in WaitInput) (int, error) {
 		logger.DebugContext(ctx, "calculator: Timer.Wait started", "call_id", otc.CallID(ctx), "ms", in.Ms)
+		// Over MCP, a client that sent a progressToken sees the wait
+		// advance every quarter; elsewhere the reports go nowhere.
+		total := float64(in.Ms)
+		otc.ReportProgress(ctx, 0, total, "waiting")
 		t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
 		defer t.Stop()
-		select {
-		case <-t.C:
-			return in.Ms, nil
-		case <-ctx.Done():
-			// The caller went away or the server gave up on the call:
-			// stop waiting rather than hold the goroutine.
-			return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
+		tick := time.NewTicker(max(time.Duration(in.Ms)*time.Millisecond/4, time.Millisecond))
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-t.C:
+				otc.ReportProgress(ctx, total, total, "done")
+				return in.Ms, nil
+			case <-tick.C:
+				otc.ReportProgress(ctx, min(float64(time.Since(start).Milliseconds()), total), total, "")
+			case <-ctx.Done():
+				// The caller went away or the server gave up on the call:
+				// stop waiting rather than hold the goroutine.
+				return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
+			}
 		}
 	})
 	if err != nil {
@@ -219,10 +234,14 @@ const (
 // paste into a few commands, and under the 15 minutes the server accepts.
 const tokenLifetime = 10 * time.Minute
 
+// serverVersion identifies the example in MCP's serverInfo.
+const serverVersion = "1.0.0"
+
 // config is what the flags set for run.
 type config struct {
 	addr       string
 	drainDelay time.Duration
+	stdio      bool
 }
 
 func main() {
@@ -230,6 +249,7 @@ func main() {
 	var level slog.Level
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM or SIGINT, how long /health answers 503 before the listener closes; behind a load balancer, its health-check interval times its failure threshold")
+	flag.BoolVar(&cfg.stdio, "stdio", false, "serve the tools over MCP on standard input and output, for a client that starts the server as a process, instead of over HTTP")
 	printToken := flag.Bool("print-token", false, "print an HS256 bearer token for OTC_JWT_SECRET and the first OTC_JWT_AUDIENCE, valid for 10 minutes, and exit")
 	flag.TextVar(&level, "log-level", slog.LevelInfo, "the least `level` logged: debug, info, warn or error (debug logs each Timer.Wait call)")
 	flag.Parse()
@@ -276,6 +296,16 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if cfg.stdio {
+		// The client is the process that started this one: there is
+		// nothing to authenticate, and standard output is the protocol's.
+		logger.Info("calculator: serving MCP on standard input and output")
+		err := mcp.ServeStdio(ctx, reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger})
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
 	auth, methods, err := authenticatorFromEnv(os.Getenv)
 	if err != nil {
 		return err
@@ -285,7 +315,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	logger.Info("calculator: serving OTC tools",
-		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "auth", methods)
+		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "auth", methods)
 	handler, otcHandler := newServer(reg, auth, logger)
 	srv := &http.Server{
 		Handler:           handler,
@@ -305,12 +335,14 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	})
 }
 
-// newServer serves the registry over OTC at the root and as the REST API
-// under /v1/, both behind the same authentication (nil for none). It also
-// returns the OTC handler, whose readiness shutdown turns off.
+// newServer serves the registry over OTC at the root, as the REST API
+// under /v1/ and over MCP at /mcp, all behind the same authentication (nil
+// for none). It also returns the OTC handler, whose readiness shutdown
+// turns off.
 func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) (http.Handler, *otc.Handler) {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Logger: logger, Authenticator: auth})))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, Authenticator: auth}))
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
 	mux.Handle("/", h)
 	return mux, h

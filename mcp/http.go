@@ -1,0 +1,456 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// Handler serves a registry's tools over MCP's Streamable HTTP transport,
+// at whatever path it is mounted on. It answers POST only: GET, which
+// would open a stream of server messages, and DELETE, which would end a
+// session, are answered 405, as this server has neither.
+type Handler struct {
+	s              *server
+	auth           otc.Authenticator
+	timeout        time.Duration
+	allowedOrigins map[string]bool
+	allowedHosts   map[string]bool
+	hostCheck      bool
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// NewHandler returns an MCP handler for reg. opts may be nil.
+func NewHandler(reg *otc.Registry, opts *Options) *Handler {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &Handler{
+		s:              newServer(reg, opts, opts.Authenticator != nil),
+		auth:           opts.Authenticator,
+		timeout:        opts.BodyReadTimeout,
+		allowedOrigins: map[string]bool{},
+		allowedHosts:   map[string]bool{},
+		hostCheck:      !opts.DisableHostCheck,
+	}
+	switch {
+	case h.timeout == 0:
+		h.timeout = otc.DefaultBodyReadTimeout
+	case h.timeout < 0:
+		h.timeout = 0
+	}
+	for _, o := range opts.AllowedOrigins {
+		h.allowedOrigins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	for _, host := range opts.AllowedHosts {
+		h.allowedHosts[strings.ToLower(host)] = true
+	}
+	return h
+}
+
+// codeUnauthorized is the JSON-RPC code of a 401, in the range left to
+// implementations.
+const codeUnauthorized = -32001
+
+// ServeHTTP answers one MCP message.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg, ok := h.checkOrigin(r); !ok {
+		writeHTTPError(w, http.StatusForbidden, nil, &rpcError{Code: codeInvalidRequest, Message: msg})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeHTTPError(w, http.StatusMethodNotAllowed, nil, &rpcError{Code: codeInvalidRequest,
+			Message: "Method not allowed: send JSON-RPC messages with POST; this server opens no stream of its own and keeps no sessions"})
+		return
+	}
+	r, aerr := otc.Authenticate(h.auth, r)
+	if aerr != nil {
+		if c := otc.WWWAuthenticate(h.auth); c != "" {
+			w.Header().Set("WWW-Authenticate", c)
+		}
+		writeHTTPError(w, http.StatusUnauthorized, nil, &rpcError{Code: codeUnauthorized, Message: aerr.Message})
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, nil, &rpcError{Code: codeInvalidRequest, Message: "Unsupported media type: send the message as Content-Type: application/json"})
+		return
+	}
+	sse, ok := accepts(r.Header.Values("Accept"))
+	if !ok {
+		writeHTTPError(w, http.StatusNotAcceptable, nil, &rpcError{Code: codeInvalidRequest, Message: "Not acceptable: the Accept header must allow application/json or text/event-stream"})
+		return
+	}
+
+	body, err := wire.ReadBody(w, r, h.s.maxBody, h.timeout)
+	defer wire.ReleaseBuffer(body)
+	if err != nil {
+		switch {
+		case errors.Is(err, wire.ErrTooLarge):
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body is larger than the limit of " + strconv.FormatInt(h.s.maxBody, 10) + " bytes"})
+		case errors.Is(err, wire.ErrTimeout):
+			writeHTTPError(w, http.StatusRequestTimeout, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body did not arrive within " + h.timeout.String()})
+		default:
+			writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body could not be read"})
+		}
+		return
+	}
+	b := body.Bytes()
+	if !json.Valid(b) {
+		writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeParseError, Message: "Parse error: the body is not valid JSON"})
+		return
+	}
+	var m message
+	if e := parseMessage(b, &m); e != nil {
+		writeHTTPError(w, http.StatusBadRequest, m.id, e)
+		return
+	}
+	if m.isReply || !m.hasID {
+		// A notification (initialized, cancelled) or a stray response: this
+		// server sends no requests and, over HTTP, learns of a cancelled
+		// call when its connection closes.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+
+	hv := r.Header.Get("MCP-Protocol-Version")
+	x := exchange{msg: &m, request: r}
+	x.modern = m.hasMetaVersion || m.method == "server/discover" || (hv != "" && !isLegacyVersion(hv))
+	if x.modern {
+		if e := h.checkHeaders(r, &m, hv); e != nil {
+			writeHTTPError(w, e.status, m.id, e)
+			return
+		}
+	} else if hv != "" && hv != Version20250618 && hv != Version20251125 {
+		writeHTTPError(w, http.StatusBadRequest, m.id, &rpcError{
+			Code:    codeInvalidRequest,
+			Message: "Unsupported protocol version " + strconv.Quote(truncate(hv, 32)) + " in the MCP-Protocol-Version header",
+			Data:    map[string]any{"supported": supportedVersions, "requested": hv},
+		})
+		return
+	}
+
+	var stream *sseStream
+	if sse && m.method == "tools/call" {
+		stream = &sseStream{w: w, r: r}
+		x.send = stream.send
+	}
+	result, e := h.s.handle(r.Context(), &x)
+	write := func() {
+		wire.ArmWriteDeadline(w, r)
+		switch {
+		case stream != nil && stream.started:
+			out := make([]byte, 0, len(result)+64)
+			if e != nil {
+				out = appendErrorResponse(out, m.id, e)
+			} else {
+				out = appendResponse(out, m.id, result)
+			}
+			stream.event(out)
+		case e != nil:
+			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
+		default:
+			out := make([]byte, 0, len(result)+48)
+			writeJSON(w, http.StatusOK, appendResponse(out, m.id, result))
+		}
+	}
+	if x.notifier != nil {
+		x.notifier.finish(write)
+	} else {
+		write()
+	}
+}
+
+// errorStatus is the HTTP status of a JSON-RPC error answer. 2026-07-28
+// gives its errors statuses of their own; earlier versions answer a
+// well-formed request 200 whatever its outcome.
+func errorStatus(e *rpcError, modern bool) int {
+	if e.status != 0 {
+		return e.status
+	}
+	switch e.Code {
+	case codeParseError, codeInvalidRequest:
+		return http.StatusBadRequest
+	}
+	if !modern {
+		return http.StatusOK
+	}
+	switch e.Code {
+	case codeMethodNotFound:
+		return http.StatusNotFound
+	case codeInternalError:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
+// checkHeaders checks the headers of a 2026-07-28 request against its
+// body, in the order the protocol's errors are specified: required headers
+// present, _meta complete, then each header equal to the body's value.
+func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError {
+	mismatch := func(format string, args ...any) *rpcError {
+		e := newError(codeHeaderMismatch, format, args...)
+		e.status = http.StatusBadRequest
+		return e
+	}
+	if hv == "" {
+		return mismatch("Header mismatch: the MCP-Protocol-Version header is required")
+	}
+	method, hasMethod := headerValue(r, "Mcp-Method")
+	if !hasMethod {
+		return mismatch("Header mismatch: the Mcp-Method header is required")
+	}
+	needsName := m.method == "tools/call"
+	name, hasName := headerValue(r, "Mcp-Name")
+	if needsName && !hasName {
+		return mismatch("Header mismatch: the Mcp-Name header is required for %s", m.method)
+	}
+	if e := h.s.checkModern(m); e != nil {
+		return e
+	}
+	if hv != m.metaVersion {
+		return mismatch("Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", truncate(hv, 32), truncate(m.metaVersion, 32))
+	}
+	if m.metaVersion != Version20260728 {
+		return unsupportedVersion(m.metaVersion)
+	}
+	if method != m.method {
+		return mismatch("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", truncate(method, 64), truncate(m.method, 64))
+	}
+	if needsName {
+		decoded, ok := decodeHeaderValue(name)
+		if !ok {
+			return mismatch("Header mismatch: the Mcp-Name header value is not valid")
+		}
+		if decoded != m.name {
+			return mismatch("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", truncate(decoded, 64), truncate(m.name, 64))
+		}
+		return h.checkParamHeaders(r, m)
+	}
+	return nil
+}
+
+// checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
+// the arguments its tool's schema marks with x-mcp-header.
+func (h *Handler) checkParamHeaders(r *http.Request, m *message) *rpcError {
+	params := h.s.lists.get(h.s.reg).headers[m.name]
+	if params == nil {
+		return nil
+	}
+	var args map[string]any
+	if m.arguments != nil {
+		d := json.NewDecoder(strings.NewReader(string(m.arguments)))
+		d.UseNumber()
+		_ = d.Decode(&args)
+	}
+	for _, p := range params {
+		v, present := lookup(args, p.path)
+		hdr, hasHdr := headerValue(r, "Mcp-Param-"+p.header)
+		if !present || v == nil {
+			continue // the client omits the header; one sent anyway is ignored
+		}
+		if !hasHdr {
+			e := newError(codeHeaderMismatch, "Header mismatch: the Mcp-Param-%s header is required, as argument %s is given", p.header, strings.Join(p.path, "."))
+			e.status = http.StatusBadRequest
+			return e
+		}
+		decoded, ok := decodeHeaderValue(hdr)
+		if !ok || !headerMatches(decoded, v) {
+			e := newError(codeHeaderMismatch, "Header mismatch: Mcp-Param-%s header value does not match argument %s", p.header, strings.Join(p.path, "."))
+			e.status = http.StatusBadRequest
+			return e
+		}
+	}
+	return nil
+}
+
+// lookup reads the value at a chain of properties.
+func lookup(args map[string]any, path []string) (any, bool) {
+	var cur any = args
+	for _, k := range path {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// headerMatches compares a decoded header value with an argument: strings
+// exactly, booleans as "true" and "false", numbers numerically.
+func headerMatches(h string, v any) bool {
+	switch v := v.(type) {
+	case string:
+		return h == v
+	case bool:
+		return h == strconv.FormatBool(v)
+	case json.Number:
+		want, err1 := strconv.ParseFloat(v.String(), 64)
+		got, err2 := strconv.ParseFloat(h, 64)
+		return err1 == nil && err2 == nil && want == got
+	}
+	return false
+}
+
+// headerValue returns a request header and whether it was sent.
+func headerValue(r *http.Request, name string) (string, bool) {
+	vs := r.Header.Values(name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vs[0]), true
+}
+
+// decodeHeaderValue decodes a value that may use the Base64 form
+// =?base64?...?=, and checks a plain one holds only the characters a
+// header value may.
+func decodeHeaderValue(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		raw, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-len("?=")])
+		if err != nil || !utf8.Valid(raw) {
+			return "", false
+		}
+		return string(raw), true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// accepts reads the Accept header: whether it allows an SSE answer, and
+// whether it allows any answer this handler gives. A missing header
+// allows JSON.
+func accepts(values []string) (sse, ok bool) {
+	if len(values) == 0 {
+		return false, true
+	}
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || params["q"] == "0" {
+				continue
+			}
+			switch mt {
+			case "text/event-stream":
+				sse, ok = true, true
+			case "application/json", "application/*", "*/*":
+				ok = true
+			}
+		}
+	}
+	return sse, ok
+}
+
+// checkOrigin guards against DNS rebinding and cross-site calls: a request
+// that reached a loopback address must name a loopback host (or an allowed
+// one), and a browser's Origin must be the request's own host or an
+// allowed origin.
+func (h *Handler) checkOrigin(r *http.Request) (string, bool) {
+	if h.hostCheck {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(la) {
+			if !isLoopbackHost(r.Host) && !h.allowedHosts[strings.ToLower(r.Host)] && !h.allowedHosts[strings.ToLower(hostOnly(r.Host))] {
+				return "Forbidden: this server on a loopback address answers only requests to localhost; list other host names in Options.AllowedHosts", false
+			}
+		}
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return "", true
+	}
+	if h.allowedOrigins[strings.ToLower(strings.TrimSuffix(origin, "/"))] {
+		return "", true
+	}
+	u, err := url.Parse(origin)
+	if err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) && (u.Scheme == "http" || u.Scheme == "https") {
+		return "", true
+	}
+	return "Forbidden: requests from origin " + strconv.Quote(truncate(origin, 100)) + " are not allowed; list it in Options.AllowedOrigins", false
+}
+
+func isLoopbackAddr(a net.Addr) bool {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	}
+	host := hostOnly(a.String())
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port from a host[:port].
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+func isLoopbackHost(hostport string) bool {
+	h := strings.ToLower(hostOnly(hostport))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sseStream answers a call with an SSE stream once the tool sends its first
+// notification; until then the answer is still a plain JSON response.
+type sseStream struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	started bool
+}
+
+func (s *sseStream) send(msg []byte) {
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	s.event(msg)
+}
+
+func (s *sseStream) event(msg []byte) {
+	out := make([]byte, 0, len(msg)+24)
+	out = append(out, "event: message\ndata: "...)
+	out = append(out, msg...)
+	out = append(out, "\n\n"...)
+	if _, err := s.w.Write(out); err == nil {
+		_ = http.NewResponseController(s.w).Flush()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeHTTPError answers with a JSON-RPC error response.
+func writeHTTPError(w http.ResponseWriter, status int, id []byte, e *rpcError) {
+	writeJSON(w, status, appendErrorResponse(nil, id, e))
+}

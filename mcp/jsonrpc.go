@@ -1,0 +1,444 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// JSON-RPC error codes, the protocol's own and MCP's.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+	// 2026-07-28.
+	codeHeaderMismatch      = -32020
+	codeMissingCapability   = -32021
+	codeUnsupportedProtocol = -32022
+)
+
+// rpcError is a JSON-RPC error object, with the HTTP status it is
+// answered with.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+	status  int
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+
+func newError(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// message is one JSON-RPC message as received: the raw extents of the
+// members this server reads, pointing into the body.
+type message struct {
+	id       []byte // raw JSON: a string or an integer; nil for a notification
+	method   string
+	hasID    bool
+	isReply  bool   // a response: result or error, no method
+	params   []byte // raw JSON object, or nil
+	jsonrpc  bool   // "jsonrpc": "2.0" was present
+	parsedOK bool
+
+	// From params.
+	name      string
+	hasName   bool
+	arguments []byte // raw JSON object, or nil
+	cursor    string
+	hasCursor bool
+	level     string // logging/setLevel
+	requestID []byte // notifications/cancelled
+	version   string // initialize: protocolVersion
+	meta      []byte // raw _meta object, or nil
+	metaOK    bool   // params held a _meta member
+
+	// From params._meta.
+	metaVersion     string
+	hasMetaVersion  bool
+	clientCaps      []byte
+	metaLogLevel    string
+	progressToken   []byte
+	contextRaw      []byte
+	callID          string
+	hasClientInfo   bool
+	metaVersionBad  bool // protocolVersion was not a string
+	clientCapsWrong bool // clientCapabilities was not an object
+}
+
+// parseMessage reads one JSON-RPC message. body must be valid JSON (the
+// caller checks with json.Valid). The returned error is the JSON-RPC error
+// to answer with; m.id is set as far as it could be read, so that the
+// error names the request.
+func parseMessage(body []byte, m *message) *rpcError {
+	s := scanner{b: body}
+	s.space()
+	if s.peek() == '[' {
+		return newError(codeInvalidRequest, "Batch requests are not supported: send one JSON-RPC message per request (protocol versions 2025-06-18 and later have no batches)")
+	}
+	if s.peek() != '{' {
+		return newError(codeInvalidRequest, "The request must be a JSON-RPC message: a JSON object")
+	}
+	var seen [4]bool // jsonrpc, id, method, params
+	var hasResult bool
+	err := s.members(func(key []byte, val []byte) *rpcError {
+		slot := -1
+		switch string(key) {
+		case "jsonrpc":
+			slot = 0
+			if string(val) != `"2.0"` {
+				return newError(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+			}
+			m.jsonrpc = true
+		case "id":
+			slot = 1
+			if !isValidID(val) {
+				return newError(codeInvalidRequest, `"id" must be a string or an integer`)
+			}
+			m.id, m.hasID = val, true
+		case "method":
+			slot = 2
+			str, ok := jsonString(val)
+			if !ok {
+				return newError(codeInvalidRequest, `"method" must be a string`)
+			}
+			m.method = str
+		case "params":
+			slot = 3
+			if val[0] != '{' {
+				return newError(codeInvalidParams, `"params" must be a JSON object`)
+			}
+			m.params = val
+		case "result", "error":
+			hasResult = true
+		}
+		if slot >= 0 {
+			if seen[slot] {
+				return newError(codeInvalidRequest, "The member %q is given more than once", key)
+			}
+			seen[slot] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !m.jsonrpc {
+		return newError(codeInvalidRequest, `The request must carry "jsonrpc": "2.0"`)
+	}
+	if !seen[2] {
+		if hasResult {
+			m.isReply = true
+			return nil
+		}
+		return newError(codeInvalidRequest, `The request must name a "method"`)
+	}
+	if m.params != nil {
+		if err := parseParams(m); err != nil {
+			return err
+		}
+	}
+	m.parsedOK = true
+	return nil
+}
+
+// parseParams reads the members of params this server uses.
+func parseParams(m *message) *rpcError {
+	s := scanner{b: m.params}
+	var seen [8]bool
+	return s.members(func(key, val []byte) *rpcError {
+		slot := -1
+		var ok bool
+		switch string(key) {
+		case "name":
+			slot = 0
+			if m.name, ok = jsonString(val); !ok {
+				return newError(codeInvalidParams, `"name" must be a string`)
+			}
+			m.hasName = true
+		case "arguments":
+			slot = 1
+			switch val[0] {
+			case '{':
+				m.arguments = val
+			case 'n': // null: no arguments
+			default:
+				return newError(codeInvalidParams, `"arguments" must be a JSON object`)
+			}
+		case "cursor":
+			slot = 2
+			if m.cursor, ok = jsonString(val); !ok {
+				return newError(codeInvalidParams, `"cursor" must be a string`)
+			}
+			m.hasCursor = true
+		case "level":
+			slot = 3
+			if m.level, ok = jsonString(val); !ok {
+				return newError(codeInvalidParams, `"level" must be a string`)
+			}
+		case "requestId":
+			slot = 4
+			m.requestID = val
+		case "protocolVersion":
+			slot = 5
+			if m.version, ok = jsonString(val); !ok {
+				return newError(codeInvalidParams, `"protocolVersion" must be a string`)
+			}
+		case "_meta":
+			slot = 6
+			if val[0] != '{' {
+				return newError(codeInvalidParams, `"_meta" must be a JSON object`)
+			}
+			m.meta, m.metaOK = val, true
+			if err := parseMeta(m); err != nil {
+				return err
+			}
+		}
+		if slot >= 0 {
+			if seen[slot] {
+				return newError(codeInvalidParams, "The member %q of params is given more than once", key)
+			}
+			seen[slot] = true
+		}
+		return nil
+	})
+}
+
+// parseMeta reads the members of params._meta this server uses.
+func parseMeta(m *message) *rpcError {
+	s := scanner{b: m.meta}
+	var seen [7]bool
+	return s.members(func(key, val []byte) *rpcError {
+		slot := -1
+		switch string(key) {
+		case "io.modelcontextprotocol/protocolVersion":
+			slot = 0
+			v, ok := jsonString(val)
+			m.metaVersion, m.hasMetaVersion, m.metaVersionBad = v, true, !ok
+		case "io.modelcontextprotocol/clientCapabilities":
+			slot = 1
+			m.clientCaps, m.clientCapsWrong = val, val[0] != '{'
+		case "io.modelcontextprotocol/clientInfo":
+			slot = 2
+			m.hasClientInfo = true
+		case "io.modelcontextprotocol/logLevel":
+			slot = 3
+			v, ok := jsonString(val)
+			if !ok {
+				return newError(codeInvalidParams, `"io.modelcontextprotocol/logLevel" must be a string`)
+			}
+			m.metaLogLevel = v
+		case "progressToken":
+			slot = 4
+			if !isValidID(val) {
+				return newError(codeInvalidParams, `"progressToken" must be a string or an integer`)
+			}
+			m.progressToken = val
+		case MetaContext:
+			slot = 5
+			m.contextRaw = val
+		case MetaCallID:
+			slot = 6
+			v, ok := jsonString(val)
+			if !ok {
+				return newError(codeInvalidParams, "%q must be a string", MetaCallID)
+			}
+			m.callID = v
+		}
+		if slot >= 0 {
+			if seen[slot] {
+				return newError(codeInvalidParams, "The member %q of _meta is given more than once", key)
+			}
+			seen[slot] = true
+		}
+		return nil
+	})
+}
+
+// isValidID reports whether raw is a JSON string or an integer, the only
+// request ids and progress tokens MCP allows.
+func isValidID(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		return true
+	}
+	i := 0
+	if raw[0] == '-' {
+		i++
+	}
+	if i == len(raw) {
+		return false
+	}
+	for ; i < len(raw); i++ {
+		if raw[i] < '0' || raw[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonString decodes raw when it is a JSON string.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	plain := true
+	for _, c := range inner {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// scanner walks JSON that json.Valid has accepted, so it checks nothing
+// but the shape it is asked for.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// members calls f with each member of the object at the scanner's
+// position: its key, unquoted (a key with escapes is decoded), and its raw
+// value.
+func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
+	s.space()
+	s.i++ // {
+	for {
+		s.space()
+		if s.peek() == '}' {
+			s.i++
+			return nil
+		}
+		keyRaw := s.value()
+		key := keyRaw[1 : len(keyRaw)-1]
+		for _, c := range key {
+			if c == '\\' {
+				k, _ := jsonString(keyRaw)
+				key = []byte(k)
+				break
+			}
+		}
+		s.space()
+		s.i++ // :
+		s.space()
+		val := s.value()
+		if err := f(key, val); err != nil {
+			return err
+		}
+		s.space()
+		if s.peek() == ',' {
+			s.i++
+		}
+	}
+}
+
+// value skips the value at the scanner's position and returns its bytes.
+func (s *scanner) value() []byte {
+	start := s.i
+	switch s.peek() {
+	case '"':
+		s.i++
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '\\':
+				s.i += 2
+				continue
+			case '"':
+				s.i++
+				return s.b[start:s.i]
+			}
+			s.i++
+		}
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				s.value()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return s.b[start:s.i]
+				}
+			}
+			s.i++
+		}
+	default:
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return s.b[start:s.i]
+			}
+			s.i++
+		}
+	}
+	return s.b[start:s.i]
+}
+
+// appendID appends a request id, or null when there is none.
+func appendID(dst, id []byte) []byte {
+	if id == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// appendResponse appends a JSON-RPC response whose result is result.
+func appendResponse(dst, id, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// appendErrorResponse appends a JSON-RPC error response.
+func appendErrorResponse(dst, id []byte, e *rpcError) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":`...)
+	b, err := json.Marshal(e)
+	if err != nil {
+		b = []byte(`{"code":` + strconv.Itoa(codeInternalError) + `,"message":"The error could not be encoded"}`)
+	}
+	dst = append(dst, b...)
+	return append(dst, '}')
+}

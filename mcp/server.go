@@ -1,0 +1,250 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/otcgo/otc"
+)
+
+// server is what the HTTP and stdio transports share: the registry, the
+// options, and the methods.
+type server struct {
+	reg      *otc.Registry
+	logger   *slog.Logger
+	lists    listings
+	pageSize int
+	logLevel slog.Level
+	maxBody  int64
+
+	// Encoded once.
+	info       []byte // the Implementation object of serverInfo
+	initResult map[string][]byte
+	discover   []byte // the server/discover result
+	listExtra  []byte // the 2026-07-28 fields of a tools/list result
+}
+
+// callExtra is the 2026-07-28 field of every result that is not a list.
+const callExtra = `,"resultType":"complete"`
+
+func newServer(reg *otc.Registry, opts *Options, private bool) *server {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &server{reg: reg, logger: opts.Logger, pageSize: opts.PageSize, logLevel: opts.LogLevel, maxBody: opts.MaxBodyBytes}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	switch {
+	case s.pageSize == 0:
+		s.pageSize = DefaultPageSize
+	case s.pageSize < 0:
+		s.pageSize = 0
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = otc.DefaultMaxBodyBytes
+	}
+	name, version := opts.Name, opts.Version
+	if name == "" {
+		name = "otc"
+	}
+	if version == "" {
+		version = "0.0.0"
+	}
+	s.info, _ = json.Marshal(map[string]string{"name": name, "version": version})
+	ttl := opts.ListTTL
+	switch {
+	case ttl == 0:
+		ttl = DefaultListTTL
+	case ttl < 0:
+		ttl = 0
+	}
+	scope := "public"
+	if private {
+		scope = "private"
+	}
+	cache := `,"ttlMs":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `,"cacheScope":"` + scope + `"`
+	meta := `,"_meta":{"io.modelcontextprotocol/serverInfo":` + string(s.info) + `}`
+	s.listExtra = []byte(callExtra + cache + meta)
+
+	var instr string
+	if opts.Instructions != "" {
+		b, _ := json.Marshal(opts.Instructions)
+		instr = `,"instructions":` + string(b)
+	}
+	versions, _ := json.Marshal(supportedVersions)
+	s.discover = []byte(`{"supportedVersions":` + string(versions) +
+		`,"capabilities":{"tools":{}}` + instr + callExtra + cache + meta + `}`)
+	s.initResult = map[string][]byte{}
+	for _, v := range []string{Version20250618, Version20251125} {
+		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
+			string(s.info) + instr + `}`)
+	}
+	return s
+}
+
+// exchange is one request as a transport hands it to the server.
+type exchange struct {
+	msg     *message
+	modern  bool
+	request *http.Request // nil on stdio
+	// send, when not nil, carries a notification to the client; the
+	// transport serializes it with the answer.
+	send func(msg []byte)
+	// notifier is the call's, set by the server for tools/call; the
+	// transport writes the answer through its finish.
+	notifier *callNotifier
+	// logLevel is the level a legacy client set with logging/setLevel on
+	// this connection; nil when it set none, or cannot (HTTP).
+	logLevel *slog.LevelVar
+}
+
+// isLegacyVersion reports whether v is a version of the initialize era.
+func isLegacyVersion(v string) bool {
+	switch v {
+	case Version20250618, Version20251125, "2025-03-26", "2024-11-05":
+		return true
+	}
+	return false
+}
+
+// checkModern checks the _meta fields every 2026-07-28 request carries.
+func (s *server) checkModern(m *message) *rpcError {
+	switch {
+	case !m.metaOK:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: a request of protocol version 2026-07-28 carries params._meta with "io.modelcontextprotocol/protocolVersion" and "io.modelcontextprotocol/clientCapabilities"`, status: http.StatusBadRequest}
+	case !m.hasMetaVersion || m.metaVersionBad:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/protocolVersion", a string`, status: http.StatusBadRequest}
+	case m.clientCaps == nil || m.clientCapsWrong:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/clientCapabilities", an object ({} declares none)`, status: http.StatusBadRequest}
+	}
+	return nil
+}
+
+// unsupportedVersion is the error for a 2026-07-28-style request naming a
+// version this server does not speak statelessly.
+func unsupportedVersion(requested string) *rpcError {
+	return &rpcError{
+		Code:    codeUnsupportedProtocol,
+		Message: "Unsupported protocol version",
+		Data:    map[string]any{"supported": supportedVersions, "requested": requested},
+		status:  http.StatusBadRequest,
+	}
+}
+
+// methodNotFound is the error for a method this server does not have.
+func methodNotFound(method string) *rpcError {
+	return &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 64), status: http.StatusNotFound}
+}
+
+// handle answers a request (a message with an id) with its result or an
+// error.
+func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
+	m := x.msg
+	if x.modern {
+		if err := s.checkModern(m); err != nil {
+			return nil, err
+		}
+		if m.metaVersion != Version20260728 {
+			return nil, unsupportedVersion(m.metaVersion)
+		}
+		switch m.method {
+		case "server/discover":
+			return s.discover, nil
+		case "tools/list":
+			return s.list(m, true)
+		case "tools/call":
+			return s.call(ctx, x)
+		}
+		return nil, methodNotFound(m.method)
+	}
+	switch m.method {
+	case "initialize":
+		v := m.version
+		if _, ok := s.initResult[v]; !ok {
+			v = Version20251125 // the latest this era has; the client decides whether it can speak it
+		}
+		return s.initResult[v], nil
+	case "ping":
+		return []byte("{}"), nil
+	case "logging/setLevel":
+		l, ok := parseLevel(m.level)
+		if !ok {
+			return nil, newError(codeInvalidParams, "Invalid params: level %q is not one of debug, info, notice, warning, error, critical, alert, emergency", truncate(m.level, 32))
+		}
+		if x.logLevel != nil {
+			x.logLevel.Set(l)
+		}
+		return []byte("{}"), nil
+	case "tools/list":
+		return s.list(m, false)
+	case "tools/call":
+		return s.call(ctx, x)
+	}
+	return nil, methodNotFound(m.method)
+}
+
+// list answers tools/list.
+func (s *server) list(m *message, modern bool) ([]byte, *rpcError) {
+	return s.lists.get(s.reg).page(m.cursor, m.hasCursor, s.pageSize, modern, s.listExtra)
+}
+
+// call answers tools/call through the registry's pipeline.
+func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
+	m := x.msg
+	if !m.hasName || m.name == "" {
+		return nil, newError(codeInvalidParams, "Invalid params: tools/call names the tool in params.name")
+	}
+	req := otc.CallRequest{
+		ToolName:    m.name,
+		CallID:      m.callID,
+		Input:       m.arguments,
+		Protocol:    otc.ProtocolMCP,
+		HTTPRequest: x.request,
+	}
+	if m.contextRaw != nil {
+		if err := json.Unmarshal(m.contextRaw, &req.Context); err != nil {
+			return nil, newError(codeInvalidParams, "Invalid params: _meta[%q] must be the OTC context object {\"secrets\": [{\"id\", \"value\"}], \"authorization\": [{\"id\", \"token\"}], \"user_id\"}: %v", MetaContext, err)
+		}
+	}
+	n := &callNotifier{progressToken: m.progressToken}
+	x.notifier = n
+	switch {
+	case x.send == nil:
+		n.progressToken = nil
+	case x.modern:
+		if m.metaLogLevel != "" {
+			l, ok := parseLevel(m.metaLogLevel)
+			if !ok {
+				return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", truncate(m.metaLogLevel, 32))
+			}
+			n.logs, n.logLevel = true, l
+		}
+	default:
+		n.logs, n.logLevel = true, s.logLevel
+		if x.logLevel != nil {
+			n.logLevel = x.logLevel.Level()
+		}
+	}
+	n.send = x.send
+	if n.progressToken != nil || n.logs {
+		ctx = otc.WithNotifier(ctx, n)
+	}
+	res, err := s.reg.Call(ctx, &req)
+	var extra []byte
+	if x.modern {
+		extra = []byte(callExtra)
+	}
+	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, extra)
+}
+
+// truncate shortens s, which may come from a client, for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

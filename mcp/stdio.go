@@ -1,0 +1,223 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/otcgo/otc"
+)
+
+// ServeStdio serves reg over MCP's stdio transport: newline-delimited
+// JSON-RPC messages on standard input, answers and notifications on
+// standard output. Nothing else may write to standard output; logs belong
+// on standard error, where slog.Default writes. It returns nil when
+// standard input ends, once the calls in flight have been answered, and
+// ctx's error when ctx ends first, after cancelling them.
+func ServeStdio(ctx context.Context, reg *otc.Registry, opts *Options) error {
+	return Serve(ctx, reg, os.Stdin, os.Stdout, opts)
+}
+
+// Serve serves reg over the stdio transport on any pair of streams, such
+// as a pipe or a socket: it reads one JSON-RPC message per line from in and
+// writes one per line to out. See [ServeStdio].
+//
+// Requests run concurrently, up to Options.MaxConcurrent, so that a slow
+// tool does not hold up the others; notifications/cancelled cancels the
+// context of the call it names. A line longer than Options.MaxBodyBytes is
+// answered with error -32600 and skipped.
+func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, opts *Options) error {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c := &stdioConn{
+		s:        newServer(reg, opts, false),
+		out:      bufio.NewWriter(out),
+		inflight: map[string]context.CancelFunc{},
+	}
+	c.level.Set(c.s.logLevel)
+	limit := opts.MaxConcurrent
+	if limit <= 0 {
+		limit = DefaultMaxConcurrent
+	}
+	c.sem = make(chan struct{}, limit)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- c.read(ctx, in, lines)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			cancel()
+			c.wg.Wait()
+			return context.Cause(ctx)
+		case err := <-readErr:
+			c.wg.Wait()
+			if errors.Is(err, io.EOF) {
+				return c.writeErr()
+			}
+			return err
+		case line := <-lines:
+			c.dispatch(ctx, line)
+		}
+	}
+}
+
+// stdioConn is one client on a pair of streams.
+type stdioConn struct {
+	s     *server
+	level slog.LevelVar // set by logging/setLevel
+	sem   chan struct{}
+	wg    sync.WaitGroup
+
+	outMu  sync.Mutex
+	out    *bufio.Writer
+	outErr error
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by raw request id
+}
+
+// read sends each line of in to lines, answering over-long ones itself.
+func (c *stdioConn) read(ctx context.Context, in io.Reader, lines chan<- []byte) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r, c.s.maxBody)
+		if tooLong {
+			c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeInvalidRequest,
+				Message: "The message is longer than the limit of " + strconv.FormatInt(c.s.maxBody, 10) + " bytes"}))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads up to the next newline. A line over limit is read to its
+// end and dropped.
+func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if int64(len(line)+len(chunk)) > limit+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+// dispatch handles one line: notifications at once, requests on their own
+// goroutine within the concurrency limit.
+func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
+	if !json.Valid(line) {
+		c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeParseError, Message: "Parse error: the line is not valid JSON"}))
+		return
+	}
+	m := new(message)
+	if e := parseMessage(line, m); e != nil {
+		c.write(appendErrorResponse(nil, m.id, e))
+		return
+	}
+	if m.isReply {
+		return // this server sends no requests
+	}
+	if !m.hasID {
+		if m.method == "notifications/cancelled" && m.requestID != nil {
+			c.mu.Lock()
+			cancel := c.inflight[string(m.requestID)]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		return
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	key := string(m.id)
+	if m.method != "initialize" { // which must not be cancelled
+		c.mu.Lock()
+		c.inflight[key] = cancel
+		c.mu.Unlock()
+	}
+	c.wg.Go(func() {
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+			<-c.sem
+		}()
+		c.serve(callCtx, m)
+	})
+}
+
+// serve answers one request.
+func (c *stdioConn) serve(ctx context.Context, m *message) {
+	x := exchange{msg: m, logLevel: &c.level, send: c.write}
+	x.modern = m.hasMetaVersion || m.method == "server/discover"
+	result, e := c.s.handle(ctx, &x)
+	out := make([]byte, 0, len(result)+48)
+	if e != nil {
+		out = appendErrorResponse(out, m.id, e)
+	} else {
+		out = appendResponse(out, m.id, result)
+	}
+	if ctx.Err() != nil && m.method == "tools/call" && errors.Is(context.Cause(ctx), context.Canceled) {
+		// A cancelled request is not answered.
+		if x.notifier != nil {
+			x.notifier.finish(func() {})
+		}
+		return
+	}
+	if x.notifier != nil {
+		x.notifier.finish(func() { c.write(out) })
+	} else {
+		c.write(out)
+	}
+}
+
+// write sends one message as a line.
+func (c *stdioConn) write(msg []byte) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if c.outErr != nil {
+		return
+	}
+	c.out.Write(msg)
+	c.out.WriteByte('\n')
+	c.outErr = c.out.Flush()
+}
+
+func (c *stdioConn) writeErr() error {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.outErr
+}

@@ -1,0 +1,314 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// listing is the MCP view of one revision of the registry's catalog: the
+// highest version of each tool, by name, encoded once.
+type listing struct {
+	revision uint64
+	names    []string          // sorted
+	encoded  map[string][]byte // name → the MCP Tool object
+	headers  map[string][]headerParam
+}
+
+// headerParam is a parameter whose value a 2026-07-28 client mirrors into
+// the Mcp-Param-{Name} header (the x-mcp-header schema extension).
+type headerParam struct {
+	header string   // the {Name} part
+	path   []string // the chain of properties from the root
+}
+
+// listings caches the listing of each registry, rebuilt when the registry's
+// revision moves on.
+type listings struct {
+	mu      sync.Mutex
+	current *listing
+}
+
+func (l *listings) get(reg *otc.Registry) *listing {
+	rev := reg.Revision()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current != nil && l.current.revision == rev {
+		return l.current
+	}
+	l.current = buildListing(reg, rev)
+	return l.current
+}
+
+// buildListing encodes the tools of the registry as MCP lists them.
+func buildListing(reg *otc.Registry, rev uint64) *listing {
+	defs := reg.Tools()
+	latest := make(map[string]otc.ToolDefinition, len(defs))
+	for _, d := range defs { // catalog order: ascending versions
+		latest[d.Name] = d
+	}
+	l := &listing{
+		revision: rev,
+		names:    slices.Sorted(maps.Keys(latest)),
+		encoded:  make(map[string][]byte, len(latest)),
+		headers:  map[string][]headerParam{},
+	}
+	for name, d := range latest {
+		l.encoded[name] = EncodeTool(d)
+		if hp := headerParams(d.InputSchema.Parameters); hp != nil {
+			l.headers[name] = hp
+		}
+	}
+	return l
+}
+
+// mcpTool is the MCP Tool object.
+type mcpTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+// EncodeTool returns the MCP Tool object of a registry tool: its name,
+// description, input schema and, when the tool returns a value that is not
+// [otc.Content], its output schema (a schema of anything but an object is
+// wrapped as {"result": ...}, as the call's structuredContent is). The
+// bridge to the official SDK lists tools with it.
+func EncodeTool(def otc.ToolDefinition) json.RawMessage {
+	t := mcpTool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema.Parameters}
+	if def.OutputSchema != nil && !def.Content {
+		t.OutputSchema = outputSchema(def.OutputSchema)
+	}
+	b, err := json.Marshal(t)
+	if err != nil { // the registry compacted and checked every schema
+		panic("mcp: a registered tool cannot be encoded: " + err.Error())
+	}
+	return b
+}
+
+// outputSchema returns the listed output schema: the tool's when it
+// describes an object, otherwise one of {"result": value}.
+func outputSchema(s json.RawMessage) json.RawMessage {
+	var probe struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(s, &probe) == nil && string(probe.Type) == `"object"` {
+		return s
+	}
+	return json.RawMessage(`{"type":"object","properties":{"result":` + string(s) + `},"required":["result"]}`)
+}
+
+// headerParams finds the x-mcp-header annotations of an input schema:
+// those on properties reached from the root through "properties" alone.
+func headerParams(schema json.RawMessage) []headerParam {
+	if !bytes.Contains(schema, []byte(`"x-mcp-header"`)) {
+		return nil
+	}
+	var root map[string]any
+	if json.Unmarshal(schema, &root) != nil {
+		return nil
+	}
+	var out []headerParam
+	var walk func(node map[string]any, path []string)
+	walk = func(node map[string]any, path []string) {
+		props, _ := node["properties"].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(props)) {
+			p, _ := props[name].(map[string]any)
+			if p == nil {
+				continue
+			}
+			at := append(slices.Clone(path), name)
+			if h, ok := p["x-mcp-header"].(string); ok && h != "" {
+				out = append(out, headerParam{header: h, path: at})
+			}
+			walk(p, at)
+		}
+	}
+	walk(root, nil)
+	return out
+}
+
+// page returns the encoded tools/list result for a cursor.
+func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, extra []byte) ([]byte, *rpcError) {
+	start := 0
+	if hasCursor {
+		after, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || len(after) == 0 {
+			return nil, newError(codeInvalidParams, "Invalid cursor: pass the nextCursor of the previous page, or no cursor for the first page")
+		}
+		start = sort.SearchStrings(l.names, string(after))
+		if start < len(l.names) && l.names[start] == string(after) {
+			start++
+		}
+	}
+	end := len(l.names)
+	if size > 0 && end-start > size {
+		end = start + size
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, `{"tools":[`...)
+	for i, name := range l.names[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, l.encoded[name]...)
+	}
+	b = append(b, ']')
+	if end < len(l.names) {
+		b = append(b, `,"nextCursor":"`...)
+		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(l.names[end-1]))...)
+		b = append(b, '"')
+	}
+	if modern {
+		b = append(b, extra...)
+	}
+	return append(b, '}'), nil
+}
+
+// EncodeCallResult renders the outcome of [otc.Registry.Call] as an MCP
+// CallToolResult. A value becomes structuredContent (wrapped as
+// {"result": v} unless it is an object) and a text block of its JSON;
+// [otc.Content] becomes its blocks. A tool error, invalid input, missing
+// requirements or a refusal by middleware become a result whose isError is
+// true, with text a model can act on and the details under [MetaError].
+// An unknown tool, or arguments that are not an object, are protocol
+// errors: EncodeCallResult then returns a non-nil *Error instead.
+func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
+	b, e := appendCallResult(nil, res, err, nil)
+	if e != nil {
+		return nil, &Error{Code: e.Code, Message: e.Message}
+	}
+	return b, nil
+}
+
+// Error is a JSON-RPC error a tools/call is answered with instead of a
+// result.
+type Error struct {
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+
+// appendCallResult appends the CallToolResult of a call; extra is
+// appended inside the object (the 2026-07-28 result fields).
+func appendCallResult(dst []byte, res otc.CallResult, err error, extra []byte) ([]byte, *rpcError) {
+	if err != nil {
+		return appendCallError(dst, err, extra)
+	}
+	if te := res.Error; te != nil {
+		return appendToolError(dst, te, extra), nil
+	}
+	switch {
+	case res.Content:
+		dst = append(dst, `{"content":`...)
+		dst = append(dst, res.Value...)
+	case res.Value == nil:
+		dst = append(dst, `{"content":[]`...)
+	default:
+		dst = append(dst, `{"content":[{"type":"text","text":`...)
+		dst = wire.AppendString(dst, string(res.Value))
+		dst = append(dst, `}],"structuredContent":`...)
+		if res.Value[0] == '{' {
+			dst = append(dst, res.Value...)
+		} else {
+			dst = append(dst, `{"result":`...)
+			dst = append(dst, res.Value...)
+			dst = append(dst, '}')
+		}
+	}
+	dst = append(dst, extra...)
+	return append(dst, '}'), nil
+}
+
+// appendToolError appends the isError result of a failed tool function.
+func appendToolError(dst []byte, te *otc.ToolError, extra []byte) []byte {
+	text := te.Message
+	if te.AdditionalPromptContent != "" {
+		text += "\n\n" + te.AdditionalPromptContent
+	}
+	if te.CanRetry {
+		if te.RetryAfter > 0 {
+			text += fmt.Sprintf("\n\nThis may succeed if tried again after %s.", te.RetryAfter.Round(time.Millisecond))
+		} else {
+			text += "\n\nThis may succeed if tried again."
+		}
+	}
+	meta := toolErrorMeta{Code: "tool_error", CanRetry: te.CanRetry}
+	if te.RetryAfter > 0 {
+		ms := (te.RetryAfter + time.Millisecond - 1) / time.Millisecond
+		meta.RetryAfterMS = int64(ms)
+	}
+	return appendErrorResult(dst, text, meta, extra)
+}
+
+type toolErrorMeta struct {
+	Code                string                   `json:"code"`
+	CanRetry            bool                     `json:"can_retry"`
+	RetryAfterMS        int64                    `json:"retry_after_ms,omitempty"`
+	ParameterErrors     map[string]string        `json:"parameter_errors,omitempty"`
+	MissingRequirements *otc.MissingRequirements `json:"missing_requirements,omitempty"`
+}
+
+// appendCallError renders a failure before the function ran.
+func appendCallError(dst []byte, err error, extra []byte) ([]byte, *rpcError) {
+	if errors.Is(err, otc.ErrToolNotFound) {
+		e, _ := errors.AsType[*otc.Error](err)
+		msg := "Unknown tool"
+		if e != nil {
+			msg = e.Message
+		}
+		return nil, &rpcError{Code: codeInvalidParams, Message: msg}
+	}
+	e, ok := errors.AsType[*otc.Error](err)
+	if !ok {
+		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
+	}
+	meta := toolErrorMeta{Code: e.Code.String()}
+	text := e.Message
+	switch {
+	case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
+		meta.ParameterErrors = e.ParameterErrors
+		var sb strings.Builder
+		sb.WriteString("The arguments are invalid:")
+		for _, p := range slices.Sorted(maps.Keys(e.ParameterErrors)) {
+			sb.WriteString("\n- ")
+			sb.WriteString(p)
+			sb.WriteString(": ")
+			sb.WriteString(e.ParameterErrors[p])
+		}
+		sb.WriteString("\nCorrect these arguments and call the tool again.")
+		text = sb.String()
+	case e.MissingRequirements != nil:
+		meta.MissingRequirements = e.MissingRequirements
+		text += ". The client sends them in _meta[\"" + MetaContext + "\"]."
+	}
+	return appendErrorResult(dst, text, meta, extra), nil
+}
+
+func appendErrorResult(dst []byte, text string, meta toolErrorMeta, extra []byte) []byte {
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
+	dst = wire.AppendString(dst, text)
+	dst = append(dst, `}],"isError":true,"_meta":{"`+MetaError+`":`...)
+	m, err := json.Marshal(meta)
+	if err != nil {
+		m = []byte(`{"code":` + strconv.Quote(meta.Code) + `}`)
+	}
+	dst = append(dst, m...)
+	dst = append(dst, '}')
+	dst = append(dst, extra...)
+	return append(dst, '}')
+}
