@@ -233,7 +233,20 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}
+	state := &callState{}
+	if x.modern {
+		state.caps = m.clientCaps
+	}
+	ctx = context.WithValue(ctx, stateKey{}, state)
 	res, err := s.reg.Call(ctx, &req)
+	if res.Error != nil {
+		state.mu.Lock()
+		needs := state.needs
+		state.mu.Unlock()
+		if needs != "" {
+			return nil, missingCapability(needs)
+		}
+	}
 	var extra []byte
 	if x.modern {
 		extra = []byte(callExtra)
