@@ -84,7 +84,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnauthorized, nil, &rpcError{Code: codeUnauthorized, Message: aerr.Message})
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, nil, &rpcError{Code: codeInvalidRequest, Message: "Unsupported media type: send the message as Content-Type: application/json"})
 		return
 	}
@@ -335,12 +335,31 @@ func decodeHeaderValue(v string) (string, bool) {
 	return v, true
 }
 
+// isJSONContentType reports whether a Content-Type names JSON, without
+// parsing the common spellings.
+func isJSONContentType(ct string) bool {
+	switch ct {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // accepts reads the Accept header: whether it allows an SSE answer, and
 // whether it allows any answer this handler gives. A missing header
 // allows JSON.
 func accepts(values []string) (sse, ok bool) {
 	if len(values) == 0 {
 		return false, true
+	}
+	if len(values) == 1 {
+		switch values[0] { // what clients send, spelled out
+		case "application/json, text/event-stream", "text/event-stream, application/json", "application/json,text/event-stream":
+			return true, true
+		case "application/json":
+			return false, true
+		}
 	}
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {

@@ -1,0 +1,139 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+)
+
+// The benchmarks put the MCP handler beside a hand-written net/http
+// handler that answers the same tools/call with the least work possible
+// (decode the message, add, encode the result), and beside the OTC
+// handler of the same registry, so that the ratios show what MCP costs.
+// Each variant gets a shallow copy of one prepared request with its body
+// rewound, and a fresh recorder per iteration.
+
+const benchMCPCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5}}}`
+
+const benchMCPCallModern = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+const benchOTCCall = `{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}`
+
+type benchAddInput struct {
+	A float64 `json:"a" jsonschema:"description=The first number to add."`
+	B float64 `json:"b" jsonschema:"description=The second number to add."`
+}
+
+func newBenchRegistry(tb testing.TB) *otc.Registry {
+	tb.Helper()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(tb, otc.Register(reg, otc.Tool{
+		ID:                "Calculator.Add",
+		Version:           "1.0.0",
+		Description:       "Adds two numbers together.",
+		OutputDescription: "The sum of the two numbers.",
+	}, func(_ context.Context, in benchAddInput) (float64, error) {
+		return in.A + in.B, nil
+	}))
+	return reg
+}
+
+// floorMCPHandler answers the benchmark's call as a minimal hand-written
+// MCP server would, without validating anything.
+func floorMCPHandler() http.Handler {
+	type request struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	type result struct {
+		Content           []text             `json:"content"`
+		StructuredContent map[string]float64 `json:"structuredContent"`
+	}
+	type response struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  result          `json:"result"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Method != "tools/call" || req.Params.Name != "Calculator_Add" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		var in benchAddInput
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			http.Error(w, "bad input", http.StatusBadRequest)
+			return
+		}
+		sum := in.A + in.B
+		b, _ := json.Marshal(response{JSONRPC: "2.0", ID: req.ID, Result: result{
+			Content:           []text{{Type: "text", Text: strconv.FormatFloat(sum, 'g', -1, 64)}},
+			StructuredContent: map[string]float64{"result": sum},
+		}})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	})
+}
+
+func benchHandler(b *testing.B, h http.Handler, path, body string, headers map[string]string) {
+	b.Helper()
+	proto := httptest.NewRequest(http.MethodPost, path, nil)
+	proto.Header.Set("Content-Type", "application/json")
+	proto.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		proto.Header.Set(k, v)
+	}
+	proto.ContentLength = int64(len(body))
+	rd := bytes.NewReader([]byte(body))
+	run := func() *httptest.ResponseRecorder {
+		rd.Reset([]byte(body))
+		r := *proto
+		r.Body = io.NopCloser(rd)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, &r)
+		return w
+	}
+	w := run()
+	require.Equal(b, http.StatusOK, w.Code, w.Body.String())
+	require.Regexp(b, `"(result|value)":15`, w.Body.String())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+}
+
+// BenchmarkMCPCall compares one tools/call through the MCP handler, in the
+// initialize era and in 2026-07-28, with the hand-written floor and with
+// the same call through the OTC handler.
+func BenchmarkMCPCall(b *testing.B) {
+	reg := newBenchRegistry(b)
+	b.Run("floor", func(b *testing.B) { benchHandler(b, floorMCPHandler(), "/mcp", benchMCPCall, nil) })
+	b.Run("mcp", func(b *testing.B) { benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", benchMCPCall, nil) })
+	b.Run("mcp_2026", func(b *testing.B) {
+		benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", benchMCPCallModern, map[string]string{
+			"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "Calculator_Add",
+		})
+	})
+	b.Run("otc", func(b *testing.B) { benchHandler(b, otc.NewHandler(reg, nil), "/call", benchOTCCall, nil) })
+}
