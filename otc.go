@@ -35,7 +35,12 @@
 // `jsonschema` adds descriptions, enums, bounds, patterns, defaults and
 // formats. Every top-level parameter must carry a description, because the
 // model reading the catalog has nothing else to go on. [Tool.InputSchema]
-// replaces the reflected input schema with a hand-written one.
+// replaces the reflected input schema with a hand-written one, which may
+// share definitions through "$defs" and local "$ref"s as JSON Schema
+// 2020-12 does. The catalog carries schemas inline, so the registry
+// replaces each reference by what it points to, and keeps the original in
+// [ToolDefinition.FullInputSchema] for wire formats that carry 2020-12 in
+// full.
 //
 // # Versions
 //
@@ -115,15 +120,28 @@ type Tool struct {
 	OutputDescription string
 
 	// InputSchema, when set, replaces the schema reflected from the input
-	// type. It must be an inline JSON Schema of an object (no $ref, $defs,
-	// definitions or $schema) whose top-level properties all carry a
-	// description; Register checks it and compiles it. The function's
-	// input type must still be able to decode every document the schema
-	// accepts: a struct, a map, json.RawMessage or any.
+	// type. It must be a JSON Schema of an object whose top-level
+	// properties all carry a description; Register checks it and compiles
+	// it. The function's input type must still be able to decode every
+	// document the schema accepts: a struct, a map, json.RawMessage or any.
+	//
+	// The schema may share definitions as JSON Schema 2020-12 does:
+	// "$defs" (or "definitions"), "$anchor", and local "$ref"s of the forms
+	// "#", "#/$defs/name" (a JSON Pointer to any subschema) and "#anchor";
+	// "$schema", if present, must name 2020-12. Because the OTC catalog
+	// carries inline schemas only, Register replaces each reference by the
+	// schema it points to and leaves those keywords out; the catalog, the
+	// parameter checks and the validator use that inlined copy, and
+	// [ToolDefinition.FullInputSchema] keeps the original. What has no
+	// inline form is refused: a recursive reference, a remote one, "$id",
+	// and dynamic or recursive references.
 	InputSchema json.RawMessage
 
 	// OutputSchema, when set, replaces the schema reflected from the output
 	// type. The JSON literal null declares that the tool returns nothing.
+	// It may use definitions and local references as InputSchema does;
+	// the catalog carries the inlined copy and
+	// [ToolDefinition.FullOutputSchema] the original.
 	OutputSchema json.RawMessage
 
 	// Requirements lists the secrets, authorization tokens and user id the
@@ -170,6 +188,17 @@ type ToolDefinition struct {
 	// content blocks for a model, which a wire format that has them (MCP)
 	// sends as they are. It is not part of the OTC catalog entry.
 	Content bool `json:"-"`
+	// FullInputSchema is the hand-written input schema as given
+	// (compacted), with its $schema, $defs and references, for wire
+	// formats that carry JSON Schema 2020-12 in full (MCP lists it). It is
+	// nil when the schema was reflected or had nothing to inline, in which
+	// case it equals InputSchema.Parameters. It is not part of the OTC
+	// catalog entry.
+	FullInputSchema json.RawMessage `json:"-"`
+	// FullOutputSchema is to OutputSchema what FullInputSchema is to
+	// InputSchema.Parameters: the hand-written output schema as given,
+	// or nil when OutputSchema is all there is.
+	FullOutputSchema json.RawMessage `json:"-"`
 }
 
 // InputSchema is the input_schema object of a [ToolDefinition].

@@ -229,11 +229,11 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		return fail("Requirements: %s", problem)
 	}
 
-	params, validator, err := inputSchema(t, in)
+	params, fullParams, validator, err := inputSchema(t, in)
 	if err != nil {
 		return fail("%v", err)
 	}
-	output, err := outputSchema(t, out)
+	output, fullOutput, err := outputSchema(t, out)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -247,6 +247,9 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		OutputSchema: output,
 		Requirements: cloneRequirements(t.Requirements),
 		Content:      out == contentType,
+
+		FullInputSchema:  fullParams,
+		FullOutputSchema: fullOutput,
 	}
 	encoded, err := json.Marshal(def)
 	if err != nil {
@@ -265,8 +268,10 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 }
 
 // inputSchema builds the parameters schema of a tool and compiles its
-// validator, from the hand-written schema when there is one.
-func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *schemaNode, error) {
+// validator, from the hand-written schema when there is one. full is the
+// hand-written schema as given when its references had to be inlined, and
+// nil otherwise.
+func inputSchema(t Tool, in reflect.Type) (params, full json.RawMessage, validator *schemaNode, err error) {
 	base := in
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -275,20 +280,27 @@ func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *schemaNode, error) 
 	var raw json.RawMessage
 	if t.InputSchema != nil {
 		if !decodable && in != rawMessageType && in.Kind() != reflect.Interface {
-			return nil, nil, fmt.Errorf("input type %s cannot hold a JSON object: use a struct, a map with string keys, json.RawMessage or any", in)
+			return nil, nil, nil, fmt.Errorf("input type %s cannot hold a JSON object: use a struct, a map with string keys, json.RawMessage or any", in)
 		}
 		compact, err := compactJSON(t.InputSchema)
 		if err != nil {
-			return nil, nil, fmt.Errorf("InputSchema is not valid JSON: %v", err)
+			return nil, nil, nil, fmt.Errorf("InputSchema is not valid JSON: %v", err)
+		}
+		inlined, err := inlineSchema(compact)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("InputSchema %v", err)
 		}
 		raw = compact
+		if inlined != nil {
+			raw, full = inlined, compact
+		}
 	} else {
 		if !decodable {
-			return nil, nil, fmt.Errorf("input type %s must be a struct, a pointer to a struct, or a map with string keys", in)
+			return nil, nil, nil, fmt.Errorf("input type %s must be a struct, a pointer to a struct, or a map with string keys", in)
 		}
 		reflected, err := reflectSchema(in, "")
 		if err != nil {
-			return nil, nil, fmt.Errorf("input type: %v", err)
+			return nil, nil, nil, fmt.Errorf("input type: %v", err)
 		}
 		raw = reflected
 	}
@@ -299,58 +311,66 @@ func inputSchema(t Tool, in reflect.Type) (json.RawMessage, *schemaNode, error) 
 	}
 	doc, err := checkInlineSchema(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %v", what, err)
+		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}
 	undescribed, err := checkParameters(doc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %v", what, err)
+		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}
 	if undescribed != "" {
 		if field := goFieldName(in, undescribed); field != "" && t.InputSchema == nil {
-			return nil, nil, fmt.Errorf("input parameter %q (field %s) has no description: add one with a jsonschema:\"description=...\" tag", undescribed, field)
+			return nil, nil, nil, fmt.Errorf("input parameter %q (field %s) has no description: add one with a jsonschema:\"description=...\" tag", undescribed, field)
 		}
-		return nil, nil, fmt.Errorf("input parameter %q has no description", undescribed)
+		return nil, nil, nil, fmt.Errorf("input parameter %q has no description", undescribed)
 	}
-	validator, err := compileValidator(raw)
+	validator, err = compileValidator(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %v", what, err)
+		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}
-	return raw, validator, nil
+	return raw, full, validator, nil
 }
 
 // outputSchema builds the output schema of a tool: nil (JSON null) when it
-// returns nothing.
-func outputSchema(t Tool, out reflect.Type) (json.RawMessage, error) {
+// returns nothing. full is as for inputSchema.
+func outputSchema(t Tool, out reflect.Type) (schema, full json.RawMessage, err error) {
 	if t.OutputSchema != nil {
 		compact, err := compactJSON(t.OutputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("OutputSchema is not valid JSON: %v", err)
+			return nil, nil, fmt.Errorf("OutputSchema is not valid JSON: %v", err)
 		}
 		if string(compact) == "null" {
-			return nil, nil
+			return nil, nil, nil
 		}
-		if _, err := checkInlineSchema(compact); err != nil {
-			return nil, fmt.Errorf("OutputSchema %v", err)
+		inlined, err := inlineSchema(compact)
+		if err != nil {
+			return nil, nil, fmt.Errorf("OutputSchema %v", err)
 		}
-		if _, err := compileValidator(compact); err != nil {
-			return nil, fmt.Errorf("OutputSchema %v", err)
+		schema = compact
+		if inlined != nil {
+			schema, full = inlined, compact
 		}
-		return compact, nil
+		if _, err := checkInlineSchema(schema); err != nil {
+			return nil, nil, fmt.Errorf("OutputSchema %v", err)
+		}
+		if _, err := compileValidator(schema); err != nil {
+			return nil, nil, fmt.Errorf("OutputSchema %v", err)
+		}
+		return schema, full, nil
 	}
 	switch {
 	case out == noOutputType:
-		return nil, nil
+		return nil, nil, nil
 	case out.Kind() == reflect.Interface:
-		return anySchema, nil
+		return anySchema, nil, nil
 	}
 	s, err := reflectSchema(out, t.OutputDescription)
 	if err != nil {
-		return nil, fmt.Errorf("output type: %v", err)
+		return nil, nil, fmt.Errorf("output type: %v", err)
 	}
 	if _, err := checkInlineSchema(s); err != nil {
-		return nil, fmt.Errorf("output schema %v", err)
+		return nil, nil, fmt.Errorf("output schema %v", err)
 	}
-	return s, nil
+	return s, nil, nil
 }
 
 // isToolName reports whether s matches ^[A-Za-z0-9_-]{1,64}$.
@@ -488,6 +508,8 @@ func (r *Registry) Tools() []ToolDefinition {
 		defs[i] = t.def
 		defs[i].InputSchema.Parameters = bytes.Clone(t.def.InputSchema.Parameters)
 		defs[i].OutputSchema = bytes.Clone(t.def.OutputSchema)
+		defs[i].FullInputSchema = bytes.Clone(t.def.FullInputSchema)
+		defs[i].FullOutputSchema = bytes.Clone(t.def.FullOutputSchema)
 		defs[i].Requirements = cloneRequirements(t.def.Requirements)
 	}
 	return defs

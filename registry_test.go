@@ -315,15 +315,17 @@ func TestRegisterErrors(t *testing.T) {
 		{"input_schema_ref_in_pattern_properties", func(r *otc.Registry) error {
 			return otc.Register(r, withInput(`{"type":"object","patternProperties":{"^x":{"not":{"$ref":"#"}}}}`), regNop[map[string]any, float64])
 		}, []string{id, "InputSchema", `"$ref"`, "#/patternProperties/^x/not"}},
-		{"input_schema_defs", func(r *otc.Registry) error {
-			return otc.Register(r, withInput(`{"type":"object","$defs":{"a":{"type":"string"}}}`), regNop[map[string]any, float64])
+		// $defs and definitions are accepted and inlined (inline_test.go);
+		// what cannot be inlined is refused.
+		{"input_schema_defs_not_an_object", func(r *otc.Registry) error {
+			return otc.Register(r, withInput(`{"type":"object","$defs":[{"type":"string"}]}`), regNop[map[string]any, float64])
 		}, []string{id, "InputSchema", `"$defs"`}},
-		{"input_schema_definitions", func(r *otc.Registry) error {
-			return otc.Register(r, withInput(`{"type":"object","definitions":{"a":{"type":"string"}}}`), regNop[map[string]any, float64])
-		}, []string{id, "InputSchema", `"definitions"`}},
-		{"input_schema_nested_definitions", func(r *otc.Registry) error {
-			return otc.Register(r, withInput(`{"type":"object","properties":{"q":{"description":"Q.","definitions":{}}}}`), regNop[map[string]any, float64])
-		}, []string{id, "InputSchema", `"definitions"`, "#/properties/q"}},
+		{"input_schema_definitions_broken_ref", func(r *otc.Registry) error {
+			return otc.Register(r, withInput(`{"type":"object","definitions":{"a":{"$ref":"#/definitions/b"}}}`), regNop[map[string]any, float64])
+		}, []string{id, "InputSchema", `"#/definitions/b"`, "#/definitions/a", "nothing"}},
+		{"input_schema_nested_definitions_with_id", func(r *otc.Registry) error {
+			return otc.Register(r, withInput(`{"type":"object","properties":{"q":{"description":"Q.","definitions":{"x":{"$id":"x.json"}}}}}`), regNop[map[string]any, float64])
+		}, []string{id, "InputSchema", `"$id"`, "#/properties/q/definitions/x"}},
 		{"input_schema_dollar_schema", func(r *otc.Registry) error {
 			return otc.Register(r, withInput(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`), regNop[map[string]any, float64])
 		}, []string{id, "InputSchema", `"$schema"`}},
@@ -353,9 +355,9 @@ func TestRegisterErrors(t *testing.T) {
 		{"output_schema_ref", func(r *otc.Registry) error {
 			return otc.Register(r, withOutput(`{"type":"object","properties":{"a":{"$ref":"#"}}}`), valid)
 		}, []string{id, "OutputSchema", `"$ref"`}},
-		{"output_schema_defs", func(r *otc.Registry) error {
-			return otc.Register(r, withOutput(`{"$defs":{}}`), valid)
-		}, []string{id, "OutputSchema", `"$defs"`}},
+		{"output_schema_recursive_def", func(r *otc.Registry) error {
+			return otc.Register(r, withOutput(`{"$defs":{"a":{"$ref":"#/$defs/a"}}}`), valid)
+		}, []string{id, "OutputSchema", `"#/$defs/a"`, "recursive"}},
 		{"output_schema_invalid_keyword_value", func(r *otc.Registry) error {
 			return otc.Register(r, withOutput(`{"type":"nope"}`), valid)
 		}, []string{id, "OutputSchema", "type"}},

@@ -150,8 +150,10 @@ func hoistNullableDescription(p *jsonschema.Schema) {
 
 // checkInlineSchema checks that raw is a JSON Schema that can appear inline
 // in a catalog (the protocol's List Tools): a JSON object (or a boolean), using no $ref,
-// $dynamicRef, $defs, definitions or $schema anywhere. It returns the
-// decoded schema for further checks.
+// $dynamicRef, $defs, definitions or $schema anywhere. A hand-written
+// schema gets here after inlineSchema (inline.go) has replaced those, so
+// for it this is a last guard. It returns the decoded schema for further
+// checks.
 func checkInlineSchema(raw json.RawMessage) (any, error) {
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
