@@ -537,7 +537,6 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 }
 
-func getBuffer() *bytes.Buffer { return wire.GetBuffer() }
 
 func releaseBuffer(b *bytes.Buffer) { wire.ReleaseBuffer(b) }
 

@@ -89,8 +89,16 @@ type mcpTool struct {
 // bridge to the official SDK lists tools with it.
 func EncodeTool(def otc.ToolDefinition) json.RawMessage {
 	t := mcpTool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema.Parameters}
+	if def.FullInputSchema != nil {
+		t.InputSchema = def.FullInputSchema // MCP carries JSON Schema 2020-12 in full
+	}
 	if def.OutputSchema != nil && !def.Content {
 		t.OutputSchema = outputSchema(def.OutputSchema)
+		if def.FullOutputSchema != nil && isObjectSchema(def.FullOutputSchema) {
+			// Listed whole; a wrapped schema is the inlined one, whose
+			// references cannot break by moving under "result".
+			t.OutputSchema = def.FullOutputSchema
+		}
 	}
 	b, err := json.Marshal(t)
 	if err != nil { // the registry compacted and checked every schema
@@ -102,13 +110,18 @@ func EncodeTool(def otc.ToolDefinition) json.RawMessage {
 // outputSchema returns the listed output schema: the tool's when it
 // describes an object, otherwise one of {"result": value}.
 func outputSchema(s json.RawMessage) json.RawMessage {
-	var probe struct {
-		Type json.RawMessage `json:"type"`
-	}
-	if json.Unmarshal(s, &probe) == nil && string(probe.Type) == `"object"` {
+	if isObjectSchema(s) {
 		return s
 	}
 	return json.RawMessage(`{"type":"object","properties":{"result":` + string(s) + `},"required":["result"]}`)
+}
+
+// isObjectSchema reports whether a schema says its value is an object.
+func isObjectSchema(s json.RawMessage) bool {
+	var probe struct {
+		Type json.RawMessage `json:"type"`
+	}
+	return json.Unmarshal(s, &probe) == nil && string(probe.Type) == `"object"`
 }
 
 // headerParams finds the x-mcp-header annotations of an input schema:

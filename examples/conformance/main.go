@@ -139,6 +139,22 @@ func newRegistry() (*otc.Registry, error) {
 			return otc.Content{otc.TextContent("This server sends no requests to the client; here is the answer.")}, nil
 		}},
 	}
+	err = otc.Register(reg, otc.Tool{
+		ID:          "Conformance.json_schema_2020_12_tool",
+		Version:     "1.0.0",
+		Name:        "json_schema_2020_12_tool",
+		Description: "Tool with JSON Schema 2020-12 features",
+		InputSchema: json.RawMessage(jsonSchema2020),
+	}, func(_ context.Context, in map[string]any) (otc.Content, error) {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		return otc.Content{otc.TextContent("Received: " + string(b))}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range fixtures {
 		if err := otc.Register(reg, otc.Tool{
 			ID:          "Conformance." + f.name,
@@ -200,5 +216,29 @@ func tinyWAV() []byte {
 	return b.Bytes()
 }
 
-// jsonSchemaTool is added once hand-written schemas may use $defs.
-var _ = json.RawMessage(nil)
+// jsonSchema2020 is the input schema the json-schema-2020-12 scenario
+// expects to find intact in tools/list, with a description added to each
+// parameter, as the library asks. The OTC catalog serves it inlined.
+const jsonSchema2020 = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    }
+  },
+  "properties": {
+    "name": {"type": "string", "description": "The person's name."},
+    "address": {"$ref": "#/$defs/address", "description": "Where the person lives."},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"], "description": "How to reach the person."},
+    "phone": {"type": "string", "description": "A phone number."},
+    "email": {"type": "string", "description": "An email address."}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
+  "additionalProperties": false
+}`
