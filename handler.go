@@ -537,7 +537,6 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 }
 
-
 func releaseBuffer(b *bytes.Buffer) { wire.ReleaseBuffer(b) }
 
 // maxPooledResponse is the largest response buffer kept for reuse.
