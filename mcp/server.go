@@ -136,8 +136,11 @@ func unsupportedVersion(requested string) *rpcError {
 }
 
 // methodNotFound is the error for a method this server does not have.
+// It carries no status: errorStatus answers it 404 in 2026-07-28 and 200,
+// as every other error of a well-formed request, in the initialize era,
+// whose clients take a 404 for an expired session.
 func methodNotFound(method string) *rpcError {
-	return &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 64), status: http.StatusNotFound}
+	return &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 64)}
 }
 
 // handle answers a request (a message with an id) with its result or an
