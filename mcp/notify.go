@@ -65,15 +65,15 @@ type callNotifier struct {
 }
 
 // NotifyProgress sends notifications/progress when the request carried a
-// progressToken. A report that goes backwards is dropped, as MCP requires
-// progress to increase.
+// progressToken. A report that does not move forward is dropped, as MCP
+// requires progress to increase with each notification.
 func (n *callNotifier) NotifyProgress(progress, total float64, message string) {
 	if n.progressToken == nil || math.IsNaN(progress) || math.IsInf(progress, 0) || math.IsNaN(total) || math.IsInf(total, 0) {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.done || (n.sentProgress && progress < n.lastProgress) {
+	if n.done || (n.sentProgress && progress <= n.lastProgress) {
 		return
 	}
 	n.lastProgress, n.sentProgress = progress, true
