@@ -90,8 +90,10 @@ func parseMessage(body []byte, m *message) *rpcError {
 		switch string(key) {
 		case "jsonrpc":
 			slot = 0
-			if string(val) != `"2.0"` {
-				return newError(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+			if string(val) != `"2.0"` { // else a spelling with escapes
+				if v, ok := jsonString(val); !ok || v != "2.0" {
+					return newError(codeInvalidRequest, `"jsonrpc" must be "2.0"`)
+				}
 			}
 			m.jsonrpc = true
 		case "id":
