@@ -222,6 +222,21 @@ func TestToolsList(t *testing.T) {
 	})
 }
 
+func TestToolsListSeesNewTools(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	url := serve(t, reg, nil)
+	l, _ := listPage(t, url, nil, nil)
+	require.Equal(t, fixtureNames, toolNames(l))
+
+	addTool(t, reg, "Zeta.Late", func(context.Context, struct{}) (int, error) { return 1, nil })
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "3.0.0", Description: "Adds, again."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+	l, _ = listPage(t, url, nil, nil)
+	assert.Equal(t, append(slices.Clone(fixtureNames), "Zeta_Late"), toolNames(l), "the list follows the registry")
+	assert.JSONEq(t, `"Adds, again."`, string(l.Tools[1]["description"]))
+}
+
 func TestToolsListPagination(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t)

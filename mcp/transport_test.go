@@ -5,8 +5,10 @@ package mcp_test
 // guards against DNS rebinding and cross-site calls.
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -123,6 +125,27 @@ func TestHTTPBodyLimit(t *testing.T) {
 			assert.Equal(t, "null", id)
 		})
 	}
+}
+
+func TestHTTPBodyReadTimeout(t *testing.T) {
+	t.Parallel()
+	u := serve(t, newRegistry(t), &mcp.Options{BodyReadTimeout: 100 * time.Millisecond})
+	pu, err := url.Parse(u)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", pu.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(waitTimeout)))
+	// Half a body, then nothing: the server gives up on it.
+	_, err = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: "+pu.Host+"\r\nContent-Type: application/json\r\n"+
+		"Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: readAll(t, resp)}
+	e, id := a.rpcErr(t, http.StatusRequestTimeout, -32600)
+	assert.Contains(t, e.Message, "100ms")
+	assert.Equal(t, "null", id)
 }
 
 func TestHTTPMalformed(t *testing.T) {
