@@ -48,6 +48,9 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 		limit = DefaultMaxConcurrent
 	}
 	c.sem = make(chan struct{}, limit)
+	// The reader may outlive Serve, blocked in a Read of in that nothing
+	// can interrupt; what it reads then is not answered.
+	defer c.stopWriting()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -81,9 +84,10 @@ type stdioConn struct {
 	sem   chan struct{}
 	wg    sync.WaitGroup
 
-	outMu  sync.Mutex
-	out    *bufio.Writer
-	outErr error
+	outMu   sync.Mutex
+	out     *bufio.Writer
+	outErr  error
+	stopped bool // Serve has returned: out is no longer the server's
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by raw request id
@@ -208,12 +212,19 @@ func (c *stdioConn) serve(ctx context.Context, m *message) {
 func (c *stdioConn) write(msg []byte) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	if c.outErr != nil {
+	if c.outErr != nil || c.stopped {
 		return
 	}
 	c.out.Write(msg)
 	c.out.WriteByte('\n')
 	c.outErr = c.out.Flush()
+}
+
+// stopWriting makes every later write a no-op.
+func (c *stdioConn) stopWriting() {
+	c.outMu.Lock()
+	c.stopped = true
+	c.outMu.Unlock()
 }
 
 func (c *stdioConn) writeErr() error {

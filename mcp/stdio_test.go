@@ -5,11 +5,14 @@ package mcp_test
 // the context, and the log level a client sets on its connection.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,4 +421,58 @@ func TestStdioWriteError(t *testing.T) {
 	in := strings.NewReader(request(1, "ping", nil) + "\n" + request(2, "ping", nil) + "\n")
 	err := mcp.Serve(t.Context(), newRegistry(t), in, failingWriter{}, nil)
 	assert.EqualError(t, err, "broken pipe")
+}
+
+// pacedReader hands out the chunks sent to it, one per Read, and tells of
+// each Read as it begins: the reader asking for more has done with what it
+// had.
+type pacedReader struct {
+	chunks chan string
+	reads  chan struct{}
+}
+
+func (r *pacedReader) Read(p []byte) (int, error) {
+	r.reads <- struct{}{}
+	c, ok := <-r.chunks
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, c), nil
+}
+
+// lockedBuffer is a buffer written by Serve and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func TestStdioNothingWrittenAfterReturn(t *testing.T) {
+	t.Parallel()
+	in := &pacedReader{chunks: make(chan string), reads: make(chan struct{}, 16)}
+	defer close(in.chunks)
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mcp.Serve(ctx, newRegistry(t), in, &out, &mcp.Options{MaxBodyBytes: 64}) }()
+	recvWithin(t, in.reads, "the first read")
+	cancel()
+	assert.ErrorIs(t, recvWithin(t, done, "Serve to return"), context.Canceled)
+
+	// A line arrives after Serve returned; the reader, still blocked in
+	// Read, gets it. It is too long, but no answer is written now.
+	in.chunks <- request(1, "ping", obj{"pad": strings.Repeat("x", 100)}) + "\n"
+	recvWithin(t, in.reads, "the line to be read")
+	assert.Empty(t, out.String(), "Serve wrote after it returned")
 }
