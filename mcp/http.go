@@ -364,7 +364,7 @@ func accepts(values []string) (sse, ok bool) {
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" {
+			if err != nil || refused(params["q"]) {
 				continue
 			}
 			switch mt {
@@ -376,6 +376,13 @@ func accepts(values []string) (sse, ok bool) {
 		}
 	}
 	return sse, ok
+}
+
+// refused reports whether a quality value, "0" or "0.000" alike, refuses
+// its media type.
+func refused(q string) bool {
+	f, err := strconv.ParseFloat(q, 64)
+	return err == nil && f == 0
 }
 
 // checkOrigin guards against DNS rebinding and cross-site calls: a request

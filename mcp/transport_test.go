@@ -68,6 +68,8 @@ func TestHTTPMediaTypes(t *testing.T) {
 		{"accept_with_quality", "application/json", "text/html;q=0.9, application/json;q=0.5", http.StatusOK},
 		{"accept_html", "application/json", "text/html", http.StatusNotAcceptable},
 		{"accept_json_refused", "application/json", "application/json;q=0", http.StatusNotAcceptable},
+		{"accept_json_refused_decimal", "application/json", "text/html, application/json;q=0.000", http.StatusNotAcceptable},
+		{"accept_json_low_quality", "application/json", "application/json;q=0.001", http.StatusOK},
 		{"accept_xml", "application/json", "application/xml, text/plain", http.StatusNotAcceptable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
