@@ -322,12 +322,16 @@ func TestModernMethods(t *testing.T) {
 		assert.Contains(t, e.Message, "arguments")
 		assert.Equal(t, `"u"`, id)
 	})
-	t.Run("invalid_log_level", func(t *testing.T) {
-		t.Parallel()
-		a := post(t, url, modernCall(1, "Log_Emit", nil, obj{"io.modelcontextprotocol/logLevel": "loud"}), modernHeaders("tools/call", "Log_Emit"))
-		e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
-		assert.Contains(t, e.Message, "loud")
-	})
+	for name, accept := range map[string]string{"sse": "application/json, text/event-stream", "json_only": "application/json"} {
+		t.Run("invalid_log_level_"+name, func(t *testing.T) {
+			t.Parallel()
+			hdr := modernHeaders("tools/call", "Log_Emit")
+			hdr["Accept"] = accept
+			a := post(t, url, modernCall(1, "Log_Emit", nil, obj{"io.modelcontextprotocol/logLevel": "loud"}), hdr)
+			e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
+			assert.Contains(t, e.Message, "loud")
+		})
+	}
 }
 
 func TestRequireClientCapability(t *testing.T) {

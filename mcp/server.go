@@ -213,6 +213,16 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta[%q] must be the OTC context object {\"secrets\": [{\"id\", \"value\"}], \"authorization\": [{\"id\", \"token\"}], \"user_id\"}: %v", MetaContext, err)
 		}
 	}
+	// The level is checked whether or not the transport can send logs, so
+	// that the same request is refused the same way everywhere.
+	var metaLevel slog.Level
+	if x.modern && m.metaLogLevel != "" {
+		l, ok := parseLevel(m.metaLogLevel)
+		if !ok {
+			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", truncate(m.metaLogLevel, 32))
+		}
+		metaLevel = l
+	}
 	n := &callNotifier{progressToken: m.progressToken}
 	x.notifier = n
 	switch {
@@ -220,11 +230,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		n.progressToken = nil
 	case x.modern:
 		if m.metaLogLevel != "" {
-			l, ok := parseLevel(m.metaLogLevel)
-			if !ok {
-				return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", truncate(m.metaLogLevel, 32))
-			}
-			n.logs, n.logLevel = true, l
+			n.logs, n.logLevel = true, metaLevel
 		}
 	default:
 		n.logs, n.logLevel = true, s.logLevel
