@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,19 +35,22 @@ type connection struct {
 	version string
 	// want is the version the session must end up speaking.
 	want string
-	// transport returns a new transport to the server.
-	transport func() mcp.Transport
+	// transport returns a new transport to the server, and the server's
+	// standard error, which holds its call log.
+	transport func() (mcp.Transport, *syncBuffer)
 }
 
 func connections() []connection {
-	httpTransport := func() mcp.Transport {
+	httpTransport := func() (mcp.Transport, *syncBuffer) {
 		// MaxRetries -1: a failed request is an error here, not retried.
-		return &mcp.StreamableClientTransport{Endpoint: baseURL + "/mcp", MaxRetries: -1}
+		return &mcp.StreamableClientTransport{Endpoint: sharedServer.url + "/mcp", MaxRetries: -1}, sharedServer.log
 	}
-	stdioTransport := func() mcp.Transport {
+	stdioTransport := func() (mcp.Transport, *syncBuffer) {
 		cmd := exec.Command(calculatorBin, "-stdio")
 		cmd.Env = serverEnv()
-		return &mcp.CommandTransport{Command: cmd}
+		stderr := &syncBuffer{}
+		cmd.Stderr = stderr
+		return &mcp.CommandTransport{Command: cmd}, stderr
 	}
 	return []connection{
 		{name: "http", want: otcmcp.Version20260728, transport: httpTransport},
@@ -94,8 +98,8 @@ func (r *progressRouter) handle(_ context.Context, req *mcp.ProgressNotification
 }
 
 // connect opens a session of the SDK client over c and closes it when the
-// test ends.
-func connect(t *testing.T, c connection) (*mcp.ClientSession, *progressRouter) {
+// test ends. It also returns the server's standard error.
+func connect(t *testing.T, c connection) (*mcp.ClientSession, *progressRouter, *syncBuffer) {
 	t.Helper()
 	router := &progressRouter{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "otc-interop", Version: "0.0.0"}, &mcp.ClientOptions{
@@ -107,10 +111,11 @@ func connect(t *testing.T, c connection) (*mcp.ClientSession, *progressRouter) {
 	if c.version != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: c.version}
 	}
-	cs, err := client.Connect(ctx, c.transport(), opts)
+	transport, stderr := c.transport()
+	cs, err := client.Connect(ctx, transport, opts)
 	require.NoError(t, err, "connecting over %s", c.name)
 	t.Cleanup(func() { assert.NoError(t, cs.Close(), "closing the session") })
-	return cs, router
+	return cs, router, stderr
 }
 
 // TestSDKClient runs the SDK's client against the calculator over each
@@ -121,13 +126,13 @@ func TestSDKClient(t *testing.T) {
 	for _, c := range connections() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cs, router := connect(t, c)
-			testSession(t, c, cs, router)
+			cs, router, stderr := connect(t, c)
+			testSession(t, c, cs, router, stderr)
 		})
 	}
 }
 
-func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *progressRouter) {
+func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *progressRouter, stderr *syncBuffer) {
 	t.Run("negotiated_version", func(t *testing.T) {
 		init := cs.InitializeResult()
 		require.NotNil(t, init)
@@ -137,8 +142,6 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		assert.Equal(t, "1.0.0", init.ServerInfo.Version)
 		require.NotNil(t, init.Capabilities)
 		assert.NotNil(t, init.Capabilities.Tools, "the tools capability")
-		assert.Nil(t, init.Capabilities.Resources, "no resources")
-		assert.Nil(t, init.Capabilities.Prompts, "no prompts")
 	})
 
 	t.Run("list_tools", func(t *testing.T) {
@@ -358,6 +361,55 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		assert.Equal(t, map[string]any{"result": 0.0}, res.StructuredContent)
 	})
 
+	t.Run("call_id", func(t *testing.T) {
+		t.Parallel()
+		id := "interop-" + t.Name()
+		res := callTool(t, cs, &mcp.CallToolParams{Name: "Calculator_Add", Arguments: map[string]any{"a": 1, "b": 1},
+			Meta: mcp.Meta{otcmcp.MetaCallID: id}})
+		require.False(t, res.IsError, "text: %v", res.Content)
+		rec := waitCallRecord(t, stderr, id)
+		assert.Equal(t, "Calculator.Add@1.0.0", rec.ToolID)
+		assert.Equal(t, "mcp", rec.Protocol)
+		assert.Equal(t, "success", rec.Outcome)
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		// A wait of 10 s runs into the tool's 2 s timeout unless the
+		// cancellation reaches the server: the call log tells the two
+		// apart without timing anything.
+		id := "interop-" + t.Name()
+		notes := router.subscribe(t, id)
+		params := &mcp.CallToolParams{Name: "Timer_Wait", Arguments: map[string]any{"ms": 10000},
+			Meta: mcp.Meta{otcmcp.MetaCallID: id}}
+		params.SetProgressToken(id)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, params)
+			done <- err
+		}()
+		select {
+		case p := <-notes:
+			require.Equal(t, "waiting", p.Message, "the tool is running")
+		case err := <-done:
+			require.Failf(t, "the call ended before it was cancelled", "%v", err)
+		case <-time.After(callTimeout):
+			require.Fail(t, "the tool did not report that it started")
+		}
+		cancel()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, context.Canceled)
+		case <-time.After(callTimeout):
+			require.Fail(t, "the cancelled call did not return")
+		}
+		rec := waitCallRecord(t, stderr, id)
+		assert.Equal(t, "Timer.Wait@1.0.0", rec.ToolID)
+		assert.Equal(t, "canceled", rec.Outcome, "the server saw the cancellation (a timeout would say it did not)")
+	})
+
 	t.Run("ping", func(t *testing.T) {
 		if c.want >= otcmcp.Version20260728 {
 			// 2026-07-28 has no ping; the SDK's own server answers it
@@ -369,6 +421,34 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		defer cancel()
 		assert.NoError(t, cs.Ping(ctx, nil))
 	})
+}
+
+// callRecord is a record of the calculator's call log (OTC_LOG_CALLS=1).
+type callRecord struct {
+	Msg      string `json:"msg"`
+	ToolID   string `json:"tool_id"`
+	CallID   string `json:"call_id"`
+	Protocol string `json:"protocol"`
+	Outcome  string `json:"outcome"`
+}
+
+// waitCallRecord polls the server's standard error until the call log has
+// a record of the call id, and returns it.
+func waitCallRecord(t *testing.T, stderr *syncBuffer, callID string) callRecord {
+	t.Helper()
+	deadline := time.Now().Add(callTimeout)
+	for {
+		for line := range strings.Lines(stderr.String()) {
+			var rec callRecord
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "tool call" && rec.CallID == callID {
+				return rec
+			}
+		}
+		if time.Now().After(deadline) {
+			require.Failf(t, "no call record", "call id %q; the server's log:\n%s", callID, stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // callTool calls a tool and requires a result rather than an error.

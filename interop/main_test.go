@@ -17,12 +17,12 @@ import (
 	"time"
 )
 
-// The calculator example, built once for the package's tests, and the base
-// URL of the one HTTP server they share. Each stdio test starts its own
-// process from calculatorBin.
+// The calculator example, built once for the package's tests, and the one
+// HTTP server they share. Each stdio test starts its own process from
+// calculatorBin.
 var (
 	calculatorBin string
-	baseURL       string
+	sharedServer  *httpServer
 )
 
 // raceEnabled is set by race_test.go when the tests run with -race; the
@@ -64,7 +64,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "interop: starting the calculator:", err)
 		return 1
 	}
-	baseURL = srv.url
+	sharedServer = srv
 
 	code := m.Run()
 	if err := srv.stop(); err != nil {
@@ -93,7 +93,8 @@ func buildCalculator(out string) error {
 }
 
 // serverEnv is the environment of a calculator: the test's, without the
-// variables that would turn authentication or call logging on.
+// variables that would turn authentication on, and with the call log on,
+// so that tests can see how each call ended on the server.
 func serverEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -101,7 +102,7 @@ func serverEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, "OTC_LOG_CALLS=1")
 }
 
 // httpServer is a calculator serving HTTP on a port the kernel chose.
@@ -218,6 +219,13 @@ func (s *httpServer) stop() error {
 type syncBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder
+}
+
+// Write lets a syncBuffer be a process's stderr.
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
 }
 
 func (b *syncBuffer) WriteString(s string) {
