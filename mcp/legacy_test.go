@@ -102,7 +102,7 @@ func TestPing(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	t.Parallel()
 	url := serve(t, newRegistry(t), nil)
-	for _, method := range []string{"resources/list", "prompts/list", "completion/complete", "server/Discover", ""} {
+	for _, method := range []string{"resources/read", "prompts/get", "completion/complete", "server/Discover", ""} {
 		t.Run("method_"+strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 			// 200, as any error of a well-formed request in this era: its
@@ -111,6 +111,20 @@ func TestUnknownMethod(t *testing.T) {
 			e, id := a.rpcErr(t, http.StatusOK, -32601)
 			assert.Equal(t, "Method not found: "+method, e.Message)
 			assert.Equal(t, `"x"`, id)
+		})
+	}
+}
+
+// TestEmptyLists: a tools server has no prompts or resources, and says so
+// with empty lists rather than errors.
+func TestEmptyLists(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newRegistry(t), nil)
+	for method, key := range map[string]string{"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"} {
+		t.Run(strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			a := post(t, url, request(1, method, obj{}), nil)
+			assert.JSONEq(t, `{"`+key+`":[]}`, string(a.result(t)))
 		})
 	}
 }

@@ -34,7 +34,7 @@ func TestDiscover(t *testing.T) {
 	reg := newRegistry(t)
 	auth, err := otc.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
-	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{}}`
+	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"prompts":{},"resources":{},"tools":{}}`
 	for _, tc := range []struct {
 		name string
 		opts *mcp.Options
@@ -247,7 +247,7 @@ func TestModernNameHeader(t *testing.T) {
 func TestModernMethods(t *testing.T) {
 	t.Parallel()
 	url := serve(t, newRegistry(t), &mcp.Options{PageSize: 5})
-	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/list", "tasks/get"} {
+	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "subscriptions/listen", "tasks/get"} {
 		t.Run("not_found_"+strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 			params := obj{"_meta": modernMeta(nil), "protocolVersion": mcp.Version20260728, "level": "info"}
@@ -255,6 +255,16 @@ func TestModernMethods(t *testing.T) {
 			e, id := a.rpcErr(t, http.StatusNotFound, -32601)
 			assert.Contains(t, e.Message, method)
 			assert.Equal(t, `"m"`, id)
+		})
+	}
+	for method, key := range map[string]string{"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"} {
+		t.Run("empty_"+strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			a := post(t, url, request(3, method, obj{"_meta": modernMeta(nil)}), modernHeaders(method, ""))
+			res := object(t, a.result(t))
+			assert.Equal(t, []string{"_meta", "cacheScope", key, "resultType", "ttlMs"}, keys(res))
+			assert.Equal(t, []any{}, res[key])
+			assert.Equal(t, "complete", res["resultType"])
 		})
 	}
 	t.Run("tools_list", func(t *testing.T) {

@@ -77,7 +77,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"tools":{}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
 		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
@@ -162,6 +162,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "tools/call":
 			return s.call(ctx, x)
 		}
+		if r := s.emptyList(m.method, true); r != nil {
+			return r, nil
+		}
 		return nil, methodNotFound(m.method)
 	}
 	switch m.method {
@@ -187,7 +190,33 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	case "tools/call":
 		return s.call(ctx, x)
 	}
+	if r := s.emptyList(m.method, false); r != nil {
+		return r, nil
+	}
 	return nil, methodNotFound(m.method)
+}
+
+// emptyLists are the members of the lists this server has nothing in.
+var emptyLists = map[string]string{
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resourceTemplates",
+}
+
+// emptyList answers the list methods of prompts and resources, which a
+// tools server has none of, with empty lists, so that a client that lists
+// everything (and a 2026-07-28 cache) gets an answer rather than an
+// error. It returns nil for any other method.
+func (s *server) emptyList(method string, modern bool) []byte {
+	key, ok := emptyLists[method]
+	if !ok {
+		return nil
+	}
+	b := []byte(`{"` + key + `":[]`)
+	if modern {
+		b = append(b, s.listExtra...)
+	}
+	return append(b, '}')
 }
 
 // list answers tools/list.

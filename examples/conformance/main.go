@@ -155,6 +155,23 @@ func newRegistry() (*otc.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The http-custom-header-server-validation scenario calls the first tool
+	// with an x-mcp-header parameter, and checks that the server compares
+	// the Mcp-Param-Region header with the argument.
+	err = otc.Register(reg, otc.Tool{
+		ID:          "Conformance.test_x_mcp_header",
+		Version:     "1.0.0",
+		Name:        "test_x_mcp_header",
+		Description: "Echoes the region, which a 2026-07-28 client also sends in the Mcp-Param-Region header.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"The region to run in.","x-mcp-header":"Region"}}}`),
+	}, func(_ context.Context, in struct {
+		Region string `json:"region"`
+	}) (otc.Content, error) {
+		return otc.Content{otc.TextContent("region=" + in.Region)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range fixtures {
 		if err := otc.Register(reg, otc.Tool{
 			ID:          "Conformance." + f.name,
