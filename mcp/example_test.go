@@ -85,7 +85,7 @@ func ExampleNewHandler_stateless() {
 	fmt.Println(string(answer))
 	// Output:
 	// 200 OK
-	// {"jsonrpc":"2.0","id":"c1","result":{"content":[{"type":"text","text":"3"}],"structuredContent":{"result":3},"resultType":"complete"}}
+	// {"jsonrpc":"2.0","id":"c1","result":{"content":[{"type":"text","text":"3"}],"structuredContent":{"result":3},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}}
 }
 
 // Serve speaks the stdio transport on any pair of streams: here a client's

@@ -290,13 +290,13 @@ func TestModernMethods(t *testing.T) {
 		want string
 	}{
 		{"call_value", "Calculator_Add", obj{"a": 2, "b": 3},
-			`{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5},"resultType":"complete"}`},
+			`{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}`},
 		{"call_content", "Media_Chart", nil,
-			`{"content":[{"type":"text","text":"The chart:"},{"type":"image","data":"AQID","mimeType":"image/png"}],"resultType":"complete"}`},
-		{"call_no_output", "Util_Noop", nil, `{"content":[],"resultType":"complete"}`},
+			`{"content":[{"type":"text","text":"The chart:"},{"type":"image","data":"AQID","mimeType":"image/png"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}`},
+		{"call_no_output", "Util_Noop", nil, `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}`},
 		{"call_tool_error", "Util_Fail", nil,
 			`{"content":[{"type":"text","text":"The weather service is down\n\nAsk for a smaller region.\n\nThis may succeed if tried again after 1.5s."}],` +
-				`"isError":true,"_meta":{"io.github.otcgo/error":{"code":"tool_error","can_retry":true,"retry_after_ms":1500}},"resultType":"complete"}`},
+				`"isError":true,"_meta":{"io.github.otcgo/error":{"code":"tool_error","can_retry":true,"retry_after_ms":1500},"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -25,6 +25,7 @@ type server struct {
 	initResult map[string][]byte
 	discover   []byte // the server/discover result
 	listExtra  []byte // the 2026-07-28 fields of a tools/list result
+	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -67,7 +68,8 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		scope = "private"
 	}
 	cache := `,"ttlMs":` + strconv.FormatInt(ttl.Milliseconds(), 10) + `,"cacheScope":"` + scope + `"`
-	meta := `,"_meta":{"io.modelcontextprotocol/serverInfo":` + string(s.info) + `}`
+	s.infoMeta = []byte(`"io.modelcontextprotocol/serverInfo":` + string(s.info))
+	meta := `,"_meta":{` + string(s.infoMeta) + `}`
 	s.listExtra = []byte(callExtra + cache + meta)
 
 	var instr string
@@ -285,11 +287,11 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, missingCapability(needs)
 		}
 	}
-	var extra []byte
+	var info []byte
 	if x.modern {
-		extra = []byte(callExtra)
+		info = s.infoMeta
 	}
-	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, extra)
+	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, info)
 }
 
 // truncate shortens s, which may come from a client, for an error message.

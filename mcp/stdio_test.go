@@ -79,7 +79,7 @@ func TestStdioSession(t *testing.T) {
 	assert.Contains(t, object(t, c.recvResponse().Result), "supportedVersions")
 
 	c.send(modernCall(7, "Util_Noop", nil, nil))
-	assert.JSONEq(t, `{"content":[],"resultType":"complete"}`, string(c.recvResponse().Result))
+	assert.JSONEq(t, `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"calc","version":"1.0.0"}},"resultType":"complete"}`, string(c.recvResponse().Result))
 
 	require.NoError(t, c.closeAndWait())
 	assert.Empty(t, c.rest())

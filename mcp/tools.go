@@ -197,8 +197,10 @@ func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, ext
 // [otc.Content] becomes its blocks. A tool error, invalid input, missing
 // requirements or a refusal by middleware become a result whose isError is
 // true, with text a model can act on and the details under [MetaError].
-// An unknown tool, or arguments that are not an object, are protocol
-// errors: EncodeCallResult then returns a non-nil *Error instead.
+// An unknown tool is a protocol error: EncodeCallResult then returns a
+// non-nil *Error instead (-32602). Arguments that are not a JSON object are
+// one too, but a server must refuse them before calling the registry,
+// whose error for them is a plain refusal.
 func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
 	b, e := appendCallResult(nil, res, err, nil)
 	if e != nil {
@@ -216,14 +218,15 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
 
-// appendCallResult appends the CallToolResult of a call; extra is
-// appended inside the object (the 2026-07-28 result fields).
-func appendCallResult(dst []byte, res otc.CallResult, err error, extra []byte) ([]byte, *rpcError) {
+// appendCallResult appends the CallToolResult of a call. info, for a
+// 2026-07-28 request, is the serverInfo member its result's _meta carries;
+// the result then also has its resultType.
+func appendCallResult(dst []byte, res otc.CallResult, err error, info []byte) ([]byte, *rpcError) {
 	if err != nil {
-		return appendCallError(dst, err, extra)
+		return appendCallError(dst, err, info)
 	}
 	if te := res.Error; te != nil {
-		return appendToolError(dst, te, extra), nil
+		return appendToolError(dst, te, info), nil
 	}
 	switch {
 	case res.Content:
@@ -243,12 +246,24 @@ func appendCallResult(dst []byte, res otc.CallResult, err error, extra []byte) (
 			dst = append(dst, '}')
 		}
 	}
-	dst = append(dst, extra...)
-	return append(dst, '}'), nil
+	if info != nil {
+		dst = append(dst, `,"_meta":{`...)
+		dst = append(dst, info...)
+		dst = append(dst, '}')
+	}
+	return appendResultEnd(dst, info), nil
+}
+
+// appendResultEnd closes a call result, with its resultType in 2026-07-28.
+func appendResultEnd(dst, info []byte) []byte {
+	if info != nil {
+		dst = append(dst, callExtra...)
+	}
+	return append(dst, '}')
 }
 
 // appendToolError appends the isError result of a failed tool function.
-func appendToolError(dst []byte, te *otc.ToolError, extra []byte) []byte {
+func appendToolError(dst []byte, te *otc.ToolError, info []byte) []byte {
 	text := te.Message
 	if te.AdditionalPromptContent != "" {
 		text += "\n\n" + te.AdditionalPromptContent
@@ -265,7 +280,7 @@ func appendToolError(dst []byte, te *otc.ToolError, extra []byte) []byte {
 		ms := (te.RetryAfter + time.Millisecond - 1) / time.Millisecond
 		meta.RetryAfterMS = int64(ms)
 	}
-	return appendErrorResult(dst, text, meta, extra)
+	return appendErrorResult(dst, text, meta, info)
 }
 
 type toolErrorMeta struct {
@@ -277,7 +292,7 @@ type toolErrorMeta struct {
 }
 
 // appendCallError renders a failure before the function ran.
-func appendCallError(dst []byte, err error, extra []byte) ([]byte, *rpcError) {
+func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	if errors.Is(err, otc.ErrToolNotFound) {
 		e, _ := errors.AsType[*otc.Error](err)
 		msg := "Unknown tool"
@@ -309,10 +324,10 @@ func appendCallError(dst []byte, err error, extra []byte) ([]byte, *rpcError) {
 		meta.MissingRequirements = e.MissingRequirements
 		text += ". The client sends them in _meta[\"" + MetaContext + "\"]."
 	}
-	return appendErrorResult(dst, text, meta, extra), nil
+	return appendErrorResult(dst, text, meta, info), nil
 }
 
-func appendErrorResult(dst []byte, text string, meta toolErrorMeta, extra []byte) []byte {
+func appendErrorResult(dst []byte, text string, meta toolErrorMeta, info []byte) []byte {
 	dst = append(dst, `{"content":[{"type":"text","text":`...)
 	dst = wire.AppendString(dst, text)
 	dst = append(dst, `}],"isError":true,"_meta":{"`+MetaError+`":`...)
@@ -321,7 +336,10 @@ func appendErrorResult(dst []byte, text string, meta toolErrorMeta, extra []byte
 		m = []byte(`{"code":` + strconv.Quote(meta.Code) + `}`)
 	}
 	dst = append(dst, m...)
+	if info != nil {
+		dst = append(dst, ',')
+		dst = append(dst, info...)
+	}
 	dst = append(dst, '}')
-	dst = append(dst, extra...)
-	return append(dst, '}')
+	return appendResultEnd(dst, info)
 }

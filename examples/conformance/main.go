@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -114,7 +113,7 @@ func newRegistry() (*otc.Registry, error) {
 			return otc.Content{otc.TextContent("Logging tool executed")}, nil
 		}},
 		{"test_error_handling", "Always fails, with a tool error.", func(context.Context, none) (otc.Content, error) {
-			return nil, errors.New("This tool intentionally returns an error for testing")
+			return nil, &otc.ToolError{Message: "This tool intentionally returns an error for testing"}
 		}},
 		{"test_tool_with_progress", "Reports progress 0, 50 and 100 out of 100 while it runs.", func(ctx context.Context, _ none) (otc.Content, error) {
 			for i, p := range []float64{0, 50, 100} {
