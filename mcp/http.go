@@ -245,7 +245,10 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 // checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
 // the arguments its tool's schema marks with x-mcp-header.
 func (h *Handler) checkParamHeaders(r *http.Request, m *message) *rpcError {
-	params := h.s.lists.get(h.s.reg).headers[m.name]
+	// A call of an older version ("name@1") is held to the listed
+	// version's annotations, the ones a client mirrors headers from.
+	name, _, _ := strings.Cut(m.name, "@")
+	params := h.s.lists.get(h.s.reg).headers[name]
 	if params == nil {
 		return nil
 	}

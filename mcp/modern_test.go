@@ -432,6 +432,15 @@ func TestParamHeaders(t *testing.T) {
 			assert.JSONEq(t, string(want), string(r.StructuredContent))
 		})
 	}
+	t.Run("versioned_name_checked_too", func(t *testing.T) {
+		t.Parallel()
+		req := newPost(t, url, modernCall("v", "Geo_Lookup@1", obj{"query": "tea", "region": "eu"}, nil))
+		for k, v := range modernHeaders("tools/call", "Geo_Lookup@1") {
+			req.Header.Set(k, v)
+		}
+		e, _ := do(t, req).rpcErr(t, http.StatusBadRequest, -32020)
+		assert.Contains(t, e.Message, "Mcp-Param-Region header is required")
+	})
 	t.Run("legacy_needs_no_header", func(t *testing.T) {
 		t.Parallel()
 		a := post(t, url, request(1, "tools/call", callParams("Geo_Lookup", obj{"query": "tea", "region": "eu"}, nil)), nil)
