@@ -28,9 +28,13 @@ var logLevels = []struct {
 	{"emergency", slog.LevelError + 12},
 }
 
-// levelName returns the MCP name of a slog level: the highest MCP level at
-// or below it.
-func levelName(l slog.Level) string {
+// LevelName returns the MCP log level ("debug" … "emergency") that a
+// message sent with [otc.LogToClient] at l goes out as: the highest MCP
+// level at or below l. slog.LevelDebug is "debug", LevelInfo "info",
+// LevelWarn "warning" and LevelError "error"; MCP's other levels are
+// reached with slog levels between and above (LevelInfo+2 is "notice",
+// LevelError+4 "critical", +8 "alert", +12 "emergency").
+func LevelName(l slog.Level) string {
 	name := logLevels[0].name
 	for _, ll := range logLevels {
 		if l >= ll.level {
@@ -106,7 +110,7 @@ func (n *callNotifier) NotifyLog(level slog.Level, data any) {
 	}
 	b := make([]byte, 0, 96+len(d))
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`...)
-	b = append(b, levelName(level)...)
+	b = append(b, LevelName(level)...)
 	b = append(b, `","data":`...)
 	b = append(b, d...)
 	b = append(b, "}}"...)

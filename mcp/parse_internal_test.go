@@ -318,11 +318,11 @@ func TestLevels(t *testing.T) {
 	for _, ll := range logLevels {
 		l, ok := parseLevel(ll.name)
 		require.True(t, ok)
-		assert.Equal(t, ll.name, levelName(l), "round trip")
+		assert.Equal(t, ll.name, LevelName(l), "round trip")
 	}
-	assert.Equal(t, "debug", levelName(slog.LevelDebug-4), "below debug")
-	assert.Equal(t, "info", levelName(slog.LevelInfo+1))
-	assert.Equal(t, "emergency", levelName(slog.Level(100)))
+	assert.Equal(t, "debug", LevelName(slog.LevelDebug-4), "below debug")
+	assert.Equal(t, "info", LevelName(slog.LevelInfo+1))
+	assert.Equal(t, "emergency", LevelName(slog.Level(100)))
 	_, ok := parseLevel("Info")
 	assert.False(t, ok)
 }

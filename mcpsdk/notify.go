@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	otcmcp "github.com/otcgo/otc/mcp"
 )
 
 // notifier sends a tool's progress and log reports through the SDK
@@ -72,7 +74,7 @@ func (n *notifier) NotifyLog(level slog.Level, data any) {
 	if n.done {
 		return
 	}
-	_ = n.session.Log(n.ctx, &mcp.LoggingMessageParams{Level: levelName(level), Data: json.RawMessage(d)})
+	_ = n.session.Log(n.ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(otcmcp.LevelName(level)), Data: json.RawMessage(d)})
 }
 
 // finish drops every report that comes after it: a tool that ran past its
@@ -84,33 +86,3 @@ func (n *notifier) finish() {
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// MCP's log levels, in the order of their severity, with the slog level
-// each begins at, as the native server maps them. slog has four levels
-// where MCP has eight; the ones between are reached with custom slog
-// levels (slog.Level(2) is "notice").
-var logLevels = []struct {
-	name  mcp.LoggingLevel
-	level slog.Level
-}{
-	{"debug", slog.LevelDebug},
-	{"info", slog.LevelInfo},
-	{"notice", slog.LevelInfo + 2},
-	{"warning", slog.LevelWarn},
-	{"error", slog.LevelError},
-	{"critical", slog.LevelError + 4},
-	{"alert", slog.LevelError + 8},
-	{"emergency", slog.LevelError + 12},
-}
-
-// levelName returns the MCP level of a slog level: the highest MCP level
-// at or below it.
-func levelName(l slog.Level) mcp.LoggingLevel {
-	name := logLevels[0].name
-	for _, ll := range logLevels {
-		if l >= ll.level {
-			name = ll.name
-		}
-	}
-	return name
-}
