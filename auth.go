@@ -59,6 +59,11 @@ type ambiguityChecker interface {
 	ambiguous(r *http.Request) error
 }
 
+// MethodCapability is the [Identity.Method] of a caller that proved itself
+// with a capability token, the only kind a tool's [Policy] token checks
+// accept.
+const MethodCapability = "capability"
+
 // Identity is who a request proved to be. A tool function reads it with
 // [CallerIdentity].
 type Identity struct {
@@ -71,6 +76,10 @@ type Identity struct {
 	// Claims holds all the claims of a JWT, as decoded from JSON; nil for
 	// other methods.
 	Claims map[string]any
+
+	// revoked, set by the capability-token authenticator, asks whether a
+	// token id (jti) has been revoked; a tool's policy calls it.
+	revoked func(ctx context.Context, jti string) (bool, error)
 }
 
 type identityKey struct{}

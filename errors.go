@@ -15,8 +15,9 @@ import (
 // carried in a successful response.
 type Code int
 
-// The error classes. The first four are the protocol's; the last is this
-// library's, for a client too slow to send its request.
+// The error classes. The first four are the protocol's; the last two are
+// this library's, for a client too slow to send its request and for a
+// call a tool's policy refuses.
 const (
 	// CodeServerError: anything before the function runs that is not input
 	// validation: a malformed request, an unsupported $schema, an unknown
@@ -31,6 +32,10 @@ const (
 	// CodeRequestTimeout: the request body did not arrive in time (see
 	// [HandlerOptions.BodyReadTimeout]).
 	CodeRequestTimeout
+	// CodeForbidden: the caller proved who it is, but the tool's [Policy]
+	// does not let it make this call. [Error.Reason] says which check
+	// refused it.
+	CodeForbidden
 )
 
 // HTTPStatus is the status an OTC server answers for the class, as in the
@@ -48,6 +53,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusUnprocessableEntity // 422
 	case CodeRequestTimeout:
 		return http.StatusRequestTimeout // 408
+	case CodeForbidden:
+		return http.StatusForbidden // 403
 	}
 	return http.StatusInternalServerError
 }
@@ -65,6 +72,8 @@ func (c Code) String() string {
 		return "invalid_input"
 	case CodeRequestTimeout:
 		return "request_timeout"
+	case CodeForbidden:
+		return "forbidden"
 	}
 	return "unknown"
 }
@@ -90,6 +99,11 @@ type Error struct {
 	// MissingRequirements says what the call context lacked. Set when a
 	// tool's requirements were not met.
 	MissingRequirements *MissingRequirements
+	// Reason is the machine-readable cause of a refusal by a tool's
+	// [Policy] (CodeForbidden) or of a refused capability token
+	// (CodeUnauthenticated): one of the Reason constants, such as
+	// ReasonAudienceMismatch. Empty for other errors.
+	Reason string
 
 	// cause is what errors.Is and errors.As see through Unwrap.
 	cause error
@@ -232,6 +246,7 @@ type errorBody struct {
 	DeveloperMessage    string               `json:"developer_message,omitempty"`
 	ParameterErrors     map[string]string    `json:"parameter_errors,omitempty"`
 	MissingRequirements *MissingRequirements `json:"missing_requirements,omitempty"`
+	Reason              string               `json:"reason,omitempty"`
 }
 
 // serverError returns a CodeServerError with the given messages.

@@ -505,6 +505,7 @@ func (h *Handler) writeError(w http.ResponseWriter, schema string, err error) {
 		DeveloperMessage:    e.DeveloperMessage,
 		ParameterErrors:     e.ParameterErrors,
 		MissingRequirements: e.MissingRequirements,
+		Reason:              e.Reason,
 	})
 }
 

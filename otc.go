@@ -148,6 +148,11 @@ type Tool struct {
 	// tool needs from the caller. Nil means none.
 	Requirements *Requirements
 
+	// Policy restricts who may call the tool: through which protocols,
+	// and with which capability token. Nil means anyone the handler lets
+	// in, through any protocol.
+	Policy *Policy
+
 	// Timeout bounds each run of the function. Its context gets the
 	// deadline, and a call still running at the deadline is answered at
 	// once with a tool error whose can_retry is true; a function that
@@ -184,6 +189,9 @@ type ToolDefinition struct {
 	OutputSchema json.RawMessage `json:"output_schema"`
 	// Requirements is nil when the tool needs nothing from the caller.
 	Requirements *Requirements `json:"requirements,omitempty"`
+	// Policy is the tool's [Policy], nil when it has none. It is not part
+	// of the OTC catalog entry; the registry view serves it.
+	Policy *Policy `json:"-"`
 	// Content is true when the tool returns [Content]: its value is then
 	// content blocks for a model, which a wire format that has them (MCP)
 	// sends as they are. It is not part of the OTC catalog entry.

@@ -201,6 +201,11 @@ type CallRequest struct {
 	// HTTPRequest is the HTTP request the call arrived in, for
 	// [HTTPRequest]; nil for a call that did not come over HTTP.
 	HTTPRequest *http.Request
+	// RequestBody is the exact bytes of the request that carried the call
+	// (the HTTP body, or the line on stdio), which a tool whose [Policy]
+	// requires execution binding compares with the token's inp_hash.
+	// Adapters set it; it is read only during the call.
+	RequestBody []byte
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
@@ -371,6 +376,9 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	t, req, info := c.tool, c.req, c.info
 	if t == nil || req == nil || info == nil {
 		return CallResult{}, errForeignCall
+	}
+	if err := r.checkPolicy(ctx, t, c); err != nil {
+		return CallResult{}, err
 	}
 	if err := r.checkRequirements(ctx, t, req, info); err != nil {
 		return CallResult{}, err

@@ -228,6 +228,9 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 	if problem := requirementsProblem(t.Requirements); problem != "" {
 		return fail("Requirements: %s", problem)
 	}
+	if problem := policyProblem(t.Policy); problem != "" {
+		return fail("Policy: %s", problem)
+	}
 
 	params, fullParams, validator, err := inputSchema(t, in)
 	if err != nil {
@@ -247,6 +250,7 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		OutputSchema: output,
 		Requirements: cloneRequirements(t.Requirements),
 		Content:      out == contentType,
+		Policy:       clonePolicy(t.Policy),
 
 		FullInputSchema:  fullParams,
 		FullOutputSchema: fullOutput,
@@ -511,6 +515,7 @@ func (r *Registry) Tools() []ToolDefinition {
 		defs[i].FullInputSchema = bytes.Clone(t.def.FullInputSchema)
 		defs[i].FullOutputSchema = bytes.Clone(t.def.FullOutputSchema)
 		defs[i].Requirements = cloneRequirements(t.def.Requirements)
+		defs[i].Policy = clonePolicy(t.def.Policy)
 	}
 	return defs
 }

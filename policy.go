@@ -1,0 +1,357 @@
+package otc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Policy says who may call a tool: through which wire formats, and, for a
+// tool that acts on something that matters (a refund, a deletion), with
+// which capability token. It is part of the tool's definition, set in
+// [Tool.Policy], and the registry's pipeline enforces it on every wire
+// format, before the input is validated. The zero value allows every call,
+// as a tool without a policy does.
+//
+// Protocols alone only chooses the wire formats. Any of the other fields
+// makes the tool need a capability token (see [NewCapabilityAuth]): a
+// caller that authenticated any other way, or not at all, is refused, and
+// the token's claims are checked in this order, each refusal carrying its
+// [Error.Reason]:
+//
+//  1. protocol: the call came through one of Protocols (ReasonProtocolDenied);
+//  2. audience: the token's "aud" holds ResourceURI, or the tool's id
+//     ("Toolkit.Tool@x.y.z") when ResourceURI is empty, so that a token
+//     issued for one tool cannot call another (ReasonAudienceMismatch);
+//  3. capabilities: the token's "caps", an array of strings, holds every
+//     one of RequiredCapabilities (ReasonInsufficientCapabilities);
+//  4. blast radius: the token's "blast_radius", "scope:value", fits
+//     MaxBlastRadius (ReasonBlastRadiusExceeded); a token without the claim
+//     is refused when the tool sets a maximum;
+//  5. revocation: the authenticator's revocation check of the token's
+//     "jti"; an error of the check refuses the call (ReasonTokenRevoked);
+//  6. execution binding, when RequiresExecution is set
+//     (ReasonExecBindingInvalid): see RequiresExecution.
+type Policy struct {
+	// Protocols lists the wire formats that may call the tool, as
+	// "name" or "name/version", compared by name: "otc" (the OTC/OXP
+	// [Handler]), "http" (the [RESTHandler]) and "mcp" (the mcp package),
+	// or any other an adapter names. Empty means every protocol. The tool is
+	// also left out of the catalogs of the protocols not listed. A direct
+	// [Registry.Call] that names no protocol matches no list.
+	Protocols []string `json:"protocols,omitempty"`
+	// ResourceURI is the tool's RFC 8707 resource indicator, which a
+	// token's "aud" must hold ("urn:example:payments"). Empty means the
+	// tool's id.
+	ResourceURI string `json:"resource_uri,omitempty"`
+	// RequiredCapabilities lists the capabilities a token's "caps" must
+	// all carry ("payments:refund").
+	RequiredCapabilities []string `json:"required_capabilities,omitempty"`
+	// MaxBlastRadius is the widest scope a call may claim, "scope:value"
+	// ("tenant:acme"), "scope:*" for any value of the scope, or "*" for
+	// anything. A token's "blast_radius" fits when the scopes match and the
+	// maximum's value is "*" or the same.
+	MaxBlastRadius string `json:"max_blast_radius,omitempty"`
+	// RequiresExecution binds a token to one exact call: the token must
+	// carry execution claims, its "inp_hash" must be the base64url (no
+	// padding) SHA-256 of the exact bytes of the request body, its
+	// "exec_act" must be one of AllowedOperations and its "target" one of
+	// AllowedTargets when those are set, and its "htm" and "htu", when
+	// present, must be the request's method and URL (without query).
+	RequiresExecution bool `json:"requires_execution,omitempty"`
+	// AllowedOperations lists the "exec_act" values a bound token may
+	// carry.
+	AllowedOperations []string `json:"allowed_operations,omitempty"`
+	// AllowedTargets lists the "target" values a bound token may carry.
+	AllowedTargets []string `json:"allowed_targets,omitempty"`
+}
+
+// The reasons of refusals by a tool's [Policy], in [Error.Reason].
+const (
+	ReasonMissingToken             = "missing_token"
+	ReasonInvalidToken             = "invalid_token"
+	ReasonTokenRevoked             = "token_revoked"
+	ReasonProtocolDenied           = "protocol_denied"
+	ReasonAudienceMismatch         = "audience_mismatch"
+	ReasonInsufficientCapabilities = "insufficient_capabilities"
+	ReasonBlastRadiusExceeded      = "blast_radius_exceeded"
+	ReasonExecBindingInvalid       = "exec_binding_invalid"
+)
+
+// needsToken reports whether the policy asks for a capability token.
+func (p *Policy) needsToken() bool {
+	return p.ResourceURI != "" || len(p.RequiredCapabilities) > 0 || p.MaxBlastRadius != "" ||
+		p.RequiresExecution || len(p.AllowedOperations) > 0 || len(p.AllowedTargets) > 0
+}
+
+// AllowsProtocol reports whether a call through the named protocol
+// ("name" or "name/version") may reach a tool with this policy. A nil
+// policy allows every protocol.
+func (p *Policy) AllowsProtocol(protocol string) bool {
+	if p == nil || len(p.Protocols) == 0 {
+		return true
+	}
+	name := protocolName(protocol)
+	if name == "" {
+		return false
+	}
+	for _, allowed := range p.Protocols {
+		if protocolName(allowed) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// protocolName strips the version of "name/version".
+func protocolName(p string) string {
+	name, _, _ := strings.Cut(p, "/")
+	return strings.TrimSpace(name)
+}
+
+// policyProblem checks a policy at registration.
+func policyProblem(p *Policy) string {
+	if p == nil {
+		return ""
+	}
+	for _, proto := range p.Protocols {
+		if protocolName(proto) == "" {
+			return fmt.Sprintf("Protocols holds %q, which names no protocol", proto)
+		}
+	}
+	if p.MaxBlastRadius != "" && p.MaxBlastRadius != "*" {
+		scope, value, ok := strings.Cut(p.MaxBlastRadius, ":")
+		if !ok || scope == "" || value == "" {
+			return fmt.Sprintf("MaxBlastRadius %q must be \"*\" or \"scope:value\" (the value may be \"*\")", p.MaxBlastRadius)
+		}
+	}
+	if (len(p.AllowedOperations) > 0 || len(p.AllowedTargets) > 0) && !p.RequiresExecution {
+		return "AllowedOperations and AllowedTargets apply to bound tokens: set RequiresExecution too"
+	}
+	for _, list := range [][]string{p.RequiredCapabilities, p.AllowedOperations, p.AllowedTargets} {
+		if slices.Contains(list, "") {
+			return "an empty string in RequiredCapabilities, AllowedOperations or AllowedTargets would match nothing"
+		}
+	}
+	return ""
+}
+
+func clonePolicy(p *Policy) *Policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Protocols = slices.Clone(p.Protocols)
+	c.RequiredCapabilities = slices.Clone(p.RequiredCapabilities)
+	c.AllowedOperations = slices.Clone(p.AllowedOperations)
+	c.AllowedTargets = slices.Clone(p.AllowedTargets)
+	return &c
+}
+
+// refuse builds a policy refusal: 403, or 401 for the token's own faults.
+func refuse(reason, message, developer string) *Error {
+	code := CodeForbidden
+	switch reason {
+	case ReasonMissingToken, ReasonInvalidToken, ReasonTokenRevoked:
+		code = CodeUnauthenticated
+	}
+	return &Error{Code: code, Message: message, DeveloperMessage: developer, Reason: reason, outcome: OutcomeRefused}
+}
+
+// checkPolicy enforces a tool's policy on a call, in the order the Policy
+// documentation gives.
+func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) error {
+	p := t.def.Policy
+	if p == nil {
+		return nil
+	}
+	if !p.AllowsProtocol(c.Protocol) {
+		proto := c.Protocol
+		if proto == "" {
+			proto = "a direct call"
+		}
+		return refuse(ReasonProtocolDenied,
+			fmt.Sprintf("Tool '%s' cannot be called through %s", t.def.Name, truncate(proto, 40)),
+			fmt.Sprintf("%s accepts calls through %s only", t.def.ID, strings.Join(p.Protocols, ", ")))
+	}
+	if !p.needsToken() {
+		return nil
+	}
+	id := CallerIdentity(ctx)
+	if id == nil || id.Method != MethodCapability {
+		return refuse(ReasonMissingToken,
+			fmt.Sprintf("Tool '%s' needs a capability token", t.def.Name),
+			"send a bearer token from a configured issuer (see NewCapabilityAuth); other credentials cannot call this tool")
+	}
+	claims := id.Claims
+
+	resource := p.ResourceURI
+	if resource == "" {
+		resource = t.def.ID
+	}
+	if !slices.Contains(claimStrings(claims["aud"]), resource) {
+		return refuse(ReasonAudienceMismatch,
+			fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
+			fmt.Sprintf("the token's aud must hold %q", resource))
+	}
+
+	caps := claimStrings(claims["caps"])
+	var missing []string
+	for _, need := range p.RequiredCapabilities {
+		if !slices.Contains(caps, need) {
+			missing = append(missing, need)
+		}
+	}
+	if missing != nil {
+		return refuse(ReasonInsufficientCapabilities,
+			fmt.Sprintf("The token lacks the capabilities tool '%s' requires", t.def.Name),
+			"missing from the token's caps: "+strings.Join(missing, ", "))
+	}
+
+	if p.MaxBlastRadius != "" {
+		br, _ := claims["blast_radius"].(string)
+		if br == "" || !blastRadiusFits(br, p.MaxBlastRadius) {
+			return refuse(ReasonBlastRadiusExceeded,
+				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
+				fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", truncate(br, 80), p.MaxBlastRadius))
+		}
+	}
+
+	if id.revoked != nil {
+		jti, _ := claims["jti"].(string)
+		revoked, err := id.revoked(ctx, jti)
+		switch {
+		case err != nil:
+			r.logger.WarnContext(ctx, "otc: revocation check failed; refusing the call", "tool", t.def.ID, "error", err.Error())
+			return refuse(ReasonTokenRevoked, "The token's revocation could not be checked",
+				"the revocation check failed, and a call is refused rather than let through unchecked")
+		case revoked:
+			return refuse(ReasonTokenRevoked, "The token has been revoked", "")
+		}
+	}
+
+	if p.RequiresExecution {
+		if msg := checkBinding(p, claims, c.req); msg != "" {
+			return refuse(ReasonExecBindingInvalid,
+				fmt.Sprintf("The token is not bound to this call of tool '%s'", t.def.Name), msg)
+		}
+	}
+	return nil
+}
+
+// bindingClaims are the execution claims a bound token carries.
+var bindingClaims = []string{"exec_act", "inp_hash", "target", "htm", "htu"}
+
+// checkBinding checks a token's execution binding against the call; it
+// returns what is wrong, or "".
+func checkBinding(p *Policy, claims map[string]any, req *CallRequest) string {
+	has := false
+	for _, k := range bindingClaims {
+		if _, ok := claims[k]; ok {
+			has = true
+		}
+	}
+	if !has {
+		return "the tool requires an execution-bound token (exec_act, inp_hash, target, htm, htu); this one has none"
+	}
+	str := func(k string) (string, bool) {
+		v, ok := claims[k].(string)
+		return v, ok
+	}
+	if len(p.AllowedOperations) > 0 {
+		if act, _ := str("exec_act"); !slices.Contains(p.AllowedOperations, act) {
+			return fmt.Sprintf("exec_act %q is not one of %s", truncate(act, 80), strings.Join(p.AllowedOperations, ", "))
+		}
+	}
+	if len(p.AllowedTargets) > 0 {
+		if target, _ := str("target"); !slices.Contains(p.AllowedTargets, target) {
+			return fmt.Sprintf("target %q is not one of %s", truncate(target, 80), strings.Join(p.AllowedTargets, ", "))
+		}
+	}
+	hash, _ := str("inp_hash")
+	if hash == "" {
+		return "the token has no inp_hash: it must hold the base64url SHA-256 of the exact request body"
+	}
+	if req == nil || req.RequestBody == nil {
+		return "the call carries no request body to compare inp_hash with"
+	}
+	sum := sha256.Sum256(req.RequestBody)
+	if subtle.ConstantTimeCompare([]byte(hash), []byte(base64.RawURLEncoding.EncodeToString(sum[:]))) != 1 {
+		return "inp_hash is not the SHA-256 of the request body: the body differs from the one the token was issued for"
+	}
+	var hr *http.Request
+	if req != nil {
+		hr = req.HTTPRequest
+	}
+	if htm, ok := claims["htm"]; ok {
+		m, _ := htm.(string)
+		if hr == nil || m != hr.Method {
+			return "htm does not match the request's method"
+		}
+	}
+	if htu, ok := claims["htu"]; ok {
+		u, _ := htu.(string)
+		if hr == nil || !sameTarget(u, hr) {
+			return "htu does not match the request's URL"
+		}
+	}
+	return ""
+}
+
+// sameTarget compares an htu claim with the URL a request was sent to:
+// scheme, host and path, without query or fragment, as for DPoP. The
+// path is the one the client sent, before any prefix was stripped.
+func sameTarget(htu string, r *http.Request) bool {
+	want, err := url.Parse(htu)
+	if err != nil {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	path := r.URL.Path
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
+		path = u.Path
+	}
+	return strings.EqualFold(want.Scheme, scheme) && strings.EqualFold(want.Host, r.Host) && want.Path == path
+}
+
+// blastRadiusFits reports whether a token's blast radius fits a tool's
+// maximum.
+func blastRadiusFits(token, maximum string) bool {
+	if maximum == "*" {
+		return true
+	}
+	ts, tv, ok1 := strings.Cut(token, ":")
+	ms, mv, ok2 := strings.Cut(maximum, ":")
+	if !ok1 || !ok2 {
+		return token == maximum
+	}
+	return ts == ms && (mv == "*" || tv == mv)
+}
+
+// claimStrings reads a claim that is a string or an array of strings.
+func claimStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
