@@ -409,9 +409,12 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	req.Protocol, req.HTTPRequest = ProtocolOTC, r
+	req.Protocol, req.HTTPRequest, req.RequestBody = ProtocolOTC, r, b
 	res, err := h.reg.Call(r.Context(), req)
 	if err != nil {
+		if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeUnauthenticated && e.Reason != "" {
+			w.Header().Set("WWW-Authenticate", "Bearer") // the tool's policy wants a capability token
+		}
 		h.writeError(w, schema, err)
 		return
 	}

@@ -355,3 +355,14 @@ func claimStrings(v any) []string {
 	}
 	return nil
 }
+
+// latestAllowed returns the highest version of a tool that the named
+// protocol may call, or nil.
+func latestAllowed(fam *toolFamily, protocol string) *registeredTool {
+	for _, v := range slices.Backward(fam.versions) {
+		if v.def.Policy.AllowsProtocol(protocol) {
+			return v
+		}
+	}
+	return nil
+}

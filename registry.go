@@ -536,8 +536,11 @@ func (c *catalog) encodedCatalog() []byte {
 		}
 		buf := make([]byte, 0, n)
 		buf = append(buf, '[')
-		for i, t := range c.list {
-			if i > 0 {
+		for _, t := range c.list {
+			if !t.def.Policy.AllowsProtocol(ProtocolOTC) {
+				continue // its policy keeps it off OTC, catalog included
+			}
+			if len(buf) > 1 {
 				buf = append(buf, ',')
 			}
 			buf = append(buf, t.encodedDef...)

@@ -250,6 +250,8 @@ func restCodeOf(e *Error) string {
 		return RESTRequestTimeout
 	case e.Code == CodeInvalidInput:
 		return RESTInvalidArgs
+	case e.Code == CodeForbidden:
+		return RESTCallRefused
 	case errors.Is(e, ErrToolNotFound):
 		return RESTToolNotFound
 	case OutcomeOf(CallResult{}, e) == OutcomeRefused:
@@ -268,8 +270,9 @@ func (h *RESTHandler) list(w http.ResponseWriter) {
 	}
 	out := make([]entry, 0, len(cat.tools))
 	for _, t := range cat.list {
+		// One entry per tool: its highest version that this view may call.
 		fam := cat.tools[t.key]
-		if latest := fam.versions[len(fam.versions)-1]; latest == t {
+		if latestAllowed(fam, ProtocolHTTP) == t {
 			out = append(out, entry{Name: t.def.Name, Description: t.def.Description})
 		}
 	}
@@ -279,6 +282,10 @@ func (h *RESTHandler) list(w http.ResponseWriter) {
 // describe answers GET /tools/{name}.
 func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
 	t, err := h.reg.resolveName(name)
+	if err == nil && !t.def.Policy.AllowsProtocol(ProtocolHTTP) {
+		// A tool the REST view may not call is not described either.
+		err = &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", truncate(name, 80)), cause: ErrToolNotFound}
+	}
 	if err != nil {
 		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
 		return
@@ -334,7 +341,7 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		return
 	}
 	req.CallID = w.Header().Get("X-Request-Id")
-	req.ToolID, req.Protocol, req.HTTPRequest = t.def.ID, ProtocolHTTP, r
+	req.ToolID, req.Protocol, req.HTTPRequest, req.RequestBody = t.def.ID, ProtocolHTTP, r, body.Bytes()
 
 	res, err := h.reg.serve(r.Context(), req, name, t, nil)
 	if err != nil {
@@ -379,6 +386,14 @@ func (h *RESTHandler) callError(w http.ResponseWriter, err error) {
 		details = map[string]any{"parameter_errors": e.ParameterErrors}
 	case e.MissingRequirements != nil:
 		details = map[string]any{"missing_requirements": e.MissingRequirements}
+	case e.Reason != "":
+		details = map[string]any{"reason": e.Reason}
+		if e.DeveloperMessage != "" {
+			details["developer_message"] = e.DeveloperMessage
+		}
+		if e.Code == CodeUnauthenticated {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+		}
 	}
 	h.fail(w, restCodeOf(e), e.Message, details)
 }

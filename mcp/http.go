@@ -126,7 +126,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	hv := r.Header.Get("MCP-Protocol-Version")
-	x := exchange{msg: &m, request: r}
+	x := exchange{msg: &m, request: r, body: b}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || (hv != "" && !isLegacyVersion(hv))
 	if x.modern {
 		if e := h.checkHeaders(r, &m, hv); e != nil {
@@ -160,6 +160,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			stream.event(out)
 		case e != nil:
+			if e.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+			}
 			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
 		default:
 			out := make([]byte, 0, len(result)+48)

@@ -91,6 +91,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 // exchange is one request as a transport hands it to the server.
 type exchange struct {
 	msg     *message
+	body    []byte // the exact bytes the message came in
 	modern  bool
 	request *http.Request // nil on stdio
 	// send, when not nil, carries a notification to the client; the
@@ -238,6 +239,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		Input:       m.arguments,
 		Protocol:    otc.ProtocolMCP,
 		HTTPRequest: x.request,
+		RequestBody: x.body,
 	}
 	if m.contextRaw != nil {
 		if err := json.Unmarshal(m.contextRaw, &req.Context); err != nil {

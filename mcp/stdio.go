@@ -179,13 +179,13 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 			cancel()
 			<-c.sem
 		}()
-		c.serve(callCtx, m)
+		c.serve(callCtx, m, line)
 	})
 }
 
 // serve answers one request.
-func (c *stdioConn) serve(ctx context.Context, m *message) {
-	x := exchange{msg: m, logLevel: &c.level, send: c.write}
+func (c *stdioConn) serve(ctx context.Context, m *message, line []byte) {
+	x := exchange{msg: m, body: line, logLevel: &c.level, send: c.write}
 	x.modern = m.hasMetaVersion || m.method == "server/discover"
 	result, e := c.s.handle(ctx, &x)
 	out := make([]byte, 0, len(result)+48)

@@ -57,7 +57,9 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 	defs := reg.Tools()
 	latest := make(map[string]otc.ToolDefinition, len(defs))
 	for _, d := range defs { // catalog order: ascending versions
-		latest[d.Name] = d
+		if d.Policy.AllowsProtocol(otc.ProtocolMCP) { // a tool kept off MCP is not listed
+			latest[d.Name] = d
+		}
 	}
 	l := &listing{
 		revision: rev,
@@ -305,6 +307,9 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	if !ok {
 		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
 	}
+	if e.Reason != "" {
+		return nil, policyError(e, info != nil)
+	}
 	meta := toolErrorMeta{Code: e.Code.String()}
 	text := e.Message
 	switch {
@@ -325,6 +330,34 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 		text += ". The client sends them in _meta[\"" + MetaContext + "\"]."
 	}
 	return appendErrorResult(dst, text, meta, info), nil
+}
+
+// JSON-RPC codes of a call refused by a tool's policy: -32001 for a
+// missing or refused token, -32002 for a refusal by the policy itself, as
+// other MCP gateways answer them. Protocol version 2026-07-28 reserves
+// -32002, so its refusals use -32003.
+const (
+	codeUnauthorizedCall = -32001
+	codeForbiddenCall    = -32002
+	codeForbiddenModern  = -32003
+)
+
+// policyError is the JSON-RPC error of a call refused by a tool's policy,
+// with the refusal's reason in data.error, and 401 or 403 over HTTP.
+func policyError(e *otc.Error, modern bool) *rpcError {
+	out := &rpcError{Code: codeForbiddenCall, Message: e.Message, status: 403}
+	switch {
+	case e.Code == otc.CodeUnauthenticated:
+		out.Code, out.status = codeUnauthorizedCall, 401
+	case modern:
+		out.Code = codeForbiddenModern
+	}
+	data := map[string]string{"error": e.Reason}
+	if e.DeveloperMessage != "" {
+		data["error_description"] = e.DeveloperMessage
+	}
+	out.Data = data
+	return out
 }
 
 func appendErrorResult(dst []byte, text string, meta toolErrorMeta, info []byte) []byte {
