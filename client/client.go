@@ -25,7 +25,10 @@
 //   - [*otc.Error]: the server refused the call before running the tool.
 //     Its Code is CodeServerError (400, with MissingRequirements when the
 //     call context lacked something), CodeUnauthenticated (401),
-//     CodeTooLarge (413) or CodeInvalidInput (422, with ParameterErrors).
+//     CodeForbidden (403, a tool's policy refused the call),
+//     CodeTooLarge (413) or CodeInvalidInput (422, with ParameterErrors);
+//     Reason holds the refusal's reason ("audience_mismatch") when the
+//     server gave one.
 //   - [*ResponseError]: any other status, or a body that is not the
 //     protocol's JSON, such as a proxy's HTML error page. It quotes the
 //     first bytes of the body.
@@ -467,6 +470,8 @@ func (r *response) failure() error {
 		code = otc.CodeTooLarge
 	case http.StatusUnprocessableEntity:
 		code = otc.CodeInvalidInput
+	case http.StatusForbidden:
+		code = otc.CodeForbidden
 	default:
 		return r.unexpected(nil)
 	}
@@ -475,6 +480,7 @@ func (r *response) failure() error {
 		DeveloperMessage    string                   `json:"developer_message"`
 		ParameterErrors     map[string]string        `json:"parameter_errors"`
 		MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
+		Reason              string                   `json:"reason"`
 	}
 	err := json.Unmarshal(r.body, &body)
 	if err == nil && body.Message != "" {
@@ -484,6 +490,7 @@ func (r *response) failure() error {
 			DeveloperMessage:    body.DeveloperMessage,
 			ParameterErrors:     body.ParameterErrors,
 			MissingRequirements: body.MissingRequirements,
+			Reason:              body.Reason,
 		})
 	}
 	if code == otc.CodeUnauthenticated || code == otc.CodeTooLarge {
