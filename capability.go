@@ -1,0 +1,471 @@
+package otc
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// This file is the capability-token authenticator: bearer JWTs signed by
+// an issuer's asymmetric keys, published as a JSON Web Key Set (RFC 7517),
+// whose claims a tool's [Policy] then checks. The keys are read, fetched
+// and refreshed by keyfunc and jwkset; this file decides which key may
+// verify which token.
+
+// CapabilityOptions configures [NewCapabilityAuth]. Exactly one of JWKSURL
+// and JWKS must be set.
+type CapabilityOptions struct {
+	// Issuers lists the accepted values of the "iss" claim. Required. The
+	// issuers share the key set: any of its keys may sign for any of them.
+	Issuers []string
+
+	// JWKSURL is where the issuers publish their key set. It is fetched by
+	// NewCapabilityAuth, again every RefreshInterval, and again when a
+	// token names a key id (kid) the set lacks, at most once every five
+	// minutes so that a flood of made-up kids cannot hammer the issuer
+	// (that request waits for the fetch, at most 10 seconds). A
+	// key removed from the set stops verifying at the first fetch after
+	// its removal. A failed fetch keeps the keys of the last good one. The
+	// URL must be https, or http to a loopback address (a sidecar, a
+	// test): over plain http anyone on the path could swap in their keys.
+	JWKSURL string
+
+	// JWKS is a static key set, for keys that are configured rather than
+	// fetched: read once, never refreshed. It must hold at least one key
+	// with a kid that can verify ES256, EdDSA or RS256, and no private key.
+	JWKS json.RawMessage
+
+	// RefreshInterval is how often JWKSURL is fetched again. Zero means
+	// one hour. Ignored with JWKS.
+	RefreshInterval time.Duration
+
+	// HTTPClient fetches JWKSURL. Nil means a client with a 10 second
+	// timeout. A client without a timeout gets 10 seconds per fetch all
+	// the same, and a key set longer than 1 MiB is refused. Ignored with
+	// JWKS.
+	HTTPClient *http.Client
+
+	// Revoked, when set, tells whether the token with the given id (its
+	// "jti" claim, "" when it has none) has been revoked. A tool's
+	// [Policy] asks it before each call, and refuses the call when it
+	// returns true or an error. Nil means tokens are never revoked before
+	// they expire.
+	Revoked func(ctx context.Context, jti string) (bool, error)
+
+	// Leeway absorbs clock skew in the "exp", "nbf" and "iat" checks. Zero
+	// means 30 seconds; a negative value means none.
+	Leeway time.Duration
+
+	// Logger receives the failures of fetching JWKSURL. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// CapabilityAuth accepts requests with "Authorization: Bearer <JWT>",
+// signed by one of the issuers' keys: the capability tokens that a tool's
+// [Policy] asks for. The identity it returns has Method
+// [MethodCapability], the token's subject ("sub") as Name and all its
+// claims as Claims. Create one with [NewCapabilityAuth].
+//
+// Each key verifies one algorithm, chosen by its type and never by the
+// token: ES256 for an EC P-256 key, EdDSA for an Ed25519 key, RS256 for an
+// RSA key of 2048 bits or more. A token whose "alg" is anything else, or
+// is not the one of the key its "kid" names, is refused, so a public key
+// can never be taken for an HMAC secret, nor an RSA key for an EC one.
+type CapabilityAuth struct {
+	issuers []string
+	keys    keyfunc.Keyfunc
+	parser  *jwt.Parser
+	revoked func(ctx context.Context, jti string) (bool, error)
+}
+
+// Limits of fetching a JWKS. A set is a few kilobytes; the unknown-kid
+// interval is keyfunc's default, written out so that the documented rate
+// does not change with the library.
+const (
+	jwksFetchTimeout    = 10 * time.Second
+	jwksRefreshInterval = time.Hour
+	jwksUnknownKIDEvery = 5 * time.Minute
+	maxJWKSBytes        = 1 << 20
+)
+
+// capabilityAlgs are the algorithms of capability tokens, one per key
+// type.
+var capabilityAlgs = []string{
+	jwt.SigningMethodES256.Alg(),
+	jwt.SigningMethodEdDSA.Alg(),
+	jwt.SigningMethodRS256.Alg(),
+}
+
+// NewCapabilityAuth returns an authenticator for capability tokens. It
+// fails on a misconfiguration: no issuer, both or neither of JWKSURL and
+// JWKS, a JWKSURL that is not https (or http to a loopback address), a
+// JWKS that is not a key set, holds a private key or no usable one, a
+// negative RefreshInterval.
+//
+// With JWKSURL it waits for the first fetch, at most the client's timeout,
+// but does not fail when that fetch does: it logs the failure and returns
+// an authenticator that refuses every token until a fetch succeeds (the
+// next refresh, or the first token naming a kid, within the unknown-kid
+// rate limit). Refusing tokens is what a server without keys must do
+// anyway, so starting costs no safety; failing would tie the tool server's
+// start to the issuer's uptime, and with [AnyOf] would lock out callers
+// with API keys or HS256 tokens too.
+//
+// ctx bounds the first fetch and the periodic refresh. Once it is done the
+// set is no longer refreshed on schedule, but the keys fetched so far stay
+// in use, and a token naming an unknown kid still fetches the set.
+func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*CapabilityAuth, error) {
+	if ctx == nil {
+		return nil, errors.New("otc: NewCapabilityAuth: nil context")
+	}
+	if len(opts.Issuers) == 0 {
+		return nil, errors.New("otc: NewCapabilityAuth: no issuers")
+	}
+	if slices.Contains(opts.Issuers, "") {
+		return nil, errors.New("otc: NewCapabilityAuth: an issuer is empty")
+	}
+	if opts.RefreshInterval < 0 {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative RefreshInterval %v", opts.RefreshInterval)
+	}
+	var (
+		keys keyfunc.Keyfunc
+		err  error
+	)
+	switch {
+	case opts.JWKSURL != "" && opts.JWKS != nil:
+		return nil, errors.New("otc: NewCapabilityAuth: both JWKSURL and JWKS are set; set one")
+	case opts.JWKSURL != "":
+		keys, err = remoteKeys(ctx, opts)
+	case opts.JWKS != nil:
+		keys, err = staticKeys(ctx, opts.JWKS)
+	default:
+		return nil, errors.New("otc: NewCapabilityAuth: neither JWKSURL nor JWKS is set")
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A key that says its "use" is encryption does not verify signatures.
+	keys, err = keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: keys.Storage(), UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
+	if err != nil {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
+	}
+
+	leeway := opts.Leeway
+	switch {
+	case leeway == 0:
+		leeway = 30 * time.Second
+	case leeway < 0:
+		leeway = 0
+	}
+	return &CapabilityAuth{
+		issuers: slices.Clone(opts.Issuers),
+		keys:    keys,
+		revoked: opts.Revoked,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(capabilityAlgs),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithLeeway(leeway),
+			// One token, one spelling, as for NewJWTAuth.
+			jwt.WithStrictDecoding(),
+		),
+	}, nil
+}
+
+// remoteKeys checks JWKSURL and starts fetching it.
+func remoteKeys(ctx context.Context, opts CapabilityOptions) (keyfunc.Keyfunc, error) {
+	u, err := url.Parse(opts.JWKSURL)
+	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
+		shown := opts.JWKSURL
+		if err == nil {
+			shown = u.Redacted()
+		}
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", truncate(shown, 200))
+	}
+	client := &http.Client{Timeout: jwksFetchTimeout}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		client = &c
+	}
+	client.Transport = capBody{client.Transport}
+	timeout := client.Timeout
+	if timeout <= 0 {
+		timeout = jwksFetchTimeout
+	}
+	interval := opts.RefreshInterval
+	if interval == 0 {
+		interval = jwksRefreshInterval
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	shown := u.Redacted()
+	noFirstError := true
+	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{opts.JWKSURL}, keyfunc.Override{
+		Client:                    client,
+		HTTPTimeout:               timeout,
+		RefreshInterval:           interval,
+		NoErrorReturnFirstHTTPReq: &noFirstError,
+		// An unknown kid fetches at most once per interval. The request
+		// that asks waits for its turn and the fetch together at most 10
+		// seconds (jwkset gives both one deadline), and a request that
+		// would wait longer is refused at once, so a flood of made-up kids
+		// holds no goroutines.
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1),
+		RateLimitWaitMax:  min(timeout, jwksFetchTimeout),
+		RefreshErrorHandlerFunc: func(string) func(context.Context, error) {
+			return func(ctx context.Context, err error) {
+				logger.ErrorContext(ctx, "otc: fetching the capability issuers' JWKS failed; the keys of the last good fetch, if any, stay in use",
+					"url", shown, "error", err.Error())
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
+	}
+	return keys, nil
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// capBody refuses a response body longer than maxJWKSBytes, so that a
+// broken or hostile endpoint cannot make a fetch read without end.
+type capBody struct{ next http.RoundTripper }
+
+func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := c.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil {
+		resp.Body = http.MaxBytesReader(nil, resp.Body, maxJWKSBytes)
+	}
+	return resp, err
+}
+
+// staticKeys reads a static JWKS and checks that it can verify something
+// and holds no secret.
+func staticKeys(ctx context.Context, raw json.RawMessage) (keyfunc.Keyfunc, error) {
+	keys, err := keyfunc.NewJWKSetJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS is not a usable JSON Web Key Set: %w", err)
+	}
+	all, err := keys.Storage().KeyReadAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
+	}
+	usable := false
+	for _, k := range all {
+		switch k.Key().(type) {
+		case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey, []byte:
+			return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", truncate(k.Marshal().KID, 80))
+		}
+		if k.Marshal().KID != "" && slices.ContainsFunc(capabilityAlgs, func(alg string) bool { return keyFits(jwt.GetSigningMethod(alg), k.Key()) }) {
+			usable = true
+		}
+	}
+	if !usable {
+		return nil, errors.New("otc: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
+	}
+	return keys, nil
+}
+
+// keyFits reports whether key may verify tokens signed with method: the
+// one algorithm of each key type.
+func keyFits(method jwt.SigningMethod, key any) bool {
+	switch method {
+	case jwt.SigningMethodES256:
+		k, ok := key.(*ecdsa.PublicKey)
+		return ok && k.Curve == elliptic.P256()
+	case jwt.SigningMethodEdDSA:
+		k, ok := key.(ed25519.PublicKey)
+		return ok && len(k) == ed25519.PublicKeySize
+	case jwt.SigningMethodRS256:
+		k, ok := key.(*rsa.PublicKey)
+		return ok && k.N.BitLen() >= 2048
+	}
+	return false
+}
+
+// Why the key function refused a token, for capabilityProblem.
+var (
+	errNoKeyID       = errors.New("the token's header has no kid")
+	errKeyAlgorithm  = errors.New("the token's alg is not the one of its key")
+	errNoKeysFetched = errors.New("the key set is empty")
+)
+
+// keyfunc returns the key that verifies a token: the one its "kid" names,
+// provided that the key's type is the one of the token's algorithm. ctx
+// is the request's, which bounds a fetch for an unknown kid.
+func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
+	lookup := a.keys.KeyfuncCtx(ctx)
+	return func(t *jwt.Token) (any, error) {
+		// As in JWTAuth: no JOSE extension is understood (RFC 7515
+		// §4.1.11), so one that is critical refuses the token.
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
+		}
+		// A kid is required: without one, keyfunc would try every key,
+		// and a token could not ask for a key the set does not hold yet.
+		if kid, _ := t.Header["kid"].(string); kid == "" {
+			return nil, errNoKeyID
+		}
+		key, err := lookup(t)
+		if err != nil {
+			// Whatever kept the kid unknown (not in the set, or a fetch the
+			// rate limit put off), an empty set is the reason to report.
+			if all, _ := a.keys.Storage().KeyReadAll(ctx); len(all) == 0 {
+				return nil, errors.Join(errNoKeysFetched, err)
+			}
+			return nil, err
+		}
+		// WithValidMethods has let only the three algorithms through; this
+		// pins each to its key type, whatever the JWK's own "alg" says.
+		if !keyFits(t.Method, key) {
+			return nil, errKeyAlgorithm
+		}
+		return key, nil
+	}
+}
+
+// Challenge returns "Bearer", the scheme of capability tokens.
+func (a *CapabilityAuth) Challenge() string { return "Bearer" }
+
+// Authenticate checks the bearer token: that it was sent once, its
+// algorithm against its key's type, the absence of "crit", its signature,
+// then "exp" (required), "nbf" and "iat", and "iss" (required, one of the
+// issuers). A refusal is an [*Error] with CodeUnauthenticated and Reason
+// [ReasonInvalidToken], or [ReasonMissingToken] wrapping
+// [ErrNoCredentials] when no Authorization header was sent. The messages
+// say what was wrong and never quote the token.
+//
+// The token's audience, capabilities and the rest are not checked here:
+// that is the work of each tool's [Policy].
+func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
+	if err := a.ambiguous(r); err != nil {
+		return nil, err
+	}
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		e := unauthenticated("Authentication required: send a capability token as a bearer token in the Authorization header", ErrNoCredentials)
+		e.Reason = ReasonMissingToken
+		return nil, e
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, invalidToken("The Authorization header must be \"Bearer <token>\"")
+	}
+	token = strings.TrimSpace(token)
+	if len(token) > maxTokenBytes {
+		return nil, invalidToken(fmt.Sprintf("The bearer token is too long: at most %d bytes are accepted", maxTokenBytes))
+	}
+	if token == "" || strings.Count(token, ".") != 2 || strings.ContainsAny(token, " \t") {
+		return nil, invalidToken("The bearer token is malformed: it must be a JWT of three base64url parts")
+	}
+	claims := jwt.MapClaims{}
+	t, err := a.parser.ParseWithClaims(token, claims, a.keyfunc(r.Context()))
+	if err != nil {
+		return nil, invalidToken(capabilityProblem(t, err))
+	}
+	iss, err := claims.GetIssuer()
+	switch {
+	case err != nil:
+		return nil, invalidToken("The bearer token's issuer (iss) is not a string")
+	case iss == "":
+		return nil, invalidToken("The bearer token has no issuer (iss)")
+	case !slices.Contains(a.issuers, iss):
+		return nil, invalidToken("The bearer token's issuer (iss) is not one this server accepts")
+	}
+	sub, err := claims.GetSubject()
+	if err != nil {
+		return nil, invalidToken("The bearer token's subject (sub) is not a string")
+	}
+	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked}, nil
+}
+
+// invalidToken builds the refusal of a capability token.
+func invalidToken(message string) *Error {
+	e := unauthenticated(message, nil)
+	e.Reason = ReasonInvalidToken
+	return e
+}
+
+// ambiguous refuses a request that sent more than one Authorization
+// credential, as [JWTAuth] does.
+func (a *CapabilityAuth) ambiguous(r *http.Request) error {
+	if authorizationRepeated(r.Header.Values("Authorization")) {
+		e := unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
+		e.Reason = ReasonInvalidToken
+		return e
+	}
+	return nil
+}
+
+// capabilityProblem says in a few words why a capability token was
+// refused. t is what the parser made of the token, possibly nil.
+func capabilityProblem(t *jwt.Token, err error) string {
+	if errors.Is(err, jwt.ErrTokenMalformed) {
+		return "The bearer token is malformed"
+	}
+	if t != nil && t.Header != nil {
+		if alg, _ := t.Header["alg"].(string); !slices.Contains(capabilityAlgs, alg) {
+			return "The bearer token's algorithm (alg) is not accepted: a capability token is signed with ES256, EdDSA or RS256"
+		}
+	}
+	switch {
+	case errors.Is(err, errCritical):
+		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
+	case errors.Is(err, errNoKeyID):
+		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
+	case errors.Is(err, errKeyAlgorithm):
+		return "The bearer token's algorithm (alg) is not the one its key allows: ES256 for EC P-256 keys, EdDSA for Ed25519 keys, RS256 for RSA keys of 2048 bits or more"
+	case errors.Is(err, errNoKeysFetched):
+		return "The server has not obtained the issuers' keys yet, so it cannot check the bearer token: try again later"
+	case errors.Is(err, jwkset.ErrKeyNotFound):
+		return "The bearer token's key (kid) is not one of the issuers' keys"
+	case errors.Is(err, keyfunc.ErrKeyfunc):
+		// A JWK whose own "alg" or "use" forbids the token's, or an unknown
+		// kid that could not be fetched now for the rate limit.
+		return "The bearer token's key (kid) is unknown, or may not verify this token"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "The bearer token's signature is not valid"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "The bearer token has no expiry (exp)"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "The bearer token has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return "The bearer token is not valid yet (nbf)"
+	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "The bearer token was issued in the future (iat)"
+	case errors.Is(err, jwt.ErrInvalidType):
+		return "The bearer token has a claim of the wrong type"
+	}
+	return "The bearer token is not valid"
+}
