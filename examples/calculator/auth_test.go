@@ -48,7 +48,7 @@ func TestAuthenticatorFromEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			auth, methods, err := authenticatorFromEnv(envOf(tc.env))
+			auth, methods, err := authenticatorFromEnv(t.Context(), envOf(tc.env))
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -66,7 +66,7 @@ func TestAuthenticatorFromEnv(t *testing.T) {
 // and calls it the ways the README shows.
 func TestServerWithAuthFromEnv(t *testing.T) {
 	t.Parallel()
-	auth, _, err := authenticatorFromEnv(envOf(map[string]string{
+	auth, _, err := authenticatorFromEnv(t.Context(), envOf(map[string]string{
 		"OTC_API_KEY":      testAPIKey,
 		"OTC_JWT_SECRET":   testJWTSecret,
 		"OTC_JWT_AUDIENCE": "calculator, other",
@@ -138,7 +138,7 @@ func TestServerWithAuthFromEnv(t *testing.T) {
 // environment env turns on, and returns the server's URL.
 func serveWithEnvAuth(t *testing.T, env map[string]string) string {
 	t.Helper()
-	auth, _, err := authenticatorFromEnv(envOf(env))
+	auth, _, err := authenticatorFromEnv(t.Context(), envOf(env))
 	require.NoError(t, err)
 	logger := slog.New(slog.DiscardHandler)
 	reg, err := newRegistry(logger, nil)

@@ -1,9 +1,12 @@
 // Command calculator is an example tool server. It serves, at the root of
 // its address, the tools of the protocol's example exchanges,
 // Calculator.Add and Doorbell.Ring; Signer.Sign, which shows how a secret
-// reaches a tool; and Timer.Wait, a slow tool that shows cancellation and
-// graceful shutdown. The same tools are served as a REST API under /v1/,
-// and over MCP (Streamable HTTP) at /mcp.
+// reaches a tool; Timer.Wait, a slow tool that shows cancellation and
+// graceful shutdown; and Payments.Refund, a tool with a policy, which only
+// a capability token bound to the exact call may call. The same tools are
+// served as a REST API under /v1/, and over MCP (Streamable HTTP) at /mcp;
+// /registry/v1/tools lists them with their protocols and policies, as a
+// tool registry would.
 //
 //	go run ./examples/calculator              # listens on 127.0.0.1:8080
 //	go run ./examples/calculator -addr :9000
@@ -12,8 +15,12 @@
 // Authentication is off unless the environment turns it on: OTC_API_KEY
 // requires that key in the OXP-API-Key header; OTC_JWT_SECRET (at least 32
 // bytes) requires an HS256 bearer token signed with it, whose audience,
-// when it has one, must be in the comma-separated OTC_JWT_AUDIENCE. With
-// both set, either credential is accepted. /health is always open.
+// when it has one, must be in the comma-separated OTC_JWT_AUDIENCE.
+// OTC_TOKEN_ISSUER, with the issuer's public keys in OTC_JWKS_FILE (a JWKS
+// file) or at OTC_JWKS_URL, accepts the capability tokens that issuer
+// signs, which Payments.Refund requires (go run ./examples/captoken makes
+// keys and tokens to try it). With several set, any of those credentials
+// is accepted. /health is always open.
 // -print-token prints a token the server accepts, valid for 10 minutes,
 // and exits:
 //
@@ -78,6 +85,29 @@ type SignInput struct {
 // SignOutput is the result of Signer.Sign.
 type SignOutput struct {
 	Signature string `json:"signature" jsonschema:"description=The hex HMAC-SHA256 of the message under the SIGNING_KEY secret."`
+}
+
+// RefundInput is the input of Payments.Refund.
+type RefundInput struct {
+	OrderID     string `json:"order_id" jsonschema:"description=The ID of the order to refund."`
+	AmountCents int    `json:"amount_cents" jsonschema:"description=The amount to refund in cents: at least 1.,minimum=1"`
+}
+
+// RefundOutput is the result of Payments.Refund.
+type RefundOutput struct {
+	RefundID string `json:"refund_id" jsonschema:"description=The ID of the new refund."`
+}
+
+// refundPolicy lets Payments.Refund be called over OTC and MCP (not the
+// REST API) with a capability token for the payments resource that grants
+// payments:refund within one tenant and is bound to this exact refund.
+var refundPolicy = &otc.Policy{
+	Protocols:            []string{otc.ProtocolOTC, otc.ProtocolMCP},
+	ResourceURI:          "urn:otc:example:payments",
+	RequiredCapabilities: []string{"payments:refund"},
+	MaxBlastRadius:       "tenant:*",
+	RequiresExecution:    true,
+	AllowedOperations:    []string{"refund"},
 }
 
 // WaitInput is the input of Timer.Wait.
@@ -189,6 +219,22 @@ func newRegistry(logger, callLog *slog.Logger) (*otc.Registry, error) {
 				return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = otc.Register(reg, otc.Tool{
+		ID:          "Payments.Refund",
+		Version:     "1.0.0",
+		Description: "Refunds part or all of an order and returns the refund's ID. It needs a capability token bound to this exact call. (An example: no money moves.)",
+		Policy:      refundPolicy,
+	}, func(ctx context.Context, in RefundInput) (RefundOutput, error) {
+		// The registry has checked the token before the call got here; a
+		// real tool would now ask the payment provider. The ID is derived
+		// from the call, so that each refund gets its own.
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d", otc.CallID(ctx), in.OrderID, in.AmountCents))
+		return RefundOutput{RefundID: "rf_" + hex.EncodeToString(sum[:6])}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -306,7 +352,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		}
 		return err
 	}
-	auth, methods, err := authenticatorFromEnv(os.Getenv)
+	auth, methods, err := authenticatorFromEnv(ctx, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -315,7 +361,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	logger.Info("calculator: serving OTC tools",
-		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "auth", methods)
+		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", methods)
 	handler, otcHandler := newServer(reg, auth, logger)
 	srv := &http.Server{
 		Handler:           handler,
@@ -336,11 +382,12 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 }
 
 // newServer serves the registry over OTC at the root, as the REST API
-// under /v1/ and over MCP at /mcp, all behind the same authentication (nil
-// for none). It also returns the OTC handler, whose readiness shutdown
-// turns off.
+// under /v1/, over MCP at /mcp and as a registry listing under /registry/,
+// all behind the same authentication (nil for none). It also returns the
+// OTC handler, whose readiness shutdown turns off.
 func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) (http.Handler, *otc.Handler) {
 	mux := http.NewServeMux()
+	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, &otc.RegistryViewOptions{Logger: logger, Authenticator: auth})))
 	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Logger: logger, Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, Authenticator: auth}))
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
@@ -389,11 +436,14 @@ func audiencesFromEnv(getenv func(string) string) []string {
 }
 
 // authenticatorFromEnv turns authentication on when the environment says
-// so: OTC_API_KEY accepts that key in the OXP-API-Key header, and
+// so: OTC_API_KEY accepts that key in the OXP-API-Key header;
 // OTC_JWT_SECRET accepts HS256 bearer tokens signed with it, whose "aud",
-// when present, must be one of the comma-separated OTC_JWT_AUDIENCE. With
-// both, either passes. methods names what is on, for the log.
-func authenticatorFromEnv(getenv func(string) string) (auth otc.Authenticator, methods string, err error) {
+// when present, must be one of the comma-separated OTC_JWT_AUDIENCE; and
+// OTC_TOKEN_ISSUER accepts the capability tokens that issuer signs with
+// the keys of OTC_JWKS_FILE or OTC_JWKS_URL. With several, any passes.
+// methods names what is on, for the log. ctx bounds the fetches of
+// OTC_JWKS_URL.
+func authenticatorFromEnv(ctx context.Context, getenv func(string) string) (auth otc.Authenticator, methods string, err error) {
 	var auths []otc.Authenticator
 	var names []string
 	if key := getenv("OTC_API_KEY"); key != "" {
@@ -410,6 +460,13 @@ func authenticatorFromEnv(getenv func(string) string) (auth otc.Authenticator, m
 		}
 		auths, names = append(auths, a), append(names, "jwt")
 	}
+	capability, err := capabilityFromEnv(ctx, getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	if capability != nil {
+		auths, names = append(auths, capability), append(names, "capability")
+	}
 	switch len(auths) {
 	case 0:
 		return nil, "none", nil
@@ -417,4 +474,41 @@ func authenticatorFromEnv(getenv func(string) string) (auth otc.Authenticator, m
 		return auths[0], names[0], nil
 	}
 	return otc.AnyOf(auths...), strings.Join(names, "+"), nil
+}
+
+// capabilityFromEnv builds the capability-token authenticator that
+// OTC_TOKEN_ISSUER with OTC_JWKS_FILE or OTC_JWKS_URL asks for, or returns
+// nil when none of them is set. One without the other is an error: a
+// server started with half a configuration would refuse every token, and
+// say so only when a call came.
+func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*otc.CapabilityAuth, error) {
+	issuer := strings.TrimSpace(getenv("OTC_TOKEN_ISSUER"))
+	file, url := getenv("OTC_JWKS_FILE"), getenv("OTC_JWKS_URL")
+	switch {
+	case issuer == "" && file == "" && url == "":
+		return nil, nil
+	case issuer == "":
+		set := "OTC_JWKS_FILE"
+		if file == "" {
+			set = "OTC_JWKS_URL"
+		}
+		return nil, fmt.Errorf("%s is set but OTC_TOKEN_ISSUER is not: set it to the issuer whose tokens to accept (their iss claim)", set)
+	case file == "" && url == "":
+		return nil, errors.New("OTC_TOKEN_ISSUER is set but neither OTC_JWKS_FILE nor OTC_JWKS_URL is: set one to the issuer's public keys (a JWKS file, or the URL it publishes them at)")
+	case file != "" && url != "":
+		return nil, errors.New("OTC_JWKS_FILE and OTC_JWKS_URL are both set: set only one, the file or the URL of the issuer's public keys")
+	}
+	opts := otc.CapabilityOptions{Issuers: []string{issuer}, JWKSURL: url}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("OTC_JWKS_FILE: %w", err)
+		}
+		opts.JWKS = b
+	}
+	a, err := otc.NewCapabilityAuth(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("OTC_TOKEN_ISSUER: %w", err)
+	}
+	return a, nil
 }

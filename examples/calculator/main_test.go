@@ -429,7 +429,7 @@ func TestMain_ServesOnAddr(t *testing.T) {
 	for _, tc := range []struct {
 		path  string
 		tools int
-	}{{"/health", 0}, {"/tools", 4}} {
+	}{{"/health", 0}, {"/tools", 5}} {
 		resp, err := http.Get(base + tc.path)
 		require.NoError(t, err)
 		var body struct {

@@ -160,7 +160,7 @@ func TestMain_AgainstExampleServer(t *testing.T) {
 				assert.Equal(t, tc.wantCode, code, "stderr: %s", stderr)
 				if tc.wantCode == 0 {
 					assert.Contains(t, stdout, tc.want)
-					assert.Contains(t, stdout, "4 tools:\n")
+					assert.Contains(t, stdout, "5 tools:\n") // the calculator's, Payments.Refund included
 					assert.Empty(t, stderr)
 					return
 				}
