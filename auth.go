@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -450,7 +452,9 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 	if err := as.ambiguous(r); err != nil {
 		return nil, err
 	}
-	var refusal error
+	var refusal, fitting error
+	var refuser Authenticator
+	alg := bearerAlg(r)
 	for _, a := range as {
 		id, err := a.Authenticate(r)
 		if err == nil {
@@ -459,9 +463,22 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 		if errors.Is(err, errAmbiguousCredentials) {
 			return nil, err
 		}
-		if refusal == nil && !errors.Is(err, ErrNoCredentials) {
-			refusal = err
+		if errors.Is(err, ErrNoCredentials) {
+			continue
 		}
+		if refusal == nil {
+			refusal, refuser = err, a
+		}
+		// A bearer token is refused by every method that reads bearer
+		// tokens; the useful refusal is the one of the method its
+		// algorithm belongs to (an expired ES256 token is not "not
+		// HS256").
+		if fitting == nil && tokenFits(a, alg) {
+			fitting = err
+		}
+	}
+	if fitting != nil && readsBearer(refuser) {
+		return nil, fitting
 	}
 	if refusal != nil {
 		return nil, refusal
@@ -491,14 +508,62 @@ func anyOfMissing(as anyOf) string {
 		switch a.(type) {
 		case *APIKeyAuth:
 			ways = append(ways, "an API key in the "+HeaderAPIKey+" header")
-		case *JWTAuth:
-			ways = append(ways, "a bearer token in the Authorization header")
+		case *JWTAuth, *CapabilityAuth:
+			if way := "a bearer token in the Authorization header"; !slices.Contains(ways, way) {
+				ways = append(ways, way)
+			}
 		}
 	}
 	if len(ways) == 0 {
 		return "Authentication required"
 	}
 	return "Authentication required: send " + strings.Join(ways, " or ")
+}
+
+// bearerAlg returns the "alg" of the header of the request's bearer JWT,
+// unverified, or "".
+func bearerAlg(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	head, _, ok := strings.Cut(strings.TrimSpace(token), ".")
+	if !ok || len(head) > 1024 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if json.Unmarshal(raw, &h) != nil {
+		return ""
+	}
+	return h.Alg
+}
+
+// readsBearer reports whether a is one of this package's methods that
+// read bearer JWTs.
+func readsBearer(a Authenticator) bool {
+	switch a.(type) {
+	case *JWTAuth, *CapabilityAuth:
+		return true
+	}
+	return false
+}
+
+// tokenFits reports whether a is the method that reads bearer tokens
+// signed with alg.
+func tokenFits(a Authenticator, alg string) bool {
+	switch a.(type) {
+	case *JWTAuth:
+		return alg == jwt.SigningMethodHS256.Alg()
+	case *CapabilityAuth:
+		return slices.Contains(capabilityAlgs, alg)
+	}
+	return false
 }
 
 // Challenge returns the challenge of the first authenticator that has one.

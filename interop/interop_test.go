@@ -155,7 +155,7 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		for _, tool := range res.Tools {
 			tools[tool.Name] = tool
 		}
-		require.ElementsMatch(t, []string{"Calculator_Add", "Doorbell_Ring", "Signer_Sign", "Timer_Wait"}, keys(tools))
+		require.ElementsMatch(t, []string{"Calculator_Add", "Doorbell_Ring", "Payments_Refund", "Signer_Sign", "Timer_Wait"}, keys(tools))
 
 		add := tools["Calculator_Add"]
 		assert.Equal(t, "Adds two numbers together.", add.Description)
