@@ -296,9 +296,9 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	}
 	if err == nil {
 		if req.ToolID == "" && req.ToolName != "" {
-			t, err = r.resolveName(req.ToolName)
+			t, err = r.resolveNameFor(req.ToolName, req.Protocol)
 		} else {
-			t, err = r.resolve(req.ToolID)
+			t, err = r.resolveFor(req.ToolID, req.Protocol)
 		}
 	}
 	return r.serve(ctx, req, named, t, err)

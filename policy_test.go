@@ -383,3 +383,32 @@ func TestPolicyRegistration(t *testing.T) {
 		assert.Equal(t, otc.OutcomeRefused, otc.OutcomeOf(otc.CallResult{}, err))
 	})
 }
+
+// A bare name reaches, on each protocol, the version that protocol's
+// catalog lists: the highest it may call.
+func TestPolicyVersionPerProtocol(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	for _, v := range []struct {
+		version string
+		p       *otc.Policy
+	}{{"1.0.0", nil}, {"2.0.0", &otc.Policy{Protocols: []string{"otc"}}}} {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "K.Echo", Version: v.version, Description: "Echoes its version.", Policy: v.p},
+			func(ctx context.Context, _ struct{}) (string, error) { return otc.ToolID(ctx), nil }))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/mcp", mcp.NewHandler(reg, nil))
+	mux.Handle("/", otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	a := policyPost(t, srv.URL+"/call", `{"request":{"tool_id":"K.Echo"}}`, nil, nil)
+	assert.Contains(t, a.raw, `"value":"K.Echo@2.0.0"`)
+	a = policyPost(t, srv.URL+"/v1/tools/K_Echo:invoke", `{"schema_version":"0.1.0","args":{}}`, nil, nil)
+	assert.Equal(t, "K.Echo@1.0.0", a.body["result"], a.raw)
+	a = policyPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"K_Echo"}}`, nil, nil)
+	assert.Contains(t, a.raw, `K.Echo@1.0.0`)
+	a = policyPost(t, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"K_Echo@2"}}`, nil, nil)
+	assert.Equal(t, otc.ReasonProtocolDenied, a.body["error"].(map[string]any)["data"].(map[string]any)["error"], "an explicit version is not redirected")
+}

@@ -552,6 +552,13 @@ func (c *catalog) encodedCatalog() []byte {
 
 // resolve finds the tool version a tool id names (the protocol's Tool Version Resolution).
 func (r *Registry) resolve(toolID string) (*registeredTool, error) {
+	return r.resolveFor(toolID, "")
+}
+
+// resolveFor resolves a tool id for a call through protocol: without a
+// version, the highest version that protocol may call (the one its
+// catalog lists), or the highest when none may.
+func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) {
 	key, version, ok := parseToolID(toolID)
 	cat := r.current.Load()
 	if !ok {
@@ -571,6 +578,9 @@ func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 		}
 	}
 	if version == "" {
+		if t := latestAllowed(fam, protocol); t != nil && protocol != "" {
+			return t, nil
+		}
 		return fam.versions[len(fam.versions)-1], nil
 	}
 	for _, t := range fam.versions {
@@ -590,6 +600,11 @@ func (r *Registry) resolve(toolID string) (*registeredTool, error) {
 // optional version as in a tool id: "Calculator_Add", "Calculator_Add@1",
 // "Calculator_Add@1.0.0". Adapters that address tools by name use it.
 func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
+	return r.resolveNameFor(nameAndVersion, "")
+}
+
+// resolveNameFor resolves a tool name as resolveFor resolves an id.
+func (r *Registry) resolveNameFor(nameAndVersion, protocol string) (*registeredTool, error) {
 	name, version, hasVersion := strings.Cut(nameAndVersion, "@")
 	key, ok := r.current.Load().names[name]
 	if !ok {
@@ -609,5 +624,5 @@ func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
 		}
 		key += "@" + version
 	}
-	return r.resolve(key)
+	return r.resolveFor(key, protocol)
 }

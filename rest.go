@@ -281,7 +281,7 @@ func (h *RESTHandler) list(w http.ResponseWriter) {
 
 // describe answers GET /tools/{name}.
 func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
-	t, err := h.reg.resolveName(name)
+	t, err := h.reg.resolveNameFor(name, ProtocolHTTP)
 	if err == nil && !t.def.Policy.AllowsProtocol(ProtocolHTTP) {
 		// A tool the REST view may not call is not described either.
 		err = &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", truncate(name, 80)), cause: ErrToolNotFound}
@@ -306,7 +306,7 @@ func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
 // invoke answers POST /tools/{name}:invoke through the registry's call
 // path.
 func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string) {
-	t, err := h.reg.resolveName(name)
+	t, err := h.reg.resolveNameFor(name, ProtocolHTTP)
 	if err != nil {
 		// The pipeline observes the failure before the body is read. A
 		// name the REST view cannot resolve, malformed version included,
