@@ -13,6 +13,9 @@ const (
 	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
+	// codeServerBusy, in the range left to implementations, answers a
+	// request over the concurrency limit of a stdio connection.
+	codeServerBusy = -32000
 	// 2026-07-28.
 	codeHeaderMismatch      = -32020
 	codeMissingCapability   = -32021

@@ -159,9 +159,10 @@ type Options struct {
 	// DisableHostCheck turns the loopback Host check off.
 	DisableHostCheck bool
 
-	// MaxConcurrent bounds the requests a stdio server runs at once; the
-	// next request waits to be read until one ends. Zero means
-	// DefaultMaxConcurrent.
+	// MaxConcurrent bounds the requests a stdio server runs at once; one
+	// more is answered at once with JSON-RPC error -32000 ("Server busy"),
+	// so that the connection keeps reading, and a cancellation still gets
+	// through. Zero means DefaultMaxConcurrent.
 	MaxConcurrent int
 
 	// Logger receives faults of the server itself. Nil means slog.Default().

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -161,7 +162,11 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	}
 	select {
 	case c.sem <- struct{}{}:
-	case <-ctx.Done():
+	default:
+		// Answered at once rather than waited for, so that the lines
+		// behind it, notifications/cancelled among them, are still read.
+		c.write(appendErrorResponse(nil, m.id, &rpcError{Code: codeServerBusy,
+			Message: fmt.Sprintf("Server busy: %d requests are already running on this connection; retry once one has been answered", cap(c.sem))}))
 		return
 	}
 	callCtx, cancel := context.WithCancel(ctx)

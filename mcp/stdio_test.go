@@ -476,3 +476,32 @@ func TestStdioNothingWrittenAfterReturn(t *testing.T) {
 	recvWithin(t, in.reads, "the line to be read")
 	assert.Empty(t, out.String(), "Serve wrote after it returned")
 }
+
+// A request over the concurrency limit is answered at once with a busy
+// error, so that the lines behind it are still read: a cancellation of a
+// running call gets through however many calls are running.
+func TestStdioBusy(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	b := newBlocker(t, reg)
+	c := startStdio(t, t.Context(), reg, &mcp.Options{MaxConcurrent: 1})
+	c.send(request(1, "tools/call", callParams("Block_Wait", nil, nil)))
+	recvWithin(t, b.started, "the call to start")
+
+	c.send(request(2, "ping", nil))
+	r := c.recvResponse()
+	assert.Equal(t, "2", string(r.ID))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32000, r.Error.Code)
+	assert.Contains(t, r.Error.Message, "Server busy")
+
+	c.send(request(nil, "notifications/cancelled", obj{"requestId": 1}))
+	assert.ErrorIs(t, recvWithin(t, b.ended, "the call to end"), context.Canceled)
+	// The slot is given back once the cancelled call has returned; a
+	// later request is served.
+	require.Eventually(t, func() bool {
+		c.send(request(3, "ping", nil))
+		return c.recvResponse().Error == nil
+	}, waitTimeout, 10*time.Millisecond)
+	require.NoError(t, c.closeAndWait())
+}
