@@ -483,7 +483,13 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
-	return nil, unauthenticated(anyOfMissing(as), ErrNoCredentials)
+	e := unauthenticated(anyOfMissing(as), ErrNoCredentials)
+	for _, a := range as {
+		if _, ok := a.(*CapabilityAuth); ok {
+			e.Reason = ReasonMissingToken
+		}
+	}
+	return nil, e
 }
 
 // ambiguous asks each method of this package among as (nested ones

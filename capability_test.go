@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +38,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 )
 
 const (
@@ -1077,4 +1079,61 @@ func capFuzzInvalid(public map[string]any, header string) string {
 		return "exp is missing or past"
 	}
 	return ""
+}
+
+// The REST view and MCP carry the reason of a refused token, as OTC does.
+func TestCapabilityRefusalReasonOnEveryFormat(t *testing.T) {
+	t.Parallel()
+	k := capKeys(t)
+	a := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Open.Ping", Version: "1.0.0", Description: "Answers."},
+		func(context.Context, struct{}) (int, error) { return 1, nil }))
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: otc.AnyOf(a)})))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	expired := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
+	for _, tc := range []struct {
+		name, path, body, token, reason string
+	}{
+		{"rest_invalid", "/v1/tools/Open_Ping:invoke", `{"schema_version":"0.1.0","args":{}}`, expired, otc.ReasonInvalidToken},
+		{"rest_missing", "/v1/tools/Open_Ping:invoke", `{"schema_version":"0.1.0","args":{}}`, "", otc.ReasonMissingToken},
+		{"mcp_invalid", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, expired, otc.ReasonInvalidToken},
+		{"mcp_missing", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "", otc.ReasonMissingToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+			assert.Equal(t, "Bearer", resp.Header.Get("WWW-Authenticate"))
+			var body struct {
+				Error struct {
+					Details map[string]any `json:"details"` // REST
+					Data    map[string]any `json:"data"`    // MCP
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &body), string(raw))
+			got := body.Error.Details["reason"]
+			if strings.HasPrefix(tc.name, "mcp") {
+				got = body.Error.Data["error"]
+			}
+			assert.Equal(t, tc.reason, got, string(raw))
+			if tc.token != "" {
+				assert.NotContains(t, string(raw), tc.token[len(tc.token)-20:])
+			}
+		})
+	}
 }

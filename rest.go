@@ -235,7 +235,11 @@ func (h *RESTHandler) authenticate(w http.ResponseWriter, r **http.Request) bool
 	if c := WWWAuthenticate(h.auth); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
-	h.fail(w, restCodeOf(err), err.Message, nil)
+	var details map[string]any
+	if err.Reason != "" {
+		details = map[string]any{"reason": err.Reason}
+	}
+	h.fail(w, restCodeOf(err), err.Message, details)
 	return false
 }
 

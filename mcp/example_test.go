@@ -99,10 +99,12 @@ func ExampleServe() {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":2,"b":3}}}`,
 	}, "\n") + "\n"
-	opts := &mcp.Options{Name: "calculator", Version: "1.0.0", MaxConcurrent: 1}
+	opts := &mcp.Options{Name: "calculator", Version: "1.0.0"}
 	err := mcp.Serve(context.Background(), exampleRegistry(), strings.NewReader(session), os.Stdout, opts)
 	fmt.Println("end of input:", err)
-	// Output:
+	// Requests run concurrently, so their answers may come in any order.
+
+	// Unordered output:
 	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{}},"serverInfo":{"name":"calculator","version":"1.0.0"}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}}
 	// end of input: <nil>

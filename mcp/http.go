@@ -81,7 +81,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c := otc.WWWAuthenticate(h.auth); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
-		writeHTTPError(w, http.StatusUnauthorized, nil, &rpcError{Code: codeUnauthorized, Message: aerr.Message})
+		e := &rpcError{Code: codeUnauthorized, Message: aerr.Message}
+		if aerr.Reason != "" {
+			e.Data = map[string]string{"error": aerr.Reason}
+		}
+		writeHTTPError(w, http.StatusUnauthorized, nil, e)
 		return
 	}
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
