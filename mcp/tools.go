@@ -200,13 +200,14 @@ func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, ext
 // requirements or a refusal by middleware become a result whose isError is
 // true, with text a model can act on and the details under [MetaError].
 // An unknown tool is a protocol error: EncodeCallResult then returns a
-// non-nil *Error instead (-32602). Arguments that are not a JSON object are
+// non-nil *Error instead (-32602), as it does for a call a tool's
+// [otc.Policy] refused (-32001 or -32002, with the reason in Data). Arguments that are not a JSON object are
 // one too, but a server must refuse them before calling the registry,
 // whose error for them is a plain refusal.
 func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
 	b, e := appendCallResult(nil, res, err, nil)
 	if e != nil {
-		return nil, &Error{Code: e.Code, Message: e.Message}
+		return nil, &Error{Code: e.Code, Message: e.Message, Data: e.Data}
 	}
 	return b, nil
 }
@@ -214,8 +215,13 @@ func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
 // Error is a JSON-RPC error a tools/call is answered with instead of a
 // result.
 type Error struct {
-	Code    int
+	// Code is the JSON-RPC error code.
+	Code int
+	// Message is the error's message, safe to show to a user.
 	Message string
+	// Data is the error's data member, nil for none: for a refusal by a
+	// tool's policy, {"error": reason, "error_description": ...}.
+	Data any
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }

@@ -36,7 +36,13 @@ func toolHandler(reg *otc.Registry, name string) mcp.ToolHandler {
 
 		encoded, rpcErr := otcmcp.EncodeCallResult(res, err)
 		if rpcErr != nil {
-			return nil, &jsonrpc.Error{Code: int64(rpcErr.Code), Message: rpcErr.Message}
+			je := &jsonrpc.Error{Code: int64(rpcErr.Code), Message: rpcErr.Message}
+			if rpcErr.Data != nil {
+				if data, err := json.Marshal(rpcErr.Data); err == nil {
+					je.Data = data
+				}
+			}
+			return nil, je
 		}
 		return decodeResult(encoded)
 	}

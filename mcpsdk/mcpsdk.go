@@ -33,6 +33,13 @@
 // request's _meta under [otcmcp.MetaContext], and the call id under
 // [otcmcp.MetaCallID], as for the native server.
 //
+// A tool whose [otc.Policy] keeps it off MCP is not added. A tool whose
+// policy needs a capability token cannot be called through the bridge:
+// the SDK's handler hands the registry neither the caller's identity nor
+// the request body that execution binding hashes, so such a call is
+// refused (-32001, missing_token). Serve those tools with the native
+// handler.
+//
 // # Progress and logs
 //
 // A tool's [otc.ReportProgress] becomes notifications/progress when the
@@ -116,7 +123,9 @@ func AddTools(server *mcp.Server, reg *otc.Registry, opts *Options) error {
 
 	latest := map[string]otc.ToolDefinition{}
 	for _, d := range reg.Tools() { // catalog order: ascending versions
-		latest[d.Name] = d
+		if d.Policy.AllowsProtocol(otc.ProtocolMCP) { // as the native server lists them
+			latest[d.Name] = d
+		}
 	}
 	var tools []*mcp.Tool
 	for _, name := range slices.Sorted(maps.Keys(latest)) {

@@ -599,3 +599,16 @@ func TestAddTools_errors(t *testing.T) {
 		assert.Empty(t, listNames(t, cs), "nothing added")
 	})
 }
+
+// TestAddTools_policy checks that a tool whose policy keeps it off MCP is
+// not added, as the native server does not list it.
+func TestAddTools_policy(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Secret", Version: "1.0.0", Description: "OTC only.",
+		Policy: &otc.Policy{Protocols: []string{"otc"}}},
+		func(ctx context.Context, _ struct{}) (int, error) { return 1, nil }))
+	cs, _ := connect(t, serveSDK(t, bridgeServer(t, reg, nil), true), "")
+	assert.NotContains(t, listNames(t, cs), "Calculator_Secret")
+	assert.Contains(t, listNames(t, cs), "Calculator_Add")
+}
