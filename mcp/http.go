@@ -32,8 +32,12 @@ type Handler struct {
 
 var _ http.Handler = (*Handler)(nil)
 
-// NewHandler returns an MCP handler for reg. opts may be nil.
+// NewHandler returns an MCP handler for reg. opts may be nil. It panics
+// when reg is nil, a mistake of setup, not of a request.
 func NewHandler(reg *otc.Registry, opts *Options) *Handler {
+	if reg == nil {
+		panic("mcp: NewHandler called with a nil *otc.Registry")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}

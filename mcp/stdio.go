@@ -35,6 +35,9 @@ func ServeStdio(ctx context.Context, reg *otc.Registry, opts *Options) error {
 // context of the call it names. A line longer than Options.MaxBodyBytes is
 // answered with error -32600 and skipped.
 func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, opts *Options) error {
+	if reg == nil {
+		return errors.New("mcp: Serve called with a nil *otc.Registry")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}

@@ -350,3 +350,11 @@ func TestHTTPOriginCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestNilRegistry(t *testing.T) {
+	t.Parallel()
+	assert.PanicsWithValue(t, "mcp: NewHandler called with a nil *otc.Registry", func() { mcp.NewHandler(nil, nil) })
+	err := mcp.Serve(t.Context(), nil, strings.NewReader(""), io.Discard, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nil *otc.Registry")
+}
