@@ -1137,3 +1137,42 @@ func TestCapabilityRefusalReasonOnEveryFormat(t *testing.T) {
 		})
 	}
 }
+
+// A revoked token is refused with token_revoked on REST and MCP too.
+func TestCapabilityRevokedOnEveryFormat(t *testing.T) {
+	t.Parallel()
+	k := capKeys(t)
+	a := newCapAuth(t, otc.CapabilityOptions{
+		JWKS:    capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC)),
+		Revoked: func(context.Context, string) (bool, error) { return true, nil },
+	})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds.",
+		Policy: &otc.Policy{ResourceURI: capResource, RequiredCapabilities: []string{capCapability}}},
+		func(context.Context, struct{}) (int, error) { return 1, nil }))
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: a})))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	for _, tc := range []struct{ name, path, body string }{
+		{"rest", "/v1/tools/Payments_Refund:invoke", `{"schema_version":"0.1.0","args":{}}`},
+		{"mcp", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Payments_Refund"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(raw))
+			assert.Contains(t, string(raw), `"`+otc.ReasonTokenRevoked+`"`)
+		})
+	}
+}

@@ -319,6 +319,22 @@ func TestPolicyOverMCP(t *testing.T) {
 		a := policyPost(t, base+"/mcp", body+" ", refundClaims(body, base+"/mcp", nil), modern("Pay_Refund"))
 		rpcError(t, a, 403, -32003, otc.ReasonExecBindingInvalid)
 	})
+	for _, tc := range []struct {
+		name   string
+		edit   func(map[string]any)
+		reason string
+	}{
+		{"audience_mismatch", func(c map[string]any) { c["aud"] = "urn:other" }, otc.ReasonAudienceMismatch},
+		{"blast_radius_exceeded", func(c map[string]any) { c["blast_radius"] = "org:acme" }, otc.ReasonBlastRadiusExceeded},
+		{"exec_binding_invalid", func(c map[string]any) { c["exec_act"] = "charge" }, otc.ReasonExecBindingInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := call("Pay_Refund", false)
+			a := policyPost(t, base+"/mcp", body, refundClaims(body, base+"/mcp", tc.edit), nil)
+			rpcError(t, a, 403, -32002, tc.reason)
+		})
+	}
 	t.Run("protocol_denied", func(t *testing.T) {
 		t.Parallel()
 		a := policyPost(t, base+"/mcp", call("Pay_Quote", false), nil, nil)
