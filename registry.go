@@ -596,14 +596,10 @@ func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) 
 	}
 }
 
-// resolveName finds a tool version by the name a model sees, with an
+// resolveNameFor finds a tool version by the name a model sees, with an
 // optional version as in a tool id: "Calculator_Add", "Calculator_Add@1",
 // "Calculator_Add@1.0.0". Adapters that address tools by name use it.
-func (r *Registry) resolveName(nameAndVersion string) (*registeredTool, error) {
-	return r.resolveNameFor(nameAndVersion, "")
-}
-
-// resolveNameFor resolves a tool name as resolveFor resolves an id.
+// Without a version it resolves as resolveFor does, for protocol.
 func (r *Registry) resolveNameFor(nameAndVersion, protocol string) (*registeredTool, error) {
 	name, version, hasVersion := strings.Cut(nameAndVersion, "@")
 	key, ok := r.current.Load().names[name]
