@@ -410,23 +410,38 @@ func authorizationRepeated(lines []string) bool {
 func jwtProblem(err error) string {
 	switch {
 	case errors.Is(err, errCritical):
-		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
+		return criticalProblem
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "The bearer token is malformed"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
 		return "The bearer token's signature is not valid (only HS256 under the server's secret is accepted)"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "The bearer token has no expiry (exp)"
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "The bearer token has expired"
-	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return "The bearer token is not valid yet (nbf)"
-	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "The bearer token was issued in the future (iat)"
-	case errors.Is(err, jwt.ErrInvalidType):
-		return "The bearer token has a claim of the wrong type"
+	}
+	if msg, ok := claimProblem(err); ok {
+		return msg
 	}
 	return "The bearer token is not valid"
+}
+
+// criticalProblem is the refusal of a token whose header has "crit".
+const criticalProblem = "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
+
+// claimProblem says why the JWT library refused a token's claims, the
+// checks every kind of bearer token shares; ok is false for any other
+// error.
+func claimProblem(err error) (msg string, ok bool) {
+	switch {
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "The bearer token has no expiry (exp)", true
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "The bearer token has expired", true
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return "The bearer token is not valid yet (nbf)", true
+	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "The bearer token was issued in the future (iat)", true
+	case errors.Is(err, jwt.ErrInvalidType):
+		return "The bearer token has a claim of the wrong type", true
+	}
+	return "", false
 }
 
 // AnyOf returns an authenticator that accepts a request when any of as

@@ -441,7 +441,7 @@ func capabilityProblem(t *jwt.Token, err error) string {
 	}
 	switch {
 	case errors.Is(err, errCritical):
-		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
+		return criticalProblem
 	case errors.Is(err, errNoKeyID):
 		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
 	case errors.Is(err, errKeyAlgorithm):
@@ -456,16 +456,9 @@ func capabilityProblem(t *jwt.Token, err error) string {
 		return "The bearer token's key (kid) is unknown, or may not verify this token"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		return "The bearer token's signature is not valid"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "The bearer token has no expiry (exp)"
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "The bearer token has expired"
-	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		return "The bearer token is not valid yet (nbf)"
-	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "The bearer token was issued in the future (iat)"
-	case errors.Is(err, jwt.ErrInvalidType):
-		return "The bearer token has a claim of the wrong type"
+	}
+	if msg, ok := claimProblem(err); ok {
+		return msg
 	}
 	return "The bearer token is not valid"
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -34,22 +35,27 @@ type headerParam struct {
 	path   []string // the chain of properties from the root
 }
 
-// listings caches the listing of each registry, rebuilt when the registry's
-// revision moves on.
+// listings caches the listing of a registry, rebuilt when the registry's
+// revision moves on. Reading it takes no lock; rebuilding does, so that
+// one rebuild serves every request that finds the cache stale.
 type listings struct {
 	mu      sync.Mutex
-	current *listing
+	current atomic.Pointer[listing]
 }
 
 func (l *listings) get(reg *otc.Registry) *listing {
 	rev := reg.Revision()
+	if cur := l.current.Load(); cur != nil && cur.revision == rev {
+		return cur
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.current != nil && l.current.revision == rev {
-		return l.current
+	if cur := l.current.Load(); cur != nil && cur.revision == rev {
+		return cur
 	}
-	l.current = buildListing(reg, rev)
-	return l.current
+	cur := buildListing(reg, rev)
+	l.current.Store(cur)
+	return cur
 }
 
 // buildListing encodes the tools of the registry as MCP lists them.
