@@ -419,6 +419,9 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	armWriteDeadline(w, r)
+	if res.Replayed {
+		w.Header().Set(HeaderReplayed, "true")
+	}
 
 	bp := responsePool.Get().(*[]byte)
 	out := append((*bp)[:0], `{"$schema":`...)

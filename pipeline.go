@@ -139,6 +139,10 @@ const (
 	OutcomeUnauthenticated Outcome = "unauthenticated"
 	// OutcomeRefused: middleware refused the call.
 	OutcomeRefused Outcome = "refused"
+	// OutcomeConflict: the call id was already used, by the same caller,
+	// for a call of another tool or with other input (see
+	// [RegistryOptions.Idempotency]).
+	OutcomeConflict Outcome = "conflict"
 )
 
 // OutcomeOf classifies what a [CallFunc] returned. Middleware calls it on
@@ -207,6 +211,10 @@ type CallRequest struct {
 	// Adapters set it; it is read only during the call.
 	RequestBody []byte
 
+	// generatedID is true when CallID is one the adapter made up, not the
+	// caller's: such a call is never looked up in the idempotency store.
+	generatedID bool
+
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
 	doc  *document
@@ -262,6 +270,11 @@ type CallResult struct {
 	// Content is true when Value is the JSON array of a [Content] the tool
 	// returned, as [ToolDefinition.Content] says of the tool.
 	Content bool
+	// Replayed is true when the function did not run for this call: an
+	// earlier call with the same call id ran it, and this is the outcome
+	// it recorded (see [RegistryOptions.Idempotency]). Duration is then
+	// the earlier call's.
+	Replayed bool
 
 	outcome Outcome // set for the outcomes Error and Unexpected cannot tell apart
 }
@@ -411,16 +424,47 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 		input = applyEdits(doc, root, edits)
 	}
 
+	// With an idempotency store, a call that brought its own call id runs
+	// only if it is the first with that id; a repeat is answered with the
+	// first one's outcome (see idempotency.go).
+	var claim IdempotencyClaim
+	var late func(json.RawMessage, error)
+	if r.idem != nil && req.CallID != "" && !req.generatedID {
+		replay, cl, err := r.dedupe(ctx, c, doc, root)
+		if err != nil || cl == nil {
+			return replay, err
+		}
+		claim = cl
+		// A function answered for by its timeout keeps the key until it
+		// returns; then only a success is worth giving to a retry.
+		late = func(value json.RawMessage, err error) {
+			res := CallResult{CallID: c.CallID, Duration: time.Since(start)}
+			if err == nil {
+				res.Value, res.Content = value, t.def.Content
+			} else {
+				res.Error = &ToolError{CanRetry: true}
+			}
+			r.finishClaim(ctx, claim, &res, t.def.ID)
+		}
+	}
+
 	res := CallResult{CallID: c.CallID}
-	value, limited, err := r.runLimited(ctx, t, input)
+	value, limited, err := r.runLimited(ctx, t, input, late)
 	res.Duration = time.Since(start)
 	switch {
 	case limited != nil:
 		res.Error, res.outcome = limited.err, limited.outcome
+		if claim != nil && limited.outcome == OutcomeBusy {
+			r.finishClaim(ctx, claim, &res, t.def.ID) // not run: released
+		}
+		return res, nil
 	case err == nil:
 		res.Value, res.Content = value, t.def.Content
 	default:
 		if ie, ok := err.(*inputError); ok {
+			if claim != nil {
+				r.finishClaim(ctx, claim, &CallResult{Error: &ToolError{CanRetry: true}}, t.def.ID)
+			}
 			return CallResult{}, &Error{
 				Code:            CodeInvalidInput,
 				Message:         invalidInputMessage,
@@ -431,6 +475,9 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 		if !res.Unexpected && ctx.Err() != nil {
 			res.outcome = OutcomeCanceled
 		}
+	}
+	if claim != nil {
+		r.finishClaim(ctx, claim, &res, t.def.ID)
 	}
 	return res, nil
 }
@@ -451,7 +498,11 @@ type limitedOutcome struct {
 // that a function that ignores its context's deadline still gets its
 // answer on time; it keeps its place in the concurrency limit until it
 // returns, so that runaway functions cannot pile up.
-func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []byte) (json.RawMessage, *limitedOutcome, error) {
+//
+// late, when not nil, is given what the function returned if the call was
+// answered by its timeout instead: at once if the function had returned,
+// or from another goroutine when it does.
+func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []byte, late func(json.RawMessage, error)) (json.RawMessage, *limitedOutcome, error) {
 	if t.maxConcurrent > 0 {
 		if t.running.Add(1) > t.maxConcurrent {
 			t.running.Add(-1)
@@ -489,14 +540,26 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		v, err := r.run(ctx, t, input)
 		done <- ran{v, err}
 	}()
+	abandon := func() {
+		if late != nil {
+			go func() {
+				out := <-done
+				late(out.value, out.err)
+			}()
+		}
+	}
 	select {
 	case out := <-done:
 		if context.Cause(ctx) == errToolTimeout {
+			if late != nil {
+				late(out.value, out.err)
+			}
 			return nil, r.timedOut(t), nil
 		}
 		return out.value, nil, out.err
 	case <-ctx.Done():
 		if context.Cause(ctx) == errToolTimeout {
+			abandon()
 			return nil, r.timedOut(t), nil
 		}
 	}
@@ -509,6 +572,7 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 	case out := <-done:
 		return out.value, nil, out.err
 	case <-deadline.C:
+		abandon()
 		return nil, r.timedOut(t), nil
 	}
 }

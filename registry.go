@@ -52,6 +52,21 @@ type RegistryOptions struct {
 	// its tool was running its maximum of concurrent calls. Zero means
 	// DefaultBusyRetryAfter.
 	BusyRetryAfter time.Duration
+
+	// Idempotency, when set, makes call_id an idempotency key: a call
+	// whose call id the same caller already used for the same tool and
+	// input is answered with the outcome the first call recorded, and the
+	// function does not run again. Nil turns this off. See the README's
+	// section on retries for what is recorded and for how long;
+	// [NewMemoryStore] keeps the record in the process, and the
+	// github.com/otcgo/otc/redisstore module in Redis, shared by
+	// replicas.
+	//
+	// The key is the call id together with the caller's identity (the
+	// [Identity] the handler's authenticator proved: its method, issuer
+	// and name). Without authentication every caller is the same
+	// anonymous caller, and shares one space of call ids.
+	Idempotency IdempotencyStore
 }
 
 // DefaultBusyRetryAfter is the default of [RegistryOptions.BusyRetryAfter]:
@@ -70,6 +85,7 @@ type Registry struct {
 	timeout        time.Duration
 	maxConcurrent  int
 	busyRetryAfter time.Duration
+	idem           IdempotencyStore
 
 	mu      sync.Mutex // serializes registrations
 	current atomic.Pointer[catalog]
@@ -86,6 +102,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		timeout:        opts.DefaultTimeout,
 		maxConcurrent:  opts.DefaultMaxConcurrent,
 		busyRetryAfter: opts.BusyRetryAfter,
+		idem:           opts.Idempotency,
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()

@@ -20,9 +20,9 @@ import (
 const RESTSchemaVersion = "0.1.0"
 
 // The REST API's error codes. The first eight are the API's own; the last
-// four are this library's additions for authentication, the body limit,
-// slow clients and calls that middleware refused, which the API does not
-// cover.
+// five are this library's additions for authentication, the body limit,
+// slow clients, calls that middleware refused and call ids reused for a
+// different call, which the API does not cover.
 const (
 	RESTRouteNotFound    = "route.not_found"            // 404
 	RESTMethodNotAllowed = "request.method_not_allowed" // 405
@@ -36,6 +36,7 @@ const (
 	RESTRequestTooLarge  = "request.too_large"          // 413
 	RESTRequestTimeout   = "request.timeout"            // 408
 	RESTCallRefused      = "request.refused"            // 403
+	RESTCallIDReused     = "request.call_id_reused"     // 409
 )
 
 // restStatus maps each error code to its HTTP status.
@@ -47,6 +48,8 @@ func restStatus(code string) int {
 		return http.StatusUnauthorized
 	case RESTCallRefused:
 		return http.StatusForbidden
+	case RESTCallIDReused:
+		return http.StatusConflict
 	case RESTToolNotFound, RESTRouteNotFound:
 		return http.StatusNotFound
 	case RESTMethodNotAllowed:
@@ -258,6 +261,8 @@ func restCodeOf(e *Error) string {
 		return RESTCallRefused
 	case errors.Is(e, ErrToolNotFound):
 		return RESTToolNotFound
+	case errors.Is(e, ErrCallIDReused):
+		return RESTCallIDReused
 	case OutcomeOf(CallResult{}, e) == OutcomeRefused:
 		return RESTCallRefused
 	}
@@ -345,6 +350,7 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		return
 	}
 	req.CallID = w.Header().Get("X-Request-Id")
+	req.generatedID = req.CallID != r.Header.Get("X-Request-Id")
 	req.ToolID, req.Protocol, req.HTTPRequest, req.RequestBody = t.def.ID, ProtocolHTTP, r, body.Bytes()
 
 	res, err := h.reg.serve(r.Context(), req, name, t, nil)
@@ -353,6 +359,9 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		return
 	}
 	armWriteDeadline(w, r)
+	if res.Replayed {
+		w.Header().Set(HeaderReplayed, "true")
+	}
 	out := restResult{
 		SchemaVersion: RESTSchemaVersion,
 		OK:            res.Error == nil,

@@ -1,0 +1,475 @@
+package otc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// This file makes call_id an idempotency key. With a store in
+// RegistryOptions.Idempotency, the core claims the key (caller, call id)
+// after the input has been validated and before the function runs; the
+// first call of a key runs and records its outcome, and a later call with
+// the same key is answered with that outcome instead of running again.
+
+// IdempotencyStore records the calls a registry runs by their call id, so
+// that a call retried with the same id is answered with the outcome of
+// its first run instead of running the tool again (see
+// [RegistryOptions.Idempotency]). [MemoryStore] keeps the record in the
+// process; the github.com/otcgo/otc/redisstore module shares it between
+// replicas.
+//
+// A key is held by at most one call at a time: Claim is atomic, so of
+// several calls that claim one key at once, one gets the claim and the
+// others the record it made. The registry builds keys and fingerprints,
+// and encodes outcomes; a store treats all three as opaque.
+type IdempotencyStore interface {
+	// Claim claims key for a call whose content is summed up by
+	// fingerprint, when no live record holds key; it returns the claim,
+	// which the caller ends with Complete or Release once the call has
+	// run. When a record holds key, in flight or done, Claim returns it
+	// and a nil claim.
+	Claim(ctx context.Context, key, fingerprint string) (*IdempotencyRecord, IdempotencyClaim, error)
+
+	// Wait blocks until the call that holds key is no longer in flight:
+	// its outcome was recorded, its claim released, or its claim lapsed
+	// (a store with leases). It returns at once when key is not in
+	// flight, and ctx's error when ctx ends first.
+	Wait(ctx context.Context, key string) error
+}
+
+// IdempotencyClaim is the hold a running call has on its key. Exactly one
+// of Complete and Release ends it.
+type IdempotencyClaim interface {
+	// Complete records the call's outcome under the key for the store's
+	// retention period. The store keeps outcome, which the caller must
+	// not modify afterwards. An outcome larger than the store keeps is
+	// not recorded: Complete then releases the key and returns
+	// [ErrOutcomeTooLarge]. Complete returns [ErrClaimLost] when the
+	// claim lapsed and the key was claimed by another call meanwhile.
+	Complete(ctx context.Context, outcome []byte) error
+
+	// Release gives up the key without recording an outcome, so that
+	// the next call with it runs.
+	Release(ctx context.Context) error
+}
+
+// IdempotencyRecord is what a store holds for a key.
+type IdempotencyRecord struct {
+	// Fingerprint is the fingerprint given to the Claim that made the
+	// record.
+	Fingerprint string
+	// Done is true once an outcome has been recorded; false while the
+	// call that claimed the key is still running.
+	Done bool
+	// Outcome is the recorded outcome when Done. It is shared with the
+	// store and must not be modified.
+	Outcome []byte
+}
+
+// Errors a store returns.
+var (
+	// ErrOutcomeTooLarge is returned by [IdempotencyClaim.Complete] for an
+	// outcome larger than the store keeps. The key is released: the call
+	// is not deduplicated.
+	ErrOutcomeTooLarge = errors.New("otc: the outcome is larger than the idempotency store keeps")
+	// ErrClaimLost is returned by [IdempotencyClaim.Complete] and
+	// [IdempotencyClaim.Release] when the claim's lease lapsed and the
+	// key was claimed again.
+	ErrClaimLost = errors.New("otc: the idempotency claim was lost")
+	// ErrStoreFull is returned by [IdempotencyStore.Claim] when the store
+	// holds as many calls in flight as it may and can make no room.
+	ErrStoreFull = errors.New("otc: the idempotency store is full of calls in flight")
+	// ErrCallIDReused is wrapped by the [*Error] a call is refused with
+	// when its call id was already used, by the same caller, for a call
+	// of another tool or with other input. Match it with errors.Is.
+	ErrCallIDReused = errors.New("otc: call_id reused for a different call")
+)
+
+// HeaderReplayed is the response header, "Idempotent-Replayed: true", with
+// which the OTC handler and the REST view mark the answer to a call whose
+// outcome was replayed from the idempotency store rather than run.
+const HeaderReplayed = "Idempotent-Replayed"
+
+// storeTimeout bounds each store operation the registry makes after the
+// function has run, when the caller's context may have ended.
+const storeTimeout = 10 * time.Second
+
+// idempotencyKey is the store key of a call: the caller's identity and the
+// call id. Each part is length-prefixed, so that no identity can be made
+// to spell another's key. A call without authentication is anonymous.
+func idempotencyKey(id *Identity, callID string) string {
+	b := make([]byte, 0, 16+len(callID))
+	if id == nil {
+		b = append(b, 'a')
+	} else {
+		iss, _ := id.Claims["iss"].(string)
+		b = append(b, 'i')
+		for _, s := range [...]string{id.Method, iss, id.Name} {
+			b = strconv.AppendInt(b, int64(len(s)), 10)
+			b = append(b, ':')
+			b = append(b, s...)
+		}
+	}
+	b = append(b, '/')
+	b = append(b, callID...)
+	return string(b)
+}
+
+// fingerprint sums up what a call asks for: the versioned tool id, and a
+// SHA-256 of the input in a canonical form, in which the order of object
+// members, white space, string escapes and the spelling of numbers make
+// no difference.
+func fingerprint(toolID string, doc *document, root int32) string {
+	var buf [512]byte
+	canon := appendCanonical(buf[:0], doc, root)
+	sum := sha256.Sum256(canon)
+	out := make([]byte, 0, len(toolID)+1+2*len(sum))
+	out = append(out, toolID...)
+	out = append(out, ' ')
+	out = hex.AppendEncode(out, sum[:])
+	return string(out)
+}
+
+// fingerprintTool returns the tool id part of a fingerprint.
+func fingerprintTool(fp string) string {
+	for i := len(fp) - 1; i >= 0; i-- {
+		if fp[i] == ' ' {
+			return fp[:i]
+		}
+	}
+	return fp
+}
+
+// appendCanonical appends the canonical form of node i: a type byte, then
+// for a string its length and unescaped bytes, for a number its
+// canonical text, for an array its elements, and for an object its
+// members sorted by name.
+func appendCanonical(dst []byte, d *document, i int32) []byte {
+	n := &d.nodes[i]
+	switch n.kind {
+	case kindNull:
+		return append(dst, 'n')
+	case kindFalse:
+		return append(dst, 'f')
+	case kindTrue:
+		return append(dst, 't')
+	case kindNumber:
+		dst = append(dst, 'd')
+		dst = appendCanonicalNumber(dst, d.raw(i), n.flags)
+		return append(dst, ';')
+	case kindString:
+		var buf [64]byte
+		return appendCanonicalString(dst, d.stringBytes(i, buf[:0]))
+	case kindArray:
+		dst = append(dst, '[')
+		for _, e := range d.elements(i) {
+			dst = appendCanonical(dst, d, e)
+		}
+		return append(dst, ']')
+	}
+	type member struct {
+		name []byte
+		v    int32
+	}
+	var small [8]member
+	ms := small[:0]
+	sorted := true
+	for k, v := range d.members(i) {
+		name := d.stringBytes(k, nil)
+		if kn := &d.nodes[k]; kn.flags&flagEscaped == 0 {
+			name = d.data[kn.start+1 : kn.end-1]
+		}
+		if len(ms) > 0 && string(ms[len(ms)-1].name) > string(name) {
+			sorted = false
+		}
+		ms = append(ms, member{name, v})
+	}
+	if !sorted {
+		slices.SortStableFunc(ms, func(a, b member) int { return compareBytes(a.name, b.name) })
+	}
+	dst = append(dst, '{')
+	for _, m := range ms {
+		dst = appendCanonicalString(dst, m.name)
+		dst = appendCanonical(dst, d, m.v)
+	}
+	return append(dst, '}')
+}
+
+func compareBytes(a, b []byte) int {
+	switch {
+	case string(a) < string(b):
+		return -1
+	case string(a) > string(b):
+		return 1
+	}
+	return 0
+}
+
+func appendCanonicalString(dst, s []byte) []byte {
+	dst = append(dst, 's')
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// appendCanonicalNumber writes a number so that 1, 1.0 and 1e0 read the
+// same, as the validator compares them: an integer literal as it is, and
+// any other number by its float64 value, in integer form when it is a
+// whole number below 2^53.
+func appendCanonicalNumber(dst, raw []byte, flags uint8) []byte {
+	if flags&(flagFraction|flagExponent) == 0 {
+		if string(raw) == "-0" {
+			return append(dst, '0')
+		}
+		return append(dst, raw...)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	switch {
+	case err != nil:
+		return append(dst, raw...)
+	case f == math.Trunc(f) && math.Abs(f) < 1<<53:
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+// Outcome encoding: a version byte, the duration in nanoseconds, a flags
+// byte, the outcome class, then the value and the tool error when the
+// flags say so. Strings are length-prefixed.
+const (
+	outcomeVersion = 1
+
+	outcomeHasValue   = 1 << 0
+	outcomeHasError   = 1 << 1
+	outcomeUnexpected = 1 << 2
+	outcomeContent    = 1 << 3
+	outcomeCanRetry   = 1 << 4
+)
+
+// encodeOutcome encodes what a replay must give back.
+func encodeOutcome(res *CallResult) []byte {
+	size := 16 + len(res.Value) + len(res.outcome)
+	if te := res.Error; te != nil {
+		size += 24 + len(te.Message) + len(te.DeveloperMessage) + len(te.AdditionalPromptContent)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, outcomeVersion)
+	b = binary.AppendUvarint(b, uint64(max(res.Duration, 0)))
+	var flags byte
+	if res.Value != nil {
+		flags |= outcomeHasValue
+	}
+	if res.Error != nil {
+		flags |= outcomeHasError
+		if res.Error.CanRetry {
+			flags |= outcomeCanRetry
+		}
+	}
+	if res.Unexpected {
+		flags |= outcomeUnexpected
+	}
+	if res.Content {
+		flags |= outcomeContent
+	}
+	b = append(b, flags)
+	b = appendBytes(b, []byte(res.outcome))
+	if res.Value != nil {
+		b = appendBytes(b, res.Value)
+	}
+	if te := res.Error; te != nil {
+		b = appendBytes(b, []byte(te.Message))
+		b = appendBytes(b, []byte(te.DeveloperMessage))
+		b = appendBytes(b, []byte(te.AdditionalPromptContent))
+		b = binary.AppendUvarint(b, uint64(max(te.RetryAfter, 0)))
+	}
+	return b
+}
+
+func appendBytes(dst, s []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+var errBadOutcome = errors.New("otc: the idempotency store returned an outcome this version cannot read")
+
+// decodeOutcome reads an outcome encodeOutcome wrote. The result's value
+// is a copy, so that it outlives the store's record.
+func decodeOutcome(b []byte) (CallResult, error) {
+	var res CallResult
+	if len(b) < 3 || b[0] != outcomeVersion {
+		return res, errBadOutcome
+	}
+	b = b[1:]
+	d, n := binary.Uvarint(b)
+	if n <= 0 || d > math.MaxInt64 {
+		return res, errBadOutcome
+	}
+	res.Duration = time.Duration(d)
+	b = b[n:]
+	if len(b) == 0 {
+		return res, errBadOutcome
+	}
+	flags := b[0]
+	b = b[1:]
+	next := func() ([]byte, bool) {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, false
+		}
+		s := b[n : n+int(l)]
+		b = b[n+int(l):]
+		return s, true
+	}
+	oc, ok := next()
+	if !ok {
+		return res, errBadOutcome
+	}
+	res.outcome = Outcome(oc)
+	if flags&outcomeHasValue != 0 {
+		v, ok := next()
+		if !ok {
+			return res, errBadOutcome
+		}
+		res.Value = append(make([]byte, 0, len(v)), v...)
+	}
+	if flags&outcomeHasError != 0 {
+		var parts [3][]byte
+		for i := range parts {
+			if parts[i], ok = next(); !ok {
+				return res, errBadOutcome
+			}
+		}
+		ra, n := binary.Uvarint(b)
+		if n <= 0 || ra > math.MaxInt64 {
+			return res, errBadOutcome
+		}
+		b = b[n:]
+		res.Error = &ToolError{
+			Message:                 string(parts[0]),
+			DeveloperMessage:        string(parts[1]),
+			AdditionalPromptContent: string(parts[2]),
+			CanRetry:                flags&outcomeCanRetry != 0,
+			RetryAfter:              time.Duration(ra),
+		}
+	}
+	if len(b) != 0 {
+		return res, errBadOutcome
+	}
+	res.Unexpected = flags&outcomeUnexpected != 0
+	res.Content = flags&outcomeContent != 0
+	return res, nil
+}
+
+// recordable reports whether an outcome is one a retry must be given
+// rather than run again: a success, or a failure that running again would
+// not change (can_retry false). A call the caller abandoned, that was
+// busy, or that timed out is not.
+func recordable(res *CallResult) bool {
+	switch {
+	case res.Error == nil:
+		return true
+	case res.Error.CanRetry:
+		return false
+	}
+	return res.outcome != OutcomeCanceled
+}
+
+// dedupe looks the call up in the store. It returns a claim when the call
+// is to run; otherwise what the call is answered with: the recorded
+// outcome, a refusal for a call id reused with other content, or a
+// retryable failure when the store cannot be reached or the duplicate's
+// context ended while it waited.
+func (r *Registry) dedupe(ctx context.Context, c *Call, doc *document, root int32) (CallResult, IdempotencyClaim, error) {
+	key := idempotencyKey(c.Identity, c.CallID)
+	fp := fingerprint(c.tool.def.ID, doc, root)
+	for {
+		rec, claim, err := r.idem.Claim(ctx, key, fp)
+		switch {
+		case err != nil:
+			return r.storeFailure(ctx, c, err), nil, nil
+		case claim != nil:
+			return CallResult{}, claim, nil
+		case rec == nil:
+			return r.storeFailure(ctx, c, errors.New("Claim returned neither a claim nor a record")), nil, nil
+		case rec.Fingerprint != fp:
+			return CallResult{}, nil, callIDReused(c, fingerprintTool(rec.Fingerprint))
+		case rec.Done:
+			res, err := decodeOutcome(rec.Outcome)
+			if err != nil {
+				return r.storeFailure(ctx, c, err), nil, nil
+			}
+			res.CallID, res.Replayed = c.CallID, true
+			return res, nil, nil
+		}
+		// In flight elsewhere: wait for it to end, then look again.
+		if err := r.idem.Wait(ctx, key); err != nil {
+			if ctx.Err() == nil {
+				return r.storeFailure(ctx, c, err), nil, nil
+			}
+			return CallResult{CallID: c.CallID, outcome: OutcomeCanceled, Error: &ToolError{
+				Message:          fmt.Sprintf("Tool '%s' is still running this call; ask again later for its result", c.tool.def.Name),
+				DeveloperMessage: fmt.Sprintf("call_id %q of %s was in flight when the duplicate's context ended: %v", c.CallID, c.tool.def.ID, context.Cause(ctx)),
+				CanRetry:         true,
+				RetryAfter:       r.busyRetryAfter,
+			}}, nil, nil
+		}
+	}
+}
+
+// storeFailure is the answer to a call whose record could not be read or
+// made: it did not run, and may be sent again.
+func (r *Registry) storeFailure(ctx context.Context, c *Call, err error) CallResult {
+	r.logger.ErrorContext(ctx, "otc: idempotency store failed; the call was not run",
+		slog.String("tool", c.tool.def.ID),
+		slog.String("call_id", c.CallID),
+		slog.String("error", err.Error()))
+	return CallResult{CallID: c.CallID, outcome: OutcomeBusy, Error: &ToolError{
+		Message:          fmt.Sprintf("Tool '%s' could not be run just now; try again shortly", c.tool.def.Name),
+		DeveloperMessage: "the idempotency store failed: " + err.Error(),
+		CanRetry:         true,
+		RetryAfter:       r.busyRetryAfter,
+	}}
+}
+
+// callIDReused is the refusal of a call whose id the caller already used
+// for another call: of tool firstTool, or of this tool with other input.
+func callIDReused(c *Call, firstTool string) *Error {
+	detail := "with different input"
+	if firstTool != c.tool.def.ID {
+		detail = "for tool " + firstTool
+	}
+	return &Error{
+		Code:             CodeServerError,
+		Message:          "The call_id was already used for a different call",
+		DeveloperMessage: fmt.Sprintf("call_id %q was first used %s; a retry must resend the same tool and input, and a new call needs a new call_id", c.CallID, detail),
+		cause:            ErrCallIDReused,
+		outcome:          OutcomeConflict,
+	}
+}
+
+// finishClaim ends a claim once the function has returned: it records a
+// recordable outcome and releases the key otherwise.
+func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res *CallResult, toolID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	var err error
+	if recordable(res) {
+		err = claim.Complete(ctx, encodeOutcome(res))
+	} else {
+		err = claim.Release(ctx)
+	}
+	if err != nil && !errors.Is(err, ErrOutcomeTooLarge) {
+		r.logger.WarnContext(ctx, "otc: idempotency store: the outcome was not recorded; a retry of this call will run it again",
+			slog.String("tool", toolID),
+			slog.String("call_id", res.CallID),
+			slog.String("error", err.Error()))
+	}
+}
