@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,20 +100,25 @@ var (
 // outcome was replayed from the idempotency store rather than run.
 const HeaderReplayed = "Idempotent-Replayed"
 
-// storeTimeout bounds each store operation the registry makes after the
-// function has run, when the caller's context may have ended.
-const storeTimeout = 10 * time.Second
-
-// idempotencyKey is the store key of a call: the caller's identity and the
-// call id. Each part is length-prefixed, so that no identity can be made
-// to spell another's key. A call without authentication is anonymous.
-func idempotencyKey(id *Identity, callID string) string {
-	b := make([]byte, 0, 16+len(callID))
+// keyAndFingerprint returns the store key of a call and its fingerprint,
+// made in one allocation.
+//
+// The key is the caller's identity and the call id. Each part of the
+// identity is length-prefixed, so that no identity can be made to spell
+// another's key. A call without authentication is anonymous.
+//
+// The fingerprint sums up what the call asks for: the versioned tool id,
+// and a SHA-256 of the input in a canonical form, in which the order of
+// object members, white space, string escapes and the spelling of numbers
+// make no difference.
+func keyAndFingerprint(id *Identity, callID, toolID string, doc *document, root int32) (key, fp string) {
+	var buf [384]byte
+	b := buf[:0]
 	if id == nil {
 		b = append(b, 'a')
 	} else {
-		iss, _ := id.Claims["iss"].(string)
 		b = append(b, 'i')
+		iss, _ := id.Claims["iss"].(string)
 		for _, s := range [...]string{id.Method, iss, id.Name} {
 			b = strconv.AppendInt(b, int64(len(s)), 10)
 			b = append(b, ':')
@@ -121,22 +127,15 @@ func idempotencyKey(id *Identity, callID string) string {
 	}
 	b = append(b, '/')
 	b = append(b, callID...)
-	return string(b)
-}
+	n := len(b)
 
-// fingerprint sums up what a call asks for: the versioned tool id, and a
-// SHA-256 of the input in a canonical form, in which the order of object
-// members, white space, string escapes and the spelling of numbers make
-// no difference.
-func fingerprint(toolID string, doc *document, root int32) string {
-	var buf [512]byte
-	canon := appendCanonical(buf[:0], doc, root)
-	sum := sha256.Sum256(canon)
-	out := make([]byte, 0, len(toolID)+1+2*len(sum))
-	out = append(out, toolID...)
-	out = append(out, ' ')
-	out = hex.AppendEncode(out, sum[:])
-	return string(out)
+	var cbuf [512]byte
+	sum := sha256.Sum256(appendCanonical(cbuf[:0], doc, root))
+	b = append(b, toolID...)
+	b = append(b, ' ')
+	b = hex.AppendEncode(b, sum[:])
+	both := string(b)
+	return both[:n], both[n:]
 }
 
 // fingerprintTool returns the tool id part of a fingerprint.
@@ -319,6 +318,10 @@ func decodeOutcome(b []byte) (CallResult, error) {
 	}
 	flags := b[0]
 	b = b[1:]
+	if flags&^(outcomeHasValue|outcomeHasError|outcomeUnexpected|outcomeContent|outcomeCanRetry) != 0 ||
+		flags&(outcomeHasError|outcomeCanRetry) == outcomeCanRetry {
+		return res, errBadOutcome
+	}
 	next := func() ([]byte, bool) {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || l > uint64(len(b)-n) {
@@ -388,8 +391,7 @@ func recordable(res *CallResult) bool {
 // retryable failure when the store cannot be reached or the duplicate's
 // context ended while it waited.
 func (r *Registry) dedupe(ctx context.Context, c *Call, doc *document, root int32) (CallResult, IdempotencyClaim, error) {
-	key := idempotencyKey(c.Identity, c.CallID)
-	fp := fingerprint(c.tool.def.ID, doc, root)
+	key, fp := keyAndFingerprint(c.Identity, c.CallID, c.tool.def.ID, doc, root)
 	for {
 		rec, claim, err := r.idem.Claim(ctx, key, fp)
 		switch {
@@ -455,11 +457,27 @@ func callIDReused(c *Call, firstTool string) *Error {
 	}
 }
 
+// finishLate returns what ends the claim of a call answered by its
+// timeout, once its function returns: the key stays claimed until then,
+// so that a retry waits rather than runs a second copy, and only a
+// success is worth recording for the retry; a failure then may owe to
+// the deadline, so the key is released.
+func (r *Registry) finishLate(ctx context.Context, claim IdempotencyClaim, t *registeredTool, callID string, start time.Time) func(json.RawMessage, error) {
+	return func(value json.RawMessage, err error) {
+		res := CallResult{CallID: callID, Duration: time.Since(start)}
+		if err == nil {
+			res.Value, res.Content = value, t.def.Content
+		} else {
+			res.Error = &ToolError{CanRetry: true}
+		}
+		r.finishClaim(ctx, claim, &res, t.def.ID)
+	}
+}
+
 // finishClaim ends a claim once the function has returned: it records a
 // recordable outcome and releases the key otherwise.
 func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res *CallResult, toolID string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
+	ctx = context.WithoutCancel(ctx) // the outcome is recorded even if the caller has gone
 	var err error
 	if recordable(res) {
 		err = claim.Complete(ctx, encodeOutcome(res))

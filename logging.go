@@ -36,6 +36,9 @@ type CallLogOptions struct {
 //	outcome      the class of the outcome ([Outcome])
 //	duration_ms  the time the call took below this middleware, in
 //	             milliseconds
+//	replayed     true when the call was answered with the outcome an
+//	             earlier call with its call id recorded, without running
+//	             (see [RegistryOptions.Idempotency]); absent otherwise
 //
 // The record's message is "tool call". Secrets, tokens and input values
 // never appear, unless [CallLogOptions.LogInput] is set. Put LogCalls
@@ -73,7 +76,7 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			} else {
 				tool = truncate(tool, MaxIDLength)
 			}
-			var buf [9]slog.Attr
+			var buf [10]slog.Attr
 			attrs := append(buf[:0],
 				slog.String("tool_id", tool),
 				slog.String("call_id", c.CallID))
@@ -87,6 +90,9 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			attrs = append(attrs,
 				slog.String("outcome", string(outcome)),
 				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
+			if res.Replayed {
+				attrs = append(attrs, slog.Bool("replayed", true))
+			}
 			if o.LogInput {
 				if len(c.Input) > 0 {
 					attrs = append(attrs, slog.Any("input", c.Input))

@@ -121,10 +121,11 @@ func (s *MemoryStore) Len() int {
 func (s *MemoryStore) Claim(_ context.Context, key, fingerprint string) (*IdempotencyRecord, IdempotencyClaim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	s.expire(now)
 	if e := s.entries[key]; e != nil {
-		return &IdempotencyRecord{Fingerprint: e.fingerprint, Done: e.done, Outcome: e.outcome}, nil, nil
+		if !e.done || s.now().Before(e.expires) {
+			return &IdempotencyRecord{Fingerprint: e.fingerprint, Done: e.done, Outcome: e.outcome}, nil, nil
+		}
+		s.expire(s.now())
 	}
 	for len(s.entries) >= s.maxEntries && s.head != nil {
 		s.drop(s.head)
@@ -171,8 +172,10 @@ func (e *memEntry) Complete(_ context.Context, outcome []byte) error {
 		s.forget(e)
 		return ErrOutcomeTooLarge
 	}
+	now := s.now()
+	s.expire(now)
 	e.done, e.outcome = true, outcome
-	e.expires = s.now().Add(s.ttl)
+	e.expires = now.Add(s.ttl)
 	e.wake()
 	// Append to the list, then drop the oldest until the store fits.
 	e.prev = s.tail
@@ -215,7 +218,8 @@ func (e *memEntry) wake() {
 }
 
 // expire drops the recorded outcomes whose TTL has passed. The list is in
-// the order outcomes were recorded, so they are at its head.
+// the order outcomes were recorded, so they are at its head. It runs as
+// each outcome is recorded, and when a claim finds an expired one.
 func (s *MemoryStore) expire(now time.Time) {
 	for s.head != nil && !now.Before(s.head.expires) {
 		s.drop(s.head)

@@ -435,16 +435,8 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 			return replay, err
 		}
 		claim = cl
-		// A function answered for by its timeout keeps the key until it
-		// returns; then only a success is worth giving to a retry.
-		late = func(value json.RawMessage, err error) {
-			res := CallResult{CallID: c.CallID, Duration: time.Since(start)}
-			if err == nil {
-				res.Value, res.Content = value, t.def.Content
-			} else {
-				res.Error = &ToolError{CanRetry: true}
-			}
-			r.finishClaim(ctx, claim, &res, t.def.ID)
+		if t.timeout > 0 {
+			late = r.finishLate(ctx, claim, t, c.CallID, start)
 		}
 	}
 

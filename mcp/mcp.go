@@ -85,7 +85,11 @@ const (
 	// "user_id": "..."} carries them.
 	MetaContext = "io.github.otcgo/context"
 	// MetaCallID is the _meta key of a call's id, handed to the tool as
-	// [otc.CallID]. Without it, the registry generates one.
+	// [otc.CallID]. Without it, the registry generates one. With an
+	// idempotency store ([otc.RegistryOptions.Idempotency]) it is the
+	// call's idempotency key: a client that retries a tools/call sends the
+	// same id, and gets the first call's result without the tool running
+	// again. (JSON-RPC request ids cannot serve: a retry is a new request.)
 	MetaCallID = "io.github.otcgo/call_id"
 	// MetaError is the _meta key, on a result whose isError is true, of
 	// what a client program (rather than the model) can act on:

@@ -207,9 +207,11 @@ func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, ext
 // true, with text a model can act on and the details under [MetaError].
 // An unknown tool is a protocol error: EncodeCallResult then returns a
 // non-nil *Error instead (-32602), as it does for a call a tool's
-// [otc.Policy] refused (-32001 or -32002, with the reason in Data). Arguments that are not a JSON object are
-// one too, but a server must refuse them before calling the registry,
-// whose error for them is a plain refusal.
+// [otc.Policy] refused (-32001 or -32002, with the reason in Data) and for
+// a call id reused for a different call (-32602, with data.error
+// "call_id_reused"). Arguments that are not a JSON object are one too, but
+// a server must refuse them before calling the registry, whose error for
+// them is a plain refusal.
 func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
 	b, e := appendCallResult(nil, res, err, nil)
 	if e != nil {
@@ -318,6 +320,14 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	e, ok := errors.AsType[*otc.Error](err)
 	if !ok {
 		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
+	}
+	if errors.Is(err, otc.ErrCallIDReused) {
+		// A client's mistake, not the model's: the call id in _meta names
+		// an earlier call of another tool or with other arguments.
+		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: map[string]string{
+			"error":             "call_id_reused",
+			"error_description": e.DeveloperMessage,
+		}}
 	}
 	if e.Reason != "" {
 		return nil, policyError(e, info != nil)

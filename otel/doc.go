@@ -45,7 +45,10 @@
 //   - error.type, on a failed call only: the outcome class, one of
 //     "tool_error", "fault", "timeout", "busy", "canceled", "not_found",
 //     "bad_request", "missing_requirements", "invalid_input",
-//     "unauthenticated" and "refused" (see [otc.Outcome]).
+//     "unauthenticated", "refused" and "conflict" (see [otc.Outcome]);
+//   - otc.replayed: true on a call answered with the outcome an earlier
+//     call with the same call id recorded, the function not running
+//     (see [otc.RegistryOptions.Idempotency]); absent otherwise.
 //
 // A failed call also sets the span status to Error, with a fixed short
 // description of the outcome class. A successful call leaves the status

@@ -61,6 +61,7 @@ const (
 	keyProtocol        = attribute.Key("otc.protocol")
 	keyToolID          = attribute.Key("otc.tool.id")
 	keyOutcome         = attribute.Key("otc.outcome")
+	keyReplayed        = attribute.Key("otc.replayed")
 )
 
 const (
@@ -88,7 +89,7 @@ var outcomes = []otc.Outcome{
 	otc.OutcomeSuccess, otc.OutcomeToolError, otc.OutcomeFault, otc.OutcomeTimeout,
 	otc.OutcomeBusy, otc.OutcomeCanceled, otc.OutcomeNotFound, otc.OutcomeBadRequest,
 	otc.OutcomeMissingRequirements, otc.OutcomeInvalidInput, otc.OutcomeUnauthenticated,
-	otc.OutcomeRefused,
+	otc.OutcomeRefused, otc.OutcomeConflict,
 }
 
 // statusDescription is the span status description of a failed call: a
@@ -118,6 +119,8 @@ func statusDescription(o otc.Outcome) string {
 		return "the caller's credentials were refused"
 	case otc.OutcomeRefused:
 		return "a middleware refused the call"
+	case otc.OutcomeConflict:
+		return "the call id was already used for a different call"
 	}
 	return "the call failed"
 }
@@ -263,6 +266,9 @@ func (m *middleware) wrap(next otc.CallFunc) otc.CallFunc {
 
 		outcome := otc.OutcomeOf(res, err)
 		if span.IsRecording() {
+			if res.Replayed {
+				span.SetAttributes(keyReplayed.Bool(true))
+			}
 			if outcome == otc.OutcomeSuccess {
 				span.SetAttributes(keyOutcome.String(string(outcome)))
 			} else {
