@@ -155,7 +155,7 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		for _, tool := range res.Tools {
 			tools[tool.Name] = tool
 		}
-		require.ElementsMatch(t, []string{"Calculator_Add", "Doorbell_Ring", "Payments_Refund", "Signer_Sign", "Timer_Wait"}, keys(tools))
+		require.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Payments_Refund", "Signer_Sign", "Timer_Wait"}, keys(tools))
 
 		add := tools["Calculator_Add"]
 		assert.Equal(t, "Adds two numbers together.", add.Description)
@@ -371,6 +371,33 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		assert.Equal(t, "Calculator.Add@1.0.0", rec.ToolID)
 		assert.Equal(t, "mcp", rec.Protocol)
 		assert.Equal(t, "success", rec.Outcome)
+	})
+
+	t.Run("call_id_retry", func(t *testing.T) {
+		t.Parallel()
+		// The server deduplicates by the call id in _meta: the SDK's
+		// client, retrying a call with its id, gets the first count back.
+		id := "interop-" + t.Name()
+		count := func(id string) float64 {
+			res := callTool(t, cs, &mcp.CallToolParams{Name: "Counter_Increment", Arguments: map[string]any{},
+				Meta: mcp.Meta{otcmcp.MetaCallID: id}})
+			require.False(t, res.IsError, "text: %v", res.Content)
+			n, ok := res.StructuredContent.(map[string]any)["result"].(float64)
+			require.True(t, ok, "structuredContent: %v", res.StructuredContent)
+			return n
+		}
+		first := count(id)
+		assert.Equal(t, first, count(id), "a retry with the call id is not counted again")
+		assert.Greater(t, count(id+"-next"), first, "a new call id counts")
+
+		// The id reused for another call is refused, never answered with
+		// the first call's result.
+		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+		defer cancel()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Calculator_Add", Arguments: map[string]any{"a": 1, "b": 2},
+			Meta: mcp.Meta{otcmcp.MetaCallID: id}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "The call_id was already used for a different call")
 	})
 
 	t.Run("cancel", func(t *testing.T) {

@@ -80,11 +80,12 @@ func runMain(m *testing.M) int {
 func buildCalculator(out string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	args := []string{"build", "-o", out}
+	// The calculator is a module of its own: build it in its directory.
+	args := []string{"build", "-C", "../examples/calculator", "-o", out}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	args = append(args, "../examples/calculator")
+	args = append(args, ".")
 	// go test puts the toolchain's bin directory first on PATH, so "go" is
 	// the go that runs these tests.
 	cmd := exec.CommandContext(ctx, "go", args...)

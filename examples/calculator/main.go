@@ -39,6 +39,13 @@
 // Timer.Wait has limits: a wait that runs past 2 seconds ends in a tool
 // error that says it may be retried, and a fifth wait while four are
 // running is refused at once, with a hint to retry after a second.
+//
+// call_id is an idempotency key: a call sent again with the same call_id
+// (X-Request-Id on the REST API, _meta "io.github.otcgo/call_id" over MCP)
+// gets the first call's result without the tool running again.
+// Counter.Increment, which counts its calls, shows it. The record is kept
+// in memory, or in Redis when OTC_REDIS_URL is set
+// (redis://127.0.0.1:6379/0), so that several servers share it.
 package main
 
 import (
@@ -57,6 +64,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -124,10 +132,15 @@ const (
 	waitMaxConcurrent = 4
 )
 
+// counter is Counter.Increment's count, shared by every call the process
+// serves.
+var counter atomic.Int64
+
 // newRegistry registers the example tools. callLog, when not nil, gets one
-// record per call.
-func newRegistry(logger, callLog *slog.Logger) (*otc.Registry, error) {
-	opts := &otc.RegistryOptions{Logger: logger}
+// record per call; store, when not nil, records calls by call id, so that
+// a call retried with the same call_id is not run twice.
+func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc.Registry, error) {
+	opts := &otc.RegistryOptions{Logger: logger, Idempotency: store}
 	if callLog != nil {
 		opts.Middleware = []otc.Middleware{otc.LogCalls(callLog, nil)}
 	}
@@ -219,6 +232,18 @@ func newRegistry(logger, callLog *slog.Logger) (*otc.Registry, error) {
 				return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = otc.Register(reg, otc.Tool{
+		ID:                "Counter.Increment",
+		Version:           "1.0.0",
+		Description:       "Adds one to a counter and returns the new count. Calling it again with the same call_id returns the same count without counting again.",
+		OutputDescription: "The count after this call's increment.",
+	}, func(context.Context, struct{}) (int64, error) {
+		return counter.Add(1), nil
 	})
 	if err != nil {
 		return nil, err
@@ -338,7 +363,11 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if os.Getenv("OTC_LOG_CALLS") == "1" {
 		callLog = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	reg, err := newRegistry(logger, callLog)
+	store, storeName, err := idempotencyStore(ctx, os.Getenv)
+	if err != nil {
+		return err
+	}
+	reg, err := newRegistry(logger, callLog, store)
 	if err != nil {
 		return err
 	}
@@ -361,7 +390,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	logger.Info("calculator: serving OTC tools",
-		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", methods)
+		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", methods, "idempotency", storeName)
 	handler, otcHandler := newServer(reg, auth, logger)
 	srv := &http.Server{
 		Handler:           handler,

@@ -99,7 +99,7 @@ func TestGolden(t *testing.T) {
 	require.NotEmpty(t, files, "no golden files found")
 
 	quiet := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(quiet, nil)
+	reg, err := newRegistry(quiet, nil, nil)
 	require.NoError(t, err)
 	servers := map[string]*httptest.Server{
 		"":      httptest.NewServer(otc.NewHandler(reg, nil)),
@@ -429,7 +429,7 @@ func TestMain_ServesOnAddr(t *testing.T) {
 	for _, tc := range []struct {
 		path  string
 		tools int
-	}{{"/health", 0}, {"/tools", 5}} {
+	}{{"/health", 0}, {"/tools", 6}} {
 		resp, err := http.Get(base + tc.path)
 		require.NoError(t, err)
 		var body struct {

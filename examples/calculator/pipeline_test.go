@@ -49,7 +49,7 @@ func postCall(t *testing.T, c *http.Client, base, body string) callResult {
 func TestTimerWait_Timeout(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil)
+	reg, err := newRegistry(logger, nil, nil)
 	require.NoError(t, err)
 	handler, _ := newServer(reg, nil, logger)
 	srv := httptest.NewServer(handler)
@@ -73,7 +73,7 @@ func TestTimerWait_MaxConcurrent(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, waitMaxConcurrent)
 	logger := slog.New(started)
-	reg, err := newRegistry(logger, nil)
+	reg, err := newRegistry(logger, nil, nil)
 	require.NoError(t, err)
 	handler, _ := newServer(reg, nil, slog.New(slog.DiscardHandler))
 	srv := httptest.NewServer(handler)

@@ -31,7 +31,7 @@ func (s recordSignal) WithGroup(string) slog.Handler      { return s }
 func TestTimerWait_Cancelled(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, 1)
-	reg, err := newRegistry(slog.New(started), nil)
+	reg, err := newRegistry(slog.New(started), nil, nil)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())
