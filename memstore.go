@@ -2,6 +2,7 @@ package otc
 
 import (
 	"context"
+	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -51,35 +52,59 @@ type MemoryStoreOptions struct {
 // bytes, drops outcomes after a TTL, and evicts the oldest first. A call
 // in flight holds its key until its function returns; there is no lease,
 // as the record dies with the process. It is safe for concurrent use.
+//
+// Keys are kept hashed, in one map and a queue of the order outcomes were
+// recorded in, so that a large store costs little per call and little to
+// the garbage collector.
 type MemoryStore struct {
 	ttl        time.Duration
 	maxEntries int
 	maxBytes   int64
 	maxOutcome int
 	now        func() time.Time
+	seeds      [2]maphash.Seed
 
-	mu         sync.Mutex
-	entries    map[string]*memEntry
-	head, tail *memEntry // recorded outcomes, oldest (first to expire) first
-	bytes      int64     // size of the recorded entries
+	mu      sync.Mutex
+	entries map[memKey]memEntry
+	order   []memOrder // recorded outcomes, oldest first, from order[head]
+	head    int
+	seq     uint64
+	bytes   int64 // size of the recorded outcomes
 }
 
-// memEntry is one key: in flight until done, then in the list.
+// memKey is a key, hashed: two 64-bit hashes under random seeds, so that
+// map lookups compare 16 bytes and no one can pick keys that collide.
+type memKey [2]uint64
+
+// memEntry is a key's call: in flight while flight is set, then its
+// recorded outcome.
 type memEntry struct {
-	store       *MemoryStore
-	key         string
 	fingerprint string
-	done        bool
 	outcome     []byte
-	expires     time.Time
-	size        int64
-	wait        chan struct{} // made by the first waiter; closed when no longer in flight
-	prev, next  *memEntry
+	flight      *memFlight
+	seq         uint64 // matches the outcome's entry in order
+	expires     int64  // Unix nanoseconds
 }
 
-// entryOverhead approximates the bytes an entry costs besides its key,
-// fingerprint and outcome.
-const entryOverhead = 160
+// memOrder is an entry of the eviction order. seq tells whether the
+// outcome it names is still the one it was made for; expires is the
+// outcome's, so that the head's can be read without a lookup.
+type memOrder struct {
+	key     memKey
+	seq     uint64
+	expires int64
+}
+
+// memFlight is a call in flight, and the claim its caller holds.
+type memFlight struct {
+	store *MemoryStore
+	key   memKey
+	wait  chan struct{} // made by the first waiter; closed when the call ends
+}
+
+// entryOverhead approximates the bytes a recorded outcome costs besides
+// its fingerprint and outcome.
+const entryOverhead = 96
 
 // NewMemoryStore returns an empty in-memory store. opts may be nil.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
@@ -92,7 +117,8 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 		maxBytes:   opts.MaxBytes,
 		maxOutcome: opts.MaxOutcomeBytes,
 		now:        time.Now,
-		entries:    make(map[string]*memEntry),
+		seeds:      [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		entries:    make(map[memKey]memEntry),
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultIdempotencyTTL
@@ -109,6 +135,10 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	return s
 }
 
+func (s *MemoryStore) hash(key string) memKey {
+	return memKey{maphash.String(s.seeds[0], key), maphash.String(s.seeds[1], key)}
+}
+
 // Len returns the number of calls the store holds, recorded and in
 // flight, counting outcomes past their TTL that have not been dropped yet.
 func (s *MemoryStore) Len() int {
@@ -119,37 +149,45 @@ func (s *MemoryStore) Len() int {
 
 // Claim implements [IdempotencyStore].
 func (s *MemoryStore) Claim(_ context.Context, key, fingerprint string) (*IdempotencyRecord, IdempotencyClaim, error) {
+	k := s.hash(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.entries[key]; e != nil {
-		if !e.done || s.now().Before(e.expires) {
-			return &IdempotencyRecord{Fingerprint: e.fingerprint, Done: e.done, Outcome: e.outcome}, nil, nil
+	if e, ok := s.entries[k]; ok {
+		if e.flight != nil {
+			return &IdempotencyRecord{Fingerprint: e.fingerprint}, nil, nil
 		}
-		s.expire(s.now())
+		now := s.now()
+		if now.UnixNano() < e.expires {
+			return &IdempotencyRecord{Fingerprint: e.fingerprint, Done: true, Outcome: e.outcome}, nil, nil
+		}
+		s.expire(now)
+		if cur, ok := s.entries[k]; ok && cur.seq == e.seq {
+			s.forget(k, cur) // the clock went back: the order had not reached it
+		}
 	}
-	for len(s.entries) >= s.maxEntries && s.head != nil {
-		s.drop(s.head)
+	for len(s.entries) >= s.maxEntries && s.evictOldest() {
 	}
 	if len(s.entries) >= s.maxEntries {
 		return nil, nil, ErrStoreFull
 	}
-	e := &memEntry{store: s, key: key, fingerprint: fingerprint}
-	s.entries[key] = e
-	return nil, e, nil
+	f := &memFlight{store: s, key: k}
+	s.entries[k] = memEntry{fingerprint: fingerprint, flight: f}
+	return nil, f, nil
 }
 
 // Wait implements [IdempotencyStore].
 func (s *MemoryStore) Wait(ctx context.Context, key string) error {
+	k := s.hash(key)
 	s.mu.Lock()
-	e := s.entries[key]
-	if e == nil || e.done {
+	f := s.entries[k].flight
+	if f == nil {
 		s.mu.Unlock()
 		return nil
 	}
-	if e.wait == nil {
-		e.wait = make(chan struct{})
+	if f.wait == nil {
+		f.wait = make(chan struct{})
 	}
-	ch := e.wait
+	ch := f.wait
 	s.mu.Unlock()
 	select {
 	case <-ch:
@@ -160,87 +198,91 @@ func (s *MemoryStore) Wait(ctx context.Context, key string) error {
 }
 
 // Complete implements [IdempotencyClaim].
-func (e *memEntry) Complete(_ context.Context, outcome []byte) error {
-	s := e.store
+func (f *memFlight) Complete(_ context.Context, outcome []byte) error {
+	s := f.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.entries[e.key] != e || e.done {
+	e, ok := f.end()
+	if !ok {
 		return ErrClaimLost
 	}
-	e.size = int64(len(e.key)+len(e.fingerprint)+len(outcome)) + entryOverhead
-	if len(outcome) > s.maxOutcome || e.size > s.maxBytes {
-		s.forget(e)
+	size := int64(len(e.fingerprint)+len(outcome)) + entryOverhead
+	if len(outcome) > s.maxOutcome || size > s.maxBytes {
+		delete(s.entries, f.key)
 		return ErrOutcomeTooLarge
 	}
 	now := s.now()
 	s.expire(now)
-	e.done, e.outcome = true, outcome
-	e.expires = now.Add(s.ttl)
-	e.wake()
-	// Append to the list, then drop the oldest until the store fits.
-	e.prev = s.tail
-	if s.tail != nil {
-		s.tail.next = e
-	} else {
-		s.head = e
-	}
-	s.tail = e
-	s.bytes += e.size
-	for s.bytes > s.maxBytes && s.head != nil {
-		s.drop(s.head)
+	s.seq++
+	expires := now.Add(s.ttl).UnixNano()
+	s.entries[f.key] = memEntry{fingerprint: e.fingerprint, outcome: outcome, seq: s.seq, expires: expires}
+	s.order = append(s.order, memOrder{key: f.key, seq: s.seq, expires: expires})
+	s.bytes += size
+	for s.bytes > s.maxBytes && s.evictOldest() {
 	}
 	return nil
 }
 
 // Release implements [IdempotencyClaim].
-func (e *memEntry) Release(context.Context) error {
-	s := e.store
+func (f *memFlight) Release(context.Context) error {
+	s := f.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.entries[e.key] != e || e.done {
+	if _, ok := f.end(); !ok {
 		return ErrClaimLost
 	}
-	s.forget(e)
+	delete(s.entries, f.key)
 	return nil
 }
 
-// forget removes an entry in flight and wakes its waiters.
-func (s *MemoryStore) forget(e *memEntry) {
-	delete(s.entries, e.key)
-	e.wake()
-}
-
-func (e *memEntry) wake() {
-	if e.wait != nil {
-		close(e.wait)
-		e.wait = nil
+// end wakes the flight's waiters and returns its entry, for the caller to
+// replace or delete; false if it had already ended. The caller holds the
+// lock.
+func (f *memFlight) end() (memEntry, bool) {
+	e, ok := f.store.entries[f.key]
+	if !ok || e.flight != f {
+		return memEntry{}, false
 	}
+	if f.wait != nil {
+		close(f.wait)
+		f.wait = nil
+	}
+	return e, true
 }
 
-// expire drops the recorded outcomes whose TTL has passed. The list is in
-// the order outcomes were recorded, so they are at its head. It runs as
-// each outcome is recorded, and when a claim finds an expired one.
+// expire drops the recorded outcomes whose TTL has passed. The order is
+// that in which outcomes were recorded, so they are at its head. It runs
+// as each outcome is recorded, and when a claim finds an expired one.
 func (s *MemoryStore) expire(now time.Time) {
-	for s.head != nil && !now.Before(s.head.expires) {
-		s.drop(s.head)
+	t := now.UnixNano()
+	for s.head < len(s.order) && s.order[s.head].expires <= t {
+		s.evictOldest()
 	}
 }
 
-// drop removes a recorded entry.
-func (s *MemoryStore) drop(e *memEntry) {
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		s.head = e.next
+// evictOldest drops the oldest recorded outcome, if the order has one,
+// and reports whether it had.
+func (s *MemoryStore) evictOldest() bool {
+	if s.head == len(s.order) {
+		return false
 	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	} else {
-		s.tail = e.prev
+	o := s.order[s.head]
+	s.order[s.head] = memOrder{}
+	s.head++
+	if e, ok := s.entries[o.key]; ok && e.flight == nil && e.seq == o.seq {
+		s.forget(o.key, e)
 	}
-	e.prev, e.next = nil, nil
-	s.bytes -= e.size
-	if s.entries[e.key] == e {
-		delete(s.entries, e.key)
+	// Reclaim the consumed front of the order once it is half of it.
+	if s.head >= 1024 && 2*s.head >= len(s.order) {
+		n := copy(s.order, s.order[s.head:])
+		s.order = s.order[:n]
+		s.head = 0
 	}
+	return true
+}
+
+// forget removes a recorded outcome.
+func (s *MemoryStore) forget(k memKey, e memEntry) {
+	delete(s.entries, k)
+	s.bytes -= int64(len(e.fingerprint)+len(e.outcome)) + entryOverhead
 }
