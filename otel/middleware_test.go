@@ -562,3 +562,30 @@ func toolValue(t *testing.T, protocol string, body []byte) traceSeen {
 	require.NoError(t, json.Unmarshal(raw, &seen), "%s", body)
 	return seen
 }
+
+// TestReplayedAndConflictingCalls: with an idempotency store, a call
+// answered from the record is marked otc.replayed, and a call id reused
+// for another call ends as a "conflict" error.
+func TestReplayedAndConflictingCalls(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	mw, err := otelotc.Middleware(&otelotc.Options{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
+	require.NoError(t, err)
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{mw}, Idempotency: otc.NewMemoryStore(nil)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+
+	for _, input := range []string{`{"a":1,"b":2}`, `{"a":1,"b":2}`, `{"a":5,"b":2}`} {
+		_, _ = reg.Call(context.Background(), &otc.CallRequest{ToolID: "Calculator.Add", CallID: "c-1", Input: json.RawMessage(input)})
+	}
+	spans := rec.Ended()
+	require.Len(t, spans, 3)
+	first, second, third := attrMap(spans[0].Attributes()), attrMap(spans[1].Attributes()), attrMap(spans[2].Attributes())
+	assert.NotContains(t, first, "otc.replayed")
+	assert.Equal(t, "true", second["otc.replayed"], "attrMap renders values as text")
+	assert.Equal(t, "success", second["otc.outcome"])
+	assert.Equal(t, "conflict", third["otc.outcome"])
+	assert.Equal(t, "conflict", third["error.type"])
+	assert.Equal(t, "the call id was already used for a different call", spans[2].Status().Description)
+}
