@@ -1,0 +1,188 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/redisstore"
+)
+
+// The tests run against a real redis-server that TestMain starts on a
+// free port. Without one on PATH they skip, unless OTC_REQUIRE_REDIS=1
+// (set by .ci/run), when they fail.
+
+// redisAddr is the address of the test's redis-server, or "" when none
+// could be started.
+var (
+	redisAddr  string
+	redisError error
+)
+
+// Environment of a child process serving a registry (see serveChild).
+const (
+	serveEnv = "REDISSTORE_TEST_SERVE" // the Redis address
+	leaseEnv = "REDISSTORE_TEST_LEASE" // the lease, in milliseconds
+	hangEnv  = "REDISSTORE_TEST_HANG"  // "1": Count.Up counts, then never returns
+)
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(serveEnv); addr != "" {
+		if err := serveChild(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	stop, err := startRedis()
+	if err != nil {
+		redisError = err
+	}
+	code := m.Run()
+	if stop != nil {
+		stop()
+	}
+	os.Exit(code)
+}
+
+// startRedis starts redis-server on a free port, without persistence,
+// and waits until it answers.
+func startRedis() (stop func(), err error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New("redis-server is not on PATH (apt-get install redis-server)")
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("starting redis-server: %w", err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if c.Ping(context.Background()).Err() == nil {
+				c.Close()
+				redisAddr = addr
+				return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait() // the port was taken meanwhile: try another
+	}
+	return nil, errors.New("redis-server did not answer on any of 5 ports")
+}
+
+// needRedis returns a client of the test's redis-server, or ends the test.
+func needRedis(t testing.TB) *redis.Client {
+	t.Helper()
+	if redisAddr == "" {
+		if os.Getenv("OTC_REQUIRE_REDIS") == "1" {
+			t.Fatalf("OTC_REQUIRE_REDIS=1 but no redis-server could be started: %v", redisError)
+		}
+		t.Skipf("no redis-server: %v", redisError)
+	}
+	c := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// countInput is the input of Count.Up.
+type countInput struct {
+	Sleep int    `json:"sleep_ms,omitempty" jsonschema:"description=How long to take, in milliseconds."`
+	Label string `json:"label,omitempty" jsonschema:"description=Any label."`
+}
+
+// newCountingRegistry registers Count.Up, which counts its runs in the
+// Redis key counter (so that runs in several processes add up), takes
+// sleep_ms, and returns the count.
+func newCountingRegistry(client *redis.Client, store otc.IdempotencyStore, counter string) (*otc.Registry, error) {
+	hang := os.Getenv(hangEnv) == "1"
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
+	err := otc.Register(reg, otc.Tool{ID: "Count.Up", Version: "1.0.0", Description: "Counts its runs."},
+		func(ctx context.Context, in countInput) (int64, error) {
+			n, err := client.Incr(ctx, counter).Result()
+			if err != nil {
+				return 0, err
+			}
+			time.Sleep(time.Duration(in.Sleep) * time.Millisecond)
+			if hang {
+				select {}
+			}
+			return n, nil
+		})
+	return reg, err
+}
+
+// serveChild serves Count.Up over OTC with a store in Redis at addr,
+// prints "ADDR http://..." and serves until standard input closes.
+func serveChild(addr string) error {
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	lease, _ := strconv.Atoi(os.Getenv(leaseEnv))
+	store := redisstore.New(client, &redisstore.Options{Prefix: "twoproc:", Lease: time.Duration(lease) * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	reg, err := newCountingRegistry(client, store, "twoproc:runs")
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: otc.NewHandler(reg, nil), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("ADDR http://%s\n", ln.Addr())
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the test closes stdin
+	return srv.Close()
+}
+
+// startChild runs serveChild in a new process and returns its URL.
+func startChild(t *testing.T, lease time.Duration, hang bool) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveEnv+"="+redisAddr, fmt.Sprintf("%s=%d", leaseEnv, lease.Milliseconds()))
+	if hang {
+		cmd.Env = append(cmd.Env, hangEnv+"=1")
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ADDR ") {
+		t.Fatalf("the child did not say where it listens: %q, %v", line, err)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "ADDR ")), cmd
+}
