@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,18 +17,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/redistest"
 	"github.com/otcgo/otc/redisstore"
 )
 
 // The tests run against a real redis-server that TestMain starts on a
-// free port. Without one on PATH they skip, unless OTC_REQUIRE_REDIS=1
-// (set by .ci/run), when they fail.
+// free port (see internal/redistest).
 
-// redisAddr is the address of the test's redis-server, or "" when none
-// could be started.
+// redisSrv is the test's redis-server, nil when none could be started
+// (for the reason in redisError).
 var (
-	redisAddr  string
+	redisSrv   *redistest.Server
 	redisError error
+	redisAddr  string
 )
 
 // Environment of a child process serving a registry (see serveChild).
@@ -47,63 +47,21 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	stop, err := startRedis()
-	if err != nil {
-		redisError = err
+	redisSrv, redisError = redistest.Start()
+	if redisSrv != nil {
+		redisAddr = redisSrv.Addr
 	}
 	code := m.Run()
-	if stop != nil {
-		stop()
+	if redisSrv != nil {
+		redisSrv.Stop()
 	}
 	os.Exit(code)
-}
-
-// startRedis starts redis-server on a free port, without persistence,
-// and waits until it answers.
-func startRedis() (stop func(), err error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, errors.New("redis-server is not on PATH (apt-get install redis-server)")
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("starting redis-server: %w", err)
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		c := redis.NewClient(&redis.Options{Addr: addr})
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if c.Ping(context.Background()).Err() == nil {
-				c.Close()
-				redisAddr = addr
-				return func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		c.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // the port was taken meanwhile: try another
-	}
-	return nil, errors.New("redis-server did not answer on any of 5 ports")
 }
 
 // needRedis returns a client of the test's redis-server, or ends the test.
 func needRedis(t testing.TB) *redis.Client {
 	t.Helper()
-	if redisAddr == "" {
-		if os.Getenv("OTC_REQUIRE_REDIS") == "1" {
-			t.Fatalf("OTC_REQUIRE_REDIS=1 but no redis-server could be started: %v", redisError)
-		}
-		t.Skipf("no redis-server: %v", redisError)
-	}
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
+	c := redis.NewClient(&redis.Options{Addr: redistest.Need(t, redisSrv, redisError)})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopRedis()
+	os.Exit(code)
 }
 
 // goldenFile is one wire exchange in testdata/golden.

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/internal/redistest"
+)
+
+// A redis-server for the tests that need one, started by the first.
+var redisServer struct {
+	once sync.Once
+	srv  *redistest.Server
+	err  error
+}
+
+func needRedis(t *testing.T) string {
+	t.Helper()
+	redisServer.once.Do(func() { redisServer.srv, redisServer.err = redistest.Start() })
+	return redistest.Need(t, redisServer.srv, redisServer.err)
+}
+
+func stopRedis() {
+	if redisServer.srv != nil {
+		redisServer.srv.Stop()
+	}
+}
+
+// TestCounterIncrement_SharedThroughRedis runs two servers with
+// OTC_REDIS_URL set to one Redis: a call id used on one is replayed on
+// the other, whose own counter does not move.
+func TestCounterIncrement_SharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	url := "redis://" + needRedis(t) + "/0"
+	start := func() string {
+		_, lines := startMainEnv(t, "-addr 127.0.0.1:0", "OTC_REDIS_URL="+url)
+		line := nextLine(t, lines)
+		assert.Contains(t, line, "idempotency=redis")
+		return listeningURL(t, line)
+	}
+	a, b := start(), start()
+
+	first := incrementOTC(t, a, "shared-1")
+	onB := incrementOTC(t, b, "shared-1")
+	assert.Equal(t, first.count, onB.count, "the second server answers with the first's count")
+	assert.True(t, onB.replayed)
+	assert.Equal(t, 1.0, incrementOTC(t, b, "shared-2").count, "the second server had not counted before")
+	assert.Equal(t, first.count+1, incrementOTC(t, a, "shared-3").count)
+}
+
+func TestIdempotencyStoreFromEnv(t *testing.T) {
+	t.Parallel()
+	env := func(url string) func(string) string {
+		return func(k string) string {
+			if k == "OTC_REDIS_URL" {
+				return url
+			}
+			return ""
+		}
+	}
+	_, name, err := idempotencyStore(context.Background(), env(""))
+	require.NoError(t, err)
+	assert.Equal(t, "memory", name)
+
+	_, _, err = idempotencyStore(context.Background(), env("http://127.0.0.1:6379"))
+	assert.ErrorContains(t, err, "OTC_REDIS_URL")
+	assert.ErrorContains(t, err, "redis://host:port/db")
+
+	_, _, err = idempotencyStore(context.Background(), env("redis://127.0.0.1:1/0"))
+	assert.ErrorContains(t, err, "cannot reach Redis at 127.0.0.1:1")
+
+	_, name, err = idempotencyStore(context.Background(), env("redis://"+needRedis(t)+"/0"))
+	require.NoError(t, err)
+	assert.Equal(t, "redis", name)
+}
