@@ -111,7 +111,7 @@ func TestMain_AgainstExampleServer(t *testing.T) {
 		t.Skip("builds and starts the example server")
 	}
 	bin := filepath.Join(t.TempDir(), "calculator")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../calculator")
+	build := exec.CommandContext(t.Context(), "go", "build", "-C", "../calculator", "-o", bin, ".") // a module of its own
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the example server: %s", out)
 
@@ -160,7 +160,7 @@ func TestMain_AgainstExampleServer(t *testing.T) {
 				assert.Equal(t, tc.wantCode, code, "stderr: %s", stderr)
 				if tc.wantCode == 0 {
 					assert.Contains(t, stdout, tc.want)
-					assert.Contains(t, stdout, "5 tools:\n") // the calculator's, Payments.Refund included
+					assert.Contains(t, stdout, "6 tools:\n") // the calculator's, Payments.Refund and Counter.Increment included
 					assert.Empty(t, stderr)
 					return
 				}
