@@ -53,7 +53,7 @@ type (
 		Items   int    `json:"items" jsonschema:"description=Number of lines."`
 	}
 	fuzzPanicInput struct {
-		Mode string `json:"mode" jsonschema:"description=How to fail: panic, index_out_of_range, error, tool_error or nothing."`
+		Mode string `json:"mode" jsonschema_description:"How to fail: panic, index_out_of_range, error, tool_error or nothing."`
 	}
 )
 

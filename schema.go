@@ -88,6 +88,9 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 			if tagName(f.Tag.Get("json")) == "-" || tagName(f.Tag.Get("jsonschema")) == "-" {
 				continue
 			}
+			if err := checkFieldTags(f, path+"."+f.Name); err != nil {
+				return err
+			}
 			if err := walkType(f.Type, path+"."+f.Name, visiting); err != nil {
 				return err
 			}

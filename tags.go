@@ -1,0 +1,281 @@
+package otc
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// This file checks the `jsonschema` struct tags of the types a tool's
+// schemas are reflected from. The reflector skips what it does not
+// understand without a word: a misspelt keyword, a bound that is not a
+// number, an enum value of the wrong type. The schema is the contract a
+// model reads, so Register refuses such a tag instead, naming the field.
+
+// Keywords the reflector reads from a jsonschema tag, for any field and
+// for each JSON type. Bare words (no "=") are listed in tagFlags.
+var (
+	tagGeneric = []string{"title", "description", "type", "anchor",
+		"oneof_required", "anyof_required", "oneof_ref", "oneof_type", "anyof_ref", "anyof_type"}
+	tagByType = map[string][]string{
+		"string":  {"minLength", "maxLength", "pattern", "format", "readOnly", "writeOnly", "default", "example", "enum"},
+		"number":  {"multipleOf", "minimum", "maximum", "exclusiveMaximum", "exclusiveMinimum", "default", "example", "enum"},
+		"integer": {"multipleOf", "minimum", "maximum", "exclusiveMaximum", "exclusiveMinimum", "default", "example", "enum"},
+		"array":   {"minItems", "maxItems", "uniqueItems", "default", "format", "pattern"},
+		"boolean": {"default"},
+		"object":  {},
+	}
+	tagFlags = []string{"required", "nullable"}
+)
+
+// checkFieldTags checks the jsonschema tag of struct field f, at path.
+func checkFieldTags(f reflect.StructField, path string) error {
+	tag, ok := f.Tag.Lookup("jsonschema")
+	if !ok || tag == "" {
+		return nil
+	}
+	parts := splitTag(tag)
+	if parts[0] == "-" {
+		return nil
+	}
+	jsonType, item := tagJSONType(f)
+	fail := func(part, format string, args ...any) error {
+		return fmt.Errorf("field %s: jsonschema tag %q: %s", path, part, fmt.Sprintf(format, args...))
+	}
+	for i, part := range parts {
+		if part == "" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(part, "=")
+		if !hasValue {
+			if slices.Contains(tagFlags, name) {
+				continue
+			}
+			hint := keywordHint(name, jsonType, item)
+			if i > 0 && !strings.HasPrefix(hint, "did you mean") {
+				prev, _, _ := strings.Cut(parts[i-1], "=")
+				if prev == "description" || prev == "title" {
+					return fail(part, "a comma ends the %s, and %q is not a keyword; write the comma as \\\\, in the struct tag, or put the text in a jsonschema_description tag", prev, strings.TrimSpace(part))
+				}
+			}
+			return fail(part, "%q is not a keyword the schema reflector knows (%s)", name, hint)
+		}
+		if name == "type" {
+			jsonType = value
+		}
+		if slices.Contains(tagGeneric, name) {
+			continue
+		}
+		kind := jsonType
+		if jsonType == "array" && !slices.Contains(tagByType["array"], name) && item != "" {
+			kind = item // the reflector applies the rest to the items
+		}
+		allowed, known := tagByType[kind]
+		if !known {
+			continue // a type the reflector gives no keywords: it ignores them
+		}
+		if !slices.Contains(allowed, name) {
+			return fail(part, "%q is not a keyword of %s (%s)", name, describeType(jsonType, item), keywordHint(name, jsonType, item))
+		}
+		if err := checkTagValue(name, value, kind, jsonType); err != nil {
+			return fail(part, "%s", err)
+		}
+	}
+	return nil
+}
+
+// checkTagValue checks that value can be read as the keyword's value for
+// a field of JSON type kind (the item type, for an array's item keywords).
+func checkTagValue(name, value, kind, fieldType string) error {
+	switch name {
+	case "minLength", "maxLength", "minItems", "maxItems":
+		if _, err := strconv.ParseUint(value, 10, 64); err != nil {
+			return fmt.Errorf("%s must be a whole number, not %q", name, value)
+		}
+	case "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		if !isJSONNumber(value) {
+			return fmt.Errorf("%s must be a number, not %q", name, value)
+		}
+	case "readOnly", "writeOnly":
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Errorf("%s must be true or false, not %q", name, value)
+		}
+	case "pattern":
+		if _, err := regexp.Compile(value); err != nil {
+			return fmt.Errorf("the pattern does not compile: %v", err)
+		}
+	case "default", "example", "enum":
+		if fieldType == "array" && name == "default" {
+			kind = "" // the reflector keeps an array's defaults as strings
+		}
+		switch kind {
+		case "integer":
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				return fmt.Errorf("the field is an integer, and %q is not one", value)
+			}
+		case "number":
+			if !isJSONNumber(value) {
+				return fmt.Errorf("the field is a number, and %q is not one", value)
+			}
+		case "boolean":
+			if value != "true" && value != "false" {
+				return fmt.Errorf("the field is a boolean: write %s=true or %s=false", name, name)
+			}
+		}
+	}
+	return nil
+}
+
+// isJSONNumber reports whether s is a number as the reflector reads one.
+func isJSONNumber(s string) bool {
+	if _, err := json.Number(s).Int64(); err == nil {
+		return true
+	}
+	_, err := json.Number(s).Float64()
+	return err == nil
+}
+
+// tagJSONType returns the JSON type the reflector gives field f, and for
+// an array the type of its items; "" when it is not one the tags apply to
+// (a type with a schema of its own, json.RawMessage, an interface).
+func tagJSONType(f reflect.StructField) (string, string) {
+	if jsonOptions(f.Tag.Get("json"), "string") {
+		switch jsonTypeOf(f.Type) {
+		case "integer", "number", "boolean":
+			return "string", ""
+		}
+	}
+	t := f.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	typ := jsonTypeOf(t)
+	if typ == "array" {
+		e := t.Elem()
+		for e.Kind() == reflect.Pointer {
+			e = e.Elem()
+		}
+		return typ, jsonTypeOf(e)
+	}
+	return typ, ""
+}
+
+// jsonTypeOf is the JSON type of Go type t, as the reflector writes it.
+func jsonTypeOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType || t == urlType || t == ipType:
+		return "string"
+	case t == rawMessageType, t.Implements(customSchema), reflect.PointerTo(t).Implements(customSchema):
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "string" // []byte is base64 text
+		}
+		return "array"
+	case reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	}
+	return ""
+}
+
+// jsonOptions reports whether a json tag has the option opt.
+func jsonOptions(tag, opt string) bool {
+	_, rest, _ := strings.Cut(tag, ",")
+	return slices.Contains(strings.Split(rest, ","), opt)
+}
+
+func describeType(typ, item string) string {
+	switch {
+	case typ == "array" && item != "":
+		return "an array of " + item + "s"
+	case typ == "integer":
+		return "an integer field"
+	case typ == "array", typ == "object":
+		return "an " + typ + " field"
+	}
+	return "a " + typ + " field"
+}
+
+// keywordHint names the keyword closest to name that fits the field, or
+// lists those that do.
+func keywordHint(name, typ, item string) string {
+	var fits []string
+	fits = append(fits, tagGeneric[:4]...)
+	fits = append(fits, tagByType[typ]...)
+	if typ == "array" {
+		fits = append(fits, tagByType[item]...)
+	}
+	fits = append(fits, tagFlags...)
+	best, bestDist := "", 3
+	for _, k := range fits {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	slices.Sort(fits)
+	return "this field takes " + strings.Join(slices.Compact(fits), ", ")
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// splitTag splits a jsonschema tag at the commas not escaped as "\,", as
+// the reflector does.
+func splitTag(tag string) []string {
+	var parts []string
+	var cur strings.Builder
+	for i := 0; i < len(tag); i++ {
+		switch {
+		case tag[i] == '\\' && i+1 < len(tag) && tag[i+1] == ',':
+			cur.WriteByte(',')
+			i++
+		case tag[i] == ',':
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(tag[i])
+		}
+	}
+	return append(parts, cur.String())
+}

@@ -1,0 +1,110 @@
+package otc_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+)
+
+// registerInput registers a tool whose input type is In.
+func registerInput[In any](t *testing.T) error {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	return otc.Register(reg, otc.Tool{ID: "Tags.Check", Version: "1.0.0", Description: "Checks tags."},
+		func(context.Context, In) (string, error) { return "", nil })
+}
+
+func TestTagMistakesFailRegistration(t *testing.T) {
+	type typo struct {
+		N int `json:"n" jsonschema:"description=A number.,minimun=3"`
+	}
+	type badBound struct {
+		N int `json:"n" jsonschema:"description=A number.,minimum=abc"`
+	}
+	type enumOnInt struct {
+		N int `json:"n" jsonschema:"description=A number.,enum=one"`
+	}
+	type defaultOnInt struct {
+		N int `json:"n,omitempty" jsonschema:"description=A number.,default=abc"`
+	}
+	type commaInDescription struct {
+		City string `json:"city" jsonschema:"description=City, e.g. Paris"`
+	}
+	type stringBound struct {
+		S string `json:"s" jsonschema:"description=Text.,maximum=3"`
+	}
+	type badLength struct {
+		S string `json:"s" jsonschema:"description=Text.,maxLength=-1"`
+	}
+	type badPattern struct {
+		S string `json:"s" jsonschema:"description=Text.,pattern=[a-"`
+	}
+	type enumOnBool struct {
+		B bool `json:"b" jsonschema:"description=A flag.,enum=true"`
+	}
+	type boolDefault struct {
+		B bool `json:"b,omitempty" jsonschema:"description=A flag.,default=yes"`
+	}
+	type itemEnum struct {
+		L []int `json:"l" jsonschema:"description=Numbers.,enum=x"`
+	}
+	type nested struct {
+		Inner struct {
+			N float64 `json:"n" jsonschema:"description=A number.,maximum=ten"`
+		} `json:"inner" jsonschema:"description=Inside."`
+	}
+	type unknownFlag struct {
+		S string `json:"s" jsonschema:"description=Text.,requird"`
+	}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		message string
+	}{
+		{"typo", registerInput[typo](t), `field otc_test.typo.N: jsonschema tag "minimun=3": "minimun" is not a keyword of an integer field (did you mean "minimum"?)`},
+		{"unparsable bound", registerInput[badBound](t), `field otc_test.badBound.N: jsonschema tag "minimum=abc": minimum must be a number, not "abc"`},
+		{"enum on an int", registerInput[enumOnInt](t), `field otc_test.enumOnInt.N: jsonschema tag "enum=one": the field is an integer, and "one" is not one`},
+		{"default on an int", registerInput[defaultOnInt](t), `field otc_test.defaultOnInt.N: jsonschema tag "default=abc": the field is an integer, and "abc" is not one`},
+		{"comma in a description", registerInput[commaInDescription](t), `field otc_test.commaInDescription.City: jsonschema tag " e.g. Paris": a comma ends the description, and "e.g. Paris" is not a keyword; write the comma as \\, in the struct tag, or put the text in a jsonschema_description tag`},
+		{"number keyword on a string", registerInput[stringBound](t), `"maximum" is not a keyword of a string field (this field takes anchor, default, description, enum, example, format, maxLength, minLength, nullable, pattern, readOnly, required, title, type, writeOnly)`},
+		{"negative length", registerInput[badLength](t), `maxLength must be a whole number, not "-1"`},
+		{"bad pattern", registerInput[badPattern](t), `jsonschema tag "pattern=[a-": the pattern does not compile`},
+		{"enum on a bool", registerInput[enumOnBool](t), `"enum" is not a keyword of a boolean field`},
+		{"bool default", registerInput[boolDefault](t), `the field is a boolean: write default=true or default=false`},
+		{"item enum", registerInput[itemEnum](t), `jsonschema tag "enum=x": the field is an integer, and "x" is not one`},
+		{"nested field", registerInput[nested](t), `field otc_test.nested.Inner.N: jsonschema tag "maximum=ten": maximum must be a number`},
+		{"unknown flag", registerInput[unknownFlag](t), `"requird" is not a keyword the schema reflector knows (did you mean "required"?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Error(t, tc.err)
+			assert.Contains(t, tc.err.Error(), tc.message)
+		})
+	}
+}
+
+func TestValidTagsStillRegister(t *testing.T) {
+	type item struct {
+		Name string `json:"name" jsonschema:"description=The item's name.,minLength=1,maxLength=40,pattern=^[a-z]+$"`
+	}
+	type valid struct {
+		City     string   `json:"city" jsonschema:"description=City\\, e.g. Paris,example=Paris"`
+		Country  string   `json:"country,omitempty" jsonschema_description:"Country, as ISO 3166 alpha-2." jsonschema:"enum=FR,enum=DE,default=FR"`
+		Count    int      `json:"count" jsonschema:"description=How many.,minimum=1,maximum=10,multipleOf=1,enum=1,enum=5,default=1"`
+		Ratio    float64  `json:"ratio,omitempty" jsonschema:"description=A ratio.,exclusiveMinimum=0,exclusiveMaximum=1.5,default=0.5"`
+		Flag     bool     `json:"flag,omitempty" jsonschema:"description=A flag.,default=true"`
+		Tags     []string `json:"tags,omitempty" jsonschema:"description=Tags.,minItems=1,maxItems=3,uniqueItems=true,enum=a,enum=b"`
+		Sizes    []int    `json:"sizes,omitempty" jsonschema:"description=Sizes.,minimum=0,maximum=9"`
+		Items    []item   `json:"items,omitempty" jsonschema:"description=Items.,maxItems=5"`
+		Quoted   int      `json:"quoted,string,omitempty" jsonschema:"description=A number sent as a string.,pattern=^[0-9]+$"`
+		Note     *string  `json:"note,omitempty" jsonschema:"description=A note.,nullable,maxLength=100"`
+		Title    string   `json:"title" jsonschema:"title=Title,description=A title.,required,readOnly=false"`
+		Hidden   string   `json:"-" jsonschema:"whatever=1"`
+		Ignored  string   `json:"ignored,omitempty" jsonschema:"-"`
+		Trailing string   `json:"trailing,omitempty" jsonschema:"description=Ends in a comma.,"`
+	}
+	require.NoError(t, registerInput[valid](t))
+}
