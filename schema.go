@@ -126,11 +126,7 @@ func reflectSchema(t reflect.Type, description string) (schema json.RawMessage, 
 	if description != "" {
 		s.Description = description
 	}
-	if s.Properties != nil {
-		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
-			hoistNullableDescription(pair.Value)
-		}
-	}
+	nullableAnyOf(s)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode the schema of %s: %w", t, err)
@@ -141,13 +137,33 @@ func reflectSchema(t reflect.Type, description string) (schema json.RawMessage, 
 	return b, nil
 }
 
-// hoistNullableDescription moves the description of a property tagged
-// jsonschema:"nullable" from inside its oneOf to the property itself, where
-// models and the description check look for it.
-func hoistNullableDescription(p *jsonschema.Schema) {
-	if p.Description == "" && len(p.OneOf) == 2 && p.OneOf[0].Description != "" {
-		p.Description = p.OneOf[0].Description
-		p.OneOf[0].Description = ""
+// nullableAnyOf rewrites the {"oneOf": [S, {"type": "null"}]} the
+// reflector gives a property tagged jsonschema:"nullable" as an anyOf,
+// which validates the same (S never accepts null) and is the form
+// OpenAI's strict mode accepts, and moves S's description up to the
+// property, where models and the description check look for it. It walks
+// nested objects and array items.
+func nullableAnyOf(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Type == "" && len(s.OneOf) == 2 && s.OneOf[1] != nil && s.OneOf[1].Type == "null" && s.OneOf[0] != nil {
+		s.AnyOf, s.OneOf = s.OneOf, nil
+		if s.Description == "" {
+			s.Description, s.AnyOf[0].Description = s.AnyOf[0].Description, ""
+		}
+	}
+	if s.Properties != nil {
+		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			nullableAnyOf(pair.Value)
+		}
+	}
+	nullableAnyOf(s.Items)
+	nullableAnyOf(s.AdditionalProperties)
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, sub := range list {
+			nullableAnyOf(sub)
+		}
 	}
 }
 

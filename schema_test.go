@@ -418,10 +418,25 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Parent *string `json:"parent" jsonschema:"description=The parent id or null for a root.,nullable"`
 			}],
 			props: []string{"parent"}, property: "parent", required: true,
-			// The description sits on the property, not inside oneOf.
-			want:   `{"oneOf":[{"type":"string"},{"type":"null"}],"description":"The parent id or null for a root."}`,
+			// anyOf, as OpenAI's strict mode requires; the description
+			// sits on the property, not inside anyOf.
+			want:   `{"anyOf":[{"type":"string"},{"type":"null"}],"description":"The parent id or null for a root."}`,
 			accept: []string{`{"parent":null}`, `{"parent":"p1"}`},
 			reject: map[string]string{`{"parent":1}`: "parent", `{}`: "parent"},
+		},
+		{
+			name: "nullable_nested",
+			register: registerSchemaProbe[struct {
+				Items []struct {
+					Note *string `json:"note" jsonschema:"description=A note or null.,nullable"`
+				} `json:"items" jsonschema:"description=The items."`
+			}],
+			props: []string{"items"}, property: "items", required: true,
+			want: `{"type":"array","description":"The items.","items":{"type":"object",
+				"properties":{"note":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"A note or null."}},
+				"required":["note"],"additionalProperties":false}}`,
+			accept: []string{`{"items":[{"note":null},{"note":"n"}]}`},
+			reject: map[string]string{`{"items":[{"note":2}]}`: "items.0.note"},
 		},
 		{
 			name: "no_json_tag_uses_field_name",
