@@ -423,6 +423,9 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	if edits := t.plan.edits(doc, root, nil); edits != nil {
 		input = applyEdits(doc, root, edits)
 	}
+	if t.defaults != nil {
+		input = applyDefaults(t.defaults, doc, root, input)
+	}
 
 	// With an idempotency store, a call that brought its own call id runs
 	// only if it is the first with that id; a repeat is answered with the

@@ -53,6 +53,15 @@ type RegistryOptions struct {
 	// DefaultBusyRetryAfter.
 	BusyRetryAfter time.Duration
 
+	// StrictNulls keeps JSON null out of optional parameters. By default
+	// a reflected input schema lets an optional parameter (one with
+	// omitempty and without jsonschema:"required") be null, which the
+	// function sees as absent: the zero value, or nil, or the parameter's
+	// default. Models send null for "not given" all the time. With
+	// StrictNulls, null is refused unless the field is tagged
+	// jsonschema:"nullable". Hand-written input schemas are never changed.
+	StrictNulls bool
+
 	// Idempotency, when set, makes call_id an idempotency key: a call
 	// whose call id the same caller already used for the same tool and
 	// input is answered with the outcome the first call recorded, and the
@@ -86,6 +95,7 @@ type Registry struct {
 	maxConcurrent  int
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
+	strictNulls    bool
 
 	mu      sync.Mutex // serializes registrations
 	current atomic.Pointer[catalog]
@@ -103,6 +113,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		maxConcurrent:  opts.DefaultMaxConcurrent,
 		busyRetryAfter: opts.BusyRetryAfter,
 		idem:           opts.Idempotency,
+		strictNulls:    opts.StrictNulls,
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()
@@ -147,6 +158,7 @@ type registeredTool struct {
 	encodedDef   []byte // def as JSON
 	validator    *schemaNode
 	plan         *decodePlan // the input type's field names; nil when it has none
+	defaults     []parameterDefault
 	requirements *Requirements
 	invoke       invokeFunc
 
@@ -190,7 +202,7 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	if fn == nil {
 		return fmt.Errorf("otc: tool %s: the function is nil", toolLabel(t))
 	}
-	rt, hasOutput, err := prepareTool(t, reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	rt, hasOutput, err := prepareTool(t, reflect.TypeFor[In](), reflect.TypeFor[Out](), r.strictNulls)
 	if err != nil {
 		return err
 	}
@@ -219,7 +231,7 @@ func toolLabel(t Tool) string {
 
 // prepareTool checks a tool's description and builds its schemas and
 // validator. hasOutput is false when the tool returns nothing.
-func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bool, err error) {
+func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registeredTool, hasOutput bool, err error) {
 	fail := func(format string, args ...any) (*registeredTool, bool, error) {
 		return nil, false, fmt.Errorf("otc: tool %s: %s", toolLabel(t), fmt.Sprintf(format, args...))
 	}
@@ -249,7 +261,7 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		return fail("Policy: %s", problem)
 	}
 
-	params, fullParams, validator, err := inputSchema(t, in)
+	params, fullParams, validator, err := inputSchema(t, in, strictNulls)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -282,6 +294,7 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 		encodedDef:    encoded,
 		validator:     validator,
 		plan:          newDecodePlan(in),
+		defaults:      parameterDefaults(params, strictNulls),
 		requirements:  def.Requirements,
 		timeout:       t.Timeout,
 		maxConcurrent: int64(t.MaxConcurrent),
@@ -292,7 +305,7 @@ func prepareTool(t Tool, in, out reflect.Type) (rt *registeredTool, hasOutput bo
 // validator, from the hand-written schema when there is one. full is the
 // hand-written schema as given when its references had to be inlined, and
 // nil otherwise.
-func inputSchema(t Tool, in reflect.Type) (params, full json.RawMessage, validator *schemaNode, err error) {
+func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.RawMessage, validator *schemaNode, err error) {
 	base := in
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -319,7 +332,7 @@ func inputSchema(t Tool, in reflect.Type) (params, full json.RawMessage, validat
 		if !decodable {
 			return nil, nil, nil, fmt.Errorf("input type %s must be a struct, a pointer to a struct, or a map with string keys", in)
 		}
-		reflected, err := reflectSchema(in, "")
+		reflected, err := reflectInputSchema(in, !strictNulls)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("input type: %v", err)
 		}

@@ -105,11 +105,75 @@ func tagName(tag string) string {
 	return name
 }
 
+// reflectInputSchema reflects the parameters schema of input type t.
+// With nullAsAbsent, every optional property (not in its object's
+// required list, and not tagged nullable) also accepts null: its schema S
+// becomes {"anyOf": [S, {"type": "null"}]}, with S's description and
+// default moved up beside the anyOf, where models look for them.
+func reflectInputSchema(t reflect.Type, nullAsAbsent bool) (json.RawMessage, error) {
+	if !nullAsAbsent {
+		return reflectSchema(t, "")
+	}
+	return reflectSchemaWith(t, "", optionalNullable)
+}
+
+// optionalNullable lets the optional properties of s, and of the objects
+// nested in it, be null (see reflectInputSchema).
+func optionalNullable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Properties != nil {
+		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			p := pair.Value
+			optionalNullable(p)
+			if p == nil || slices.Contains(s.Required, pair.Key) || acceptsNull(p) {
+				continue
+			}
+			wrapped := &jsonschema.Schema{
+				AnyOf:       []*jsonschema.Schema{p, {Type: "null"}},
+				Title:       p.Title,
+				Description: p.Description,
+				Default:     p.Default,
+			}
+			p.Title, p.Description, p.Default = "", "", nil
+			pair.Value = wrapped
+		}
+	}
+	optionalNullable(s.Items)
+	optionalNullable(s.AdditionalProperties)
+	for _, list := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, sub := range list {
+			optionalNullable(sub)
+		}
+	}
+}
+
+// acceptsNull reports whether a reflected schema already lets null in:
+// a nullable property, or a schema without a type (any value).
+func acceptsNull(s *jsonschema.Schema) bool {
+	if s.Type == "null" || s.Type == "" && len(s.AnyOf) == 0 && len(s.OneOf) == 0 && len(s.AllOf) == 0 {
+		return true
+	}
+	for _, b := range s.AnyOf {
+		if b != nil && b.Type == "null" {
+			return true
+		}
+	}
+	return false
+}
+
 // reflectSchema reflects the inline schema of t, without $schema or $id.
 // The reflector panics on types it does not know; checkInlineType rules
 // those out, and the recover turns anything left into an error rather than
 // a crash at startup.
 func reflectSchema(t reflect.Type, description string) (schema json.RawMessage, err error) {
+	return reflectSchemaWith(t, description, nil)
+}
+
+// reflectSchemaWith is reflectSchema, with adjust applied to the schema
+// before it is encoded.
+func reflectSchemaWith(t reflect.Type, description string, adjust func(*jsonschema.Schema)) (schema json.RawMessage, err error) {
 	if err := checkInlineType(t); err != nil {
 		return nil, err
 	}
@@ -127,6 +191,9 @@ func reflectSchema(t reflect.Type, description string) (schema json.RawMessage, 
 		s.Description = description
 	}
 	nullableAnyOf(s)
+	if adjust != nil {
+		adjust(s)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode the schema of %s: %w", t, err)

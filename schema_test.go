@@ -111,8 +111,10 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Note string `json:"note,omitempty" jsonschema:"description=An optional note."`
 			}],
 			props: []string{"note"}, property: "note", required: false,
-			want:   `{"type":"string","description":"An optional note."}`,
-			accept: []string{`{}`, `{"note":"hi"}`},
+			// An optional parameter may be null, meaning not given.
+			want:   `{"anyOf":[{"type":"string"},{"type":"null"}],"description":"An optional note."}`,
+			accept: []string{`{}`, `{"note":"hi"}`, `{"note":null}`},
+			reject: map[string]string{`{"note":1}`: "note"},
 		},
 		{
 			name: "jsonschema_description",
@@ -227,8 +229,8 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Limit int `json:"limit,omitempty" jsonschema:"description=Page size.,default=20"`
 			}],
 			props: []string{"limit"}, property: "limit", required: false,
-			want:   `{"type":"integer","default":20,"description":"Page size."}`,
-			accept: []string{`{}`},
+			want:   `{"anyOf":[{"type":"integer"},{"type":"null"}],"default":20,"description":"Page size."}`,
+			accept: []string{`{}`, `{"limit":null}`, `{"limit":5}`},
 		},
 		{
 			name: "format_email",
@@ -327,8 +329,8 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Count *int `json:"count,omitempty" jsonschema:"description=How many."`
 			}],
 			props: []string{"count"}, property: "count", required: false,
-			want:   `{"type":"integer","description":"How many."}`,
-			accept: []string{`{}`, `{"count":0}`},
+			want:   `{"anyOf":[{"type":"integer"},{"type":"null"}],"description":"How many."}`,
+			accept: []string{`{}`, `{"count":0}`, `{"count":null}`},
 			reject: map[string]string{`{"count":"0"}`: "count"},
 		},
 		{
