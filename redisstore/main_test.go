@@ -68,7 +68,7 @@ func needRedis(t testing.TB) *redis.Client {
 
 // countInput is the input of Count.Up.
 type countInput struct {
-	Sleep int    `json:"sleep_ms,omitempty" jsonschema:"description=How long to take, in milliseconds."`
+	Sleep int    `json:"sleep_ms,omitempty" jsonschema:"description=How long to take in milliseconds."`
 	Label string `json:"label,omitempty" jsonschema:"description=Any label."`
 }
 
