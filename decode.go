@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -43,6 +45,9 @@ type decodePlan struct {
 	elem *decodePlan
 	// integer is true for an integer type.
 	integer bool
+	// duration is true for time.Duration, which the schema gives as a
+	// string ("1h30m") and encoding/json reads as nanoseconds.
+	duration bool
 }
 
 var (
@@ -62,6 +67,9 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 	}
 	if p, ok := memo[t]; ok {
 		return p
+	}
+	if t == durationType {
+		return &decodePlan{duration: true}
 	}
 	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
 		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
@@ -154,6 +162,10 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 		if p.integer && n.flags&(flagFraction|flagExponent) != 0 {
 			out = append(out, edit{start: n.start, end: n.end, integral: true})
 		}
+	case kindString:
+		if p.duration {
+			out = append(out, edit{start: n.start, end: n.end, duration: true})
+		}
 	case kindObject:
 		for k, v := range d.members(i) {
 			if p.fields == nil { // a map
@@ -206,6 +218,7 @@ func (p *decodePlan) foldMatch(name []byte) bool {
 type edit struct {
 	start, end int32
 	integral   bool
+	duration   bool // a duration string, rewritten in nanoseconds
 }
 
 // memberSpan returns the edit that drops the object member whose key is
@@ -248,13 +261,22 @@ func applyEdits(d *document, i int32, edits []edit) []byte {
 		}
 		out = append(out, d.data[pos:e.start]...)
 		pos = e.end
-		if e.integral {
+		switch {
+		case e.integral:
 			var buf [64]byte
 			text, ok := parseDecimal(d.data[e.start:e.end], buf[:0]).integerText(out)
 			if !ok {
 				text = append(out, d.data[e.start:e.end]...)
 			}
 			out = text
+		case e.duration:
+			var buf [64]byte
+			dur, err := time.ParseDuration(string(unescape(buf[:0], d.data[e.start+1:e.end-1])))
+			if err != nil { // out of range: left for the decoder to refuse
+				out = append(out, d.data[e.start:e.end]...)
+			} else {
+				out = strconv.AppendInt(out, int64(dur), 10)
+			}
 		}
 	}
 	return append(out, d.data[pos:n.end]...)

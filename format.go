@@ -1,6 +1,7 @@
 package otc
 
 import (
+	"encoding/base64"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -38,6 +39,30 @@ var formats = map[string]*formatRule{
 	"regex":                 {validRegex, "Must be a regular expression"},
 	"json-pointer":          {validJSONPointer, "Must be a JSON pointer, such as /a/b"},
 	"relative-json-pointer": {validRelativeJSONPointer, "Must be a relative JSON pointer, such as 1/a"},
+}
+
+// base64Rule checks contentEncoding "base64", the form encoding/json
+// reads into a []byte: the standard alphabet, padded.
+var base64Rule = &formatRule{func(b []byte) bool {
+	_, err := base64.StdEncoding.DecodeString(string(b))
+	return err == nil
+}, "Must be base64 text (the standard alphabet, padded with =)"}
+
+// durationPattern is the schema pattern of a time.Duration: Go's duration
+// syntax, as time.ParseDuration reads it ("90s", "1h30m", "250ms").
+const durationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+
+// durationRule checks what durationPattern cannot: that the duration is
+// within time.Duration's range, about 292 years.
+var durationRule = &formatRule{func(b []byte) bool {
+	_, err := time.ParseDuration(string(b))
+	return err == nil
+}, "Must be a duration of at most 2562047h (about 292 years)"}
+
+// patternMessages gives the patterns the reflector writes a message a
+// model can act on, instead of the pattern itself.
+var patternMessages = map[string]string{
+	durationPattern: `Must be a duration such as "90s", "5m" or "1h30m" (units ns, us, ms, s, m, h)`,
 }
 
 func validDateTime(b []byte) bool {

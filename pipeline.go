@@ -463,7 +463,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 			return CallResult{}, &Error{
 				Code:            CodeInvalidInput,
 				Message:         invalidInputMessage,
-				ParameterErrors: decodeParameterErrors(ie.err),
+				ParameterErrors: locateDecodeError(t.inType, input, ie.err),
 			}
 		}
 		res.Error, res.Unexpected = r.toolError(t, err)

@@ -159,6 +159,7 @@ type registeredTool struct {
 	validator    *schemaNode
 	plan         *decodePlan // the input type's field names; nil when it has none
 	defaults     []parameterDefault
+	inType       reflect.Type // the function's input type
 	requirements *Requirements
 	invoke       invokeFunc
 
@@ -295,6 +296,7 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 		validator:     validator,
 		plan:          newDecodePlan(in),
 		defaults:      parameterDefaults(params, strictNulls),
+		inType:        in,
 		requirements:  def.Requirements,
 		timeout:       t.Timeout,
 		maxConcurrent: int64(t.MaxConcurrent),

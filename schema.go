@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,7 @@ var (
 	urlType        = reflect.TypeFor[url.URL]()
 	ipType         = reflect.TypeFor[net.IP]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	durationType   = reflect.TypeFor[time.Duration]()
 	noOutputType   = reflect.TypeFor[NoOutput]()
 	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
 	// customSchema is the reflector's hook for a type that writes its own
@@ -53,10 +56,16 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 		t = t.Elem()
 	}
 	switch {
-	case t == timeType || t == urlType || t == ipType || t == rawMessageType:
+	case t == timeType || t == ipType || t == rawMessageType || t == durationType:
 		return nil
 	case t.Implements(customSchema) || reflect.PointerTo(t).Implements(customSchema):
 		return nil
+	case t == urlType:
+		return fmt.Errorf("%s has type url.URL, which encoding/json cannot read from a string: use a string with jsonschema:\"format=uri\" and url.Parse it in the function", path)
+	case reflect.PointerTo(t).Implements(jsonUnmarshaler):
+		return fmt.Errorf("%s has type %s, which reads JSON its own way (UnmarshalJSON), so a schema reflected from its Go fields would not say what it accepts: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
+	case reflect.PointerTo(t).Implements(textUnmarshaler):
+		return nil // a string, see typeSchema
 	}
 	switch t.Kind() {
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128,
@@ -103,6 +112,56 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 func tagName(tag string) string {
 	name, _, _ := strings.Cut(tag, ",")
 	return name
+}
+
+// typeSchema gives the schema of the Go types whose JSON form the
+// reflector gets wrong, and nil for the others:
+//
+//   - time.Duration, which encoding/json reads as an integer of
+//     nanoseconds, is a duration string ("1h30m"), which the decode plan
+//     turns into nanoseconds;
+//   - net.IP, written as IPv4 only, takes IPv6 too;
+//   - a type read from a JSON string by UnmarshalText is a string;
+//   - sized and unsigned integers carry their range, so that the schema
+//     says what the validator enforces.
+func typeSchema(t reflect.Type) *jsonschema.Schema {
+	if t.Implements(customSchema) || reflect.PointerTo(t).Implements(customSchema) {
+		return nil
+	}
+	switch {
+	case t == durationType:
+		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
+	case t == ipType:
+		return &jsonschema.Schema{Type: "string", AnyOf: []*jsonschema.Schema{{Format: "ipv4"}, {Format: "ipv6"}}}
+	case t == timeType || t == rawMessageType:
+		return nil
+	case reflect.PointerTo(t).Implements(textUnmarshaler) && !reflect.PointerTo(t).Implements(jsonUnmarshaler):
+		return &jsonschema.Schema{Type: "string"}
+	}
+	bound := func(lo, hi int64) *jsonschema.Schema {
+		s := &jsonschema.Schema{Type: "integer", Minimum: json.Number(strconv.FormatInt(lo, 10))}
+		if hi != 0 {
+			s.Maximum = json.Number(strconv.FormatInt(hi, 10))
+		}
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Int8:
+		return bound(math.MinInt8, math.MaxInt8)
+	case reflect.Int16:
+		return bound(math.MinInt16, math.MaxInt16)
+	case reflect.Int32:
+		return bound(math.MinInt32, math.MaxInt32)
+	case reflect.Uint8:
+		return bound(0, math.MaxUint8)
+	case reflect.Uint16:
+		return bound(0, math.MaxUint16)
+	case reflect.Uint32:
+		return bound(0, math.MaxUint32)
+	case reflect.Uint, reflect.Uint64:
+		return bound(0, 0)
+	}
+	return nil
 }
 
 // reflectInputSchema reflects the parameters schema of input type t.
@@ -182,7 +241,7 @@ func reflectSchemaWith(t reflect.Type, description string, adjust func(*jsonsche
 			err = fmt.Errorf("cannot reflect a schema from %s: %v", t, v)
 		}
 	}()
-	r := &jsonschema.Reflector{DoNotReference: true, Anonymous: true}
+	r := &jsonschema.Reflector{DoNotReference: true, Anonymous: true, Mapper: typeSchema}
 	s := r.ReflectFromType(t)
 	s.Version = ""
 	s.ID = ""
@@ -420,6 +479,52 @@ func decodeParameterErrors(err error) map[string]string {
 		return map[string]string{truncate(key, maxEchoedKey): msg}
 	}
 	return map[string]string{rootKey: "Cannot be read as the tool's input"}
+}
+
+// locateDecodeError returns the parameter errors of input that the
+// decoder refused with err. encoding/json names the field of a type
+// mismatch, but not the field whose UnmarshalText or UnmarshalJSON
+// failed; for those, each top-level parameter is decoded alone to find
+// the culprit, and its error's text goes to the model.
+func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
+	if errs := decodeParameterErrors(err); errs[rootKey] == "" {
+		return errs
+	}
+	base := in
+	for base != nil && base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if base == nil || base.Kind() != reflect.Struct {
+		return decodeParameterErrors(err)
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(input, &members) != nil {
+		return decodeParameterErrors(err)
+	}
+	fields := jsonFields(base)
+	for _, name := range sortedKeys(members) {
+		ft, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if ferr := json.Unmarshal(members[name], reflect.New(ft).Interface()); ferr != nil {
+			if errs := decodeParameterErrors(ferr); errs[rootKey] == "" {
+				return prefixKeys(name, errs)
+			}
+			return map[string]string{truncate(name, maxEchoedKey): "Cannot be read: " + truncate(ferr.Error(), 200)}
+		}
+	}
+	return decodeParameterErrors(err)
+}
+
+// prefixKeys puts name before each key of errs, as the path of a nested
+// parameter.
+func prefixKeys(name string, errs map[string]string) map[string]string {
+	out := make(map[string]string, len(errs))
+	for k, v := range errs {
+		out[truncate(name+"."+k, maxEchoedKey)] = v
+	}
+	return out
 }
 
 // jsonKindOf names the JSON value a Go type decodes from, for messages.

@@ -104,6 +104,7 @@ type schemaNode struct {
 	minLength, maxLength int
 	pattern              *pattern
 	format               *formatRule
+	encoding             *formatRule // contentEncoding base64
 
 	prefix                   []*schemaNode // tuple positions
 	items                    *schemaNode   // elements after the prefix
@@ -344,7 +345,13 @@ func (c *compiler) compile() {
 	if f, ok := obj["format"].(string); ok {
 		s.format = formats[f] // an unknown format is an annotation
 	}
-	s.stringy = s.minLength >= 0 || s.maxLength >= 0 || s.pattern != nil || s.format != nil
+	if s.pattern != nil && s.pattern.String() == durationPattern {
+		s.format = durationRule // the pattern, and within time.Duration's range
+	}
+	if e, _ := obj["contentEncoding"].(string); e == "base64" {
+		s.encoding = base64Rule // what encoding/json decodes into a []byte
+	}
+	s.stringy = s.minLength >= 0 || s.maxLength >= 0 || s.pattern != nil || s.format != nil || s.encoding != nil
 
 	switch obj["items"].(type) {
 	case []any: // draft 7 tuple form
@@ -727,10 +734,17 @@ func (c *checker) string(s *schemaNode, i int32) {
 		}
 	}
 	if s.pattern != nil && !s.pattern.match(str) {
-		c.fail("Must match the pattern " + s.pattern.String())
+		if msg, ok := patternMessages[s.pattern.String()]; ok {
+			c.fail(msg)
+		} else {
+			c.fail("Must match the pattern " + s.pattern.String())
+		}
 	}
 	if s.format != nil && !s.format.valid(str) {
 		c.fail(s.format.message)
+	}
+	if s.encoding != nil && !s.encoding.valid(str) {
+		c.fail(s.encoding.message)
 	}
 }
 
