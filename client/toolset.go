@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 	"golang.org/x/mod/semver"
 )
 
@@ -74,6 +75,9 @@ type OpenAIFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Strict is true in the declarations of [Toolset.OpenAIStrict] whose
+	// parameters were rewritten for OpenAI's strict mode.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // OpenAI returns the tools as OpenAI function declarations, ready to be
@@ -89,6 +93,60 @@ func (ts *Toolset) OpenAI() []OpenAITool {
 				Parameters:  parameters(d),
 			},
 		}
+	}
+	return out
+}
+
+// OpenAIStrict returns the tools as OpenAI function declarations with
+// "strict": true, their parameters rewritten by
+// [otc.OpenAIStrictParameters] so that the model's arguments always match
+// them: every parameter listed in required, optional ones nullable (a
+// server of this library takes null as "not given"), additionalProperties
+// false throughout, and the keywords strict mode refuses removed (their
+// constraints restated in the descriptions; the server still checks them).
+// A tool whose schema strict mode cannot express (a map parameter, say)
+// is declared as [Toolset.OpenAI] declares it, without strict.
+func (ts *Toolset) OpenAIStrict() []OpenAITool {
+	out := ts.OpenAI()
+	for i := range out {
+		if p, err := otc.OpenAIStrictParameters(out[i].Function.Parameters); err == nil {
+			out[i].Function.Parameters, out[i].Function.Strict = p, true
+		}
+	}
+	return out
+}
+
+// GeminiFunction is a function declaration of Google's Gemini API:
+// {"name", "description", "parameters"}, the parameters in Gemini's
+// OpenAPI-based Schema.
+type GeminiFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Gemini returns the tools as Gemini function declarations, ready to be
+// encoded into a request's tools[].functionDeclarations, their parameters
+// rewritten by [otc.GeminiParameters].
+func (ts *Toolset) Gemini() []GeminiFunction {
+	out := make([]GeminiFunction, len(ts.defs))
+	for i, d := range ts.defs {
+		p, err := otc.GeminiParameters(parameters(d))
+		if err != nil {
+			p = parameters(d) // not an object schema: sent as it is
+		}
+		out[i] = GeminiFunction{Name: d.Name, Description: d.Description, Parameters: p}
+	}
+	return out
+}
+
+// MCP returns the tools as MCP Tool objects ({"name", "description",
+// "inputSchema", "outputSchema"?}), as an MCP server of this library lists
+// them, for an agent that hands tools to an MCP client library.
+func (ts *Toolset) MCP() []json.RawMessage {
+	out := make([]json.RawMessage, len(ts.defs))
+	for i, d := range ts.defs {
+		out[i] = mcp.EncodeTool(d)
 	}
 	return out
 }

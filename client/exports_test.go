@@ -1,0 +1,201 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+var updateExports = flag.Bool("update-exports", false, "rewrite testdata/exports from the current output")
+
+// orderInput has nested, optional, enum, nullable and array fields.
+type orderInput struct {
+	Customer struct {
+		Name  string `json:"name" jsonschema:"description=The customer's name.,minLength=1,maxLength=80"`
+		Email string `json:"email,omitempty" jsonschema:"description=Where to send the receipt.,format=email"`
+	} `json:"customer" jsonschema:"description=Who orders."`
+	Items []struct {
+		SKU      string `json:"sku" jsonschema:"description=The product code.,pattern=^[A-Z]{3}-[0-9]{4}$"`
+		Quantity int    `json:"quantity" jsonschema:"description=How many.,minimum=1,maximum=99"`
+	} `json:"items" jsonschema:"description=What is ordered.,minItems=1,maxItems=20"`
+	Shipping string   `json:"shipping,omitempty" jsonschema:"description=How to ship.,enum=standard,enum=express,default=standard"`
+	Priority int      `json:"priority,omitempty" jsonschema:"description=Handling priority.,enum=1,enum=2,enum=3"`
+	Note     *string  `json:"note" jsonschema:"description=A note for the packer or null.,nullable"`
+	Tags     []string `json:"tags,omitempty" jsonschema:"description=Labels.,uniqueItems=true"`
+}
+
+func exportToolset(t *testing.T) *client.Toolset {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.PlaceOrder", Version: "1.2.0", Description: "Places an order."},
+		func(context.Context, orderInput) (string, error) { return "", nil }))
+	return client.NewToolset(reg.Tools())
+}
+
+// TestExportsGolden compares each declaration format with its golden
+// file. Run with -update-exports to rewrite them, then read the diff.
+func TestExportsGolden(t *testing.T) {
+	ts := exportToolset(t)
+	for name, v := range map[string]any{
+		"openai":        ts.OpenAI(),
+		"openai_strict": ts.OpenAIStrict(),
+		"anthropic":     ts.Anthropic(),
+		"gemini":        ts.Gemini(),
+		"mcp":           ts.MCP(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := json.MarshalIndent(v, "", "  ")
+			require.NoError(t, err)
+			path := filepath.Join("testdata", "exports", name+".json")
+			if *updateExports {
+				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				require.NoError(t, os.WriteFile(path, append(got, '\n'), 0o644))
+				return
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test -run TestExportsGolden -update-exports ./client")
+			assert.JSONEq(t, string(want), string(got))
+		})
+	}
+}
+
+// The keywords OpenAI's strict mode accepts, as its Structured Outputs
+// guide lists them: the generic ones and those of each type.
+var strictAllowed = map[string]bool{
+	"type": true, "description": true, "title": true, "enum": true, "const": true, "anyOf": true,
+	"properties": true, "required": true, "additionalProperties": true, "items": true,
+	"pattern": true, "format": true,
+	"multipleOf": true, "minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"minItems": true, "maxItems": true,
+}
+
+// TestOpenAIStrictFollowsTheRules walks the strict declaration keyword by
+// keyword: only accepted keywords, every object closed with every
+// property required, optional ones nullable, oneOf gone.
+func TestOpenAIStrictFollowsTheRules(t *testing.T) {
+	tools := exportToolset(t).OpenAIStrict()
+	require.Len(t, tools, 1)
+	require.True(t, tools[0].Function.Strict)
+	var root map[string]any
+	require.NoError(t, json.Unmarshal(tools[0].Function.Parameters, &root))
+	assert.Equal(t, "object", root["type"], "the root is an object, not anyOf")
+	var walk func(s map[string]any, at string)
+	walk = func(s map[string]any, at string) {
+		for k := range s {
+			assert.True(t, strictAllowed[k], "%s: keyword %q is not accepted in strict mode", at, k)
+		}
+		if s["type"] == "object" {
+			assert.Equal(t, false, s["additionalProperties"], "%s: additionalProperties", at)
+			props, _ := s["properties"].(map[string]any)
+			var names []string
+			for n := range props {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			var required []string
+			for _, r := range s["required"].([]any) {
+				required = append(required, r.(string))
+			}
+			slices.Sort(required)
+			assert.Equal(t, names, required, "%s: every property is required", at)
+			for n, p := range props {
+				walk(p.(map[string]any), at+"/properties/"+n)
+			}
+		}
+		if items, ok := s["items"].(map[string]any); ok {
+			walk(items, at+"/items")
+		}
+		if branches, ok := s["anyOf"].([]any); ok {
+			for _, b := range branches {
+				walk(b.(map[string]any), at+"/anyOf")
+			}
+		}
+	}
+	walk(root, "#")
+
+	props := root["properties"].(map[string]any)
+	shipping := props["shipping"].(map[string]any)
+	assert.Contains(t, shipping["description"], "default \"standard\"", "the default, restated")
+	name := props["customer"].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)
+	assert.Equal(t, "The customer's name. (at least 1 characters; at most 80 characters)", name["description"])
+}
+
+func TestOpenAIStrictFallsBackForAMap(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	type in struct {
+		Labels map[string]string `json:"labels" jsonschema:"description=Free-form labels."`
+	}
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Label", Version: "1.0.0", Description: "Labels."},
+		func(context.Context, in) (string, error) { return "", nil }))
+	tools := client.NewToolset(reg.Tools()).OpenAIStrict()
+	assert.False(t, tools[0].Function.Strict, "a map cannot be strict")
+	assert.JSONEq(t, string(reg.Tools()[0].InputSchema.Parameters), string(tools[0].Function.Parameters))
+	_, err := otc.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
+	assert.ErrorContains(t, err, "#/properties/labels takes members of any name (a map)")
+}
+
+func TestGeminiUsesItsSchema(t *testing.T) {
+	fns := exportToolset(t).Gemini()
+	require.Len(t, fns, 1)
+	var root map[string]any
+	require.NoError(t, json.Unmarshal(fns[0].Parameters, &root))
+	assert.Equal(t, "OBJECT", root["type"])
+	props := root["properties"].(map[string]any)
+	note := props["note"].(map[string]any)
+	assert.Equal(t, "STRING", note["type"])
+	assert.Equal(t, true, note["nullable"], "anyOf with null becomes nullable")
+	priority := props["priority"].(map[string]any)
+	assert.NotContains(t, priority, "enum", "Gemini enums are strings")
+	assert.Contains(t, priority["description"], "one of 1,2,3")
+	assert.Equal(t, []any{"customer", "items", "note", "priority", "shipping", "tags"}, root["propertyOrdering"])
+	var walk func(s map[string]any)
+	walk = func(s map[string]any) {
+		assert.NotContains(t, s, "additionalProperties")
+		assert.NotContains(t, s, "oneOf")
+		if p, ok := s["properties"].(map[string]any); ok {
+			for _, v := range p {
+				walk(v.(map[string]any))
+			}
+		}
+		if items, ok := s["items"].(map[string]any); ok {
+			walk(items)
+		}
+	}
+	walk(root)
+}
+
+// An agent in the same process as its tools declares them from the
+// registry's own catalog, and runs the call the model chose through
+// Registry.Call: no HTTP in between.
+func ExampleToolset_inProcess() {
+	reg := otc.NewRegistry(nil)
+	type addInput struct {
+		A float64 `json:"a" jsonschema:"description=The first number."`
+		B float64 `json:"b" jsonschema:"description=The second number."`
+	}
+	_ = otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil })
+
+	ts := client.NewToolset(reg.Tools())
+	decl, _ := json.Marshal(ts.OpenAIStrict()) // the request's "tools"
+	fmt.Println(len(decl) > 0)
+
+	// The model answered with a call of Calculator_Add.
+	def, _ := ts.Lookup("Calculator_Add")
+	res, err := reg.Call(context.Background(), &otc.CallRequest{ToolID: def.ID, Input: json.RawMessage(`{"a":2,"b":3}`)})
+	fmt.Println(string(res.Value), err)
+	// Output:
+	// true
+	// 5 <nil>
+}

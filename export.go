@@ -1,0 +1,386 @@
+package otc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// This file rewrites a tool's parameters schema for the model APIs whose
+// function declarations accept only a subset of JSON Schema: OpenAI's
+// strict mode and Gemini's OpenAPI-based Schema. Keywords a format cannot
+// carry are dropped, and the constraints among them that a model should
+// still know (a length, a default) are added to the description instead.
+
+// The keywords OpenAI's strict mode accepts, by the JSON type they apply
+// to, besides type, description, title, enum, const and anyOf; the string
+// formats it knows.
+var (
+	openAIKeywords = map[string][]string{
+		"string":  {"pattern", "format"},
+		"number":  {"multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+		"integer": {"multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+		"array":   {"items", "minItems", "maxItems"},
+		"object":  {"properties", "required", "additionalProperties"},
+	}
+	openAIFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+
+// OpenAIStrictParameters rewrites a parameters schema (as
+// [ToolDefinition.InputSchema] holds it) for a function declared with
+// "strict": true to OpenAI's APIs: every property is listed in required,
+// an optional one becomes {"anyOf": [S, {"type": "null"}]} (unless it
+// already takes null), every object has "additionalProperties": false,
+// oneOf becomes anyOf, and the keywords strict mode does not accept are
+// removed, those a model should know (lengths, uniqueness, a default)
+// restated in the description. It fails for a schema strict mode cannot
+// express: an object with free-form members (a map), or allOf, not, or
+// if/then/else; declare such a tool without strict.
+func OpenAIStrictParameters(params json.RawMessage) (json.RawMessage, error) {
+	var root map[string]any
+	if err := json.Unmarshal(params, &root); err != nil || root == nil {
+		return nil, errors.New("the parameters schema is not a JSON object")
+	}
+	if root["type"] != "object" {
+		return nil, errors.New("strict mode needs an object at the root")
+	}
+	out, err := strictNode(root, "#")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+func strictNode(s map[string]any, at string) (map[string]any, error) {
+	for _, k := range []string{"allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas", "dependentRequired", "prefixItems", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems"} {
+		if _, ok := s[k]; ok {
+			return nil, fmt.Errorf("%s uses %q, which strict mode cannot express", at, k)
+		}
+	}
+	out := map[string]any{}
+	var notes []string
+	typ, _ := s["type"].(string)
+	for k, v := range s {
+		switch {
+		case k == "type" || k == "description" || k == "title" || k == "enum" || k == "const":
+			out[k] = v
+		case k == "anyOf" || k == "oneOf":
+			list, _ := v.([]any)
+			var branches []any
+			for i, b := range list {
+				bm, ok := b.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s/%s/%d is not a schema object", at, k, i)
+				}
+				sb, err := strictNode(bm, fmt.Sprintf("%s/%s/%d", at, k, i))
+				if err != nil {
+					return nil, err
+				}
+				branches = append(branches, sb)
+			}
+			out["anyOf"] = append(anyList(out["anyOf"]), branches...)
+		case slices.Contains(openAIKeywords[typ], k):
+			switch k {
+			case "format":
+				if f, _ := v.(string); slices.Contains(openAIFormats, f) {
+					out[k] = v
+				}
+			case "properties", "required", "additionalProperties", "items":
+				// Rebuilt below.
+			default:
+				out[k] = v
+			}
+		default:
+			if note := restate(k, v); note != "" {
+				notes = append(notes, note)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok && typ == "array" {
+		si, err := strictNode(items, at+"/items")
+		if err != nil {
+			return nil, err
+		}
+		out["items"] = si
+	}
+	if typ == "object" {
+		if ap, ok := s["additionalProperties"]; ok && ap != false {
+			return nil, fmt.Errorf("%s takes members of any name (a map), which strict mode cannot express", at)
+		}
+		props, _ := s["properties"].(map[string]any)
+		required := stringList(s["required"])
+		names := sortedKeys(props)
+		sp := make(map[string]any, len(props))
+		for _, name := range names {
+			pm, ok := props[name].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s/properties/%s is not a schema object", at, name)
+			}
+			p, err := strictNode(pm, at+"/properties/"+name)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(required, name) && !takesNull(p) {
+				p = orNull(p)
+			}
+			sp[name] = p
+		}
+		out["properties"] = sp
+		out["required"] = names
+		out["additionalProperties"] = false
+	}
+	if len(notes) > 0 {
+		slices.Sort(notes)
+		d, _ := out["description"].(string)
+		out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
+	}
+	return out, nil
+}
+
+// orNull lets a strict property be null, moving its description beside
+// the anyOf.
+func orNull(p map[string]any) map[string]any {
+	w := map[string]any{"anyOf": []any{p, map[string]any{"type": "null"}}}
+	if d, ok := p["description"]; ok {
+		w["description"] = d
+		delete(p, "description")
+	}
+	return w
+}
+
+// takesNull reports whether a schema already lets null in.
+func takesNull(p map[string]any) bool {
+	if p["type"] == "null" {
+		return true
+	}
+	for _, b := range anyList(p["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok && bm["type"] == "null" {
+			return true
+		}
+	}
+	return false
+}
+
+// restate turns a keyword a declaration format drops into words for the
+// description, or "" for one a model need not know.
+func restate(k string, v any) string {
+	text := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	switch k {
+	case "minLength":
+		return "at least " + text(v) + " characters"
+	case "maxLength":
+		return "at most " + text(v) + " characters"
+	case "minItems":
+		return "at least " + text(v) + " items"
+	case "maxItems":
+		return "at most " + text(v) + " items"
+	case "uniqueItems":
+		if v == true {
+			return "items must be unique"
+		}
+	case "default":
+		return "default " + text(v)
+	case "minimum":
+		return "at least " + text(v)
+	case "maximum":
+		return "at most " + text(v)
+	case "exclusiveMinimum":
+		return "more than " + text(v)
+	case "exclusiveMaximum":
+		return "less than " + text(v)
+	case "multipleOf":
+		return "a multiple of " + text(v)
+	case "pattern":
+		return "matching " + text(v)
+	case "contentEncoding":
+		return text(v) + " encoded"
+	}
+	return ""
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func stringList(v any) []string {
+	var out []string
+	for _, x := range anyList(v) {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// The keywords of Gemini's Schema (an OpenAPI 3.0 subset), by the JSON
+// type they apply to, besides type, description, title, nullable and
+// anyOf.
+var geminiKeywords = map[string][]string{
+	"string":  {"enum", "format", "minLength", "maxLength", "pattern", "default", "example"},
+	"number":  {"minimum", "maximum", "default", "example"},
+	"integer": {"minimum", "maximum", "default", "example"},
+	"boolean": {"default", "example"},
+	"array":   {"items", "minItems", "maxItems", "default", "example"},
+	"object":  {"properties", "required", "minProperties", "maxProperties", "default", "example"},
+}
+
+// GeminiParameters rewrites a parameters schema for a Gemini function
+// declaration, whose Schema is a subset of OpenAPI 3.0: types are written
+// in capitals ("OBJECT"), {"anyOf": [S, {"type": "null"}]} becomes S with
+// "nullable": true, enum lists only strings (an enum of numbers is
+// restated in the description), and keywords the Schema lacks
+// (additionalProperties, const, exclusive bounds, multipleOf, formats
+// other than date-time) are removed, restated in the description where a
+// model should know them. properties keep their order in
+// "propertyOrdering".
+func GeminiParameters(params json.RawMessage) (json.RawMessage, error) {
+	var root map[string]any
+	if err := json.Unmarshal(params, &root); err != nil || root == nil {
+		return nil, errors.New("the parameters schema is not a JSON object")
+	}
+	out, err := geminiNode(root, "#")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+func geminiNode(s map[string]any, at string) (map[string]any, error) {
+	// {"anyOf": [S, {"type": "null"}]} is S, nullable.
+	if branches := anyList(s["anyOf"]); len(branches) == 2 {
+		if nb, ok := branches[1].(map[string]any); ok && nb["type"] == "null" {
+			if sb, ok := branches[0].(map[string]any); ok {
+				merged := map[string]any{}
+				for k, v := range sb {
+					merged[k] = v
+				}
+				for k, v := range s {
+					if k != "anyOf" {
+						merged[k] = v
+					}
+				}
+				out, err := geminiNode(merged, at)
+				if err != nil {
+					return nil, err
+				}
+				out["nullable"] = true
+				return out, nil
+			}
+		}
+	}
+	typ, _ := s["type"].(string)
+	out := map[string]any{}
+	var notes []string
+	for k, v := range s {
+		switch {
+		case k == "type":
+			out[k] = strings.ToUpper(typ)
+		case k == "description" || k == "title":
+			out[k] = v
+		case k == "anyOf" || k == "oneOf":
+			var branches []any
+			for i, b := range anyList(v) {
+				bm, ok := b.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s/%s/%d is not a schema object", at, k, i)
+				}
+				gb, err := geminiNode(bm, fmt.Sprintf("%s/%s/%d", at, k, i))
+				if err != nil {
+					return nil, err
+				}
+				branches = append(branches, gb)
+			}
+			out["anyOf"] = append(anyList(out["anyOf"]), branches...)
+		case k == "enum" && typ != "string":
+			notes = append(notes, "one of "+strings.Trim(jsonText(v), "[]"))
+		case k == "const":
+			if str, ok := v.(string); ok && typ == "string" {
+				out["enum"] = []any{str}
+			} else {
+				notes = append(notes, "exactly "+jsonText(v))
+			}
+		case k == "format":
+			if v == "date-time" {
+				out[k] = v
+			} else if f, ok := v.(string); ok {
+				notes = append(notes, "format "+f)
+			}
+		case slices.Contains(geminiKeywords[typ], k):
+			switch k {
+			case "properties", "required", "items":
+			default:
+				out[k] = v
+			}
+		case k == "examples":
+			if l := anyList(v); len(l) > 0 {
+				out["example"] = l[0]
+			}
+		default:
+			if note := restate(k, v); note != "" {
+				notes = append(notes, note)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		gi, err := geminiNode(items, at+"/items")
+		if err != nil {
+			return nil, err
+		}
+		out["items"] = gi
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		gp := make(map[string]any, len(props))
+		var order []string
+		for _, name := range propertyOrder(s, props) {
+			pm, ok := props[name].(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s/properties/%s is not a schema object", at, name)
+			}
+			p, err := geminiNode(pm, at+"/properties/"+name)
+			if err != nil {
+				return nil, err
+			}
+			gp[name] = p
+			order = append(order, name)
+		}
+		out["properties"] = gp
+		out["propertyOrdering"] = order
+		if req := stringList(s["required"]); len(req) > 0 {
+			out["required"] = req
+		}
+	}
+	if len(notes) > 0 {
+		slices.Sort(notes)
+		d, _ := out["description"].(string)
+		out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
+	}
+	return out, nil
+}
+
+// propertyOrder lists an object's properties: the required ones in their
+// order, then the others by name.
+func propertyOrder(s map[string]any, props map[string]any) []string {
+	var order []string
+	for _, name := range stringList(s["required"]) {
+		if _, ok := props[name]; ok {
+			order = append(order, name)
+		}
+	}
+	for _, name := range sortedKeys(props) {
+		if !slices.Contains(order, name) {
+			order = append(order, name)
+		}
+	}
+	return order
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
