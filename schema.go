@@ -36,6 +36,7 @@ var (
 	durationType   = reflect.TypeFor[time.Duration]()
 	noOutputType   = reflect.TypeFor[NoOutput]()
 	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
 	// customSchema is the reflector's hook for a type that writes its own
 	// schema; such a type is trusted to be inline and checked afterwards.
 	customSchema = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
@@ -56,7 +57,7 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 		t = t.Elem()
 	}
 	switch {
-	case t == timeType || t == ipType || t == rawMessageType || t == durationType:
+	case t == timeType || t == ipType || t == rawMessageType || t == durationType || t == contentType:
 		return nil
 	case t.Implements(customSchema) || reflect.PointerTo(t).Implements(customSchema):
 		return nil
@@ -64,7 +65,9 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 		return fmt.Errorf("%s has type url.URL, which encoding/json cannot read from a string: use a string with jsonschema:\"format=uri\" and url.Parse it in the function", path)
 	case reflect.PointerTo(t).Implements(jsonUnmarshaler):
 		return fmt.Errorf("%s has type %s, which reads JSON its own way (UnmarshalJSON), so a schema reflected from its Go fields would not say what it accepts: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
-	case reflect.PointerTo(t).Implements(textUnmarshaler):
+	case reflect.PointerTo(t).Implements(jsonMarshaler):
+		return fmt.Errorf("%s has type %s, which writes JSON its own way (MarshalJSON), so a schema reflected from its Go fields would not say what it produces: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
+	case reflect.PointerTo(t).Implements(textUnmarshaler), reflect.PointerTo(t).Implements(textMarshaler):
 		return nil // a string, see typeSchema
 	}
 	switch t.Kind() {
@@ -133,9 +136,10 @@ func typeSchema(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
 	case t == ipType:
 		return &jsonschema.Schema{Type: "string", AnyOf: []*jsonschema.Schema{{Format: "ipv4"}, {Format: "ipv6"}}}
-	case t == timeType || t == rawMessageType:
+	case t == timeType || t == rawMessageType || t == contentType:
 		return nil
-	case reflect.PointerTo(t).Implements(textUnmarshaler) && !reflect.PointerTo(t).Implements(jsonUnmarshaler):
+	case (reflect.PointerTo(t).Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textMarshaler)) &&
+		!reflect.PointerTo(t).Implements(jsonUnmarshaler) && !reflect.PointerTo(t).Implements(jsonMarshaler):
 		return &jsonschema.Schema{Type: "string"}
 	}
 	bound := func(lo, hi int64) *jsonschema.Schema {

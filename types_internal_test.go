@@ -80,7 +80,25 @@ func typeRows() []typeRow {
 			accept: []string{`{"1":"a"}`}, refuse: map[string]string{`{"x":"a"}`: "Is not an accepted parameter"}},
 		{name: "url.URL", tool: typeTool[url.URL], refuses: `url.URL, which encoding/json cannot read from a string: use a string with jsonschema:"format=uri"`},
 		{name: "json.Unmarshaler", tool: typeTool[ownJSON], refuses: `reads JSON its own way (UnmarshalJSON)`},
+		{name: "json.Marshaler output", tool: outputTool[writesJSON], refuses: `writes JSON its own way (MarshalJSON)`},
+		{name: "TextMarshaler output", tool: outputTool[label], schema: "", accept: nil},
 	}
+}
+
+// writesJSON writes JSON its own way.
+type writesJSON struct{ X int }
+
+func (w writesJSON) MarshalJSON() ([]byte, error) { return json.Marshal(w.X) }
+
+// label is written as text.
+type label struct{ parts []string }
+
+func (l label) MarshalText() ([]byte, error) { return []byte(strings.Join(l.parts, "/")), nil }
+
+// outputTool registers a tool whose output is T.
+func outputTool[T any](r *Registry) error {
+	return Register(r, Tool{ID: "Types.Probe", Version: "1.0.0", Description: "Probes a type."},
+		func(context.Context, struct{}) (T, error) { var zero T; return zero, nil })
 }
 
 // ownJSON reads JSON its own way and says nothing of it in a schema.
@@ -110,6 +128,10 @@ func TestGoTypes(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if row.schema == "" { // an output type: its schema is the output schema
+				assert.JSONEq(t, `{"type":"string"}`, string(r.Tools()[0].OutputSchema))
+				return
+			}
 			var params struct {
 				Properties map[string]json.RawMessage `json:"properties"`
 			}
