@@ -48,11 +48,11 @@ var (
 // recurses forever on a recursive type, so this walk must come first. It
 // follows the fields the reflector follows: exported ones and embedded
 // structs, minus those tagged json:"-" or jsonschema:"-".
-func checkInlineType(t reflect.Type) error {
-	return walkType(t, t.String(), map[reflect.Type]bool{})
+func checkInlineType(t reflect.Type, input bool) error {
+	return walkType(t, t.String(), input, map[reflect.Type]bool{})
 }
 
-func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error {
+func walkType(t reflect.Type, path string, input bool, visiting map[reflect.Type]bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -63,11 +63,11 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 		return nil
 	case t == urlType:
 		return fmt.Errorf("%s has type url.URL, which encoding/json cannot read from a string: use a string with jsonschema:\"format=uri\" and url.Parse it in the function", path)
-	case reflect.PointerTo(t).Implements(jsonUnmarshaler):
+	case input && reflect.PointerTo(t).Implements(jsonUnmarshaler):
 		return fmt.Errorf("%s has type %s, which reads JSON its own way (UnmarshalJSON), so a schema reflected from its Go fields would not say what it accepts: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
-	case reflect.PointerTo(t).Implements(jsonMarshaler):
+	case !input && reflect.PointerTo(t).Implements(jsonMarshaler):
 		return fmt.Errorf("%s has type %s, which writes JSON its own way (MarshalJSON), so a schema reflected from its Go fields would not say what it produces: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
-	case reflect.PointerTo(t).Implements(textUnmarshaler), reflect.PointerTo(t).Implements(textMarshaler):
+	case input && reflect.PointerTo(t).Implements(textUnmarshaler), !input && reflect.PointerTo(t).Implements(textMarshaler):
 		return nil // a string, see typeSchema
 	}
 	switch t.Kind() {
@@ -75,7 +75,7 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 		reflect.UnsafePointer, reflect.Uintptr:
 		return fmt.Errorf("%s has type %s, which has no JSON form", path, t)
 	case reflect.Slice, reflect.Array:
-		return walkType(t.Elem(), path+"[]", visiting)
+		return walkType(t.Elem(), path+"[]", input, visiting)
 	case reflect.Map:
 		switch t.Key().Kind() {
 		case reflect.String,
@@ -86,7 +86,7 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 				return fmt.Errorf("%s is a map with %s keys, which JSON objects cannot have", path, t.Key())
 			}
 		}
-		return walkType(t.Elem(), path+"[key]", visiting)
+		return walkType(t.Elem(), path+"[key]", input, visiting)
 	case reflect.Struct:
 		if visiting[t] {
 			return fmt.Errorf("%s refers back to %s: a recursive type cannot be written as an inline schema", path, t)
@@ -103,7 +103,7 @@ func walkType(t reflect.Type, path string, visiting map[reflect.Type]bool) error
 			if err := checkFieldTags(f, path+"."+f.Name); err != nil {
 				return err
 			}
-			if err := walkType(f.Type, path+"."+f.Name, visiting); err != nil {
+			if err := walkType(f.Type, path+"."+f.Name, input, visiting); err != nil {
 				return err
 			}
 		}
@@ -117,29 +117,42 @@ func tagName(tag string) string {
 	return name
 }
 
+// inputTypeSchema and outputTypeSchema give the schema of the Go types
+// whose JSON form the reflector gets wrong, as the function reads them
+// and as it writes them; nil for the others. See typeSchema.
+func inputTypeSchema(t reflect.Type) *jsonschema.Schema  { return typeSchema(t, true) }
+func outputTypeSchema(t reflect.Type) *jsonschema.Schema { return typeSchema(t, false) }
+
 // typeSchema gives the schema of the Go types whose JSON form the
 // reflector gets wrong, and nil for the others:
 //
 //   - time.Duration, which encoding/json reads as an integer of
-//     nanoseconds, is a duration string ("1h30m"), which the decode plan
-//     turns into nanoseconds;
+//     nanoseconds, is read from a duration string ("1h30m"), which the
+//     decode plan turns into nanoseconds; it is written as the integer;
 //   - net.IP, written as IPv4 only, takes IPv6 too;
-//   - a type read from a JSON string by UnmarshalText is a string;
+//   - a type read from a JSON string by UnmarshalText (input), or written
+//     as one by MarshalText (output), is a string;
 //   - sized and unsigned integers carry their range, so that the schema
 //     says what the validator enforces.
-func typeSchema(t reflect.Type) *jsonschema.Schema {
+func typeSchema(t reflect.Type, input bool) *jsonschema.Schema {
 	if t.Implements(customSchema) || reflect.PointerTo(t).Implements(customSchema) {
 		return nil
 	}
+	text, ownJSON := textMarshaler, jsonMarshaler
+	if input {
+		text, ownJSON = textUnmarshaler, jsonUnmarshaler
+	}
 	switch {
-	case t == durationType:
+	case t == durationType && input:
 		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
+	case t == durationType:
+		return &jsonschema.Schema{Type: "integer"} // nanoseconds, as encoding/json writes it
 	case t == ipType:
 		return &jsonschema.Schema{Type: "string", AnyOf: []*jsonschema.Schema{{Format: "ipv4"}, {Format: "ipv6"}}}
 	case t == timeType || t == rawMessageType || t == contentType:
 		return nil
-	case (reflect.PointerTo(t).Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textMarshaler)) &&
-		!reflect.PointerTo(t).Implements(jsonUnmarshaler) && !reflect.PointerTo(t).Implements(jsonMarshaler):
+	case (t.Implements(text) || reflect.PointerTo(t).Implements(text)) &&
+		!t.Implements(ownJSON) && !reflect.PointerTo(t).Implements(ownJSON):
 		return &jsonschema.Schema{Type: "string"}
 	}
 	bound := func(lo, hi int64) *jsonschema.Schema {
@@ -175,9 +188,9 @@ func typeSchema(t reflect.Type) *jsonschema.Schema {
 // default moved up beside the anyOf, where models look for them.
 func reflectInputSchema(t reflect.Type, nullAsAbsent bool) (json.RawMessage, error) {
 	if !nullAsAbsent {
-		return reflectSchema(t, "")
+		return reflectSchemaWith(t, "", true, nil)
 	}
-	return reflectSchemaWith(t, "", optionalNullable)
+	return reflectSchemaWith(t, "", true, optionalNullable)
 }
 
 // optionalNullable lets the optional properties of s, and of the objects
@@ -231,13 +244,13 @@ func acceptsNull(s *jsonschema.Schema) bool {
 // those out, and the recover turns anything left into an error rather than
 // a crash at startup.
 func reflectSchema(t reflect.Type, description string) (schema json.RawMessage, err error) {
-	return reflectSchemaWith(t, description, nil)
+	return reflectSchemaWith(t, description, false, nil)
 }
 
-// reflectSchemaWith is reflectSchema, with adjust applied to the schema
-// before it is encoded.
-func reflectSchemaWith(t reflect.Type, description string, adjust func(*jsonschema.Schema)) (schema json.RawMessage, err error) {
-	if err := checkInlineType(t); err != nil {
+// reflectSchemaWith is reflectSchema, for an input type when input is
+// true, with adjust applied to the schema before it is encoded.
+func reflectSchemaWith(t reflect.Type, description string, input bool, adjust func(*jsonschema.Schema)) (schema json.RawMessage, err error) {
+	if err := checkInlineType(t, input); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -245,7 +258,11 @@ func reflectSchemaWith(t reflect.Type, description string, adjust func(*jsonsche
 			err = fmt.Errorf("cannot reflect a schema from %s: %v", t, v)
 		}
 	}()
-	r := &jsonschema.Reflector{DoNotReference: true, Anonymous: true, Mapper: typeSchema}
+	mapper := outputTypeSchema
+	if input {
+		mapper = inputTypeSchema
+	}
+	r := &jsonschema.Reflector{DoNotReference: true, Anonymous: true, Mapper: mapper}
 	s := r.ReflectFromType(t)
 	s.Version = ""
 	s.ID = ""

@@ -40,6 +40,7 @@ type typeRow struct {
 	accept  []string
 	refuse  map[string]string
 	refuses string // a registration error, instead of the above
+	output  bool   // schema is the tool's output schema
 }
 
 func typeTool[T any](r *Registry) error {
@@ -81,7 +82,10 @@ func typeRows() []typeRow {
 		{name: "url.URL", tool: typeTool[url.URL], refuses: `url.URL, which encoding/json cannot read from a string: use a string with jsonschema:"format=uri"`},
 		{name: "json.Unmarshaler", tool: typeTool[ownJSON], refuses: `reads JSON its own way (UnmarshalJSON)`},
 		{name: "json.Marshaler output", tool: outputTool[writesJSON], refuses: `writes JSON its own way (MarshalJSON)`},
-		{name: "TextMarshaler output", tool: outputTool[label], schema: "", accept: nil},
+		{name: "TextMarshaler output", tool: outputTool[label], output: true, schema: `{"type":"string"}`},
+		{name: "time.Duration output", tool: outputTool[time.Duration], output: true, schema: `{"type":"integer"}`},
+		{name: "MarshalJSON input", tool: typeTool[writesJSON], schema: `{"type":"object","properties":{"X":{"type":"integer"}},"required":["X"],"additionalProperties":false,"description":"The value."}`,
+			accept: []string{`{"X":1}`}, refuse: map[string]string{`1`: "Must be an object"}},
 	}
 }
 
@@ -128,8 +132,8 @@ func TestGoTypes(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			if row.schema == "" { // an output type: its schema is the output schema
-				assert.JSONEq(t, `{"type":"string"}`, string(r.Tools()[0].OutputSchema))
+			if row.output {
+				assert.JSONEq(t, row.schema, string(r.Tools()[0].OutputSchema))
 				return
 			}
 			var params struct {
