@@ -1,0 +1,541 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// common are the options every command takes.
+type common struct {
+	json      bool
+	apiKey    string
+	bearer    string
+	jwtSecret string
+}
+
+func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.BoolVar(&c.json, "json", false, "print the raw answer as JSON")
+	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
+	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
+	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request")
+}
+
+func (c *common) client(url string) (*client.Client, error) {
+	opts := &client.Options{APIKey: c.apiKey, BearerToken: c.bearer, UserAgent: "otc-cli/1.0"}
+	if c.jwtSecret != "" {
+		opts.JWT = &client.JWTSigner{Secret: []byte(c.jwtSecret), Subject: "otc-cli"}
+		opts.BearerToken = ""
+	}
+	return client.New(url, opts)
+}
+
+// parse parses args, flags and positional arguments mixed, as people type
+// them: "otc call URL TOOL a=1 --json".
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("otc "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	return fs
+}
+
+// tools runs "otc tools URL [TOOL]".
+func (e *cli) tools(ctx context.Context, args []string) int {
+	fs := newFlagSet("tools", e.stderr)
+	var o common
+	o.register(fs, e.getenv)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return exitBadInput
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprintf(e.stderr, "otc tools: want URL and at most one TOOL, got %d arguments\n", len(pos))
+		return exitBadInput
+	}
+	c, err := o.client(pos[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "otc tools: %v\n", err)
+		return exitBadInput
+	}
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return e.fail("tools", err)
+	}
+	if len(pos) == 2 {
+		d, ok := findTool(defs, pos[1])
+		if !ok {
+			fmt.Fprintf(e.stderr, "otc tools: the server has no tool %q; \"otc tools %s\" lists them\n", pos[1], pos[0])
+			return exitRefused
+		}
+		if o.json {
+			return e.printJSON(d)
+		}
+		e.describe(d)
+		return exitOK
+	}
+	if o.json {
+		return e.printJSON(defs)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
+	for _, d := range defs {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Name, shorten(d.Description, 60))
+	}
+	_ = w.Flush()
+	return exitOK
+}
+
+// findTool finds a tool by id (with or without a version) or by name;
+// without a version, the highest listed.
+func findTool(defs []otc.ToolDefinition, want string) (otc.ToolDefinition, bool) {
+	ts := client.NewToolset(defs)
+	if d, ok := ts.Lookup(want); ok {
+		return d, true
+	}
+	for _, d := range defs {
+		if d.ID == want {
+			return d, true
+		}
+	}
+	key, _, _ := strings.Cut(want, "@")
+	if d, ok := ts.Lookup(strings.ReplaceAll(key, ".", "_")); ok && !strings.Contains(want, "@") {
+		return d, true
+	}
+	return otc.ToolDefinition{}, false
+}
+
+// describe prints one tool and its parameters as a tree.
+func (e *cli) describe(d otc.ToolDefinition) {
+	fmt.Fprintf(e.stdout, "%s (%s)\n%s\n", d.ID, d.Name, d.Description)
+	var schema map[string]any
+	_ = json.Unmarshal(d.InputSchema.Parameters, &schema)
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		fmt.Fprintln(e.stdout, "\nNo parameters.")
+	} else {
+		fmt.Fprintln(e.stdout, "\nParameters:")
+		e.tree(schema, "  ")
+	}
+	if d.Requirements != nil {
+		var needs []string
+		for _, s := range d.Requirements.Secrets {
+			needs = append(needs, "secret "+s.ID)
+		}
+		for _, a := range d.Requirements.Authorization {
+			needs = append(needs, "authorization "+a.ID)
+		}
+		if d.Requirements.UserID {
+			needs = append(needs, "a user id")
+		}
+		fmt.Fprintf(e.stdout, "\nRequires: %s\n", strings.Join(needs, ", "))
+	}
+}
+
+// tree prints the properties of an object schema, indented.
+func (e *cli) tree(schema map[string]any, indent string) {
+	props, _ := schema["properties"].(map[string]any)
+	required := map[string]bool{}
+	for _, r := range anyList(schema["required"]) {
+		if s, ok := r.(string); ok {
+			required[s] = true
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { // required first
+		if required[a] != required[b] {
+			if required[a] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		flag := "optional"
+		if required[n] {
+			flag = "required"
+		}
+		fmt.Fprintf(e.stdout, "%s%s  %s, %s%s\n", indent, n, typeText(p), flag, details(p))
+		if d, ok := describedBy(p); ok {
+			fmt.Fprintf(e.stdout, "%s    %s\n", indent, d)
+		}
+		if inner := objectOf(p); inner != nil {
+			e.tree(inner, indent+"    ")
+		}
+	}
+}
+
+// typeText names the type a schema accepts: "integer", "string or null",
+// "array of string".
+func typeText(p map[string]any) string {
+	if branches := anyList(p["anyOf"]); len(branches) > 0 {
+		var parts []string
+		for _, b := range branches {
+			if bm, ok := b.(map[string]any); ok {
+				parts = append(parts, typeText(bm))
+			}
+		}
+		return strings.Join(parts, " or ")
+	}
+	t, _ := p["type"].(string)
+	switch {
+	case t == "array":
+		if items, ok := p["items"].(map[string]any); ok {
+			return "array of " + typeText(items)
+		}
+	case t == "":
+		return "any"
+	}
+	return t
+}
+
+// details lists a schema's enum, bounds, format and default.
+func details(p map[string]any) string {
+	if branches := anyList(p["anyOf"]); len(branches) > 0 {
+		if b, ok := branches[0].(map[string]any); ok {
+			merged := map[string]any{}
+			for k, v := range b {
+				merged[k] = v
+			}
+			for k, v := range p {
+				merged[k] = v
+			}
+			delete(merged, "anyOf")
+			p = merged
+		}
+	}
+	var parts []string
+	text := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	if enum := anyList(p["enum"]); len(enum) > 0 {
+		var vals []string
+		for _, v := range enum {
+			vals = append(vals, text(v))
+		}
+		parts = append(parts, "one of "+strings.Join(vals, ", "))
+	}
+	for _, k := range []struct{ key, word string }{
+		{"minimum", ">="}, {"exclusiveMinimum", ">"}, {"maximum", "<="}, {"exclusiveMaximum", "<"},
+		{"minLength", "min length"}, {"maxLength", "max length"}, {"minItems", "min items"}, {"maxItems", "max items"},
+		{"format", "format"}, {"pattern", "pattern"}, {"default", "default"},
+	} {
+		if v, ok := p[k.key]; ok {
+			parts = append(parts, k.word+" "+text(v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+func describedBy(p map[string]any) (string, bool) {
+	d, ok := p["description"].(string)
+	return d, ok && d != ""
+}
+
+// objectOf returns the object schema nested in p (itself, its items, or
+// an anyOf branch), or nil.
+func objectOf(p map[string]any) map[string]any {
+	if _, ok := p["properties"].(map[string]any); ok {
+		return p
+	}
+	if items, ok := p["items"].(map[string]any); ok {
+		return objectOf(items)
+	}
+	for _, b := range anyList(p["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok {
+			if o := objectOf(bm); o != nil {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// shorten cuts s to n runes, with an ellipsis, on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// call runs "otc call URL TOOL [input]".
+func (e *cli) call(ctx context.Context, args []string) int {
+	fs := newFlagSet("call", e.stderr)
+	var o common
+	o.register(fs, e.getenv)
+	var callID, userID, inputFile string
+	var sec []string
+	fs.StringVar(&callID, "call-id", "", "the call's id")
+	fs.StringVar(&userID, "user-id", "", "the user the call acts for")
+	fs.StringVar(&inputFile, "i", "", "read the input from FILE")
+	fs.Func("secret", "a secret, ID=VALUE or ID (read from $ID)", func(v string) error { sec = append(sec, v); return nil })
+	pos, err := parse(fs, args)
+	if err != nil {
+		return exitBadInput
+	}
+	if len(pos) < 2 {
+		fmt.Fprintln(e.stderr, "otc call: want URL and TOOL, then the input")
+		return exitBadInput
+	}
+	url, tool, rest := pos[0], pos[1], pos[2:]
+	var opts client.CallOptions
+	opts.CallID, opts.UserID = callID, userID
+	for _, s := range sec {
+		id, value, ok := strings.Cut(s, "=")
+		if !ok {
+			value = e.getenv(id)
+			if value == "" {
+				fmt.Fprintf(e.stderr, "otc call: --secret %s: $%s is empty; give --secret %s=VALUE or set it\n", id, id, id)
+				return exitBadInput
+			}
+		}
+		opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: id, Value: value})
+	}
+	c, err := o.client(url)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "otc call: %v\n", err)
+		return exitBadInput
+	}
+	input, code := e.input(ctx, c, tool, rest, inputFile)
+	if code != exitOK {
+		return code
+	}
+	res, err := c.Call(ctx, tool, input, &opts)
+	var te *otc.ToolError
+	switch {
+	case errors.As(err, &te):
+		if o.json {
+			_ = e.printJSON(map[string]any{"call_id": res.CallID, "success": false, "error": te})
+		} else {
+			fmt.Fprintf(e.stdout, "Tool error: %s\n", te.Message)
+			if te.AdditionalPromptContent != "" {
+				fmt.Fprintf(e.stdout, "  hint: %s\n", te.AdditionalPromptContent)
+			}
+			if te.CanRetry {
+				retry := "  may succeed if tried again"
+				if te.RetryAfter > 0 {
+					retry += " after " + te.RetryAfter.String()
+				}
+				fmt.Fprintln(e.stdout, retry)
+			}
+		}
+		return exitToolError
+	case err != nil:
+		return e.fail("call", err)
+	}
+	if o.json {
+		return e.printJSON(map[string]any{"call_id": res.CallID, "success": true, "value": res.Value, "duration_ms": float64(res.Duration.Microseconds()) / 1000})
+	}
+	if res.Value == nil {
+		fmt.Fprintln(e.stdout, "Done (no value).")
+		return exitOK
+	}
+	var pretty any
+	if json.Unmarshal(res.Value, &pretty) == nil {
+		b, _ := json.MarshalIndent(pretty, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+	}
+	return exitOK
+}
+
+// input reads the call's input: a JSON object, key=value pairs coerced by
+// the tool's schema, a file (-i), or standard input ("-" or -i -). No
+// input is {}.
+func (e *cli) input(ctx context.Context, c *client.Client, tool string, rest []string, file string) (json.RawMessage, int) {
+	var raw []byte
+	switch {
+	case file != "" || len(rest) == 1 && rest[0] == "-":
+		var err error
+		if file == "" || file == "-" {
+			raw, err = io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		} else {
+			raw, err = os.ReadFile(file)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "otc call: reading the input: %v\n", err)
+			return nil, exitBadInput
+		}
+	case len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "{"):
+		raw = []byte(rest[0])
+	case len(rest) > 0:
+		return e.pairs(ctx, c, tool, rest)
+	default:
+		return json.RawMessage(`{}`), exitOK
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		fmt.Fprintf(e.stderr, "otc call: the input must be a JSON object: %v\n", errOr(err, "got null"))
+		return nil, exitBadInput
+	}
+	return raw, exitOK
+}
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// pairs builds the input from key=value pairs, each value read as the
+// tool's schema says: a number for a number, true or false for a boolean,
+// JSON for an object or array, and a string otherwise.
+func (e *cli) pairs(ctx context.Context, c *client.Client, tool string, pairs []string) (json.RawMessage, int) {
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, e.fail("call", err)
+	}
+	d, ok := findTool(defs, tool)
+	if !ok {
+		fmt.Fprintf(e.stderr, "otc call: the server has no tool %q\n", tool)
+		return nil, exitRefused
+	}
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	_ = json.Unmarshal(d.InputSchema.Parameters, &schema)
+	out := map[string]json.RawMessage{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			fmt.Fprintf(e.stderr, "otc call: %q is not key=value\n", p)
+			return nil, exitBadInput
+		}
+		prop, known := schema.Properties[k]
+		if !known {
+			fmt.Fprintf(e.stderr, "otc call: %s has no parameter %q; \"otc tools URL %s\" shows them\n", d.ID, k, tool)
+			return nil, exitBadInput
+		}
+		val, err := coerce(typeText(prop), v)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "otc call: %s: %v\n", k, err)
+			return nil, exitBadInput
+		}
+		out[k] = val
+	}
+	b, _ := json.Marshal(out)
+	return b, exitOK
+}
+
+// coerce reads a command-line value as a schema's type names it.
+func coerce(typ, v string) (json.RawMessage, error) {
+	first, _, _ := strings.Cut(typ, " or ")
+	first, _, _ = strings.Cut(first, " ") // "array of string" is an array
+	switch first {
+	case "integer":
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("%q is not an integer", v)
+		}
+		return json.RawMessage(v), nil
+	case "number":
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return nil, fmt.Errorf("%q is not a number", v)
+		}
+		return json.RawMessage(v), nil
+	case "boolean":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", v)
+		}
+		return json.RawMessage(strconv.FormatBool(b)), nil
+	case "object", "array", "any":
+		if json.Valid([]byte(v)) {
+			return json.RawMessage(v), nil
+		}
+		if first != "any" {
+			return nil, fmt.Errorf("%q is not JSON (an %s)", v, first)
+		}
+	}
+	b, _ := json.Marshal(v)
+	return b, nil
+}
+
+// fail prints a failure that is not a tool error and returns its exit
+// code: the server's refusal (with parameter errors next to their
+// parameters), or a transport failure.
+func (e *cli) fail(cmd string, err error) int {
+	var se *otc.Error
+	var re *client.ResponseError
+	switch {
+	case errors.As(err, &se):
+		fmt.Fprintf(e.stderr, "otc %s: %s\n", cmd, se.Message)
+		if se.DeveloperMessage != "" {
+			fmt.Fprintf(e.stderr, "  %s\n", se.DeveloperMessage)
+		}
+		names := make([]string, 0, len(se.ParameterErrors))
+		for n := range se.ParameterErrors {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			fmt.Fprintf(e.stderr, "  %s: %s\n", n, se.ParameterErrors[n])
+		}
+		if mr := se.MissingRequirements; mr != nil {
+			for _, s := range mr.Secrets {
+				fmt.Fprintf(e.stderr, "  missing secret %s: add --secret %s=VALUE\n", s.ID, s.ID)
+			}
+			if mr.UserID {
+				fmt.Fprintln(e.stderr, "  missing user id: add --user-id ID")
+			}
+		}
+		if se.Code == otc.CodeInvalidInput {
+			return exitBadInput
+		}
+		return exitRefused
+	case errors.As(err, &re):
+		fmt.Fprintf(e.stderr, "otc %s: %v\n", cmd, re)
+		return exitTransport
+	}
+	fmt.Fprintf(e.stderr, "otc %s: %v\n", cmd, err)
+	return exitTransport
+}
+
+func (e *cli) printJSON(v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "otc: %v\n", err)
+		return exitTransport
+	}
+	fmt.Fprintln(e.stdout, string(b))
+	return exitOK
+}

@@ -1,0 +1,97 @@
+// Command otc lists and calls the tools of an OTC/OXP tool server from a
+// terminal.
+//
+//	go install github.com/otcgo/otc/cmd/otc@latest
+//
+//	otc tools URL              # the tools: id, name, description
+//	otc tools URL TOOL         # one tool's parameters, as a tree
+//	otc call URL TOOL '{"a":1}' # call a tool and print its result
+//	otc call URL TOOL a=1 b=2  # the same, arguments as key=value
+//
+// Every command takes --json, for scripts. Run "otc help" for the options.
+//
+// Exit codes: 0 the command succeeded; 1 the tool ran and returned an
+// error; 2 the input was bad (a usage mistake, or input the server refused
+// as invalid); 3 the server refused the call (unknown tool, missing
+// secrets, credentials, policy); 4 the server could not be reached or
+// answered something that is not the protocol.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitToolError = 1
+	exitBadInput  = 2
+	exitRefused   = 3
+	exitTransport = 4
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run runs one command and returns its exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadInput
+	}
+	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	switch args[0] {
+	case "tools":
+		return env.tools(ctx, args[1:])
+	case "call":
+		return env.call(ctx, args[1:])
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "otc: unknown command %q\n\n%s", args[0], usage)
+	return exitBadInput
+}
+
+// cli is where a command reads and writes.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+const usage = `otc lists and calls the tools of an OTC/OXP tool server.
+
+Usage:
+  otc tools URL [TOOL] [--json]
+  otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
+
+Examples:
+  otc tools http://127.0.0.1:8080
+  otc tools http://127.0.0.1:8080 Calculator.Add
+  otc call http://127.0.0.1:8080 Calculator.Add '{"a":10,"b":5}'
+  otc call http://127.0.0.1:8080 Calculator.Add a=10 b=5
+  echo '{"message":"hi"}' | otc call http://127.0.0.1:8080 Signer.Sign - --secret SIGNING_KEY=k
+  otc call http://127.0.0.1:8080 Counter.Increment --call-id 7d9f4a52 --json
+
+Call options:
+  -i FILE              read the input from FILE ("-" for standard input)
+  --call-id ID         the call's id; a retry with the same id is not run twice
+  --secret ID=VALUE    a secret the tool requires; --secret ID reads it from $ID
+  --user-id ID         the user the call acts for
+  --api-key KEY        sent as OXP-API-Key (default: $OTC_API_KEY)
+  --bearer TOKEN       sent as Authorization: Bearer (default: $OTC_BEARER_TOKEN)
+  --jwt-secret SECRET  sign an HS256 token for each request
+  --json               print the raw answer as JSON
+
+Exit codes:
+  0 success, 1 the tool returned an error, 2 bad input,
+  3 the server refused the call, 4 transport failure or not the protocol
+`

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+type addInput struct {
+	A float64 `json:"a" jsonschema:"description=The first number."`
+	B float64 `json:"b" jsonschema:"description=The second number."`
+}
+
+type searchInput struct {
+	Query string   `json:"query" jsonschema:"description=What to look for."`
+	Limit int      `json:"limit,omitempty" jsonschema:"description=How many results.,minimum=1,maximum=50,default=10"`
+	Sort  string   `json:"sort,omitempty" jsonschema:"description=The order.,enum=relevance,enum=date"`
+	Exact bool     `json:"exact,omitempty" jsonschema:"description=Match exactly."`
+	Tags  []string `json:"tags,omitempty" jsonschema:"description=Tags to filter by."`
+	Scope struct {
+		Site string `json:"site" jsonschema:"description=A site to search."`
+	} `json:"scope,omitempty" jsonschema:"description=Where to search."`
+}
+
+// serveTools serves a small registry over OTC, behind an API key when key
+// is not empty.
+func serveTools(t *testing.T, key string) string {
+	t.Helper()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Search.Run", Version: "2.1.0", Description: "Searches the documents of the company wiki and returns the best matches, most relevant first."},
+		func(_ context.Context, in searchInput) (searchInput, error) { return in, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Doorbell.Ring", Version: "0.1.0", Description: "Rings a doorbell."},
+		func(context.Context, struct{}) (otc.NoOutput, error) {
+			return otc.NoOutput{}, &otc.ToolError{Message: "Doorbell not found", AdditionalPromptContent: "ids: d1, d2", CanRetry: true, RetryAfter: 500 * time.Millisecond}
+		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Signer.Sign", Version: "1.0.0", Description: "Signs.",
+		Requirements: &otc.Requirements{Secrets: []otc.SecretRequirement{{ID: "SIGNING_KEY"}}, UserID: true}},
+		func(ctx context.Context, in struct {
+			Message string `json:"message" jsonschema:"description=The text."`
+		}) (string, error) {
+			k, _ := otc.Secret(ctx, "SIGNING_KEY")
+			return k + ":" + in.Message + ":" + otc.UserID(ctx), nil
+		}))
+	var opts *otc.HandlerOptions
+	if key != "" {
+		a, err := otc.NewAPIKeyAuth(map[string]string{"cli": key})
+		require.NoError(t, err)
+		opts = &otc.HandlerOptions{Authenticator: a}
+	}
+	srv := httptest.NewServer(otc.NewHandler(reg, opts))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// otcRun runs the command with args (URL replaced by url) and returns
+// its exit code, stdout and stderr.
+func otcRun(t *testing.T, url, stdin string, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	for i, a := range args {
+		if a == "URL" {
+			args[i] = url
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, func(k string) string { return env[k] })
+	return code, out.String(), errOut.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update ./cmd/otc")
+	assert.Equal(t, string(want), got)
+}
+
+func TestToolsAndCallOutputs(t *testing.T) {
+	url := serveTools(t, "")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		env   map[string]string
+		code  int
+		out   bool // compare stdout (else stderr) with the golden file
+	}{
+		{"tools", []string{"tools", "URL"}, "", nil, exitOK, true},
+		{"tools_one", []string{"tools", "URL", "Search.Run"}, "", nil, exitOK, true},
+		{"tools_by_name", []string{"tools", "URL", "Search_Run"}, "", nil, exitOK, true},
+		{"tools_unknown", []string{"tools", "URL", "Nope.Tool"}, "", nil, exitRefused, false},
+		{"call_json", []string{"call", "URL", "Calculator.Add", `{"a":10,"b":5}`}, "", nil, exitOK, true},
+		{"call_pairs", []string{"call", "URL", "Search.Run", "query=go", "limit=3", "exact=true", `tags=["a"]`, `scope={"site":"x"}`}, "", nil, exitOK, true},
+		{"call_stdin", []string{"call", "URL", "Calculator.Add", "-"}, `{"a":1.5,"b":2}`, nil, exitOK, true},
+		{"call_invalid", []string{"call", "URL", "Calculator.Add", `{"a":10,"b":"x"}`}, "", nil, exitBadInput, false},
+		{"call_pair_type", []string{"call", "URL", "Calculator.Add", "a=ten"}, "", nil, exitBadInput, false},
+		{"call_pair_unknown", []string{"call", "URL", "Calculator.Add", "c=1"}, "", nil, exitBadInput, false},
+		{"call_tool_error", []string{"call", "URL", "Doorbell.Ring"}, "", nil, exitToolError, true},
+		{"call_missing_secret", []string{"call", "URL", "Signer.Sign", "message=hi"}, "", nil, exitRefused, false},
+		{"call_secret", []string{"call", "URL", "Signer.Sign", "message=hi", "--secret", "SIGNING_KEY=k", "--user-id", "u1"}, "", nil, exitOK, true},
+		{"call_secret_env", []string{"call", "URL", "Signer.Sign", "message=hi", "--secret", "SIGNING_KEY", "--user-id", "u1"}, "", map[string]string{"SIGNING_KEY": "from-env"}, exitOK, true},
+		{"call_unknown_tool", []string{"call", "URL", "Nope.Tool", "{}"}, "", nil, exitRefused, false},
+		{"call_not_object", []string{"call", "URL", "Calculator.Add", "-"}, "[1]", nil, exitBadInput, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := otcRun(t, url, tc.stdin, tc.env, tc.args...)
+			assert.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			if tc.out {
+				golden(t, tc.name, out)
+			} else {
+				golden(t, tc.name, strings.ReplaceAll(errOut, url, "URL"))
+			}
+		})
+	}
+}
+
+func TestCallJSONAndCallID(t *testing.T) {
+	url := serveTools(t, "")
+	code, out, _ := otcRun(t, url, "", nil, "call", "URL", "Calculator.Add", "a=1", "b=2", "--json", "--call-id", "cli-1")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"call_id": "cli-1"`)
+	assert.Contains(t, out, `"value": 3`)
+	code, out, _ = otcRun(t, url, "", nil, "call", "URL", "Doorbell.Ring", "--json")
+	require.Equal(t, exitToolError, code)
+	assert.Contains(t, out, `"success": false`)
+	assert.Contains(t, out, `"can_retry": true`)
+	code, out, _ = otcRun(t, url, "", nil, "tools", "URL", "--json")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"id": "Calculator.Add@1.0.0"`)
+}
+
+func TestCredentials(t *testing.T) {
+	url := serveTools(t, "cli-secret-key")
+	code, _, errOut := otcRun(t, url, "", nil, "tools", "URL")
+	assert.Equal(t, exitRefused, code)
+	assert.Contains(t, errOut, "otc tools:")
+	code, _, _ = otcRun(t, url, "", nil, "tools", "URL", "--api-key", "cli-secret-key")
+	assert.Equal(t, exitOK, code)
+	code, _, _ = otcRun(t, url, "", map[string]string{"OTC_API_KEY": "cli-secret-key"}, "call", "URL", "Calculator.Add", "a=1", "b=1")
+	assert.Equal(t, exitOK, code, "the key from the environment")
+}
+
+func TestTransportAndUsage(t *testing.T) {
+	code, _, errOut := otcRun(t, "http://127.0.0.1:1", "", nil, "tools", "URL")
+	assert.Equal(t, exitTransport, code)
+	assert.Contains(t, errOut, "connection refused")
+
+	notOTC := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html>a proxy</html>"))
+	}))
+	t.Cleanup(notOTC.Close)
+	code, _, errOut = otcRun(t, notOTC.URL, "", nil, "tools", "URL")
+	assert.Equal(t, exitTransport, code, errOut)
+
+	for _, args := range [][]string{{}, {"nope"}, {"tools"}, {"call", "http://x"}, {"tools", "--bogus"}} {
+		code, _, _ = otcRun(t, "", "", nil, args...)
+		assert.Equal(t, exitBadInput, code, "%v", args)
+	}
+	code, out, _ := otcRun(t, "", "", nil, "help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Exit codes:")
+	assert.True(t, slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
+		return strings.Contains(l, "otc call http://127.0.0.1:8080 Calculator.Add a=10 b=5")
+	}))
+}
