@@ -166,10 +166,7 @@ func takesNull(p map[string]any) bool {
 // restate turns a keyword a declaration format drops into words for the
 // description, or "" for one a model need not know.
 func restate(k string, v any) string {
-	text := func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
+	text := jsonText
 	switch k {
 	case "minLength":
 		return "at least " + text(v) + " characters"

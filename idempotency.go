@@ -477,7 +477,7 @@ func (r *Registry) finishLate(ctx context.Context, claim IdempotencyClaim, t *re
 // finishClaim ends a claim once the function has returned: it records a
 // recordable outcome and releases the key otherwise.
 func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res *CallResult, toolID string) {
-	if _, ok := r.idem.(*MemoryStore); !ok { // which never looks at ctx
+	if !r.idemInProcess { // a MemoryStore never looks at ctx
 		ctx = context.WithoutCancel(ctx) // the outcome is recorded even if the caller has gone
 	}
 	var err error

@@ -95,6 +95,7 @@ type Registry struct {
 	maxConcurrent  int
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
+	idemInProcess  bool // idem is a *MemoryStore
 	strictNulls    bool
 
 	mu      sync.Mutex // serializes registrations
@@ -121,6 +122,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 	if r.busyRetryAfter <= 0 {
 		r.busyRetryAfter = DefaultBusyRetryAfter
 	}
+	_, r.idemInProcess = r.idem.(*MemoryStore)
 	r.chain = r.core
 	for _, mw := range slices.Backward(opts.Middleware) {
 		if mw != nil {
