@@ -67,18 +67,9 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 		case k == "type" || k == "description" || k == "title" || k == "enum" || k == "const":
 			out[k] = v
 		case k == "anyOf" || k == "oneOf":
-			list, _ := v.([]any)
-			var branches []any
-			for i, b := range list {
-				bm, ok := b.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("%s/%s/%d is not a schema object", at, k, i)
-				}
-				sb, err := strictNode(bm, fmt.Sprintf("%s/%s/%d", at, k, i))
-				if err != nil {
-					return nil, err
-				}
-				branches = append(branches, sb)
+			branches, err := eachBranch(v, at+"/"+k, strictNode)
+			if err != nil {
+				return nil, err
 			}
 			out["anyOf"] = append(anyList(out["anyOf"]), branches...)
 		case slices.Contains(openAIKeywords[typ], k):
@@ -200,6 +191,24 @@ func restate(k string, v any) string {
 	return ""
 }
 
+// eachBranch rewrites each schema of a list of alternatives (anyOf,
+// oneOf) at at with rewrite.
+func eachBranch(v any, at string, rewrite func(map[string]any, string) (map[string]any, error)) ([]any, error) {
+	var out []any
+	for i, b := range anyList(v) {
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s/%d is not a schema object", at, i)
+		}
+		r, err := rewrite(bm, fmt.Sprintf("%s/%d", at, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func anyList(v any) []any {
 	l, _ := v.([]any)
 	return l
@@ -281,17 +290,9 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 		case k == "description" || k == "title":
 			out[k] = v
 		case k == "anyOf" || k == "oneOf":
-			var branches []any
-			for i, b := range anyList(v) {
-				bm, ok := b.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("%s/%s/%d is not a schema object", at, k, i)
-				}
-				gb, err := geminiNode(bm, fmt.Sprintf("%s/%s/%d", at, k, i))
-				if err != nil {
-					return nil, err
-				}
-				branches = append(branches, gb)
+			branches, err := eachBranch(v, at+"/"+k, geminiNode)
+			if err != nil {
+				return nil, err
 			}
 			out["anyOf"] = append(anyList(out["anyOf"]), branches...)
 		case k == "enum" && typ != "string":
