@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -21,13 +22,55 @@ import (
 // common are the options every command takes.
 type common struct {
 	json      bool
+	mcp       bool
 	apiKey    string
 	bearer    string
 	jwtSecret string
 }
 
+// server is a tool server in the protocol the command speaks.
+type server interface {
+	list(ctx context.Context) ([]otc.ToolDefinition, error)
+	// call returns the tool's value, or its error as te; err for a call
+	// that did not reach the tool.
+	call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (value json.RawMessage, callID string, te *otc.ToolError, err error)
+}
+
+// otcServer speaks OTC/OXP through the client package.
+type otcServer struct{ c *client.Client }
+
+func (s otcServer) list(ctx context.Context) ([]otc.ToolDefinition, error) { return s.c.ListTools(ctx) }
+
+func (s otcServer) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
+	res, err := s.c.Call(ctx, tool, input, opts)
+	var te *otc.ToolError
+	switch {
+	case errors.As(err, &te):
+		return nil, res.CallID, te, nil
+	case err != nil:
+		return nil, "", nil, err
+	}
+	return res.Value, res.CallID, nil, nil
+}
+
+// server returns the server at url, in the protocol the options name.
+func (c *common) server(url string) (server, error) {
+	if c.mcp {
+		if c.jwtSecret != "" {
+			return nil, errors.New("--jwt-secret is for OTC servers; give an MCP server a token with --bearer")
+		}
+		return &mcpServer{url: url, apiKey: c.apiKey, bearer: c.bearer, http: http.DefaultClient}, nil
+	}
+	cl, err := c.client(url)
+	if err != nil {
+		return nil, err
+	}
+	return otcServer{cl}, nil
+}
+
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.json, "json", false, "print the raw answer as JSON")
+	fs.BoolVar(&c.mcp, "mcp", false, "URL is an MCP endpoint (Streamable HTTP)")
 	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request")
@@ -79,12 +122,12 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "otc tools: want URL and at most one TOOL, got %d arguments\n", len(pos))
 		return exitBadInput
 	}
-	c, err := o.client(pos[0])
+	srv, err := o.server(pos[0])
 	if err != nil {
 		fmt.Fprintf(e.stderr, "otc tools: %v\n", err)
 		return exitBadInput
 	}
-	defs, err := c.ListTools(ctx)
+	defs, err := srv.list(ctx)
 	if err != nil {
 		return e.fail("tools", err)
 	}
@@ -331,21 +374,20 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		}
 		opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: id, Value: value})
 	}
-	c, err := o.client(url)
+	srv, err := o.server(url)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "otc call: %v\n", err)
 		return exitBadInput
 	}
-	input, code := e.input(ctx, c, tool, rest, inputFile)
+	input, code := e.input(ctx, srv, tool, rest, inputFile)
 	if code != exitOK {
 		return code
 	}
-	res, err := c.Call(ctx, tool, input, &opts)
-	var te *otc.ToolError
+	value, gotID, te, err := srv.call(ctx, tool, input, &opts)
 	switch {
-	case errors.As(err, &te):
+	case te != nil:
 		if o.json {
-			_ = e.printJSON(map[string]any{"call_id": res.CallID, "success": false, "error": te})
+			_ = e.printJSON(map[string]any{"call_id": gotID, "success": false, "error": te})
 		} else {
 			fmt.Fprintf(e.stdout, "Tool error: %s\n", te.Message)
 			if te.AdditionalPromptContent != "" {
@@ -364,14 +406,14 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		return e.fail("call", err)
 	}
 	if o.json {
-		return e.printJSON(map[string]any{"call_id": res.CallID, "success": true, "value": res.Value, "duration_ms": float64(res.Duration.Microseconds()) / 1000})
+		return e.printJSON(map[string]any{"call_id": gotID, "success": true, "value": value})
 	}
-	if res.Value == nil {
+	if value == nil {
 		fmt.Fprintln(e.stdout, "Done (no value).")
 		return exitOK
 	}
 	var pretty any
-	if json.Unmarshal(res.Value, &pretty) == nil {
+	if json.Unmarshal(value, &pretty) == nil {
 		b, _ := json.MarshalIndent(pretty, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
 	}
@@ -381,7 +423,7 @@ func (e *cli) call(ctx context.Context, args []string) int {
 // input reads the call's input: a JSON object, key=value pairs coerced by
 // the tool's schema, a file (-i), or standard input ("-" or -i -). No
 // input is {}.
-func (e *cli) input(ctx context.Context, c *client.Client, tool string, rest []string, file string) (json.RawMessage, int) {
+func (e *cli) input(ctx context.Context, srv server, tool string, rest []string, file string) (json.RawMessage, int) {
 	var raw []byte
 	switch {
 	case file != "" || len(rest) == 1 && rest[0] == "-":
@@ -398,7 +440,7 @@ func (e *cli) input(ctx context.Context, c *client.Client, tool string, rest []s
 	case len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "{"):
 		raw = []byte(rest[0])
 	case len(rest) > 0:
-		return e.pairs(ctx, c, tool, rest)
+		return e.pairs(ctx, srv, tool, rest)
 	default:
 		return json.RawMessage(`{}`), exitOK
 	}
@@ -420,8 +462,8 @@ func errOr(err error, s string) string {
 // pairs builds the input from key=value pairs, each value read as the
 // tool's schema says: a number for a number, true or false for a boolean,
 // JSON for an object or array, and a string otherwise.
-func (e *cli) pairs(ctx context.Context, c *client.Client, tool string, pairs []string) (json.RawMessage, int) {
-	defs, err := c.ListTools(ctx)
+func (e *cli) pairs(ctx context.Context, srv server, tool string, pairs []string) (json.RawMessage, int) {
+	defs, err := srv.list(ctx)
 	if err != nil {
 		return nil, e.fail("call", err)
 	}

@@ -7,6 +7,7 @@
 //	otc tools URL TOOL         # one tool's parameters, as a tree
 //	otc call URL TOOL '{"a":1}' # call a tool and print its result
 //	otc call URL TOOL a=1 b=2  # the same, arguments as key=value
+//	otc tools --mcp URL/mcp    # the same over MCP (Streamable HTTP)
 //
 // Every command takes --json, for scripts. Run "otc help" for the options.
 //
@@ -70,8 +71,11 @@ type cli struct {
 const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 
 Usage:
-  otc tools URL [TOOL] [--json]
+  otc tools URL [TOOL] [--json] [--mcp]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
+
+URL is an OTC/OXP server (its base URL), or with --mcp an MCP endpoint
+(Streamable HTTP, such as http://127.0.0.1:8080/mcp).
 
 Examples:
   otc tools http://127.0.0.1:8080
@@ -80,6 +84,8 @@ Examples:
   otc call http://127.0.0.1:8080 Calculator.Add a=10 b=5
   echo '{"message":"hi"}' | otc call http://127.0.0.1:8080 Signer.Sign - --secret SIGNING_KEY=k
   otc call http://127.0.0.1:8080 Counter.Increment --call-id 7d9f4a52 --json
+  otc tools --mcp http://127.0.0.1:8080/mcp
+  otc call --mcp http://127.0.0.1:8080/mcp Calculator_Add a=1 b=2
 
 Call options:
   -i FILE              read the input from FILE ("-" for standard input)
@@ -88,8 +94,9 @@ Call options:
   --user-id ID         the user the call acts for
   --api-key KEY        sent as OXP-API-Key (default: $OTC_API_KEY)
   --bearer TOKEN       sent as Authorization: Bearer (default: $OTC_BEARER_TOKEN)
-  --jwt-secret SECRET  sign an HS256 token for each request
+  --jwt-secret SECRET  sign an HS256 token for each request (OTC only)
   --json               print the raw answer as JSON
+  --mcp                URL is an MCP endpoint; tools are named by name
 
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,

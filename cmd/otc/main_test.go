@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -64,7 +65,14 @@ func serveTools(t *testing.T, key string) string {
 		require.NoError(t, err)
 		opts = &otc.HandlerOptions{Authenticator: a}
 	}
-	srv := httptest.NewServer(otc.NewHandler(reg, opts))
+	mux := http.NewServeMux()
+	var mopts *mcp.Options
+	if opts != nil {
+		mopts = &mcp.Options{Authenticator: opts.Authenticator}
+	}
+	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
+	mux.Handle("/", otc.NewHandler(reg, opts))
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -74,8 +82,8 @@ func serveTools(t *testing.T, key string) string {
 func otcRun(t *testing.T, url, stdin string, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	for i, a := range args {
-		if a == "URL" {
-			args[i] = url
+		if rest, ok := strings.CutPrefix(a, "URL"); ok {
+			args[i] = url + rest
 		}
 	}
 	var out, errOut bytes.Buffer
@@ -121,6 +129,17 @@ func TestToolsAndCallOutputs(t *testing.T) {
 		{"call_secret_env", []string{"call", "URL", "Signer.Sign", "message=hi", "--secret", "SIGNING_KEY", "--user-id", "u1"}, "", map[string]string{"SIGNING_KEY": "from-env"}, exitOK, true},
 		{"call_unknown_tool", []string{"call", "URL", "Nope.Tool", "{}"}, "", nil, exitRefused, false},
 		{"call_not_object", []string{"call", "URL", "Calculator.Add", "-"}, "[1]", nil, exitBadInput, false},
+
+		// The same over MCP, where tools are named by name.
+		{"mcp_tools", []string{"tools", "--mcp", "URL/mcp"}, "", nil, exitOK, true},
+		{"mcp_tools_one", []string{"tools", "--mcp", "URL/mcp", "Search_Run"}, "", nil, exitOK, true},
+		{"mcp_call_pairs", []string{"call", "--mcp", "URL/mcp", "Search_Run", "query=go", "limit=3", `tags=["a"]`}, "", nil, exitOK, true},
+		{"mcp_call_number", []string{"call", "--mcp", "URL/mcp", "Calculator_Add", "a=1", "b=2"}, "", nil, exitOK, true},
+		{"mcp_call_invalid", []string{"call", "--mcp", "URL/mcp", "Calculator_Add", `{"a":10,"b":"x"}`}, "", nil, exitBadInput, false},
+		{"mcp_call_tool_error", []string{"call", "--mcp", "URL/mcp", "Doorbell_Ring"}, "", nil, exitToolError, true},
+		{"mcp_call_missing_secret", []string{"call", "--mcp", "URL/mcp", "Signer_Sign", "message=hi"}, "", nil, exitRefused, false},
+		{"mcp_call_secret", []string{"call", "--mcp", "URL/mcp", "Signer_Sign", "message=hi", "--secret", "SIGNING_KEY=k", "--user-id", "u1"}, "", nil, exitOK, true},
+		{"mcp_call_unknown_tool", []string{"call", "--mcp", "URL/mcp", "Nope_Tool", "{}"}, "", nil, exitRefused, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := otcRun(t, url, tc.stdin, tc.env, tc.args...)
@@ -147,6 +166,17 @@ func TestCallJSONAndCallID(t *testing.T) {
 	code, out, _ = otcRun(t, url, "", nil, "tools", "URL", "--json")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, `"id": "Calculator.Add@1.0.0"`)
+
+	// Over MCP the call id travels in _meta, and is replayed too.
+	for range 2 {
+		code, out, _ = otcRun(t, url, "", nil, "call", "--mcp", "URL/mcp", "Calculator_Add", "a=1", "b=2", "--json", "--call-id", "cli-mcp")
+		require.Equal(t, exitOK, code)
+		assert.Contains(t, out, `"call_id": "cli-mcp"`)
+		assert.Contains(t, out, `"value": 3`)
+	}
+	code, _, errOut := otcRun(t, url, "", nil, "call", "--mcp", "URL/mcp", "Calculator_Add", "a=5", "b=2", "--call-id", "cli-mcp")
+	assert.Equal(t, exitRefused, code)
+	assert.Contains(t, errOut, "The call_id was already used for a different call")
 }
 
 func TestCredentials(t *testing.T) {
@@ -158,6 +188,11 @@ func TestCredentials(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	code, _, _ = otcRun(t, url, "", map[string]string{"OTC_API_KEY": "cli-secret-key"}, "call", "URL", "Calculator.Add", "a=1", "b=1")
 	assert.Equal(t, exitOK, code, "the key from the environment")
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp")
+	assert.Equal(t, exitRefused, code, "MCP without the key: %s", errOut)
+	assert.Contains(t, errOut, "The MCP server refused the credentials (401 Unauthorized)")
+	code, _, _ = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--api-key", "cli-secret-key")
+	assert.Equal(t, exitOK, code)
 }
 
 func TestTransportAndUsage(t *testing.T) {

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/mcp"
+)
+
+// mcpServer talks to an MCP endpoint over Streamable HTTP, one JSON-RPC
+// request per POST, at protocol version 2025-11-25, without a session:
+// the requests otc needs (tools/list, tools/call) carry all they need.
+type mcpServer struct {
+	url    string
+	apiKey string
+	bearer string
+	http   *http.Client
+	nextID int
+}
+
+// errNotProtocol is a server answer that is not MCP's.
+var errNotProtocol = errors.New("not an MCP answer")
+
+// rpcFailure is a JSON-RPC error answer.
+type rpcFailure struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (e *rpcFailure) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+
+// maxMCPAnswer bounds an answer, as the client package bounds its own.
+const maxMCPAnswer = client.DefaultMaxResponseBytes
+
+// request sends one JSON-RPC request and decodes its result into out.
+func (m *mcpServer) request(ctx context.Context, method string, params any, out any) error {
+	m.nextID++
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.nextID, "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+	if m.apiKey != "" {
+		req.Header.Set("OXP-API-Key", m.apiKey)
+	}
+	if m.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+m.bearer)
+	}
+	resp, err := m.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return &otc.Error{Code: otc.CodeUnauthenticated, Message: fmt.Sprintf("The MCP server refused the credentials (%d %s)", resp.StatusCode, http.StatusText(resp.StatusCode)),
+			DeveloperMessage: "give --api-key or --bearer"}
+	}
+	raw, err := readAnswer(resp, m.nextID)
+	if err != nil {
+		return fmt.Errorf("POST %s (%s): %w", m.url, method, err)
+	}
+	var answer struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcFailure     `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return fmt.Errorf("POST %s (%s): %w: %v", m.url, method, errNotProtocol, err)
+	}
+	if answer.Error != nil {
+		return answer.Error
+	}
+	return json.Unmarshal(answer.Result, out)
+}
+
+// readAnswer returns the JSON-RPC response of request id: the body, or
+// the matching event of an SSE stream.
+func readAnswer(resp *http.Response, id int) ([]byte, error) {
+	body := io.LimitReader(resp.Body, maxMCPAnswer)
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		sc := bufio.NewScanner(body)
+		sc.Buffer(nil, maxMCPAnswer)
+		var data bytes.Buffer
+		for sc.Scan() {
+			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "data:"); ok {
+				data.WriteString(strings.TrimPrefix(rest, " "))
+				continue
+			}
+			if line == "" && data.Len() > 0 {
+				var msg struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal(data.Bytes(), &msg) == nil && string(msg.ID) == fmt.Sprint(id) {
+					return data.Bytes(), nil
+				}
+				data.Reset()
+			}
+		}
+		return nil, fmt.Errorf("%w: the event stream ended without the answer", errNotProtocol)
+	case strings.HasPrefix(ct, "application/json"):
+		return io.ReadAll(body)
+	}
+	head, _ := io.ReadAll(io.LimitReader(body, 200))
+	return nil, fmt.Errorf("%w: status %d, Content-Type %q: %q", errNotProtocol, resp.StatusCode, ct, head)
+}
+
+// maxPages bounds tools/list pagination against a server that never ends.
+const maxPages = 100
+
+// list lists the tools, following cursors.
+func (m *mcpServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
+	var defs []otc.ToolDefinition
+	cursor := ""
+	for range maxPages {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := m.request(ctx, "tools/list", params, &page); err != nil {
+			return nil, err
+		}
+		for _, t := range page.Tools {
+			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Description: t.Description,
+				InputSchema: otc.InputSchema{Parameters: t.InputSchema}})
+		}
+		if page.NextCursor == "" {
+			return defs, nil
+		}
+		cursor = page.NextCursor
+	}
+	return nil, fmt.Errorf("%w: tools/list gave more than %d pages", errNotProtocol, maxPages)
+}
+
+// call calls a tool: its value, or the tool error, or a failure.
+func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
+	callID := opts.CallID
+	if callID == "" {
+		callID = otc.NewCallID()
+	}
+	meta := map[string]any{mcp.MetaCallID: callID}
+	if len(opts.Secrets) > 0 || opts.UserID != "" {
+		meta[mcp.MetaContext] = otc.CallContext{Secrets: opts.Secrets, UserID: opts.UserID}
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structuredContent"`
+		IsError    bool            `json:"isError"`
+		Meta       map[string]struct {
+			Code                string                   `json:"code"`
+			CanRetry            bool                     `json:"can_retry"`
+			RetryAfterMS        int64                    `json:"retry_after_ms"`
+			ParameterErrors     map[string]string        `json:"parameter_errors"`
+			MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
+		} `json:"_meta"`
+	}
+	err := m.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": input, "_meta": meta}, &res)
+	if err != nil {
+		var rf *rpcFailure
+		if errors.As(err, &rf) {
+			return nil, callID, nil, &otc.Error{Code: otc.CodeServerError, Message: rf.Message}
+		}
+		return nil, callID, nil, err
+	}
+	var text []string
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			text = append(text, c.Text)
+		}
+	}
+	if res.IsError {
+		info := res.Meta[mcp.MetaError]
+		switch {
+		case info.Code == otc.CodeInvalidInput.String():
+			return nil, callID, nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: info.ParameterErrors}
+		case info.MissingRequirements != nil:
+			return nil, callID, nil, &otc.Error{Code: otc.CodeServerError, Message: strings.Join(text, "\n"), MissingRequirements: info.MissingRequirements}
+		}
+		te := &otc.ToolError{CanRetry: info.CanRetry, RetryAfter: time.Duration(info.RetryAfterMS) * time.Millisecond}
+		// The text is for a model: the message, then any further
+		// paragraphs (a hint; a retry sentence, which CanRetry says).
+		paras := strings.Split(strings.Join(text, "\n"), "\n\n")
+		if n := len(paras); n > 1 && info.CanRetry && strings.HasPrefix(paras[n-1], "This may succeed") {
+			paras = paras[:n-1]
+		}
+		te.Message = paras[0]
+		te.AdditionalPromptContent = strings.Join(paras[1:], "\n\n")
+		return nil, callID, te, nil
+	}
+	if len(res.Structured) > 0 {
+		var wrapped struct {
+			Result json.RawMessage `json:"result"`
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(res.Structured, &obj) == nil && len(obj) == 1 && json.Unmarshal(res.Structured, &wrapped) == nil && wrapped.Result != nil {
+			return wrapped.Result, callID, nil, nil
+		}
+		return res.Structured, callID, nil, nil
+	}
+	if len(text) == 0 {
+		return nil, callID, nil, nil
+	}
+	b, _ := json.Marshal(strings.Join(text, "\n"))
+	return b, callID, nil, nil
+}
