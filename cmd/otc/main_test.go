@@ -219,3 +219,35 @@ func TestTransportAndUsage(t *testing.T) {
 		return strings.Contains(l, "otc call http://127.0.0.1:8080 Calculator.Add a=10 b=5")
 	}))
 }
+
+// TestMCPAnswersAsEvents: a server that answers in an SSE stream, with a
+// notification first, and one whose cursors never end.
+func TestMCPAnswersAsEvents(t *testing.T) {
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n" +
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"Echo\",\"description\":\"Echoes.\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n"))
+	}))
+	t.Cleanup(sse.Close)
+	code, out, errOut := otcRun(t, sse.URL, "", nil, "tools", "--mcp", "URL")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Echo  Echo  Echoes.")
+
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"again"}}`))
+	}))
+	t.Cleanup(endless.Close)
+	code, _, errOut = otcRun(t, endless.URL, "", nil, "tools", "--mcp", "URL")
+	assert.Equal(t, exitTransport, code)
+	assert.Contains(t, errOut, "more than 100 pages")
+
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html>not here</html>"))
+	}))
+	t.Cleanup(html.Close)
+	code, _, errOut = otcRun(t, html.URL, "", nil, "tools", "--mcp", "URL")
+	assert.Equal(t, exitTransport, code)
+	assert.Contains(t, errOut, "not an MCP answer")
+}
