@@ -23,6 +23,7 @@ import (
 type common struct {
 	json      bool
 	mcp       bool
+	rest      bool
 	apiKey    string
 	bearer    string
 	jwtSecret string
@@ -31,6 +32,9 @@ type common struct {
 // server is a tool server in the protocol the command speaks.
 type server interface {
 	list(ctx context.Context) ([]otc.ToolDefinition, error)
+	// describe returns one tool's definition, found false when the
+	// server has no such tool.
+	describe(ctx context.Context, tool string) (def otc.ToolDefinition, found bool, err error)
 	// call returns the tool's value, or its error as te; err for a call
 	// that did not reach the tool.
 	call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (value json.RawMessage, callID string, te *otc.ToolError, err error)
@@ -53,8 +57,47 @@ func (s otcServer) call(ctx context.Context, tool string, input json.RawMessage,
 	return res.Value, res.CallID, nil, nil
 }
 
+func (s otcServer) describe(ctx context.Context, tool string) (otc.ToolDefinition, bool, error) {
+	return describeFromList(ctx, s, tool)
+}
+
+func (m *mcpServer) describe(ctx context.Context, tool string) (otc.ToolDefinition, bool, error) {
+	return describeFromList(ctx, m, tool)
+}
+
+// describeFromList finds a tool in the server's list.
+func describeFromList(ctx context.Context, s server, tool string) (otc.ToolDefinition, bool, error) {
+	defs, err := s.list(ctx)
+	if err != nil {
+		return otc.ToolDefinition{}, false, err
+	}
+	d, ok := findTool(defs, tool)
+	return d, ok, nil
+}
+
+// protocolFlag is the flag that names the protocol, for hints: "--mcp ",
+// "--rest " or "".
+func (c *common) protocolFlag() string {
+	switch {
+	case c.mcp:
+		return "--mcp "
+	case c.rest:
+		return "--rest "
+	}
+	return ""
+}
+
 // server returns the server at url, in the protocol the options name.
 func (c *common) server(url string) (server, error) {
+	if c.mcp && c.rest {
+		return nil, errors.New("give --mcp or --rest, not both")
+	}
+	if c.rest {
+		if c.jwtSecret != "" {
+			return nil, errors.New("--jwt-secret is for OTC servers; give a REST view a token with --bearer")
+		}
+		return &restServer{base: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: http.DefaultClient}, nil
+	}
 	if c.mcp {
 		if c.jwtSecret != "" {
 			return nil, errors.New("--jwt-secret is for OTC servers; give an MCP server a token with --bearer")
@@ -71,6 +114,7 @@ func (c *common) server(url string) (server, error) {
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.json, "json", false, "print the raw answer as JSON")
 	fs.BoolVar(&c.mcp, "mcp", false, "URL is an MCP endpoint (Streamable HTTP)")
+	fs.BoolVar(&c.rest, "rest", false, "URL is the base of a REST tool API (GET /tools, POST /tools/{name}:invoke)")
 	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request")
@@ -127,14 +171,13 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "otc tools: %v\n", err)
 		return exitBadInput
 	}
-	defs, err := srv.list(ctx)
-	if err != nil {
-		return e.fail("tools", err)
-	}
 	if len(pos) == 2 {
-		d, ok := findTool(defs, pos[1])
+		d, ok, err := srv.describe(ctx, pos[1])
+		if err != nil {
+			return e.fail("tools", err)
+		}
 		if !ok {
-			fmt.Fprintf(e.stderr, "otc tools: the server has no tool %q; \"otc tools %s\" lists them\n", pos[1], pos[0])
+			fmt.Fprintf(e.stderr, "otc tools: the server has no tool %q; \"otc tools %s%s\" lists them\n", pos[1], o.protocolFlag(), pos[0])
 			return exitRefused
 		}
 		if o.json {
@@ -142,6 +185,10 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 		}
 		e.describe(d)
 		return exitOK
+	}
+	defs, err := srv.list(ctx)
+	if err != nil {
+		return e.fail("tools", err)
 	}
 	if o.json {
 		return e.printJSON(defs)
@@ -463,11 +510,10 @@ func errOr(err error, s string) string {
 // tool's schema says: a number for a number, true or false for a boolean,
 // JSON for an object or array, and a string otherwise.
 func (e *cli) pairs(ctx context.Context, srv server, tool string, pairs []string) (json.RawMessage, int) {
-	defs, err := srv.list(ctx)
+	d, ok, err := srv.describe(ctx, tool)
 	if err != nil {
 		return nil, e.fail("call", err)
 	}
-	d, ok := findTool(defs, tool)
 	if !ok {
 		fmt.Fprintf(e.stderr, "otc call: the server has no tool %q\n", tool)
 		return nil, exitRefused

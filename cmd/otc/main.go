@@ -74,8 +74,9 @@ Usage:
   otc tools URL [TOOL] [--json] [--mcp]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
 
-URL is an OTC/OXP server (its base URL), or with --mcp an MCP endpoint
-(Streamable HTTP, such as http://127.0.0.1:8080/mcp).
+URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
+(Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
+of a REST tool API (such as http://127.0.0.1:8080/v1).
 
 Examples:
   otc tools http://127.0.0.1:8080
@@ -86,6 +87,7 @@ Examples:
   otc call http://127.0.0.1:8080 Counter.Increment --call-id 7d9f4a52 --json
   otc tools --mcp http://127.0.0.1:8080/mcp
   otc call --mcp http://127.0.0.1:8080/mcp Calculator_Add a=1 b=2
+  otc call --rest http://127.0.0.1:8080/v1 Calculator_Add a=1 b=2
 
 Call options:
   -i FILE              read the input from FILE ("-" for standard input)
@@ -97,6 +99,7 @@ Call options:
   --jwt-secret SECRET  sign an HS256 token for each request (OTC only)
   --json               print the raw answer as JSON
   --mcp                URL is an MCP endpoint; tools are named by name
+  --rest               URL is a REST tool API; tools are named by name
 
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,

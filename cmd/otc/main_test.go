@@ -71,6 +71,11 @@ func serveTools(t *testing.T, key string) string {
 		mopts = &mcp.Options{Authenticator: opts.Authenticator}
 	}
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
+	var ropts *otc.RESTOptions
+	if opts != nil {
+		ropts = &otc.RESTOptions{Authenticator: opts.Authenticator}
+	}
+	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, ropts)))
 	mux.Handle("/", otc.NewHandler(reg, opts))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -140,6 +145,17 @@ func TestToolsAndCallOutputs(t *testing.T) {
 		{"mcp_call_missing_secret", []string{"call", "--mcp", "URL/mcp", "Signer_Sign", "message=hi"}, "", nil, exitRefused, false},
 		{"mcp_call_secret", []string{"call", "--mcp", "URL/mcp", "Signer_Sign", "message=hi", "--secret", "SIGNING_KEY=k", "--user-id", "u1"}, "", nil, exitOK, true},
 		{"mcp_call_unknown_tool", []string{"call", "--mcp", "URL/mcp", "Nope_Tool", "{}"}, "", nil, exitRefused, false},
+
+		// And over the REST view.
+		{"rest_tools", []string{"tools", "--rest", "URL/v1"}, "", nil, exitOK, true},
+		{"rest_tools_one", []string{"tools", "--rest", "URL/v1", "Search_Run"}, "", nil, exitOK, true},
+		{"rest_tools_unknown", []string{"tools", "--rest", "URL/v1", "Nope_Tool"}, "", nil, exitRefused, false},
+		{"rest_call_pairs", []string{"call", "--rest", "URL/v1", "Calculator_Add", "a=1", "b=2"}, "", nil, exitOK, true},
+		{"rest_call_invalid", []string{"call", "--rest", "URL/v1", "Calculator_Add", `{"a":10,"b":"x"}`}, "", nil, exitBadInput, false},
+		{"rest_call_tool_error", []string{"call", "--rest", "URL/v1", "Doorbell_Ring"}, "", nil, exitToolError, true},
+		{"rest_call_missing_secret", []string{"call", "--rest", "URL/v1", "Signer_Sign", "message=hi"}, "", nil, exitRefused, false},
+		{"rest_call_secret", []string{"call", "--rest", "URL/v1", "Signer_Sign", "message=hi", "--secret", "SIGNING_KEY=k", "--user-id", "u1"}, "", nil, exitOK, true},
+		{"rest_call_unknown_tool", []string{"call", "--rest", "URL/v1", "Nope_Tool", "{}"}, "", nil, exitRefused, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := otcRun(t, url, tc.stdin, tc.env, tc.args...)
@@ -177,6 +193,20 @@ func TestCallJSONAndCallID(t *testing.T) {
 	code, _, errOut := otcRun(t, url, "", nil, "call", "--mcp", "URL/mcp", "Calculator_Add", "a=5", "b=2", "--call-id", "cli-mcp")
 	assert.Equal(t, exitRefused, code)
 	assert.Contains(t, errOut, "The call_id was already used for a different call")
+
+	// Over REST, as X-Request-Id.
+	for range 2 {
+		code, out, _ = otcRun(t, url, "", nil, "call", "--rest", "URL/v1", "Calculator_Add", "a=1", "b=2", "--json", "--call-id", "cli-rest")
+		require.Equal(t, exitOK, code)
+		assert.Contains(t, out, `"call_id": "cli-rest"`)
+	}
+	code, _, errOut = otcRun(t, url, "", nil, "call", "--rest", "URL/v1", "Calculator_Add", "a=5", "b=2", "--call-id", "cli-rest")
+	assert.Equal(t, exitRefused, code)
+	assert.Contains(t, errOut, "The call_id was already used for a different call")
+
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "--mcp", "URL")
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, errOut, "not both")
 }
 
 func TestCredentials(t *testing.T) {
@@ -192,6 +222,10 @@ func TestCredentials(t *testing.T) {
 	assert.Equal(t, exitRefused, code, "MCP without the key: %s", errOut)
 	assert.Contains(t, errOut, "The MCP server refused the credentials (401 Unauthorized)")
 	code, _, _ = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--api-key", "cli-secret-key")
+	assert.Equal(t, exitOK, code)
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "URL/v1")
+	assert.Equal(t, exitRefused, code, "REST without the key: %s", errOut)
+	code, _, _ = otcRun(t, url, "", nil, "tools", "--rest", "URL/v1", "--api-key", "cli-secret-key")
 	assert.Equal(t, exitOK, code)
 }
 
