@@ -193,12 +193,15 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	if o.json {
 		return e.printJSON(defs)
 	}
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	var table strings.Builder
+	w := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
 	for _, d := range defs {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Name, shorten(d.Description, 60))
 	}
 	_ = w.Flush()
+	header, rows, _ := strings.Cut(table.String(), "\n")
+	fmt.Fprintf(e.stdout, "%s\n%s", e.style(styleBold, header), rows)
 	return exitOK
 }
 
@@ -430,13 +433,15 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	if code != exitOK {
 		return code
 	}
+	stop := e.spin("calling " + tool + "…")
 	value, gotID, te, err := srv.call(ctx, tool, input, &opts)
+	stop()
 	switch {
 	case te != nil:
 		if o.json {
 			_ = e.printJSON(map[string]any{"call_id": gotID, "success": false, "error": te})
 		} else {
-			fmt.Fprintf(e.stdout, "Tool error: %s\n", te.Message)
+			fmt.Fprintf(e.stdout, "%s %s\n", e.style(styleRed, "Tool error:"), te.Message)
 			if te.AdditionalPromptContent != "" {
 				fmt.Fprintf(e.stdout, "  hint: %s\n", te.AdditionalPromptContent)
 			}

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 )
 
 // Exit codes.
@@ -38,16 +39,44 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	t := terminal(isTerminal(os.Stdout), isTerminal(os.Stderr), os.Getenv)
+	os.Exit(runOn(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, t))
 }
 
-// run runs one command and returns its exit code.
+// isTerminal reports whether f is a terminal (a character device).
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalFeatures are what the output may do beyond plain text.
+type terminalFeatures struct {
+	color   bool // ANSI colour on standard output and error
+	spinner bool // a spinner on standard error while a call takes long
+}
+
+// terminal decides the features: colour only when both outputs are
+// terminals and NO_COLOR is not set (https://no-color.org), the spinner
+// whenever standard error is a terminal.
+func terminal(stdoutTTY, stderrTTY bool, getenv func(string) string) terminalFeatures {
+	return terminalFeatures{
+		color:   stdoutTTY && stderrTTY && getenv("NO_COLOR") == "",
+		spinner: stderrTTY,
+	}
+}
+
+// run runs one command, without terminal features, and returns its exit
+// code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return runOn(ctx, args, stdin, stdout, stderr, getenv, terminalFeatures{})
+}
+
+func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, t terminalFeatures) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitBadInput
 	}
-	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, term: t}
 	switch args[0] {
 	case "tools":
 		return env.tools(ctx, args[1:])
@@ -66,6 +95,57 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	term           terminalFeatures
+}
+
+// ANSI styles.
+const (
+	styleBold  = "\x1b[1m"
+	styleRed   = "\x1b[31m"
+	styleReset = "\x1b[0m"
+)
+
+// style wraps s in an ANSI style when colour is on.
+func (e *cli) style(code, s string) string {
+	if !e.term.color {
+		return s
+	}
+	return code + s + styleReset
+}
+
+// spin shows a spinner on standard error after a second, until the
+// returned function is called, when the line is cleared.
+func (e *cli) spin(what string) (stop func()) {
+	if !e.term.spinner {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		wait := time.NewTimer(time.Second)
+		defer wait.Stop()
+		select {
+		case <-done:
+			return
+		case <-wait.C:
+		}
+		frames := []string{"|", "/", "-", "\\"}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(e.stderr, "\r%s %s", frames[i%len(frames)], what)
+			select {
+			case <-done:
+				fmt.Fprint(e.stderr, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 const usage = `otc lists and calls the tools of an OTC/OXP tool server.

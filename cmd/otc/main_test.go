@@ -285,3 +285,52 @@ func TestMCPAnswersAsEvents(t *testing.T) {
 	assert.Equal(t, exitTransport, code)
 	assert.Contains(t, errOut, "not an MCP answer")
 }
+
+func TestTerminalFeatures(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	assert.Equal(t, terminalFeatures{color: true, spinner: true}, terminal(true, true, env(nil)))
+	assert.Equal(t, terminalFeatures{spinner: true}, terminal(true, true, env(map[string]string{"NO_COLOR": "1"})), "NO_COLOR")
+	assert.Equal(t, terminalFeatures{spinner: true}, terminal(false, true, env(nil)), "output piped")
+	assert.Equal(t, terminalFeatures{}, terminal(false, false, env(nil)))
+
+	// With colour, the table's header is bold and a tool error red; the
+	// columns still line up.
+	url := serveTools(t, "")
+	var out, errOut bytes.Buffer
+	code := runOn(context.Background(), []string{"tools", url}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true})
+	require.Equal(t, exitOK, code)
+	lines := strings.Split(out.String(), "\n")
+	assert.Equal(t, styleBold+"ID                    NAME            DESCRIPTION"+styleReset, lines[0])
+	out.Reset()
+	code = runOn(context.Background(), []string{"call", url, "Doorbell.Ring"}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true})
+	require.Equal(t, exitToolError, code)
+	assert.True(t, strings.HasPrefix(out.String(), styleRed+"Tool error:"+styleReset), out.String())
+}
+
+// TestSpinner: a call that takes over a second shows a spinner on
+// standard error, cleared when the answer comes; a quick one shows none.
+func TestSpinner(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Slow.Wait", Version: "1.0.0", Description: "Waits."},
+		func(_ context.Context, in struct {
+			Ms int `json:"ms" jsonschema:"description=How long."`
+		}) (int, error) {
+			time.Sleep(time.Duration(in.Ms) * time.Millisecond)
+			return in.Ms, nil
+		}))
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	env := func(string) string { return "" }
+
+	var out, errOut bytes.Buffer
+	code := runOn(context.Background(), []string{"call", srv.URL, "Slow.Wait", "ms=1400"}, strings.NewReader(""), &out, &errOut, env, terminalFeatures{spinner: true})
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, errOut.String(), "calling Slow.Wait…")
+	assert.True(t, strings.HasSuffix(errOut.String(), "\r\x1b[K"), "the line is cleared: %q", errOut.String())
+	assert.Equal(t, "1400\n", out.String())
+
+	errOut.Reset()
+	code = runOn(context.Background(), []string{"call", srv.URL, "Slow.Wait", "ms=0"}, strings.NewReader(""), &out, &errOut, env, terminalFeatures{spinner: true})
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, errOut.String(), "no spinner for a quick call")
+}
