@@ -11,11 +11,15 @@
 //
 // Every command takes --json, for scripts. Run "otc help" for the options.
 //
+// "otc check URL" checks a server against the protocol's rules; it calls
+// no tool the user has not named (see "otc help").
+//
 // Exit codes: 0 the command succeeded; 1 the tool ran and returned an
 // error; 2 the input was bad (a usage mistake, or input the server refused
 // as invalid); 3 the server refused the call (unknown tool, missing
 // secrets, credentials, policy); 4 the server could not be reached or
-// answered something that is not the protocol.
+// answered something that is not the protocol; 5 "otc check" found a
+// failure.
 package main
 
 import (
@@ -82,6 +86,8 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.tools(ctx, args[1:])
 	case "call":
 		return env.call(ctx, args[1:])
+	case "check":
+		return env.check(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -153,6 +159,7 @@ const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 Usage:
   otc tools URL [TOOL] [--json] [--mcp]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
+  otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
@@ -168,6 +175,7 @@ Examples:
   otc tools --mcp http://127.0.0.1:8080/mcp
   otc call --mcp http://127.0.0.1:8080/mcp Calculator_Add a=1 b=2
   otc call --rest http://127.0.0.1:8080/v1 Calculator_Add a=1 b=2
+  otc check http://127.0.0.1:8080 --tool Calculator.Add@1.0.0 --input '{"a":1,"b":2}'
 
 Call options:
   -i FILE              read the input from FILE ("-" for standard input)
@@ -181,7 +189,16 @@ Call options:
   --mcp                URL is an MCP endpoint; tools are named by name
   --rest               URL is a REST tool API; tools are named by name
 
+Check:
+  otc check runs the protocol's rules against an OTC/OXP 1.0 server: the
+  catalog's shape, every error class with its status and body, the $schema
+  spellings, the body limit, unknown fields, /health, and authentication
+  when credentials are given. It calls no tool unless you name one with
+  --tool (and its --input): every other request is one a conforming
+  server refuses before any tool runs.
+
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,
-  3 the server refused the call, 4 transport failure or not the protocol
+  3 the server refused the call, 4 transport failure or not the protocol,
+  5 otc check found a failure
 `
