@@ -80,7 +80,8 @@ type Options struct {
 	// must not share records use different prefixes (or databases).
 	Prefix string
 	// TTL is how long an outcome is kept. Zero or less means
-	// otc.DefaultIdempotencyTTL.
+	// otc.DefaultIdempotencyTTL. Redis counts expiries in milliseconds:
+	// TTL and Lease are rounded up to whole ones.
 	TTL time.Duration
 	// Lease is how long a claim lives unless renewed; the claiming
 	// replica renews it every third of it while the call runs. Zero or
@@ -146,7 +147,14 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
+	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	return s
+}
+
+// roundUp rounds d up to whole milliseconds: Redis keeps expiries in
+// milliseconds, and refuses an expiry of zero.
+func roundUp(d time.Duration) time.Duration {
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
 // A record is one Redis string: "R" + token + fingerprint while the call

@@ -152,6 +152,64 @@ func (c *checker) run(ctx context.Context, tool string, input json.RawMessage, a
 		c.skip("authentication", "requests without credentials are refused with 401", "give --api-key or --bearer to check it")
 	}
 	c.checkTool(ctx, tool, input)
+	c.checkInvalidInput(ctx, tool, defs)
+}
+
+// checkInvalidInput sends the named tool an input its schema refuses: an
+// unknown parameter when the schema forbids them, or else a value of the
+// wrong type for a required parameter. A conforming server refuses it
+// with 422 before the tool runs; the tool was named as safe to call, in
+// case the server does not.
+func (c *checker) checkInvalidInput(ctx context.Context, tool string, defs []map[string]any) {
+	rule := "input the schema refuses is answered 422 with parameter_errors naming the parameter"
+	if tool == "" {
+		c.skip("invalid input", rule, "calls no tool unless named with --tool")
+		return
+	}
+	var params map[string]any
+	for _, d := range defs {
+		if id, _ := d["id"].(string); id == tool || strings.HasPrefix(id, tool+"@") {
+			is, _ := d["input_schema"].(map[string]any)
+			params, _ = is["parameters"].(map[string]any)
+		}
+	}
+	var input map[string]any
+	var param string
+	switch {
+	case params == nil:
+		c.skip("invalid input", rule, "the catalog does not list "+tool)
+		return
+	case params["additionalProperties"] == false:
+		param, input = "otc_check_unknown_parameter", map[string]any{"otc_check_unknown_parameter": true}
+	default:
+		props, _ := params["properties"].(map[string]any)
+		for _, r := range anyList(params["required"]) {
+			name, _ := r.(string)
+			p, _ := props[name].(map[string]any)
+			switch p["type"] {
+			case "number", "integer", "boolean", "object", "array":
+				param, input = name, map[string]any{name: "otc-check-wrong-type"}
+			case "string":
+				param, input = name, map[string]any{name: 12345}
+			}
+			if param != "" {
+				break
+			}
+		}
+	}
+	if param == "" {
+		c.skip("invalid input", rule, "the schema of "+tool+" refuses nothing otc check can send safely")
+		return
+	}
+	a := c.send(ctx, http.MethodPost, "/tools/call", mustJSON(map[string]any{"request": map[string]any{"tool_id": tool, "input": input}}), true)
+	problem := errorShape(a, http.StatusUnprocessableEntity)
+	if problem == "" {
+		perrs, _ := a.obj["parameter_errors"].(map[string]any)
+		if _, ok := perrs[param]; !ok {
+			problem = fmt.Sprintf("parameter_errors does not name %q: %s", param, truncateText(a.body, 160))
+		}
+	}
+	c.record("invalid input", rule, problem)
 }
 
 func (c *checker) checkHealth(ctx context.Context) {

@@ -37,7 +37,8 @@ func conforming(t *testing.T, opts *otc.HandlerOptions) http.Handler {
 func TestCheckPassesAgainstTheLibrary(t *testing.T) {
 	code, out := checkAgainst(t, conforming(t, nil), "--tool", "Calculator.Add@1.0.0", "--input", `{"a":1,"b":2}`)
 	assert.Equal(t, exitOK, code, out)
-	assert.Contains(t, out, "19 passed, 0 failed, 1 skipped", "all but authentication, which needs credentials")
+	assert.Contains(t, out, "20 passed, 0 failed, 1 skipped", "all but authentication, which needs credentials")
+	assert.Contains(t, out, "PASS  invalid input")
 
 	a, err := otc.NewAPIKeyAuth(map[string]string{"check": "check-key"})
 	require.NoError(t, err)
@@ -45,6 +46,7 @@ func TestCheckPassesAgainstTheLibrary(t *testing.T) {
 	assert.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, "PASS  authentication required")
 	assert.Contains(t, out, "SKIP  calls: calls no tool unless named")
+	assert.Contains(t, out, "SKIP  invalid input: calls no tool unless named")
 
 	code, out = checkAgainst(t, conforming(t, nil), "--json")
 	assert.Equal(t, exitOK, code, out)
@@ -102,6 +104,13 @@ func TestCheckReportsEachBrokenRule(t *testing.T) {
 			}
 			return false
 		}, []string{"FAIL  catalog entries", "not in order of id, then version"}},
+		{"invalid input run anyway", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+			if bytes.Contains(body, []byte("otc_check_unknown_parameter")) {
+				writeJSON(w, 200, `{"$schema":"otc://1.0","result":{"call_id":"x","duration":1,"success":true,"value":3}}`)
+				return true
+			}
+			return false
+		}, []string{"FAIL  invalid input", "status 200, want 422"}},
 		{"unknown tool answered 404", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 			if r.Method == http.MethodPost && string(body) == `{"request":{"tool_id":"`+checkNamespace+`"}}` {
 				writeJSON(w, 404, `{"$schema":"otc://1.0","message":"no such tool"}`)
@@ -148,7 +157,7 @@ func TestCheckReportsEachBrokenRule(t *testing.T) {
 		}, []string{"FAIL  $schema spellings", `urn:oxp:1.0: echoed as "otc://1.0"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out := checkAgainst(t, broken(t, tc.server))
+			code, out := checkAgainst(t, broken(t, tc.server), "--tool", "Calculator.Add@1.0.0", "--input", `{"a":1,"b":2}`)
 			assert.Equal(t, exitCheckFailed, code, out)
 			for _, w := range tc.want {
 				assert.Contains(t, out, w)

@@ -193,9 +193,10 @@ Check:
   otc check runs the protocol's rules against an OTC/OXP 1.0 server: the
   catalog's shape, every error class with its status and body, the $schema
   spellings, the body limit, unknown fields, /health, and authentication
-  when credentials are given. It calls no tool unless you name one with
-  --tool (and its --input): every other request is one a conforming
-  server refuses before any tool runs.
+  when credentials are given; with --tool, calls by each spelling of its
+  id and a 422 for input its schema refuses. It calls no tool unless you
+  name one with --tool (and its --input): every other request is one a
+  conforming server refuses before any tool runs.
 
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,

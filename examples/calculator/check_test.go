@@ -25,7 +25,7 @@ func TestOTCCheckPasses(t *testing.T) {
 	base := listeningURL(t, nextLine(t, lines))
 	out, err = exec.CommandContext(t.Context(), bin, "check", base, "--tool", "Calculator.Add@1.0.0", "--input", `{"a":1,"b":2}`).CombinedOutput()
 	require.NoError(t, err, "otc check: %s", out)
-	assert.Contains(t, string(out), "19 passed, 0 failed, 1 skipped")
+	assert.Contains(t, string(out), "20 passed, 0 failed, 1 skipped")
 
 	// tools and call, over each protocol the program serves.
 	for _, tc := range []struct {
