@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/redistest"
@@ -34,9 +35,10 @@ var (
 
 // Environment of a child process serving a registry (see serveChild).
 const (
-	serveEnv = "REDISSTORE_TEST_SERVE" // the Redis address
-	leaseEnv = "REDISSTORE_TEST_LEASE" // the lease, in milliseconds
-	hangEnv  = "REDISSTORE_TEST_HANG"  // "1": Count.Up counts, then never returns
+	serveEnv  = "REDISSTORE_TEST_SERVE"  // the Redis address
+	prefixEnv = "REDISSTORE_TEST_PREFIX" // the store's prefix; the run counter is prefix+"runs"
+	leaseEnv  = "REDISSTORE_TEST_LEASE"  // the lease, in milliseconds
+	hangEnv   = "REDISSTORE_TEST_HANG"   // "1": Count.Up counts, then never returns
 )
 
 func TestMain(m *testing.M) {
@@ -64,6 +66,21 @@ func needRedis(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: redistest.Need(t, redisSrv, redisError)})
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// freshPrefix returns a key prefix of the test's own, made from its name,
+// after deleting what an earlier run of the test (go test -count) left
+// under it.
+func freshPrefix(t *testing.T, client *redis.Client) string {
+	t.Helper()
+	prefix := strings.ReplaceAll(t.Name(), "/", ":") + ":"
+	ctx := context.Background()
+	iter := client.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		require.NoError(t, client.Del(ctx, iter.Val()).Err())
+	}
+	require.NoError(t, iter.Err())
+	return prefix
 }
 
 // countInput is the input of Count.Up.
@@ -97,9 +114,15 @@ func newCountingRegistry(client *redis.Client, store otc.IdempotencyStore, count
 // prints "ADDR http://..." and serves until standard input closes.
 func serveChild(addr string) error {
 	client := redis.NewClient(&redis.Options{Addr: addr})
+	prefix := os.Getenv(prefixEnv)
 	lease, _ := strconv.Atoi(os.Getenv(leaseEnv))
-	store := redisstore.New(client, &redisstore.Options{Prefix: "twoproc:", Lease: time.Duration(lease) * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	reg, err := newCountingRegistry(client, store, "twoproc:runs")
+	store := redisstore.New(client, &redisstore.Options{
+		Prefix:       prefix,
+		Lease:        time.Duration(lease) * time.Millisecond,
+		PollInterval: 20 * time.Millisecond,
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	reg, err := newCountingRegistry(client, store, prefix+"runs")
 	if err != nil {
 		return err
 	}
@@ -114,11 +137,18 @@ func serveChild(addr string) error {
 	return srv.Close()
 }
 
-// startChild runs serveChild in a new process and returns its URL.
-func startChild(t *testing.T, lease time.Duration, hang bool) (string, *exec.Cmd) {
+// startChild runs serveChild in a new process, a replica whose store
+// has the given prefix and lease (zero: the default), and returns its
+// URL. With hang, its Count.Up counts its run and then never returns.
+func startChild(t *testing.T, prefix string, lease time.Duration, hang bool) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveEnv+"="+redisAddr, fmt.Sprintf("%s=%d", leaseEnv, lease.Milliseconds()))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		serveEnv+"="+redisAddr,
+		prefixEnv+"="+prefix,
+		fmt.Sprintf("%s=%d", leaseEnv, lease.Milliseconds()))
 	if hang {
 		cmd.Env = append(cmd.Env, hangEnv+"=1")
 	}

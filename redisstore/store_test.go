@@ -3,13 +3,16 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,11 +25,11 @@ import (
 	"github.com/otcgo/otc/redisstore"
 )
 
-// newStore returns a store with a prefix of its own, so that tests do not
-// see each other's keys.
+// newStore returns a store with a prefix of its own (see freshPrefix), so
+// that tests do not see each other's keys.
 func newStore(t *testing.T, client *redis.Client, opts redisstore.Options) *redisstore.Store {
 	t.Helper()
-	opts.Prefix = strings.ReplaceAll(t.Name(), "/", ":") + ":"
+	opts.Prefix = freshPrefix(t, client)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -70,25 +73,33 @@ func TestClaimCompleteReplay(t *testing.T) {
 func TestConcurrentClaimsOneWins(t *testing.T) {
 	client := needRedis(t)
 	s := newStore(t, client, redisstore.Options{})
-	const n = 32
+	const n = 64
 	var wg sync.WaitGroup
 	claims := make(chan otc.IdempotencyClaim, n)
+	records := make(chan *otc.IdempotencyRecord, n)
 	for range n {
 		wg.Go(func() {
-			_, c, err := s.Claim(context.Background(), "k", "fp")
+			rec, c, err := s.Claim(context.Background(), "k", "fp")
 			assert.NoError(t, err)
 			if c != nil {
 				claims <- c
+			} else {
+				records <- rec
 			}
 		})
 	}
 	wg.Wait()
 	close(claims)
+	close(records)
 	var won []otc.IdempotencyClaim
 	for c := range claims {
 		won = append(won, c)
 	}
 	require.Len(t, won, 1, "exactly one of the concurrent claims wins")
+	assert.Len(t, records, n-1)
+	for rec := range records {
+		assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp"}, rec, "the others see the winner's call in flight")
+	}
 	require.NoError(t, won[0].Release(context.Background()))
 }
 
@@ -128,6 +139,10 @@ func TestWaitWakes(t *testing.T) {
 	_, c, err := s.Claim(ctx, "never", "fp")
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.Wait(wctx, "never"), context.DeadlineExceeded)
+	cctx, cancelCause := context.WithCancelCause(ctx)
+	gone := errors.New("the caller went away")
+	cancelCause(gone)
+	assert.ErrorIs(t, s.Wait(cctx, "never"), gone, "Wait returns the context's cause")
 	require.NoError(t, c.Release(ctx))
 	assert.NoError(t, s.Wait(ctx, "absent"))
 }
@@ -147,24 +162,75 @@ func TestLeaseRenewedWhileRunning(t *testing.T) {
 	require.NoError(t, c.Complete(ctx, []byte("o")))
 }
 
+// TestExpiredLeaseLetsAnotherRun lets a claim's lease lapse, as it does
+// when its replica dies: the waiter wakes, the key is claimed again, and
+// the first claim can no longer record its outcome over the new one.
 func TestExpiredLeaseLetsAnotherRun(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{Lease: 200 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	const lease = 200 * time.Millisecond
+	s := newStore(t, client, redisstore.Options{Lease: lease, PollInterval: 10 * time.Millisecond})
 	_, c, err := s.Claim(ctx, "crash", "fp")
 	require.NoError(t, err)
-	// The replica "dies": its record loses the lease. A waiter then sees
-	// the key free, and a new claim runs the call.
-	keys, err := client.Keys(ctx, "TestExpiredLeaseLetsAnotherRun:*").Result()
+	redisstore.StopRenewing(c)
+	key := onlyKey(t, client)
+	pttl, err := client.PTTL(ctx, key).Result()
 	require.NoError(t, err)
-	require.Len(t, keys, 1)
-	require.NoError(t, client.Del(ctx, keys[0]).Err()) // as the lapse of the lease would
-	require.NoError(t, s.Wait(ctx, "crash"))
+	assert.LessOrEqual(t, pttl, lease, "a claim's record expires with its lease")
+	assert.Positive(t, pttl)
+
+	require.NoError(t, s.Wait(ctx, "crash"), "the waiter wakes when the lease lapses")
+	assert.ErrorIs(t, client.Get(ctx, key).Err(), redis.Nil, "the record lapsed with the lease")
 	_, c2, err := s.Claim(ctx, "crash", "fp")
 	require.NoError(t, err)
 	require.NotNil(t, c2, "the key is claimed again")
 	assert.ErrorIs(t, c.Complete(ctx, []byte("late")), otc.ErrClaimLost, "the first claim cannot overwrite the new one")
-	require.NoError(t, c2.Complete(ctx, []byte("o")))
+	assert.ErrorIs(t, c.Release(ctx), otc.ErrClaimLost, "nor delete it")
+	require.NoError(t, c2.Complete(ctx, []byte("second")))
+	rec, _, err := s.Claim(ctx, "crash", "fp")
+	require.NoError(t, err)
+	assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp", Done: true, Outcome: []byte("second")}, rec)
+}
+
+// TestLostLeaseWarnsOnce takes a claim's key from under it: its renewal
+// finds another token, warns once, and stops, while the new claim's
+// renewals go on.
+func TestLostLeaseWarnsOnce(t *testing.T) {
+	client := needRedis(t)
+	ctx := context.Background()
+	const lease = 150 * time.Millisecond
+	logs := &logRecorder{}
+	s := newStore(t, client, redisstore.Options{Lease: lease, Logger: slog.New(logs)})
+	_, c, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	require.NoError(t, client.Del(ctx, onlyKey(t, client)).Err()) // as the lapse of the lease would
+	_, c2, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	require.NotNil(t, c2)
+
+	require.Eventually(t, func() bool { return len(logs.messages()) > 0 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(2 * lease) // six more renewal periods of the first claim
+	msgs := logs.messages()
+	require.Len(t, msgs, 1, "one warning, then no more renewals: %q", msgs)
+	assert.Contains(t, msgs[0], "lapsed")
+	rec, other, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	assert.Nil(t, other, "the second claim, renewed, still holds the key")
+	assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp"}, rec)
+	assert.ErrorIs(t, c.Complete(ctx, []byte("o")), otc.ErrClaimLost)
+	require.NoError(t, c2.Release(ctx))
+}
+
+// TestShortDurationsRoundUp: Redis counts expiries in whole milliseconds
+// and refuses zero; shorter durations are rounded up, not refused.
+func TestShortDurationsRoundUp(t *testing.T) {
+	client := needRedis(t)
+	ctx := context.Background()
+	s := newStore(t, client, redisstore.Options{Lease: time.Microsecond, TTL: time.Nanosecond})
+	_, c, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	require.NoError(t, c.Complete(ctx, []byte("o")))
 }
 
 func TestTTLAndLimits(t *testing.T) {
@@ -224,58 +290,159 @@ func TestForeignValueIsAnError(t *testing.T) {
 	assert.ErrorContains(t, err, "not one this store wrote")
 }
 
-// call posts an OTC call of Count.Up and returns the status, the body
-// and whether the answer was replayed.
-func call(t *testing.T, base, callID, input string) (int, map[string]any, bool) {
-	t.Helper()
-	body := fmt.Sprintf(`{"request":{"tool_id":"Count.Up","call_id":%q,"input":%s}}`, callID, input)
-	resp, err := http.Post(base+"/tools/call", "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
-	return resp.StatusCode, m, resp.Header.Get(otc.HeaderReplayed) == "true"
+// answer is what a server answered an OTC call with.
+type answer struct {
+	status   int
+	body     map[string]any
+	replayed bool // the Idempotent-Replayed header said true
 }
 
-func value(t *testing.T, m map[string]any) float64 {
+// post sends an OTC call of Count.Up. It does not fail the test, so that
+// goroutines can call it.
+func post(base, callID, input string) (answer, error) {
+	body := fmt.Sprintf(`{"request":{"tool_id":"Count.Up","call_id":%q,"input":%s}}`, callID, input)
+	resp, err := http.Post(base+"/tools/call", "application/json", strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{status: resp.StatusCode, replayed: resp.Header.Get(otc.HeaderReplayed) == "true"}
+	if err := json.Unmarshal(raw, &a.body); err != nil {
+		return a, fmt.Errorf("%w: %s", err, raw)
+	}
+	return a, nil
+}
+
+// call is post for the test's goroutine.
+func call(t *testing.T, base, callID, input string) answer {
 	t.Helper()
-	res, ok := m["result"].(map[string]any)
-	require.True(t, ok, "%v", m)
-	require.Equal(t, true, res["success"], "%v", m)
-	return res["value"].(float64)
+	a, err := post(base, callID, input)
+	require.NoError(t, err)
+	return a
+}
+
+// result returns the result of a successful call.
+func (a answer) result(t *testing.T) map[string]any {
+	t.Helper()
+	res, ok := a.body["result"].(map[string]any)
+	require.True(t, ok, "%v", a.body)
+	require.Equal(t, true, res["success"], "%v", a.body)
+	return res
+}
+
+// value returns the count a successful call of Count.Up returned.
+func (a answer) value(t *testing.T) float64 {
+	t.Helper()
+	v, ok := a.result(t)["value"].(float64)
+	require.True(t, ok, "%v", a.body)
+	return v
+}
+
+// runs returns the count of Count.Up's runs under counter.
+func runs(t *testing.T, client *redis.Client, counter string) int {
+	t.Helper()
+	n, err := client.Get(context.Background(), counter).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0
+	}
+	require.NoError(t, err)
+	return n
+}
+
+// concurrently sends n calls of one call id at once, the i-th to
+// bases[i%len(bases)], and returns the answers.
+func concurrently(t *testing.T, n int, bases []string, callID, input string) []answer {
+	t.Helper()
+	answers := make([]answer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i], errs[i] = post(bases[i%len(bases)], callID, input) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return answers
+}
+
+// checkOneRun checks the answers to duplicates of one call: each is a
+// success with callID and the count want, and all but one are replays.
+func checkOneRun(t *testing.T, answers []answer, callID string, want float64) {
+	t.Helper()
+	ran := 0
+	for _, a := range answers {
+		assert.Equal(t, http.StatusOK, a.status)
+		assert.Equal(t, callID, a.result(t)["call_id"])
+		assert.Equal(t, want, a.value(t), "every duplicate gets the one run's count")
+		if !a.replayed {
+			ran++
+		}
+	}
+	assert.Equal(t, 1, ran, "one answer is the run's, the others are marked as replays")
 }
 
 func TestThroughTheHandler(t *testing.T) {
 	client := needRedis(t)
 	store := newStore(t, client, redisstore.Options{PollInterval: 10 * time.Millisecond})
-	reg, err := newCountingRegistry(client, store, "TestThroughTheHandler:runs")
+	counter := t.Name() + ":runs"
+	reg, err := newCountingRegistry(client, store, counter)
 	require.NoError(t, err)
 	srv := httptest.NewServer(otc.NewHandler(reg, nil))
 	t.Cleanup(srv.Close)
 
-	_, first, replayed := call(t, srv.URL, "seq", `{}`)
-	assert.False(t, replayed)
-	_, again, replayed := call(t, srv.URL, "seq", `{}`)
-	assert.True(t, replayed)
-	assert.Equal(t, value(t, first), value(t, again))
+	first := call(t, srv.URL, "seq", `{}`)
+	again := call(t, srv.URL, "seq", `{}`)
+	checkOneRun(t, []answer{first, again}, "seq", 1)
+	assert.False(t, first.replayed)
+	assert.Equal(t, 1, runs(t, client, counter))
 
-	var wg sync.WaitGroup
-	values := make([]float64, 8)
-	for i := range values {
-		wg.Go(func() {
-			_, m, _ := call(t, srv.URL, "concurrent", `{"sleep_ms":200}`)
-			values[i] = value(t, m)
-		})
-	}
-	wg.Wait()
-	for _, v := range values {
-		assert.Equal(t, values[0], v, "every duplicate gets the one run's count")
-	}
-	runs, err := client.Get(context.Background(), "TestThroughTheHandler:runs").Int()
+	// Eight at once, each taking 200ms: the seven duplicates arrive while
+	// the first runs, and wait for it.
+	checkOneRun(t, concurrently(t, 8, []string{srv.URL}, "concurrent", `{"sleep_ms":200}`), "concurrent", 2)
+	assert.Equal(t, 2, runs(t, client, counter), "one run per call id")
+
+	a := call(t, srv.URL, "seq", `{"label":"other"}`)
+	assert.Equal(t, http.StatusBadRequest, a.status)
+	assert.Equal(t, "The call_id was already used for a different call", a.body["message"])
+	assert.Equal(t, 2, runs(t, client, counter), "a refused call does not run")
+}
+
+// TestRedisDown: a registry whose store cannot reach Redis runs no call,
+// and answers it with a failure the caller may retry.
+func TestRedisDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	assert.Equal(t, 2, runs, "one run per call id")
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	store := redisstore.New(client, &redisstore.Options{Logger: slog.New(slog.DiscardHandler)})
+
+	_, _, err = store.Claim(context.Background(), "k", "fp")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redisstore: claiming a call id")
+	assert.ErrorContains(t, store.Wait(context.Background(), "k"), "redisstore: waiting for a call in flight")
+
+	var ran atomic.Int64
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Count.Up", Version: "1.0.0", Description: "Counts its runs."},
+		func(context.Context, countInput) (int64, error) { return ran.Add(1), nil }))
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	a := call(t, srv.URL, "id", `{}`)
+	res, ok := a.body["result"].(map[string]any)
+	require.True(t, ok, "%v", a.body)
+	assert.Equal(t, false, res["success"], "%v", a.body)
+	assert.Equal(t, "id", res["call_id"])
+	te, ok := res["error"].(map[string]any)
+	require.True(t, ok, "%v", a.body)
+	assert.Equal(t, true, te["can_retry"], "%v", te)
+	assert.Zero(t, ran.Load(), "the tool did not run")
 }
 
 // TestTwoProcesses runs two servers, each a process of its own with its
@@ -283,81 +450,122 @@ func TestThroughTheHandler(t *testing.T) {
 // once.
 func TestTwoProcesses(t *testing.T) {
 	client := needRedis(t)
-	ctx := context.Background()
-	require.NoError(t, client.Del(ctx, "twoproc:runs").Err())
-	a, _ := startChild(t, 0, false)
-	b, _ := startChild(t, 0, false)
+	prefix := freshPrefix(t, client)
+	counter := prefix + "runs"
+	a, _ := startChild(t, prefix, 0, false)
+	b, _ := startChild(t, prefix, 0, false)
+	both := []string{a, b}
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var seen []float64
-	for i := range 6 {
-		base := a
-		if i%2 == 1 {
-			base = b
-		}
-		wg.Go(func() {
-			status, m, _ := call(t, base, "shared-id", `{"sleep_ms":200}`)
-			assert.Equal(t, http.StatusOK, status)
-			mu.Lock()
-			seen = append(seen, value(t, m))
-			mu.Unlock()
-		})
+	// Three to each at once; the run takes 200ms, so that the duplicates
+	// arrive while it runs.
+	checkOneRun(t, concurrently(t, 6, both, "shared-id", `{"sleep_ms":200}`), "shared-id", 1)
+	assert.Equal(t, 1, runs(t, client, counter), "the function ran once across the two processes")
+	// Later retries, to either, are replays.
+	for _, base := range both {
+		r := call(t, base, "shared-id", `{"sleep_ms":200}`)
+		assert.True(t, r.replayed)
+		assert.Equal(t, 1.0, r.value(t))
 	}
-	wg.Wait()
-	for _, v := range seen {
-		assert.Equal(t, 1.0, v, "all six answers are the one run's")
+
+	r := call(t, b, "another-id", `{}`)
+	assert.Equal(t, 2.0, r.value(t), "a new call id runs")
+	assert.False(t, r.replayed)
+
+	for _, base := range both {
+		r := call(t, base, "shared-id", `{"label":"different"}`)
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "The call_id was already used for a different call", r.body["message"])
+		assert.Contains(t, r.body["developer_message"], "with different input")
 	}
-	runs, err := client.Get(ctx, "twoproc:runs").Int()
-	require.NoError(t, err)
-	assert.Equal(t, 1, runs, "the function ran once across the two processes")
-
-	_, m, _ := call(t, b, "another-id", `{}`)
-	assert.Equal(t, 2.0, value(t, m), "a new call id runs")
-
-	status, m, _ := call(t, a, "shared-id", `{"label":"different"}`)
-	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Equal(t, "The call_id was already used for a different call", m["message"])
-	runs, err = client.Get(ctx, "twoproc:runs").Int()
-	require.NoError(t, err)
-	assert.Equal(t, 2, runs)
+	assert.Equal(t, 2, runs(t, client, counter))
 }
 
 // TestReplicaCrash kills the process running a call: once its lease has
-// lapsed, the retry on the other process runs the call again (the
-// documented at-least-once edge), and later retries get that outcome.
+// lapsed, the duplicate waiting on the other process runs the call again
+// (the documented at-least-once edge), and later retries get that
+// outcome.
 func TestReplicaCrash(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	require.NoError(t, client.Del(ctx, "twoproc:runs").Err())
+	prefix := freshPrefix(t, client)
+	counter := prefix + "runs"
 	const lease = 500 * time.Millisecond
-	a, cmdA := startChild(t, lease, true) // its Count.Up never returns
-	b, _ := startChild(t, lease, false)
+	a, cmdA := startChild(t, prefix, lease, true) // its Count.Up never returns
+	b, _ := startChild(t, prefix, lease, false)
 
-	go func() { _, _, _ = callNoCheck(a, "crash-id", `{}`) }()
-	require.Eventually(t, func() bool {
-		n, _ := client.Get(ctx, "twoproc:runs").Int()
-		return n == 1
-	}, 10*time.Second, 10*time.Millisecond, "the first process started the call")
-	time.Sleep(2 * lease) // renewed meanwhile: the claim outlives its first lease
+	go func() { _, _ = post(a, "crash-id", `{}`) }() // fails when a dies
+	require.Eventually(t, func() bool { return runs(t, client, counter) == 1 },
+		10*time.Second, 5*time.Millisecond, "the first process started the call")
+
+	// a renews its lease while the call runs: after two leases, the
+	// record is still a claim.
+	time.Sleep(2 * lease)
+	var record string
+	iter := client.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		if iter.Val() != counter {
+			require.Empty(t, record, "one record")
+			record = iter.Val()
+		}
+	}
+	require.NoError(t, iter.Err())
+	v, err := client.Get(ctx, record).Result()
+	require.NoError(t, err)
+	assert.Equal(t, byte('R'), v[0], "the call is still in flight")
+
+	// A duplicate on b waits for a; it is sent before a dies, and has no
+	// answer while a lives.
+	dup := make(chan answer, 1)
+	go func() {
+		r, err := post(b, "crash-id", `{}`)
+		assert.NoError(t, err)
+		dup <- r
+	}()
+	time.Sleep(lease / 5) // time for the duplicate to reach b's store
+	select {
+	case r := <-dup:
+		t.Fatalf("the duplicate was answered while the call ran on a: %v", r.body)
+	default:
+	}
 	require.NoError(t, cmdA.Process.Signal(syscall.SIGKILL))
 
-	// The retry waits for the dead replica's lease to lapse, then runs.
-	_, m, replayed := call(t, b, "crash-id", `{}`)
-	assert.Equal(t, 2.0, value(t, m), "the call ran again")
-	assert.False(t, replayed)
-	_, m, replayed = call(t, b, "crash-id", `{}`)
-	assert.Equal(t, 2.0, value(t, m))
-	assert.True(t, replayed, "and was recorded this time")
+	r := <-dup
+	assert.Equal(t, 2.0, r.value(t), "the call ran again once a's lease lapsed")
+	assert.False(t, r.replayed)
+	r = call(t, b, "crash-id", `{}`)
+	assert.Equal(t, 2.0, r.value(t))
+	assert.True(t, r.replayed, "and was recorded this time")
+	assert.Equal(t, 2, runs(t, client, counter))
 }
 
-func callNoCheck(base, callID, input string) (int, []byte, error) {
-	body := fmt.Sprintf(`{"request":{"tool_id":"Count.Up","call_id":%q,"input":%s}}`, callID, input)
-	resp, err := http.Post(base+"/tools/call", "application/json", strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+// onlyKey returns the one key under the test's prefix.
+func onlyKey(t *testing.T, client *redis.Client) string {
+	t.Helper()
+	keys, err := client.Keys(context.Background(), strings.ReplaceAll(t.Name(), "/", ":")+":*").Result()
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	return keys[0]
+}
+
+// logRecorder is a slog.Handler that keeps the messages logged.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, r.Message)
+	return nil
+}
+
+func (h *logRecorder) messages() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.msgs...)
 }
