@@ -33,7 +33,11 @@
 // claim, as long as it can reach Redis to renew it; one cut off from
 // Redis for longer than the lease may find, when it finishes, that
 // another has claimed the key, and its outcome is then not recorded
-// (Complete returns otc.ErrClaimLost, which the registry logs).
+// (Complete returns otc.ErrClaimLost, which the registry logs). The same
+// holds when Redis itself loses a record: a primary that fails over
+// before its replica has the latest writes, or a restart without
+// persistence, forgets claims and outcomes, and retries of those calls
+// run again.
 //
 // # Limits
 //
