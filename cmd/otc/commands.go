@@ -87,6 +87,17 @@ func (c *common) protocolFlag() string {
 	return ""
 }
 
+// setCredentials adds the credentials the options give to a request of
+// the MCP or REST protocol (the client package sends them over OTC).
+func setCredentials(h http.Header, apiKey, bearer string) {
+	if apiKey != "" {
+		h.Set("OXP-API-Key", apiKey)
+	}
+	if bearer != "" {
+		h.Set("Authorization", "Bearer "+bearer)
+	}
+}
+
 // server returns the server at url, in the protocol the options name.
 func (c *common) server(url string) (server, error) {
 	if c.mcp && c.rest {

@@ -57,12 +57,7 @@ func (m *mcpServer) request(ctx context.Context, method string, params any, out 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	if m.apiKey != "" {
-		req.Header.Set("OXP-API-Key", m.apiKey)
-	}
-	if m.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+m.bearer)
-	}
+	setCredentials(req.Header, m.apiKey, m.bearer)
 	resp, err := m.http.Do(req)
 	if err != nil {
 		return err

@@ -60,12 +60,7 @@ func (s *restServer) do(ctx context.Context, method, path string, body any, requ
 	if requestID != "" {
 		req.Header.Set("X-Request-Id", requestID)
 	}
-	if s.apiKey != "" {
-		req.Header.Set("OXP-API-Key", s.apiKey)
-	}
-	if s.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+s.bearer)
-	}
+	setCredentials(req.Header, s.apiKey, s.bearer)
 	resp, err := s.http.Do(req)
 	if err != nil {
 		return err
