@@ -100,7 +100,7 @@ func walkType(t reflect.Type, path string, input bool, visiting map[reflect.Type
 			if tagName(f.Tag.Get("json")) == "-" || tagName(f.Tag.Get("jsonschema")) == "-" {
 				continue
 			}
-			if err := checkFieldTags(f, path+"."+f.Name); err != nil {
+			if err := checkFieldTags(f, path+"."+f.Name, input); err != nil {
 				return err
 			}
 			if err := walkType(f.Type, path+"."+f.Name, input, visiting); err != nil {

@@ -32,8 +32,12 @@ var (
 	tagFlags = []string{"required", "nullable"}
 )
 
-// checkFieldTags checks the jsonschema tag of struct field f, at path.
-func checkFieldTags(f reflect.StructField, path string) error {
+// checkFieldTags checks the jsonschema tag of struct field f, at path, of
+// a type read as a tool's input (input) or written as its output: the
+// reflector gives some Go types a different JSON type in each direction
+// (time.Duration is a string in, an integer out), and the tags apply to
+// that JSON type.
+func checkFieldTags(f reflect.StructField, path string, input bool) error {
 	tag, ok := f.Tag.Lookup("jsonschema")
 	if !ok || tag == "" {
 		return nil
@@ -42,7 +46,14 @@ func checkFieldTags(f reflect.StructField, path string) error {
 	if parts[0] == "-" {
 		return nil
 	}
-	jsonType, item := tagJSONType(f)
+	jsonType, item := tagJSONType(f, input)
+	// The reflector reads type= before the other keywords, wherever it
+	// stands in the tag.
+	for _, part := range parts {
+		if name, value, ok := strings.Cut(part, "="); ok && name == "type" {
+			jsonType, item = value, ""
+		}
+	}
 	fail := func(part, format string, args ...any) error {
 		return fmt.Errorf("field %s: jsonschema tag %q: %s", path, part, fmt.Sprintf(format, args...))
 	}
@@ -64,9 +75,6 @@ func checkFieldTags(f reflect.StructField, path string) error {
 			}
 			return fail(part, "%q is not a keyword the schema reflector knows (%s)", name, hint)
 		}
-		if name == "type" {
-			jsonType = value
-		}
 		if slices.Contains(tagGeneric, name) {
 			continue
 		}
@@ -74,16 +82,67 @@ func checkFieldTags(f reflect.StructField, path string) error {
 		if jsonType == "array" && !slices.Contains(tagByType["array"], name) && item != "" {
 			kind = item // the reflector applies the rest to the items
 		}
+		if kind == "" {
+			return fail(part, "%q has no effect: the schema of a field of type %s has no JSON type (it accepts any value), so the reflector drops type keywords; set the type with type=, or describe the value in the description", name, f.Type)
+		}
 		allowed, known := tagByType[kind]
 		if !known {
-			continue // a type the reflector gives no keywords: it ignores them
+			continue // a type with a schema of its own: trusted
 		}
 		if !slices.Contains(allowed, name) {
 			return fail(part, "%q is not a keyword of %s (%s)", name, describeType(jsonType, item), keywordHint(name, jsonType, item))
 		}
+		if kind != "string" && strings.Contains(value, "=") {
+			// The reflector splits these at every "=" and drops the
+			// keyword when there is more than one.
+			return fail(part, "the reflector drops the keyword of %s when its value contains \"=\"", describeType(jsonType, item))
+		}
 		if err := checkTagValue(name, value, kind, jsonType); err != nil {
 			return fail(part, "%s", err)
 		}
+		if kind == "integer" {
+			if err := checkIntRange(name, value, f.Type, jsonType == "array"); err != nil {
+				return fail(part, "%s", err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkIntRange checks that a bound, enum value, default or example
+// given to an integer field (or, for an array, to its items) is within
+// the range of its Go type: a schema that promises -500 to a field of
+// type int8 promises what the decoder then refuses.
+func checkIntRange(name, value string, t reflect.Type, items bool) error {
+	switch name {
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "default", "example":
+	default:
+		return nil
+	}
+	if items && name == "default" {
+		return nil // the array's own default, not an item's
+	}
+	for t.Kind() == reflect.Pointer || items && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		if t.Kind() != reflect.Pointer {
+			items = false
+		}
+		t = t.Elem()
+	}
+	bounds := typeSchema(t, true)
+	if bounds == nil || bounds.Type != "integer" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return nil // checkTagValue has refused it already, or it is not a number
+	}
+	lo, _ := bounds.Minimum.Float64()
+	hi, noMax := bounds.Maximum.Float64()
+	switch {
+	case noMax != nil && v < lo: // uint, uint64: minimum 0 only
+		return fmt.Errorf("the field's type %s holds no negative number, so %s=%s promises values the function cannot receive", t, name, value)
+	case noMax == nil && (v < lo || v > hi):
+		return fmt.Errorf("the field's type %s holds %s to %s, so %s=%s promises values the function cannot receive", t, bounds.Minimum, bounds.Maximum, name, value)
 	}
 	return nil
 }
@@ -142,9 +201,9 @@ func isJSONNumber(s string) bool {
 // tagJSONType returns the JSON type the reflector gives field f, and for
 // an array the type of its items; "" when it is not one the tags apply to
 // (a type with a schema of its own, json.RawMessage, an interface).
-func tagJSONType(f reflect.StructField) (string, string) {
+func tagJSONType(f reflect.StructField, input bool) (string, string) {
 	if jsonOptions(f.Tag.Get("json"), "string") {
-		switch jsonTypeOf(f.Type) {
+		switch jsonTypeOf(f.Type, input) {
 		case "integer", "number", "boolean":
 			return "string", ""
 		}
@@ -153,26 +212,29 @@ func tagJSONType(f reflect.StructField) (string, string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	typ := jsonTypeOf(t)
+	typ := jsonTypeOf(t, input)
 	if typ == "array" {
-		e := t.Elem()
-		for e.Kind() == reflect.Pointer {
-			e = e.Elem()
-		}
-		return typ, jsonTypeOf(e)
+		return typ, jsonTypeOf(t.Elem(), input)
 	}
 	return typ, ""
 }
 
-// jsonTypeOf is the JSON type of Go type t, as the reflector writes it.
-func jsonTypeOf(t reflect.Type) string {
+// jsonTypeOf is the JSON type of Go type t, as the reflector writes it
+// for an input (input) or an output: "" for a schema without a type (any
+// value), "?" for a type that writes its own schema.
+func jsonTypeOf(t reflect.Type, input bool) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if s := typeSchema(t, input); s != nil {
+		return s.Type
+	}
 	switch {
-	case t == timeType || t == urlType || t == ipType:
+	case t.Implements(customSchema), reflect.PointerTo(t).Implements(customSchema):
+		return "?"
+	case t == timeType || t == urlType:
 		return "string"
-	case t == rawMessageType, t.Implements(customSchema), reflect.PointerTo(t).Implements(customSchema):
+	case t == rawMessageType:
 		return ""
 	}
 	switch t.Kind() {
