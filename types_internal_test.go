@@ -64,7 +64,7 @@ func typeRows() []typeRow {
 		{name: "float32", tool: typeTool[float32], schema: `{"type":"number","description":"The value."}`,
 			accept: []string{`1.5`, `-3e38`}, refuse: map[string]string{`1e39`: "Must be a number in the accepted range"}},
 		{name: "time.Duration", tool: typeTool[time.Duration], schema: `{"type":"string","pattern":` + mustJSON(durationPattern) + `,"description":"The value."}`,
-			accept: []string{`"90s"`, `"1h30m"`, `"250ms"`, `"0"`, `"-1.5h"`}, refuse: map[string]string{`300`: "Must be a string", `"5 minutes"`: "Must be a duration", `"PT5M"`: "Must be a duration"}},
+			accept: []string{`"90s"`, `"1h30m"`, `"250ms"`, `"0"`, `"-1.5h"`}, refuse: map[string]string{`300`: "Must be a duration string such as", `"5 minutes"`: "Must be a duration", `"PT5M"`: "Must be a duration"}},
 		{name: "[]byte", tool: typeTool[[]byte], schema: `{"type":"string","contentEncoding":"base64","description":"The value."}`,
 			accept: []string{`"aGVsbG8="`, `""`}, refuse: map[string]string{`"not base64!"`: "Must be base64 text", `[1,2]`: "Must be a string"}},
 		{name: "json.RawMessage", tool: typeTool[json.RawMessage], schema: `{"description":"The value."}`,
