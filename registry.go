@@ -159,9 +159,9 @@ type registeredTool struct {
 	def          ToolDefinition
 	encodedDef   []byte // def as JSON
 	validator    *schemaNode
-	plan         *decodePlan // the input type's field names; nil when it has none
-	defaults     []parameterDefault
-	inType       reflect.Type // the function's input type
+	plan         *decodePlan        // the input type's field names; nil when it has none
+	defaults     []parameterDefault // top-level defaults of an input without a struct plan
+	inType       reflect.Type       // the function's input type
 	requirements *Requirements
 	invoke       invokeFunc
 
@@ -291,13 +291,18 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if err != nil {
 		return fail("cannot encode the definition: %v", err)
 	}
+	plan := newDecodePlan(in)
+	defaults, err := parameterDefaults(params, in, plan, strictNulls)
+	if err != nil {
+		return fail("%v", err)
+	}
 	return &registeredTool{
 		key:           t.ID,
 		def:           def,
 		encodedDef:    encoded,
 		validator:     validator,
-		plan:          newDecodePlan(in),
-		defaults:      parameterDefaults(params, strictNulls),
+		plan:          plan,
+		defaults:      defaults,
 		inType:        in,
 		requirements:  def.Requirements,
 		timeout:       t.Timeout,

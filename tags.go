@@ -97,6 +97,9 @@ func checkFieldTags(f reflect.StructField, path string, input bool) error {
 			// keyword when there is more than one.
 			return fail(part, "the reflector drops the keyword of %s when its value contains \"=\"", describeType(jsonType, item))
 		}
+		if jsonType == "array" && name == "default" && item != "string" {
+			return fail(part, "the reflector writes an array's default as a list of strings, which %s refuses: apply this default in the function", describeType(jsonType, item))
+		}
 		if err := checkTagValue(name, value, kind, jsonType); err != nil {
 			return fail(part, "%s", err)
 		}
@@ -169,7 +172,7 @@ func checkTagValue(name, value, kind, fieldType string) error {
 		}
 	case "default", "example", "enum":
 		if fieldType == "array" && name == "default" {
-			kind = "" // the reflector keeps an array's defaults as strings
+			return nil // see checkFieldTags
 		}
 		switch kind {
 		case "integer":

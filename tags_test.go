@@ -81,6 +81,9 @@ func TestTagMistakesFailRegistration(t *testing.T) {
 	type durationAsInteger struct {
 		D time.Duration `json:"d" jsonschema:"description=A wait.,minimum=5"`
 	}
+	type numberArrayDefault struct {
+		L []int `json:"l,omitempty" jsonschema:"description=Numbers.,default=1"`
+	}
 	type textAsInteger struct {
 		P priority `json:"p" jsonschema:"description=A priority.,minimum=1"`
 	}
@@ -108,6 +111,7 @@ func TestTagMistakesFailRegistration(t *testing.T) {
 		{"number keyword on bytes", registerInput[itemBound](t), `"maximum" is not a keyword of a string field`},
 		{"equals sign in a number", registerInput[equalsInValue](t), `jsonschema tag "enum=1=2": the reflector drops the keyword of an integer field when its value contains "="`},
 		{"duration is a string in input", registerInput[durationAsInteger](t), `jsonschema tag "minimum=5": "minimum" is not a keyword of a string field`},
+		{"default of an array of numbers", registerInput[numberArrayDefault](t), `jsonschema tag "default=1": the reflector writes an array's default as a list of strings, which an array of integers refuses: apply this default in the function`},
 		{"TextUnmarshaler is a string", registerInput[textAsInteger](t), `"minimum" is not a keyword of a string field`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,9 +148,20 @@ func TestValidTagsStillRegister(t *testing.T) {
 	require.NoError(t, registerInput[valid](t))
 }
 
-// priority is read from a JSON string by UnmarshalText, so its schema,
-// and the keywords its tags may use, are a string's.
+// priority is read from a JSON string by UnmarshalText and written as
+// one by MarshalText, so its schema, and the keywords its tags may use,
+// are a string's.
 type priority int
+
+func (p priority) MarshalText() ([]byte, error) {
+	switch p {
+	case 1:
+		return []byte("low"), nil
+	case 2:
+		return []byte("high"), nil
+	}
+	return nil, fmt.Errorf("priority %d has no name", int(p))
+}
 
 func (p *priority) UnmarshalText(b []byte) error {
 	switch string(b) {
