@@ -133,7 +133,7 @@ func TestNullForAnOptionalParameterStillValidatesValues(t *testing.T) {
 type room struct {
 	Kind     string   `json:"kind,omitempty" jsonschema:"description=The room kind.,enum=single,enum=double,default=double"`
 	Beds     int      `json:"beds,omitempty" jsonschema:"description=How many beds.,minimum=1,default=1"`
-	Priority priority `json:"priority,omitempty" jsonschema:"description=How urgent the cleaning is.,enum=low,enum=high"`
+	Priority priority `json:"priority,omitempty" jsonschema:"description=How urgent the cleaning is: low or high."`
 }
 
 // bookingInput has defaults at the top level and inside objects and
@@ -212,8 +212,9 @@ func TestNestedDefaultsReachTheFunction(t *testing.T) {
 // TestInputRefusalsOverHTTP: what a model gets back (§6 validation
 // error: 422, the protocol's message, each error under the parameter's
 // path) for a date-time that is not RFC 3339, a bad value deep inside, a
-// value the decoder refuses though the schema allows it, and a null where
-// StrictNulls refuses it.
+// value the decoder refuses though the schema allows it (located under
+// its path, not reported as "(input)"), and a null where StrictNulls
+// refuses it.
 func TestInputRefusalsOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -227,6 +228,8 @@ func TestInputRefusalsOverHTTP(t *testing.T) {
 			map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}},
 		{"an enum deep inside", nil, `{"guest":"Ada","rooms":[{},{"kind":"suite"}]}`,
 			map[string]any{"rooms.1.kind": `Must be one of: "single", "double"`}},
+		{"a value the decoder refuses, deep inside", nil, `{"guest":"Ada","rooms":[{},{"priority":"urgent"}]}`,
+			map[string]any{"rooms.1.priority": `Cannot be read: unknown priority "urgent": use low or high`}},
 		{"a duration in seconds", nil, `{"guest":"Ada","hold":300}`,
 			map[string]any{"hold": `Must be a duration string such as "90s", "5m" or "1h30m" (not a number of seconds), or null`}},
 		{"a duration in words", nil, `{"guest":"Ada","hold":"five minutes"}`,

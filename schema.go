@@ -504,48 +504,70 @@ func decodeParameterErrors(err error) map[string]string {
 
 // locateDecodeError returns the parameter errors of input that the
 // decoder refused with err. encoding/json names the field of a type
-// mismatch, but not the field whose UnmarshalText or UnmarshalJSON
-// failed; for those, each top-level parameter is decoded alone to find
-// the culprit, and its error's text goes to the model.
+// mismatch without the index of the array element it is in, and not the
+// field whose UnmarshalText or UnmarshalJSON failed; so the input is
+// walked beside the input type, decoding each value alone, to find the
+// innermost one that fails and report it under its path ("items.2.when"),
+// with a message a model can act on.
 func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
-	if errs := decodeParameterErrors(err); errs[rootKey] == "" {
-		return errs
-	}
-	base := in
-	for base != nil && base.Kind() == reflect.Pointer {
-		base = base.Elem()
-	}
-	if base == nil || base.Kind() != reflect.Struct {
-		return decodeParameterErrors(err)
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(input, &members) != nil {
-		return decodeParameterErrors(err)
-	}
-	fields := jsonFields(base)
-	for _, name := range sortedKeys(members) {
-		ft, ok := fields[name]
-		if !ok {
-			continue
-		}
-		if ferr := json.Unmarshal(members[name], reflect.New(ft).Interface()); ferr != nil {
-			if errs := decodeParameterErrors(ferr); errs[rootKey] == "" {
-				return prefixKeys(name, errs)
-			}
-			return map[string]string{truncate(name, maxEchoedKey): "Cannot be read: " + truncate(ferr.Error(), 200)}
-		}
+	if key, msg, ok := locateValue(in, input, ""); ok && key != "" {
+		return map[string]string{truncate(key, maxEchoedKey): msg}
 	}
 	return decodeParameterErrors(err)
 }
 
-// prefixKeys puts name before each key of errs, as the path of a nested
-// parameter.
-func prefixKeys(name string, errs map[string]string) map[string]string {
-	out := make(map[string]string, len(errs))
-	for k, v := range errs {
-		out[truncate(name+"."+k, maxEchoedKey)] = v
+// locateValue finds the value inside raw, of Go type t at path, that
+// does not decode: the innermost one, so that a struct is blamed only
+// when none of its fields is. ok is false when raw decodes.
+func locateValue(t reflect.Type, raw json.RawMessage, path string) (key, msg string, ok bool) {
+	base := derefType(t)
+	ownDecoding := reflect.PointerTo(base).Implements(jsonUnmarshaler) || reflect.PointerTo(base).Implements(textUnmarshaler)
+	switch {
+	case ownDecoding:
+	case base.Kind() == reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) == nil {
+			fields := jsonFields(base)
+			for _, name := range sortedKeys(members) {
+				if ft, known := fields[name]; known {
+					if key, msg, ok := locateValue(ft, members[name], joinPath(path, name)); ok {
+						return key, msg, ok
+					}
+				}
+			}
+		}
+	case base.Kind() == reflect.Map:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) == nil {
+			for _, name := range sortedKeys(members) {
+				if key, msg, ok := locateValue(base.Elem(), members[name], joinPath(path, name)); ok {
+					return key, msg, ok
+				}
+			}
+		}
+	case base.Kind() == reflect.Slice && base.Elem().Kind() != reflect.Uint8, base.Kind() == reflect.Array:
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) == nil {
+			for i, e := range elems {
+				if key, msg, ok := locateValue(base.Elem(), e, joinPath(path, strconv.Itoa(i))); ok {
+					return key, msg, ok
+				}
+			}
+		}
 	}
-	return out
+	err := json.Unmarshal(raw, reflect.New(t).Interface())
+	if err == nil {
+		return "", "", false
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		msg = "Must be " + jsonKindOf(te.Type)
+		if strings.HasPrefix(te.Value, "number") {
+			msg += " in the accepted range"
+		}
+		return path, msg, true
+	}
+	return path, "Cannot be read: " + truncate(err.Error(), 200), true
 }
 
 // jsonKindOf names the JSON value a Go type decodes from, for messages.
