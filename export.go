@@ -50,7 +50,104 @@ func OpenAIStrictParameters(params json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	var size strictSize
+	if err := size.measure(out, "#", 1); err != nil {
+		return nil, err
+	}
 	return json.Marshal(out)
+}
+
+// The size limits of a strict schema, from OpenAI's Structured Outputs
+// guide: object properties in all, levels of nesting, enum values in all,
+// characters of all property names, enum and const values, and
+// characters of one string enum of more than 250 values.
+const (
+	strictMaxProperties   = 5000
+	strictMaxDepth        = 10
+	strictMaxEnumValues   = 1000
+	strictMaxStringLength = 120000
+	strictMaxLongEnumText = 15000
+	strictLongEnum        = 250
+)
+
+// strictSize counts what the limits bound, over a whole schema.
+type strictSize struct {
+	properties, enumValues, stringLength int
+}
+
+// measure adds the schema s, an object nested depth levels deep, to the
+// counts, and fails at the first limit passed.
+func (z *strictSize) measure(s map[string]any, at string, depth int) error {
+	if s["type"] == "object" && depth > strictMaxDepth {
+		return fmt.Errorf("%s nests objects %d levels deep, beyond the %d strict mode allows", at, depth, strictMaxDepth)
+	}
+	props, _ := s["properties"].(map[string]any)
+	z.properties += len(props)
+	if z.properties > strictMaxProperties {
+		return fmt.Errorf("the schema has more than %d properties, which strict mode does not allow", strictMaxProperties)
+	}
+	enumText := 0
+	for _, v := range anyList(s["enum"]) {
+		z.enumValues++
+		if str, ok := v.(string); ok {
+			enumText += len(str)
+		}
+	}
+	if len(anyList(s["enum"])) > strictLongEnum && enumText > strictMaxLongEnumText {
+		return fmt.Errorf("%s has an enum of %d values and %d characters, beyond the %d characters strict mode allows an enum of more than %d values", at, len(anyList(s["enum"])), enumText, strictMaxLongEnumText, strictLongEnum)
+	}
+	if z.enumValues > strictMaxEnumValues {
+		return fmt.Errorf("the schema has more than %d enum values, which strict mode does not allow", strictMaxEnumValues)
+	}
+	z.stringLength += enumText
+	if c, ok := s["const"].(string); ok {
+		z.stringLength += len(c)
+	}
+	for _, name := range sortedKeys(props) {
+		z.stringLength += len(name)
+		if p, ok := props[name].(map[string]any); ok {
+			next := depth
+			if isObjectSchema(p) {
+				next++
+			}
+			if err := z.measure(p, at+"/properties/"+name, next); err != nil {
+				return err
+			}
+		}
+	}
+	if z.stringLength > strictMaxStringLength {
+		return fmt.Errorf("the property names, enum and const values of the schema are longer than the %d characters strict mode allows", strictMaxStringLength)
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		next := depth
+		if isObjectSchema(items) {
+			next++
+		}
+		if err := z.measure(items, at+"/items", next); err != nil {
+			return err
+		}
+	}
+	for i, b := range anyList(s["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok {
+			if err := z.measure(bm, fmt.Sprintf("%s/anyOf/%d", at, i), depth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isObjectSchema reports whether s describes an object, possibly null.
+func isObjectSchema(s map[string]any) bool {
+	if s["type"] == "object" {
+		return true
+	}
+	for _, b := range anyList(s["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok && bm["type"] == "object" {
+			return true
+		}
+	}
+	return false
 }
 
 func strictNode(s map[string]any, at string) (map[string]any, error) {
@@ -59,9 +156,18 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 			return nil, fmt.Errorf("%s uses %q, which strict mode cannot express", at, k)
 		}
 	}
+	if _, ok := s["items"].([]any); ok {
+		return nil, fmt.Errorf("%s lists its items by position (a tuple), which strict mode cannot express", at)
+	}
+	_, typed := s["type"]
+	_, hasEnum := s["enum"]
+	_, hasConst := s["const"]
+	if !typed && !hasEnum && !hasConst && s["anyOf"] == nil && s["oneOf"] == nil {
+		return nil, fmt.Errorf("%s accepts any JSON value, which strict mode cannot express", at)
+	}
 	out := map[string]any{}
 	var notes []string
-	typ, _ := s["type"].(string)
+	typ := strictType(s["type"])
 	for k, v := range s {
 		switch {
 		case k == "type" || k == "description" || k == "title" || k == "enum" || k == "const":
@@ -130,6 +236,24 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 	return out, nil
 }
 
+// strictType is the type whose keywords a schema may use: its "type",
+// or, for a list such as ["string", "null"], its one type besides null.
+func strictType(v any) string {
+	if t, ok := v.(string); ok {
+		return t
+	}
+	var found string
+	for _, t := range anyList(v) {
+		if name, _ := t.(string); name != "null" {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	return found
+}
+
 // orNull lets a strict property be null, moving its description beside
 // the anyOf.
 func orNull(p map[string]any) map[string]any {
@@ -143,7 +267,7 @@ func orNull(p map[string]any) map[string]any {
 
 // takesNull reports whether a schema already lets null in.
 func takesNull(p map[string]any) bool {
-	if p["type"] == "null" {
+	if p["type"] == "null" || slices.Contains(anyList(p["type"]), any("null")) {
 		return true
 	}
 	for _, b := range anyList(p["anyOf"]) {
@@ -160,13 +284,13 @@ func restate(k string, v any) string {
 	text := jsonText
 	switch k {
 	case "minLength":
-		return "at least " + text(v) + " characters"
+		return "at least " + count(v, "character")
 	case "maxLength":
-		return "at most " + text(v) + " characters"
+		return "at most " + count(v, "character")
 	case "minItems":
-		return "at least " + text(v) + " items"
+		return "at least " + count(v, "item")
 	case "maxItems":
-		return "at most " + text(v) + " items"
+		return "at most " + count(v, "item")
 	case "uniqueItems":
 		if v == true {
 			return "items must be unique"
@@ -376,6 +500,15 @@ func propertyOrder(s map[string]any, props map[string]any) []string {
 		}
 	}
 	return order
+}
+
+// count writes n things, in the singular for one.
+func count(n any, thing string) string {
+	text := jsonText(n)
+	if text == "1" {
+		return "1 " + thing
+	}
+	return text + " " + thing + "s"
 }
 
 func jsonText(v any) string {
