@@ -195,9 +195,17 @@ func (e *encodeError) Error() string { return e.err.Error() }
 //
 // Register fails, naming the tool and the culprit, when the id, name,
 // version or description is invalid, when the id and version are already
-// registered or the name belongs to another tool, when fn is nil, or when a
+// registered or the name belongs to another tool, when fn is nil, when a
 // type cannot be written as an inline schema (a recursive type, a channel,
-// a func) or a top-level parameter has no description.
+// a func) or a top-level parameter has no description, when a jsonschema
+// struct tag would be dropped or misread by the reflector (a misspelt
+// keyword, a value of the wrong type, a comma inside a description), and
+// when a default is refused by its property's own schema or cannot be
+// decoded into its field.
+//
+// An optional property left out of a call, or sent as null (see
+// [RegistryOptions].StrictNulls), reaches fn with its schema's default,
+// at any depth.
 func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Out, error)) error {
 	if r == nil {
 		return fmt.Errorf("otc: tool %s: Register called with a nil *Registry", toolLabel(t))
