@@ -34,6 +34,7 @@ var (
 	ipType         = reflect.TypeFor[net.IP]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	durationType   = reflect.TypeFor[time.Duration]()
+	numberType     = reflect.TypeFor[json.Number]()
 	noOutputType   = reflect.TypeFor[NoOutput]()
 	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
 	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
@@ -63,6 +64,8 @@ func walkType(t reflect.Type, path string, input bool, visiting map[reflect.Type
 		return nil
 	case t == urlType:
 		return fmt.Errorf("%s has type url.URL, which encoding/json cannot read from a string: use a string with jsonschema:\"format=uri\" and url.Parse it in the function", path)
+	case input && t.Kind() == reflect.Interface && t.NumMethod() > 0:
+		return fmt.Errorf("%s has type %s, an interface with methods, which encoding/json cannot decode into: use a concrete type, or json.RawMessage and decode it in the function", path, t)
 	case input && reflect.PointerTo(t).Implements(jsonUnmarshaler):
 		return fmt.Errorf("%s has type %s, which reads JSON its own way (UnmarshalJSON), so a schema reflected from its Go fields would not say what it accepts: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
 	case !input && reflect.PointerTo(t).Implements(jsonMarshaler):
@@ -130,6 +133,7 @@ func outputTypeSchema(t reflect.Type) *jsonschema.Schema { return typeSchema(t, 
 //     nanoseconds, is read from a duration string ("1h30m"), which the
 //     decode plan turns into nanoseconds; it is written as the integer;
 //   - net.IP, written as IPv4 only, takes IPv6 too;
+//   - json.Number, a string type, is a number;
 //   - a type read from a JSON string by UnmarshalText (input), or written
 //     as one by MarshalText (output), is a string;
 //   - sized and unsigned integers carry their range, so that the schema
@@ -147,6 +151,11 @@ func typeSchema(t reflect.Type, input bool) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
 	case t == durationType:
 		return &jsonschema.Schema{Type: "integer"} // nanoseconds, as encoding/json writes it
+	case t == numberType:
+		// A string type that encoding/json reads from and writes as a
+		// number (it reads a numeric string too, which the schema need
+		// not offer).
+		return &jsonschema.Schema{Type: "number"}
 	case t == ipType:
 		return &jsonschema.Schema{Type: "string", AnyOf: []*jsonschema.Schema{{Format: "ipv4"}, {Format: "ipv6"}}}
 	case t == timeType || t == rawMessageType || t == contentType:
