@@ -511,6 +511,9 @@ func decodeParameterErrors(err error) map[string]string {
 	return map[string]string{rootKey: "Cannot be read as the tool's input"}
 }
 
+// maxLocateDepth bounds the descent of locateValue.
+const maxLocateDepth = 32
+
 // locateDecodeError returns the parameter errors of input that the
 // decoder refused with err. encoding/json names the field of a type
 // mismatch without the index of the array element it is in, and not the
@@ -519,27 +522,30 @@ func decodeParameterErrors(err error) map[string]string {
 // innermost one that fails and report it under its path ("items.2.when"),
 // with a message a model can act on.
 func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
-	if key, msg, ok := locateValue(in, input, ""); ok && key != "" {
+	if key, msg, ok := locateValue(in, input, "", 0); ok && key != "" {
 		return map[string]string{truncate(key, maxEchoedKey): msg}
 	}
 	return decodeParameterErrors(err)
 }
 
-// locateValue finds the value inside raw, of Go type t at path, that
-// does not decode: the innermost one, so that a struct is blamed only
-// when none of its fields is. ok is false when raw decodes.
-func locateValue(t reflect.Type, raw json.RawMessage, path string) (key, msg string, ok bool) {
+// locateValue finds the value inside raw, of Go type t at path, depth
+// levels down, that does not decode: the innermost one, so that a struct
+// is blamed only when none of its fields is. ok is false when raw
+// decodes. Each level decodes its values again, so the walk stops
+// descending at maxLocateDepth, which only a recursive type (possible
+// with a hand-written schema) reaches.
+func locateValue(t reflect.Type, raw json.RawMessage, path string, depth int) (key, msg string, ok bool) {
 	base := derefType(t)
 	ownDecoding := reflect.PointerTo(base).Implements(jsonUnmarshaler) || reflect.PointerTo(base).Implements(textUnmarshaler)
 	switch {
-	case ownDecoding:
+	case ownDecoding, depth >= maxLocateDepth:
 	case base.Kind() == reflect.Struct:
 		var members map[string]json.RawMessage
 		if json.Unmarshal(raw, &members) == nil {
 			fields := jsonFields(base)
 			for _, name := range sortedKeys(members) {
 				if ft, known := fields[name]; known {
-					if key, msg, ok := locateValue(ft, members[name], joinPath(path, name)); ok {
+					if key, msg, ok := locateValue(ft, members[name], joinPath(path, name), depth+1); ok {
 						return key, msg, ok
 					}
 				}
@@ -549,7 +555,7 @@ func locateValue(t reflect.Type, raw json.RawMessage, path string) (key, msg str
 		var members map[string]json.RawMessage
 		if json.Unmarshal(raw, &members) == nil {
 			for _, name := range sortedKeys(members) {
-				if key, msg, ok := locateValue(base.Elem(), members[name], joinPath(path, name)); ok {
+				if key, msg, ok := locateValue(base.Elem(), members[name], joinPath(path, name), depth+1); ok {
 					return key, msg, ok
 				}
 			}
@@ -558,7 +564,7 @@ func locateValue(t reflect.Type, raw json.RawMessage, path string) (key, msg str
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) == nil {
 			for i, e := range elems {
-				if key, msg, ok := locateValue(base.Elem(), e, joinPath(path, strconv.Itoa(i))); ok {
+				if key, msg, ok := locateValue(base.Elem(), e, joinPath(path, strconv.Itoa(i)), depth+1); ok {
 					return key, msg, ok
 				}
 			}

@@ -284,3 +284,36 @@ func FuzzValidatedInputDecodes(f *testing.F) {
 		}
 	})
 }
+
+// tree is a recursive type, which only a hand-written schema can serve.
+type tree struct {
+	L level  `json:"l,omitempty"`
+	C []tree `json:"c,omitempty"`
+}
+
+// TestDecodeErrorInARecursiveType: the walk that locates a decode failure
+// stops descending after maxLocateDepth levels, so that a deep input of a
+// recursive type costs a bounded number of decodings; the failure is
+// still reported under a path, never as "(input)".
+func TestDecodeErrorInARecursiveType(t *testing.T) {
+	r := NewRegistry(nil)
+	require.NoError(t, Register(r, Tool{ID: "Types.Tree", Version: "1.0.0", Description: "Walks a tree.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"c":{"type":"array","description":"Children."},"l":{"type":"string","description":"Level."}}}`)},
+		func(context.Context, tree) (string, error) { return "", nil }))
+	input := `{"l":"nope"}`
+	for range 200 {
+		input = `{"c":[{},` + input + `]}`
+	}
+	_, err := r.Call(context.Background(), &CallRequest{ToolID: "Types.Tree", Input: json.RawMessage(input)})
+	var e *Error
+	require.True(t, errors.As(err, &e), "%v", err)
+	require.Len(t, e.ParameterErrors, 1)
+	for k, msg := range e.ParameterErrors {
+		assert.Equal(t, strings.Repeat("c.1.", maxLocateDepth/2-1)+"c.1", k, "cut at the depth limit")
+		assert.Equal(t, `Cannot be read: unknown level "nope"`, msg)
+	}
+
+	_, err = r.Call(context.Background(), &CallRequest{ToolID: "Types.Tree", Input: json.RawMessage(`{"c":[{"c":[{"l":"nope"}]}]}`)})
+	require.True(t, errors.As(err, &e), "%v", err)
+	assert.Equal(t, map[string]string{"c.0.c.0.l": `Cannot be read: unknown level "nope"`}, e.ParameterErrors)
+}
