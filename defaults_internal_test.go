@@ -51,17 +51,18 @@ func TestPlanDefaults(t *testing.T) {
 		B string `json:"b"`
 	}
 	type outer struct {
-		A int     `json:"a"`
-		B string  `json:"b"`
-		C int     `json:"c"`
-		N *inner  `json:"n"`
-		L []inner `json:"l"`
+		A int              `json:"a"`
+		B string           `json:"b"`
+		C int              `json:"c"`
+		N *inner           `json:"n"`
+		L []inner          `json:"l"`
+		M map[string]inner `json:"m"`
 	}
 	// A hand-written schema that lets unknown members through, so that
 	// a member differing only in case reaches the plan, which drops it.
 	object := `{"type":"object","properties":{"a":{"type":"integer","default":1},"b":{"type":"string","default":"x"}}}`
 	schema := `{"type":"object","properties":{"a":{"type":"integer","default":1},"b":{"type":"string","default":"x"},"c":{"type":"integer"},
-		"n":{"anyOf":[` + object + `,{"type":"null"}]},"l":{"type":"array","items":` + object + `}}}`
+		"n":{"anyOf":[` + object + `,{"type":"null"}]},"l":{"type":"array","items":` + object + `},"m":{"type":"object","additionalProperties":` + object + `}}}`
 	in := reflect.TypeFor[outer]()
 	plan := newDecodePlan(in)
 	top, err := parameterDefaults([]byte(schema), in, plan, false)
@@ -77,6 +78,7 @@ func TestPlanDefaults(t *testing.T) {
 		`{"a":2,"b":"y","n":{}}`:   `{"a":2,"b":"y","n":{"a":1,"b":"x"}}`,
 		`{"a":2,"b":"y","n":null}`: `{"a":2,"b":"y","n":null}`,
 		`{"a":2,"b":"y","l":[{},{"a":3,"b":null}]}`: `{"a":2,"b":"y","l":[{"a":1,"b":"x"},{"a":3,"b":"x"}]}`,
+		`{"a":2,"b":"y","m":{"k":{"b":"z"}}}`:       `{"a":2,"b":"y","m":{"k":{"b":"z","a":1}}}`,
 		`{"a":2.0,"b":"y","n":{"a":1e1}}`:           `{"a":2,"b":"y","n":{"a":10,"b":"x"}}`,
 	} {
 		d, err := parseJSON([]byte(input))
