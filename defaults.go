@@ -82,6 +82,44 @@ func objectDefaults(s map[string]any, at string, fields map[string]reflect.Type,
 	return out, nil
 }
 
+// checkEnums checks that each enum value of the properties props of a
+// struct (or of their items, for a slice or array field) decodes into the
+// field, as defaults must: enum=medium on a type whose UnmarshalText
+// refuses "medium" would invite calls that are then refused.
+func checkEnums(props map[string]any, at string, fields map[string]reflect.Type) error {
+	for _, name := range sortedKeys(props) {
+		ft, ok := fields[name]
+		if !ok {
+			continue
+		}
+		p, _ := props[name].(map[string]any)
+		schemas := []map[string]any{p}
+		for _, b := range anyList(p["anyOf"]) { // optional: [S, null]
+			if bm, ok := b.(map[string]any); ok {
+				schemas = append(schemas, bm)
+			}
+		}
+		for _, s := range schemas {
+			target, values := ft, anyList(s["enum"])
+			if items, ok := s["items"].(map[string]any); ok {
+				if base := derefType(ft); base.Kind() == reflect.Slice || base.Kind() == reflect.Array {
+					target, values = base.Elem(), anyList(items["enum"])
+				}
+			}
+			for _, v := range values {
+				value, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				if _, err := decoderForm(target, value); err != nil {
+					return fmt.Errorf("the enum value %s of parameter %s cannot be read as %s: %v; list only values the type reads", value, joinPath(at, name), target, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // refusedBy returns the message with which schema s refuses value, or ""
 // when it accepts it.
 func refusedBy(s map[string]any, value []byte) string {
@@ -179,6 +217,9 @@ func attachDefaults(t reflect.Type, p *decodePlan, s map[string]any, at string, 
 			return nil
 		}
 		fields := jsonFields(t)
+		if err := checkEnums(props, at, fields); err != nil {
+			return err
+		}
 		defaults, err := objectDefaults(s, at, fields, strictNulls)
 		if err != nil {
 			return err

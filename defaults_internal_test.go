@@ -144,6 +144,12 @@ func TestDefaultsCheckedAtRegistration(t *testing.T) {
 			L level `json:"l,omitempty" jsonschema:"description=L.,default=medium"`
 		}], `the default of parameter v.l, "medium", cannot be read as the field's type otc.level: unknown level "medium"`},
 		"inside an array": {typeTool[[]nested], `the default of parameter v[].n, 0, is refused`},
+		"an enum value refused by UnmarshalText": {typeTool[struct {
+			L level `json:"l" jsonschema:"description=L.,enum=low,enum=medium"`
+		}], `the enum value "medium" of parameter v.l cannot be read as otc.level: unknown level "medium"; list only values the type reads`},
+		"an item enum value refused by UnmarshalText": {typeTool[struct {
+			L []level `json:"l,omitempty" jsonschema:"description=L.,enum=low,enum=medium"`
+		}], `the enum value "medium" of parameter v.l cannot be read as otc.level`},
 		"hand-written": {func(r *Registry) error {
 			return Register(r, Tool{ID: "Types.Probe", Version: "1.0.0", Description: "Probes.",
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer","description":"A.","default":"x"}}}`)},

@@ -103,11 +103,30 @@ func checkFieldTags(f reflect.StructField, path string, input bool) error {
 		if err := checkTagValue(name, value, kind, jsonType); err != nil {
 			return fail(part, "%s", err)
 		}
+		if name == "format" && input {
+			if err := checkFormat(value, f.Type); err != nil {
+				return fail(part, "%s", err)
+			}
+		}
 		if kind == "integer" {
 			if err := checkIntRange(name, value, f.Type, jsonType == "array"); err != nil {
 				return fail(part, "%s", err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkFormat refuses a format that a Go type with a fixed text form
+// does not read: the validator would accept values the decoder refuses.
+func checkFormat(format string, t reflect.Type) error {
+	switch derefType(t) {
+	case timeType:
+		if format != "date-time" {
+			return fmt.Errorf("a time.Time reads only RFC 3339 date-times, so format=%s would promise values it refuses: for a %s, use a string with format=%s and time.Parse it in the function", format, format, format)
+		}
+	case durationType:
+		return fmt.Errorf("a time.Duration reads Go duration strings (\"90s\"), which its schema's pattern says; a format would contradict it (format=duration means ISO 8601, \"PT90S\")")
 	}
 	return nil
 }
