@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -87,6 +88,30 @@ var strictAllowed = map[string]bool{
 	"minItems": true, "maxItems": true,
 }
 
+// fieldOrder is the order of orderInput's fields.
+var fieldOrder = []any{"customer", "items", "shipping", "priority", "note", "tags", "gift", "hold"}
+
+// topLevelKeys returns the names of the members of the object under key
+// in the JSON object raw, in the order the text has them.
+func topLevelKeys(t *testing.T, raw json.RawMessage, key string) []any {
+	t.Helper()
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &top))
+	dec := json.NewDecoder(bytes.NewReader(top[key]))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok)
+	var names []any
+	for dec.More() {
+		name, err := dec.Token()
+		require.NoError(t, err)
+		names = append(names, name)
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	return names
+}
+
 // The string formats strict mode accepts, as the guide lists them.
 var strictFormats = []any{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 
@@ -139,6 +164,9 @@ func TestOpenAIStrictFollowsTheRules(t *testing.T) {
 		}
 	}
 	walk(root, "#")
+	assert.Equal(t, fieldOrder, topLevelKeys(t, tools[0].Function.Parameters, "properties"),
+		"properties in the order of the Go fields, which is the order in which the model writes them")
+	assert.Equal(t, fieldOrder, root["required"])
 
 	props := root["properties"].(map[string]any)
 	shipping := props["shipping"].(map[string]any)
@@ -174,7 +202,8 @@ func TestGeminiUsesItsSchema(t *testing.T) {
 	priority := props["priority"].(map[string]any)
 	assert.NotContains(t, priority, "enum", "Gemini enums are strings")
 	assert.Contains(t, priority["description"], "one of 1,2,3")
-	assert.Equal(t, []any{"customer", "items", "note", "gift", "hold", "priority", "shipping", "tags"}, root["propertyOrdering"], "required first, in field order, then the others by name")
+	assert.Equal(t, fieldOrder, root["propertyOrdering"], "the order of the Go fields")
+	assert.Equal(t, fieldOrder, topLevelKeys(t, fns[0].Parameters, "properties"))
 	var walk func(s map[string]any)
 	walk = func(s map[string]any) {
 		assert.NotContains(t, s, "additionalProperties")
@@ -271,4 +300,17 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 		assert.JSONEq(t, `{"type":"object","properties":{"v":{"type":["string","null"],"pattern":"^a","description":"V."}},"required":["v"],"additionalProperties":false}`, string(p),
 			"kept as it is: already nullable, and its type's keywords kept")
 	})
+}
+
+// TestExportsKeepNumbersExact: bounds and enum values pass through the
+// rewriting as the schema wrote them, not rounded through float64.
+func TestExportsKeepNumbersExact(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","description":"N.","maximum":9007199254740993,"enum":[9007199254740993]}},"required":["n"]}`)
+	strict, err := otc.OpenAIStrictParameters(schema)
+	require.NoError(t, err)
+	assert.Contains(t, string(strict), `"maximum":9007199254740993`)
+	gemini, err := otc.GeminiParameters(schema)
+	require.NoError(t, err)
+	assert.Contains(t, string(gemini), `"maximum":9007199254740993`)
+	assert.Contains(t, string(gemini), `one of 9007199254740993`)
 }
