@@ -245,3 +245,41 @@ func TestInputRefusalsOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultsAndRefusalsOverREST: the REST view shares the pipeline:
+// null for an optional field and nested defaults reach the function, and
+// a date without a time is refused with tool.invalid_args, under the
+// parameter's path.
+func TestDefaultsAndRefusalsOverREST(t *testing.T) {
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Booking.Make", Version: "1.0.0", Description: "Books rooms."},
+		func(_ context.Context, in bookingInput) (bookingSeen, error) {
+			return bookingSeen{Rooms: in.Rooms, Main: in.Main, HoldMinutes: in.Hold.Minutes()}, nil
+		}))
+	srv := httptest.NewServer(otc.NewRESTHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	invoke := func(args string) (int, map[string]any) {
+		resp, err := http.Post(srv.URL+"/tools/Booking_Make:invoke", "application/json",
+			strings.NewReader(`{"schema_version":"0.1.0","args":`+args+`}`))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var m map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		return resp.StatusCode, m
+	}
+
+	status, m := invoke(`{"guest":"Ada","hold":null,"main":{"beds":null},"arrive":null}`)
+	require.Equal(t, http.StatusOK, status, "%v", m)
+	got, err := json.Marshal(m["result"])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"rooms":null,"main":{"kind":"double","beds":1},"hold_minutes":15}`, string(got))
+
+	status, m = invoke(`{"guest":"Ada","rooms":[{"kind":"single"}],"main":{"kind":"double"},"arrive":"2026-11-22"}`)
+	require.Equal(t, http.StatusBadRequest, status, "%v", m)
+	e, ok := m["error"].(map[string]any)
+	require.True(t, ok, "%v", m)
+	assert.Equal(t, otc.RESTInvalidArgs, e["code"])
+	details, ok := e["details"].(map[string]any)
+	require.True(t, ok, "%v", e)
+	assert.Equal(t, map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}, details["parameter_errors"])
+}
