@@ -66,6 +66,12 @@ func checkFieldTags(f reflect.StructField, path string, input bool) error {
 			if slices.Contains(tagFlags, name) {
 				continue
 			}
+			if name == "uniqueItems" {
+				return fail(part, "the reflector reads uniqueItems only with a value: write uniqueItems=true")
+			}
+			if isTagKeyword(name) {
+				return fail(part, "%q needs a value: write %s=…", name, name)
+			}
 			hint := keywordHint(name, jsonType, item)
 			if i > 0 && !strings.HasPrefix(hint, "did you mean") {
 				prev, _, _ := strings.Cut(parts[i-1], "=")
@@ -115,6 +121,19 @@ func checkFieldTags(f reflect.StructField, path string, input bool) error {
 		}
 	}
 	return nil
+}
+
+// isTagKeyword reports whether name is a keyword of some JSON type.
+func isTagKeyword(name string) bool {
+	if slices.Contains(tagGeneric, name) {
+		return true
+	}
+	for _, list := range tagByType {
+		if slices.Contains(list, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFormat refuses a format that a Go type with a fixed text form
@@ -180,6 +199,10 @@ func checkTagValue(name, value, kind, fieldType string) error {
 	case "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		if !isJSONNumber(value) {
 			return fmt.Errorf("%s must be a number, not %q", name, value)
+		}
+	case "uniqueItems":
+		if value != "true" {
+			return fmt.Errorf("the reflector sets uniqueItems whatever its value: write uniqueItems=true, or leave it out")
 		}
 	case "readOnly", "writeOnly":
 		if _, err := strconv.ParseBool(value); err != nil {

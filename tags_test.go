@@ -81,6 +81,15 @@ func TestTagMistakesFailRegistration(t *testing.T) {
 	type durationAsInteger struct {
 		D time.Duration `json:"d" jsonschema:"description=A wait.,minimum=5"`
 	}
+	type bareUniqueItems struct {
+		L []string `json:"l" jsonschema:"description=Labels.,uniqueItems"`
+	}
+	type uniqueItemsFalse struct {
+		L []string `json:"l" jsonschema:"description=Labels.,uniqueItems=false"`
+	}
+	type bareKeyword struct {
+		S string `json:"s" jsonschema:"description=Text.,minLength"`
+	}
 	type dateOnTime struct {
 		T time.Time `json:"t" jsonschema:"description=A day.,format=date"`
 	}
@@ -117,6 +126,9 @@ func TestTagMistakesFailRegistration(t *testing.T) {
 		{"number keyword on bytes", registerInput[itemBound](t), `"maximum" is not a keyword of a string field`},
 		{"equals sign in a number", registerInput[equalsInValue](t), `jsonschema tag "enum=1=2": the reflector drops the keyword of an integer field when its value contains "="`},
 		{"duration is a string in input", registerInput[durationAsInteger](t), `jsonschema tag "minimum=5": "minimum" is not a keyword of a string field`},
+		{"bare uniqueItems", registerInput[bareUniqueItems](t), `jsonschema tag "uniqueItems": the reflector reads uniqueItems only with a value: write uniqueItems=true`},
+		{"uniqueItems=false", registerInput[uniqueItemsFalse](t), `jsonschema tag "uniqueItems=false": the reflector sets uniqueItems whatever its value: write uniqueItems=true, or leave it out`},
+		{"a keyword without its value", registerInput[bareKeyword](t), `jsonschema tag "minLength": "minLength" needs a value: write minLength=…`},
 		{"a date on a time.Time", registerInput[dateOnTime](t), `jsonschema tag "format=date": a time.Time reads only RFC 3339 date-times, so format=date would promise values it refuses: for a date, use a string with format=date and time.Parse it in the function`},
 		{"a format on a time.Duration", registerInput[formatOnDuration](t), `jsonschema tag "format=duration": a time.Duration reads Go duration strings ("90s")`},
 		{"default of an array of numbers", registerInput[numberArrayDefault](t), `jsonschema tag "default=1": the reflector writes an array's default as a list of strings, which an array of integers refuses: apply this default in the function`},
