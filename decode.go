@@ -48,6 +48,22 @@ type decodePlan struct {
 	// duration is true for time.Duration, which the schema gives as a
 	// string ("1h30m") and encoding/json reads as nanoseconds.
 	duration bool
+	// defaults are the defaults of a struct's optional fields (see
+	// defaults.go), and defaultOf indexes them by name.
+	defaults  []parameterDefault
+	defaultOf map[string]int
+}
+
+// setDefaults puts the defaults of a struct's optional fields on its plan.
+func (p *decodePlan) setDefaults(defaults []parameterDefault) {
+	if len(defaults) == 0 {
+		return
+	}
+	p.defaults = defaults
+	p.defaultOf = make(map[string]int, len(defaults))
+	for i, d := range defaults {
+		p.defaultOf[d.name] = i
+	}
 }
 
 var (
@@ -167,6 +183,7 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 			out = append(out, edit{start: n.start, end: n.end, duration: true})
 		}
 	case kindObject:
+		var given uint64 // the defaults whose member the object has
 		for k, v := range d.members(i) {
 			if p.fields == nil { // a map
 				out = p.elem.edits(d, v, out)
@@ -174,15 +191,55 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 			}
 			var buf [64]byte
 			name := d.stringBytes(k, buf[:0])
+			if p.defaultOf != nil {
+				if j, ok := p.defaultOf[string(name)]; ok {
+					if j < 64 {
+						given |= 1 << j
+					}
+					def := &p.defaults[j]
+					if def.onNull && d.nodes[v].kind == kindNull {
+						out = append(out, edit{start: d.nodes[v].start, end: d.nodes[v].end, value: def.value})
+						continue
+					}
+				}
+			}
 			if fp, ok := p.fields[string(name)]; ok {
 				out = fp.edits(d, v, out)
 			} else if p.foldMatch(name) {
 				out = append(out, memberSpan(d, k))
 			}
 		}
+		if p.defaults != nil {
+			out = p.insertDefaults(d, i, given, out)
+		}
 	case kindArray:
 		for _, e := range d.elements(i) {
 			out = p.elem.edits(d, e, out)
+		}
+	}
+	return out
+}
+
+// insertDefaults appends the edit that inserts, before the closing brace
+// of object i, the defaults of the members it lacks; given marks those of
+// the first 64 defaults it has.
+func (p *decodePlan) insertDefaults(d *document, i int32, given uint64, out []edit) []edit {
+	end := d.nodes[i].end - 1 // the '}'
+	for lo := 0; lo < len(p.defaults); lo += 64 {
+		chunk := p.defaults[lo:min(lo+64, len(p.defaults))]
+		var absent uint64
+		for j := range chunk {
+			switch {
+			case lo == 0 && given&(1<<j) != 0:
+			case lo > 0 && d.member(i, chunk[j].name) >= 0:
+				// Beyond the first 64, looked up. A null there was
+				// replaced above.
+			default:
+				absent |= 1 << j
+			}
+		}
+		if absent != 0 {
+			out = append(out, edit{start: end, end: end, defaults: chunk, absent: absent})
 		}
 	}
 	return out
@@ -214,11 +271,15 @@ func (p *decodePlan) foldMatch(name []byte) bool {
 }
 
 // edit is a change to the input's text: data[start:end] is dropped, or,
-// when integral, rewritten in integer form.
+// when integral, rewritten in integer form, or replaced by value; or the
+// members of defaults whose bit is set in absent are inserted at start.
 type edit struct {
 	start, end int32
 	integral   bool
-	duration   bool // a duration string, rewritten in nanoseconds
+	duration   bool   // a duration string, rewritten in nanoseconds
+	value      []byte // a default, for a null
+	defaults   []parameterDefault
+	absent     uint64
 }
 
 // memberSpan returns the edit that drops the object member whose key is
@@ -242,6 +303,28 @@ func memberSpan(d *document, k int32) edit {
 		}
 	}
 	return edit{start: start, end: end}
+}
+
+// appendMembers appends to out, the text of an object up to its closing
+// brace, the members of defaults whose bit is set in absent, each
+// preceded by a comma unless it is the object's first.
+func appendMembers(out []byte, defaults []parameterDefault, absent uint64) []byte {
+	last := len(out) - 1
+	for last >= 0 && isSpace(out[last]) {
+		last--
+	}
+	first := last >= 0 && out[last] == '{'
+	for j := range defaults {
+		if absent&(1<<j) == 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, defaults[j].member...)
+	}
+	return out
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -269,6 +352,10 @@ func applyEdits(d *document, i int32, edits []edit) []byte {
 				text = append(out, d.data[e.start:e.end]...)
 			}
 			out = text
+		case e.value != nil:
+			out = append(out, e.value...)
+		case e.defaults != nil:
+			out = appendMembers(out, e.defaults, e.absent)
 		case e.duration:
 			var buf [64]byte
 			dur, err := time.ParseDuration(string(unescape(buf[:0], d.data[e.start+1:e.end-1])))

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,4 +127,159 @@ func TestNullForAnOptionalParameterStillValidatesValues(t *testing.T) {
 	require.True(t, ok, "%v", m)
 	assert.Contains(t, errs["limit"], "at least 1")
 	assert.Contains(t, errs, "sort")
+}
+
+// room is an object nested in bookingInput, with defaults of its own.
+type room struct {
+	Kind     string   `json:"kind,omitempty" jsonschema:"description=The room kind.,enum=single,enum=double,default=double"`
+	Beds     int      `json:"beds,omitempty" jsonschema:"description=How many beds.,minimum=1,default=1"`
+	Priority priority `json:"priority,omitempty" jsonschema:"description=How urgent the cleaning is: low or high."`
+}
+
+// bookingInput has defaults at the top level and inside objects and
+// arrays, a duration and a date-time.
+type bookingInput struct {
+	Guest  string        `json:"guest" jsonschema:"description=Who stays."`
+	Rooms  []room        `json:"rooms,omitempty" jsonschema:"description=The rooms to book."`
+	Main   *room         `json:"main,omitempty" jsonschema:"description=The main room."`
+	Hold   time.Duration `json:"hold,omitempty" jsonschema:"description=How long to hold the booking.,default=15m"`
+	Arrive time.Time     `json:"arrive,omitempty" jsonschema:"description=When the guest arrives."`
+}
+
+// bookingSeen is what the function of Booking.Make received.
+type bookingSeen struct {
+	Rooms       []room  `json:"rooms"`
+	Main        *room   `json:"main"`
+	HoldMinutes float64 `json:"hold_minutes"`
+}
+
+func serveBooking(t *testing.T, opts *otc.RegistryOptions) *httptest.Server {
+	t.Helper()
+	if opts == nil {
+		opts = &otc.RegistryOptions{}
+	}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	reg := otc.NewRegistry(opts)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Booking.Make", Version: "1.0.0", Description: "Books rooms."},
+		func(_ context.Context, in bookingInput) (bookingSeen, error) {
+			return bookingSeen{Rooms: in.Rooms, Main: in.Main, HoldMinutes: in.Hold.Minutes()}, nil
+		}))
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func postTool(t *testing.T, srv *httptest.Server, tool, input string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(srv.URL+"/tools/call", "application/json",
+		strings.NewReader(`{"request":{"tool_id":"`+tool+`","input":`+input+`}}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
+	return resp.StatusCode, m
+}
+
+// TestNestedDefaultsReachTheFunction: a default applies to an optional
+// property left out, or sent as null, at any depth: in an object, in each
+// element of an array, for a duration.
+func TestNestedDefaultsReachTheFunction(t *testing.T) {
+	srv := serveBooking(t, nil)
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"top level only", `{"guest":"Ada"}`,
+			`{"rooms":null,"main":null,"hold_minutes":15}`},
+		{"each element of an array", `{"guest":"Ada","rooms":[{},{"kind":"single","beds":null},{ "beds" : 2 } ]}`,
+			`{"rooms":[{"kind":"double","beds":1},{"kind":"single","beds":1},{"kind":"double","beds":2}],"main":null,"hold_minutes":15}`},
+		{"a nested object", `{"guest":"Ada","main":{"priority":"high"},"hold":null}`,
+			`{"rooms":null,"main":{"kind":"double","beds":1,"priority":"high"},"hold_minutes":15}`},
+		{"values sent are kept", `{"guest":"Ada","main":{"kind":"single","beds":3},"hold":"1h30m"}`,
+			`{"rooms":null,"main":{"kind":"single","beds":3},"hold_minutes":90}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, m := postTool(t, srv, "Booking.Make", tc.input)
+			require.Equal(t, http.StatusOK, status, "%v", m)
+			got, err := json.Marshal(seen(t, m))
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(got))
+		})
+	}
+}
+
+// TestInputRefusalsOverHTTP: what a model gets back (§6 validation
+// error: 422, the protocol's message, each error under the parameter's
+// path) for a date-time that is not RFC 3339, a bad value deep inside, a
+// value the decoder refuses though the schema allows it (located under
+// its path, not reported as "(input)"), and a null where StrictNulls
+// refuses it.
+func TestInputRefusalsOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   *otc.RegistryOptions
+		input  string
+		errors map[string]any
+	}{
+		{"a date without a time", nil, `{"guest":"Ada","arrive":"2026-11-22"}`,
+			map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}},
+		{"a time without a date", nil, `{"guest":"Ada","arrive":"10:00:00"}`,
+			map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}},
+		{"an enum deep inside", nil, `{"guest":"Ada","rooms":[{},{"kind":"suite"}]}`,
+			map[string]any{"rooms.1.kind": `Must be one of: "single", "double"`}},
+		{"a value the decoder refuses, deep inside", nil, `{"guest":"Ada","rooms":[{},{"priority":"urgent"}]}`,
+			map[string]any{"rooms.1.priority": `Cannot be read: unknown priority "urgent": use low or high`}},
+		{"a duration in seconds", nil, `{"guest":"Ada","hold":300}`,
+			map[string]any{"hold": `Must be a duration string such as "90s", "5m" or "1h30m" (not a number of seconds), or null`}},
+		{"a duration in words", nil, `{"guest":"Ada","hold":"five minutes"}`,
+			map[string]any{"hold": `Must be a duration such as "90s", "5m" or "1h30m" (units ns, us, ms, s, m, h)`}},
+		{"null for an optional field with StrictNulls", &otc.RegistryOptions{StrictNulls: true}, `{"guest":"Ada","main":{"beds":null}}`,
+			map[string]any{"main.beds": "Must be an integer"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, m := postTool(t, serveBooking(t, tc.opts), "Booking.Make", tc.input)
+			require.Equal(t, http.StatusUnprocessableEntity, status, "%v", m)
+			assert.Equal(t, "Some input parameters are invalid", m["message"])
+			assert.Equal(t, tc.errors, m["parameter_errors"])
+		})
+	}
+}
+
+// TestDefaultsAndRefusalsOverREST: the REST view shares the pipeline:
+// null for an optional field and nested defaults reach the function, and
+// a date without a time is refused with tool.invalid_args, under the
+// parameter's path.
+func TestDefaultsAndRefusalsOverREST(t *testing.T) {
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Booking.Make", Version: "1.0.0", Description: "Books rooms."},
+		func(_ context.Context, in bookingInput) (bookingSeen, error) {
+			return bookingSeen{Rooms: in.Rooms, Main: in.Main, HoldMinutes: in.Hold.Minutes()}, nil
+		}))
+	srv := httptest.NewServer(otc.NewRESTHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	invoke := func(args string) (int, map[string]any) {
+		resp, err := http.Post(srv.URL+"/tools/Booking_Make:invoke", "application/json",
+			strings.NewReader(`{"schema_version":"0.1.0","args":`+args+`}`))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var m map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		return resp.StatusCode, m
+	}
+
+	status, m := invoke(`{"guest":"Ada","hold":null,"main":{"beds":null},"arrive":null}`)
+	require.Equal(t, http.StatusOK, status, "%v", m)
+	got, err := json.Marshal(m["result"])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"rooms":null,"main":{"kind":"double","beds":1},"hold_minutes":15}`, string(got))
+
+	status, m = invoke(`{"guest":"Ada","rooms":[{"kind":"single"}],"main":{"kind":"double"},"arrive":"2026-11-22"}`)
+	require.Equal(t, http.StatusBadRequest, status, "%v", m)
+	e, ok := m["error"].(map[string]any)
+	require.True(t, ok, "%v", m)
+	assert.Equal(t, otc.RESTInvalidArgs, e["code"])
+	details, ok := e["details"].(map[string]any)
+	require.True(t, ok, "%v", e)
+	assert.Equal(t, map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}, details["parameter_errors"])
 }

@@ -1,9 +1,12 @@
 package otc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -39,35 +42,146 @@ var (
 // express: an object with free-form members (a map), or allOf, not, or
 // if/then/else; declare such a tool without strict.
 func OpenAIStrictParameters(params json.RawMessage) (json.RawMessage, error) {
-	var root map[string]any
-	if err := json.Unmarshal(params, &root); err != nil || root == nil {
-		return nil, errors.New("the parameters schema is not a JSON object")
+	root, order, err := decodeOrdered(params)
+	if err != nil {
+		return nil, err
 	}
 	if root["type"] != "object" {
 		return nil, errors.New("strict mode needs an object at the root")
 	}
-	out, err := strictNode(root, "#")
+	out, err := strictRewriter{order}.node(root, "#")
 	if err != nil {
+		return nil, err
+	}
+	var size strictSize
+	if err := size.measure(out, "#", 1); err != nil {
 		return nil, err
 	}
 	return json.Marshal(out)
 }
 
-func strictNode(s map[string]any, at string) (map[string]any, error) {
+// The size limits of a strict schema, from OpenAI's Structured Outputs
+// guide: object properties in all, levels of nesting, enum values in all,
+// characters of all property names, enum and const values, and
+// characters of one string enum of more than 250 values.
+const (
+	strictMaxProperties   = 5000
+	strictMaxDepth        = 10
+	strictMaxEnumValues   = 1000
+	strictMaxStringLength = 120000
+	strictMaxLongEnumText = 15000
+	strictLongEnum        = 250
+)
+
+// strictSize counts what the limits bound, over a whole schema.
+type strictSize struct {
+	properties, enumValues, stringLength int
+}
+
+// measure adds the schema s, an object nested depth levels deep, to the
+// counts, and fails at the first limit passed.
+func (z *strictSize) measure(s map[string]any, at string, depth int) error {
+	if s["type"] == "object" && depth > strictMaxDepth {
+		return fmt.Errorf("%s nests objects %d levels deep, beyond the %d strict mode allows", at, depth, strictMaxDepth)
+	}
+	props := propertiesOf(s)
+	z.properties += len(props)
+	if z.properties > strictMaxProperties {
+		return fmt.Errorf("the schema has more than %d properties, which strict mode does not allow", strictMaxProperties)
+	}
+	enumText := 0
+	for _, v := range anyList(s["enum"]) {
+		z.enumValues++
+		if str, ok := v.(string); ok {
+			enumText += len(str)
+		}
+	}
+	if len(anyList(s["enum"])) > strictLongEnum && enumText > strictMaxLongEnumText {
+		return fmt.Errorf("%s has an enum of %d values and %d characters, beyond the %d characters strict mode allows an enum of more than %d values", at, len(anyList(s["enum"])), enumText, strictMaxLongEnumText, strictLongEnum)
+	}
+	if z.enumValues > strictMaxEnumValues {
+		return fmt.Errorf("the schema has more than %d enum values, which strict mode does not allow", strictMaxEnumValues)
+	}
+	z.stringLength += enumText
+	if c, ok := s["const"].(string); ok {
+		z.stringLength += len(c)
+	}
+	for _, name := range sortedKeys(props) {
+		z.stringLength += len(name)
+		if p, ok := props[name].(map[string]any); ok {
+			next := depth
+			if isObjectSchema(p) {
+				next++
+			}
+			if err := z.measure(p, at+"/properties/"+name, next); err != nil {
+				return err
+			}
+		}
+	}
+	if z.stringLength > strictMaxStringLength {
+		return fmt.Errorf("the property names, enum and const values of the schema are longer than the %d characters strict mode allows", strictMaxStringLength)
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		next := depth
+		if isObjectSchema(items) {
+			next++
+		}
+		if err := z.measure(items, at+"/items", next); err != nil {
+			return err
+		}
+	}
+	for i, b := range anyList(s["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok {
+			if err := z.measure(bm, fmt.Sprintf("%s/anyOf/%d", at, i), depth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isObjectSchema reports whether s describes an object, possibly null.
+func isObjectSchema(s map[string]any) bool {
+	if s["type"] == "object" {
+		return true
+	}
+	for _, b := range anyList(s["anyOf"]) {
+		if bm, ok := b.(map[string]any); ok && bm["type"] == "object" {
+			return true
+		}
+	}
+	return false
+}
+
+// strictRewriter rewrites schema nodes for strict mode, keeping each
+// object's properties in the order the schema lists them, which is the
+// order in which the model writes the arguments.
+type strictRewriter struct{ order keyOrder }
+
+func (w strictRewriter) node(s map[string]any, at string) (map[string]any, error) {
 	for _, k := range []string{"allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas", "dependentRequired", "prefixItems", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems"} {
 		if _, ok := s[k]; ok {
 			return nil, fmt.Errorf("%s uses %q, which strict mode cannot express", at, k)
 		}
 	}
+	if _, ok := s["items"].([]any); ok {
+		return nil, fmt.Errorf("%s lists its items by position (a tuple), which strict mode cannot express", at)
+	}
+	_, typed := s["type"]
+	_, hasEnum := s["enum"]
+	_, hasConst := s["const"]
+	if !typed && !hasEnum && !hasConst && s["anyOf"] == nil && s["oneOf"] == nil {
+		return nil, fmt.Errorf("%s accepts any JSON value, which strict mode cannot express", at)
+	}
 	out := map[string]any{}
 	var notes []string
-	typ, _ := s["type"].(string)
+	typ := strictType(s["type"])
 	for k, v := range s {
 		switch {
 		case k == "type" || k == "description" || k == "title" || k == "enum" || k == "const":
 			out[k] = v
 		case k == "anyOf" || k == "oneOf":
-			branches, err := eachBranch(v, at+"/"+k, strictNode)
+			branches, err := eachBranch(v, at+"/"+k, w.node)
 			if err != nil {
 				return nil, err
 			}
@@ -90,7 +204,7 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 		}
 	}
 	if items, ok := s["items"].(map[string]any); ok && typ == "array" {
-		si, err := strictNode(items, at+"/items")
+		si, err := w.node(items, at+"/items")
 		if err != nil {
 			return nil, err
 		}
@@ -102,14 +216,14 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 		}
 		props, _ := s["properties"].(map[string]any)
 		required := stringList(s["required"])
-		names := sortedKeys(props)
+		names := w.order.keys(props)
 		sp := make(map[string]any, len(props))
 		for _, name := range names {
 			pm, ok := props[name].(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("%s/properties/%s is not a schema object", at, name)
 			}
-			p, err := strictNode(pm, at+"/properties/"+name)
+			p, err := w.node(pm, at+"/properties/"+name)
 			if err != nil {
 				return nil, err
 			}
@@ -118,7 +232,7 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 			}
 			sp[name] = p
 		}
-		out["properties"] = sp
+		out["properties"] = orderedObject{names, sp}
 		out["required"] = names
 		out["additionalProperties"] = false
 	}
@@ -128,6 +242,24 @@ func strictNode(s map[string]any, at string) (map[string]any, error) {
 		out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
 	}
 	return out, nil
+}
+
+// strictType is the type whose keywords a schema may use: its "type",
+// or, for a list such as ["string", "null"], its one type besides null.
+func strictType(v any) string {
+	if t, ok := v.(string); ok {
+		return t
+	}
+	var found string
+	for _, t := range anyList(v) {
+		if name, _ := t.(string); name != "null" {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	return found
 }
 
 // orNull lets a strict property be null, moving its description beside
@@ -143,7 +275,7 @@ func orNull(p map[string]any) map[string]any {
 
 // takesNull reports whether a schema already lets null in.
 func takesNull(p map[string]any) bool {
-	if p["type"] == "null" {
+	if p["type"] == "null" || slices.Contains(anyList(p["type"]), any("null")) {
 		return true
 	}
 	for _, b := range anyList(p["anyOf"]) {
@@ -160,13 +292,13 @@ func restate(k string, v any) string {
 	text := jsonText
 	switch k {
 	case "minLength":
-		return "at least " + text(v) + " characters"
+		return "at least " + count(v, "character")
 	case "maxLength":
-		return "at most " + text(v) + " characters"
+		return "at most " + count(v, "character")
 	case "minItems":
-		return "at least " + text(v) + " items"
+		return "at least " + count(v, "item")
 	case "maxItems":
-		return "at most " + text(v) + " items"
+		return "at most " + count(v, "item")
 	case "uniqueItems":
 		if v == true {
 			return "items must be unique"
@@ -246,18 +378,22 @@ var geminiKeywords = map[string][]string{
 // model should know them. properties keep their order in
 // "propertyOrdering".
 func GeminiParameters(params json.RawMessage) (json.RawMessage, error) {
-	var root map[string]any
-	if err := json.Unmarshal(params, &root); err != nil || root == nil {
-		return nil, errors.New("the parameters schema is not a JSON object")
+	root, order, err := decodeOrdered(params)
+	if err != nil {
+		return nil, err
 	}
-	out, err := geminiNode(root, "#")
+	out, err := geminiRewriter{order}.node(root, "#")
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(out)
 }
 
-func geminiNode(s map[string]any, at string) (map[string]any, error) {
+// geminiRewriter rewrites schema nodes for Gemini, keeping each object's
+// properties in the order the schema lists them.
+type geminiRewriter struct{ order keyOrder }
+
+func (w geminiRewriter) node(s map[string]any, at string) (map[string]any, error) {
 	// {"anyOf": [S, {"type": "null"}]} is S, nullable.
 	if branches := anyList(s["anyOf"]); len(branches) == 2 {
 		if nb, ok := branches[1].(map[string]any); ok && nb["type"] == "null" {
@@ -271,7 +407,7 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 						merged[k] = v
 					}
 				}
-				out, err := geminiNode(merged, at)
+				out, err := w.node(merged, at)
 				if err != nil {
 					return nil, err
 				}
@@ -290,7 +426,7 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 		case k == "description" || k == "title":
 			out[k] = v
 		case k == "anyOf" || k == "oneOf":
-			branches, err := eachBranch(v, at+"/"+k, geminiNode)
+			branches, err := eachBranch(v, at+"/"+k, w.node)
 			if err != nil {
 				return nil, err
 			}
@@ -326,7 +462,7 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 		}
 	}
 	if items, ok := s["items"].(map[string]any); ok {
-		gi, err := geminiNode(items, at+"/items")
+		gi, err := w.node(items, at+"/items")
 		if err != nil {
 			return nil, err
 		}
@@ -335,19 +471,19 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 	if props, ok := s["properties"].(map[string]any); ok {
 		gp := make(map[string]any, len(props))
 		var order []string
-		for _, name := range propertyOrder(s, props) {
+		for _, name := range w.order.keys(props) {
 			pm, ok := props[name].(map[string]any)
 			if !ok {
 				return nil, fmt.Errorf("%s/properties/%s is not a schema object", at, name)
 			}
-			p, err := geminiNode(pm, at+"/properties/"+name)
+			p, err := w.node(pm, at+"/properties/"+name)
 			if err != nil {
 				return nil, err
 			}
 			gp[name] = p
 			order = append(order, name)
 		}
-		out["properties"] = gp
+		out["properties"] = orderedObject{order, gp}
 		out["propertyOrdering"] = order
 		if req := stringList(s["required"]); len(req) > 0 {
 			out["required"] = req
@@ -361,24 +497,132 @@ func geminiNode(s map[string]any, at string) (map[string]any, error) {
 	return out, nil
 }
 
-// propertyOrder lists an object's properties: the required ones in their
-// order, then the others by name.
-func propertyOrder(s map[string]any, props map[string]any) []string {
-	var order []string
-	for _, name := range stringList(s["required"]) {
-		if _, ok := props[name]; ok {
-			order = append(order, name)
-		}
+// count writes n things, in the singular for one.
+func count(n any, thing string) string {
+	text := jsonText(n)
+	if text == "1" {
+		return "1 " + thing
 	}
-	for _, name := range sortedKeys(props) {
-		if !slices.Contains(order, name) {
-			order = append(order, name)
-		}
-	}
-	return order
+	return text + " " + thing + "s"
 }
 
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// keyOrder records the order of the members of each object a schema
+// decoded into, by the object's map.
+type keyOrder map[uintptr][]string
+
+// keys lists the names of m in the order the schema wrote them, or sorted
+// when the order is not known.
+func (o keyOrder) keys(m map[string]any) []string {
+	if names, ok := o[reflect.ValueOf(m).Pointer()]; ok && len(names) == len(m) {
+		return names
+	}
+	return sortedKeys(m)
+}
+
+// decodeOrdered decodes a schema object, its numbers kept exact, and
+// records the order of the members of each object in it.
+func decodeOrdered(raw json.RawMessage) (map[string]any, keyOrder, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	order := keyOrder{}
+	v, err := decodeValue(dec, order)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			err = errors.New("text after the schema")
+		}
+	}
+	root, _ := v.(map[string]any)
+	if err != nil || root == nil {
+		return nil, nil, errors.New("the parameters schema is not a JSON object")
+	}
+	return root, order, nil
+}
+
+func decodeValue(dec *json.Decoder, order keyOrder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		m := map[string]any{}
+		var names []string
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			name, _ := kt.(string)
+			v, err := decodeValue(dec, order)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := m[name]; !dup {
+				names = append(names, name)
+			}
+			m[name] = v
+		}
+		if _, err := dec.Token(); err != nil { // '}'
+			return nil, err
+		}
+		order[reflect.ValueOf(m).Pointer()] = names
+		return m, nil
+	case json.Delim('['):
+		list := []any{}
+		for dec.More() {
+			v, err := decodeValue(dec, order)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		if _, err := dec.Token(); err != nil { // ']'
+			return nil, err
+		}
+		return list, nil
+	}
+	return tok, nil
+}
+
+// orderedObject is a JSON object whose members are written in the order
+// of keys.
+type orderedObject struct {
+	keys []string
+	m    map[string]any
+}
+
+// MarshalJSON writes the members of o in order.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, k := range o.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		value, err := json.Marshal(o.m[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, name...), ':'), value...)
+	}
+	return append(b, '}'), nil
+}
+
+// propertiesOf returns the properties of a rewritten schema node.
+func propertiesOf(s map[string]any) map[string]any {
+	switch p := s["properties"].(type) {
+	case map[string]any:
+		return p
+	case orderedObject:
+		return p.m
+	}
+	return nil
 }

@@ -59,6 +59,10 @@ var durationRule = &formatRule{func(b []byte) bool {
 	return err == nil
 }, "Must be a duration of at most 2562047h (about 292 years)"}
 
+// durationTypeText is the message for a value of another type where a
+// duration is expected: models send a number of seconds.
+const durationTypeText = `Must be a duration string such as "90s", "5m" or "1h30m" (not a number of seconds)`
+
 // patternMessages gives the patterns the reflector writes a message a
 // model can act on, instead of the pattern itself.
 var patternMessages = map[string]string{

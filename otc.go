@@ -34,7 +34,13 @@
 // schema: `json` names a parameter and `omitempty` makes it optional, and
 // `jsonschema` adds descriptions, enums, bounds, patterns, defaults and
 // formats. Every top-level parameter must carry a description, because the
-// model reading the catalog has nothing else to go on. [Tool.InputSchema]
+// model reading the catalog has nothing else to go on. The schema is the
+// contract the model reads, so Register refuses a tag the reflector would
+// drop or misread, and the call path keeps the schema's promises: an
+// optional parameter sent as null is "not given" (unless
+// [RegistryOptions].StrictNulls), a default reaches the function for a
+// parameter left out, at any depth, and a value the schema accepts but the
+// Go type cannot decode is refused under its path. [Tool.InputSchema]
 // replaces the reflected input schema with a hand-written one, which may
 // share definitions through "$defs" and local "$ref"s as JSON Schema
 // 2020-12 does. The catalog carries schemas inline, so the registry

@@ -417,15 +417,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 		return CallResult{}, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
 	}
 
-	// Parameters reach the function under their exact names only, and
-	// whole numbers for integer fields in integer form (see decode.go).
-	input := doc.raw(root)
-	if edits := t.plan.edits(doc, root, nil); edits != nil {
-		input = applyEdits(doc, root, edits)
-	}
-	if t.defaults != nil {
-		input = applyDefaults(t.defaults, doc, root, input)
-	}
+	input := t.decoderInput(doc, root)
 
 	// With an idempotency store, a call that brought its own call id runs
 	// only if it is the first with that id; a repeat is answered with the
@@ -646,6 +638,22 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 		}
 	}
 	return ""
+}
+
+// decoderInput returns the validated input at node root of doc as the
+// function's input type is decoded from: parameters under their exact
+// names only, whole numbers for integer fields in integer form, durations
+// in nanoseconds, and the defaults of absent optional parameters filled
+// in (see decode.go and defaults.go).
+func (t *registeredTool) decoderInput(doc *document, root int32) []byte {
+	input := doc.raw(root)
+	if edits := t.plan.edits(doc, root, nil); edits != nil {
+		input = applyEdits(doc, root, edits)
+	}
+	if t.defaults != nil {
+		input = applyDefaults(t.defaults, doc, root, input)
+	}
+	return input
 }
 
 // run invokes the tool function, turning a panic into an error. The panic

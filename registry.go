@@ -159,9 +159,9 @@ type registeredTool struct {
 	def          ToolDefinition
 	encodedDef   []byte // def as JSON
 	validator    *schemaNode
-	plan         *decodePlan // the input type's field names; nil when it has none
-	defaults     []parameterDefault
-	inType       reflect.Type // the function's input type
+	plan         *decodePlan        // the input type's field names; nil when it has none
+	defaults     []parameterDefault // top-level defaults of an input without a struct plan
+	inType       reflect.Type       // the function's input type
 	requirements *Requirements
 	invoke       invokeFunc
 
@@ -195,9 +195,17 @@ func (e *encodeError) Error() string { return e.err.Error() }
 //
 // Register fails, naming the tool and the culprit, when the id, name,
 // version or description is invalid, when the id and version are already
-// registered or the name belongs to another tool, when fn is nil, or when a
+// registered or the name belongs to another tool, when fn is nil, when a
 // type cannot be written as an inline schema (a recursive type, a channel,
-// a func) or a top-level parameter has no description.
+// a func) or a top-level parameter has no description, when a jsonschema
+// struct tag would be dropped or misread by the reflector (a misspelt
+// keyword, a value of the wrong type, a comma inside a description), and
+// when a default is refused by its property's own schema or cannot be
+// decoded into its field.
+//
+// An optional property left out of a call, or sent as null (see
+// [RegistryOptions].StrictNulls), reaches fn with its schema's default,
+// at any depth.
 func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Out, error)) error {
 	if r == nil {
 		return fmt.Errorf("otc: tool %s: Register called with a nil *Registry", toolLabel(t))
@@ -291,13 +299,18 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if err != nil {
 		return fail("cannot encode the definition: %v", err)
 	}
+	plan := newDecodePlan(in)
+	defaults, err := parameterDefaults(params, in, plan, strictNulls)
+	if err != nil {
+		return fail("%v", err)
+	}
 	return &registeredTool{
 		key:           t.ID,
 		def:           def,
 		encodedDef:    encoded,
 		validator:     validator,
-		plan:          newDecodePlan(in),
-		defaults:      parameterDefaults(params, strictNulls),
+		plan:          plan,
+		defaults:      defaults,
 		inType:        in,
 		requirements:  def.Requirements,
 		timeout:       t.Timeout,

@@ -34,6 +34,7 @@ var (
 	ipType         = reflect.TypeFor[net.IP]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	durationType   = reflect.TypeFor[time.Duration]()
+	numberType     = reflect.TypeFor[json.Number]()
 	noOutputType   = reflect.TypeFor[NoOutput]()
 	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
 	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
@@ -63,6 +64,8 @@ func walkType(t reflect.Type, path string, input bool, visiting map[reflect.Type
 		return nil
 	case t == urlType:
 		return fmt.Errorf("%s has type url.URL, which encoding/json cannot read from a string: use a string with jsonschema:\"format=uri\" and url.Parse it in the function", path)
+	case input && t.Kind() == reflect.Interface && t.NumMethod() > 0:
+		return fmt.Errorf("%s has type %s, an interface with methods, which encoding/json cannot decode into: use a concrete type, or json.RawMessage and decode it in the function", path, t)
 	case input && reflect.PointerTo(t).Implements(jsonUnmarshaler):
 		return fmt.Errorf("%s has type %s, which reads JSON its own way (UnmarshalJSON), so a schema reflected from its Go fields would not say what it accepts: give it a JSONSchema() *jsonschema.Schema method that does", path, t)
 	case !input && reflect.PointerTo(t).Implements(jsonMarshaler):
@@ -100,7 +103,7 @@ func walkType(t reflect.Type, path string, input bool, visiting map[reflect.Type
 			if tagName(f.Tag.Get("json")) == "-" || tagName(f.Tag.Get("jsonschema")) == "-" {
 				continue
 			}
-			if err := checkFieldTags(f, path+"."+f.Name); err != nil {
+			if err := checkFieldTags(f, path+"."+f.Name, input); err != nil {
 				return err
 			}
 			if err := walkType(f.Type, path+"."+f.Name, input, visiting); err != nil {
@@ -130,6 +133,7 @@ func outputTypeSchema(t reflect.Type) *jsonschema.Schema { return typeSchema(t, 
 //     nanoseconds, is read from a duration string ("1h30m"), which the
 //     decode plan turns into nanoseconds; it is written as the integer;
 //   - net.IP, written as IPv4 only, takes IPv6 too;
+//   - json.Number, a string type, is a number;
 //   - a type read from a JSON string by UnmarshalText (input), or written
 //     as one by MarshalText (output), is a string;
 //   - sized and unsigned integers carry their range, so that the schema
@@ -147,6 +151,11 @@ func typeSchema(t reflect.Type, input bool) *jsonschema.Schema {
 		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
 	case t == durationType:
 		return &jsonschema.Schema{Type: "integer"} // nanoseconds, as encoding/json writes it
+	case t == numberType:
+		// A string type that encoding/json reads from and writes as a
+		// number (it reads a numeric string too, which the schema need
+		// not offer).
+		return &jsonschema.Schema{Type: "number"}
 	case t == ipType:
 		return &jsonschema.Schema{Type: "string", AnyOf: []*jsonschema.Schema{{Format: "ipv4"}, {Format: "ipv6"}}}
 	case t == timeType || t == rawMessageType || t == contentType:
@@ -502,50 +511,78 @@ func decodeParameterErrors(err error) map[string]string {
 	return map[string]string{rootKey: "Cannot be read as the tool's input"}
 }
 
+// maxLocateDepth bounds the descent of locateValue.
+const maxLocateDepth = 32
+
 // locateDecodeError returns the parameter errors of input that the
 // decoder refused with err. encoding/json names the field of a type
-// mismatch, but not the field whose UnmarshalText or UnmarshalJSON
-// failed; for those, each top-level parameter is decoded alone to find
-// the culprit, and its error's text goes to the model.
+// mismatch without the index of the array element it is in, and not the
+// field whose UnmarshalText or UnmarshalJSON failed; so the input is
+// walked beside the input type, decoding each value alone, to find the
+// innermost one that fails and report it under its path ("items.2.when"),
+// with a message a model can act on.
 func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
-	if errs := decodeParameterErrors(err); errs[rootKey] == "" {
-		return errs
-	}
-	base := in
-	for base != nil && base.Kind() == reflect.Pointer {
-		base = base.Elem()
-	}
-	if base == nil || base.Kind() != reflect.Struct {
-		return decodeParameterErrors(err)
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(input, &members) != nil {
-		return decodeParameterErrors(err)
-	}
-	fields := jsonFields(base)
-	for _, name := range sortedKeys(members) {
-		ft, ok := fields[name]
-		if !ok {
-			continue
-		}
-		if ferr := json.Unmarshal(members[name], reflect.New(ft).Interface()); ferr != nil {
-			if errs := decodeParameterErrors(ferr); errs[rootKey] == "" {
-				return prefixKeys(name, errs)
-			}
-			return map[string]string{truncate(name, maxEchoedKey): "Cannot be read: " + truncate(ferr.Error(), 200)}
-		}
+	if key, msg, ok := locateValue(in, input, "", 0); ok && key != "" {
+		return map[string]string{truncate(key, maxEchoedKey): msg}
 	}
 	return decodeParameterErrors(err)
 }
 
-// prefixKeys puts name before each key of errs, as the path of a nested
-// parameter.
-func prefixKeys(name string, errs map[string]string) map[string]string {
-	out := make(map[string]string, len(errs))
-	for k, v := range errs {
-		out[truncate(name+"."+k, maxEchoedKey)] = v
+// locateValue finds the value inside raw, of Go type t at path, depth
+// levels down, that does not decode: the innermost one, so that a struct
+// is blamed only when none of its fields is. ok is false when raw
+// decodes. Each level decodes its values again, so the walk stops
+// descending at maxLocateDepth, which only a recursive type (possible
+// with a hand-written schema) reaches.
+func locateValue(t reflect.Type, raw json.RawMessage, path string, depth int) (key, msg string, ok bool) {
+	base := derefType(t)
+	ownDecoding := reflect.PointerTo(base).Implements(jsonUnmarshaler) || reflect.PointerTo(base).Implements(textUnmarshaler)
+	switch {
+	case ownDecoding, depth >= maxLocateDepth:
+	case base.Kind() == reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) == nil {
+			fields := jsonFields(base)
+			for _, name := range sortedKeys(members) {
+				if ft, known := fields[name]; known {
+					if key, msg, ok := locateValue(ft, members[name], joinPath(path, name), depth+1); ok {
+						return key, msg, ok
+					}
+				}
+			}
+		}
+	case base.Kind() == reflect.Map:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) == nil {
+			for _, name := range sortedKeys(members) {
+				if key, msg, ok := locateValue(base.Elem(), members[name], joinPath(path, name), depth+1); ok {
+					return key, msg, ok
+				}
+			}
+		}
+	case base.Kind() == reflect.Slice && base.Elem().Kind() != reflect.Uint8, base.Kind() == reflect.Array:
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) == nil {
+			for i, e := range elems {
+				if key, msg, ok := locateValue(base.Elem(), e, joinPath(path, strconv.Itoa(i)), depth+1); ok {
+					return key, msg, ok
+				}
+			}
+		}
 	}
-	return out
+	err := json.Unmarshal(raw, reflect.New(t).Interface())
+	if err == nil {
+		return "", "", false
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		msg = "Must be " + jsonKindOf(te.Type)
+		if strings.HasPrefix(te.Value, "number") {
+			msg += " in the accepted range"
+		}
+		return path, msg, true
+	}
+	return path, "Cannot be read: " + truncate(err.Error(), 200), true
 }
 
 // jsonKindOf names the JSON value a Go type decodes from, for messages.

@@ -32,8 +32,12 @@ var (
 	tagFlags = []string{"required", "nullable"}
 )
 
-// checkFieldTags checks the jsonschema tag of struct field f, at path.
-func checkFieldTags(f reflect.StructField, path string) error {
+// checkFieldTags checks the jsonschema tag of struct field f, at path, of
+// a type read as a tool's input (input) or written as its output: the
+// reflector gives some Go types a different JSON type in each direction
+// (time.Duration is a string in, an integer out), and the tags apply to
+// that JSON type.
+func checkFieldTags(f reflect.StructField, path string, input bool) error {
 	tag, ok := f.Tag.Lookup("jsonschema")
 	if !ok || tag == "" {
 		return nil
@@ -42,7 +46,14 @@ func checkFieldTags(f reflect.StructField, path string) error {
 	if parts[0] == "-" {
 		return nil
 	}
-	jsonType, item := tagJSONType(f)
+	jsonType, item := tagJSONType(f, input)
+	// The reflector reads type= before the other keywords, wherever it
+	// stands in the tag.
+	for _, part := range parts {
+		if name, value, ok := strings.Cut(part, "="); ok && name == "type" {
+			jsonType, item = value, ""
+		}
+	}
 	fail := func(part, format string, args ...any) error {
 		return fmt.Errorf("field %s: jsonschema tag %q: %s", path, part, fmt.Sprintf(format, args...))
 	}
@@ -55,6 +66,12 @@ func checkFieldTags(f reflect.StructField, path string) error {
 			if slices.Contains(tagFlags, name) {
 				continue
 			}
+			if name == "uniqueItems" {
+				return fail(part, "the reflector reads uniqueItems only with a value: write uniqueItems=true")
+			}
+			if isTagKeyword(name) {
+				return fail(part, "%q needs a value: write %s=…", name, name)
+			}
 			hint := keywordHint(name, jsonType, item)
 			if i > 0 && !strings.HasPrefix(hint, "did you mean") {
 				prev, _, _ := strings.Cut(parts[i-1], "=")
@@ -64,9 +81,6 @@ func checkFieldTags(f reflect.StructField, path string) error {
 			}
 			return fail(part, "%q is not a keyword the schema reflector knows (%s)", name, hint)
 		}
-		if name == "type" {
-			jsonType = value
-		}
 		if slices.Contains(tagGeneric, name) {
 			continue
 		}
@@ -74,16 +88,102 @@ func checkFieldTags(f reflect.StructField, path string) error {
 		if jsonType == "array" && !slices.Contains(tagByType["array"], name) && item != "" {
 			kind = item // the reflector applies the rest to the items
 		}
+		if kind == "" {
+			return fail(part, "%q has no effect: the schema of a field of type %s has no JSON type (it accepts any value), so the reflector drops type keywords; set the type with type=, or describe the value in the description", name, f.Type)
+		}
 		allowed, known := tagByType[kind]
 		if !known {
-			continue // a type the reflector gives no keywords: it ignores them
+			continue // a type with a schema of its own: trusted
 		}
 		if !slices.Contains(allowed, name) {
 			return fail(part, "%q is not a keyword of %s (%s)", name, describeType(jsonType, item), keywordHint(name, jsonType, item))
 		}
+		if kind != "string" && strings.Contains(value, "=") {
+			// The reflector splits these at every "=" and drops the
+			// keyword when there is more than one.
+			return fail(part, "the reflector drops the keyword of %s when its value contains \"=\"", describeType(jsonType, item))
+		}
+		if jsonType == "array" && name == "default" && item != "string" {
+			return fail(part, "the reflector writes an array's default as a list of strings, which %s refuses: apply this default in the function", describeType(jsonType, item))
+		}
 		if err := checkTagValue(name, value, kind, jsonType); err != nil {
 			return fail(part, "%s", err)
 		}
+		if name == "format" && input {
+			if err := checkFormat(value, f.Type); err != nil {
+				return fail(part, "%s", err)
+			}
+		}
+		if kind == "integer" {
+			if err := checkIntRange(name, value, f.Type, jsonType == "array"); err != nil {
+				return fail(part, "%s", err)
+			}
+		}
+	}
+	return nil
+}
+
+// isTagKeyword reports whether name is a keyword of some JSON type.
+func isTagKeyword(name string) bool {
+	if slices.Contains(tagGeneric, name) {
+		return true
+	}
+	for _, list := range tagByType {
+		if slices.Contains(list, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFormat refuses a format that a Go type with a fixed text form
+// does not read: the validator would accept values the decoder refuses.
+func checkFormat(format string, t reflect.Type) error {
+	switch derefType(t) {
+	case timeType:
+		if format != "date-time" {
+			return fmt.Errorf("a time.Time reads only RFC 3339 date-times, so format=%s would promise values it refuses: for a %s, use a string with format=%s and time.Parse it in the function", format, format, format)
+		}
+	case durationType:
+		return fmt.Errorf("a time.Duration reads Go duration strings (\"90s\"), which its schema's pattern says; a format would contradict it (format=duration means ISO 8601, \"PT90S\")")
+	}
+	return nil
+}
+
+// checkIntRange checks that a bound, enum value, default or example
+// given to an integer field (or, for an array, to its items) is within
+// the range of its Go type: a schema that promises -500 to a field of
+// type int8 promises what the decoder then refuses.
+func checkIntRange(name, value string, t reflect.Type, items bool) error {
+	switch name {
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "default", "example":
+	default:
+		return nil
+	}
+	if items && name == "default" {
+		return nil // the array's own default, not an item's
+	}
+	for t.Kind() == reflect.Pointer || items && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		if t.Kind() != reflect.Pointer {
+			items = false
+		}
+		t = t.Elem()
+	}
+	bounds := typeSchema(t, true)
+	if bounds == nil || bounds.Type != "integer" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return nil // checkTagValue has refused it already, or it is not a number
+	}
+	lo, _ := bounds.Minimum.Float64()
+	hi, noMax := bounds.Maximum.Float64()
+	switch {
+	case noMax != nil && v < lo: // uint, uint64: minimum 0 only
+		return fmt.Errorf("the field's type %s holds no negative number, so %s=%s promises values the function cannot receive", t, name, value)
+	case noMax == nil && (v < lo || v > hi):
+		return fmt.Errorf("the field's type %s holds %s to %s, so %s=%s promises values the function cannot receive", t, bounds.Minimum, bounds.Maximum, name, value)
 	}
 	return nil
 }
@@ -100,6 +200,10 @@ func checkTagValue(name, value, kind, fieldType string) error {
 		if !isJSONNumber(value) {
 			return fmt.Errorf("%s must be a number, not %q", name, value)
 		}
+	case "uniqueItems":
+		if value != "true" {
+			return fmt.Errorf("the reflector sets uniqueItems whatever its value: write uniqueItems=true, or leave it out")
+		}
 	case "readOnly", "writeOnly":
 		if _, err := strconv.ParseBool(value); err != nil {
 			return fmt.Errorf("%s must be true or false, not %q", name, value)
@@ -110,7 +214,7 @@ func checkTagValue(name, value, kind, fieldType string) error {
 		}
 	case "default", "example", "enum":
 		if fieldType == "array" && name == "default" {
-			kind = "" // the reflector keeps an array's defaults as strings
+			return nil // see checkFieldTags
 		}
 		switch kind {
 		case "integer":
@@ -142,9 +246,9 @@ func isJSONNumber(s string) bool {
 // tagJSONType returns the JSON type the reflector gives field f, and for
 // an array the type of its items; "" when it is not one the tags apply to
 // (a type with a schema of its own, json.RawMessage, an interface).
-func tagJSONType(f reflect.StructField) (string, string) {
+func tagJSONType(f reflect.StructField, input bool) (string, string) {
 	if jsonOptions(f.Tag.Get("json"), "string") {
-		switch jsonTypeOf(f.Type) {
+		switch jsonTypeOf(f.Type, input) {
 		case "integer", "number", "boolean":
 			return "string", ""
 		}
@@ -153,26 +257,29 @@ func tagJSONType(f reflect.StructField) (string, string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	typ := jsonTypeOf(t)
+	typ := jsonTypeOf(t, input)
 	if typ == "array" {
-		e := t.Elem()
-		for e.Kind() == reflect.Pointer {
-			e = e.Elem()
-		}
-		return typ, jsonTypeOf(e)
+		return typ, jsonTypeOf(t.Elem(), input)
 	}
 	return typ, ""
 }
 
-// jsonTypeOf is the JSON type of Go type t, as the reflector writes it.
-func jsonTypeOf(t reflect.Type) string {
+// jsonTypeOf is the JSON type of Go type t, as the reflector writes it
+// for an input (input) or an output: "" for a schema without a type (any
+// value), "?" for a type that writes its own schema.
+func jsonTypeOf(t reflect.Type, input bool) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if s := typeSchema(t, input); s != nil {
+		return s.Type
+	}
 	switch {
-	case t == timeType || t == urlType || t == ipType:
+	case t.Implements(customSchema), reflect.PointerTo(t).Implements(customSchema):
+		return "?"
+	case t == timeType || t == urlType:
 		return "string"
-	case t == rawMessageType, t.Implements(customSchema), reflect.PointerTo(t).Implements(customSchema):
+	case t == rawMessageType:
 		return ""
 	}
 	switch t.Kind() {

@@ -347,6 +347,9 @@ func (c *compiler) compile() {
 	}
 	if s.pattern != nil && s.pattern.String() == durationPattern {
 		s.format = durationRule // the pattern, and within time.Duration's range
+		if s.types == typeString {
+			s.typeText = durationTypeText // not "a string": a number of seconds is refused too
+		}
 	}
 	if e, _ := obj["contentEncoding"].(string); e == "base64" {
 		s.encoding = base64Rule // what encoding/json decodes into a []byte
@@ -693,6 +696,8 @@ func (c *checker) noBranch(branches []*schemaNode, i int32) {
 		if c.quick {
 			c.failed = true
 		}
+	case candidates == 0 && len(branches) == 2 && branches[1].types == typeNull && branches[0].typeText == durationTypeText:
+		c.fail(durationTypeText + ", or null")
 	case candidates == 0 && types != 0xff && types != 0:
 		c.fail("Must be " + types.names())
 	default:

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,6 +36,11 @@ type orderInput struct {
 	Priority int      `json:"priority,omitempty" jsonschema:"description=Handling priority.,enum=1,enum=2,enum=3"`
 	Note     *string  `json:"note" jsonschema:"description=A note for the packer or null.,nullable"`
 	Tags     []string `json:"tags,omitempty" jsonschema:"description=Labels.,uniqueItems=true"`
+	Gift     *struct {
+		Message string `json:"message" jsonschema:"description=The card's text.,maxLength=200"`
+		Wrap    string `json:"wrap,omitempty" jsonschema:"description=The paper.,enum=plain,enum=festive,default=plain"`
+	} `json:"gift,omitempty" jsonschema:"description=Gift options; null for none."`
+	Hold time.Duration `json:"hold,omitempty" jsonschema:"description=How long to hold the stock.,default=15m"`
 }
 
 func exportToolset(t *testing.T) *client.Toolset {
@@ -80,6 +88,33 @@ var strictAllowed = map[string]bool{
 	"minItems": true, "maxItems": true,
 }
 
+// fieldOrder is the order of orderInput's fields.
+var fieldOrder = []any{"customer", "items", "shipping", "priority", "note", "tags", "gift", "hold"}
+
+// topLevelKeys returns the names of the members of the object under key
+// in the JSON object raw, in the order the text has them.
+func topLevelKeys(t *testing.T, raw json.RawMessage, key string) []any {
+	t.Helper()
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &top))
+	dec := json.NewDecoder(bytes.NewReader(top[key]))
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok)
+	var names []any
+	for dec.More() {
+		name, err := dec.Token()
+		require.NoError(t, err)
+		names = append(names, name)
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	return names
+}
+
+// The string formats strict mode accepts, as the guide lists them.
+var strictFormats = []any{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+
 // TestOpenAIStrictFollowsTheRules walks the strict declaration keyword by
 // keyword: only accepted keywords, every object closed with every
 // property required, optional ones nullable, oneOf gone.
@@ -95,6 +130,12 @@ func TestOpenAIStrictFollowsTheRules(t *testing.T) {
 		for k := range s {
 			assert.True(t, strictAllowed[k], "%s: keyword %q is not accepted in strict mode", at, k)
 		}
+		if f, ok := s["format"]; ok {
+			assert.Contains(t, strictFormats, f, "%s: format", at)
+		}
+		_, typed := s["type"]
+		_, union := s["anyOf"]
+		assert.True(t, typed || union, "%s: every schema has a type, or is a union", at)
 		if s["type"] == "object" {
 			assert.Equal(t, false, s["additionalProperties"], "%s: additionalProperties", at)
 			props, _ := s["properties"].(map[string]any)
@@ -123,12 +164,15 @@ func TestOpenAIStrictFollowsTheRules(t *testing.T) {
 		}
 	}
 	walk(root, "#")
+	assert.Equal(t, fieldOrder, topLevelKeys(t, tools[0].Function.Parameters, "properties"),
+		"properties in the order of the Go fields, which is the order in which the model writes them")
+	assert.Equal(t, fieldOrder, root["required"])
 
 	props := root["properties"].(map[string]any)
 	shipping := props["shipping"].(map[string]any)
 	assert.Contains(t, shipping["description"], "default \"standard\"", "the default, restated")
 	name := props["customer"].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)
-	assert.Equal(t, "The customer's name. (at least 1 characters; at most 80 characters)", name["description"])
+	assert.Equal(t, "The customer's name. (at least 1 character; at most 80 characters)", name["description"])
 }
 
 func TestOpenAIStrictFallsBackForAMap(t *testing.T) {
@@ -158,7 +202,8 @@ func TestGeminiUsesItsSchema(t *testing.T) {
 	priority := props["priority"].(map[string]any)
 	assert.NotContains(t, priority, "enum", "Gemini enums are strings")
 	assert.Contains(t, priority["description"], "one of 1,2,3")
-	assert.Equal(t, []any{"customer", "items", "note", "priority", "shipping", "tags"}, root["propertyOrdering"])
+	assert.Equal(t, fieldOrder, root["propertyOrdering"], "the order of the Go fields")
+	assert.Equal(t, fieldOrder, topLevelKeys(t, fns[0].Parameters, "properties"))
 	var walk func(s map[string]any)
 	walk = func(s map[string]any) {
 		assert.NotContains(t, s, "additionalProperties")
@@ -198,4 +243,74 @@ func ExampleToolset_inProcess() {
 	// Output:
 	// true
 	// 5 <nil>
+}
+
+// TestOpenAIStrictRefusesWhatItCannotExpress: schemas strict mode
+// cannot take, or whose size passes its limits, are refused with the
+// reason (and declared without strict by the Toolset).
+func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
+	object := func(props string) string {
+		return `{"type":"object","properties":{` + props + `},"required":[],"additionalProperties":false}`
+	}
+	deep := `{"type":"string"}`
+	for range 11 {
+		deep = object(`"d":` + deep)
+	}
+	enum := func(n, size int) string {
+		var values []string
+		for i := range n {
+			values = append(values, fmt.Sprintf("%q", fmt.Sprintf("%0*d", size, i)))
+		}
+		return `{"type":"string","enum":[` + strings.Join(values, ",") + `]}`
+	}
+	var many []string
+	for i := range 5001 {
+		many = append(many, fmt.Sprintf(`"p%d":{"type":"integer"}`, i))
+	}
+	for name, tc := range map[string]struct{ schema, message string }{
+		"any value":        {object(`"v":{"description":"Anything."}`), "#/properties/v accepts any JSON value"},
+		"tuple":            {object(`"v":{"type":"array","items":[{"type":"string"}]}`), "#/properties/v lists its items by position (a tuple)"},
+		"allOf":            {object(`"v":{"allOf":[{"type":"string"}]}`), `#/properties/v uses "allOf"`},
+		"a map":            {object(`"v":{"type":"object","additionalProperties":{"type":"string"}}`), "#/properties/v takes members of any name (a map)"},
+		"11 levels":        {deep, "nests objects 11 levels deep, beyond the 10 strict mode allows"},
+		"1001 enum values": {object(`"v":` + enum(1001, 1)), "more than 1000 enum values"},
+		"a long enum":      {object(`"v":` + enum(251, 60)), "an enum of 251 values and 15060 characters"},
+		"5001 properties":  {object(strings.Join(many, ",")), "more than 5000 properties"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := otc.OpenAIStrictParameters(json.RawMessage(tc.schema))
+			assert.ErrorContains(t, err, tc.message)
+		})
+	}
+
+	t.Run("within the limits", func(t *testing.T) {
+		shallow := `{"type":"string"}`
+		for range 10 {
+			shallow = object(`"d":` + shallow)
+		}
+		for _, schema := range []string{shallow, object(`"v":` + enum(1000, 1)), object(`"v":` + enum(250, 60))} {
+			_, err := otc.OpenAIStrictParameters(json.RawMessage(schema))
+			assert.NoError(t, err)
+		}
+	})
+
+	t.Run("a type list with null", func(t *testing.T) {
+		p, err := otc.OpenAIStrictParameters(json.RawMessage(object(`"v":{"type":["string","null"],"pattern":"^a","description":"V."}`)))
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"type":"object","properties":{"v":{"type":["string","null"],"pattern":"^a","description":"V."}},"required":["v"],"additionalProperties":false}`, string(p),
+			"kept as it is: already nullable, and its type's keywords kept")
+	})
+}
+
+// TestExportsKeepNumbersExact: bounds and enum values pass through the
+// rewriting as the schema wrote them, not rounded through float64.
+func TestExportsKeepNumbersExact(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","description":"N.","maximum":9007199254740993,"enum":[9007199254740993]}},"required":["n"]}`)
+	strict, err := otc.OpenAIStrictParameters(schema)
+	require.NoError(t, err)
+	assert.Contains(t, string(strict), `"maximum":9007199254740993`)
+	gemini, err := otc.GeminiParameters(schema)
+	require.NoError(t, err)
+	assert.Contains(t, string(gemini), `"maximum":9007199254740993`)
+	assert.Contains(t, string(gemini), `one of 9007199254740993`)
 }

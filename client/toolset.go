@@ -25,6 +25,11 @@ type Toolset struct {
 // NewToolset builds a Toolset from the definitions [Client.ListTools]
 // returned. Definitions without a name are named from their id
 // ("Toolkit.Tool@1.0.0" becomes "Toolkit_Tool"), as servers do by default.
+//
+// An agent that runs in the same process as its tools builds its Toolset
+// from the registry's own catalog, NewToolset(reg.Tools()), and runs the
+// tool the model chose with [otc.Registry.Call] on the ID that
+// [Toolset.Lookup] returns: the same declarations, no HTTP in between.
 func NewToolset(defs []otc.ToolDefinition) *Toolset {
 	ts := &Toolset{byName: make(map[string]int, len(defs))}
 	for _, d := range defs {

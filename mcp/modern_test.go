@@ -5,8 +5,10 @@ package mcp_test
 // cache fields of results, and the errors of the stateless protocol.
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -446,4 +448,36 @@ func TestParamHeaders(t *testing.T) {
 		a := post(t, url, request(1, "tools/call", callParams("Geo_Lookup", obj{"query": "tea", "region": "eu"}, nil)), nil)
 		assert.False(t, decodeCall(t, a.result(t)).IsError)
 	})
+}
+
+// nullsInput has an optional field with a default inside an optional
+// object, and a date-time.
+type nullsInput struct {
+	Room *struct {
+		Beds int `json:"beds,omitempty" jsonschema:"description=How many beds.,default=1"`
+	} `json:"room,omitempty" jsonschema:"description=The room; null for none."`
+	Arrive time.Time `json:"arrive,omitempty" jsonschema:"description=When the guest arrives."`
+}
+
+// TestNullsDefaultsAndRefusalsOverMCP: MCP shares the pipeline: null for
+// an optional field is "not given", a nested default reaches the
+// function, and a date without a time is an invalid-input result naming
+// the parameter.
+func TestNullsDefaultsAndRefusalsOverMCP(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	addTool(t, reg, "Booking.Make", func(_ context.Context, in nullsInput) (map[string]any, error) {
+		return map[string]any{"room": in.Room, "arrive_set": !in.Arrive.IsZero()}, nil
+	})
+	url := serve(t, reg, nil)
+
+	a := post(t, url, modernCall(1, "Booking_Make", obj{"room": obj{"beds": nil}, "arrive": nil}, nil), modernHeaders("tools/call", "Booking_Make"))
+	r := decodeCall(t, a.result(t))
+	assert.False(t, r.IsError)
+	assert.JSONEq(t, `{"room":{"beds":1},"arrive_set":false}`, string(r.StructuredContent))
+
+	a = post(t, url, modernCall(2, "Booking_Make", obj{"arrive": "2026-11-22"}, nil), modernHeaders("tools/call", "Booking_Make"))
+	r = decodeCall(t, a.result(t))
+	assert.True(t, r.IsError)
+	assert.Equal(t, map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}, errorMeta(t, r)["parameter_errors"])
 }
