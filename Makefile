@@ -1,4 +1,4 @@
-.PHONY: test lint bench fuzz run
+.PHONY: test lint bench bench-peers fuzz run
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
@@ -12,6 +12,16 @@ lint:
 # Benchmarks behind the README's figures.
 bench:
 	go test -run '^$$' -bench . -benchmem -count 8 . | tee bench.txt
+
+# The comparison with hand-written handlers and other Go MCP servers
+# (benchmarks/, a module of its own): in process, 10 runs of each server,
+# summarised by benchstat with the floor as the base column; then the
+# loopback rounds, which run once and report their own medians.
+bench-peers:
+	cd benchmarks && go test -run '^$$' -bench 'InProcess|RegistrySize|ListTools' -benchmem -count 10 . | tee ../bench-peers.txt
+	cd benchmarks && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /server -filter '.name:(InProcess OR ListTools)' ../bench-peers.txt
+	cd benchmarks && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /tools -filter .name:RegistrySize ../bench-peers.txt
+	cd benchmarks && go test -run '^$$' -bench Loopback -benchtime 1x . | tee -a ../bench-peers.txt
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzCall -fuzztime 2m .

@@ -1,0 +1,111 @@
+package benchmarks
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+)
+
+// The in-process benchmarks hand each server a shallow copy of one
+// prepared request, with its body rewound, and a fresh recorder per call:
+// no network, so the figures are the servers' own cost. Compare the
+// servers with benchstat's -col /server (see the Makefile's bench-peers).
+
+// prepare returns the request s is sent, with its session's headers when
+// it has one, after checking once that s answers it correctly.
+func prepare(tb testing.TB, s server) *http.Request {
+	tb.Helper()
+	header := s.header
+	if s.open != nil {
+		session, err := s.open(inProcess(s.handler))
+		require.NoError(tb, err)
+		header = merge(header, session)
+	}
+	req := httptest.NewRequest(http.MethodPost, s.path, nil)
+	req.Header = header
+	req.ContentLength = int64(len(s.body))
+	rec := serve(s.handler, req, bytes.NewReader(s.body))
+	require.Equal(tb, http.StatusOK, rec.Code, "%s", rec.Body.Bytes())
+	require.Regexp(tb, s.want, rec.Body.String())
+	return req
+}
+
+func serve(h http.Handler, proto *http.Request, body io.Reader) *httptest.ResponseRecorder {
+	req := *proto
+	req.Body = io.NopCloser(body)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, &req)
+	return rec
+}
+
+func benchServe(b *testing.B, h http.Handler, proto *http.Request, body []byte) {
+	rd := bytes.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		if rec := serve(h, proto, rd); rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %.300s", rec.Code, rec.Body.Bytes())
+		}
+	}
+}
+
+// BenchmarkInProcess times one call through each server's http.Handler.
+func BenchmarkInProcess(b *testing.B) {
+	for _, s := range servers(b) {
+		proto := prepare(b, s)
+		b.Run("server="+s.name, func(b *testing.B) { benchServe(b, s.handler, proto, s.body) })
+	}
+}
+
+// BenchmarkRegistrySize times the call of BenchmarkInProcess through the
+// OTC handler as the registry grows: Calculator.Add@1.0.0 alone, then
+// beside up to 9,999 other tools of three versions each.
+func BenchmarkRegistrySize(b *testing.B) {
+	for _, n := range []int{1, 100, 10_000} {
+		reg := newRegistry(b, n, "1.0.0", "1.1.0", "2.0.0")
+		s := server{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC}
+		proto := prepare(b, s)
+		b.Run("tools="+strconv.Itoa(n), func(b *testing.B) { benchServe(b, s.handler, proto, s.body) })
+	}
+}
+
+// BenchmarkListTools times listing 1,000 tools: GET /tools of the OTC
+// handler and of the REST view, MCP tools/list (every page), and a
+// hand-written handler that marshals the definitions for each request.
+func BenchmarkListTools(b *testing.B) {
+	reg := newRegistry(b, 1000, "1.0.0")
+	require.Len(b, reg.Tools(), 1000)
+	get := func(name string, h http.Handler, path string) {
+		proto := httptest.NewRequest(http.MethodGet, path, nil)
+		rec := serve(h, proto, http.NoBody)
+		require.Equal(b, http.StatusOK, rec.Code)
+		b.Run("server="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if rec := serve(h, proto, http.NoBody); rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+		})
+	}
+	get("floor", floorListHandler(reg.Tools()), "/tools")
+	get("otc", otc.NewHandler(reg, nil), "/tools")
+	get("otc-rest", otc.NewRESTHandler(reg, nil), "/tools")
+
+	list := server{name: "otc-mcp", handler: mcp.NewHandler(reg, &mcp.Options{PageSize: -1}), path: "/mcp",
+		body: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), header: mcpHeader("2025-11-25")}
+	proto := httptest.NewRequest(http.MethodPost, list.path, nil)
+	proto.Header = list.header
+	rec := serve(list.handler, proto, bytes.NewReader(list.body))
+	require.Equal(b, http.StatusOK, rec.Code)
+	require.Equal(b, 1000, bytes.Count(rec.Body.Bytes(), []byte(`"inputSchema"`)))
+	b.Run("server=otc-mcp", func(b *testing.B) { benchServe(b, list.handler, proto, list.body) })
+}

@@ -1,0 +1,379 @@
+package benchmarks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/xeipuuv/gojsonschema"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+)
+
+// Every server below offers one tool, "add two numbers", and is sent the
+// same call: add 10 and 5. The answer must contain 15.
+
+// addInput is the tool's input, for otc and the hand-written handlers.
+type addInput struct {
+	A float64 `json:"a" jsonschema:"description=The first number to add."`
+	B float64 `json:"b" jsonschema:"description=The second number to add."`
+}
+
+// sdkAddInput is the same input for the official SDK, whose jsonschema
+// tag is the description itself.
+type sdkAddInput struct {
+	A float64 `json:"a" jsonschema:"The first number to add."`
+	B float64 `json:"b" jsonschema:"The second number to add."`
+}
+
+// sdkAddOutput is the SDK tool's structured result: MCP requires an object.
+type sdkAddOutput struct {
+	Result float64 `json:"result"`
+}
+
+const (
+	otcCall  = `{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}`
+	restCall = `{"schema_version":"0.1.0","args":{"a":10,"b":5}}`
+	mcpCall  = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5}}}`
+	// mcpCall2026 carries the per-request metadata that replaces the
+	// initialize handshake in protocol version 2026-07-28.
+	mcpCall2026 = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}}}}`
+	mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1.0.0"}}}`
+	mcpInitialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// server is one way of serving the tool, and the request that calls it.
+type server struct {
+	name    string
+	handler http.Handler
+	path    string
+	body    []byte
+	header  http.Header
+	// open, when set, does what a client must do before its first call
+	// (the initialize handshake of a server with sessions) and returns the
+	// headers to send with each call.
+	open func(do doFunc) (http.Header, error)
+	// want matches a correct answer's body.
+	want *regexp.Regexp
+}
+
+// doFunc sends one POST and returns the answer's status, headers and body.
+type doFunc func(path string, header http.Header, body []byte) (int, http.Header, []byte, error)
+
+var (
+	wantOTC  = regexp.MustCompile(`"value":15[,}]`)
+	wantREST = regexp.MustCompile(`"result":15[,}]`)
+	wantMCP  = regexp.MustCompile(`"structuredContent":\{"result":15\}`)
+)
+
+func jsonHeader(kv ...string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// mcpHeader is what an MCP client sends with a POST at version v.
+func mcpHeader(v string, kv ...string) http.Header {
+	return jsonHeader(append([]string{"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", v}, kv...)...)
+}
+
+// servers returns every server of the comparison, the floor first.
+func servers(tb testing.TB) []server {
+	tb.Helper()
+	reg := newRegistry(tb, 1)
+	mcpHandler := mcp.NewHandler(reg, nil)
+	sdkServer := newSDKServer()
+	getSDK := func(*http.Request) *sdk.Server { return sdkServer }
+	return []server{
+		{name: "floor", handler: floorHandler(), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
+		{name: "floor-gojsonschema", handler: validatingFloorHandler(tb, reg), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
+		{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
+		{name: "otc-rest", handler: otc.NewRESTHandler(reg, nil), path: "/tools/Calculator_Add:invoke", body: []byte(restCall), header: jsonHeader(), want: wantREST},
+		{name: "otc-mcp", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP},
+		{name: "otc-mcp-2026", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall2026),
+			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},
+		{name: "sdk-stateless", path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP,
+			handler: sdk.NewStreamableHTTPHandler(getSDK, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})},
+		{name: "sdk-sessions", path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP, open: openSession,
+			handler: sdk.NewStreamableHTTPHandler(getSDK, &sdk.StreamableHTTPOptions{JSONResponse: true})},
+		{name: "sdk-2026", path: "/mcp", body: []byte(mcpCall2026),
+			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP,
+			handler: sdk.NewStreamableHTTPHandler(getSDK, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})},
+		{name: "mcpgo", handler: newMCPGoHandler(), path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP},
+	}
+}
+
+// newRegistry registers Calculator.Add@1.0.0 and, for a larger registry,
+// n-1 more tools, each in the given versions.
+func newRegistry(tb testing.TB, n int, versions ...string) *otc.Registry {
+	tb.Helper()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	add := func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }
+	require.NoError(tb, otc.Register(reg, otc.Tool{
+		ID:                "Calculator.Add",
+		Version:           "1.0.0",
+		Description:       "Adds two numbers together.",
+		OutputDescription: "The sum of the two numbers.",
+	}, add))
+	for i := 1; i < n; i++ {
+		for _, v := range versions {
+			require.NoError(tb, otc.Register(reg, otc.Tool{
+				ID:                fmt.Sprintf("Bench%05d.Add", i),
+				Version:           v,
+				Description:       "Adds two numbers together.",
+				OutputDescription: "The sum of the two numbers.",
+			}, add))
+		}
+	}
+	return reg
+}
+
+// otcRequest and otcResult are the OTC envelope, as a hand-written server
+// that validates the input would declare it.
+type otcRequest struct {
+	Schema  string `json:"$schema"`
+	Request struct {
+		CallID string          `json:"call_id"`
+		ToolID string          `json:"tool_id"`
+		Input  json.RawMessage `json:"input"`
+	} `json:"request"`
+}
+
+type otcResult struct {
+	Schema string `json:"$schema"`
+	Result struct {
+		CallID   string  `json:"call_id"`
+		Duration float64 `json:"duration"`
+		Success  bool    `json:"success"`
+		Value    float64 `json:"value"`
+	} `json:"result"`
+}
+
+// floorHandler is the floor: the least a hand-written OTC server does for
+// this call. It reads the body, decodes the envelope with the input in one
+// pass, adds, and encodes the result with its duration; it checks the tool
+// id and nothing else.
+func floorHandler() http.Handler {
+	type request struct {
+		Schema  string `json:"$schema"`
+		Request struct {
+			CallID string   `json:"call_id"`
+			ToolID string   `json:"tool_id"`
+			Input  addInput `json:"input"`
+		} `json:"request"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
+		if err != nil {
+			writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
+			return
+		}
+		var req request
+		if err := json.Unmarshal(body, &req); err != nil {
+			writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
+			return
+		}
+		if req.Request.ToolID != "Calculator.Add@1.0.0" && req.Request.ToolID != "Calculator.Add" {
+			writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+			return
+		}
+		start := time.Now()
+		in := req.Request.Input
+		writeFloorResult(w, req.Request.CallID, in.A+in.B, start)
+	})
+}
+
+// validatingFloorHandler is the floor with the input validated first, by a
+// gojsonschema schema compiled once from the tool's input schema.
+func validatingFloorHandler(tb testing.TB, reg *otc.Registry) http.Handler {
+	tb.Helper()
+	defs := reg.Tools()
+	require.Equal(tb, "Calculator.Add@1.0.0", defs[0].ID)
+	schema, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(defs[0].InputSchema.Parameters))
+	require.NoError(tb, err)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
+		if err != nil {
+			writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
+			return
+		}
+		var req otcRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
+			return
+		}
+		if req.Request.ToolID != "Calculator.Add@1.0.0" && req.Request.ToolID != "Calculator.Add" {
+			writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+			return
+		}
+		start := time.Now()
+		res, err := schema.Validate(gojsonschema.NewBytesLoader(req.Request.Input))
+		if err != nil || !res.Valid() {
+			writeFloorError(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
+			return
+		}
+		var in addInput
+		if err := json.Unmarshal(req.Request.Input, &in); err != nil {
+			writeFloorError(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
+			return
+		}
+		writeFloorResult(w, req.Request.CallID, in.A+in.B, start)
+	})
+}
+
+func writeFloorResult(w http.ResponseWriter, callID string, sum float64, start time.Time) {
+	var out otcResult
+	out.Schema = "otc://1.0"
+	out.Result.CallID = callID
+	out.Result.Success = true
+	out.Result.Value = sum
+	out.Result.Duration = float64(time.Since(start).Microseconds()) / 1000
+	b, err := json.Marshal(out)
+	if err != nil {
+		writeFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+func writeFloorError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"$schema":"otc://1.0","message":%q}`, msg)
+}
+
+// newSDKServer is the tool on the official MCP Go SDK, which validates the
+// arguments against the schema it infers from sdkAddInput.
+func newSDKServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "bench", Version: "1.0.0"}, &sdk.ServerOptions{
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "Calculator_Add", Description: "Adds two numbers together."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in sdkAddInput) (*sdk.CallToolResult, sdkAddOutput, error) {
+			return nil, sdkAddOutput{Result: in.A + in.B}, nil
+		})
+	return s
+}
+
+// newMCPGoHandler is the tool on mcp-go, stateless, with its input
+// validation turned on so that it does the work the others do.
+func newMCPGoHandler() http.Handler {
+	s := mcpgoserver.NewMCPServer("bench", "1.0.0", mcpgoserver.WithToolCapabilities(false), mcpgoserver.WithInputSchemaValidation())
+	s.AddTool(mcpgo.NewTool("Calculator_Add",
+		mcpgo.WithDescription("Adds two numbers together."),
+		mcpgo.WithNumber("a", mcpgo.Required(), mcpgo.Description("The first number to add.")),
+		mcpgo.WithNumber("b", mcpgo.Required(), mcpgo.Description("The second number to add.")),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		a, err := req.RequireFloat("a")
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		b, err := req.RequireFloat("b")
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		sum := a + b
+		return mcpgo.NewToolResultStructured(map[string]float64{"result": sum}, strconv.FormatFloat(sum, 'g', -1, 64)), nil
+	})
+	return mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+}
+
+// openSession runs the initialize handshake and returns the session's
+// headers.
+func openSession(do doFunc) (http.Header, error) {
+	status, h, body, err := do("/mcp", mcpHeader("2025-11-25"), []byte(mcpInitialize))
+	if err != nil {
+		return nil, err
+	}
+	id := h.Get("Mcp-Session-Id")
+	if status != http.StatusOK || id == "" {
+		return nil, fmt.Errorf("initialize: status %d, session %q: %.200s", status, id, body)
+	}
+	status, _, body, err = do("/mcp", mcpHeader("2025-11-25", "Mcp-Session-Id", id), []byte(mcpInitialized))
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusAccepted {
+		return nil, fmt.Errorf("notifications/initialized: status %d: %.200s", status, body)
+	}
+	return http.Header{"Mcp-Session-Id": {id}}, nil
+}
+
+// inProcess returns a doFunc that serves requests straight through h.
+func inProcess(h http.Handler) doFunc {
+	return func(path string, header http.Header, body []byte) (int, http.Header, []byte, error) {
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Header(), rec.Body.Bytes(), nil
+	}
+}
+
+// merge returns the call's headers with those of its session.
+func merge(a, b http.Header) http.Header {
+	h := a.Clone()
+	for k, v := range b {
+		h[k] = v
+	}
+	return h
+}
+
+// overHTTP returns a doFunc that sends requests to base with c.
+func overHTTP(c *http.Client, base string) doFunc {
+	return func(path string, header http.Header, body []byte) (int, http.Header, []byte, error) {
+		req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		req.Header = header.Clone()
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, b, err
+	}
+}
+
+// floorListHandler is what a plain server does for GET /tools: marshal its
+// definitions for each request.
+func floorListHandler(defs []otc.ToolDefinition) http.Handler {
+	type catalog struct {
+		Schema string               `json:"$schema"`
+		Tools  []otc.ToolDefinition `json:"tools"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := json.Marshal(catalog{Schema: "otc://1.0", Tools: defs})
+		if err != nil {
+			writeFloorError(w, http.StatusInternalServerError, "The catalog could not be encoded")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, _ = w.Write(b)
+	})
+}
