@@ -217,9 +217,10 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	if err != nil {
 		return err
 	}
+	dd := newDirectDecoder(reflect.TypeFor[In]())
 	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
-		var in In
-		if err := json.Unmarshal(input, &in); err != nil {
+		in, err := decodeInput[In](dd, input)
+		if err != nil {
 			return nil, &inputError{err}
 		}
 		out, err := fn(ctx, in)

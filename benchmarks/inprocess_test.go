@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -108,4 +110,49 @@ func BenchmarkListTools(b *testing.B) {
 	require.Equal(b, http.StatusOK, rec.Code)
 	require.Equal(b, 1000, bytes.Count(rec.Body.Bytes(), []byte(`"inputSchema"`)))
 	b.Run("server=otc-mcp", func(b *testing.B) { benchServe(b, list.handler, proto, list.body) })
+}
+
+// BenchmarkInProcessRatio runs the floors and otc's handlers of
+// BenchmarkInProcess in alternating blocks of 256 calls, in an order that
+// rotates from block to block, and reports each one's time as a ratio to
+// the floor's (metric "<server>/floor"), which drifts in the machine's
+// speed during a run do not skew. The other libraries, tens of times
+// slower, would make the blocks long; their ratios come from
+// BenchmarkInProcess.
+func BenchmarkInProcessRatio(b *testing.B) {
+	var ss []server
+	for _, s := range servers(b) {
+		if s.name == "floor" || s.name == "floor-gojsonschema" || strings.HasPrefix(s.name, "otc") {
+			ss = append(ss, s)
+		}
+	}
+	protos := make([]*http.Request, len(ss))
+	for i, s := range ss {
+		protos[i] = prepare(b, s)
+	}
+	const block = 256
+	spent := make([]time.Duration, len(ss))
+	rd := bytes.NewReader(nil)
+	for n := 0; b.Loop(); n++ {
+		if n%block != 0 {
+			continue
+		}
+		for k := range ss {
+			i := (k + n/block) % len(ss)
+			s := ss[i]
+			start := time.Now()
+			for range block {
+				rd.Reset(s.body)
+				if rec := serve(s.handler, protos[i], rd); rec.Code != http.StatusOK {
+					b.Fatalf("%s: status %d: %.300s", s.name, rec.Code, rec.Body.Bytes())
+				}
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	if spent[0] > 0 {
+		for i, s := range ss[1:] {
+			b.ReportMetric(float64(spent[i+1])/float64(spent[0]), s.name+"/floor")
+		}
+	}
 }

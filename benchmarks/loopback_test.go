@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ var (
 	loopRounds = flag.Int("loopback.rounds", 10, "BenchmarkLoopback: rounds, each of which runs every server once")
 	loopTime   = flag.Duration("loopback.time", 300*time.Millisecond, "BenchmarkLoopback: how long each server runs in a round")
 	loopConns  = flag.Int("loopback.conns", 16, "BenchmarkLoopback: concurrent keep-alive connections per server")
+	loopOnly   = flag.String("loopback.servers", "", "BenchmarkLoopback: a regular expression choosing the servers besides the floor (for profiling one)")
 )
 
 // BenchmarkLoopback serves each server on a real TCP listener on
@@ -36,6 +38,10 @@ var (
 // is 1e9 / calls/s, the time per call at that concurrency.
 func BenchmarkLoopback(b *testing.B) {
 	ss := servers(b)
+	if *loopOnly != "" {
+		re := regexp.MustCompile(*loopOnly)
+		ss = slices.DeleteFunc(ss, func(s server) bool { return s.name != "floor" && !re.MatchString(s.name) })
+	}
 	targets := make([]*loopTarget, len(ss))
 	for i, s := range ss {
 		targets[i] = startTarget(b, s, *loopConns)
