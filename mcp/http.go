@@ -116,7 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := body.Bytes()
-	if !json.Valid(b) {
+	if !wire.Valid(b) {
 		writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeParseError, Message: "Parse error: the body is not valid JSON"})
 		return
 	}

@@ -311,7 +311,7 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// scanner walks JSON that json.Valid has accepted, so it checks nothing
+// scanner walks JSON that wire.Valid has accepted, so it checks nothing
 // but the shape it is asked for.
 type scanner struct {
 	b []byte

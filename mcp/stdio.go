@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // ServeStdio serves reg over MCP's stdio transport: newline-delimited
@@ -140,7 +140,7 @@ func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err erro
 // dispatch handles one line: notifications at once, requests on their own
 // goroutine within the concurrency limit.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
-	if !json.Valid(line) {
+	if !wire.Valid(line) {
 		c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeParseError, Message: "Parse error: the line is not valid JSON"}))
 		return
 	}

@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		``, ` `, `{}`, `[]`, ` { } `, `[ ]`, `{"a":1}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":}`, `{1:2}`,
+		`[1,2]`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`, `{"a":[1,{"b":null}],"c":"d"}`,
+		`"x"`, `"\"\\\/\b\f\n\r\t\u00e9"`, `"\x"`, `"\u00g0"`, `"\u00e"`, "\"a\tb\"", "\"\xff\xfe\"", `"unterminated`,
+		`true`, `false`, `null`, `tru`, `nul`, `truex`, `True`,
+		`0`, `-0`, `01`, `-`, `1.`, `.5`, `1.5`, `1e5`, `1E+5`, `1e-5`, `1e`, `1e+`, `-1.5e-3`, `+1`, `0x1`, `1 2`,
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+		strings.Repeat("[", 9999) + "{}" + strings.Repeat("]", 9999),
+		strings.Repeat("[", 10000) + "{}" + strings.Repeat("]", 10000),
+		strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+		strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+	} {
+		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("Valid(%.60q) = %v, json.Valid says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2.5e3,true,null,"\u00e9"]}`, `[{}]`, `"\"`, `1e`, `{"a":1,}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", s, got, want)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}}}}`)
+	b.Run("wire", func(b *testing.B) {
+		for b.Loop() {
+			Valid(body)
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		for b.Loop() {
+			json.Valid(body)
+		}
+	})
+}
