@@ -69,14 +69,48 @@ func BenchmarkInProcess(b *testing.B) {
 
 // BenchmarkRegistrySize times the call of BenchmarkInProcess through the
 // OTC handler as the registry grows: Calculator.Add@1.0.0 alone, then
-// beside up to 9,999 other tools of three versions each.
+// beside up to 9,999 other tools of three versions each. interleaved runs
+// the smallest and the largest in alternating blocks of 256 calls and
+// reports the ratio of their times ("10000/1").
 func BenchmarkRegistrySize(b *testing.B) {
-	for _, n := range []int{1, 100, 10_000} {
+	sizes := []int{1, 100, 10_000}
+	handlers := make([]http.Handler, len(sizes))
+	var proto *http.Request
+	for i, n := range sizes {
 		reg := newRegistry(b, n, "1.0.0", "1.1.0", "2.0.0")
+		require.Len(b, reg.Tools(), 1+(n-1)*3)
 		s := server{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC}
-		proto := prepare(b, s)
+		proto = prepare(b, s)
+		handlers[i] = s.handler
 		b.Run("tools="+strconv.Itoa(n), func(b *testing.B) { benchServe(b, s.handler, proto, s.body) })
 	}
+	b.Run("interleaved", func(b *testing.B) {
+		body := []byte(otcCall)
+		small, large := handlers[0], handlers[len(handlers)-1]
+		rd := bytes.NewReader(nil)
+		const block = 256
+		var tSmall, tLarge time.Duration
+		for n := 0; b.Loop(); n++ {
+			if n%block != 0 {
+				continue
+			}
+			for k := range 2 {
+				h, spent := small, &tSmall
+				if (k+n/block)%2 == 1 {
+					h, spent = large, &tLarge
+				}
+				start := time.Now()
+				for range block {
+					rd.Reset(body)
+					serve(h, proto, rd)
+				}
+				*spent += time.Since(start)
+			}
+		}
+		if tSmall > 0 {
+			b.ReportMetric(float64(tLarge)/float64(tSmall), strconv.Itoa(sizes[len(sizes)-1])+"/1")
+		}
+	})
 }
 
 // BenchmarkListTools times listing 1,000 tools: GET /tools of the OTC
