@@ -173,8 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
 		default:
-			out := make([]byte, 0, len(result)+48)
-			writeJSON(w, http.StatusOK, appendResponse(out, m.id, result))
+			writeResult(w, m.id, result)
 		}
 	}
 	if x.notifier != nil {
@@ -488,6 +487,27 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// writeResult answers with a JSON-RPC response whose result is result. A
+// large result (a long tools/list page) is written as it is, between the
+// envelope's head and tail, rather than copied into one buffer with them.
+func writeResult(w http.ResponseWriter, id, result []byte) {
+	if len(result) < 8<<10 {
+		writeJSON(w, http.StatusOK, appendResponse(make([]byte, 0, len(result)+48), id, result))
+		return
+	}
+	var buf [64]byte
+	head := append(buf[:0], `{"jsonrpc":"2.0","id":`...)
+	head = appendID(head, id)
+	head = append(head, `,"result":`...)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(result)+1))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(head)
+	_, _ = w.Write(result)
+	_, _ = w.Write([]byte{'}'})
 }
 
 // writeHTTPError answers with a JSON-RPC error response.

@@ -6,8 +6,10 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -502,4 +504,29 @@ func TestMiddlewareSeesMCP(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"mcp Calculator_Add", "mcp Nope_Nothing", "mcp Util_Noop"}, seen)
+}
+
+// TestToolsListLargePage lists a page far larger than a tool call's
+// answer, which is written in parts rather than copied whole: the answer
+// is still one JSON-RPC response of the announced length.
+func TestToolsListLargePage(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	var want []string
+	for i := range 300 {
+		id := fmt.Sprintf("Big.Tool%03d", i)
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: strings.Repeat("A long description. ", 10)},
+			func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+		want = append(want, strings.ReplaceAll(id, ".", "_"))
+	}
+	url := serve(t, reg, &mcp.Options{PageSize: -1})
+	a := post(t, url, `{"jsonrpc":"2.0","id":"big-list","method":"tools/list"}`, nil)
+	require.Equal(t, http.StatusOK, a.status)
+	require.Greater(t, len(a.body), 64<<10)
+	assert.Equal(t, strconv.Itoa(len(a.body)), a.header.Get("Content-Length"))
+	r := a.rpc(t)
+	assert.Equal(t, `"big-list"`, string(r.ID))
+	var l listResult
+	require.NoError(t, json.Unmarshal(r.Result, &l))
+	assert.Equal(t, want, toolNames(l))
 }

@@ -179,7 +179,11 @@ func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, ext
 	if size > 0 && end-start > size {
 		end = start + size
 	}
-	b := make([]byte, 0, 256)
+	n := 64 + len(extra)
+	for _, name := range l.names[start:end] {
+		n += len(l.encoded[name]) + 1
+	}
+	b := make([]byte, 0, n) // one allocation, however long the page
 	b = append(b, `{"tools":[`...)
 	for i, name := range l.names[start:end] {
 		if i > 0 {
