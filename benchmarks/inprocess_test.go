@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +68,20 @@ func BenchmarkInProcess(b *testing.B) {
 	}
 }
 
+// sizedRegistries keeps the registries of BenchmarkRegistrySize from one
+// run to the next (-count): registering 30,000 tools takes seconds.
+var sizedRegistries sync.Map // int → *otc.Registry
+
+func sizedRegistry(tb testing.TB, n int) *otc.Registry {
+	if reg, ok := sizedRegistries.Load(n); ok {
+		return reg.(*otc.Registry)
+	}
+	reg := newRegistry(tb, n, "1.0.0", "1.1.0", "2.0.0")
+	require.Len(tb, reg.Tools(), 1+(n-1)*3)
+	sizedRegistries.Store(n, reg)
+	return reg
+}
+
 // BenchmarkRegistrySize times the call of BenchmarkInProcess through the
 // OTC handler as the registry grows: Calculator.Add@1.0.0 alone, then
 // beside up to 9,999 other tools of three versions each. interleaved runs
@@ -77,8 +92,7 @@ func BenchmarkRegistrySize(b *testing.B) {
 	handlers := make([]http.Handler, len(sizes))
 	var proto *http.Request
 	for i, n := range sizes {
-		reg := newRegistry(b, n, "1.0.0", "1.1.0", "2.0.0")
-		require.Len(b, reg.Tools(), 1+(n-1)*3)
+		reg := sizedRegistry(b, n)
 		s := server{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC}
 		proto = prepare(b, s)
 		handlers[i] = s.handler
