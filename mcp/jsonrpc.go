@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -376,24 +377,13 @@ func (s *scanner) value() []byte {
 	start := s.i
 	switch s.peek() {
 	case '"':
-		s.i++
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '\\':
-				s.i += 2
-				continue
-			case '"':
-				s.i++
-				return s.b[start:s.i]
-			}
-			s.i++
-		}
+		s.i = stringEnd(s.b, s.i)
 	case '{', '[':
 		depth := 0
 		for s.i < len(s.b) {
 			switch s.b[s.i] {
 			case '"':
-				s.value()
+				s.i = stringEnd(s.b, s.i)
 				continue
 			case '{', '[':
 				depth++
@@ -416,6 +406,26 @@ func (s *scanner) value() []byte {
 		}
 	}
 	return s.b[start:s.i]
+}
+
+// stringEnd returns the index after the string that starts at i: after
+// the first quote not escaped by an odd run of backslashes.
+func stringEnd(b []byte, i int) int {
+	for i++; ; {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		n := 0
+		for n < i && b[i-1-n] == '\\' {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
+		}
+	}
 }
 
 // appendID appends a request id, or null when there is none.

@@ -48,6 +48,8 @@ var parseSeeds = []string{
 	`{"method":"ping","id":1,"jsonrpc":"2.0","extra":[{"jsonrpc":"1.0"}],"params":{"nested":{"name":5}}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 	`"ping"`, `1`, `null`, `{}`, `[]`,
+	// Runs of backslashes before a quote, odd and even.
+	`{"jsonrpc":"2.0","id":"a\\","method":"x\"y\\","params":{"name":"\\\"}\\","_meta":{"k\\":"\\\\"},"arguments":{"\"":"]"}}}`,
 }
 
 func FuzzParseMessage(f *testing.F) {
