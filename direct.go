@@ -25,7 +25,14 @@ import (
 // directDecoder sets the fields of one struct type.
 type directDecoder struct {
 	fields []directField
+	// index finds a field by name when there are too many to compare in
+	// turn: an input of many unknown keys must not cost keys × fields.
+	index map[string]int
 }
+
+// directIndexAbove is the number of fields past which a decoder looks
+// names up in a map.
+const directIndexAbove = 8
 
 // directField is one field: its JSON name, its index in the struct, and
 // its kind (that of the pointed-to type for a pointer).
@@ -77,6 +84,12 @@ func newDirectDecoder(t reflect.Type) *directDecoder {
 			return nil
 		}
 		d.fields = append(d.fields, directField{name: name, index: f.Index[0], kind: ft.Kind(), elem: elem})
+	}
+	if len(d.fields) > directIndexAbove {
+		d.index = make(map[string]int, len(d.fields))
+		for j, f := range d.fields {
+			d.index[f.name] = j
+		}
 	}
 	return d
 }
@@ -165,6 +178,12 @@ func (d *directDecoder) decode(data []byte, v reflect.Value) bool {
 }
 
 func (d *directDecoder) field(key []byte) *directField {
+	if d.index != nil {
+		if j, ok := d.index[string(key)]; ok {
+			return &d.fields[j]
+		}
+		return nil
+	}
 	for j := range d.fields {
 		if d.fields[j].name == string(key) {
 			return &d.fields[j]

@@ -164,3 +164,24 @@ func TestDirectDecoderTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectDecoderFieldLookup decodes through both ways of finding a
+// field: comparing names in turn (few fields) and the map (many).
+func TestDirectDecoderFieldLookup(t *testing.T) {
+	type few struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	d := newDirectDecoder(reflect.TypeFor[few]())
+	require.NotNil(t, d)
+	assert.Nil(t, d.index, "two fields are compared in turn")
+	var f few
+	require.True(t, d.decode([]byte(`{"x":1,"b":5,"a":10}`), reflect.ValueOf(&f).Elem()))
+	assert.Equal(t, few{A: 10, B: 5}, f)
+
+	d = newDirectDecoder(reflect.TypeFor[directInput]())
+	require.NotNil(t, d.index, "fifteen fields are looked up in a map")
+	var in directInput
+	require.True(t, d.decode([]byte(`{"x":1,"pb":true,"Untagged":3,"-":4}`), reflect.ValueOf(&in).Elem()))
+	assert.Equal(t, directInput{PB: new(true), Untagged: 3, Dash: 4}, in)
+}
