@@ -176,11 +176,11 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 	switch n := &d.nodes[i]; n.kind {
 	case kindNumber:
 		if p.integer && n.flags&(flagFraction|flagExponent) != 0 {
-			out = append(out, edit{start: n.start, end: n.end, integral: true})
+			out = appendEdit(out, edit{start: n.start, end: n.end, integral: true})
 		}
 	case kindString:
 		if p.duration {
-			out = append(out, edit{start: n.start, end: n.end, duration: true})
+			out = appendEdit(out, edit{start: n.start, end: n.end, duration: true})
 		}
 	case kindObject:
 		var given uint64 // the defaults whose member the object has
@@ -198,7 +198,7 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 					}
 					def := &p.defaults[j]
 					if def.onNull && d.nodes[v].kind == kindNull {
-						out = append(out, edit{start: d.nodes[v].start, end: d.nodes[v].end, value: def.value})
+						out = appendEdit(out, edit{start: d.nodes[v].start, end: d.nodes[v].end, more: &editMore{value: def.value}})
 						continue
 					}
 				}
@@ -239,7 +239,7 @@ func (p *decodePlan) insertDefaults(d *document, i int32, given uint64, out []ed
 			}
 		}
 		if absent != 0 {
-			out = append(out, edit{start: end, end: end, defaults: chunk, absent: absent})
+			out = appendEdit(out, edit{start: end, end: end, more: &editMore{defaults: chunk, absent: absent}})
 		}
 	}
 	return out
@@ -271,15 +271,36 @@ func (p *decodePlan) foldMatch(name []byte) bool {
 }
 
 // edit is a change to the input's text: data[start:end] is dropped, or,
-// when integral, rewritten in integer form, or replaced by value; or the
-// members of defaults whose bit is set in absent are inserted at start.
+// when integral, rewritten in integer form, or, when duration, rewritten
+// in nanoseconds; or more says what replaces it. An input may need one
+// edit per number, so the common ones are kept small (24 bytes) and the
+// rare ones carry their data behind a pointer.
 type edit struct {
 	start, end int32
 	integral   bool
-	duration   bool   // a duration string, rewritten in nanoseconds
-	value      []byte // a default, for a null
-	defaults   []parameterDefault
-	absent     uint64
+	duration   bool // a duration string, rewritten in nanoseconds
+	more       *editMore
+}
+
+// appendEdit appends e to out, doubling out's capacity when it is full:
+// an input may need an edit per number, and append's growth of large
+// slices by a quarter would copy the list five times over.
+func appendEdit(out []edit, e edit) []edit {
+	if len(out) == cap(out) {
+		grown := make([]edit, len(out), max(16, 2*cap(out)))
+		copy(grown, out)
+		out = grown
+	}
+	return append(out, e)
+}
+
+// editMore is the data of a rarer edit: a default replacing a null
+// (value), or the members of defaults whose bit is set in absent, inserted
+// at start.
+type editMore struct {
+	value    []byte
+	defaults []parameterDefault
+	absent   uint64
 }
 
 // memberSpan returns the edit that drops the object member whose key is
@@ -352,10 +373,10 @@ func applyEdits(d *document, i int32, edits []edit) []byte {
 				text = append(out, d.data[e.start:e.end]...)
 			}
 			out = text
-		case e.value != nil:
-			out = append(out, e.value...)
-		case e.defaults != nil:
-			out = appendMembers(out, e.defaults, e.absent)
+		case e.more != nil && e.more.value != nil:
+			out = append(out, e.more.value...)
+		case e.more != nil:
+			out = appendMembers(out, e.more.defaults, e.more.absent)
 		case e.duration:
 			var buf [64]byte
 			dur, err := time.ParseDuration(string(unescape(buf[:0], d.data[e.start+1:e.end-1])))
