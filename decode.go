@@ -87,8 +87,7 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 	if t == durationType {
 		return &decodePlan{duration: true}
 	}
-	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
-		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if hasUnmarshaler(t) {
 		return nil
 	}
 	switch t.Kind() {

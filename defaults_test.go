@@ -46,15 +46,7 @@ func serveSearch(t *testing.T, opts *otc.RegistryOptions) *httptest.Server {
 
 func postSearch(t *testing.T, srv *httptest.Server, input string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(srv.URL+"/tools/call", "application/json",
-		strings.NewReader(`{"request":{"tool_id":"Search.Run","input":`+input+`}}`))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
-	return resp.StatusCode, m
+	return postTool(t, srv, "Search.Run", input)
 }
 
 func seen(t *testing.T, m map[string]any) map[string]any {

@@ -94,6 +94,8 @@ func newDirectDecoder(t reflect.Type) *directDecoder {
 	return d
 }
 
+// hasUnmarshaler reports whether t, or a pointer to it, decodes itself
+// from JSON or from text.
 func hasUnmarshaler(t reflect.Type) bool {
 	return t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
 		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)

@@ -532,15 +532,7 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	for _, p := range parts {
 		n += len(p)
 	}
-	// The keys are in canonical form, so Header.Set's work is not needed;
-	// the three values share one allocation, each slice capped at its
-	// own element so that an append to one cannot reach the next.
-	vals := [...]string{"application/json", "nosniff", strconv.Itoa(n)}
-	all := vals[:]
-	hdr := w.Header()
-	hdr["Content-Type"] = all[0:1:1]
-	hdr["X-Content-Type-Options"] = all[1:2:2]
-	hdr["Content-Length"] = all[2:3:3]
+	wire.SetJSONHeaders(w.Header(), n, true)
 	w.WriteHeader(status)
 	for _, p := range parts {
 		if _, err := w.Write(p); err != nil {

@@ -181,18 +181,8 @@ func floorHandler() http.Handler {
 		} `json:"request"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
-		if err != nil {
-			writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
-			return
-		}
-		var req request
-		if err := json.Unmarshal(body, &req); err != nil {
-			writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
-			return
-		}
-		if req.Request.ToolID != "Calculator.Add@1.0.0" && req.Request.ToolID != "Calculator.Add" {
-			writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+		req, ok := readFloorCall(w, r, func(req *request) string { return req.Request.ToolID })
+		if !ok {
 			return
 		}
 		start := time.Now()
@@ -210,18 +200,8 @@ func validatingFloorHandler(tb testing.TB, reg *otc.Registry) http.Handler {
 	schema, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(defs[0].InputSchema.Parameters))
 	require.NoError(tb, err)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
-		if err != nil {
-			writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
-			return
-		}
-		var req otcRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
-			return
-		}
-		if req.Request.ToolID != "Calculator.Add@1.0.0" && req.Request.ToolID != "Calculator.Add" {
-			writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+		req, ok := readFloorCall(w, r, func(req *otcRequest) string { return req.Request.ToolID })
+		if !ok {
 			return
 		}
 		start := time.Now()
@@ -237,6 +217,27 @@ func validatingFloorHandler(tb testing.TB, reg *otc.Registry) http.Handler {
 		}
 		writeFloorResult(w, req.Request.CallID, in.A+in.B, start)
 	})
+}
+
+// readFloorCall reads a call into a T, as the floors declare the envelope,
+// and checks the tool id toolID finds in it. It answers a failure itself
+// and then returns false.
+func readFloorCall[T any](w http.ResponseWriter, r *http.Request, toolID func(*T) string) (T, bool) {
+	var req T
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
+	if err != nil {
+		writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
+		return req, false
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
+		return req, false
+	}
+	if id := toolID(&req); id != "Calculator.Add@1.0.0" && id != "Calculator.Add" {
+		writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+		return req, false
+	}
+	return req, true
 }
 
 func writeFloorResult(w http.ResponseWriter, callID string, sum float64, start time.Time) {

@@ -482,7 +482,7 @@ func (s *sseStream) event(msg []byte) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	setJSONHeaders(w.Header(), len(body))
+	wire.SetJSONHeaders(w.Header(), len(body), false)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -499,22 +499,11 @@ func writeResult(w http.ResponseWriter, id, result []byte) {
 	head := append(buf[:0], `{"jsonrpc":"2.0","id":`...)
 	head = appendID(head, id)
 	head = append(head, `,"result":`...)
-	setJSONHeaders(w.Header(), len(head)+len(result)+1)
+	wire.SetJSONHeaders(w.Header(), len(head)+len(result)+1, false)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(head)
 	_, _ = w.Write(result)
 	_, _ = w.Write([]byte{'}'})
-}
-
-// setJSONHeaders sets the headers of a JSON body of n bytes. The keys are
-// in canonical form, so Header.Set's work is not needed; the values share
-// one allocation, each slice capped at its own element so that an append
-// to one cannot reach the other.
-func setJSONHeaders(h http.Header, n int) {
-	vals := [...]string{"application/json", strconv.Itoa(n)}
-	all := vals[:]
-	h["Content-Type"] = all[0:1:1]
-	h["Content-Length"] = all[1:2:2]
 }
 
 // writeHTTPError answers with a JSON-RPC error response.
