@@ -43,7 +43,8 @@ type IdempotencyStore interface {
 	// Wait blocks until the call that holds key is no longer in flight:
 	// its outcome was recorded, its claim released, or its claim lapsed
 	// (a store with leases). It returns at once when key is not in
-	// flight, and ctx's error when ctx ends first.
+	// flight, and ctx's error when ctx ends first. The registry bounds
+	// the wait with [RegistryOptions.IdempotencyWait].
 	Wait(ctx context.Context, key string) error
 }
 
@@ -56,6 +57,14 @@ type IdempotencyClaim interface {
 	// not recorded: Complete then releases the key and returns
 	// [ErrOutcomeTooLarge]. Complete returns [ErrClaimLost] when the
 	// claim lapsed and the key was claimed by another call meanwhile.
+	//
+	// A store that could not record the outcome yet, but keeps the key
+	// claimed and goes on trying in the background, returns an error
+	// wrapping [ErrOutcomePending]: a retry meanwhile waits, and is then
+	// answered with the outcome; it does not run the call. Any other
+	// error means that the outcome is not recorded and that the key is
+	// freed, at once or when the claim lapses, so that a retry runs the
+	// call again.
 	Complete(ctx context.Context, outcome []byte) error
 
 	// Release gives up the key without recording an outcome, so that
@@ -86,6 +95,12 @@ var (
 	// [IdempotencyClaim.Release] when the claim's lease lapsed and the
 	// key was claimed again.
 	ErrClaimLost = errors.New("otc: the idempotency claim was lost")
+	// ErrOutcomePending is wrapped by the error [IdempotencyClaim.Complete]
+	// returns when the store could not record the outcome yet (Redis
+	// full, restarting or too slow to answer) and keeps trying in the
+	// background while it holds the key: a retry meanwhile is told to
+	// ask again later, and never runs the call a second time.
+	ErrOutcomePending = errors.New("otc: the idempotency store has not recorded the outcome yet and keeps trying")
 	// ErrStoreFull is returned by [IdempotencyStore.Claim] when the store
 	// holds as many calls in flight as it may and can make no room.
 	ErrStoreFull = errors.New("otc: the idempotency store is full of calls in flight")
@@ -388,10 +403,16 @@ func recordable(res *CallResult) bool {
 // dedupe looks the call up in the store. It returns a claim when the call
 // is to run; otherwise what the call is answered with: the recorded
 // outcome, a refusal for a call id reused with other content, or a
-// retryable failure when the store cannot be reached or the duplicate's
-// context ended while it waited.
+// retryable failure when the store cannot be reached, or the call was
+// still in flight when the duplicate's context ended or its wait
+// (RegistryOptions.IdempotencyWait) did.
 func (r *Registry) dedupe(ctx context.Context, c *Call, doc *document, root int32) (CallResult, IdempotencyClaim, error) {
 	key, fp := keyAndFingerprint(c.Identity, c.CallID, c.tool.def.ID, doc, root)
+	// waitCtx bounds the waiting, all of it, so that a duplicate of a call
+	// that runs long, or whose outcome the store is still trying to
+	// record, is answered in bounded time; made when the call is first
+	// found in flight, so that the common path pays nothing for it.
+	var waitCtx context.Context
 	for {
 		rec, claim, err := r.idem.Claim(ctx, key, fp)
 		switch {
@@ -412,18 +433,35 @@ func (r *Registry) dedupe(ctx context.Context, c *Call, doc *document, root int3
 			return res, nil, nil
 		}
 		// In flight elsewhere: wait for it to end, then look again.
-		if err := r.idem.Wait(ctx, key); err != nil {
-			if ctx.Err() == nil {
+		if waitCtx == nil {
+			var cancel context.CancelFunc
+			waitCtx, cancel = context.WithTimeout(ctx, r.idemWait)
+			defer cancel()
+		}
+		if err := r.idem.Wait(waitCtx, key); err != nil {
+			if waitCtx.Err() == nil {
 				return r.storeFailure(ctx, c, err), nil, nil
 			}
-			return CallResult{CallID: c.CallID, outcome: OutcomeCanceled, Error: &ToolError{
-				Message:          fmt.Sprintf("Tool '%s' is still running this call; ask again later for its result", c.tool.def.Name),
-				DeveloperMessage: fmt.Sprintf("call_id %q of %s was in flight when the duplicate's context ended: %v", c.CallID, c.tool.def.ID, context.Cause(ctx)),
-				CanRetry:         true,
-				RetryAfter:       r.busyRetryAfter,
-			}}, nil, nil
+			return r.stillRunning(ctx, c), nil, nil
 		}
 	}
+}
+
+// stillRunning is the answer to a duplicate that stopped waiting for the
+// call in flight with its id: the call did not run, and may be sent again.
+func (r *Registry) stillRunning(ctx context.Context, c *Call) CallResult {
+	outcome := OutcomeCanceled
+	dev := fmt.Sprintf("call_id %q of %s was in flight when the duplicate's context ended: %v", c.CallID, c.tool.def.ID, context.Cause(ctx))
+	if ctx.Err() == nil {
+		outcome = OutcomeBusy
+		dev = fmt.Sprintf("call_id %q of %s was still in flight, or its outcome not yet recorded, after the duplicate had waited %v (RegistryOptions.IdempotencyWait)", c.CallID, c.tool.def.ID, r.idemWait)
+	}
+	return CallResult{CallID: c.CallID, outcome: outcome, Error: &ToolError{
+		Message:          fmt.Sprintf("Tool '%s' is still running this call; ask again later for its result", c.tool.def.Name),
+		DeveloperMessage: dev,
+		CanRetry:         true,
+		RetryAfter:       r.busyRetryAfter,
+	}}
 }
 
 // storeFailure is the answer to a call whose record could not be read or
@@ -486,7 +524,14 @@ func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res 
 	} else {
 		err = claim.Release(ctx)
 	}
-	if err != nil && !errors.Is(err, ErrOutcomeTooLarge) {
+	switch {
+	case err == nil, errors.Is(err, ErrOutcomeTooLarge):
+	case errors.Is(err, ErrOutcomePending):
+		r.logger.WarnContext(ctx, "otc: idempotency store: the outcome is not recorded yet; the store holds the call id and keeps trying, and a retry meanwhile is told to ask again later",
+			slog.String("tool", toolID),
+			slog.String("call_id", res.CallID),
+			slog.String("error", err.Error()))
+	default:
 		r.logger.WarnContext(ctx, "otc: idempotency store: the outcome was not recorded; a retry of this call will run it again",
 			slog.String("tool", toolID),
 			slog.String("call_id", res.CallID),

@@ -341,6 +341,49 @@ func TestIdempotencyWaitingDuplicateBoundedByItsContext(t *testing.T) {
 	assert.EqualValues(t, 1, runs.Load())
 }
 
+// TestIdempotencyWaitIsBounded: a duplicate of a call in flight waits at
+// most RegistryOptions.IdempotencyWait, then is told to ask again later;
+// it never runs the call.
+func TestIdempotencyWaitIsBounded(t *testing.T) {
+	const wait = 100 * time.Millisecond
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: otc.NewMemoryStore(nil), IdempotencyWait: wait})
+	hold, entered := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int64
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Count.Hold", Version: "1.0.0", Description: "Holds."},
+		func(ctx context.Context, _ struct{}) (int64, error) {
+			n := runs.Add(1)
+			close(entered)
+			<-hold
+			return n, nil
+		}))
+	firstDone := make(chan otc.CallResult)
+	go func() {
+		res, _ := reg.Call(context.Background(), &otc.CallRequest{ToolID: "Count.Hold", CallID: "k"})
+		firstDone <- res
+	}()
+	<-entered
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*wait) // a failure here, not a hang
+	defer cancel()
+	res, err := reg.Call(ctx, &otc.CallRequest{ToolID: "Count.Hold", CallID: "k"})
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.NotNil(t, res.Error, "the duplicate stopped waiting")
+	assert.GreaterOrEqual(t, took, wait)
+	assert.Less(t, took, 10*wait, "it waited IdempotencyWait, not for the call")
+	assert.True(t, res.Error.CanRetry)
+	assert.Equal(t, time.Second, res.Error.RetryAfter)
+	assert.Contains(t, res.Error.Message, "still running this call")
+	assert.Contains(t, res.Error.DeveloperMessage, "IdempotencyWait")
+	assert.Equal(t, otc.OutcomeBusy, otc.OutcomeOf(res, err))
+	close(hold)
+	assert.Equal(t, json.RawMessage(`1`), (<-firstDone).Value)
+	again, err := reg.Call(context.Background(), &otc.CallRequest{ToolID: "Count.Hold", CallID: "k"})
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	assert.EqualValues(t, 1, runs.Load())
+}
+
 func TestIdempotencyWhatIsRecorded(t *testing.T) {
 	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
 

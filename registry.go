@@ -76,7 +76,21 @@ type RegistryOptions struct {
 	// and name). Without authentication every caller is the same
 	// anonymous caller, and shares one space of call ids.
 	Idempotency IdempotencyStore
+
+	// IdempotencyWait bounds how long a call waits for another call with
+	// its call id that is in flight (running, or whose outcome the store
+	// is still trying to record) before it is answered with a tool error
+	// whose can_retry is true, "still running; ask again later", without
+	// running. Its own context bounds the wait too. Zero or less means
+	// DefaultIdempotencyWait.
+	IdempotencyWait time.Duration
 }
+
+// DefaultIdempotencyWait is the default of
+// [RegistryOptions.IdempotencyWait]: ten seconds, longer than most calls
+// take, and short enough that, with a Redis store's operation deadlines,
+// a duplicate is answered within fifteen seconds even while Redis stalls.
+const DefaultIdempotencyWait = 10 * time.Second
 
 // DefaultBusyRetryAfter is the default of [RegistryOptions.BusyRetryAfter]:
 // one second, a pause in which a few short calls finish, and about what an
@@ -96,6 +110,7 @@ type Registry struct {
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
 	idemInProcess  bool // idem is a *MemoryStore
+	idemWait       time.Duration
 	strictNulls    bool
 
 	mu      sync.Mutex // serializes registrations
@@ -114,6 +129,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		maxConcurrent:  opts.DefaultMaxConcurrent,
 		busyRetryAfter: opts.BusyRetryAfter,
 		idem:           opts.Idempotency,
+		idemWait:       opts.IdempotencyWait,
 		strictNulls:    opts.StrictNulls,
 	}
 	if r.logger == nil {
@@ -121,6 +137,9 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 	}
 	if r.busyRetryAfter <= 0 {
 		r.busyRetryAfter = DefaultBusyRetryAfter
+	}
+	if r.idemWait <= 0 {
+		r.idemWait = DefaultIdempotencyWait
 	}
 	_, r.idemInProcess = r.idem.(*MemoryStore)
 	r.chain = r.core
