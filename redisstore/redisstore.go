@@ -4,9 +4,9 @@
 // the first call's outcome instead of running the tool again.
 //
 //	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	reg := otc.NewRegistry(&otc.RegistryOptions{
-//		Idempotency: redisstore.New(client, nil),
-//	})
+//	store := redisstore.New(client, nil)
+//	defer store.Shutdown(context.Background()) // see Store.Shutdown
+//	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: store})
 //
 // # How it works
 //
@@ -22,6 +22,40 @@
 // whose outcome is not recorded. Every step that reads and writes a key
 // is one Lua script, so no two replicas can both claim one.
 //
+// # When Redis fails
+//
+// Every Redis operation has a deadline, Options.OpTimeout (two seconds by
+// default), which the store applies whatever the client's own timeouts:
+// a stalled or unreachable Redis costs a call at most that per operation.
+// A call makes two (the claim, and the outcome's write or the release),
+// so it is answered within its run plus twice OpTimeout; a claim that
+// fails is answered at once with a retryable tool error, and the tool
+// does not run. A duplicate of a call in flight waits at most the
+// registry's IdempotencyWait (ten seconds), then is told to ask again
+// later, so that it too is answered within IdempotencyWait plus twice
+// OpTimeout: fourteen seconds with the defaults, whatever the stall.
+//
+// The tool has run once the outcome is written, so a write that Redis
+// refuses (full, with the noeviction policy), that fails (Redis down or
+// restarting) or that is not answered in time is never a licence to run
+// the call again. The caller gets its answer at once; the store keeps
+// its claim, renewing the lease, and writes the outcome again in the
+// background, with a backoff that starts at a tenth of a second and
+// doubles up to a second (a third of the lease, if that is less), until
+// Redis records it, the key is found held by another call, Options.TTL
+// has passed since the call ended (the outcome would have expired by
+// then), or Store.Shutdown stops it. Meanwhile a retry finds the call in
+// flight and is told to ask again later; once the outcome is written, it
+// is answered with it. Complete reports such an outcome with an error
+// wrapping otc.ErrOutcomePending, which the registry logs as a warning.
+// A write that a stall delayed, and that Redis carries out when it
+// wakes, is recognised by the next attempt as the outcome being
+// recorded, not as a lost claim.
+//
+// A release that fails leaves the key claimed until its lease lapses; a
+// retry then runs the call, which is right for a call whose outcome is
+// not recorded.
+//
 // # At least once, when a replica dies
 //
 // If a replica dies mid-call, nothing renews its lease, the in-flight
@@ -29,22 +63,31 @@
 // it again and runs the call: the tool may then run twice for that call
 // id. This is the price of not waiting forever for a replica that is
 // gone: calls run at most once while replicas live, and at least once
-// when one dies during a call. A replica that is only slow keeps its
-// claim, as long as it can reach Redis to renew it; one cut off from
-// Redis for longer than the lease may find, when it finishes, that
-// another has claimed the key, and its outcome is then not recorded
-// (Complete returns otc.ErrClaimLost, which the registry logs). The same
-// holds when Redis itself loses a record: a primary that fails over
-// before its replica has the latest writes, or a restart without
-// persistence, forgets claims and outcomes, and retries of those calls
-// run again.
+// when one dies during a call. The same holds for a replica that ends,
+// or is shut down, while an outcome is still waiting to be written. A
+// replica that is only slow keeps its claim, as long as it can reach
+// Redis to renew it; one cut off from Redis for longer than the lease
+// may find, when it finishes, that another has claimed the key, and its
+// outcome is then not recorded (Complete returns otc.ErrClaimLost, which
+// the registry logs).
+//
+// The same holds when Redis itself loses a record: a primary that fails
+// over before its replica has the latest writes, or a restart without
+// persistence, forgets claims and outcomes. A replica that still runs
+// the call, or still holds an outcome to write, makes its record again
+// at its next renewal or write, unless another call has claimed the key
+// by then; a retry that reaches Redis before that runs the call again,
+// and a recorded outcome that was lost is lost for good.
 //
 // # Limits
 //
 // An outcome larger than Options.MaxOutcomeBytes is not stored, and its
 // call is not deduplicated. Redis's own memory policy bounds the rest;
 // with an eviction policy other than noeviction, Redis may drop records
-// before their TTL, and a retry after that runs again.
+// before their TTL, and a retry after that runs again. Outcomes waiting
+// to be written are held in the process; there are at most as many as
+// calls were in flight when Redis began to fail, since no call is
+// claimed, and none runs, while Redis refuses writes.
 package redisstore
 
 import (
@@ -56,6 +99,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,6 +119,18 @@ const (
 	// DefaultPollInterval is the longest pause between two looks at a
 	// call in flight elsewhere.
 	DefaultPollInterval = 100 * time.Millisecond
+	// DefaultOpTimeout is the deadline of one Redis operation: far above
+	// a healthy round trip, even to another region, and short enough
+	// that a call held up by a stalled Redis is answered within seconds.
+	DefaultOpTimeout = 2 * time.Second
+)
+
+// Pauses between two attempts to write an outcome Redis did not record:
+// short at first, for a blip, then capped, so that an outcome is
+// recorded within about a second of Redis recovering.
+const (
+	writeBehindFirst = 100 * time.Millisecond
+	writeBehindMax   = time.Second
 )
 
 // Options configures a [Store]. The zero value, and nil, give the
@@ -88,8 +144,10 @@ type Options struct {
 	// TTL and Lease are rounded up to whole ones.
 	TTL time.Duration
 	// Lease is how long a claim lives unless renewed; the claiming
-	// replica renews it every third of it while the call runs. Zero or
-	// less means DefaultLease.
+	// replica renews it every third of it while the call runs, and while
+	// it tries to write an outcome Redis refused. Keep it several times
+	// OpTimeout, so that a renewal that timed out can be followed by
+	// another in time. Zero or less means DefaultLease.
 	Lease time.Duration
 	// MaxOutcomeBytes is the largest outcome stored; a call whose outcome
 	// is larger is not deduplicated. Zero or less means
@@ -99,8 +157,18 @@ type Options struct {
 	// flight on another replica; the first looks come sooner. Zero or
 	// less means DefaultPollInterval.
 	PollInterval time.Duration
+	// OpTimeout is the deadline of each Redis operation: a claim, a look
+	// at a call in flight, the write of an outcome, a release, a renewal
+	// (which also gets no more than a third of the lease). The store
+	// returns at the deadline even if the client is still waiting (by
+	// default go-redis applies a context's deadline to its connections
+	// only with redis.Options.ContextTimeoutEnabled), so that the bound
+	// holds whatever the client's timeouts. Zero or less means
+	// DefaultOpTimeout.
+	OpTimeout time.Duration
 	// Logger receives a warning when a claim's lease could not be
-	// renewed. Nil means slog.Default().
+	// renewed or was lost, and news of outcomes written in the
+	// background. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -113,7 +181,15 @@ type Store struct {
 	lease      time.Duration
 	maxOutcome int
 	poll       time.Duration
+	opTimeout  time.Duration
 	logger     *slog.Logger
+
+	// The outcomes being written in the background (see writeBehind).
+	mu       sync.Mutex
+	shutdown bool           // no more are started
+	behind   sync.WaitGroup // one per outcome
+	quit     chan struct{}  // closed to stop them
+	quitOnce sync.Once
 }
 
 var _ otc.IdempotencyStore = (*Store)(nil)
@@ -131,7 +207,9 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		lease:      opts.Lease,
 		maxOutcome: opts.MaxOutcomeBytes,
 		poll:       opts.PollInterval,
+		opTimeout:  opts.OpTimeout,
 		logger:     opts.Logger,
+		quit:       make(chan struct{}),
 	}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
@@ -148,11 +226,40 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	if s.poll <= 0 {
 		s.poll = DefaultPollInterval
 	}
+	if s.opTimeout <= 0 {
+		s.opTimeout = DefaultOpTimeout
+	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	return s
+}
+
+// Shutdown stops the store's background work: it waits, until ctx ends,
+// for the outcomes Redis had not recorded to be written (see the package
+// doc), then stops trying and returns ctx's cause if some were not. The
+// call ids of those are freed when their leases lapse, as when a replica
+// dies. Calls still running keep their claims; a failed write of theirs
+// is not retried after Shutdown. Call it once the server has stopped
+// serving, and before closing the client.
+func (s *Store) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.behind.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.quitOnce.Do(func() { close(s.quit) })
+		<-done
+		return context.Cause(ctx)
+	}
 }
 
 // roundUp rounds d up to whole milliseconds: Redis keeps expiries in
@@ -161,12 +268,52 @@ func roundUp(d time.Duration) time.Duration {
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
 }
 
+// errTimeout is the cause of an operation that ran past its deadline.
+var errTimeout = fmt.Errorf("redisstore: Redis did not answer within the deadline (Options.OpTimeout): %w", context.DeadlineExceeded)
+
+// op runs f, one Redis operation, with a deadline of timeout, and returns
+// at the deadline even if f has not: a client that waits on its own
+// timeouts (go-redis without ContextTimeoutEnabled waits its
+// ReadTimeout, and may try again) must not stretch the bound. f runs in
+// a goroutine of its own, which ends when the client gives up; its result
+// is then dropped. At the deadline, op returns errTimeout, or ctx's cause
+// if ctx ended first.
+func op[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	octx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	done := make(chan result, 1)
+	go func() {
+		defer cancel()
+		v, err := f(octx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-octx.Done():
+		select {
+		case r := <-done: // it did answer in time after all
+			return r.v, r.err
+		default:
+		}
+		var zero T
+		return zero, context.Cause(octx)
+	}
+}
+
 // A record is one Redis string: "R" + token + fingerprint while the call
 // is in flight, "D" + uvarint(len(fingerprint)) + fingerprint + outcome
 // once done. Tokens are tokenLen hex characters.
 const tokenLen = 32
 
-// The scripts. A claim's prefix is "R" followed by its token.
+// The scripts. A claim's prefix is "R" followed by its token. The ones a
+// claim runs change a key only while it holds the claim's record or
+// nothing: a key that holds nothing was lost by Redis (a restart, a
+// failover, an eviction) or lapsed without being claimed again, and the
+// claim's call is still the one that ran, or runs, under its id.
 var (
 	claimScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
@@ -174,21 +321,34 @@ if v then return v end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`)
 
+	// completeScript returns 1 when the outcome is recorded, including
+	// by an earlier attempt whose answer did not arrive in time.
 	completeScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if not v or string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+if v == ARGV[2] then return 1 end
+if v and string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1`)
 
+	// renewScript returns 1 when the lease is renewed, 2 when the claim's
+	// record had gone and is made again (ARGV[3] is the record), 0 when
+	// another holds the key.
 	renewScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if not v or string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+if not v then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[2])
+  return 2
+end
+if string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`)
 
+	// releaseScript returns 0 only when another holds the key: a key
+	// that holds nothing is as released as can be.
 	releaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if not v or string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+if not v then return 1 end
+if string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`)
 )
@@ -204,13 +364,18 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.Idempo
 	_, _ = rand.Read(tok[:]) // crypto/rand.Read never fails
 	held := "R" + hex.EncodeToString(tok[:])
 	rk := s.redisKey(key)
-	v, err := claimScript.Run(ctx, s.client, []string{rk}, held+fingerprint, s.lease.Milliseconds()).Text()
-	switch {
-	case errors.Is(err, redis.Nil):
-		c := &claim{store: s, key: rk, held: held, fingerprint: fingerprint, stop: make(chan struct{}), stopped: make(chan struct{})}
+	sent := time.Now()
+	v, err := op(ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		return claimScript.Run(ctx, s.client, []string{rk}, held+fingerprint, s.lease.Milliseconds()).Text()
+	})
+	// A client that sent the script again, after an answer it did not
+	// get, finds the record its first attempt made: the claim is ours.
+	if errors.Is(err, redis.Nil) || err == nil && strings.HasPrefix(v, held) {
+		c := &claim{store: s, key: rk, held: held, fingerprint: fingerprint, renewed: sent, stop: make(chan struct{}), stopped: make(chan struct{})}
 		go c.renew()
 		return nil, c, nil
-	case err != nil:
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("redisstore: claiming a call id: %w", err)
 	}
 	rec, err := parseRecord(v)
@@ -236,14 +401,17 @@ func parseRecord(v string) (*otc.IdempotencyRecord, error) {
 }
 
 // Wait implements [otc.IdempotencyStore]: it polls, sooner at first,
-// until the key holds no call in flight.
+// until the key holds no call in flight. Each look has the deadline
+// Options.OpTimeout; one that fails ends the wait with its error.
 func (s *Store) Wait(ctx context.Context, key string) error {
 	rk := s.redisKey(key)
 	pause := min(5*time.Millisecond, s.poll)
 	t := time.NewTimer(pause)
 	defer t.Stop()
 	for {
-		v, err := s.client.Get(ctx, rk).Result()
+		v, err := op(ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+			return s.client.Get(ctx, rk).Result()
+		})
 		switch {
 		case errors.Is(err, redis.Nil):
 			return nil
@@ -265,22 +433,27 @@ func (s *Store) Wait(ctx context.Context, key string) error {
 	}
 }
 
-// claim is a key this replica holds, under its token, while the call runs.
+// claim is a key this replica holds, under its token, while the call runs
+// and, if Redis did not record its outcome, while the outcome is written
+// in the background.
 type claim struct {
 	store       *Store
 	key         string
 	held        string // "R" + token: the prefix of the record while we hold it
 	fingerprint string
-	once        sync.Once
-	stop        chan struct{}
-	stopped     chan struct{}
+	// renewed is when the lease was last set, or a little before: it
+	// runs until at least renewed plus the lease. Written by renew until
+	// it stops, then by writeBehind.
+	renewed time.Time
+	once    sync.Once
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 // renew extends the lease every third of it until the claim ends.
 func (c *claim) renew() {
 	defer close(c.stopped)
-	s := c.store
-	tick := time.NewTicker(s.lease / 3)
+	tick := time.NewTicker(c.store.lease / 3)
 	defer tick.Stop()
 	for {
 		select {
@@ -288,18 +461,36 @@ func (c *claim) renew() {
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.lease/3)
-		ok, err := renewScript.Run(ctx, s.client, []string{c.key}, c.held, s.lease.Milliseconds()).Int()
-		cancel()
-		switch {
-		case err != nil:
-			// Try again at the next tick: the lease has two thirds left.
-			s.logger.Warn("redisstore: renewing the lease of a call in flight failed", slog.String("error", err.Error()))
-		case ok == 0:
-			s.logger.Warn("redisstore: the lease of a call in flight lapsed; another replica may run the call again")
+		if !c.renewOnce() {
 			return
 		}
 	}
+}
+
+// renewOnce extends the lease, or makes the claim's record again if
+// Redis lost it; it reports false when another call holds the key. A
+// renewal that fails, or is not answered within OpTimeout (nor a third
+// of the lease, so that the next one comes in time), is tried again at
+// the next: it is not a lapse.
+func (c *claim) renewOnce() bool {
+	s := c.store
+	sent := time.Now()
+	ok, err := op(context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
+		return renewScript.Run(ctx, s.client, []string{c.key}, c.held, s.lease.Milliseconds(), c.held+c.fingerprint).Int()
+	})
+	switch {
+	case err != nil:
+		s.logger.Warn("redisstore: renewing the lease of a call in flight failed; trying again", slog.String("key", c.key), slog.String("error", err.Error()))
+	case ok == 0:
+		s.logger.Warn("redisstore: the lease of a call in flight lapsed and another call claimed its id; it may run the call again", slog.String("key", c.key))
+		return false
+	case ok == 2:
+		c.renewed = sent
+		s.logger.Warn("redisstore: the record of a call in flight had gone from Redis (a restart, a failover, an eviction?); made it again", slog.String("key", c.key))
+	default:
+		c.renewed = sent
+	}
+	return true
 }
 
 // end stops the renewals.
@@ -308,7 +499,10 @@ func (c *claim) end() {
 	<-c.stopped
 }
 
-// Complete implements [otc.IdempotencyClaim].
+// Complete implements [otc.IdempotencyClaim]. When Redis does not record
+// the outcome, for a reason other than a lost claim, Complete hands it to
+// a goroutine that keeps the claim and writes it (see the package doc),
+// and returns an error wrapping otc.ErrOutcomePending.
 func (c *claim) Complete(ctx context.Context, outcome []byte) error {
 	c.end()
 	s := c.store
@@ -318,29 +512,92 @@ func (c *claim) Complete(ctx context.Context, outcome []byte) error {
 		}
 		return otc.ErrOutcomeTooLarge
 	}
+	ended := time.Now()
 	fp := c.fingerprint
 	v := make([]byte, 0, 1+binary.MaxVarintLen64+len(fp)+len(outcome))
 	v = append(v, 'D')
 	v = binary.AppendUvarint(v, uint64(len(fp)))
 	v = append(append(v, fp...), outcome...)
-	ok, err := completeScript.Run(ctx, s.client, []string{c.key}, c.held, v, s.ttl.Milliseconds()).Int()
+	ok, err := c.complete(ctx, v, s.ttl)
 	switch {
-	case err != nil:
-		return fmt.Errorf("redisstore: recording an outcome: %w", err)
-	case ok == 0:
+	case err == nil && ok:
+		return nil
+	case err == nil:
 		return otc.ErrClaimLost
 	}
-	return nil
+	err = fmt.Errorf("redisstore: recording an outcome: %w", err)
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return err
+	}
+	s.behind.Add(1)
+	s.mu.Unlock()
+	go c.writeBehind(v, ended)
+	return fmt.Errorf("%w; %w", err, otc.ErrOutcomePending)
 }
 
-// Release implements [otc.IdempotencyClaim].
+// complete writes the record v, kept for ttl, if the key holds the claim
+// or nothing; it reports false if another call holds the key.
+func (c *claim) complete(ctx context.Context, v []byte, ttl time.Duration) (bool, error) {
+	s := c.store
+	ok, err := op(ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return completeScript.Run(ctx, s.client, []string{c.key}, c.held, v, roundUp(ttl).Milliseconds()).Int()
+	})
+	return ok == 1, err
+}
+
+// writeBehind writes the record v of a call that ended at ended, which
+// Redis did not record, until it is recorded, another call holds the
+// key, the TTL has passed since ended, or Shutdown says to stop. It
+// renews the lease meanwhile, so that no retry claims the key.
+func (c *claim) writeBehind(v []byte, ended time.Time) {
+	s := c.store
+	defer s.behind.Done()
+	step := min(writeBehindMax, s.lease/3)
+	pause := min(writeBehindFirst, step)
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	for attempts := 2; ; attempts++ {
+		select {
+		case <-s.quit:
+			s.logger.Warn("redisstore: shut down before Redis recorded an outcome; its call id is freed when its lease lapses, and a retry then runs the call again", slog.String("key", c.key))
+			return
+		case <-t.C:
+		}
+		left := s.ttl - time.Since(ended)
+		if left <= 0 {
+			s.logger.Warn("redisstore: Redis did not record an outcome before its TTL ended; stopped trying", slog.String("key", c.key))
+			return
+		}
+		ok, err := c.complete(context.Background(), v, left)
+		switch {
+		case err == nil && ok:
+			s.logger.Info("redisstore: recorded an outcome Redis had not recorded at first", slog.String("key", c.key), slog.Int("attempts", attempts))
+			return
+		case err == nil:
+			s.logger.Warn("redisstore: could not record an outcome: its lease lapsed and another call claimed its id, which may run the call again", slog.String("key", c.key))
+			return
+		}
+		if time.Since(c.renewed) >= s.lease/3 && !c.renewOnce() {
+			return
+		}
+		pause = min(2*pause, step)
+		t.Reset(pause)
+	}
+}
+
+// Release implements [otc.IdempotencyClaim]. A release that fails leaves
+// the key claimed until its lease lapses.
 func (c *claim) Release(ctx context.Context) error {
 	c.end()
 	return c.release(ctx)
 }
 
 func (c *claim) release(ctx context.Context) error {
-	ok, err := releaseScript.Run(ctx, c.store.client, []string{c.key}, c.held).Int()
+	ok, err := op(ctx, c.store.opTimeout, func(ctx context.Context) (int, error) {
+		return releaseScript.Run(ctx, c.store.client, []string{c.key}, c.held).Int()
+	})
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: releasing a call id: %w", err)
