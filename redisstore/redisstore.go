@@ -450,7 +450,8 @@ type claim struct {
 	stopped chan struct{}
 }
 
-// renew extends the lease every third of it until the claim ends.
+// renew extends the lease every third of it until the claim ends, or
+// another call holds the key.
 func (c *claim) renew() {
 	defer close(c.stopped)
 	tick := time.NewTicker(c.store.lease / 3)
@@ -461,36 +462,35 @@ func (c *claim) renew() {
 			return
 		case <-tick.C:
 		}
-		if !c.renewOnce() {
+		if n, err := c.renewLease(); err == nil && n == 0 {
+			c.store.logger.Warn("redisstore: the lease of a call in flight lapsed and another call claimed its id; it may run the call again", slog.String("key", c.key))
 			return
 		}
 	}
 }
 
-// renewOnce extends the lease, or makes the claim's record again if
-// Redis lost it; it reports false when another call holds the key. A
-// renewal that fails, or is not answered within OpTimeout (nor a third
-// of the lease, so that the next one comes in time), is tried again at
-// the next: it is not a lapse.
-func (c *claim) renewOnce() bool {
+// renewLease extends the lease, or makes the claim's record again if
+// Redis lost it. It returns 1 when renewed, 2 when made again, and 0
+// when the key holds another record. A renewal that fails, or is not
+// answered within OpTimeout (nor a third of the lease, so that the next
+// one comes in time), is logged, and tried again at the next: it is not
+// a lapse.
+func (c *claim) renewLease() (int, error) {
 	s := c.store
 	sent := time.Now()
-	ok, err := op(context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
+	n, err := op(context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
 		return renewScript.Run(ctx, s.client, []string{c.key}, c.held, s.lease.Milliseconds(), c.held+c.fingerprint).Int()
 	})
 	switch {
 	case err != nil:
-		s.logger.Warn("redisstore: renewing the lease of a call in flight failed; trying again", slog.String("key", c.key), slog.String("error", err.Error()))
-	case ok == 0:
-		s.logger.Warn("redisstore: the lease of a call in flight lapsed and another call claimed its id; it may run the call again", slog.String("key", c.key))
-		return false
-	case ok == 2:
-		c.renewed = sent
-		s.logger.Warn("redisstore: the record of a call in flight had gone from Redis (a restart, a failover, an eviction?); made it again", slog.String("key", c.key))
-	default:
+		s.logger.Warn("redisstore: renewing the lease of a call id failed; trying again", slog.String("key", c.key), slog.String("error", err.Error()))
+	case n == 2:
+		s.logger.Warn("redisstore: the record of a call id held by this replica had gone from Redis (a restart, a failover, an eviction?); made it again", slog.String("key", c.key))
+		fallthrough
+	case n == 1:
 		c.renewed = sent
 	}
-	return true
+	return n, err
 }
 
 // end stops the renewals.
@@ -579,8 +579,11 @@ func (c *claim) writeBehind(v []byte, ended time.Time) {
 			s.logger.Warn("redisstore: could not record an outcome: its lease lapsed and another call claimed its id, which may run the call again", slog.String("key", c.key))
 			return
 		}
-		if time.Since(c.renewed) >= s.lease/3 && !c.renewOnce() {
-			return
+		// A renewal that finds another record says nothing of its own: it
+		// may be this outcome, written by an attempt whose answer a stall
+		// held up. The next attempt to write tells.
+		if time.Since(c.renewed) >= s.lease/3 {
+			_, _ = c.renewLease()
 		}
 		pause = min(2*pause, step)
 		t.Reset(pause)

@@ -1,6 +1,8 @@
 // Package redistest starts a redis-server for tests: on a free port of
-// the loopback interface, without persistence, stopped by the returned
-// function. Tests that need one and find none skip, unless the
+// the loopback interface, without persistence, with the DEBUG command
+// allowed from loopback (so that tests can stall it with DEBUG SLEEP),
+// stopped by Server.Stop and started again, empty, on the same port by
+// Server.Restart. Tests that need one and find none skip, unless the
 // environment sets OTC_REQUIRE_REDIS=1 (as .ci/run does), when they fail.
 package redistest
 
@@ -11,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -20,6 +23,7 @@ import (
 type Server struct {
 	// Addr is its host:port.
 	Addr string
+	args []string
 	cmd  *exec.Cmd
 }
 
@@ -36,21 +40,63 @@ func Start() (*Server, error) {
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("starting redis-server: %w", err)
+		s := &Server{
+			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			args: []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"},
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if ping(s.Addr) {
-				return s, nil
-			}
-			time.Sleep(20 * time.Millisecond)
+		if debugNeedsEnabling(bin) {
+			s.args = append(s.args, "--enable-debug-command", "local")
+		}
+		if err := s.start(); err == nil {
+			return s, nil
+		} else if s.cmd == nil {
+			return nil, err
 		}
 		s.Stop() // the port was taken meanwhile: try another
 	}
 	return nil, errors.New("redis-server did not answer on any of 5 ports")
+}
+
+// start runs the server and waits until it answers PING.
+func (s *Server) start() error {
+	s.cmd = nil
+	cmd := exec.Command(s.args[0], s.args[1:]...)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting redis-server: %w", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ping(s.Addr) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("redis-server did not answer on %s", s.Addr)
+}
+
+// debugNeedsEnabling reports whether the redis-server at bin is version
+// 7 or later, which refuses DEBUG unless enable-debug-command allows it
+// (and refuses that option when older).
+func debugNeedsEnabling(bin string) bool {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return false
+	}
+	m := regexp.MustCompile(`v=(\d+)\.`).FindSubmatch(out)
+	if m == nil {
+		return false
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	return major >= 7
+}
+
+// Restart stops the server if it runs, and starts it again on the same
+// address. Without persistence, it comes back empty, as a Redis that
+// restarted without saving does.
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.start()
 }
 
 // ping reports whether a Redis server at addr answers PING.
@@ -68,10 +114,15 @@ func ping(addr string) bool {
 	return err == nil && line == "+PONG\r\n"
 }
 
-// Stop kills the server and waits for it.
+// Stop kills the server and waits for it. It does nothing when the
+// server is not running.
 func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
+	s.cmd = nil
 }
 
 // Need returns the address of srv, started by Start with the error
