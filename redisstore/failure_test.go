@@ -386,3 +386,71 @@ func TestStalledOpReturnsAtItsDeadline(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Second)
 	<-woke
 }
+
+// TestScriptsSentTwice: a client that sends a script again after an
+// answer it did not get in time (go-redis does, on its ReadTimeout) finds
+// what its first attempt did. The claim is still the store's own, the
+// outcome is recorded, the key is released: none of them is a lost
+// claim.
+func TestScriptsSentTwice(t *testing.T) {
+	needRedis(t)
+	client := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { client.Close() })
+	client.AddHook(twiceHook{})
+	ctx := context.Background()
+	s := newStore(t, client, redisstore.Options{})
+
+	_, c, err := s.Claim(ctx, "claimed", "fp")
+	require.NoError(t, err)
+	assert.NotNil(t, c, "the claim its first attempt made is the store's")
+	assert.NoError(t, c.Complete(ctx, []byte("o")), "the outcome its first attempt wrote is recorded")
+	rec, _, err := s.Claim(ctx, "claimed", "fp")
+	require.NoError(t, err)
+	assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp", Done: true, Outcome: []byte("o")}, rec)
+
+	_, c, err = s.Claim(ctx, "released", "fp")
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	assert.NoError(t, c.Release(ctx), "the key its first attempt released is released")
+}
+
+// twiceHook runs every script twice, dropping the first answer, as a
+// client that retries after a timeout does when Redis carried out the
+// first attempt after all.
+type twiceHook struct{}
+
+func (twiceHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (twiceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n == "evalsha" || n == "eval" {
+			_ = next(ctx, cmd)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (twiceHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestVanishedRecordIsMadeAgain: a claim whose record Redis lost (a
+// restart without persistence, a failover, an eviction) makes it again
+// at its next renewal, so that retries wait rather than run.
+func TestVanishedRecordIsMadeAgain(t *testing.T) {
+	client := needRedis(t)
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	logs := &logRecorder{}
+	s := newStore(t, client, redisstore.Options{Lease: lease, Logger: slog.New(logs)})
+	_, c, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	require.NoError(t, client.Del(ctx, onlyKey(t, client)).Err())
+	require.Eventually(t, func() bool { return record(t, client) != "" }, 5*time.Second, 5*time.Millisecond)
+	rec, other, err := s.Claim(ctx, "k", "fp")
+	require.NoError(t, err)
+	assert.Nil(t, other, "the key is held again")
+	assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp"}, rec)
+	assert.Contains(t, logs.messages(), "redisstore: the record of a call id held by this replica had gone from Redis (a restart, a failover, an eviction?); made it again")
+	require.NoError(t, c.Complete(ctx, []byte("o")))
+}
