@@ -4,9 +4,9 @@
 // the first call's outcome instead of running the tool again.
 //
 //	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-//	store := redisstore.New(client, nil)
-//	defer store.Shutdown(context.Background()) // see Store.Shutdown
-//	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: store})
+//	reg := otc.NewRegistry(&otc.RegistryOptions{
+//		Idempotency: redisstore.New(client, nil),
+//	})
 //
 // # How it works
 //
@@ -28,9 +28,12 @@
 // default), which the store applies whatever the client's own timeouts:
 // a stalled or unreachable Redis costs a call at most that per operation.
 // A call makes two (the claim, and the outcome's write or the release),
-// so it is answered within its run plus twice OpTimeout; a claim that
+// so it is answered within its run plus twice OpTimeout. A claim that
 // fails is answered at once with a retryable tool error, and the tool
-// does not run. A duplicate of a call in flight waits at most the
+// does not run; if Redis was only slow, it may carry out the claim when
+// it wakes, and since nothing renews that claim, it holds its call id
+// for one lease, during which retries are told to ask again later. A
+// duplicate of a call in flight waits at most the
 // registry's IdempotencyWait (ten seconds), then is told to ask again
 // later, so that it too is answered within IdempotencyWait plus twice
 // OpTimeout: fourteen seconds with the defaults, whatever the stall.
@@ -50,7 +53,9 @@
 // wrapping otc.ErrOutcomePending, which the registry logs as a warning.
 // A write that a stall delayed, and that Redis carries out when it
 // wakes, is recognised by the next attempt as the outcome being
-// recorded, not as a lost claim.
+// recorded, not as a lost claim. A server that exits calls
+// Store.Shutdown with a deadline of a few seconds, to let such writes
+// finish.
 //
 // A release that fails leaves the key claimed until its lease lapses; a
 // retry then runs the call, which is right for a call whose outcome is
@@ -69,7 +74,7 @@
 // Redis to renew it; one cut off from Redis for longer than the lease
 // may find, when it finishes, that another has claimed the key, and its
 // outcome is then not recorded (Complete returns otc.ErrClaimLost, which
-// the registry logs).
+// the registry logs); if none has, its outcome is recorded all the same.
 //
 // The same holds when Redis itself loses a record: a primary that fails
 // over before its replica has the latest writes, or a restart without
@@ -85,9 +90,10 @@
 // call is not deduplicated. Redis's own memory policy bounds the rest;
 // with an eviction policy other than noeviction, Redis may drop records
 // before their TTL, and a retry after that runs again. Outcomes waiting
-// to be written are held in the process; there are at most as many as
-// calls were in flight when Redis began to fail, since no call is
-// claimed, and none runs, while Redis refuses writes.
+// to be written are held in the process, one per call, each with a
+// goroutine; they come only from calls claimed while Redis still took
+// writes, since no call is claimed, and none runs, while Redis refuses
+// them or does not answer.
 package redisstore
 
 import (
