@@ -73,6 +73,14 @@ type CapabilityOptions struct {
 	// means 30 seconds; a negative value means none.
 	Leeway time.Duration
 
+	// MaxLifetime caps how far in the future a token's "exp" may be, as
+	// [JWTOptions.MaxLifetime] does for HS256 tokens: a token that would
+	// stay valid longer is refused (invalid_token), so that a leaked one is
+	// useful only briefly, and the record of spent execution-bound tokens
+	// (see [Policy.RequiresExecution]) holds each id only that long. Zero
+	// means DefaultCapabilityMaxLifetime; a negative value is an error.
+	MaxLifetime time.Duration
+
 	// Logger receives the failures of fetching JWKSURL. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -90,11 +98,19 @@ type CapabilityOptions struct {
 // is not the one of the key its "kid" names, is refused, so a public key
 // can never be taken for an HMAC secret, nor an RSA key for an EC one.
 type CapabilityAuth struct {
-	issuers []string
-	keys    keyfunc.Keyfunc
-	parser  *jwt.Parser
-	revoked func(ctx context.Context, jti string) (bool, error)
+	issuers     []string
+	keys        keyfunc.Keyfunc
+	parser      *jwt.Parser
+	revoked     func(ctx context.Context, jti string) (bool, error)
+	maxLifetime time.Duration
+	leeway      time.Duration
 }
+
+// DefaultCapabilityMaxLifetime is the default of
+// [CapabilityOptions.MaxLifetime]: 15 minutes, as for HS256 tokens. An
+// issuer mints capability tokens for a task, and execution-bound ones for
+// one call, which live minutes.
+const DefaultCapabilityMaxLifetime = 15 * time.Minute
 
 // Limits of fetching a JWKS. A set is a few kilobytes; the unknown-kid
 // interval is keyfunc's default, written out so that the documented rate
@@ -145,6 +161,9 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 	if opts.RefreshInterval < 0 {
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative RefreshInterval %v", opts.RefreshInterval)
 	}
+	if opts.MaxLifetime < 0 {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative MaxLifetime %v", opts.MaxLifetime)
+	}
 	var (
 		keys keyfunc.Keyfunc
 		err  error
@@ -175,10 +194,16 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 	case leeway < 0:
 		leeway = 0
 	}
+	maxLifetime := opts.MaxLifetime
+	if maxLifetime == 0 {
+		maxLifetime = DefaultCapabilityMaxLifetime
+	}
 	return &CapabilityAuth{
-		issuers: slices.Clone(opts.Issuers),
-		keys:    keys,
-		revoked: opts.Revoked,
+		issuers:     slices.Clone(opts.Issuers),
+		keys:        keys,
+		revoked:     opts.Revoked,
+		maxLifetime: maxLifetime,
+		leeway:      leeway,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(capabilityAlgs),
 			jwt.WithExpirationRequired(),
@@ -403,11 +428,15 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	case !slices.Contains(a.issuers, iss):
 		return nil, invalidToken("The bearer token's issuer (iss) is not one this server accepts")
 	}
+	// The parser has required exp and checked its type.
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && time.Until(exp.Time) > a.maxLifetime+a.leeway {
+		return nil, invalidToken(fmt.Sprintf("The bearer token expires too far in the future: this server accepts capability tokens valid for at most %v; ask the issuer for a shorter-lived token", a.maxLifetime))
+	}
 	sub, err := claims.GetSubject()
 	if err != nil {
 		return nil, invalidToken("The bearer token's subject (sub) is not a string")
 	}
-	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked}, nil
+	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked, leeway: a.leeway}, nil
 }
 
 // invalidToken builds the refusal of a capability token.

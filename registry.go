@@ -95,7 +95,8 @@ type Registry struct {
 	maxConcurrent  int
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
-	idemInProcess  bool // idem is a *MemoryStore
+	idemInProcess  bool        // idem is a *MemoryStore
+	tokens         tokenLedger // spent token ids, unless idem is shared
 	strictNulls    bool
 
 	mu      sync.Mutex // serializes registrations
