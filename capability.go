@@ -48,9 +48,9 @@ type CapabilityOptions struct {
 	//   - when a token names a key id (kid) the set lacks, unless a fetch
 	//     began less than 5 seconds before. A flood of made-up kids thus
 	//     costs the issuer at most one fetch every 5 seconds, and cannot
-	//     hold back a rotation: a key the issuer has just published
-	//     verifies 5 seconds later at most. A token refused in between is
-	//     told to try again in a few seconds.
+	//     hold back a rotation by more than that: a token signed with a key
+	//     the issuer has just published is refused at most 5 seconds, told
+	//     meanwhile to try again in a few seconds.
 	//
 	// A request that needs a fetch (the first one, or one its kid asked
 	// for) waits for it, sharing it with the other requests that wait, at
@@ -88,8 +88,8 @@ type CapabilityOptions struct {
 	// means 30 seconds; a negative value means none.
 	Leeway time.Duration
 
-	// Logger receives the failures of fetching JWKSURL. Nil means
-	// slog.Default().
+	// Logger receives the failures of fetching JWKSURL, and the first
+	// success after them. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
