@@ -268,9 +268,11 @@ const (
 	fetchStopped                // no fetch: the fetcher's context has ended
 )
 
-// refetch waits for a fetch that began after the request's lookup: the
-// one asked for or in progress, or a new one unless the latest began less
-// than minGap ago. It waits at most timing.wait, and no longer than ctx.
+// refetch waits for a fetch: the one asked for or in progress (which
+// may have begun before the issuer published the key looked for; the
+// request is then refused, and its retry fetches once minGap has passed),
+// or a new one unless the latest began less than minGap ago. It waits at
+// most timing.wait, and no longer than ctx.
 func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
 	f.mu.Lock()
 	c := f.pending
