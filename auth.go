@@ -82,6 +82,9 @@ type Identity struct {
 	// revoked, set by the capability-token authenticator, asks whether a
 	// token id (jti) has been revoked; a tool's policy calls it.
 	revoked func(ctx context.Context, jti string) (bool, error)
+	// leeway is the clock skew the authenticator allowed the token's
+	// "exp": a spent token id is remembered that much past it.
+	leeway time.Duration
 }
 
 type identityKey struct{}

@@ -18,15 +18,13 @@ import (
 	"time"
 
 	"github.com/MicahParks/jwkset"
-	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/time/rate"
 )
 
 // This file is the capability-token authenticator: bearer JWTs signed by
 // an issuer's asymmetric keys, published as a JSON Web Key Set (RFC 7517),
-// whose claims a tool's [Policy] then checks. The keys are read, fetched
-// and refreshed by keyfunc and jwkset; this file decides which key may
+// whose claims a tool's [Policy] then checks. The keys are parsed by
+// jwkset and fetched as jwks.go says; this file decides which key may
 // verify which token.
 
 // CapabilityOptions configures [NewCapabilityAuth]. Exactly one of JWKSURL
@@ -36,15 +34,32 @@ type CapabilityOptions struct {
 	// issuers share the key set: any of its keys may sign for any of them.
 	Issuers []string
 
-	// JWKSURL is where the issuers publish their key set. It is fetched by
-	// NewCapabilityAuth, again every RefreshInterval, and again when a
-	// token names a key id (kid) the set lacks, at most once every five
-	// minutes so that a flood of made-up kids cannot hammer the issuer
-	// (that request waits for the fetch, at most 10 seconds). A
-	// key removed from the set stops verifying at the first fetch after
-	// its removal. A failed fetch keeps the keys of the last good one. The
-	// URL must be https, or http to a loopback address (a sidecar, a
-	// test): over plain http anyone on the path could swap in their keys.
+	// JWKSURL is where the issuers publish their key set. The URL must be
+	// https, or http to a loopback address (a sidecar, a test): over plain
+	// http anyone on the path could swap in their keys. One fetch runs at
+	// a time, and the set is fetched:
+	//
+	//   - at once, in the background: NewCapabilityAuth does not wait;
+	//   - again RefreshInterval after a good fetch;
+	//   - after a failed fetch, again 1 second later, then 2, 4, 8 and 16
+	//     seconds, then every 30 seconds (never later than
+	//     RefreshInterval) until a fetch succeeds, so that an issuer that
+	//     was down is seen again within about 30 seconds of its return;
+	//   - when a token names a key id (kid) the set lacks, unless a fetch
+	//     began less than 5 seconds before. A flood of made-up kids thus
+	//     costs the issuer at most one fetch every 5 seconds, and cannot
+	//     hold back a rotation by more than that: a token signed with a key
+	//     the issuer has just published is refused at most 5 seconds, told
+	//     meanwhile to try again in a few seconds.
+	//
+	// A request that needs a fetch (the first one, or one its kid asked
+	// for) waits for it, sharing it with the other requests that wait, at
+	// most 5 seconds and no longer than its own context; then its token is
+	// refused as one the server cannot check yet (401 invalid_token, with
+	// a message saying to try again). A key removed from the set stops
+	// verifying at the first fetch after its removal. A failed fetch keeps
+	// the keys of the last good one. A key set longer than 1 MiB is
+	// refused, and a key whose "use" is "enc" verifies nothing.
 	JWKSURL string
 
 	// JWKS is a static key set, for keys that are configured rather than
@@ -52,14 +67,14 @@ type CapabilityOptions struct {
 	// with a kid that can verify ES256, EdDSA or RS256, and no private key.
 	JWKS json.RawMessage
 
-	// RefreshInterval is how often JWKSURL is fetched again. Zero means
-	// one hour. Ignored with JWKS.
+	// RefreshInterval is how long after a good fetch JWKSURL is fetched
+	// again, and the longest wait before a retry after a failed one. Zero
+	// means one hour. Ignored with JWKS.
 	RefreshInterval time.Duration
 
 	// HTTPClient fetches JWKSURL. Nil means a client with a 10 second
 	// timeout. A client without a timeout gets 10 seconds per fetch all
-	// the same, and a key set longer than 1 MiB is refused. Ignored with
-	// JWKS.
+	// the same. Ignored with JWKS.
 	HTTPClient *http.Client
 
 	// Revoked, when set, tells whether the token with the given id (its
@@ -73,8 +88,16 @@ type CapabilityOptions struct {
 	// means 30 seconds; a negative value means none.
 	Leeway time.Duration
 
-	// Logger receives the failures of fetching JWKSURL. Nil means
-	// slog.Default().
+	// MaxLifetime caps how far in the future a token's "exp" may be, as
+	// [JWTOptions.MaxLifetime] does for HS256 tokens: a token that would
+	// stay valid longer is refused (invalid_token), so that a leaked one is
+	// useful only briefly, and the record of spent execution-bound tokens
+	// (see [Policy.RequiresExecution]) holds each id only that long. Zero
+	// means DefaultCapabilityMaxLifetime; a negative value is an error.
+	MaxLifetime time.Duration
+
+	// Logger receives the failures of fetching JWKSURL, and the first
+	// success after them. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -90,21 +113,19 @@ type CapabilityOptions struct {
 // is not the one of the key its "kid" names, is refused, so a public key
 // can never be taken for an HMAC secret, nor an RSA key for an EC one.
 type CapabilityAuth struct {
-	issuers []string
-	keys    keyfunc.Keyfunc
-	parser  *jwt.Parser
-	revoked func(ctx context.Context, jti string) (bool, error)
+	issuers     []string
+	keys        *keySet
+	parser      *jwt.Parser
+	revoked     func(ctx context.Context, jti string) (bool, error)
+	maxLifetime time.Duration
+	leeway      time.Duration
 }
 
-// Limits of fetching a JWKS. A set is a few kilobytes; the unknown-kid
-// interval is keyfunc's default, written out so that the documented rate
-// does not change with the library.
-const (
-	jwksFetchTimeout    = 10 * time.Second
-	jwksRefreshInterval = time.Hour
-	jwksUnknownKIDEvery = 5 * time.Minute
-	maxJWKSBytes        = 1 << 20
-)
+// DefaultCapabilityMaxLifetime is the default of
+// [CapabilityOptions.MaxLifetime]: 15 minutes, as for HS256 tokens. An
+// issuer mints capability tokens for a task, and execution-bound ones for
+// one call, which live minutes.
+const DefaultCapabilityMaxLifetime = 15 * time.Minute
 
 // capabilityAlgs are the algorithms of capability tokens, one per key
 // type.
@@ -120,19 +141,31 @@ var capabilityAlgs = []string{
 // JWKS that is not a key set, holds a private key or no usable one, a
 // negative RefreshInterval.
 //
-// With JWKSURL it waits for the first fetch, at most the client's timeout,
-// but does not fail when that fetch does: it logs the failure and returns
-// an authenticator that refuses every token until a fetch succeeds (the
-// next refresh, or the first token naming a kid, within the unknown-kid
-// rate limit). Refusing tokens is what a server without keys must do
-// anyway, so starting costs no safety; failing would tie the tool server's
-// start to the issuer's uptime, and with [AnyOf] would lock out callers
-// with API keys or HS256 tokens too.
+// With JWKSURL it returns at once, without waiting for the key set: one
+// goroutine fetches it in the background, on the rules that
+// [CapabilityOptions].JWKSURL states. A token that arrives before the
+// first fetch has ended waits for it, at most 5 seconds. While the issuer
+// is down or slow, tokens are refused (401 invalid_token, "the server has
+// not obtained the issuers' keys yet ... try again later") and the fetch
+// is retried with backoff; failures are logged. Refusing tokens is what a
+// server without keys must do anyway, so starting costs no safety;
+// waiting or failing would tie the tool server's start to the issuer's
+// uptime and speed, and with [AnyOf] would lock out callers with API keys
+// or HS256 tokens too.
 //
-// ctx bounds the first fetch and the periodic refresh. Once it is done the
-// set is no longer refreshed on schedule, but the keys fetched so far stay
-// in use, and a token naming an unknown kid still fetches the set.
+// ctx bounds the background fetching, and should last as long as the
+// authenticator is used (a server's lifetime, not a startup deadline).
+// When it ends, the fetch in progress is abandoned, the goroutine ends and
+// the set is never fetched again: the keys fetched so far stay in use, a
+// token naming a kid they lack is refused, and if no fetch had succeeded
+// every token is refused.
 func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*CapabilityAuth, error) {
+	return newCapabilityAuth(ctx, opts, defaultJWKSTiming(opts.RefreshInterval))
+}
+
+// newCapabilityAuth is NewCapabilityAuth with the intervals of fetching
+// JWKSURL given, which tests shorten.
+func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwksTiming) (*CapabilityAuth, error) {
 	if ctx == nil {
 		return nil, errors.New("otc: NewCapabilityAuth: nil context")
 	}
@@ -145,27 +178,25 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 	if opts.RefreshInterval < 0 {
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative RefreshInterval %v", opts.RefreshInterval)
 	}
+	if opts.MaxLifetime < 0 {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative MaxLifetime %v", opts.MaxLifetime)
+	}
 	var (
-		keys keyfunc.Keyfunc
+		keys *keySet
 		err  error
 	)
 	switch {
 	case opts.JWKSURL != "" && opts.JWKS != nil:
 		return nil, errors.New("otc: NewCapabilityAuth: both JWKSURL and JWKS are set; set one")
 	case opts.JWKSURL != "":
-		keys, err = remoteKeys(ctx, opts)
+		keys, err = remoteKeys(ctx, opts, timing)
 	case opts.JWKS != nil:
-		keys, err = staticKeys(ctx, opts.JWKS)
+		keys, err = staticKeys(opts.JWKS)
 	default:
 		return nil, errors.New("otc: NewCapabilityAuth: neither JWKSURL nor JWKS is set")
 	}
 	if err != nil {
 		return nil, err
-	}
-	// A key that says its "use" is encryption does not verify signatures.
-	keys, err = keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: keys.Storage(), UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
-	if err != nil {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
 	}
 
 	leeway := opts.Leeway
@@ -175,10 +206,16 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 	case leeway < 0:
 		leeway = 0
 	}
+	maxLifetime := opts.MaxLifetime
+	if maxLifetime == 0 {
+		maxLifetime = DefaultCapabilityMaxLifetime
+	}
 	return &CapabilityAuth{
-		issuers: slices.Clone(opts.Issuers),
-		keys:    keys,
-		revoked: opts.Revoked,
+		issuers:     slices.Clone(opts.Issuers),
+		keys:        keys,
+		revoked:     opts.Revoked,
+		maxLifetime: maxLifetime,
+		leeway:      leeway,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(capabilityAlgs),
 			jwt.WithExpirationRequired(),
@@ -190,8 +227,8 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 	}, nil
 }
 
-// remoteKeys checks JWKSURL and starts fetching it.
-func remoteKeys(ctx context.Context, opts CapabilityOptions) (keyfunc.Keyfunc, error) {
+// remoteKeys checks JWKSURL and starts fetching it, without waiting.
+func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwksTiming) (*keySet, error) {
 	u, err := url.Parse(opts.JWKSURL)
 	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
 		shown := opts.JWKSURL
@@ -200,48 +237,21 @@ func remoteKeys(ctx context.Context, opts CapabilityOptions) (keyfunc.Keyfunc, e
 		}
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", truncate(shown, 200))
 	}
-	client := &http.Client{Timeout: jwksFetchTimeout}
-	if opts.HTTPClient != nil {
-		c := *opts.HTTPClient
-		client = &c
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: jwksFetchTimeout}
 	}
-	client.Transport = capBody{client.Transport}
 	timeout := client.Timeout
 	if timeout <= 0 {
 		timeout = jwksFetchTimeout
-	}
-	interval := opts.RefreshInterval
-	if interval == 0 {
-		interval = jwksRefreshInterval
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	shown := u.Redacted()
-	noFirstError := true
-	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{opts.JWKSURL}, keyfunc.Override{
-		Client:                    client,
-		HTTPTimeout:               timeout,
-		RefreshInterval:           interval,
-		NoErrorReturnFirstHTTPReq: &noFirstError,
-		// An unknown kid fetches at most once per interval. The request
-		// that asks waits for its turn and the fetch together at most 10
-		// seconds (jwkset gives both one deadline), and a request that
-		// would wait longer is refused at once, so a flood of made-up kids
-		// holds no goroutines.
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1),
-		RateLimitWaitMax:  min(timeout, jwksFetchTimeout),
-		RefreshErrorHandlerFunc: func(string) func(context.Context, error) {
-			return func(ctx context.Context, err error) {
-				logger.ErrorContext(ctx, "otc: fetching the capability issuers' JWKS failed; the keys of the last good fetch, if any, stay in use",
-					"url", shown, "error", err.Error())
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
-	}
+	keys := &keySet{}
+	keys.fetcher = newJWKSFetcher(keys, opts.JWKSURL, u.Redacted(), client, timeout, logger, timing)
+	go keys.fetcher.run(ctx)
 	return keys, nil
 }
 
@@ -254,32 +264,17 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// capBody refuses a response body longer than maxJWKSBytes, so that a
-// broken or hostile endpoint cannot make a fetch read without end.
-type capBody struct{ next http.RoundTripper }
-
-func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := c.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	resp, err := next.RoundTrip(r)
-	if err == nil {
-		resp.Body = http.MaxBytesReader(nil, resp.Body, maxJWKSBytes)
-	}
-	return resp, err
-}
-
 // staticKeys reads a static JWKS and checks that it can verify something
 // and holds no secret.
-func staticKeys(ctx context.Context, raw json.RawMessage) (keyfunc.Keyfunc, error) {
-	keys, err := keyfunc.NewJWKSetJSON(raw)
+func staticKeys(raw json.RawMessage) (*keySet, error) {
+	var set jwkset.JWKSMarshal
+	err := json.Unmarshal(raw, &set)
+	var all []jwkset.JWK
+	if err == nil {
+		all, err = set.JWKSlice()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS is not a usable JSON Web Key Set: %w", err)
-	}
-	all, err := keys.Storage().KeyReadAll(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: %w", err)
 	}
 	usable := false
 	for _, k := range all {
@@ -294,7 +289,7 @@ func staticKeys(ctx context.Context, raw json.RawMessage) (keyfunc.Keyfunc, erro
 	if !usable {
 		return nil, errors.New("otc: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
 	}
-	return keys, nil
+	return staticKeySet(newKeySnapshot(all)), nil
 }
 
 // keyFits reports whether key may verify tokens signed with method: the
@@ -314,44 +309,47 @@ func keyFits(method jwt.SigningMethod, key any) bool {
 	return false
 }
 
-// Why the key function refused a token, for capabilityProblem.
+// Why the key function refused a token, for capabilityProblem; those of
+// the key set are in jwks.go.
 var (
 	errNoKeyID       = errors.New("the token's header has no kid")
 	errKeyAlgorithm  = errors.New("the token's alg is not the one of its key")
-	errNoKeysFetched = errors.New("the key set is empty")
+	errKeyRestricted = errors.New("the JWK's own alg or use forbids the token's")
 )
 
 // keyfunc returns the key that verifies a token: the one its "kid" names,
 // provided that the key's type is the one of the token's algorithm. ctx
-// is the request's, which bounds a fetch for an unknown kid.
+// is the request's, which bounds its wait for a fetch.
 func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
-	lookup := a.keys.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
 		// As in JWTAuth: no JOSE extension is understood (RFC 7515
 		// §4.1.11), so one that is critical refuses the token.
 		if _, ok := t.Header["crit"]; ok {
 			return nil, errCritical
 		}
-		// A kid is required: without one, keyfunc would try every key,
-		// and a token could not ask for a key the set does not hold yet.
-		if kid, _ := t.Header["kid"].(string); kid == "" {
+		// A kid is required: without one, every key would have to be
+		// tried, and a token could not ask for a key the set does not
+		// hold yet.
+		kid, _ := t.Header["kid"].(string)
+		if kid == "" {
 			return nil, errNoKeyID
 		}
-		key, err := lookup(t)
+		k, err := a.keys.key(ctx, kid)
 		if err != nil {
-			// Whatever kept the kid unknown (not in the set, or a fetch the
-			// rate limit put off), an empty set is the reason to report.
-			if all, _ := a.keys.Storage().KeyReadAll(ctx); len(all) == 0 {
-				return nil, errors.Join(errNoKeysFetched, err)
-			}
 			return nil, err
+		}
+		// A JWK may narrow its key further: to one algorithm, or to
+		// signatures ("use": "sig"); a key meant for encryption verifies
+		// nothing.
+		if k.alg != "" && k.alg != t.Method.Alg() || k.use != "" && k.use != jwkset.UseSig {
+			return nil, errKeyRestricted
 		}
 		// WithValidMethods has let only the three algorithms through; this
 		// pins each to its key type, whatever the JWK's own "alg" says.
-		if !keyFits(t.Method, key) {
+		if !keyFits(t.Method, k.key) {
 			return nil, errKeyAlgorithm
 		}
-		return key, nil
+		return k.key, nil
 	}
 }
 
@@ -403,11 +401,15 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	case !slices.Contains(a.issuers, iss):
 		return nil, invalidToken("The bearer token's issuer (iss) is not one this server accepts")
 	}
+	// The parser has required exp and checked its type.
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && time.Until(exp.Time) > a.maxLifetime+a.leeway {
+		return nil, invalidToken(fmt.Sprintf("The bearer token expires too far in the future: this server accepts capability tokens valid for at most %v; ask the issuer for a shorter-lived token", a.maxLifetime))
+	}
 	sub, err := claims.GetSubject()
 	if err != nil {
 		return nil, invalidToken("The bearer token's subject (sub) is not a string")
 	}
-	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked}, nil
+	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked, leeway: a.leeway}, nil
 }
 
 // invalidToken builds the refusal of a capability token.
@@ -448,12 +450,16 @@ func capabilityProblem(t *jwt.Token, err error) string {
 		return "The bearer token's algorithm (alg) is not the one its key allows: ES256 for EC P-256 keys, EdDSA for Ed25519 keys, RS256 for RSA keys of 2048 bits or more"
 	case errors.Is(err, errNoKeysFetched):
 		return "The server has not obtained the issuers' keys yet, so it cannot check the bearer token: try again later"
-	case errors.Is(err, jwkset.ErrKeyNotFound):
+	case errors.Is(err, errKeysPending):
+		return "The server is still fetching the issuers' keys and could not check the bearer token in time: try again in a few seconds"
+	case errors.Is(err, errKeyNotRefetched):
+		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds; their key set was fetched moments ago, so if the issuer has just published this key, try again in a few seconds"
+	case errors.Is(err, errKeyRefetchFailed):
+		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds, and fetching their key set again failed: try again later"
+	case errors.Is(err, errKeyUnknown):
 		return "The bearer token's key (kid) is not one of the issuers' keys"
-	case errors.Is(err, keyfunc.ErrKeyfunc):
-		// A JWK whose own "alg" or "use" forbids the token's, or an unknown
-		// kid that could not be fetched now for the rate limit.
-		return "The bearer token's key (kid) is unknown, or may not verify this token"
+	case errors.Is(err, errKeyRestricted):
+		return "The bearer token's key (kid) may not verify this token: the issuers' key set limits it to another algorithm or use"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		return "The bearer token's signature is not valid"
 	}

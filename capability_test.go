@@ -393,31 +393,35 @@ func TestCapabilityAuthAlgorithms(t *testing.T) {
 }
 
 // TestCapabilityAuthRotation: a token naming a key the server has not
-// seen makes it fetch the JWKS again, and the new key verifies; a flood
-// of made-up kids after that fetches nothing more.
+// seen makes it fetch the JWKS again, and the new key verifies; made-up
+// kids sent within the minimum gap after that fetch fetch nothing more,
+// and are told to try again.
 func TestCapabilityAuthRotation(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
 	first := capJWK(t, &k.ec.PublicKey, kidEC)
 	jwks := newCapJWKS(t, first)
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
-	require.Equal(t, 1, jwks.count(), "NewCapabilityAuth fetches the JWKS")
+	const gap = 2 * time.Second // the 20 calls below take milliseconds
+	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
 
+	// The first call waits for the first fetch.
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	require.Equal(t, 1, jwks.count(), "one fetch at start")
 
 	jwks.set(t, first, capJWK(t, &k.ec2.PublicKey, kidEC2))
+	time.Sleep(gap)
 	rotated := capSign(t, jwt.SigningMethodES256, k.ec2, kidEC2, capClaims(nil))
 	seen := requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(rotated)))
 	assert.Equal(t, otc.MethodCapability, seen.Method)
 	assert.Equal(t, 2, jwks.count(), "the new kid fetched the JWKS once")
 
-	// The unknown-kid fetch of the last five minutes is spent: bogus kids
-	// are refused without reaching the issuer.
+	// A fetch began less than the gap ago: bogus kids are refused without
+	// reaching the issuer.
 	before := runs.Load()
 	for i := range 20 {
 		bogus := capSign(t, jwt.SigningMethodES256, k.ec2, "bogus-"+string(rune('a'+i)), capClaims(nil))
 		res := capCall(t, srv, "Payments.Refund", capBearer(bogus))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "key (kid)", bogus)
+		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "try again in a few seconds", bogus)
 	}
 	assert.Equal(t, 2, jwks.count(), "unknown kids are rate-limited")
 	assert.Equal(t, before, runs.Load())
@@ -433,7 +437,11 @@ func TestCapabilityAuthUnknownKID(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	const gap = 50 * time.Millisecond
+	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	runs.Store(0)
+	time.Sleep(gap)
 
 	token := capSign(t, jwt.SigningMethodES256, k.ec, "no-such-key", capClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
@@ -465,7 +473,8 @@ func TestCapabilityAuthKeyRemoved(t *testing.T) {
 
 // TestCapabilityAuthFirstFetchFails: a server whose issuer is down when it
 // starts comes up, refuses every token, logs why, and accepts tokens once
-// a refresh has brought the keys.
+// a refresh has brought the keys. A retry comes no later than a refresh
+// would (10 ms here, less than the backoff).
 func TestCapabilityAuthFirstFetchFails(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
@@ -476,14 +485,15 @@ func TestCapabilityAuthFirstFetchFails(t *testing.T) {
 		JWKSURL: jwks.srv.URL, RefreshInterval: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
-	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
-	assert.Contains(t, logs.String(), "503")
 	srv, runs := newCapServer(t, a)
 
+	// The call waits for the first fetch, which fails and is logged first.
 	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
 	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	assert.Zero(t, runs.Load())
+	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
+	assert.Contains(t, logs.String(), "503")
 
 	n := jwks.fail(http.StatusOK)
 	jwks.waitFetches(t, n+2)
@@ -521,12 +531,12 @@ func TestCapabilityAuthJWKSTooLarge(t *testing.T) {
 	jwks.mu.Unlock()
 	var logs syncBuffer
 	a := newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	assert.Contains(t, logs.String(), "too large")
 	srv, _ := newCapServer(t, a)
 
 	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
 	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
+	assert.Contains(t, logs.String(), "too large")
 }
 
 // capPEM and capDER are a public key's encodings, which an attacker who

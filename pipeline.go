@@ -436,14 +436,35 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	}
 
 	res := CallResult{CallID: c.CallID}
+	if busy := r.acquire(t); busy != nil {
+		res.Duration = time.Since(start)
+		res.Error, res.outcome = busy.err, busy.outcome
+		if claim != nil {
+			r.finishClaim(ctx, claim, &res, t.def.ID) // not run: released
+		}
+		return res, nil
+	}
+	// An execution-bound token is spent once the call holds its place and
+	// nothing is left between it and the function, so that a busy tool
+	// does not use up a token.
+	if p := t.def.Policy; p != nil && p.RequiresExecution {
+		if failed, err := r.spendToken(ctx, c); failed != nil || err != nil {
+			r.releaseSlot(t)
+			if claim != nil {
+				r.finishClaim(ctx, claim, &CallResult{CallID: c.CallID, Error: &ToolError{CanRetry: true}}, t.def.ID) // not run: released
+			}
+			if err != nil {
+				return CallResult{}, err
+			}
+			failed.Duration = time.Since(start)
+			return *failed, nil
+		}
+	}
 	value, limited, err := r.runLimited(ctx, t, input, late)
 	res.Duration = time.Since(start)
 	switch {
 	case limited != nil:
 		res.Error, res.outcome = limited.err, limited.outcome
-		if claim != nil && limited.outcome == OutcomeBusy {
-			r.finishClaim(ctx, claim, &res, t.def.ID) // not run: released
-		}
 		return res, nil
 	case err == nil:
 		res.Value, res.Content = value, t.def.Content
@@ -479,32 +500,45 @@ type limitedOutcome struct {
 	outcome Outcome
 }
 
-// runLimited runs the function within the tool's concurrency limit and
-// timeout. A call over the concurrency limit is answered at once, without
-// running. With a timeout, the function runs in its own goroutine, so
-// that a function that ignores its context's deadline still gets its
-// answer on time; it keeps its place in the concurrency limit until it
-// returns, so that runaway functions cannot pile up.
+// acquire takes a place in the tool's concurrency limit for a call, or
+// returns the busy outcome of a call over the limit, which is answered at
+// once, without running. A place taken is given back by runLimited, or
+// by releaseSlot when the call does not run after all.
+func (r *Registry) acquire(t *registeredTool) *limitedOutcome {
+	if t.maxConcurrent > 0 && t.running.Add(1) > t.maxConcurrent {
+		t.running.Add(-1)
+		return &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
+			Message:          fmt.Sprintf("Tool '%s' is busy; try again shortly", t.def.Name),
+			DeveloperMessage: fmt.Sprintf("%s is already running its limit of %d concurrent calls", t.def.ID, t.maxConcurrent),
+			CanRetry:         true,
+			RetryAfter:       r.busyRetryAfter,
+		}}
+	}
+	return nil
+}
+
+// releaseSlot gives back the place acquire took, for a call that does not
+// run after all.
+func (r *Registry) releaseSlot(t *registeredTool) {
+	if t.maxConcurrent > 0 {
+		t.running.Add(-1)
+	}
+}
+
+// runLimited runs the function of a call that holds its place in the
+// tool's concurrency limit (see acquire), within the tool's timeout, and
+// gives the place back when the function returns. With a timeout, the
+// function runs in its own goroutine, so that a function that ignores its
+// context's deadline still gets its answer on time; it keeps its place in
+// the concurrency limit until it returns, so that runaway functions cannot
+// pile up.
 //
 // late, when not nil, is given what the function returned if the call was
 // answered by its timeout instead: at once if the function had returned,
 // or from another goroutine when it does.
 func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []byte, late func(json.RawMessage, error)) (json.RawMessage, *limitedOutcome, error) {
-	if t.maxConcurrent > 0 {
-		if t.running.Add(1) > t.maxConcurrent {
-			t.running.Add(-1)
-			return nil, &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
-				Message:          fmt.Sprintf("Tool '%s' is busy; try again shortly", t.def.Name),
-				DeveloperMessage: fmt.Sprintf("%s is already running its limit of %d concurrent calls", t.def.ID, t.maxConcurrent),
-				CanRetry:         true,
-				RetryAfter:       r.busyRetryAfter,
-			}}, nil
-		}
-	}
 	if t.timeout <= 0 {
-		if t.maxConcurrent > 0 {
-			defer t.running.Add(-1)
-		}
+		defer r.releaseSlot(t)
 		value, err := r.run(ctx, t, input)
 		return value, nil, err
 	}
@@ -521,9 +555,7 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 	done := make(chan ran, 1)
 	go func() {
 		defer cancel()
-		if t.maxConcurrent > 0 {
-			defer t.running.Add(-1)
-		}
+		defer r.releaseSlot(t)
 		v, err := r.run(ctx, t, input)
 		done <- ran{v, err}
 	}()

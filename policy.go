@@ -36,8 +36,14 @@ import (
 //     is refused when the tool sets a maximum;
 //  5. revocation: the authenticator's revocation check of the token's
 //     "jti"; an error of the check refuses the call (ReasonTokenRevoked);
-//  6. execution binding, when RequiresExecution is set
-//     (ReasonExecBindingInvalid): see RequiresExecution.
+//  6. execution binding, when RequiresExecution is set: the token's id
+//     and expiry (ReasonInvalidToken when it has no "jti" or "exp"), then
+//     its binding to the call (ReasonExecBindingInvalid): see
+//     RequiresExecution.
+//
+// The input is validated after these checks; an execution-bound token is
+// then spent just before the function runs (ReasonTokenReplayed when it
+// was spent already).
 type Policy struct {
 	// Protocols lists the wire formats that may call the tool, as
 	// "name" or "name/version", compared by name: "otc" (the OTC/OXP
@@ -58,12 +64,34 @@ type Policy struct {
 	// anything. A token's "blast_radius" fits when the scopes match and the
 	// maximum's value is "*" or the same.
 	MaxBlastRadius string `json:"max_blast_radius,omitempty"`
-	// RequiresExecution binds a token to one exact call: the token must
-	// carry execution claims, its "inp_hash" must be the base64url (no
-	// padding) SHA-256 of the exact bytes of the request body, its
+	// RequiresExecution binds a token to one exact call, once: the token
+	// must carry execution claims, its "inp_hash" must be the base64url
+	// (no padding) SHA-256 of the exact bytes of the request body, its
 	// "exec_act" must be one of AllowedOperations and its "target" one of
 	// AllowedTargets when those are set, and its "htm" and "htu", when
 	// present, must be the request's method and URL (without query).
+	//
+	// The token must also have an id ("jti", at most 256 bytes) and an
+	// expiry, and runs the tool once: its id is spent, for its issuer,
+	// when the function is about to run (after validation, and once the
+	// tool's concurrency limit has let the call in, so that a refused or
+	// busy call leaves the token usable). A later request with the same
+	// token never runs the tool. When it carries the first request's
+	// call id and the registry records call ids
+	// ([RegistryOptions.Idempotency]), it is answered with the first
+	// call's recorded outcome, as any retry is, so that a client that lost
+	// an answer can ask again safely; otherwise it is refused, 401 with
+	// ReasonTokenReplayed, on every wire format.
+	//
+	// The spent ids are kept in the registry's idempotency store when it
+	// is one replicas share (anything but a [MemoryStore]), under keys of
+	// their own, for the store's retention (its TTL, which must be longer
+	// than the tokens' lifetime); otherwise in memory, each until its
+	// token has expired plus the authenticator's leeway and a minute,
+	// never dropped earlier, at most 100,000 at once. When the store
+	// cannot be reached, or the memory record is full, the call does not
+	// run: it fails with a retryable tool error, so that a replay never
+	// gets through an outage.
 	RequiresExecution bool `json:"requires_execution,omitempty"`
 	// AllowedOperations lists the "exec_act" values a bound token may
 	// carry.
@@ -158,7 +186,7 @@ func clonePolicy(p *Policy) *Policy {
 func refuse(reason, message, developer string) *Error {
 	code := CodeForbidden
 	switch reason {
-	case ReasonMissingToken, ReasonInvalidToken, ReasonTokenRevoked:
+	case ReasonMissingToken, ReasonInvalidToken, ReasonTokenRevoked, ReasonTokenReplayed:
 		code = CodeUnauthenticated
 	}
 	return &Error{Code: code, Message: message, DeveloperMessage: developer, Reason: reason, outcome: OutcomeRefused}
@@ -216,7 +244,16 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 
 	if p.MaxBlastRadius != "" {
 		br, _ := claims["blast_radius"].(string)
-		if br == "" || !blastRadiusFits(br, p.MaxBlastRadius) {
+		switch {
+		case br == "":
+			return refuse(ReasonBlastRadiusExceeded,
+				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
+				fmt.Sprintf("the token has no blast_radius, and the tool's maximum is %q", p.MaxBlastRadius))
+		case !wellFormedScope(br):
+			return refuse(ReasonBlastRadiusExceeded,
+				fmt.Sprintf("The call's blast radius is not one tool '%s' can check", t.def.Name),
+				fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", truncate(br, 80)))
+		case !blastRadiusFits(br, p.MaxBlastRadius):
 			return refuse(ReasonBlastRadiusExceeded,
 				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
 				fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", truncate(br, 80), p.MaxBlastRadius))
@@ -237,6 +274,9 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 	}
 
 	if p.RequiresExecution {
+		if _, _, problem := tokenID(claims); problem != "" {
+			return refuse(ReasonInvalidToken, problem, "")
+		}
 		if msg := checkBinding(p, claims, c.req); msg != "" {
 			return refuse(ReasonExecBindingInvalid,
 				fmt.Sprintf("The token is not bound to this call of tool '%s'", t.def.Name), msg)
@@ -323,8 +363,20 @@ func sameTarget(htu string, r *http.Request) bool {
 	return strings.EqualFold(want.Scheme, scheme) && strings.EqualFold(want.Host, r.Host) && want.Path == path
 }
 
-// blastRadiusFits reports whether a token's blast radius fits a tool's
-// maximum.
+// wellFormedScope reports whether a token's blast radius is "*" or
+// "scope:value" with neither part empty. A scope without a value
+// ("tenant:") names no tenant at all, and must not be read as fitting
+// "tenant:*".
+func wellFormedScope(br string) bool {
+	if br == "*" {
+		return true
+	}
+	scope, value, ok := strings.Cut(br, ":")
+	return ok && scope != "" && value != ""
+}
+
+// blastRadiusFits reports whether a token's well-formed blast radius fits
+// a tool's maximum.
 func blastRadiusFits(token, maximum string) bool {
 	if maximum == "*" {
 		return true

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,9 +110,13 @@ func policyPost(t *testing.T, url, body string, claims map[string]any, headers m
 }
 
 // refundClaims returns claims that pass every check of Pay.Refund for body
-// sent to path, changed by edit.
+// sent to path, changed by edit. Each has a new token id (jti), since an
+// execution-bound token runs its tool once.
 func refundClaims(body, htu string, edit func(map[string]any)) map[string]any {
 	c := map[string]any{
+		"iss":          "https://issuer.test",
+		"jti":          otc.NewCallID(),
+		"exp":          float64(time.Now().Add(5 * time.Minute).Unix()),
 		"aud":          []any{"urn:other", "urn:test:pay"},
 		"caps":         []any{"pay:read", "pay:refund"},
 		"blast_radius": "tenant:acme",
@@ -149,6 +154,10 @@ func TestPolicyOverOTC(t *testing.T) {
 		{"blast_radius_missing", body, refundClaims(body, base+"/call", func(c map[string]any) { delete(c, "blast_radius") }), 403, otc.ReasonBlastRadiusExceeded},
 		{"blast_radius_other_scope", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = "org:acme" }), 403, otc.ReasonBlastRadiusExceeded},
 		{"blast_radius_unscoped", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = "*" }), 403, otc.ReasonBlastRadiusExceeded},
+		{"blast_radius_empty_value", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = "tenant:" }), 403, otc.ReasonBlastRadiusExceeded},
+		{"blast_radius_empty_scope", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = ":acme" }), 403, otc.ReasonBlastRadiusExceeded},
+		{"blast_radius_colon", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = ":" }), 403, otc.ReasonBlastRadiusExceeded},
+		{"blast_radius_any_tenant", body, refundClaims(body, base+"/call", func(c map[string]any) { c["blast_radius"] = "tenant:*" }), 200, ""},
 		{"no_binding_claims", body, refundClaims(body, base+"/call", func(c map[string]any) {
 			for _, k := range []string{"exec_act", "target", "inp_hash", "htm", "htu"} {
 				delete(c, k)

@@ -109,8 +109,9 @@ type Registry struct {
 	maxConcurrent  int
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
-	idemInProcess  bool // idem is a *MemoryStore
-	idemWait       time.Duration
+	idemInProcess  bool          // idem is a *MemoryStore
+	idemWait       time.Duration // see RegistryOptions.IdempotencyWait
+	tokens         tokenLedger   // spent token ids, unless idem is shared
 	strictNulls    bool
 
 	mu      sync.Mutex // serializes registrations

@@ -138,10 +138,17 @@ func TestServerWithAuthFromEnv(t *testing.T) {
 // environment env turns on, and returns the server's URL.
 func serveWithEnvAuth(t *testing.T, env map[string]string) string {
 	t.Helper()
+	return serveWithEnvAuthStore(t, env, nil)
+}
+
+// serveWithEnvAuthStore is serveWithEnvAuth with calls recorded by call id
+// in store, as the program does.
+func serveWithEnvAuthStore(t *testing.T, env map[string]string, store otc.IdempotencyStore) string {
+	t.Helper()
 	auth, _, err := authenticatorFromEnv(t.Context(), envOf(env))
 	require.NoError(t, err)
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, nil)
+	reg, err := newRegistry(logger, nil, store)
 	require.NoError(t, err)
 	handler, _ := newServer(reg, auth, logger)
 	srv := httptest.NewServer(handler)

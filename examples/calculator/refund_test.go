@@ -158,6 +158,36 @@ func TestRefund_OverOTC(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, a.status, "the alias is another URL: %s", a.raw)
 		assert.Equal(t, otc.ReasonExecBindingInvalid, a.body["reason"])
 	})
+	t.Run("a_token_refunds_once", func(t *testing.T) {
+		t.Parallel()
+		// The same token and body sent 20 times: one refund; the other
+		// copies are refused as replays, or, carrying the first request's
+		// call_id, answered with its refund.
+		token := keys.sign(t, refundClaims(refundBody, nil))
+		refunds := map[any]int{}
+		for range 20 {
+			a := send(t, http.MethodPost, base+"/tools/call", refundBody, token, nil)
+			if a.status == http.StatusOK {
+				refunds[a.body["result"].(map[string]any)["value"].(map[string]any)["refund_id"]]++
+				continue
+			}
+			require.Equal(t, http.StatusUnauthorized, a.status, a.raw)
+			assert.Equal(t, otc.ReasonTokenReplayed, a.body["reason"], a.raw)
+		}
+		assert.Len(t, refunds, 1, "one refund: %v", refunds)
+
+		// With calls recorded by call id, as the program runs.
+		base := serveWithEnvAuthStore(t, keys.env(), otc.NewMemoryStore(nil))
+		withID := strings.Replace(refundBody, `{"request":{`, `{"request":{"call_id":"refund-retry-1",`, 1)
+		token = keys.sign(t, refundClaims(withID, nil))
+		refunds = map[any]int{}
+		for range 20 {
+			a := send(t, http.MethodPost, base+"/tools/call", withID, token, nil)
+			require.Equal(t, http.StatusOK, a.status, a.raw)
+			refunds[a.body["result"].(map[string]any)["value"].(map[string]any)["refund_id"]]++
+		}
+		assert.Len(t, refunds, 1, "20 answers, one refund: %v", refunds)
+	})
 	t.Run("each_refund_its_own_id", func(t *testing.T) {
 		t.Parallel()
 		ids := map[any]bool{}

@@ -1,0 +1,406 @@
+package otc
+
+import (
+	"context"
+	"crypto"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+)
+
+// This file holds the keys that verify capability tokens: a static set,
+// read once, or the set the issuers publish at a URL, fetched by one
+// goroutine per authenticator. jwkset parses the keys; when to fetch is
+// decided here. keyfunc's refresh, used before, could not keep the rules
+// CapabilityOptions states: its first fetch blocks the constructor, its
+// refresh keeps its period after a failure, and requests naming unknown
+// kids each wait for a rate limiter and fetch in turn, so one made-up kid
+// spent the refetch that a rotated key needed.
+
+// The rules of fetching a JWKS, as CapabilityOptions documents them.
+const (
+	// jwksFetchTimeout bounds one fetch when the HTTP client sets no
+	// timeout of its own.
+	jwksFetchTimeout = 10 * time.Second
+	// jwksRefreshInterval is RefreshInterval's default.
+	jwksRefreshInterval = time.Hour
+	// jwksMinGap is the least time between the start of one fetch and a
+	// fetch that a token naming an unknown kid asks for. Seconds, not
+	// minutes: a flood of made-up kids then costs the issuer one fetch
+	// every few seconds, and a key it has just published verifies a few
+	// seconds later whoever sent the first unknown kid.
+	jwksMinGap = 5 * time.Second
+	// After a failed fetch the next one starts jwksBackoffMin later,
+	// doubling with each failure in a row up to jwksBackoffMax: an issuer
+	// that comes back is seen within about half a minute, and one that
+	// stays down is asked twice a minute.
+	jwksBackoffMin = time.Second
+	jwksBackoffMax = 30 * time.Second
+	// jwksWaitMax is the longest a request waits for a fetch it needs: the
+	// first one, or one its unknown kid asked for. Shorter than the fetch
+	// timeout, so that a hanging issuer holds each request a few seconds,
+	// not ten.
+	jwksWaitMax = 5 * time.Second
+	// maxJWKSBytes caps a key set, which is a few kilobytes, so that a
+	// broken or hostile endpoint cannot make a fetch read without end.
+	maxJWKSBytes = 1 << 20
+)
+
+// jwksTiming holds the intervals of one authenticator's fetches: the
+// constants above, and RefreshInterval. Tests shorten them.
+type jwksTiming struct {
+	refresh    time.Duration // after a good fetch
+	minGap     time.Duration // before a fetch for an unknown kid
+	backoffMin time.Duration // after the first failure in a row
+	backoffMax time.Duration // after many
+	wait       time.Duration // the longest a request waits for a fetch
+}
+
+func defaultJWKSTiming(refresh time.Duration) jwksTiming {
+	if refresh == 0 {
+		refresh = jwksRefreshInterval
+	}
+	return jwksTiming{
+		refresh:    refresh,
+		minGap:     jwksMinGap,
+		backoffMin: jwksBackoffMin,
+		backoffMax: jwksBackoffMax,
+		wait:       jwksWaitMax,
+	}
+}
+
+// retryAfter returns how long after the n-th failed fetch in a row
+// (n ≥ 1) the next one starts; never later than a refresh would.
+func (t jwksTiming) retryAfter(n int) time.Duration {
+	d := t.backoffMin
+	for i := 1; i < n && d < t.backoffMax; i++ {
+		d *= 2
+	}
+	return min(d, t.backoffMax, t.refresh)
+}
+
+// verifyKey is one key of a set, with what its JWK says of its use.
+type verifyKey struct {
+	key any        // a public key, or a secret that keyFits refuses
+	alg string     // the JWK's "alg", "" when it names none
+	use jwkset.USE // the JWK's "use", "" when it names none
+}
+
+// keySnapshot is a key set as read, by kid. It is published whole and
+// never changed, so that requests read it without a lock.
+type keySnapshot map[string]verifyKey
+
+func newKeySnapshot(jwks []jwkset.JWK) keySnapshot {
+	s := make(keySnapshot, len(jwks))
+	for _, j := range jwks {
+		m := j.Marshal()
+		// A token must name its key, so a key without a kid verifies
+		// nothing; of two keys with one kid, the first is used.
+		if _, seen := s[m.KID]; m.KID == "" || seen {
+			continue
+		}
+		key := j.Key()
+		// An issuer that published a private key by mistake still
+		// verifies with its public half, as before.
+		if pk, ok := key.(interface{ Public() crypto.PublicKey }); ok {
+			key = pk.Public()
+		}
+		s[m.KID] = verifyKey{key: key, alg: m.ALG.String(), use: m.USE}
+	}
+	return s
+}
+
+// Why no key could be found for a token's kid, for capabilityProblem.
+var (
+	errKeyUnknown       = errors.New("the token's kid is not in the key set")
+	errKeyNotRefetched  = errors.New("the token's kid is not in the key set, which was fetched moments ago")
+	errKeyRefetchFailed = errors.New("the token's kid is not in the key set, and fetching it again failed")
+	errNoKeysFetched    = errors.New("the key set is empty")
+	errKeysPending      = errors.New("the key set is being fetched and did not arrive in time")
+	errJWKSStopped      = errors.New("the context of NewCapabilityAuth has ended, so the key set is no longer fetched")
+)
+
+// keySet is the key set of a [CapabilityAuth].
+type keySet struct {
+	current atomic.Pointer[keySnapshot] // nil until a fetch succeeds
+	fetcher *jwksFetcher                // nil for a static set
+}
+
+// staticKeySet is a key set given once.
+func staticKeySet(s keySnapshot) *keySet {
+	ks := &keySet{}
+	ks.current.Store(&s)
+	return ks
+}
+
+// empty reports whether the set holds no key: none fetched yet, or an
+// issuer that publishes none.
+func (ks *keySet) empty() bool {
+	s := ks.current.Load()
+	return s == nil || len(*s) == 0
+}
+
+func (ks *keySet) lookup(kid string) (verifyKey, bool) {
+	s := ks.current.Load()
+	if s == nil {
+		return verifyKey{}, false
+	}
+	k, ok := (*s)[kid]
+	return k, ok
+}
+
+// key returns the key that kid names. When the set lacks it and is
+// fetched, it asks for a fetch, or joins the one in progress, and waits
+// for it at most the bounded wait and as long as ctx, the request's,
+// lasts.
+func (ks *keySet) key(ctx context.Context, kid string) (verifyKey, error) {
+	if k, ok := ks.lookup(kid); ok {
+		return k, nil
+	}
+	if ks.fetcher == nil {
+		return verifyKey{}, errKeyUnknown
+	}
+	outcome := ks.fetcher.refetch(ctx)
+	// Looked up again whatever the outcome: another fetch may have brought
+	// the key meanwhile.
+	if k, ok := ks.lookup(kid); ok {
+		return k, nil
+	}
+	if outcome == fetchTimedOut {
+		return verifyKey{}, errKeysPending
+	}
+	if ks.empty() {
+		return verifyKey{}, errNoKeysFetched
+	}
+	switch outcome {
+	case fetchTooSoon:
+		return verifyKey{}, errKeyNotRefetched
+	case fetchFailed:
+		return verifyKey{}, errKeyRefetchFailed
+	}
+	return verifyKey{}, errKeyUnknown
+}
+
+// jwksFetcher fetches a key set from a URL. One goroutine, run, does every
+// fetch, so that there is never more than one at a time: requests that
+// need a fetch ask for one (pending) and wake it (kick), or join the one
+// already asked for.
+type jwksFetcher struct {
+	set     *keySet
+	url     string // as configured
+	shown   string // redacted, for the logs
+	client  *http.Client
+	timeout time.Duration
+	logger  *slog.Logger
+	timing  jwksTiming
+	kick    chan struct{} // capacity 1: a request asks run to fetch now
+
+	mu        sync.Mutex
+	pending   *jwksFetch // the fetch asked for or in progress; nil when none
+	lastStart time.Time  // when the latest fetch began
+	failures  int        // failed fetches in a row
+	stopped   bool       // run has ended with its context
+}
+
+// jwksFetch is one fetch that requests wait for together.
+type jwksFetch struct {
+	done chan struct{} // closed when the fetch has ended and been published
+	err  error         // why it failed; set before done is closed
+}
+
+// newJWKSFetcher returns a fetcher whose first fetch is already asked
+// for, so that a request arriving before run starts waits for it. The
+// caller starts run.
+func newJWKSFetcher(set *keySet, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing jwksTiming) *jwksFetcher {
+	return &jwksFetcher{
+		set: set, url: url, shown: shown, client: client, timeout: timeout, logger: logger, timing: timing,
+		kick:    make(chan struct{}, 1),
+		pending: &jwksFetch{done: make(chan struct{})},
+	}
+}
+
+// run fetches the set at once, then on the schedule that each fetch's
+// outcome sets and whenever a request asks, until ctx ends.
+func (f *jwksFetcher) run(ctx context.Context) {
+	timer := time.NewTimer(f.fetch(ctx))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			f.stop()
+			return
+		case <-timer.C:
+		case <-f.kick:
+		}
+		timer.Reset(f.fetch(ctx))
+	}
+}
+
+// stop ends fetching: a request waiting for a fetch that will not come
+// is answered at once, and no request asks for another.
+func (f *jwksFetcher) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped = true
+	if c := f.pending; c != nil {
+		f.pending = nil
+		c.err = errJWKSStopped
+		close(c.done)
+	}
+}
+
+// Outcomes of a request's wait for a fetch.
+type fetchOutcome int
+
+const (
+	fetchSucceeded fetchOutcome = iota
+	fetchFailed                 // the fetch ended without a key set
+	fetchTooSoon                // no fetch: the last began less than minGap ago
+	fetchTimedOut               // the wait or the request ended first
+	fetchStopped                // no fetch: the fetcher's context has ended
+)
+
+// refetch waits for a fetch: the one asked for or in progress (which
+// may have begun before the issuer published the key looked for; the
+// request is then refused, and its retry fetches once minGap has passed),
+// or a new one unless the latest began less than minGap ago. It waits at
+// most timing.wait, and no longer than ctx.
+func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
+	f.mu.Lock()
+	c := f.pending
+	if c == nil {
+		switch {
+		case f.stopped:
+			f.mu.Unlock()
+			return fetchStopped
+		case time.Since(f.lastStart) < f.timing.minGap:
+			f.mu.Unlock()
+			return fetchTooSoon
+		}
+		c = &jwksFetch{done: make(chan struct{})}
+		f.pending = c
+		select {
+		case f.kick <- struct{}{}:
+		default:
+		}
+	}
+	f.mu.Unlock()
+
+	timer := time.NewTimer(f.timing.wait)
+	defer timer.Stop()
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return fetchFailed
+		}
+		return fetchSucceeded
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return fetchTimedOut
+}
+
+// fetch fetches the set once, publishes it when it is good, answers the
+// requests waiting for it, and returns when the next scheduled fetch is
+// due.
+func (f *jwksFetcher) fetch(ctx context.Context) time.Duration {
+	f.mu.Lock()
+	c := f.pending
+	if c == nil {
+		c = &jwksFetch{done: make(chan struct{})}
+		f.pending = c
+	}
+	// This fetch answers every request made so far; a kick they left
+	// would fetch again for nothing.
+	select {
+	case <-f.kick:
+	default:
+	}
+	f.lastStart = time.Now()
+	f.mu.Unlock()
+
+	keys, err := f.get(ctx)
+
+	f.mu.Lock()
+	recovered := err == nil && f.failures > 0
+	if err == nil {
+		f.set.current.Store(&keys)
+		f.failures = 0
+	} else {
+		f.failures++
+	}
+	failures := f.failures
+	f.pending = nil
+	f.mu.Unlock()
+
+	next := f.timing.refresh
+	switch {
+	case err != nil:
+		next = f.timing.retryAfter(failures)
+		// A fetch cut short by the end of ctx is no failure of the
+		// issuer's.
+		if ctx.Err() == nil {
+			f.logger.ErrorContext(ctx, "otc: fetching the capability issuers' JWKS failed; the keys of the last good fetch, if any, stay in use",
+				"url", f.shown, "error", err.Error(), "failures_in_a_row", failures, "retry_in", next.String())
+		}
+	case recovered:
+		f.logger.InfoContext(ctx, "otc: fetched the capability issuers' JWKS again after failures", "url", f.shown)
+	}
+	// Logged first, so that a request refused for this failure finds it
+	// in the log.
+	c.err = err
+	close(c.done)
+	return next
+}
+
+// get fetches and parses the key set, within the fetch timeout.
+func (f *jwksFetcher) get(ctx context.Context) (keySnapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the JWKS URL answered HTTP status %d, not 200", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the key set: %w", err)
+	}
+	if len(body) > maxJWKSBytes {
+		return nil, fmt.Errorf("the key set is too large: over %d bytes", maxJWKSBytes)
+	}
+	var set jwkset.JWKSMarshal
+	if err := json.Unmarshal(body, &set); err != nil {
+		return nil, fmt.Errorf("the key set is not a JSON Web Key Set: %w", err)
+	}
+	jwks := make([]jwkset.JWK, 0, len(set.Keys))
+	for i, m := range set.Keys {
+		j, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{Private: true}, jwkset.JWKValidateOptions{})
+		switch {
+		case errors.Is(err, jwkset.ErrUnsupportedKey):
+			// A kind of key that no capability token uses: the others
+			// still verify.
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("key %d (kid %q) of the key set is not valid: %w", i, truncate(m.KID, 80), err)
+		}
+		jwks = append(jwks, j)
+	}
+	return newKeySnapshot(jwks), nil
+}
