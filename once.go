@@ -141,6 +141,13 @@ func (r *Registry) spendShared(ctx context.Context, key string) (bool, error) {
 		// The claim lapsed before it was recorded and another call took
 		// the id: that call spent it.
 		return false, nil
+	case errors.Is(err, ErrOutcomePending):
+		// The store holds the id under this call's claim, renewing it,
+		// and writes the marker in the background: no other call can
+		// spend it meanwhile, so this call has. Refusing it instead would
+		// leave the token spent, once the marker is written, without its
+		// call having run.
+		return true, nil
 	case err != nil:
 		// The id stays claimed while the store keeps the claim, so it
 		// cannot be spent twice meanwhile; this call does not run.

@@ -427,3 +427,44 @@ func TestCapabilityMaxLifetime(t *testing.T) {
 	_, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwks, MaxLifetime: -time.Second})
 	assert.ErrorContains(t, err, "negative MaxLifetime")
 }
+
+// pendingStore is a shared store (not a *MemoryStore) whose writes are
+// acknowledged late: Complete records the outcome but reports it
+// pending, as a Redis store does when Redis refused the first write and
+// it keeps the claim and writes in the background.
+type pendingStore struct{ *otc.MemoryStore }
+
+func (s pendingStore) Claim(ctx context.Context, key, fp string) (*otc.IdempotencyRecord, otc.IdempotencyClaim, error) {
+	rec, c, err := s.MemoryStore.Claim(ctx, key, fp)
+	if c != nil {
+		c = pendingClaim{c}
+	}
+	return rec, c, err
+}
+
+type pendingClaim struct{ otc.IdempotencyClaim }
+
+func (c pendingClaim) Complete(ctx context.Context, outcome []byte) error {
+	if err := c.IdempotencyClaim.Complete(ctx, outcome); err != nil {
+		return err
+	}
+	return fmt.Errorf("the store's first write failed: %w", otc.ErrOutcomePending)
+}
+
+// TestExecutionTokenSpentWhilePending: a token id whose record the store
+// is still writing, under the call's own claim, is spent by that call: it
+// runs, and a replay is refused.
+func TestExecutionTokenSpentWhilePending(t *testing.T) {
+	t.Parallel()
+	s := newOnceServer(t, &otc.RegistryOptions{Idempotency: pendingStore{otc.NewMemoryStore(nil)}}, otc.Tool{})
+	w := onceWires()[0]
+	body := w.body("")
+	token := execToken(t, body, nil)
+	first := s.send(t, w, body, token, "")
+	require.Equal(t, http.StatusOK, first.Status, string(first.Raw))
+	assert.Equal(t, "rf_A-1_1", w.value(t, first), "the call whose token is being recorded runs")
+	again := s.send(t, w, body, token, "")
+	reason, _ := w.reason(t, again)
+	assert.Equal(t, otc.ReasonTokenReplayed, reason, string(again.Raw))
+	assert.Equal(t, int64(1), s.runs.Load())
+}
