@@ -564,6 +564,7 @@ func (c *claim) writeBehind(v []byte, ended time.Time) {
 	pause := min(writeBehindFirst, step)
 	t := time.NewTimer(pause)
 	defer t.Stop()
+	renewTried := c.renewed // renewals keep renew's pace, whether they succeed or not
 	for attempts := 2; ; attempts++ {
 		select {
 		case <-s.quit:
@@ -588,7 +589,8 @@ func (c *claim) writeBehind(v []byte, ended time.Time) {
 		// A renewal that finds another record says nothing of its own: it
 		// may be this outcome, written by an attempt whose answer a stall
 		// held up. The next attempt to write tells.
-		if time.Since(c.renewed) >= s.lease/3 {
+		if time.Since(renewTried) >= s.lease/3 {
+			renewTried = time.Now()
 			_, _ = c.renewLease()
 		}
 		pause = min(2*pause, step)
