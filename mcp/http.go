@@ -117,7 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b := body.Bytes()
 	if !wire.Valid(b) {
-		writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeParseError, Message: "Parse error: the body is not valid JSON"})
+		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
 		return
 	}
 	var m message

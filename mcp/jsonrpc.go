@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
@@ -74,10 +75,20 @@ type message struct {
 	clientCapsWrong bool // clientCapabilities was not an object
 }
 
-// parseMessage reads one JSON-RPC message. body must be valid JSON (the
-// caller checks with json.Valid). The returned error is the JSON-RPC error
-// to answer with; m.id is set as far as it could be read, so that the
-// error names the request.
+// parseError is the error for a message wire.Valid refused; where names
+// what carried it ("body", "line").
+func parseError(msg []byte, where string) *rpcError {
+	if !utf8.Valid(msg) {
+		return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid UTF-8, as JSON text must be; send other encodings as UTF-8, or escape characters in strings as \\uXXXX"}
+	}
+	return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid JSON"}
+}
+
+// parseMessage reads one JSON-RPC message. body must be valid JSON in
+// UTF-8 (the caller checks with wire.Valid), so that what is echoed from
+// it, such as the id, is too. The returned error is the JSON-RPC error to
+// answer with; m.id is set as far as it could be read, so that the error
+// names the request.
 func parseMessage(body []byte, m *message) *rpcError {
 	s := scanner{b: body}
 	s.space()

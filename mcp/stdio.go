@@ -141,7 +141,7 @@ func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err erro
 // goroutine within the concurrency limit.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	if !wire.Valid(line) {
-		c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeParseError, Message: "Parse error: the line is not valid JSON"}))
+		c.write(appendErrorResponse(nil, nil, parseError(line, "line")))
 		return
 	}
 	m := new(message)
