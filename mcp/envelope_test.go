@@ -5,7 +5,9 @@ package mcp_test
 // server speaks, and on stdio an id that no request in flight holds.
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,3 +136,143 @@ func TestInvalidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// TestIDLength checks the cap on request ids: an id of mcp.MaxIDLength
+// bytes is served and echoed; a longer one, string or integer, is refused
+// with -32600 and id null, on every transport and whatever else is wrong
+// with the message, and never echoed. A response or notification with a
+// long id is ignored as before.
+func TestIDLength(t *testing.T) {
+	t.Parallel()
+	longest := `"` + strings.Repeat("i", mcp.MaxIDLength) + `"`
+	digits := strings.Repeat("7", mcp.MaxIDLength)
+	tooLong := `"` + strings.Repeat("i", mcp.MaxIDLength+1) + `"`
+	huge := `"` + strings.Repeat("h", 20<<10) + `"`
+	ping := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` }
+	for _, tr := range transports(t) {
+		t.Run(tr.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name string
+				body string
+			}{
+				{"string", ping(tooLong)},
+				{"integer", ping(digits + "7")},
+				{"negative_integer", ping("-" + digits)},
+				{"escapes_count_as_sent", ping(`"` + strings.Repeat(`\u0069`, mcp.MaxIDLength/6+1) + `"`)},
+				{"20KB", ping(huge)},
+				{"modern", modernList(tooLong, "")},
+				{"and_bad_jsonrpc", `{"jsonrpc":"1.0","id":` + tooLong + `,"method":"ping"}`},
+				{"and_bad_params", `{"jsonrpc":"2.0","id":` + tooLong + `,"method":"tools/list","params":{"cursor":1}}`},
+				{"tools_call", `{"jsonrpc":"2.0","id":` + huge + `,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":1,"b":2}}}`},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					status, b := tr.send(t, tc.body, true)
+					refused(t, status, b, -32600, "null")
+					assert.Less(t, len(b), 400, "the answer does not grow with the id: %s", b)
+					assert.NotContains(t, string(b), strings.Repeat("i", 16))
+					assert.NotContains(t, string(b), strings.Repeat("7", 16))
+				})
+			}
+			for _, id := range []string{longest, digits, "-" + digits[1:]} {
+				t.Run(fmt.Sprintf("longest_%.1s", id), func(t *testing.T) {
+					status, b := tr.send(t, tr.request(id), true)
+					if status != 0 {
+						assert.Equal(t, http.StatusOK, status, "%s", b)
+					}
+					r := decodeResponse(t, b)
+					assert.Nil(t, r.Error, "%s", b)
+					assert.Equal(t, id, string(r.ID))
+				})
+			}
+			t.Run("response_from_peer", func(t *testing.T) {
+				tr.send(t, `{"jsonrpc":"2.0","id":`+huge+`,"result":{}}`, false)
+			})
+			t.Run("cancel_naming_a_long_id", func(t *testing.T) {
+				tr.send(t, request(nil, "notifications/cancelled", obj{"requestId": strings.Repeat("c", 20<<10)}), false)
+			})
+		})
+	}
+}
+
+// TestProgressTokenLength checks that a progressToken up to
+// mcp.MaxIDLength bytes gets its notifications, and that a longer one is
+// ignored: the call is answered, with no notification echoing the token.
+func TestProgressTokenLength(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	url := serve(t, reg, nil)
+	longest := strings.Repeat("p", mcp.MaxIDLength)
+	digits := strings.Repeat("9", mcp.MaxIDLength)
+	for _, tc := range []struct {
+		name  string
+		token any    // as the request sends it
+		raw   string // as it is written in the message
+		sent  bool   // whether progress is sent
+	}{
+		{"longest_string", longest, `"` + longest + `"`, true},
+		{"one_byte_more", longest + "p", "", false},
+		{"100KB", strings.Repeat("p", 100<<10), "", false},
+		{"longest_integer", rawNumber(digits), digits, true},
+		{"integer_one_digit_more", rawNumber(digits + "9"), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			meta := obj{"progressToken": tc.token}
+			legacy := request(9, "tools/call", callParams("Progress_Count", nil, meta))
+			modern := modernCall(9, "Progress_Count", nil, meta)
+			check := func(t *testing.T, ns []notification, resp response, b []byte) {
+				t.Helper()
+				assert.Equal(t, "9", string(resp.ID))
+				require.Nil(t, resp.Error)
+				assert.JSONEq(t, `{"result":"done"}`, string(decodeCall(t, resp.Result).StructuredContent))
+				if !tc.sent {
+					assert.Empty(t, ns, "an over-long token is ignored")
+					assert.Less(t, len(b), 1024, "the answer does not grow with the token")
+					return
+				}
+				require.Len(t, ns, 3)
+				for _, n := range ns {
+					assert.Equal(t, "notifications/progress", n.Method)
+				}
+				assert.Contains(t, string(b), `"progressToken":`+tc.raw)
+			}
+			for name, h := range map[string]map[string]string{"http_2025-11-25": nil, "http_2026-07-28": modernHeaders("tools/call", "Progress_Count")} {
+				t.Run(name, func(t *testing.T) {
+					body := legacy
+					if h != nil {
+						body = modern
+					}
+					a := post(t, url, body, h)
+					require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+					if !tc.sent {
+						assert.Equal(t, "application/json", a.header.Get("Content-Type"), "no stream without progress")
+						check(t, nil, a.rpc(t), a.body)
+						return
+					}
+					ns, resp := splitStream(t, a.events(t))
+					check(t, ns, resp, a.body)
+				})
+			}
+			t.Run("stdio", func(t *testing.T) {
+				c := startStdio(t, t.Context(), reg, nil)
+				c.send(legacy)
+				var ns []notification
+				var all []byte
+				for {
+					b := c.recv()
+					all = append(all, b...)
+					if !strings.Contains(string(b), `"method":"notifications/`) {
+						check(t, ns, decodeResponse(t, b), all)
+						return
+					}
+					ns = append(ns, decodeNotification(t, b))
+				}
+			})
+		})
+	}
+}
+
+// rawNumber is an integer token of any length, as JSON writes it.
+type rawNumber string
+
+func (n rawNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }

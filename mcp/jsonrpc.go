@@ -99,7 +99,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 		return newError(codeInvalidRequest, "The request must be a JSON-RPC message: a JSON object")
 	}
 	var seen [4]bool // jsonrpc, id, method, params
-	var hasResult bool
+	var hasResult, longID bool
 	err := s.members(func(key []byte, val []byte) *rpcError {
 		slot := -1
 		switch string(key) {
@@ -116,7 +116,13 @@ func parseMessage(body []byte, m *message) *rpcError {
 			if !isValidID(val) {
 				return newError(codeInvalidRequest, `"id" must be a string or an integer`)
 			}
-			m.id, m.hasID = val, true
+			// An id over the cap is never kept, so that no answer, not even
+			// an error, echoes it.
+			longID = idLength(val) > MaxIDLength
+			if !longID {
+				m.id = val
+			}
+			m.hasID = true
 		case "method":
 			slot = 2
 			str, ok := jsonString(val)
@@ -153,6 +159,9 @@ func parseMessage(body []byte, m *message) *rpcError {
 			return nil
 		}
 		return newError(codeInvalidRequest, `The request must name a "method"`)
+	}
+	if longID {
+		return newError(codeInvalidRequest, "The request id is longer than %d bytes; send a shorter one, such as a counter or a UUID", MaxIDLength)
 	}
 	if m.params != nil {
 		if err := parseParams(m); err != nil {
@@ -254,7 +263,9 @@ func parseMeta(m *message) *rpcError {
 			if !isValidID(val) {
 				return newError(codeInvalidParams, `"progressToken" must be a string or an integer`)
 			}
-			m.progressToken = val
+			if idLength(val) <= MaxIDLength { // a longer one is ignored: no progress is sent
+				m.progressToken = val
+			}
 		case MetaContext:
 			slot = 5
 			m.contextRaw = val
@@ -298,6 +309,16 @@ func isValidID(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// idLength is the length MaxIDLength bounds of an id or progress token
+// that isValidID accepted: the bytes between a string's quotes, as sent,
+// or an integer's digits and sign.
+func idLength(raw []byte) int {
+	if raw[0] == '"' {
+		return len(raw) - 2
+	}
+	return len(raw)
 }
 
 // jsonString decodes raw when it is a JSON string.

@@ -98,6 +98,15 @@ const (
 	MetaError = "io.github.otcgo/error"
 )
 
+// MaxIDLength is the longest JSON-RPC request id and progressToken the
+// server accepts, in bytes as the message writes them: what lies between a
+// string's quotes (escapes as sent), or an integer's digits. It is
+// [otc.MaxIDLength], the cap on call ids, for the same reason: ids are
+// echoed in answers and notifications. A request whose id is longer is
+// refused with -32600 and id null; a longer progressToken is ignored, so
+// the call runs and is answered without progress notifications.
+const MaxIDLength = otc.MaxIDLength
+
 // Defaults of [Options].
 const (
 	// DefaultPageSize is how many tools a tools/list page holds.
