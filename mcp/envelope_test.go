@@ -276,3 +276,77 @@ func TestProgressTokenLength(t *testing.T) {
 type rawNumber string
 
 func (n rawNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
+// TestUnsupportedVersionHeader checks that an MCP-Protocol-Version header
+// naming no version this server speaks is answered 400 with -32022 and a
+// message naming the supported versions, whatever the body, notifications
+// included, before the header would decide how the body is read; and that
+// an absent header keeps the default.
+func TestUnsupportedVersionHeader(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newRegistry(t), nil)
+	const supported = ": this server speaks 2026-07-28, 2025-11-25 and 2025-06-18"
+	bodies := map[string]struct {
+		body string
+		id   string
+	}{
+		"legacy_list":  {request(1, "tools/list", nil), "1"},
+		"modern_list":  {request("m", "tools/list", obj{"_meta": modernMeta(nil)}), `"m"`},
+		"initialize":   {request(2, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "c", "version": "1"}}), "2"},
+		"discover":     {request(3, "server/discover", obj{"_meta": modernMeta(nil)}), "3"},
+		"tools_call":   {modernCall(4, "Calculator_Add", obj{"a": 1, "b": 2}, nil), "4"},
+		"notification": {request(nil, "notifications/initialized", nil), "null"},
+	}
+	for _, tc := range []struct {
+		name, header, requested string
+	}{
+		{"past", "1999-01-01", "1999-01-01"},
+		{"future", "2099-01-01", "2099-01-01"},
+		{"malformed", "invalid-protocol-version", "invalid-protocol-version"},
+		{"older_era", "2024-11-05", "2024-11-05"},
+		{"2025-03-26", "2025-03-26", "2025-03-26"},
+		{"5KB", strings.Repeat("v", 5<<10), strings.Repeat("v", 32) + "…"},
+		{"suffixed", "2026-07-28T", "2026-07-28T"},
+	} {
+		for name, b := range bodies {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				hdr := modernHeaders("tools/list", "")
+				hdr["MCP-Protocol-Version"] = tc.header
+				a := post(t, url, b.body, hdr)
+				e, id := a.rpcErr(t, http.StatusBadRequest, -32022)
+				assert.Equal(t, b.id, id)
+				assert.Equal(t, `Unsupported protocol version "`+tc.requested+`" in the MCP-Protocol-Version header`+supported, e.Message)
+				assert.JSONEq(t, `{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"`+tc.requested+`"}`, string(e.Data))
+				assert.Less(t, len(a.body), 512, "the header is not echoed in full")
+			})
+		}
+	}
+	t.Run("absent_header_is_the_default", func(t *testing.T) {
+		t.Parallel()
+		a := post(t, url, request(1, "tools/list", nil), map[string]string{"MCP-Protocol-Version": ""})
+		assert.Contains(t, object(t, a.result(t)), "tools")
+		a = post(t, url, request(nil, "notifications/initialized", nil), map[string]string{"MCP-Protocol-Version": ""})
+		assert.Equal(t, http.StatusAccepted, a.status)
+	})
+	t.Run("meta_version_on_stdio", func(t *testing.T) {
+		t.Parallel()
+		c := startStdio(t, t.Context(), newRegistry(t), nil)
+		c.send(request(6, "tools/list", obj{"_meta": modernMeta(obj{"io.modelcontextprotocol/protocolVersion": "a" + strings.Repeat("é", 5<<10)})}))
+		r := c.recvResponse()
+		require.NotNil(t, r.Error)
+		assert.Equal(t, -32022, r.Error.Code)
+		requested := "a" + strings.Repeat("é", 15) + "…" // cut short, never inside a character
+		assert.Equal(t, `Unsupported protocol version "`+requested+`" in _meta: a request that names its version there is served as 2026-07-28; 2025-11-25 and 2025-06-18 begin with initialize`, r.Error.Message)
+		assert.JSONEq(t, `{"supported":["2026-07-28","2025-11-25","2025-06-18"],"requested":"`+requested+`"}`, string(r.Error.Data))
+	})
+	t.Run("body_version_unsupported", func(t *testing.T) {
+		t.Parallel()
+		long := strings.Repeat("w", 5<<10)
+		hdr := modernHeaders("tools/list", "")
+		hdr["MCP-Protocol-Version"] = mcp.Version20260728
+		a := post(t, url, request(5, "tools/list", obj{"_meta": modernMeta(obj{"io.modelcontextprotocol/protocolVersion": long})}), hdr)
+		e, _ := a.rpcErr(t, http.StatusBadRequest, -32020)
+		assert.NotContains(t, e.Message, strings.Repeat("w", 64), "a mismatch names the values cut short")
+	})
+}
