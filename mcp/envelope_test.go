@@ -5,10 +5,12 @@ package mcp_test
 // server speaks, and on stdio an id that no request in flight holds.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -348,5 +350,92 @@ func TestUnsupportedVersionHeader(t *testing.T) {
 		a := post(t, url, request(5, "tools/list", obj{"_meta": modernMeta(obj{"io.modelcontextprotocol/protocolVersion": long})}), hdr)
 		e, _ := a.rpcErr(t, http.StatusBadRequest, -32020)
 		assert.NotContains(t, e.Message, strings.Repeat("w", 64), "a mismatch names the values cut short")
+	})
+}
+
+// TestStdioDuplicateID checks that a request whose id is held by one still
+// in flight is refused (-32600, naming the id) without running, that the
+// first is still answered or cancelled by that id, and that the id is free
+// again the moment its answer is written.
+func TestStdioDuplicateID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		id    any
+		raw   string
+		other any // an id that differs only in its JSON type
+	}{
+		{"integer", 7, "7", "7"},
+		{"string", "call-7", `"call-7"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg := newRegistry(t)
+			b := newBlocker(t, reg)
+			c := startStdio(t, t.Context(), reg, nil)
+			first := request(tc.id, "tools/call", callParams("Block_Wait", nil, nil))
+			c.send(first)
+			recvWithin(t, b.started, "the first call to start")
+
+			for _, dup := range []string{first, request(tc.id, "ping", nil), request(tc.id, "tools/call", callParams("Calculator_Add", obj{"a": 1, "b": 2}, nil))} {
+				c.send(dup)
+				r := c.recvResponse()
+				assert.Equal(t, tc.raw, string(r.ID))
+				require.NotNil(t, r.Error, "the duplicate is refused")
+				assert.Equal(t, -32600, r.Error.Code)
+				assert.Equal(t, "Invalid request: id "+tc.raw+" is in use by a request still in flight on this connection; give each request an id of its own", r.Error.Message)
+			}
+			if tc.other != nil {
+				c.send(request(tc.other, "ping", nil))
+				r := c.recvResponse()
+				assert.Nil(t, r.Error, "a string id is not the integer it spells")
+			}
+			select {
+			case <-b.started:
+				require.FailNow(t, "a duplicate ran the tool")
+			default:
+			}
+
+			t.Run("cancel_reaches_the_first", func(t *testing.T) {
+				c.send(request(nil, "notifications/cancelled", obj{"requestId": tc.id, "reason": "test"}))
+				assert.ErrorIs(t, recvWithin(t, b.ended, "the first call to end"), context.Canceled)
+			})
+			t.Run("free_once_done", func(t *testing.T) {
+				// The cancelled call is not answered; its id is free again.
+				require.Eventually(t, func() bool {
+					c.send(request(tc.id, "ping", nil))
+					return c.recvResponse().Error == nil
+				}, waitTimeout, 5*time.Millisecond)
+			})
+		})
+	}
+	t.Run("first_still_answered", func(t *testing.T) {
+		t.Parallel()
+		reg := newRegistry(t)
+		b := newBlocker(t, reg)
+		c := startStdio(t, t.Context(), reg, nil)
+		c.send(request(1, "tools/call", callParams("Block_Wait", nil, nil)))
+		recvWithin(t, b.started, "the call to start")
+		c.send(request(1, "tools/call", callParams("Block_Wait", nil, nil)))
+		r := c.recvResponse()
+		require.NotNil(t, r.Error)
+		assert.Equal(t, -32600, r.Error.Code)
+		close(b.release)
+		r = c.recvResponse()
+		assert.Equal(t, "1", string(r.ID))
+		require.Nil(t, r.Error, "the first call is answered")
+		assert.JSONEq(t, `{"result":"released"}`, string(decodeCall(t, r.Result).StructuredContent))
+		assert.Empty(t, b.started, "the tool ran once")
+	})
+	t.Run("reused_as_soon_as_answered", func(t *testing.T) {
+		t.Parallel()
+		// A client that sends the next request with the same id as soon as
+		// it reads an answer is never refused.
+		c := startStdio(t, t.Context(), newRegistry(t), nil)
+		for i := range 300 {
+			c.send(request(1, "tools/call", callParams("Calculator_Add", obj{"a": i, "b": 1}, nil)))
+			r := c.recvResponse()
+			require.Nil(t, r.Error, "round %d: %+v", i, r.Error)
+		}
 	})
 }
