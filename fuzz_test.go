@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -239,5 +241,64 @@ func FuzzListTools(f *testing.F) {
 		tools, ok := got["tools"].([]any)
 		require.True(t, ok, "tools must be an array")
 		assert.Len(t, tools, want)
+	})
+}
+
+// FuzzRESTRequestID sends each input as the X-Request-Id of a REST
+// invocation. An id of 1 to otc.MaxIDLength visible ASCII characters is
+// echoed and is the call id the tool sees; none gets a new UUID; any other
+// is refused with 400 request.invalid_shape, not echoed, and the tool does
+// not run. Every answer is UTF-8 JSON.
+func FuzzRESTRequestID(f *testing.F) {
+	for _, s := range []string{
+		"", "req-1", "0f8fad5b-d9cb-469f-a165-70867728950e", strings.Repeat("r", otc.MaxIDLength),
+		strings.Repeat("r", otc.MaxIDLength+1), "req 1", " req", "req\t1", "req\x7f", "req-é", "req-\xff", "\x00",
+	} {
+		f.Add(s)
+	}
+	var ran atomic.Int64
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(f, otc.Register(reg, otc.Tool{ID: "Meta.CallID", Version: "1.0.0", Description: "Returns its call id."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			ran.Add(1)
+			return otc.CallID(ctx), nil
+		}))
+	h := otc.NewRESTHandler(reg, nil)
+	f.Fuzz(func(t *testing.T, id string) {
+		req := httptest.NewRequest(http.MethodPost, "/tools/Meta_CallID:invoke", strings.NewReader(`{"schema_version":"0.1.0","args":{}}`))
+		req.Header["X-Request-Id"] = []string{id}
+		rec := httptest.NewRecorder()
+		before := ran.Load()
+		h.ServeHTTP(rec, req)
+		require.True(t, utf8.Valid(rec.Body.Bytes()) && json.Valid(rec.Body.Bytes()), "not UTF-8 JSON: %q", rec.Body.Bytes())
+		var got struct {
+			Result string `json:"result"`
+			Error  *struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+		echoed := rec.Header().Get("X-Request-Id")
+		usable := len(id) <= otc.MaxIDLength
+		for i := 0; i < len(id); i++ {
+			usable = usable && id[i] > ' ' && id[i] < 0x7f
+		}
+		switch {
+		case id == "":
+			require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body.Bytes())
+			require.Equal(t, echoed, got.Result, "the generated id is the call id")
+		case usable:
+			require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body.Bytes())
+			require.Equal(t, id, echoed)
+			require.Equal(t, id, got.Result, "the request id is the call id")
+		default:
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s", rec.Body.Bytes())
+			require.NotNil(t, got.Error)
+			require.Equal(t, otc.RESTInvalidShape, got.Error.Code)
+			require.Contains(t, got.Error.Message, "X-Request-Id")
+			require.NotEqual(t, id, echoed, "a refused id is not echoed")
+			require.Equal(t, before, ran.Load(), "the tool ran for a refused id")
+		}
 	})
 }

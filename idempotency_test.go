@@ -523,17 +523,15 @@ func TestIdempotencyRESTWithoutRequestIDAlwaysRuns(t *testing.T) {
 	b := f.rest(t, "", "Count.Up", "", map[string]any{})
 	assert.EqualValues(t, 1, a.body["result"])
 	assert.EqualValues(t, 2, b.body["result"])
-	// An X-Request-Id the view does not accept (too long) is replaced by
-	// a new id, not used as a key.
+	// An X-Request-Id the view does not accept (too long) is refused, not
+	// replaced by a new id: the tool does not run (TestRESTUnusableRequestIDNeverRuns).
 	long := strings.Repeat("x", 200)
-	c := f.rest(t, "", "Count.Up", long, map[string]any{})
-	d := f.rest(t, "", "Count.Up", long, map[string]any{})
-	assert.EqualValues(t, 3, c.body["result"])
-	assert.EqualValues(t, 4, d.body["result"])
+	assert.Equal(t, http.StatusBadRequest, f.rest(t, "", "Count.Up", long, map[string]any{}).status)
+	assert.EqualValues(t, 2, f.ran("Count.Up"))
 	// A valid one is a key, shared with OTC's call_id.
 	e := f.rest(t, "", "Count.Up", "rest-id", map[string]any{})
-	assert.EqualValues(t, 5, e.body["result"])
-	assert.EqualValues(t, 5, f.call(t, "", "Count.Up", "rest-id", map[string]any{}).value(t))
+	assert.EqualValues(t, 3, e.body["result"])
+	assert.EqualValues(t, 3, f.call(t, "", "Count.Up", "rest-id", map[string]any{}).value(t))
 }
 
 func TestIdempotencyTTLAndEviction(t *testing.T) {

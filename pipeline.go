@@ -239,11 +239,18 @@ const MaxIDLength = 128
 
 // checkIDs refuses a call or trace id longer than MaxIDLength.
 func checkIDs(callID, traceID string) error {
-	for _, id := range []struct{ name, value string }{{"call_id", callID}, {"trace_id", traceID}} {
-		if len(id.value) > MaxIDLength {
-			return badRequest(fmt.Sprintf("%s is longer than %d bytes", id.name, MaxIDLength),
-				fmt.Sprintf("%s is echoed back and logged, so it is limited to %d bytes: send a UUID or another short id", id.name, MaxIDLength))
-		}
+	if err := checkID("call_id", callID); err != nil {
+		return err
+	}
+	return checkID("trace_id", traceID)
+}
+
+// checkID refuses an id longer than MaxIDLength; name is where the caller
+// sent it (call_id, or the REST view's X-Request-Id header).
+func checkID(name, id string) error {
+	if len(id) > MaxIDLength {
+		return badRequest(fmt.Sprintf("%s is longer than %d bytes", name, MaxIDLength),
+			fmt.Sprintf("%s is echoed back and logged, so it is limited to %d bytes: send a UUID or another short id", name, MaxIDLength))
 	}
 	return nil
 }

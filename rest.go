@@ -95,9 +95,12 @@ type RESTOptions struct {
 //
 //	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
 //
-// Every response carries X-Request-Id: the client's, when it sent a
-// usable one, else a generated UUID. The request id is also the call id a
-// tool sees.
+// Every response carries X-Request-Id: the client's, or a generated UUID
+// when it sent none. The request id is also the call id a tool sees, and
+// the idempotency key of a retry; a header that cannot be one (over
+// [MaxIDLength] bytes, or any byte that is not visible ASCII) is answered
+// 400 request.invalid_shape rather than replaced, so that a retry is never
+// silently run as a new call.
 type RESTHandler struct {
 	reg     *Registry
 	maxBody int64
@@ -165,8 +168,13 @@ type restDefinition struct {
 
 // ServeHTTP routes a request.
 func (h *RESTHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", requestID(r))
+	id, idErr := requestID(r)
+	w.Header().Set("X-Request-Id", id)
 	defer h.recoverFault(w, r)
+	if idErr != nil {
+		h.fail(w, RESTInvalidShape, restMessage(idErr), nil)
+		return
+	}
 
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	if path == "tools" {
@@ -191,19 +199,36 @@ func (h *RESTHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// requestID returns the client's X-Request-Id when it is 1 to 128 visible
-// ASCII characters, else a new UUID.
-func requestID(r *http.Request) string {
+// requestID returns the request's id: the client's X-Request-Id, or a new
+// UUID when it sent none. An X-Request-Id that cannot be a call id is an
+// error, returned with a new UUID to name the answer. Its length is held
+// to OTC's rule for call_id (checkID); its bytes to visible ASCII, since a
+// header carries no character set and the id is echoed in one.
+//
+// Replacing an unusable id, as this view once did, turned a client's
+// retry into a second run of the tool: the retry's key was a fresh UUID.
+func requestID(r *http.Request) (string, error) {
 	id := r.Header.Get("X-Request-Id")
-	if id == "" || len(id) > 128 {
-		return NewCallID()
+	if id == "" {
+		return NewCallID(), nil
+	}
+	if err := checkID("X-Request-Id", id); err != nil {
+		return NewCallID(), err
 	}
 	for i := 0; i < len(id); i++ {
-		if id[i] <= ' ' || id[i] > '~' {
-			return NewCallID()
+		if c := id[i]; c <= ' ' || c > '~' {
+			what := "a control character"
+			switch {
+			case c == ' ':
+				what = "a space"
+			case c >= 0x80:
+				what = "a byte that is not ASCII"
+			}
+			return NewCallID(), badRequest(fmt.Sprintf("X-Request-Id holds %s at byte %d", what, i),
+				"the request id is the call id: 1 to 128 visible ASCII characters, such as a UUID; send the same one with each retry of a call")
 		}
 	}
-	return id
+	return id, nil
 }
 
 // recoverFault answers a JSON 500 if the handler itself panics.

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1104,8 +1105,9 @@ func TestRESTSuccess(t *testing.T) {
 }
 
 // TestRESTRequestID checks that every answer, success and every kind of
-// error, carries X-Request-Id: the client's when it is usable, else a new
-// UUID.
+// error, carries X-Request-Id: the client's, or a new UUID when it sent
+// none; and that an X-Request-Id that cannot be a call id is refused on
+// every route, 400 request.invalid_shape naming the header, never echoed.
 func TestRESTRequestID(t *testing.T) {
 	t.Parallel()
 	f := newRESTFixture(t, nil)
@@ -1129,14 +1131,15 @@ func TestRESTRequestID(t *testing.T) {
 		{"handler_error", http.MethodPost, "/v1/tools/Errors_Raise:invoke", `{"schema_version":"0.1.0","args":{"mode":"panic"}}`, 500},
 		{"too_large", http.MethodPost, "/v1/tools/Calculator_Add:invoke", strings.Repeat(" ", restMaxBody+1), 413},
 	}
-	unusable := map[string]string{
-		"too_long":  strings.Repeat("r", 129),
-		"space":     "req 42",
-		"tab":       "req\t42",
-		"non_ascii": "req-é-42",
+	const rule = ": the request id is the call id: 1 to 128 visible ASCII characters, such as a UUID; send the same one with each retry of a call"
+	unusable := map[string]struct{ id, message string }{
+		"too_long":  {strings.Repeat("r", 129), "X-Request-Id is longer than 128 bytes: X-Request-Id is echoed back and logged, so it is limited to 128 bytes: send a UUID or another short id"},
+		"space":     {"req 42", "X-Request-Id holds a space at byte 3" + rule},
+		"tab":       {"req\t42", "X-Request-Id holds a control character at byte 3" + rule},
+		"non_ascii": {"req-é-42", "X-Request-Id holds a byte that is not ASCII at byte 4" + rule},
 	}
 	for _, rq := range requests {
-		send := func(t *testing.T, id string) restResponse {
+		do := func(t *testing.T, id string) restResponse {
 			t.Helper()
 			var body io.Reader
 			if rq.body != "" {
@@ -1147,8 +1150,13 @@ func TestRESTRequestID(t *testing.T) {
 				h = http.Header{"X-Request-Id": {id}}
 			}
 			r := f.do(t, rq.method, rq.path, body, h)
-			require.Equal(t, rq.status, r.status, "status (body %s)", r.body)
 			assert.Len(t, r.header.Values("X-Request-Id"), 1, "one X-Request-Id")
+			return r
+		}
+		send := func(t *testing.T, id string) restResponse {
+			t.Helper()
+			r := do(t, id)
+			require.Equal(t, rq.status, r.status, "status (body %s)", r.body)
 			return r
 		}
 		t.Run(rq.name+"/absent", func(t *testing.T) {
@@ -1164,12 +1172,17 @@ func TestRESTRequestID(t *testing.T) {
 				assert.Equal(t, id, send(t, id).header.Get("X-Request-Id"))
 			}
 		})
-		for name, id := range unusable {
+		for name, tc := range unusable {
 			t.Run(rq.name+"/unusable_"+name, func(t *testing.T) {
 				t.Parallel()
-				got := send(t, id).header.Get("X-Request-Id")
-				assert.NotEqual(t, id, got)
+				r := do(t, tc.id)
+				e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+				assert.Equal(t, tc.message, e.Message)
+				assert.False(t, e.Retryable, "the same request fails the same way")
+				got := r.header.Get("X-Request-Id")
+				assert.NotEqual(t, tc.id, got, "a refused id is not echoed")
 				assert.Regexp(t, restUUID, got)
+				assert.NotContains(t, string(r.body), tc.id)
 			})
 		}
 	}
@@ -1192,6 +1205,36 @@ func TestRESTRequestID(t *testing.T) {
 			assert.Equal(t, "Meta.Inspect@1.0.0", got.ToolID)
 		}
 	})
+}
+
+// TestRESTUnusableRequestIDNeverRuns checks that an invocation whose
+// X-Request-Id cannot be a call id never reaches the tool, however often
+// it is sent, and that a usable one, up to the longest, is the key that
+// makes a retry a replay.
+func TestRESTUnusableRequestIDNeverRuns(t *testing.T) {
+	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	for _, id := range []string{strings.Repeat("x", otc.MaxIDLength+1), "retry 1", "retry-\u00e9", "retry-\xff"} {
+		for range 2 {
+			a := f.rest(t, "", "Count.Up", id, map[string]any{"n": 1})
+			require.Equal(t, http.StatusBadRequest, a.status, a.raw)
+			require.True(t, utf8.ValidString(a.raw), "the answer is UTF-8: %q", a.raw)
+			e, ok := a.body["error"].(map[string]any)
+			require.True(t, ok, a.raw)
+			assert.Equal(t, otc.RESTInvalidShape, e["code"])
+			assert.Contains(t, e["message"], "X-Request-Id")
+			assert.NotContains(t, a.raw, id, "the refused id is not echoed")
+		}
+	}
+	assert.Zero(t, f.ran("Count.Up"), "a refused request never runs the tool")
+
+	longest := strings.Repeat("x", otc.MaxIDLength)
+	first := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
+	retry := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
+	assert.EqualValues(t, 1, first.body["result"], first.raw)
+	assert.Empty(t, first.replayed)
+	assert.EqualValues(t, 1, retry.body["result"], retry.raw)
+	assert.Equal(t, "true", retry.replayed, "the retry is a replay")
+	assert.EqualValues(t, 1, f.ran("Count.Up"), "the tool ran once")
 }
 
 // TestRESTCallContext checks the context and trace of an invocation reach

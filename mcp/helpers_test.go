@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -274,10 +275,21 @@ type rpcError struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// requireWellFormed checks that a message the server wrote is one JSON
+// value in UTF-8: encoding/json alone would read bytes that are not UTF-8
+// as U+FFFD, and so would not notice an answer no strict client can read.
+func requireWellFormed(t testing.TB, b []byte) {
+	t.Helper()
+	require.True(t, utf8.Valid(b), "the message is not UTF-8: %q", b)
+	require.True(t, json.Valid(b), "the message is not JSON: %q", b)
+}
+
 // decodeResponse decodes one JSON-RPC response and checks its envelope:
-// jsonrpc "2.0", an id, and exactly one of result and error.
+// one JSON value in UTF-8, jsonrpc "2.0", an id, and exactly one of result
+// and error.
 func decodeResponse(t testing.TB, b []byte) response {
 	t.Helper()
+	requireWellFormed(t, b)
 	var members map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &members), "a JSON-RPC response must be one JSON object: %s", b)
 	assert.Equal(t, `"2.0"`, string(members["jsonrpc"]), "jsonrpc: %s", b)
@@ -341,7 +353,7 @@ func (a answer) events(t testing.TB) []json.RawMessage {
 		assert.Equal(t, "event: message", lines[0])
 		data, ok := strings.CutPrefix(lines[1], "data: ")
 		require.True(t, ok, "%q", block)
-		require.True(t, json.Valid([]byte(data)), "%q", data)
+		requireWellFormed(t, []byte(data))
 		out = append(out, json.RawMessage(data))
 	}
 	return out
@@ -356,6 +368,7 @@ type notification struct {
 // decodeNotification decodes a notification and checks its envelope.
 func decodeNotification(t testing.TB, b []byte) notification {
 	t.Helper()
+	requireWellFormed(t, b)
 	var members map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &members), "%s", b)
 	assert.Equal(t, `"2.0"`, string(members["jsonrpc"]))

@@ -117,12 +117,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b := body.Bytes()
 	if !wire.Valid(b) {
-		writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeParseError, Message: "Parse error: the body is not valid JSON"})
+		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
 		return
 	}
 	var m message
 	if e := parseMessage(b, &m); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, m.id, e)
+		return
+	}
+	// A header naming a version this server does not speak is refused on
+	// every message, before the version decides how the message is read:
+	// taken for the newest version, it was answered with that version's
+	// header rules, which told the client nothing of what to send instead.
+	hv := r.Header.Get("MCP-Protocol-Version")
+	if hv != "" && !isSupportedVersion(hv) {
+		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
 	}
 	if m.isReply || !m.hasID {
@@ -133,21 +142,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	hv := r.Header.Get("MCP-Protocol-Version")
 	x := exchange{msg: &m, request: r, body: b}
-	x.modern = m.hasMetaVersion || m.method == "server/discover" || (hv != "" && !isLegacyVersion(hv))
+	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
 		if e := h.checkHeaders(r, &m, hv); e != nil {
 			writeHTTPError(w, e.status, m.id, e)
 			return
 		}
-	} else if hv != "" && hv != Version20250618 && hv != Version20251125 {
-		writeHTTPError(w, http.StatusBadRequest, m.id, &rpcError{
-			Code:    codeInvalidRequest,
-			Message: "Unsupported protocol version " + strconv.Quote(truncate(hv, 32)) + " in the MCP-Protocol-Version header",
-			Data:    map[string]any{"supported": supportedVersions, "requested": hv},
-		})
-		return
 	}
 
 	var stream *sseStream
@@ -234,7 +235,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 		return mismatch("Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", truncate(hv, 32), truncate(m.metaVersion, 32))
 	}
 	if m.metaVersion != Version20260728 {
-		return unsupportedVersion(m.metaVersion)
+		return unsupportedVersion(m.metaVersion, false)
 	}
 	if method != m.method {
 		return mismatch("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", truncate(method, 64), truncate(m.method, 64))

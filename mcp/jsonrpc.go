@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
@@ -74,10 +75,20 @@ type message struct {
 	clientCapsWrong bool // clientCapabilities was not an object
 }
 
-// parseMessage reads one JSON-RPC message. body must be valid JSON (the
-// caller checks with json.Valid). The returned error is the JSON-RPC error
-// to answer with; m.id is set as far as it could be read, so that the
-// error names the request.
+// parseError is the error for a message wire.Valid refused; where names
+// what carried it ("body", "line").
+func parseError(msg []byte, where string) *rpcError {
+	if !utf8.Valid(msg) {
+		return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid UTF-8, as JSON text must be; send other encodings as UTF-8, or escape characters in strings as \\uXXXX"}
+	}
+	return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid JSON"}
+}
+
+// parseMessage reads one JSON-RPC message. body must be valid JSON in
+// UTF-8 (the caller checks with wire.Valid), so that what is echoed from
+// it, such as the id, is too. The returned error is the JSON-RPC error to
+// answer with; m.id is set as far as it could be read, so that the error
+// names the request.
 func parseMessage(body []byte, m *message) *rpcError {
 	s := scanner{b: body}
 	s.space()
@@ -88,7 +99,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 		return newError(codeInvalidRequest, "The request must be a JSON-RPC message: a JSON object")
 	}
 	var seen [4]bool // jsonrpc, id, method, params
-	var hasResult bool
+	var hasResult, longID bool
 	err := s.members(func(key []byte, val []byte) *rpcError {
 		slot := -1
 		switch string(key) {
@@ -105,7 +116,13 @@ func parseMessage(body []byte, m *message) *rpcError {
 			if !isValidID(val) {
 				return newError(codeInvalidRequest, `"id" must be a string or an integer`)
 			}
-			m.id, m.hasID = val, true
+			// An id over the cap is never kept, so that no answer, not even
+			// an error, echoes it.
+			longID = idLength(val) > MaxIDLength
+			if !longID {
+				m.id = val
+			}
+			m.hasID = true
 		case "method":
 			slot = 2
 			str, ok := jsonString(val)
@@ -142,6 +159,9 @@ func parseMessage(body []byte, m *message) *rpcError {
 			return nil
 		}
 		return newError(codeInvalidRequest, `The request must name a "method"`)
+	}
+	if longID {
+		return newError(codeInvalidRequest, "The request id is longer than %d bytes; send a shorter one, such as a counter or a UUID", MaxIDLength)
 	}
 	if m.params != nil {
 		if err := parseParams(m); err != nil {
@@ -243,7 +263,9 @@ func parseMeta(m *message) *rpcError {
 			if !isValidID(val) {
 				return newError(codeInvalidParams, `"progressToken" must be a string or an integer`)
 			}
-			m.progressToken = val
+			if idLength(val) <= MaxIDLength { // a longer one is ignored: no progress is sent
+				m.progressToken = val
+			}
 		case MetaContext:
 			slot = 5
 			m.contextRaw = val
@@ -287,6 +309,16 @@ func isValidID(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// idLength is the length MaxIDLength bounds of an id or progress token
+// that isValidID accepted: the bytes between a string's quotes, as sent,
+// or an integer's digits and sign.
+func idLength(raw []byte) int {
+	if raw[0] == '"' {
+		return len(raw) - 2
+	}
+	return len(raw)
 }
 
 // jsonString decodes raw when it is a JSON string.

@@ -18,10 +18,21 @@
 // handshake; 2026-07-28 is stateless, each request naming its version in
 // its _meta, and is found with server/discover. The server speaks all three
 // on one endpoint and decides per request: a request whose _meta names a
-// protocol version, or whose MCP-Protocol-Version header names one later
-// than 2025-11-25, is served as 2026-07-28; any other as the version the
-// client negotiated. The server issues no session ids: every request stands
-// on its own, so any replica behind a load balancer can answer it.
+// protocol version, or whose MCP-Protocol-Version header is 2026-07-28, is
+// served as 2026-07-28; any other as the version the client negotiated. A
+// header naming a version the server does not speak is answered 400 with
+// error -32022, whose message and data name the supported versions. The
+// server issues no session ids: every request stands on its own, so any
+// replica behind a load balancer can answer it.
+//
+// # Limits on messages
+//
+// A message is UTF-8 throughout: one with other bytes, anywhere, is a
+// parse error (-32700, id null), so that every answer, which may echo
+// parts of the request, is UTF-8 JSON too. Request ids and progress tokens
+// are held to [MaxIDLength]. On stdio, a request whose id is held by a
+// request still in flight is refused with -32600; the first is answered,
+// and notifications/cancelled naming the id still reaches it.
 //
 // # Tools
 //
@@ -97,6 +108,15 @@ const (
 	// parameter errors of invalid input, or the missing requirements.
 	MetaError = "io.github.otcgo/error"
 )
+
+// MaxIDLength is the longest JSON-RPC request id and progressToken the
+// server accepts, in bytes as the message writes them: what lies between a
+// string's quotes (escapes as sent), or an integer's digits. It is
+// [otc.MaxIDLength], the cap on call ids, for the same reason: ids are
+// echoed in answers and notifications. A request whose id is longer is
+// refused with -32600 and id null; a longer progressToken is ignored, so
+// the call runs and is answered without progress notifications.
+const MaxIDLength = otc.MaxIDLength
 
 // Defaults of [Options].
 const (

@@ -147,8 +147,8 @@ func TestModernVersionHeader(t *testing.T) {
 	t.Run("legacy_header_unsupported", func(t *testing.T) {
 		t.Parallel()
 		a := post(t, url, request(1, "tools/list", nil), map[string]string{"MCP-Protocol-Version": "2024-11-05"})
-		e, _ := a.rpcErr(t, http.StatusBadRequest, -32600)
-		assert.Contains(t, e.Message, "2024-11-05")
+		e, _ := a.rpcErr(t, http.StatusBadRequest, -32022)
+		assert.Equal(t, `Unsupported protocol version "2024-11-05" in the MCP-Protocol-Version header: this server speaks 2026-07-28, 2025-11-25 and 2025-06-18`, e.Message)
 	})
 	t.Run("legacy_header_supported", func(t *testing.T) {
 		t.Parallel()

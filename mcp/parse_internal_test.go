@@ -50,6 +50,14 @@ var parseSeeds = []string{
 	`"ping"`, `1`, `null`, `{}`, `[]`,
 	// Runs of backslashes before a quote, odd and even.
 	`{"jsonrpc":"2.0","id":"a\\","method":"x\"y\\","params":{"name":"\\\"}\\","_meta":{"k\\":"\\\\"},"arguments":{"\"":"]"}}}`,
+	// Ids and progress tokens at the cap and one byte over it.
+	`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", MaxIDLength) + `","method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", MaxIDLength+1) + `","method":"ping"}`,
+	`{"jsonrpc":"2.0","id":-` + strings.Repeat("7", MaxIDLength) + `,"method":"ping"}`,
+	`{"jsonrpc":"1.0","id":"` + strings.Repeat("i", MaxIDLength+1) + `","method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", MaxIDLength+1) + `","result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"n","_meta":{"progressToken":"` + strings.Repeat("p", MaxIDLength) + `"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"n","_meta":{"progressToken":` + strings.Repeat("9", MaxIDLength+1) + `}}}`,
 }
 
 func FuzzParseMessage(f *testing.F) {
@@ -90,7 +98,7 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, m *message, e *rpcError
 	method, methodOK := members["method"].(string)
 	_, hasMethod := members["method"]
 	idRaw, hasID := raw["id"]
-	idOK := !hasID || isStringOrInteger(idRaw)
+	idOK := !hasID || isStringOrInteger(idRaw) && idLength(idRaw) <= MaxIDLength
 	params, hasParams := members["params"]
 	_, paramsOK := params.(map[string]any)
 	envelopeOK := members["jsonrpc"] == "2.0" && !dup && idOK && (!hasParams || paramsOK)
@@ -120,6 +128,12 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, m *message, e *rpcError
 		}
 		if m.id != nil && counts["id"] == 1 {
 			assert.Equal(t, string(idRaw), string(m.id), "the id an error names")
+		}
+		if hasID && counts["id"] == 1 && isStringOrInteger(idRaw) && idLength(idRaw) > MaxIDLength {
+			assert.Nil(t, m.id, "an id over the cap is never named")
+			if !m.isReply && members["jsonrpc"] == "2.0" && methodOK && !dup && (!hasParams || paramsOK) {
+				assert.Equal(t, codeInvalidRequest, e.Code, "an id over the cap is refused: %s", e.Message)
+			}
 		}
 	}
 }
@@ -155,6 +169,15 @@ func checkParams(t *testing.T, params map[string]any, raw json.RawMessage, m *me
 	}
 	if v, ok := meta["io.github.otcgo/call_id"]; ok {
 		assert.Equal(t, v, m.callID)
+	}
+	var rawMeta map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(rawParams["_meta"], &rawMeta))
+	if tok, ok := rawMeta["progressToken"]; ok && isStringOrInteger(tok) {
+		if idLength(tok) <= MaxIDLength {
+			assert.Equal(t, string(tok), string(m.progressToken), "progressToken")
+		} else {
+			assert.Nil(t, m.progressToken, "a progressToken over the cap is ignored")
+		}
 	}
 }
 

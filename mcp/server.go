@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/otcgo/otc"
 )
@@ -105,10 +107,10 @@ type exchange struct {
 	logLevel *slog.LevelVar
 }
 
-// isLegacyVersion reports whether v is a version of the initialize era.
-func isLegacyVersion(v string) bool {
+// isSupportedVersion reports whether v is one of supportedVersions.
+func isSupportedVersion(v string) bool {
 	switch v {
-	case Version20250618, Version20251125, "2025-03-26", "2024-11-05":
+	case Version20260728, Version20251125, Version20250618:
 		return true
 	}
 	return false
@@ -127,16 +129,29 @@ func (s *server) checkModern(m *message) *rpcError {
 	return nil
 }
 
-// unsupportedVersion is the error for a 2026-07-28-style request naming a
-// version this server does not speak statelessly.
-func unsupportedVersion(requested string) *rpcError {
+// unsupportedVersion is the error for a request naming a version this
+// server does not speak, in its MCP-Protocol-Version header (inHeader) or
+// in its _meta, where only 2026-07-28 may be named. It is 2026-07-28's
+// UnsupportedProtocolVersion, answered 400, with the supported versions in
+// the message and in data; a client of an earlier version reads the
+// message and the status, which is what its version asks for.
+func unsupportedVersion(requested string, inHeader bool) *rpcError {
+	requested = truncate(requested, 32) // a client's string, echoed
+	msg := "Unsupported protocol version " + strconv.Quote(requested) + " in the MCP-Protocol-Version header: this server speaks " + supportedList
+	if !inHeader {
+		msg = "Unsupported protocol version " + strconv.Quote(requested) + " in _meta: a request that names its version there is served as " +
+			Version20260728 + "; " + Version20251125 + " and " + Version20250618 + " begin with initialize"
+	}
 	return &rpcError{
 		Code:    codeUnsupportedProtocol,
-		Message: "Unsupported protocol version",
+		Message: msg,
 		Data:    map[string]any{"supported": supportedVersions, "requested": requested},
 		status:  http.StatusBadRequest,
 	}
 }
+
+// supportedList names supportedVersions in a sentence.
+var supportedList = strings.Join(supportedVersions[:len(supportedVersions)-1], ", ") + " and " + supportedVersions[len(supportedVersions)-1]
 
 // methodNotFound is the error for a method this server does not have.
 // It carries no status: errorStatus answers it 404 in 2026-07-28 and 200,
@@ -155,7 +170,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, err
 		}
 		if m.metaVersion != Version20260728 {
-			return nil, unsupportedVersion(m.metaVersion)
+			return nil, unsupportedVersion(m.metaVersion, false)
 		}
 		switch m.method {
 		case "server/discover":
@@ -296,10 +311,14 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, info)
 }
 
-// truncate shortens s, which may come from a client, for an error message.
+// truncate shortens s, which may come from a client, for an error message,
+// to at most n bytes and an ellipsis, never cutting a UTF-8 character.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -93,8 +93,10 @@ type stdioConn struct {
 	outErr  error
 	stopped bool // Serve has returned: out is no longer the server's
 
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // by raw request id
+	mu sync.Mutex
+	// inflight holds the requests not yet answered, by raw id, with what
+	// cancels each (nil for initialize).
+	inflight map[string]context.CancelFunc
 }
 
 // read sends each line of in to lines, answering over-long ones itself.
@@ -141,7 +143,7 @@ func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err erro
 // goroutine within the concurrency limit.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	if !wire.Valid(line) {
-		c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeParseError, Message: "Parse error: the line is not valid JSON"}))
+		c.write(appendErrorResponse(nil, nil, parseError(line, "line")))
 		return
 	}
 	m := new(message)
@@ -163,6 +165,19 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 		}
 		return
 	}
+	// An id names one request until it is answered: a second request with
+	// it would share its answers and its cancellation with the first, so
+	// it is refused, and the first runs on, still cancellable by its id.
+	// (Only this goroutine adds ids, so the check holds until the add.)
+	key := string(m.id)
+	c.mu.Lock()
+	_, inUse := c.inflight[key]
+	c.mu.Unlock()
+	if inUse {
+		c.write(appendErrorResponse(nil, m.id, &rpcError{Code: codeInvalidRequest,
+			Message: "Invalid request: id " + key + " is in use by a request still in flight on this connection; give each request an id of its own"}))
+		return
+	}
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -173,26 +188,28 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 		return
 	}
 	callCtx, cancel := context.WithCancel(ctx)
-	key := string(m.id)
-	if m.method != "initialize" { // which must not be cancelled
-		c.mu.Lock()
-		c.inflight[key] = cancel
-		c.mu.Unlock()
+	// What notifications/cancelled calls; nothing for initialize, which
+	// must not be cancelled.
+	var stop context.CancelFunc
+	if m.method != "initialize" {
+		stop = cancel
 	}
+	c.mu.Lock()
+	c.inflight[key] = stop
+	c.mu.Unlock()
 	c.wg.Go(func() {
 		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, key)
-			c.mu.Unlock()
 			cancel()
 			<-c.sem
 		}()
-		c.serve(callCtx, m, line)
+		c.serve(callCtx, m, line, key)
 	})
 }
 
-// serve answers one request.
-func (c *stdioConn) serve(ctx context.Context, m *message, line []byte) {
+// serve answers one request. Its id is released from inflight just before
+// the answer is written, never after: a client may reuse an id once it has
+// the answer, and the new request's entry must not be removed by the old.
+func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
 	x := exchange{msg: m, body: line, logLevel: &c.level, send: c.write}
 	x.modern = m.hasMetaVersion || m.method == "server/discover"
 	result, e := c.s.handle(ctx, &x)
@@ -202,18 +219,26 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte) {
 	} else {
 		out = appendResponse(out, m.id, result)
 	}
-	if ctx.Err() != nil && m.method == "tools/call" && errors.Is(context.Cause(ctx), context.Canceled) {
-		// A cancelled request is not answered.
-		if x.notifier != nil {
-			x.notifier.finish(func() {})
-		}
-		return
-	}
-	if x.notifier != nil {
-		x.notifier.finish(func() { c.write(out) })
-	} else {
+	answer := func() {
+		c.release(key)
 		c.write(out)
 	}
+	if ctx.Err() != nil && m.method == "tools/call" && errors.Is(context.Cause(ctx), context.Canceled) {
+		// A cancelled request is not answered.
+		answer = func() { c.release(key) }
+	}
+	if x.notifier != nil {
+		x.notifier.finish(answer)
+	} else {
+		answer()
+	}
+}
+
+// release ends the reservation of a request id.
+func (c *stdioConn) release(key string) {
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.mu.Unlock()
 }
 
 // write sends one message as a line.

@@ -163,7 +163,7 @@ func TestHTTPMalformed(t *testing.T) {
 		{"invalid_json", `{"jsonrpc":"2.0","id":1,"method":"ping"`, -32700, "null", "Parse error"},
 		{"empty_body", ``, -32700, "null", "Parse error"},
 		{"trailing_data", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, -32700, "null", "Parse error"},
-		{"invalid_utf8_is_json", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", -32601, "1", "Method not found"},
+		{"invalid_utf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", -32700, "null", "not valid UTF-8"},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, -32600, "null", "Batch"},
 		{"empty_batch", `[]`, -32600, "null", "Batch"},
 		{"string", `"ping"`, -32600, "null", "JSON object"},

@@ -1,12 +1,18 @@
 package wire
 
+import "unicode/utf8"
+
 // maxDepth is the deepest nesting Valid accepts, encoding/json's.
 const maxDepth = 10000
 
-// Valid reports whether data is one JSON value, with white space around
-// it, exactly as json.Valid does (bytes that are not UTF-8 are accepted
-// inside strings; nesting deeper than 10,000 is not), in a fraction of its
-// time: one loop over the bytes, with no call per byte.
+// Valid reports whether data is one JSON value in UTF-8, with white space
+// around it: exactly json.Valid(data) && utf8.Valid(data) (nesting deeper
+// than 10,000 is refused, as json.Valid does), in a fraction of the time
+// of either: one loop over the bytes, with no call per ASCII byte.
+//
+// json.Valid alone accepts bytes that are not UTF-8 inside strings. A
+// server that echoes part of a message it accepted, such as a JSON-RPC id,
+// would then answer with text that is not JSON, so Valid refuses them.
 func Valid(data []byte) bool {
 	var buf [64]byte
 	stack := buf[:0] // the open containers, '{' or '['
@@ -112,7 +118,9 @@ func skipSpace(data []byte, i int) int {
 }
 
 // skipString returns the index after the string at i, or -1 if it is not
-// a valid one.
+// a valid one: a control character, a bad escape, or bytes that are not
+// UTF-8 (outside strings JSON is ASCII, so this is the only place they can
+// hide).
 func skipString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
 		switch c := data[i]; {
@@ -120,6 +128,12 @@ func skipString(data []byte, i int) int {
 			return i + 1
 		case c < 0x20:
 			return -1
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return -1
+			}
+			i += size - 1
 		case c == '\\':
 			i++
 			if i >= len(data) {

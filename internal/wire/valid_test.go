@@ -4,13 +4,22 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
+
+// validJSONInUTF8 is what Valid promises to agree with.
+func validJSONInUTF8(b []byte) bool { return json.Valid(b) && utf8.Valid(b) }
 
 func TestValidAgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range []string{
 		``, ` `, `{}`, `[]`, ` { } `, `[ ]`, `{"a":1}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":}`, `{1:2}`,
 		`[1,2]`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`, `{"a":[1,{"b":null}],"c":"d"}`,
 		`"x"`, `"\"\\\/\b\f\n\r\t\u00e9"`, `"\x"`, `"\u00g0"`, `"\u00e"`, "\"a\tb\"", "\"\xff\xfe\"", `"unterminated`,
+		// UTF-8 inside strings: valid runes of each length, and the
+		// sequences utf8.Valid refuses (a stray continuation byte, a
+		// truncated rune, an overlong form, a surrogate, past U+10FFFF).
+		"\"é€😀\"", `{"é":"€"}`, "\"\x80\"", "\"\xc3\"", "\"\xc3\"x", "\"\xe2\x82\"", "\"\xc0\xaf\"",
+		"\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "{\"\xff\":1}", "[\"a\",\"\xfe\"]", "\xef\xbb\xbf{}", `"\ud800"`,
 		`true`, `false`, `null`, `tru`, `nul`, `truex`, `True`,
 		`0`, `-0`, `01`, `-`, `1.`, `.5`, `1.5`, `1e5`, `1E+5`, `1e-5`, `1e`, `1e+`, `-1.5e-3`, `+1`, `0x1`, `1 2`,
 		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
@@ -20,19 +29,19 @@ func TestValidAgreesWithEncodingJSON(t *testing.T) {
 		strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
 		strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
 	} {
-		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("Valid(%.60q) = %v, json.Valid says %v", s, got, want)
+		if got, want := Valid([]byte(s)), validJSONInUTF8([]byte(s)); got != want {
+			t.Errorf("Valid(%.60q) = %v, json.Valid && utf8.Valid say %v", s, got, want)
 		}
 	}
 }
 
 func FuzzValid(f *testing.F) {
-	for _, s := range []string{`{"a":[1,-2.5e3,true,null,"\u00e9"]}`, `[{}]`, `"\"`, `1e`, `{"a":1,}`} {
+	for _, s := range []string{`{"a":[1,-2.5e3,true,null,"\u00e9"]}`, `[{}]`, `"\"`, `1e`, `{"a":1,}`, "{\"id\":\"\xff\"}", "\"é\xe2\x82\""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Fatalf("Valid(%q) = %v, json.Valid says %v", s, got, want)
+		if got, want := Valid([]byte(s)), validJSONInUTF8([]byte(s)); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid && utf8.Valid say %v", s, got, want)
 		}
 	})
 }
