@@ -519,13 +519,24 @@ func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res 
 		ctx = context.WithoutCancel(ctx) // the outcome is recorded even if the caller has gone
 	}
 	var err error
-	if recordable(res) {
+	record := recordable(res)
+	if record {
 		err = claim.Complete(ctx, encodeOutcome(res))
 	} else {
 		err = claim.Release(ctx)
 	}
 	switch {
 	case err == nil, errors.Is(err, ErrOutcomeTooLarge):
+	case errors.Is(err, ErrClaimLost):
+		r.logger.WarnContext(ctx, "otc: idempotency store: the claim on the call id lapsed while the call ran, and another call has claimed it since; the tool may run twice for this call id",
+			slog.String("tool", toolID),
+			slog.String("call_id", res.CallID),
+			slog.String("error", err.Error()))
+	case !record:
+		r.logger.WarnContext(ctx, "otc: idempotency store: the call id could not be released; a retry is told to ask again later until the store's claim lapses",
+			slog.String("tool", toolID),
+			slog.String("call_id", res.CallID),
+			slog.String("error", err.Error()))
 	case errors.Is(err, ErrOutcomePending):
 		r.logger.WarnContext(ctx, "otc: idempotency store: the outcome is not recorded yet; the store holds the call id and keeps trying, and a retry meanwhile is told to ask again later",
 			slog.String("tool", toolID),

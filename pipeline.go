@@ -118,8 +118,11 @@ const (
 	OutcomeFault Outcome = "fault"
 	// OutcomeTimeout: the function ran past the tool's timeout.
 	OutcomeTimeout Outcome = "timeout"
-	// OutcomeBusy: the tool was already running its maximum number of
-	// concurrent calls; the function did not run.
+	// OutcomeBusy: the function did not run, and the call may be sent
+	// again shortly: the tool was already running its maximum number of
+	// concurrent calls, the idempotency store (or the record of spent
+	// execution-bound tokens) could not be reached, or a duplicate waited
+	// its limit for the call with its id to end.
 	OutcomeBusy Outcome = "busy"
 	// OutcomeCanceled: the caller went away, or its deadline passed, while
 	// the function ran.
