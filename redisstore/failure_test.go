@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -373,23 +374,32 @@ func TestShutdownStopsWriteBehind(t *testing.T) {
 // contexts to its connections (go-redis's default), an operation still
 // ends at OpTimeout.
 func TestStalledOpReturnsAtItsDeadline(t *testing.T) {
-	client := needRedis(t)
-	s := newStore(t, client, redisstore.Options{OpTimeout: 200 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a failure, not a hang
-	defer cancel()
-	woke := stall(t, 2*time.Second)
-	start := time.Now()
-	_, c, err := s.Claim(ctx, "k", "fp")
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorContains(t, err, "OpTimeout")
-	assert.Less(t, time.Since(start), time.Second)
-	if c != nil {
-		defer c.Release(ctx)
+	needRedis(t)
+	// Both kinds of client: one that waits on its own timeouts, which the
+	// store watches from a goroutine, and one that honours its context's
+	// deadline, which the store calls directly.
+	for _, honours := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honours), func(t *testing.T) {
+			client := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: honours})
+			t.Cleanup(func() { client.Close() })
+			s := newStore(t, client, redisstore.Options{OpTimeout: 200 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a failure, not a hang
+			defer cancel()
+			woke := stall(t, 2*time.Second)
+			start := time.Now()
+			_, c, err := s.Claim(ctx, "k", "fp")
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.ErrorContains(t, err, "OpTimeout")
+			assert.Less(t, time.Since(start), time.Second)
+			if c != nil {
+				defer c.Release(ctx)
+			}
+			start = time.Now()
+			assert.ErrorContains(t, s.Wait(ctx, "k"), "OpTimeout")
+			assert.Less(t, time.Since(start), time.Second)
+			<-woke
+		})
 	}
-	start = time.Now()
-	assert.ErrorContains(t, s.Wait(ctx, "k"), "OpTimeout")
-	assert.Less(t, time.Since(start), time.Second)
-	<-woke
 }
 
 // TestScriptsSentTwice: a client that sends a script again after an

@@ -169,8 +169,11 @@ type Options struct {
 	// returns at the deadline even if the client is still waiting (by
 	// default go-redis applies a context's deadline to its connections
 	// only with redis.Options.ContextTimeoutEnabled), so that the bound
-	// holds whatever the client's timeouts. Zero or less means
-	// DefaultOpTimeout.
+	// holds whatever the client's timeouts. With a client that has
+	// ContextTimeoutEnabled, the store leaves the deadline to it; with
+	// any other, it watches each operation from a goroutine of its own,
+	// which costs a little per call: turn ContextTimeoutEnabled on where
+	// you can. Zero or less means DefaultOpTimeout.
 	OpTimeout time.Duration
 	// Logger receives a warning when a claim's lease could not be
 	// renewed or was lost, and news of outcomes written in the
@@ -189,6 +192,9 @@ type Store struct {
 	poll       time.Duration
 	opTimeout  time.Duration
 	logger     *slog.Logger
+	// honours is true when the client ends an operation at its context's
+	// deadline (ContextTimeoutEnabled), so that op need not watch it.
+	honours bool
 
 	// The outcomes being written in the background (see writeBehind).
 	mu       sync.Mutex
@@ -239,7 +245,22 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		s.logger = slog.Default()
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
+	s.honours = honoursDeadlines(client)
 	return s
+}
+
+// honoursDeadlines reports whether client ends an operation at its
+// context's deadline, which go-redis does with ContextTimeoutEnabled.
+func honoursDeadlines(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 // Shutdown stops the store's background work: it waits, until ctx ends,
@@ -277,19 +298,27 @@ func roundUp(d time.Duration) time.Duration {
 // errTimeout is the cause of an operation that ran past its deadline.
 var errTimeout = fmt.Errorf("redisstore: Redis did not answer within the deadline (Options.OpTimeout): %w", context.DeadlineExceeded)
 
-// op runs f, one Redis operation, with a deadline of timeout, and returns
-// at the deadline even if f has not: a client that waits on its own
-// timeouts (go-redis without ContextTimeoutEnabled waits its
-// ReadTimeout, and may try again) must not stretch the bound. f runs in
-// a goroutine of its own, which ends when the client gives up; its result
-// is then dropped. At the deadline, op returns errTimeout, or ctx's cause
-// if ctx ended first.
-func op[T any](ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
+// op runs f, one Redis operation of s's client, with a deadline of
+// timeout, and returns at the deadline even if f has not: a client that
+// waits on its own timeouts (go-redis without ContextTimeoutEnabled waits
+// its ReadTimeout, and may try again) must not stretch the bound. Unless
+// the client honours deadlines itself, f runs in a goroutine of its own,
+// which ends when the client gives up; its result is then dropped. At the
+// deadline, op returns errTimeout, or ctx's cause if ctx ended first.
+func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	octx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	if s.honours {
+		defer cancel()
+		v, err := f(octx)
+		if err != nil && octx.Err() != nil {
+			err = context.Cause(octx)
+		}
+		return v, err
+	}
 	done := make(chan result, 1)
 	go func() {
 		defer cancel()
@@ -371,7 +400,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.Idempo
 	held := "R" + hex.EncodeToString(tok[:])
 	rk := s.redisKey(key)
 	sent := time.Now()
-	v, err := op(ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+	v, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 		return claimScript.Run(ctx, s.client, []string{rk}, held+fingerprint, s.lease.Milliseconds()).Text()
 	})
 	// A client that sent the script again, after an answer it did not
@@ -415,7 +444,7 @@ func (s *Store) Wait(ctx context.Context, key string) error {
 	t := time.NewTimer(pause)
 	defer t.Stop()
 	for {
-		v, err := op(ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		v, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 			return s.client.Get(ctx, rk).Result()
 		})
 		switch {
@@ -484,7 +513,7 @@ func (c *claim) renew() {
 func (c *claim) renewLease() (int, error) {
 	s := c.store
 	sent := time.Now()
-	n, err := op(context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
+	n, err := op(s, context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
 		return renewScript.Run(ctx, s.client, []string{c.key}, c.held, s.lease.Milliseconds(), c.held+c.fingerprint).Int()
 	})
 	switch {
@@ -547,7 +576,7 @@ func (c *claim) Complete(ctx context.Context, outcome []byte) error {
 // or nothing; it reports false if another call holds the key.
 func (c *claim) complete(ctx context.Context, v []byte, ttl time.Duration) (bool, error) {
 	s := c.store
-	ok, err := op(ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+	ok, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
 		return completeScript.Run(ctx, s.client, []string{c.key}, c.held, v, roundUp(ttl).Milliseconds()).Int()
 	})
 	return ok == 1, err
@@ -606,7 +635,7 @@ func (c *claim) Release(ctx context.Context) error {
 }
 
 func (c *claim) release(ctx context.Context) error {
-	ok, err := op(ctx, c.store.opTimeout, func(ctx context.Context) (int, error) {
+	ok, err := op(c.store, ctx, c.store.opTimeout, func(ctx context.Context) (int, error) {
 		return releaseScript.Run(ctx, c.store.client, []string{c.key}, c.held).Int()
 	})
 	switch {
