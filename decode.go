@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file prepares validated input for encoding/json, which decodes it
@@ -168,36 +170,36 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 
 // edits appends, for the subtree of node i, the changes the input needs
 // before decoding, in the order of the text.
-func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
+func (p *decodePlan) edits(d *jsonparse.Document, i int32, out []edit) []edit {
 	if p == nil {
 		return out
 	}
-	switch n := &d.nodes[i]; n.kind {
-	case kindNumber:
-		if p.integer && n.flags&(flagFraction|flagExponent) != 0 {
-			out = appendEdit(out, edit{start: n.start, end: n.end, integral: true})
+	switch n := &d.Nodes[i]; n.Kind {
+	case jsonparse.KindNumber:
+		if p.integer && n.Flags&(jsonparse.FlagFraction|jsonparse.FlagExponent) != 0 {
+			out = appendEdit(out, edit{start: n.Start, end: n.End, integral: true})
 		}
-	case kindString:
+	case jsonparse.KindString:
 		if p.duration {
-			out = appendEdit(out, edit{start: n.start, end: n.end, duration: true})
+			out = appendEdit(out, edit{start: n.Start, end: n.End, duration: true})
 		}
-	case kindObject:
+	case jsonparse.KindObject:
 		var given uint64 // the defaults whose member the object has
-		for k, v := range d.members(i) {
+		for k, v := range d.Members(i) {
 			if p.fields == nil { // a map
 				out = p.elem.edits(d, v, out)
 				continue
 			}
 			var buf [64]byte
-			name := d.stringBytes(k, buf[:0])
+			name := d.StringBytes(k, buf[:0])
 			if p.defaultOf != nil {
 				if j, ok := p.defaultOf[string(name)]; ok {
 					if j < 64 {
 						given |= 1 << j
 					}
 					def := &p.defaults[j]
-					if def.onNull && d.nodes[v].kind == kindNull {
-						out = appendEdit(out, edit{start: d.nodes[v].start, end: d.nodes[v].end, more: &editMore{value: def.value}})
+					if def.onNull && d.Nodes[v].Kind == jsonparse.KindNull {
+						out = appendEdit(out, edit{start: d.Nodes[v].Start, end: d.Nodes[v].End, more: &editMore{value: def.value}})
 						continue
 					}
 				}
@@ -211,8 +213,8 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 		if p.defaults != nil {
 			out = p.insertDefaults(d, i, given, out)
 		}
-	case kindArray:
-		for _, e := range d.elements(i) {
+	case jsonparse.KindArray:
+		for _, e := range d.Elements(i) {
 			out = p.elem.edits(d, e, out)
 		}
 	}
@@ -222,15 +224,15 @@ func (p *decodePlan) edits(d *document, i int32, out []edit) []edit {
 // insertDefaults appends the edit that inserts, before the closing brace
 // of object i, the defaults of the members it lacks; given marks those of
 // the first 64 defaults it has.
-func (p *decodePlan) insertDefaults(d *document, i int32, given uint64, out []edit) []edit {
-	end := d.nodes[i].end - 1 // the '}'
+func (p *decodePlan) insertDefaults(d *jsonparse.Document, i int32, given uint64, out []edit) []edit {
+	end := d.Nodes[i].End - 1 // the '}'
 	for lo := 0; lo < len(p.defaults); lo += 64 {
 		chunk := p.defaults[lo:min(lo+64, len(p.defaults))]
 		var absent uint64
 		for j := range chunk {
 			switch {
 			case lo == 0 && given&(1<<j) != 0:
-			case lo > 0 && d.member(i, chunk[j].name) >= 0:
+			case lo > 0 && d.Member(i, chunk[j].name) >= 0:
 				// Beyond the first 64, looked up. A null there was
 				// replaced above.
 			default:
@@ -304,21 +306,21 @@ type editMore struct {
 
 // memberSpan returns the edit that drops the object member whose key is
 // node k, with the comma that separates it from a neighbour.
-func memberSpan(d *document, k int32) edit {
-	start := d.nodes[k].start
-	end := d.nodes[k+1].end // the value follows its key
+func memberSpan(d *jsonparse.Document, k int32) edit {
+	start := d.Nodes[k].Start
+	end := d.Nodes[k+1].End // the value follows its key
 	before := start - 1
-	for isSpace(d.data[before]) {
+	for isSpace(d.Data[before]) {
 		before--
 	}
-	if d.data[before] == ',' {
+	if d.Data[before] == ',' {
 		start = before
 	} else { // the first member: take the comma after it, if any
 		after := end
-		for isSpace(d.data[after]) {
+		for isSpace(d.Data[after]) {
 			after++
 		}
-		if d.data[after] == ',' {
+		if d.Data[after] == ',' {
 			end = after + 1
 		}
 	}
@@ -353,23 +355,23 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // order, made. An edit that overlaps the one before (the comma two dropped
 // neighbours share) is merged into it. A number that is not a whole
 // number within 20 digits is left as it is, for the decoder to refuse.
-func applyEdits(d *document, i int32, edits []edit) []byte {
-	n := &d.nodes[i]
-	out := make([]byte, 0, n.end-n.start)
-	pos := n.start
+func applyEdits(d *jsonparse.Document, i int32, edits []edit) []byte {
+	n := &d.Nodes[i]
+	out := make([]byte, 0, n.End-n.Start)
+	pos := n.Start
 	for _, e := range edits {
 		if e.start < pos {
 			pos = max(pos, e.end)
 			continue
 		}
-		out = append(out, d.data[pos:e.start]...)
+		out = append(out, d.Data[pos:e.start]...)
 		pos = e.end
 		switch {
 		case e.integral:
 			var buf [64]byte
-			text, ok := parseDecimal(d.data[e.start:e.end], buf[:0]).integerText(out)
+			text, ok := parseDecimal(d.Data[e.start:e.end], buf[:0]).integerText(out)
 			if !ok {
-				text = append(out, d.data[e.start:e.end]...)
+				text = append(out, d.Data[e.start:e.end]...)
 			}
 			out = text
 		case e.more != nil && e.more.value != nil:
@@ -378,13 +380,13 @@ func applyEdits(d *document, i int32, edits []edit) []byte {
 			out = appendMembers(out, e.more.defaults, e.more.absent)
 		case e.duration:
 			var buf [64]byte
-			dur, err := time.ParseDuration(string(unescape(buf[:0], d.data[e.start+1:e.end-1])))
+			dur, err := time.ParseDuration(string(jsonparse.Unescape(buf[:0], d.Data[e.start+1:e.end-1])))
 			if err != nil { // out of range: left for the decoder to refuse
-				out = append(out, d.data[e.start:e.end]...)
+				out = append(out, d.Data[e.start:e.end]...)
 			} else {
 				out = strconv.AppendInt(out, int64(dur), 10)
 			}
 		}
 	}
-	return append(out, d.data[pos:n.end]...)
+	return append(out, d.Data[pos:n.End]...)
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file applies the default values an input schema declares for its
@@ -131,11 +133,11 @@ func refusedBy(s map[string]any, value []byte) string {
 	if err != nil {
 		return err.Error()
 	}
-	doc, err := parseJSON(value)
+	doc, err := jsonparse.Parse(value)
 	if err != nil {
 		return err.Error()
 	}
-	defer releaseDocument(doc)
+	defer jsonparse.Release(doc)
 	errs := v.validate(doc, 0)
 	for _, k := range sortedKeys(errs) {
 		return errs[k]
@@ -261,11 +263,11 @@ func sameDefaults(a, b []parameterDefault) bool {
 // well when the default says so; encoding/json keeps the last of repeated
 // names, so the appended member wins. input is returned unchanged when no
 // default applies.
-func applyDefaults(defaults []parameterDefault, doc *document, root int32, input []byte) []byte {
+func applyDefaults(defaults []parameterDefault, doc *jsonparse.Document, root int32, input []byte) []byte {
 	var out []byte
 	for i := range defaults {
 		d := &defaults[i]
-		if m := doc.member(root, d.name); m >= 0 && !(d.onNull && doc.kind(m) == kindNull) {
+		if m := doc.Member(root, d.name); m >= 0 && !(d.onNull && doc.Kind(m) == jsonparse.KindNull) {
 			continue
 		}
 		if out == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,16 +31,16 @@ func TestApplyDefaults(t *testing.T) {
 		`{"a":2,"b":"z"}`:    `{"a":2,"b":"z"}`,
 		"{\"d\":4\n}":        `{"d":4,"a":1,"b":"x y"}`,
 	} {
-		d, err := parseJSON([]byte(in))
+		d, err := jsonparse.Parse([]byte(in))
 		require.NoError(t, err)
-		assert.Equal(t, want, string(applyDefaults(defaults, d, 0, d.raw(0))), "input %s", in)
-		releaseDocument(d)
+		assert.Equal(t, want, string(applyDefaults(defaults, d, 0, d.Raw(0))), "input %s", in)
+		jsonparse.Release(d)
 	}
 	strict, err := parameterDefaults([]byte(`{"properties":{"a":{"default":1}}}`), mapInput, nil, true)
 	require.NoError(t, err)
-	d, err := parseJSON([]byte(`{"a":null}`))
+	d, err := jsonparse.Parse([]byte(`{"a":null}`))
 	require.NoError(t, err)
-	assert.Equal(t, `{"a":null}`, string(applyDefaults(strict, d, 0, d.raw(0))), "with StrictNulls a null is a value")
+	assert.Equal(t, `{"a":null}`, string(applyDefaults(strict, d, 0, d.Raw(0))), "with StrictNulls a null is a value")
 }
 
 // TestPlanDefaults: the decode plan inserts the defaults of the members
@@ -81,16 +82,16 @@ func TestPlanDefaults(t *testing.T) {
 		`{"a":2,"b":"y","m":{"k":{"b":"z"}}}`:       `{"a":2,"b":"y","m":{"k":{"b":"z","a":1}}}`,
 		`{"a":2.0,"b":"y","n":{"a":1e1}}`:           `{"a":2,"b":"y","n":{"a":10,"b":"x"}}`,
 	} {
-		d, err := parseJSON([]byte(input))
+		d, err := jsonparse.Parse([]byte(input))
 		require.NoError(t, err)
-		got := d.raw(0)
+		got := d.Raw(0)
 		if edits := plan.edits(d, 0, nil); edits != nil {
 			got = applyEdits(d, 0, edits)
 		}
 		assert.Equal(t, want, string(got), "input %s", input)
 		var o outer
 		assert.NoError(t, json.Unmarshal(got, &o), "input %s", input)
-		releaseDocument(d)
+		jsonparse.Release(d)
 	}
 
 	t.Run("more than 64 defaults", func(t *testing.T) {
@@ -104,9 +105,9 @@ func TestPlanDefaults(t *testing.T) {
 		plan := newDecodePlan(in)
 		_, err := parameterDefaults([]byte(`{"type":"object","properties":{`+strings.Join(props, ",")+`}}`), in, plan, false)
 		require.NoError(t, err)
-		d, err := parseJSON([]byte(`{"f1":-1,"f66":-66,"f67":null}`))
+		d, err := jsonparse.Parse([]byte(`{"f1":-1,"f66":-66,"f67":null}`))
 		require.NoError(t, err)
-		defer releaseDocument(d)
+		defer jsonparse.Release(d)
 		var got map[string]int
 		require.NoError(t, json.Unmarshal(applyEdits(d, 0, plan.edits(d, 0, nil)), &got))
 		assert.Len(t, got, 70)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,12 +39,12 @@ type directInput struct {
 // direct decoder took it and both results.
 func decodeBoth(t *testing.T, input string) (ok bool, direct, reference directInput, refErr error) {
 	t.Helper()
-	doc, err := parseJSON([]byte(input))
+	doc, err := jsonparse.Parse([]byte(input))
 	if err != nil {
 		t.Skip("not JSON")
 	}
-	defer releaseDocument(doc)
-	data := doc.raw(0)
+	defer jsonparse.Release(doc)
+	data := doc.Raw(0)
 	plan := newDecodePlan(reflect.TypeFor[directInput]())
 	if edits := plan.edits(doc, 0, nil); edits != nil {
 		data = applyEdits(doc, 0, edits)

@@ -3,6 +3,8 @@ package otc
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file reads the request envelopes of the wire formats from a parsed
@@ -22,17 +24,17 @@ type field struct {
 // refused. A name not among fields is refused when strict, with accepted
 // describing what is, and ignored otherwise. path names the object in
 // messages ("" for the top level).
-func readFields(d *document, i int32, path string, fields []field, strict bool, accepted string) error {
-	if d.nodes[i].flags&flagRepeated != 0 {
-		return serverError(fmt.Sprintf("Field %s is given more than once", strconv.Quote(truncate(joinPath(path, d.repeatedName(i)), 80))),
+func readFields(d *jsonparse.Document, i int32, path string, fields []field, strict bool, accepted string) error {
+	if d.Nodes[i].Flags&jsonparse.FlagRepeated != 0 {
+		return serverError(fmt.Sprintf("Field %s is given more than once", strconv.Quote(truncate(joinPath(path, d.RepeatedName(i)), 80))),
 			"each field may appear once: a body that repeats a field means different things to different parsers")
 	}
 	for j := range fields {
 		fields[j].node = -1
 	}
-	for k, v := range d.members(i) {
+	for k, v := range d.Members(i) {
 		j := 0
-		for j < len(fields) && !d.stringIs(k, fields[j].name) {
+		for j < len(fields) && !d.StringIs(k, fields[j].name) {
 			j++
 		}
 		if j < len(fields) {
@@ -40,56 +42,39 @@ func readFields(d *document, i int32, path string, fields []field, strict bool, 
 			continue
 		}
 		if strict {
-			return serverError("Unknown field "+strconv.Quote(truncate(joinPath(path, d.stringValue(k)), 80)), accepted)
+			return serverError("Unknown field "+strconv.Quote(truncate(joinPath(path, d.StringValue(k)), 80)), accepted)
 		}
 	}
 	return nil
 }
 
-// kindName names the JSON type of node i for messages.
-func (d *document) kindName(i int32) string {
-	switch d.kind(i) {
-	case kindNull:
-		return "null"
-	case kindTrue, kindFalse:
-		return "a boolean"
-	case kindNumber:
-		return "a number"
-	case kindString:
-		return "a string"
-	case kindArray:
-		return "an array"
-	}
-	return "an object"
-}
-
 // wrongShape is the error for a field of the wrong JSON type.
-func wrongShape(d *document, i int32, path, want, shape string) *Error {
-	return serverError(fmt.Sprintf("The request body has the wrong shape: %s must be %s, not %s", truncate(path, 80), want, d.kindName(i)), shape)
+func wrongShape(d *jsonparse.Document, i int32, path, want, shape string) *Error {
+	return serverError(fmt.Sprintf("The request body has the wrong shape: %s must be %s, not %s", truncate(path, 80), want, d.KindName(i)), shape)
 }
 
 // optString reads an optional string field: absent (-1) and null read as
 // "".
-func optString(d *document, i int32, path, shape string) (string, error) {
+func optString(d *jsonparse.Document, i int32, path, shape string) (string, error) {
 	if i < 0 {
 		return "", nil
 	}
-	switch d.kind(i) {
-	case kindNull:
+	switch d.Kind(i) {
+	case jsonparse.KindNull:
 		return "", nil
-	case kindString:
-		return d.stringValue(i), nil
+	case jsonparse.KindString:
+		return d.StringValue(i), nil
 	}
 	return "", wrongShape(d, i, path, "a string", shape)
 }
 
 // optObject checks that an optional field is an object, or absent or
 // null, and reports whether it is an object.
-func optObject(d *document, i int32, path, shape string) (bool, error) {
-	if i < 0 || d.kind(i) == kindNull {
+func optObject(d *jsonparse.Document, i int32, path, shape string) (bool, error) {
+	if i < 0 || d.Kind(i) == jsonparse.KindNull {
 		return false, nil
 	}
-	if d.kind(i) != kindObject {
+	if d.Kind(i) != jsonparse.KindObject {
 		return false, wrongShape(d, i, path, "an object", shape)
 	}
 	return true, nil
@@ -103,7 +88,7 @@ const contextShape = `context is {"user_id": string, "secrets": [{"id": string, 
 // entries, so that clients may send more than this server reads; names
 // are still exact and unrepeated, and a secret or provider listed twice
 // is refused, since which of its values the tool would get is a guess.
-func readCallContext(d *document, i int32, path string, out *CallContext) error {
+func readCallContext(d *jsonparse.Document, i int32, path string, out *CallContext) error {
 	fs := []field{{name: "authorization"}, {name: "secrets"}, {name: "user_id"}}
 	if err := readFields(d, i, path, fs, false, ""); err != nil {
 		return err
@@ -114,16 +99,16 @@ func readCallContext(d *document, i int32, path string, out *CallContext) error 
 	}
 	entries := func(f field, valueName string, add func(id, value string)) error {
 		p := path + "." + f.name
-		if f.node < 0 || d.kind(f.node) == kindNull {
+		if f.node < 0 || d.Kind(f.node) == jsonparse.KindNull {
 			return nil
 		}
-		if d.kind(f.node) != kindArray {
+		if d.Kind(f.node) != jsonparse.KindArray {
 			return wrongShape(d, f.node, p, "an array", contextShape)
 		}
 		seen := map[string]bool{}
-		for j, e := range d.elements(f.node) {
+		for j, e := range d.Elements(f.node) {
 			ep := p + "." + strconv.Itoa(j)
-			if d.kind(e) != kindObject {
+			if d.Kind(e) != jsonparse.KindObject {
 				return wrongShape(d, e, ep, "an object", contextShape)
 			}
 			es := []field{{name: "id"}, {name: valueName}}
@@ -167,7 +152,7 @@ func bodyError(body []byte, err error, emptyHint string) *Error {
 	if trimmed == len(body) {
 		return serverError("The request body is empty", emptyHint)
 	}
-	if se, ok := err.(*syntaxError); ok && se.utf8 {
+	if se, ok := err.(*jsonparse.SyntaxError); ok && se.UTF8 {
 		return serverError("The request body is not valid UTF-8", "JSON text must be encoded as UTF-8 (RFC 8259)")
 	}
 	return serverError("The request body is not valid JSON", err.Error())

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"regexp"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file holds the checks of the JSON Schema "format" keyword. Each
@@ -155,7 +157,7 @@ func validUUID(b []byte) bool {
 				return false
 			}
 		default:
-			if !isHex(c) {
+			if !jsonparse.IsHex(c) {
 				return false
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/otcgo/otc/internal/wire"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -14,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // DefaultMaxBodyBytes is the default limit on a request body: 4 MiB.
@@ -286,12 +288,12 @@ func negotiateSchema(def string, sent *string, err error) (string, error) {
 
 // sentSchema returns the string value of the body's top-level $schema, if
 // it has one.
-func sentSchema(d *document) *string {
-	if d.kind(0) != kindObject {
+func sentSchema(d *jsonparse.Document) *string {
+	if d.Kind(0) != jsonparse.KindObject {
 		return nil
 	}
-	if v := d.member(0, "$schema"); v >= 0 && d.kind(v) == kindString {
-		s := d.stringValue(v)
+	if v := d.Member(0, "$schema"); v >= 0 && d.Kind(v) == jsonparse.KindString {
+		s := d.StringValue(v)
 		return &s
 	}
 	return nil
@@ -301,13 +303,13 @@ func sentSchema(d *document) *string {
 // at most $schema. It returns the $schema sent, if any.
 func readListBody(body []byte) (*string, error) {
 	const shape = `the body of GET /tools may hold only {"$schema": string}`
-	d, err := parseJSON(body)
+	d, err := jsonparse.Parse(body)
 	if err != nil {
 		return nil, bodyError(body, err, shape)
 	}
-	defer releaseDocument(d)
+	defer jsonparse.Release(d)
 	sent := sentSchema(d)
-	if d.kind(0) != kindObject {
+	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", shape)
 	}
 	fs := []field{{name: "$schema"}}
@@ -321,8 +323,8 @@ func readListBody(body []byte) (*string, error) {
 // readCall reads the body of a call (parsed into d) into the registry's
 // protocol-neutral form, checking it as the protocol's first step asks: a
 // JSON object with a request object, known fields only, each once.
-func readCall(d *document) (req *CallRequest, err error) {
-	if d.kind(0) != kindObject {
+func readCall(d *jsonparse.Document) (req *CallRequest, err error) {
+	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", callShape)
 	}
 	top := []field{{name: "$schema"}, {name: "request"}}
@@ -334,10 +336,10 @@ func readCall(d *document) (req *CallRequest, err error) {
 		return nil, err
 	}
 	ri := top[1].node
-	if ri < 0 || d.kind(ri) == kindNull {
+	if ri < 0 || d.Kind(ri) == jsonparse.KindNull {
 		return nil, serverError("The request field is required", `the body must be {"$schema": ..., "request": {"tool_id": ..., "input": {...}}}`)
 	}
-	if d.kind(ri) != kindObject {
+	if d.Kind(ri) != jsonparse.KindObject {
 		return nil, wrongShape(d, ri, "request", "an object", callShape)
 	}
 	fs := []field{{name: "tool_id"}, {name: "call_id"}, {name: "trace_id"}, {name: "input"}, {name: "context"}}
@@ -346,7 +348,7 @@ func readCall(d *document) (req *CallRequest, err error) {
 		return nil, err
 	}
 	req = &CallRequest{}
-	if fs[0].node < 0 || d.kind(fs[0].node) == kindNull {
+	if fs[0].node < 0 || d.Kind(fs[0].node) == jsonparse.KindNull {
 		return nil, serverError("request.tool_id is required", "tool_id names the tool to call: Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z")
 	}
 	if req.ToolID, err = optString(d, fs[0].node, "request.tool_id", callShape); err != nil {
@@ -362,10 +364,10 @@ func readCall(d *document) (req *CallRequest, err error) {
 		return nil, err
 	}
 	if in := fs[3].node; in >= 0 {
-		if k := d.kind(in); k != kindObject && k != kindNull {
+		if k := d.Kind(in); k != jsonparse.KindObject && k != jsonparse.KindNull {
 			return nil, serverError("request.input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
 		}
-		req.Input, req.doc, req.root = d.raw(in), d, in
+		req.Input, req.doc, req.root = d.Raw(in), d, in
 	}
 	if ok, err := optObject(d, fs[4].node, "request.context", contextShape); err != nil {
 		return nil, err
@@ -396,12 +398,12 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, schema, serverError("The request body must be a JSON object", "the body is JSON of another kind, or not JSON"))
 		return
 	}
-	doc, err := parseJSON(b)
+	doc, err := jsonparse.Parse(b)
 	if err != nil {
 		h.writeError(w, schema, bodyError(b, err, `send a JSON object: {"request": {"tool_id": ..., "input": {...}}}`))
 		return
 	}
-	defer releaseDocument(doc)
+	defer jsonparse.Release(doc)
 	req, err := readCall(doc)
 	schema, err = negotiateSchema(schema, sentSchema(doc), err)
 	if err != nil {

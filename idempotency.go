@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file makes call_id an idempotency key. With a store in
@@ -126,7 +128,7 @@ const HeaderReplayed = "Idempotent-Replayed"
 // and a SHA-256 of the input in a canonical form, in which the order of
 // object members, white space, string escapes and the spelling of numbers
 // make no difference.
-func keyAndFingerprint(id *Identity, callID, toolID string, doc *document, root int32) (key, fp string) {
+func keyAndFingerprint(id *Identity, callID, toolID string, doc *jsonparse.Document, root int32) (key, fp string) {
 	var buf [384]byte
 	b := buf[:0]
 	if id == nil {
@@ -167,25 +169,25 @@ func fingerprintTool(fp string) string {
 // for a string its length and unescaped bytes, for a number its
 // canonical text, for an array its elements, and for an object its
 // members sorted by name.
-func appendCanonical(dst []byte, d *document, i int32) []byte {
-	n := &d.nodes[i]
-	switch n.kind {
-	case kindNull:
+func appendCanonical(dst []byte, d *jsonparse.Document, i int32) []byte {
+	n := &d.Nodes[i]
+	switch n.Kind {
+	case jsonparse.KindNull:
 		return append(dst, 'n')
-	case kindFalse:
+	case jsonparse.KindFalse:
 		return append(dst, 'f')
-	case kindTrue:
+	case jsonparse.KindTrue:
 		return append(dst, 't')
-	case kindNumber:
+	case jsonparse.KindNumber:
 		dst = append(dst, 'd')
-		dst = appendCanonicalNumber(dst, d.raw(i), n.flags)
+		dst = appendCanonicalNumber(dst, d.Raw(i), n.Flags)
 		return append(dst, ';')
-	case kindString:
+	case jsonparse.KindString:
 		var buf [64]byte
-		return appendCanonicalString(dst, d.stringBytes(i, buf[:0]))
-	case kindArray:
+		return appendCanonicalString(dst, d.StringBytes(i, buf[:0]))
+	case jsonparse.KindArray:
 		dst = append(dst, '[')
-		for _, e := range d.elements(i) {
+		for _, e := range d.Elements(i) {
 			dst = appendCanonical(dst, d, e)
 		}
 		return append(dst, ']')
@@ -197,10 +199,10 @@ func appendCanonical(dst []byte, d *document, i int32) []byte {
 	var small [8]member
 	ms := small[:0]
 	sorted := true
-	for k, v := range d.members(i) {
-		name := d.stringBytes(k, nil)
-		if kn := &d.nodes[k]; kn.flags&flagEscaped == 0 {
-			name = d.data[kn.start+1 : kn.end-1]
+	for k, v := range d.Members(i) {
+		name := d.StringBytes(k, nil)
+		if kn := &d.Nodes[k]; kn.Flags&jsonparse.FlagEscaped == 0 {
+			name = d.Data[kn.Start+1 : kn.End-1]
 		}
 		if len(ms) > 0 && string(ms[len(ms)-1].name) > string(name) {
 			sorted = false
@@ -239,7 +241,7 @@ func appendCanonicalString(dst, s []byte) []byte {
 // any other number by its float64 value, in integer form when it is a
 // whole number below 2^53.
 func appendCanonicalNumber(dst, raw []byte, flags uint8) []byte {
-	if flags&(flagFraction|flagExponent) == 0 {
+	if flags&(jsonparse.FlagFraction|jsonparse.FlagExponent) == 0 {
 		if string(raw) == "-0" {
 			return append(dst, '0')
 		}
@@ -406,7 +408,7 @@ func recordable(res *CallResult) bool {
 // retryable failure when the store cannot be reached, or the call was
 // still in flight when the duplicate's context ended or its wait
 // (RegistryOptions.IdempotencyWait) did.
-func (r *Registry) dedupe(ctx context.Context, c *Call, doc *document, root int32) (CallResult, IdempotencyClaim, error) {
+func (r *Registry) dedupe(ctx context.Context, c *Call, doc *jsonparse.Document, root int32) (CallResult, IdempotencyClaim, error) {
 	key, fp := keyAndFingerprint(c.Identity, c.CallID, c.tool.def.ID, doc, root)
 	// waitCtx bounds the waiting, all of it, so that a duplicate of a call
 	// that runs long, or whose outcome the store is still trying to

@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func fingerprintOf(t *testing.T, toolID, input string) string {
 	t.Helper()
-	d, err := parseJSON([]byte(input))
+	d, err := jsonparse.Parse([]byte(input))
 	require.NoError(t, err)
-	defer releaseDocument(d)
+	defer jsonparse.Release(d)
 	_, fp := keyAndFingerprint(nil, "c", toolID, d, 0)
 	return fp
 }

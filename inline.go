@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file inlines the references of a hand-written schema. The OTC
@@ -59,11 +61,11 @@ var inlinedAway = []string{"$ref", "$defs", "definitions", "$anchor", "$schema"}
 // definitions nothing uses, and none may lead back to a schema that
 // contains it: a recursive schema has no inline form.
 func inlineSchema(raw json.RawMessage) (json.RawMessage, error) {
-	d, err := parseJSON(raw)
+	d, err := jsonparse.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("is not valid JSON: %v", err)
 	}
-	defer releaseDocument(d)
+	defer jsonparse.Release(d)
 	in := &inliner{
 		d:       d,
 		at:      map[int32]string{},
@@ -104,7 +106,7 @@ func inlineSchema(raw json.RawMessage) (json.RawMessage, error) {
 
 // inliner holds the state of one inlineSchema.
 type inliner struct {
-	d        *document
+	d        *jsonparse.Document
 	at       map[int32]string // every schema location: node → its JSON Pointer
 	anchors  map[string]int32
 	refs     map[int32]reference // schema object → its $ref
@@ -129,20 +131,20 @@ type reference struct {
 // "$ref", or a "$ref" inside a const, is not taken for the keyword.
 func (in *inliner) walk(i int32, ptr string) error {
 	d := in.d
-	switch d.kind(i) {
-	case kindTrue, kindFalse:
+	switch d.Kind(i) {
+	case jsonparse.KindTrue, jsonparse.KindFalse:
 		in.at[i] = ptr
 		return nil
-	case kindObject:
+	case jsonparse.KindObject:
 	default:
 		return nil // not a schema; the metaschema check reports it if it matters
 	}
 	in.at[i] = ptr
-	if name := d.repeatedName(i); name != "" && in.repeated == "" {
+	if name := d.RepeatedName(i); name != "" && in.repeated == "" {
 		in.repeated = fmt.Sprintf("repeats the member %q at %s", truncate(name, 64), ptr)
 	}
-	for k, v := range d.members(i) {
-		name := d.stringValue(k)
+	for k, v := range d.Members(i) {
+		name := d.StringValue(k)
 		for _, r := range refusedKeywords {
 			if name == r.name {
 				return fmt.Errorf("uses %q at %s: %s", name, ptr, r.why)
@@ -156,14 +158,14 @@ func (in *inliner) walk(i int32, ptr string) error {
 			}
 			if s := in.str(v); s != dialect2020 && s != dialect2020+"#" {
 				return fmt.Errorf(`names the dialect %s in "$schema": only JSON Schema 2020-12 is accepted, as %q`,
-					truncate(string(d.raw(v)), 100), dialect2020)
+					truncate(string(d.Raw(v)), 100), dialect2020)
 			}
 		case "$anchor":
 			in.needed = true
 			a := in.str(v)
 			if !isAnchorName(a) {
 				return fmt.Errorf(`has the "$anchor" %s at %s, which is not a plain name: it must start with a letter or "_" and go on with letters, digits, "-", "_" and "."`,
-					truncate(string(d.raw(v)), 100), ptr)
+					truncate(string(d.Raw(v)), 100), ptr)
 			}
 			if prev, ok := in.anchors[a]; ok {
 				return fmt.Errorf(`has the "$anchor" %q at %s and at %s: an anchor names one schema`, a, in.at[prev], ptr)
@@ -171,13 +173,13 @@ func (in *inliner) walk(i int32, ptr string) error {
 			in.anchors[a] = i
 		case "$ref":
 			in.needed = true
-			if d.kind(v) != kindString {
+			if d.Kind(v) != jsonparse.KindString {
 				return fmt.Errorf(`has a "$ref" at %s that is not a string`, ptr)
 			}
-			in.refs[i] = reference{text: d.stringValue(v), value: v, target: -1}
+			in.refs[i] = reference{text: d.StringValue(v), value: v, target: -1}
 		case "$defs", "definitions":
 			in.needed = true
-			if d.kind(v) != kindObject {
+			if d.Kind(v) != jsonparse.KindObject {
 				return fmt.Errorf("has %q at %s that is not an object of schemas", name, ptr)
 			}
 			if err := in.walkMap(v, ptr+"/"+name); err != nil {
@@ -196,15 +198,15 @@ func (in *inliner) walk(i int32, ptr string) error {
 func (in *inliner) walkKeyword(name string, v int32, ptr string) error {
 	d, at := in.d, ptr+"/"+escapePointer(name)
 	switch {
-	case slices.Contains(schemaListKeywords, name) && d.kind(v) == kindArray:
-		for j, e := range d.elements(v) {
+	case slices.Contains(schemaListKeywords, name) && d.Kind(v) == jsonparse.KindArray:
+		for j, e := range d.Elements(v) {
 			if err := in.walk(e, at+"/"+strconv.Itoa(j)); err != nil {
 				return err
 			}
 		}
 	case slices.Contains(schemaKeywords, name):
 		return in.walk(v, at)
-	case slices.Contains(schemaMapKeywords, name) && d.kind(v) == kindObject:
+	case slices.Contains(schemaMapKeywords, name) && d.Kind(v) == jsonparse.KindObject:
 		return in.walkMap(v, at)
 	}
 	return nil
@@ -213,11 +215,11 @@ func (in *inliner) walkKeyword(name string, v int32, ptr string) error {
 // walkMap walks the schemas of object v, a map from names to schemas at
 // ptr ("properties", "$defs").
 func (in *inliner) walkMap(v int32, ptr string) error {
-	if name := in.d.repeatedName(v); name != "" && in.repeated == "" {
+	if name := in.d.RepeatedName(v); name != "" && in.repeated == "" {
 		in.repeated = fmt.Sprintf("repeats the member %q at %s", truncate(name, 64), ptr)
 	}
-	for k, sub := range in.d.members(v) {
-		if err := in.walk(sub, ptr+"/"+escapePointer(in.d.stringValue(k))); err != nil {
+	for k, sub := range in.d.Members(v) {
+		if err := in.walk(sub, ptr+"/"+escapePointer(in.d.StringValue(k))); err != nil {
 			return err
 		}
 	}
@@ -274,15 +276,15 @@ func (in *inliner) resolve(site int32) error {
 // array i, or -1.
 func (in *inliner) step(i int32, name string) int32 {
 	d := in.d
-	switch d.kind(i) {
-	case kindObject:
-		return d.member(i, name)
-	case kindArray:
+	switch d.Kind(i) {
+	case jsonparse.KindObject:
+		return d.Member(i, name)
+	case jsonparse.KindArray:
 		n, err := strconv.Atoi(name)
 		if err != nil || n < 0 || strconv.Itoa(n) != name {
 			return -1
 		}
-		for j, e := range d.elements(i) {
+		for j, e := range d.Elements(i) {
 			if j == n {
 				return e
 			}
@@ -318,8 +320,8 @@ func (in *inliner) target(site, t int32) ([]byte, error) {
 // "allOf", which applies both as 2020-12 does.
 func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 	d := in.d
-	if d.kind(i) != kindObject {
-		return append(dst, d.raw(i)...), nil
+	if d.Kind(i) != jsonparse.KindObject {
+		return append(dst, d.Raw(i)...), nil
 	}
 	var resolved []byte
 	ref, hasRef := in.refs[i]
@@ -332,8 +334,8 @@ func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, '{')
 	written, wroteAllOf := 0, false
-	for k, v := range d.members(i) {
-		name := d.stringValue(k)
+	for k, v := range d.Members(i) {
+		name := d.StringValue(k)
 		if slices.Contains(inlinedAway, name) {
 			continue
 		}
@@ -341,12 +343,12 @@ func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		written++
-		dst = append(append(dst, d.raw(k)...), ':')
+		dst = append(append(dst, d.Raw(k)...), ':')
 		var err error
 		switch {
-		case slices.Contains(schemaListKeywords, name) && d.kind(v) == kindArray:
+		case slices.Contains(schemaListKeywords, name) && d.Kind(v) == jsonparse.KindArray:
 			dst = append(dst, '[')
-			for j, e := range d.elements(v) {
+			for j, e := range d.Elements(v) {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
@@ -355,7 +357,7 @@ func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 				}
 			}
 			if name == "allOf" && hasRef {
-				if d.nodes[v].count > 0 {
+				if d.Nodes[v].Count > 0 {
 					dst = append(dst, ',')
 				}
 				dst = append(dst, resolved...)
@@ -366,22 +368,22 @@ func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 			return nil, fmt.Errorf(`has "allOf" at %s that is not an array of schemas`, in.at[i])
 		case slices.Contains(schemaKeywords, name):
 			dst, err = in.emit(dst, v)
-		case slices.Contains(schemaMapKeywords, name) && d.kind(v) == kindObject:
+		case slices.Contains(schemaMapKeywords, name) && d.Kind(v) == jsonparse.KindObject:
 			dst = append(dst, '{')
 			first := true
-			for mk, mv := range d.members(v) {
+			for mk, mv := range d.Members(v) {
 				if !first {
 					dst = append(dst, ',')
 				}
 				first = false
-				dst = append(append(dst, d.raw(mk)...), ':')
+				dst = append(append(dst, d.Raw(mk)...), ':')
 				if dst, err = in.emit(dst, mv); err != nil {
 					return nil, err
 				}
 			}
 			dst = append(dst, '}')
 		default:
-			dst = append(dst, d.raw(v)...)
+			dst = append(dst, d.Raw(v)...)
 		}
 		if err != nil {
 			return nil, err
@@ -411,10 +413,10 @@ func (in *inliner) emit(dst []byte, i int32) ([]byte, error) {
 // str returns the value of string node i, or "" for a node of another
 // kind.
 func (in *inliner) str(i int32) string {
-	if in.d.kind(i) != kindString {
+	if in.d.Kind(i) != jsonparse.KindString {
 		return ""
 	}
-	return in.d.stringValue(i)
+	return in.d.StringValue(i)
 }
 
 // isAnchorName reports whether s is a plain-name fragment as "$anchor"

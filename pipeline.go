@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file is the call pipeline: the one path every call takes, whatever
@@ -220,7 +222,7 @@ type CallRequest struct {
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
-	doc  *document
+	doc  *jsonparse.Document
 	root int32
 }
 
@@ -382,8 +384,8 @@ var errForeignCall = badRequest("The call could not be run", "a middleware passe
 
 // emptyInput is the parsed input of a call that sent none. It is shared
 // and never released.
-var emptyInput = func() *document {
-	d, err := parseJSON([]byte(`{}`))
+var emptyInput = func() *jsonparse.Document {
+	d, err := jsonparse.Parse([]byte(`{}`))
 	if err != nil {
 		panic(err)
 	}
@@ -410,17 +412,17 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	start := time.Now()
 	doc, root := req.doc, req.root
 	switch {
-	case doc == nil && isNull(req.Input), doc != nil && doc.kind(root) == kindNull:
+	case doc == nil && isNull(req.Input), doc != nil && doc.Kind(root) == jsonparse.KindNull:
 		doc, root = emptyInput, 0
 	case doc == nil:
-		d, err := parseJSON(req.Input)
+		d, err := jsonparse.Parse(req.Input)
 		if err != nil {
 			return CallResult{}, badRequest("The input is not valid JSON", err.Error())
 		}
-		defer releaseDocument(d)
+		defer jsonparse.Release(d)
 		doc, root = d, 0
 	}
-	if doc.kind(root) != kindObject {
+	if doc.Kind(root) != jsonparse.KindObject {
 		return CallResult{}, errInputNotObject
 	}
 	if errs := t.validator.validate(doc, root); errs != nil {
@@ -687,8 +689,8 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 // names only, whole numbers for integer fields in integer form, durations
 // in nanoseconds, and the defaults of absent optional parameters filled
 // in (see decode.go and defaults.go).
-func (t *registeredTool) decoderInput(doc *document, root int32) []byte {
-	input := doc.raw(root)
+func (t *registeredTool) decoderInput(doc *jsonparse.Document, root int32) []byte {
+	input := doc.Raw(root)
 	if edits := t.plan.edits(doc, root, nil); edits != nil {
 		input = applyEdits(doc, root, edits)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file serves a registry as the plain REST tool API that many agent
@@ -363,12 +365,12 @@ func (h *RESTHandler) invoke(w http.ResponseWriter, r *http.Request, name string
 		h.fail(w, code, errorMessage(err), nil)
 		return
 	}
-	doc, err := parseJSON(body.Bytes())
+	doc, err := jsonparse.Parse(body.Bytes())
 	if err != nil {
 		h.fail(w, RESTInvalidJSON, restMessage(bodyError(body.Bytes(), err, invocationShape)), nil)
 		return
 	}
-	defer releaseDocument(doc)
+	defer jsonparse.Release(doc)
 	req, err := readInvocation(doc)
 	if err != nil {
 		h.fail(w, RESTInvalidShape, restMessage(err), nil)
@@ -455,8 +457,8 @@ func restMessage(err error) string {
 // readInvocation reads a ToolInvocationRequest document (parsed into d)
 // into the registry's protocol-neutral form. Fields it does not name are
 // ignored; the names it reads are matched exactly and may appear once.
-func readInvocation(d *document) (*CallRequest, error) {
-	if d.kind(0) != kindObject {
+func readInvocation(d *jsonparse.Document) (*CallRequest, error) {
+	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", "")
 	}
 	fs := []field{{name: "schema_version"}, {name: "args"}, {name: "context"}, {name: "trace"}}
@@ -464,21 +466,21 @@ func readInvocation(d *document) (*CallRequest, error) {
 		return nil, err
 	}
 	switch v := fs[0].node; {
-	case v < 0 || d.kind(v) == kindNull:
+	case v < 0 || d.Kind(v) == jsonparse.KindNull:
 		return nil, serverError("schema_version is required", "")
-	case d.kind(v) != kindString:
+	case d.Kind(v) != jsonparse.KindString:
 		return nil, wrongShape(d, v, "schema_version", "a string", invocationShape)
-	case !d.stringIs(v, RESTSchemaVersion):
-		return nil, serverError(fmt.Sprintf("schema_version '%s' is not supported; send %s", truncate(d.stringValue(v), 40), RESTSchemaVersion), "")
+	case !d.StringIs(v, RESTSchemaVersion):
+		return nil, serverError(fmt.Sprintf("schema_version '%s' is not supported; send %s", truncate(d.StringValue(v), 40), RESTSchemaVersion), "")
 	}
 	args := fs[1].node
 	switch {
 	case args < 0:
 		return nil, serverError("args is required: an object of the tool's arguments, {} for none", "")
-	case d.kind(args) != kindObject:
+	case d.Kind(args) != jsonparse.KindObject:
 		return nil, serverError("args must be a JSON object", "")
 	}
-	req := &CallRequest{Input: d.raw(args), doc: d, root: args}
+	req := &CallRequest{Input: d.Raw(args), doc: d, root: args}
 	if ok, err := optObject(d, fs[2].node, "context", contextShape); err != nil {
 		return nil, err
 	} else if ok {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -259,11 +260,11 @@ func FuzzValidatedInputDecodes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, value string) {
 		tg := targets[int(which)%len(targets)]
-		doc, err := parseJSON([]byte(tg.wrap(value)))
+		doc, err := jsonparse.Parse([]byte(tg.wrap(value)))
 		if err != nil {
 			return
 		}
-		defer releaseDocument(doc)
+		defer jsonparse.Release(doc)
 		if tg.rt.validator.validate(doc, 0) != nil {
 			return
 		}

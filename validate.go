@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file is the input validator: a JSON Schema compiled once, at
@@ -448,19 +450,19 @@ func canonicalOf(v any) (canon, text string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	d, err := parseJSON(b)
+	d, err := jsonparse.Parse(b)
 	if err != nil {
 		return "", "", err
 	}
-	defer releaseDocument(d)
-	return string(d.canonical(0, nil)), string(b), nil
+	defer jsonparse.Release(d)
+	return string(canonical(d, 0, nil)), string(b), nil
 }
 
 // validate checks the input at node root of doc and returns the
 // parameter errors, or nil when it is valid.
-func (s *schemaNode) validate(doc *document, root int32) map[string]string {
+func (s *schemaNode) validate(doc *jsonparse.Document, root int32) map[string]string {
 	c := checker{doc: doc}
-	if doc.repeated {
+	if doc.Repeated {
 		c.repeatedNames(root)
 	}
 	c.check(s, root)
@@ -469,7 +471,7 @@ func (s *schemaNode) validate(doc *document, root int32) map[string]string {
 
 // checker is the state of one validation.
 type checker struct {
-	doc    *document
+	doc    *jsonparse.Document
 	errs   map[string]string
 	full   bool // maxParameterErrors reached
 	quick  bool // only whether the value passes matters
@@ -544,7 +546,7 @@ func (c *checker) appendPathKey(b []byte) []byte {
 			b = strconv.AppendInt(b, int64(seg.index), 10)
 		case seg.key >= 0:
 			var kb [64]byte
-			b = append(b, c.doc.stringBytes(seg.key, kb[:0])...)
+			b = append(b, c.doc.StringBytes(seg.key, kb[:0])...)
 		default:
 			b = append(b, seg.name...)
 		}
@@ -574,19 +576,19 @@ func (c *checker) passes(s *schemaNode, i int32) bool {
 
 // kindMask is the type mask of node i: integers are numbers too.
 func (c *checker) kindMask(i int32) typeMask {
-	switch n := &c.doc.nodes[i]; n.kind {
-	case kindNull:
+	switch n := &c.doc.Nodes[i]; n.Kind {
+	case jsonparse.KindNull:
 		return typeNull
-	case kindTrue, kindFalse:
+	case jsonparse.KindTrue, jsonparse.KindFalse:
 		return typeBoolean
-	case kindNumber:
-		if n.flags&(flagFraction|flagExponent) == 0 || c.decimal(i).integral() {
+	case jsonparse.KindNumber:
+		if n.Flags&(jsonparse.FlagFraction|jsonparse.FlagExponent) == 0 || c.decimal(i).integral() {
 			return typeNumber | typeInteger
 		}
 		return typeNumber
-	case kindString:
+	case jsonparse.KindString:
 		return typeString
-	case kindArray:
+	case jsonparse.KindArray:
 		return typeArray
 	}
 	return typeObject
@@ -598,7 +600,7 @@ func (s *schemaNode) accepts(kinds typeMask) bool {
 }
 
 func (c *checker) decimal(i int32) decimal {
-	return parseDecimal(c.doc.raw(i), c.num[:0])
+	return parseDecimal(c.doc.Raw(i), c.num[:0])
 }
 
 // check validates node i against s.
@@ -610,29 +612,29 @@ func (c *checker) check(s *schemaNode, i int32) {
 		c.fail("Is not accepted by the schema")
 		return
 	}
-	n := &c.doc.nodes[i]
+	n := &c.doc.Nodes[i]
 	if s.types != 0 && !s.accepts(c.kindMask(i)) {
 		c.fail(s.typeText)
 		return
 	}
-	if s.enum != nil && !s.enum[string(c.doc.canonical(i, c.buf[:0]))] {
+	if s.enum != nil && !s.enum[string(canonical(c.doc, i, c.buf[:0]))] {
 		c.fail(s.enumText)
 	}
-	if s.hasConst && string(c.doc.canonical(i, c.buf[:0])) != s.constVal {
+	if s.hasConst && string(canonical(c.doc, i, c.buf[:0])) != s.constVal {
 		c.fail(s.constMsg)
 	}
-	switch n.kind {
-	case kindNumber:
+	switch n.Kind {
+	case jsonparse.KindNumber:
 		if s.numeric {
 			c.number(s, i)
 		}
-	case kindString:
+	case jsonparse.KindString:
 		if s.stringy {
 			c.string(s, i)
 		}
-	case kindArray:
+	case jsonparse.KindArray:
 		c.array(s, i)
-	case kindObject:
+	case jsonparse.KindObject:
 		if s.objecty {
 			c.object(s, i)
 		}
@@ -725,8 +727,8 @@ func (c *checker) number(s *schemaNode, i int32) {
 }
 
 func (c *checker) string(s *schemaNode, i int32) {
-	str := c.doc.stringBytes(i, c.buf[:0])
-	if c.doc.nodes[i].flags&flagEscaped != 0 {
+	str := c.doc.StringBytes(i, c.buf[:0])
+	if c.doc.Nodes[i].Flags&jsonparse.FlagEscaped != 0 {
 		c.buf = str[:0]
 	}
 	if s.minLength >= 0 || s.maxLength >= 0 {
@@ -754,7 +756,7 @@ func (c *checker) string(s *schemaNode, i int32) {
 }
 
 func (c *checker) array(s *schemaNode, i int32) {
-	n := int(c.doc.nodes[i].count)
+	n := int(c.doc.Nodes[i].Count)
 	if s.minItems >= 0 && n < s.minItems {
 		c.fail(fmt.Sprintf("Must have at least %d items", s.minItems))
 	}
@@ -762,7 +764,7 @@ func (c *checker) array(s *schemaNode, i int32) {
 		c.fail(fmt.Sprintf("Must have at most %d items", s.maxItems))
 	}
 	if s.prefix != nil || s.items != nil {
-		for j, e := range c.doc.elements(i) {
+		for j, e := range c.doc.Elements(i) {
 			sub := s.items
 			if j < len(s.prefix) {
 				sub = s.prefix[j]
@@ -779,8 +781,8 @@ func (c *checker) array(s *schemaNode, i int32) {
 	}
 	if s.uniqueItems && n > 1 {
 		seen := make(map[string]struct{}, n)
-		for _, e := range c.doc.elements(i) {
-			canon := string(c.doc.canonical(e, c.buf[:0]))
+		for _, e := range c.doc.Elements(i) {
+			canon := string(canonical(c.doc, e, c.buf[:0]))
 			if _, dup := seen[canon]; dup {
 				c.fail("Must not contain duplicate items")
 				break
@@ -790,7 +792,7 @@ func (c *checker) array(s *schemaNode, i int32) {
 	}
 	if s.contains != nil {
 		matched := 0
-		for _, e := range c.doc.elements(i) {
+		for _, e := range c.doc.Elements(i) {
 			if c.passes(s.contains, e) {
 				matched++
 			}
@@ -808,7 +810,7 @@ func (c *checker) array(s *schemaNode, i int32) {
 
 func (c *checker) object(s *schemaNode, i int32) {
 	d := c.doc
-	n := int(d.nodes[i].count)
+	n := int(d.Nodes[i].Count)
 	if s.minProps >= 0 && n < s.minProps {
 		c.fail(fmt.Sprintf("Must have at least %d properties", s.minProps))
 	}
@@ -819,9 +821,9 @@ func (c *checker) object(s *schemaNode, i int32) {
 	if s.required != nil {
 		present = make([]bool, len(s.required))
 	}
-	for k, v := range d.members(i) {
-		name := d.stringBytes(k, c.buf[:0])
-		if d.nodes[k].flags&flagEscaped != 0 {
+	for k, v := range d.Members(i) {
+		name := d.StringBytes(k, c.buf[:0])
+		if d.Nodes[k].Flags&jsonparse.FlagEscaped != 0 {
 			c.buf = name[:0]
 		}
 		if present != nil {
@@ -837,7 +839,7 @@ func (c *checker) object(s *schemaNode, i int32) {
 			c.pop()
 		}
 		for _, pp := range s.patternProps {
-			if pp.re.Match(d.stringBytes(k, c.buf[:0])) {
+			if pp.re.Match(d.StringBytes(k, c.buf[:0])) {
 				matched = true
 				c.pushKey(k)
 				c.check(pp.schema, v)
@@ -858,16 +860,16 @@ func (c *checker) object(s *schemaNode, i int32) {
 			c.fail("Is not an accepted parameter name")
 			c.pop()
 		}
-		if deps := s.depRequired[string(d.stringBytes(k, c.buf[:0]))]; deps != nil {
+		if deps := s.depRequired[string(d.StringBytes(k, c.buf[:0]))]; deps != nil {
 			for _, dep := range deps {
-				if d.member(i, dep) < 0 {
+				if d.Member(i, dep) < 0 {
 					c.pushKey(k)
 					c.fail(fmt.Sprintf("Requires %q to be present too", dep))
 					c.pop()
 				}
 			}
 		}
-		if sub := s.depSchemas[string(d.stringBytes(k, c.buf[:0]))]; sub != nil {
+		if sub := s.depSchemas[string(d.StringBytes(k, c.buf[:0]))]; sub != nil {
 			c.check(sub, i)
 		}
 		if c.stop() {
@@ -888,22 +890,22 @@ func (c *checker) object(s *schemaNode, i int32) {
 // values a decoder would keep is a guess, so neither is used.
 func (c *checker) repeatedNames(i int32) {
 	d := c.doc
-	switch d.nodes[i].kind {
-	case kindArray:
-		for j, e := range d.elements(i) {
+	switch d.Nodes[i].Kind {
+	case jsonparse.KindArray:
+		for j, e := range d.Elements(i) {
 			c.pushIndex(j)
 			c.repeatedNames(e)
 			c.pop()
 		}
-	case kindObject:
+	case jsonparse.KindObject:
 		var reported map[string]bool // name → reported yet
-		if d.nodes[i].flags&flagRepeated != 0 {
+		if d.Nodes[i].Flags&jsonparse.FlagRepeated != 0 {
 			reported = map[string]bool{} // grows with the distinct names only
 		}
-		for k, v := range d.members(i) {
+		for k, v := range d.Members(i) {
 			if reported != nil {
 				var buf [64]byte
-				name := d.stringBytes(k, buf[:0])
+				name := d.StringBytes(k, buf[:0])
 				// Each name is reported once, however often it repeats;
 				// lookups do not copy name, so a million repeats of one
 				// name cost no allocations.
@@ -927,12 +929,12 @@ func (c *checker) repeatedNames(i int32) {
 // canonical appends a form of node i in which equal JSON values are equal
 // bytes: numbers as exact decimals (1, 1.0 and 10e-1 alike), strings
 // unescaped and quoted, object members sorted by name.
-func (d *document) canonical(i int32, dst []byte) []byte {
-	n := &d.nodes[i]
-	switch n.kind {
-	case kindNumber:
+func canonical(d *jsonparse.Document, i int32, dst []byte) []byte {
+	n := &d.Nodes[i]
+	switch n.Kind {
+	case jsonparse.KindNumber:
 		var buf [64]byte
-		dec := parseDecimal(d.raw(i), buf[:0])
+		dec := parseDecimal(d.Raw(i), buf[:0])
 		if dec.zero() {
 			return append(dst, '0')
 		}
@@ -942,26 +944,26 @@ func (d *document) canonical(i int32, dst []byte) []byte {
 		dst = append(dst, dec.digits...)
 		dst = append(dst, 'e')
 		return strconv.AppendInt(dst, int64(dec.point), 10)
-	case kindString:
+	case jsonparse.KindString:
 		var buf [64]byte
-		return appendJSONString(dst, string(d.stringBytes(i, buf[:0])))
-	case kindArray:
+		return appendJSONString(dst, string(d.StringBytes(i, buf[:0])))
+	case jsonparse.KindArray:
 		dst = append(dst, '[')
-		for j, e := range d.elements(i) {
+		for j, e := range d.Elements(i) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = d.canonical(e, dst)
+			dst = canonical(d, e, dst)
 		}
 		return append(dst, ']')
-	case kindObject:
+	case jsonparse.KindObject:
 		type member struct {
 			name string
 			v    int32
 		}
-		ms := make([]member, 0, n.count)
-		for k, v := range d.members(i) {
-			ms = append(ms, member{d.stringValue(k), v})
+		ms := make([]member, 0, n.Count)
+		for k, v := range d.Members(i) {
+			ms = append(ms, member{d.StringValue(k), v})
 		}
 		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.name, b.name) })
 		dst = append(dst, '{')
@@ -971,11 +973,11 @@ func (d *document) canonical(i int32, dst []byte) []byte {
 			}
 			dst = appendJSONString(dst, m.name)
 			dst = append(dst, ':')
-			dst = d.canonical(m.v, dst)
+			dst = canonical(d, m.v, dst)
 		}
 		return append(dst, '}')
 	}
-	return append(dst, d.raw(i)...) // null, true, false
+	return append(dst, d.Raw(i)...) // null, true, false
 }
 
 // decimal is an exact JSON number: 0.digits × 10^point, negative when neg.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/xeipuuv/gojsonschema"
@@ -166,13 +167,13 @@ func compileBoth(t testing.TB, schema string) (*schemaNode, *gojsonschema.Schema
 // with this validator's: no repeated names (refused here, last-wins
 // there) and no exponent so large that gojsonschema's exact rationals
 // would take seconds.
-func comparable(d *document) bool {
-	if d.repeated {
+func comparable(d *jsonparse.Document) bool {
+	if d.Repeated {
 		return false
 	}
-	for i := range d.nodes {
-		if d.nodes[i].kind == kindNumber {
-			if p := parseDecimal(d.raw(int32(i)), nil).point; p > 400 || p < -400 {
+	for i := range d.Nodes {
+		if d.Nodes[i].Kind == jsonparse.KindNumber {
+			if p := parseDecimal(d.Raw(int32(i)), nil).point; p > 400 || p < -400 {
 				return false
 			}
 		}
@@ -200,11 +201,11 @@ func TestValidateAgreesWithReference(t *testing.T) {
 	for _, schema := range referenceSchemas {
 		mine, ref := compileBoth(t, schema)
 		for _, in := range referenceInputs {
-			d, err := parseJSON([]byte(in))
+			d, err := jsonparse.Parse([]byte(in))
 			require.NoError(t, err)
 			errs := mine.validate(d, 0)
 			assert.Equal(t, referenceValid(t, ref, []byte(in)), errs == nil, "schema %s\ninput %s\nerrors %v", schema, in, errs)
-			releaseDocument(d)
+			jsonparse.Release(d)
 		}
 	}
 }
@@ -219,11 +220,11 @@ func FuzzValidate(f *testing.F) {
 		mine[i], refs[i] = compileBoth(f, s)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
-		d, err := parseJSON(data)
+		d, err := jsonparse.Parse(data)
 		if err != nil {
 			return
 		}
-		defer releaseDocument(d)
+		defer jsonparse.Release(d)
 		if !comparable(d) {
 			return
 		}
@@ -273,9 +274,9 @@ func TestValidateMessages(t *testing.T) {
 			t.Parallel()
 			v, err := compileValidator(json.RawMessage(tt.schema))
 			require.NoError(t, err)
-			d, err := parseJSON([]byte(tt.input))
+			d, err := jsonparse.Parse([]byte(tt.input))
 			require.NoError(t, err)
-			defer releaseDocument(d)
+			defer jsonparse.Release(d)
 			assert.Equal(t, tt.want, v.validate(d, 0))
 		})
 	}
@@ -291,9 +292,9 @@ func TestValidateStopsAtTheCap(t *testing.T) {
 		fmt.Fprintf(&b, `"k%05d":1,`, i)
 	}
 	b.WriteString(`"a":"x"}`)
-	d, err := parseJSON([]byte(b.String()))
+	d, err := jsonparse.Parse([]byte(b.String()))
 	require.NoError(t, err)
-	defer releaseDocument(d)
+	defer jsonparse.Release(d)
 	errs := v.validate(d, 0)
 	require.Len(t, errs, maxParameterErrors)
 	for i := range maxParameterErrors {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -116,7 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := body.Bytes()
-	if !wire.Valid(b) {
+	if !jsonparse.Valid(b) {
 		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
 		return
 	}

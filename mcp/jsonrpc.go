@@ -75,7 +75,7 @@ type message struct {
 	clientCapsWrong bool // clientCapabilities was not an object
 }
 
-// parseError is the error for a message wire.Valid refused; where names
+// parseError is the error for a message jsonparse.Valid refused; where names
 // what carried it ("body", "line").
 func parseError(msg []byte, where string) *rpcError {
 	if !utf8.Valid(msg) {
@@ -85,7 +85,7 @@ func parseError(msg []byte, where string) *rpcError {
 }
 
 // parseMessage reads one JSON-RPC message. body must be valid JSON in
-// UTF-8 (the caller checks with wire.Valid), so that what is echoed from
+// UTF-8 (the caller checks with jsonparse.Valid), so that what is echoed from
 // it, such as the id, is too. The returned error is the JSON-RPC error to
 // answer with; m.id is set as far as it could be read, so that the error
 // names the request.
@@ -344,7 +344,7 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// scanner walks JSON that wire.Valid has accepted, so it checks nothing
+// scanner walks JSON that jsonparse.Valid has accepted, so it checks nothing
 // but the shape it is asked for.
 type scanner struct {
 	b []byte

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // ServeStdio serves reg over MCP's stdio transport: newline-delimited
@@ -142,7 +142,7 @@ func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err erro
 // dispatch handles one line: notifications at once, requests on their own
 // goroutine within the concurrency limit.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
-	if !wire.Valid(line) {
+	if !jsonparse.Valid(line) {
 		c.write(appendErrorResponse(nil, nil, parseError(line, "line")))
 		return
 	}

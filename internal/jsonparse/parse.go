@@ -1,4 +1,4 @@
-package otc
+package jsonparse
 
 import (
 	"bytes"
@@ -9,85 +9,73 @@ import (
 	"unicode/utf8"
 )
 
-// This file is the JSON parser for everything a client sends: request
-// envelopes and tool inputs. It reads a text once into a flat list of
-// nodes that the envelope decoders and the input validator then walk, so
-// that a body is parsed once however many steps look at it, and so that
-// field names are matched exactly: encoding/json matches names without
-// regard to case (and folds U+017F to "s"), which lets a body say one
-// thing to a case-sensitive gateway and another to this server.
-//
-// The parser keeps no values, only where each one lies in the text; strings
-// are unescaped, and numbers read, only when a check needs them. Its cost
-// is one pass over the bytes plus a node per value.
-
-// maxJSONDepth caps the nesting of arrays and objects. No tool input or
+// MaxDepth caps the nesting of arrays and objects. No tool input or
 // envelope needs more than a few levels; the cap keeps the recursive steps
 // that follow the parse shallow.
-const maxJSONDepth = 1000
+const MaxDepth = 1000
 
-// nodeKind is the JSON type of a node.
-type nodeKind uint8
+// Kind is the JSON type of a node.
+type Kind uint8
 
 const (
-	kindNull nodeKind = iota + 1
-	kindFalse
-	kindTrue
-	kindNumber
-	kindString
-	kindArray
-	kindObject
+	KindNull Kind = iota + 1
+	KindFalse
+	KindTrue
+	KindNumber
+	KindString
+	KindArray
+	KindObject
 )
 
 // Node flags.
 const (
-	flagEscaped  uint8 = 1 << iota // a string with escape sequences
-	flagFraction                   // a number with a decimal point
-	flagExponent                   // a number with an exponent
-	flagRepeated                   // an object in which a member name is repeated
+	FlagEscaped  uint8 = 1 << iota // a string with escape sequences
+	FlagFraction                   // a number with a decimal point
+	FlagExponent                   // a number with an exponent
+	FlagRepeated                   // an object in which a member name is repeated
 )
 
-// node is one JSON value. An array's elements follow it in the list, each
+// Node is one JSON value. An array's elements follow it in the list, each
 // with its own subtree; an object's members follow it as pairs of a key
-// (a string node) and a value subtree.
-type node struct {
-	start, end int32 // the value's text, data[start:end]; quotes included for a string
-	next       int32 // index of the first node after this value's subtree
-	count      int32 // elements of an array, members of an object
-	kind       nodeKind
-	flags      uint8
+// (a string Node) and a value subtree.
+type Node struct {
+	Start, End int32 // the value's text, data[start:end]; quotes included for a string
+	Next       int32 // index of the first node after this value's subtree
+	Count      int32 // elements of an array, members of an object
+	Kind       Kind
+	Flags      uint8
 }
 
-// document is a parsed JSON text. Node 0 is the top-level value.
-type document struct {
-	data     []byte
-	nodes    []node
-	repeated bool // some object repeats a member name
+// Document is a parsed JSON text. Node 0 is the top-level value.
+type Document struct {
+	Data     []byte
+	Nodes    []Node
+	Repeated bool // some object repeats a member name
 }
 
-// syntaxError is a JSON text that cannot be parsed. It names the byte
+// SyntaxError is a JSON text that cannot be parsed. It names the byte
 // offset and never quotes the text beyond one character.
-type syntaxError struct {
-	offset int
-	msg    string
-	utf8   bool // the text is not valid UTF-8
+type SyntaxError struct {
+	Offset int
+	Msg    string
+	UTF8   bool // the text is not valid UTF-8
 }
 
-func (e *syntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.offset) }
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.Msg, e.Offset) }
 
 // docPool recycles documents, so that parsing a body allocates nothing
 // once the pool is warm. Documents that grew large are dropped.
-var docPool = sync.Pool{New: func() any { return &document{nodes: make([]node, 0, 64)} }}
+var docPool = sync.Pool{New: func() any { return &Document{Nodes: make([]Node, 0, 64)} }}
 
 const maxPooledNodes = 16 << 10
 
-// parseJSON parses data, which must hold exactly one JSON value. The
+// Parse parses data, which must hold exactly one JSON value. The
 // document refers to data, which must not change while it is in use.
-// Release it with releaseDocument.
-func parseJSON(data []byte) (*document, error) {
-	d := docPool.Get().(*document)
-	d.data, d.nodes, d.repeated = data, d.nodes[:0], false
-	p := parser{doc: d, data: data, list: d.nodes[:0]}
+// Release it with Release.
+func Parse(data []byte) (*Document, error) {
+	d := docPool.Get().(*Document)
+	d.Data, d.Nodes, d.Repeated = data, d.Nodes[:0], false
+	p := parser{doc: d, data: data, list: d.Nodes[:0]}
 	err := p.value()
 	if err == nil {
 		p.space()
@@ -95,30 +83,30 @@ func parseJSON(data []byte) (*document, error) {
 			err = p.fail("invalid character " + quoteByte(data[p.pos]) + " after the top-level value")
 		}
 	}
-	d.nodes = p.list
+	d.Nodes = p.list
 	if err != nil {
-		releaseDocument(d)
+		Release(d)
 		return nil, err
 	}
 	return d, nil
 }
 
-// releaseDocument returns d to the pool. d may be nil.
-func releaseDocument(d *document) {
-	if d == nil || cap(d.nodes) > maxPooledNodes {
+// Release returns d to the pool. d may be nil.
+func Release(d *Document) {
+	if d == nil || cap(d.Nodes) > maxPooledNodes {
 		return
 	}
-	d.data = nil
+	d.Data = nil
 	docPool.Put(d)
 }
 
 // parser holds the state of one parse.
 type parser struct {
-	doc   *document
+	doc   *Document
 	data  []byte
 	pos   int
 	depth int
-	list  []node // the nodes so far; becomes doc.nodes
+	list  []Node // the nodes so far; becomes doc.nodes
 	// keys holds the key node indices of the objects being parsed,
 	// innermost last, for finding repeated names.
 	keys []int32
@@ -127,7 +115,7 @@ type parser struct {
 	sets []map[string]struct{}
 }
 
-func (p *parser) fail(msg string) error { return &syntaxError{offset: p.pos, msg: msg} }
+func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.pos, Msg: msg} }
 
 func (p *parser) space() {
 	for p.pos < len(p.data) {
@@ -143,15 +131,15 @@ func (p *parser) space() {
 // push appends a node and returns its index. The list doubles when full:
 // append grows large slices by a quarter at a time, which for a body of a
 // million values copies the list some thirty times.
-func (p *parser) push(kind nodeKind, start int) int32 {
+func (p *parser) push(kind Kind, start int) int32 {
 	if len(p.list) == cap(p.list) {
 		// Not slices.Grow, whose rounding for large slices adds up to a
 		// fifth more than asked for.
-		list := make([]node, len(p.list), len(p.list)+p.growth(start))
+		list := make([]Node, len(p.list), len(p.list)+p.growth(start))
 		copy(list, p.list)
 		p.list = list
 	}
-	p.list = append(p.list, node{kind: kind, start: int32(start)})
+	p.list = append(p.list, Node{Kind: kind, Start: int32(start)})
 	return int32(len(p.list) - 1)
 }
 
@@ -172,8 +160,8 @@ func (p *parser) growth(pos int) int {
 // finish closes node i at the current position.
 func (p *parser) finish(i int32) {
 	n := &p.list[i]
-	n.end = int32(p.pos)
-	n.next = int32(len(p.list))
+	n.End = int32(p.pos)
+	n.Next = int32(len(p.list))
 }
 
 func (p *parser) value() error {
@@ -189,11 +177,11 @@ func (p *parser) value() error {
 	case '"':
 		return p.string()
 	case 't':
-		return p.literal("true", kindTrue)
+		return p.literal("true", KindTrue)
 	case 'f':
-		return p.literal("false", kindFalse)
+		return p.literal("false", KindFalse)
 	case 'n':
-		return p.literal("null", kindNull)
+		return p.literal("null", KindNull)
 	default:
 		if c == '-' || '0' <= c && c <= '9' {
 			return p.number()
@@ -202,7 +190,7 @@ func (p *parser) value() error {
 	}
 }
 
-func (p *parser) literal(word string, kind nodeKind) error {
+func (p *parser) literal(word string, kind Kind) error {
 	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
 		for i := 0; i < len(word); i++ {
 			if p.pos+i >= len(p.data) {
@@ -222,7 +210,7 @@ func (p *parser) literal(word string, kind nodeKind) error {
 }
 
 func (p *parser) number() error {
-	i := p.push(kindNumber, p.pos)
+	i := p.push(KindNumber, p.pos)
 	data := p.data
 	if data[p.pos] == '-' {
 		p.pos++
@@ -248,14 +236,14 @@ func (p *parser) number() error {
 	var flags uint8
 	if p.pos < len(data) && data[p.pos] == '.' {
 		p.pos++
-		flags |= flagFraction
+		flags |= FlagFraction
 		if err := digits(); err != nil {
 			return err
 		}
 	}
 	if p.pos < len(data) && (data[p.pos] == 'e' || data[p.pos] == 'E') {
 		p.pos++
-		flags |= flagExponent
+		flags |= FlagExponent
 		if p.pos < len(data) && (data[p.pos] == '+' || data[p.pos] == '-') {
 			p.pos++
 		}
@@ -263,13 +251,13 @@ func (p *parser) number() error {
 			return err
 		}
 	}
-	p.list[i].flags = flags
+	p.list[i].Flags = flags
 	p.finish(i)
 	return nil
 }
 
 func (p *parser) string() error {
-	i := p.push(kindString, p.pos)
+	i := p.push(KindString, p.pos)
 	data := p.data
 	p.pos++ // the opening quote
 	var flags uint8
@@ -287,11 +275,11 @@ func (p *parser) string() error {
 		switch c := data[p.pos]; {
 		case c == '"':
 			p.pos++
-			p.list[i].flags = flags
+			p.list[i].Flags = flags
 			p.finish(i)
 			return nil
 		case c == '\\':
-			flags |= flagEscaped
+			flags |= FlagEscaped
 			if p.pos+1 >= len(data) {
 				p.pos++
 				return p.fail("unexpected end of JSON input in a string")
@@ -305,7 +293,7 @@ func (p *parser) string() error {
 					if p.pos >= len(data) {
 						return p.fail("unexpected end of JSON input in a string")
 					}
-					if !isHex(data[p.pos]) {
+					if !IsHex(data[p.pos]) {
 						return p.fail("invalid character " + quoteByte(data[p.pos]) + " in a \\u escape")
 					}
 					p.pos++
@@ -319,22 +307,23 @@ func (p *parser) string() error {
 		default:
 			r, size := utf8.DecodeRune(data[p.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return &syntaxError{offset: p.pos, msg: "invalid UTF-8 in a string", utf8: true}
+				return &SyntaxError{Offset: p.pos, Msg: "invalid UTF-8 in a string", UTF8: true}
 			}
 			p.pos += size
 		}
 	}
 }
 
-func isHex(c byte) bool {
+// IsHex reports whether c is a hexadecimal digit.
+func IsHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func (p *parser) array() error {
-	if p.depth++; p.depth > maxJSONDepth {
-		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", maxJSONDepth))
+	if p.depth++; p.depth > MaxDepth {
+		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", MaxDepth))
 	}
-	i := p.push(kindArray, p.pos)
+	i := p.push(KindArray, p.pos)
 	p.pos++
 	p.space()
 	var count int32
@@ -360,7 +349,7 @@ func (p *parser) array() error {
 			break
 		}
 	}
-	p.list[i].count = count
+	p.list[i].Count = count
 	p.finish(i)
 	p.depth--
 	return nil
@@ -371,10 +360,10 @@ func (p *parser) array() error {
 const linearKeys = 16
 
 func (p *parser) object() error {
-	if p.depth++; p.depth > maxJSONDepth {
-		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", maxJSONDepth))
+	if p.depth++; p.depth > MaxDepth {
+		return p.fail(fmt.Sprintf("arrays and objects are nested deeper than %d levels", MaxDepth))
 	}
-	i := p.push(kindObject, p.pos)
+	i := p.push(KindObject, p.pos)
 	p.pos++
 	p.space()
 	base := len(p.keys)
@@ -395,15 +384,15 @@ func (p *parser) object() error {
 			if err := p.string(); err != nil {
 				return err
 			}
-			if p.list[i].flags&flagRepeated == 0 {
+			if p.list[i].Flags&FlagRepeated == 0 {
 				switch {
 				case set != nil:
 					set = p.addKey(set, k, i)
 				case count < linearKeys:
 					for _, prev := range p.keys[base:] {
-						if p.doc.sameString(prev, k, p.list) {
-							p.list[i].flags |= flagRepeated
-							p.doc.repeated = true
+						if p.doc.SameString(prev, k, p.list) {
+							p.list[i].Flags |= FlagRepeated
+							p.doc.Repeated = true
 							break
 						}
 					}
@@ -411,7 +400,7 @@ func (p *parser) object() error {
 				default:
 					set = p.keySet()
 					for _, prev := range p.keys[base:] {
-						set[p.doc.stringValueIn(prev, p.list)] = struct{}{}
+						set[p.doc.StringValueIn(prev, p.list)] = struct{}{}
 					}
 					set = p.addKey(set, k, i)
 				}
@@ -443,7 +432,7 @@ func (p *parser) object() error {
 		}
 	}
 	p.keys = p.keys[:base]
-	p.list[i].count = count
+	p.list[i].Count = count
 	p.finish(i)
 	p.depth--
 	return nil
@@ -468,10 +457,10 @@ func (p *parser) keySet() map[string]struct{} {
 // name is already there.
 func (p *parser) addKey(set map[string]struct{}, k, obj int32) map[string]struct{} {
 	var buf [64]byte
-	name := stringBytesIn(p.data, &p.list[k], buf[:0])
+	name := StringBytesIn(p.data, &p.list[k], buf[:0])
 	if _, dup := set[string(name)]; dup { // a lookup that does not copy name
-		p.list[obj].flags |= flagRepeated
-		p.doc.repeated = true
+		p.list[obj].Flags |= FlagRepeated
+		p.doc.Repeated = true
 		return set
 	}
 	set[string(name)] = struct{}{}
@@ -488,104 +477,108 @@ func quoteByte(c byte) string {
 
 // The accessors below read the document.
 
-func (d *document) kind(i int32) nodeKind { return d.nodes[i].kind }
+// Kind returns the JSON type of node i.
+func (d *Document) Kind(i int32) Kind { return d.Nodes[i].Kind }
 
-// raw returns the text of node i.
-func (d *document) raw(i int32) []byte { n := &d.nodes[i]; return d.data[n.start:n.end] }
+// Raw returns the text of node i.
+func (d *Document) Raw(i int32) []byte { n := &d.Nodes[i]; return d.Data[n.Start:n.End] }
 
-// members yields the key and value node indices of object i.
-func (d *document) members(i int32) iter.Seq2[int32, int32] {
+// Members yields the key and value node indices of object i.
+func (d *Document) Members(i int32) iter.Seq2[int32, int32] {
 	return func(yield func(int32, int32) bool) {
 		k := i + 1
-		for range d.nodes[i].count {
+		for range d.Nodes[i].Count {
 			v := k + 1
 			if !yield(k, v) {
 				return
 			}
-			k = d.nodes[v].next
+			k = d.Nodes[v].Next
 		}
 	}
 }
 
-// elements yields the index and node of each element of array i.
-func (d *document) elements(i int32) iter.Seq2[int, int32] {
+// Elements yields the index and node of each element of array i.
+func (d *Document) Elements(i int32) iter.Seq2[int, int32] {
 	return func(yield func(int, int32) bool) {
 		e := i + 1
-		for j := range int(d.nodes[i].count) {
+		for j := range int(d.Nodes[i].Count) {
 			if !yield(j, e) {
 				return
 			}
-			e = d.nodes[e].next
+			e = d.Nodes[e].Next
 		}
 	}
 }
 
-// member returns the value node of the member of object i named name, or
+// Member returns the value node of the member of object i named name, or
 // -1. With a repeated name it returns the first; callers that care check
-// flagRepeated.
-func (d *document) member(i int32, name string) int32 {
-	for k, v := range d.members(i) {
-		if d.stringIs(k, name) {
+// FlagRepeated.
+func (d *Document) Member(i int32, name string) int32 {
+	for k, v := range d.Members(i) {
+		if d.StringIs(k, name) {
 			return v
 		}
 	}
 	return -1
 }
 
-// stringBytes returns the content of string node i between its quotes,
+// StringBytes returns the content of string node i between its quotes,
 // unescaped. When the string has no escapes it is a slice of the text,
 // not a copy; otherwise it is appended to buf.
-func (d *document) stringBytes(i int32, buf []byte) []byte {
-	return stringBytesIn(d.data, &d.nodes[i], buf)
+func (d *Document) StringBytes(i int32, buf []byte) []byte {
+	return StringBytesIn(d.Data, &d.Nodes[i], buf)
 }
 
-func stringBytesIn(data []byte, n *node, buf []byte) []byte {
-	s := data[n.start+1 : n.end-1]
-	if n.flags&flagEscaped == 0 {
+// StringBytesIn is StringBytes for string node n of a text data, for a
+// caller that keeps nodes of its own.
+func StringBytesIn(data []byte, n *Node, buf []byte) []byte {
+	s := data[n.Start+1 : n.End-1]
+	if n.Flags&FlagEscaped == 0 {
 		return s
 	}
-	return unescape(buf[:0], s)
+	return Unescape(buf[:0], s)
 }
 
-// stringValue returns string node i as a Go string (a copy).
-func (d *document) stringValue(i int32) string {
-	return d.stringValueIn(i, d.nodes)
+// StringValue returns string node i as a Go string (a copy).
+func (d *Document) StringValue(i int32) string {
+	return d.StringValueIn(i, d.Nodes)
 }
 
-func (d *document) stringValueIn(i int32, list []node) string {
+// StringValueIn is StringValue for node i of list, a copy of d's nodes.
+func (d *Document) StringValueIn(i int32, list []Node) string {
 	var buf [64]byte
-	return string(stringBytesIn(d.data, &list[i], buf[:0]))
+	return string(StringBytesIn(d.Data, &list[i], buf[:0]))
 }
 
-// stringIs reports whether string node i equals s.
-func (d *document) stringIs(i int32, s string) bool {
-	n := &d.nodes[i]
-	if n.flags&flagEscaped == 0 {
-		return string(d.data[n.start+1:n.end-1]) == s
+// StringIs reports whether string node i equals s.
+func (d *Document) StringIs(i int32, s string) bool {
+	n := &d.Nodes[i]
+	if n.Flags&FlagEscaped == 0 {
+		return string(d.Data[n.Start+1:n.End-1]) == s
 	}
 	var buf [64]byte
-	return string(unescape(buf[:0], d.data[n.start+1:n.end-1])) == s
+	return string(Unescape(buf[:0], d.Data[n.Start+1:n.End-1])) == s
 }
 
-// sameString reports whether string nodes a and b (in list) hold the same
+// SameString reports whether string nodes a and b (in list) hold the same
 // text once unescaped.
-func (d *document) sameString(a, b int32, list []node) bool {
+func (d *Document) SameString(a, b int32, list []Node) bool {
 	na, nb := &list[a], &list[b]
-	if (na.flags|nb.flags)&flagEscaped == 0 {
-		return bytes.Equal(d.data[na.start+1:na.end-1], d.data[nb.start+1:nb.end-1])
+	if (na.Flags|nb.Flags)&FlagEscaped == 0 {
+		return bytes.Equal(d.Data[na.Start+1:na.End-1], d.Data[nb.Start+1:nb.End-1])
 	}
 	var ba, bb [64]byte
-	return bytes.Equal(stringBytesIn(d.data, na, ba[:0]), stringBytesIn(d.data, nb, bb[:0]))
+	return bytes.Equal(StringBytesIn(d.Data, na, ba[:0]), StringBytesIn(d.Data, nb, bb[:0]))
 }
 
-// repeatedName returns a member name that object i repeats, or "".
-func (d *document) repeatedName(i int32) string {
-	if d.nodes[i].flags&flagRepeated == 0 {
+// RepeatedName returns a member name that object i repeats, or "".
+func (d *Document) RepeatedName(i int32) string {
+	if d.Nodes[i].Flags&FlagRepeated == 0 {
 		return ""
 	}
-	seen := make(map[string]bool, d.nodes[i].count)
-	for k := range d.members(i) {
-		name := d.stringValue(k)
+	seen := make(map[string]bool, d.Nodes[i].Count)
+	for k := range d.Members(i) {
+		name := d.StringValue(k)
 		if seen[name] {
 			return name
 		}
@@ -594,9 +587,9 @@ func (d *document) repeatedName(i int32) string {
 	return ""
 }
 
-// unescape appends the unescaped form of s, the content of a valid JSON
+// Unescape appends the unescaped form of s, the content of a valid JSON
 // string, to dst. Invalid surrogates become U+FFFD, as encoding/json does.
-func unescape(dst, s []byte) []byte {
+func Unescape(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' {
@@ -657,4 +650,22 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// KindName names the JSON type of node i for messages: "null", "a
+// boolean", "a number", "a string", "an array" or "an object".
+func (d *Document) KindName(i int32) string {
+	switch d.Kind(i) {
+	case KindNull:
+		return "null"
+	case KindTrue, KindFalse:
+		return "a boolean"
+	case KindNumber:
+		return "a number"
+	case KindString:
+		return "a string"
+	case KindArray:
+		return "an array"
+	}
+	return "an object"
 }

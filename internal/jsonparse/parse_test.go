@@ -1,4 +1,4 @@
-package otc
+package jsonparse
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 // The parser is checked against encoding/json: it accepts exactly the
 // texts encoding/json accepts that are valid UTF-8 and nested no deeper
-// than maxJSONDepth, unescapes strings as encoding/json does, and flags
+// than MaxDepth, unescapes strings as encoding/json does, and flags
 // exactly the objects that repeat a member name.
 
 func TestParseAcceptsAndRefuses(t *testing.T) {
@@ -26,9 +26,9 @@ func TestParseAcceptsAndRefuses(t *testing.T) {
 		` { "a" : [ 1 , { "b" : null } ] } `, `"\ud800"`, `{"":1}`, `[[[[]]]]`, "\"\u2028\"",
 	}
 	for _, s := range good {
-		d, err := parseJSON([]byte(s))
+		d, err := Parse([]byte(s))
 		if assert.NoError(t, err, "%s", s) {
-			releaseDocument(d)
+			Release(d)
 		}
 	}
 	bad := map[string]string{
@@ -55,17 +55,17 @@ func TestParseAcceptsAndRefuses(t *testing.T) {
 		`{"a":1 "b":2}`: "after an object member",
 		`{1:2}`:         "beginning of an object key",
 		`NaN`:           "beginning of a value",
-		strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1): "nested deeper",
+		strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1): "nested deeper",
 	}
 	for s, want := range bad {
-		_, err := parseJSON([]byte(s))
+		_, err := Parse([]byte(s))
 		if assert.Error(t, err, "%q", s) {
 			assert.Contains(t, err.Error(), want, "%q", s)
 		}
 	}
-	d, err := parseJSON([]byte(strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)))
+	d, err := Parse([]byte(strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)))
 	require.NoError(t, err, "exactly maxJSONDepth levels")
-	releaseDocument(d)
+	Release(d)
 }
 
 func TestParseRepeatedNames(t *testing.T) {
@@ -87,10 +87,10 @@ func TestParseRepeatedNames(t *testing.T) {
 		{`{` + numberedKeys(40) + `,"k\u0037":1}`, true},
 		{`{"o":{` + numberedKeys(40) + `},"p":{` + numberedKeys(40) + `}}`, false},
 	} {
-		d, err := parseJSON([]byte(tt.text))
+		d, err := Parse([]byte(tt.text))
 		require.NoError(t, err, tt.text)
-		assert.Equal(t, tt.repeated, d.repeated, tt.text)
-		releaseDocument(d)
+		assert.Equal(t, tt.repeated, d.Repeated, tt.text)
+		Release(d)
 	}
 }
 
@@ -184,13 +184,13 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want := json.Valid(data) && utf8.Valid(data)
-		if want && jsonDepth(data) > maxJSONDepth {
+		if want && jsonDepth(data) > MaxDepth {
 			want = false
 		}
-		d, err := parseJSON(data)
+		d, err := Parse(data)
 		if !want {
 			if err == nil {
-				releaseDocument(d)
+				Release(d)
 				t.Fatalf("parsed text that encoding/json refuses (or too deep, or not UTF-8): %q", data)
 			}
 			return
@@ -198,20 +198,20 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("refused valid JSON %q: %v", data, err)
 		}
-		defer releaseDocument(d)
-		if got, want := d.repeated, hasRepeatedName(data); got != want {
+		defer Release(d)
+		if got, want := d.Repeated, hasRepeatedName(data); got != want {
 			t.Fatalf("repeated = %v, want %v for %q", got, want, data)
 		}
-		for i := range d.nodes {
-			n := &d.nodes[i]
-			raw := d.raw(int32(i))
+		for i := range d.Nodes {
+			n := &d.Nodes[i]
+			raw := d.Raw(int32(i))
 			if !json.Valid(raw) {
 				t.Fatalf("node %d spans %q, not a JSON value", i, raw)
 			}
-			if n.kind == kindString {
+			if n.Kind == KindString {
 				var s string
 				require.NoError(t, json.Unmarshal(raw, &s))
-				if got := d.stringValue(int32(i)); got != s {
+				if got := d.StringValue(int32(i)); got != s {
 					t.Fatalf("string %q unescaped to %q, encoding/json says %q", raw, got, s)
 				}
 			}
@@ -241,9 +241,9 @@ func TestParseLargeDocuments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			d, err := parseJSON([]byte(doc))
+			d, err := Parse([]byte(doc))
 			require.NoError(t, err)
-			defer releaseDocument(d)
+			defer Release(d)
 			var want any
 			require.NoError(t, json.Unmarshal([]byte(doc), &want))
 			require.Equal(t, want, treeOf(d, 0))
@@ -252,25 +252,25 @@ func TestParseLargeDocuments(t *testing.T) {
 }
 
 // treeOf reads node i back as encoding/json would decode it into an any.
-func treeOf(d *document, i int32) any {
-	switch d.kind(i) {
-	case kindObject:
+func treeOf(d *Document, i int32) any {
+	switch d.Kind(i) {
+	case KindObject:
 		m := map[string]any{}
-		for k, v := range d.members(i) {
-			m[d.stringValue(k)] = treeOf(d, v)
+		for k, v := range d.Members(i) {
+			m[d.StringValue(k)] = treeOf(d, v)
 		}
 		return m
-	case kindArray:
+	case KindArray:
 		a := []any{}
-		for _, e := range d.elements(i) {
+		for _, e := range d.Elements(i) {
 			a = append(a, treeOf(d, e))
 		}
 		return a
-	case kindString:
-		return d.stringValue(i)
+	case KindString:
+		return d.StringValue(i)
 	}
 	var v any
-	if err := json.Unmarshal(d.raw(i), &v); err != nil {
+	if err := json.Unmarshal(d.Raw(i), &v); err != nil {
 		panic(err)
 	}
 	return v

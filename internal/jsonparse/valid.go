@@ -1,4 +1,4 @@
-package wire
+package jsonparse
 
 import "unicode/utf8"
 
@@ -146,7 +146,7 @@ func skipString(data []byte, i int) int {
 					return -1
 				}
 				for _, h := range data[i+1 : i+5] {
-					if !isHex(h) {
+					if !IsHex(h) {
 						return -1
 					}
 				}
@@ -157,10 +157,6 @@ func skipString(data []byte, i int) int {
 		}
 	}
 	return -1
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func literal(data []byte, i int, word string) int {

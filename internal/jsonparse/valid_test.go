@@ -1,4 +1,4 @@
-package wire
+package jsonparse
 
 import (
 	"encoding/json"
