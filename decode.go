@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/validate"
 )
 
 // This file prepares validated input for encoding/json, which decodes it
@@ -369,7 +370,7 @@ func applyEdits(d *jsonparse.Document, i int32, edits []edit) []byte {
 		switch {
 		case e.integral:
 			var buf [64]byte
-			text, ok := parseDecimal(d.Data[e.start:e.end], buf[:0]).integerText(out)
+			text, ok := validate.ParseDecimal(d.Data[e.start:e.end], buf[:0]).IntegerText(out)
 			if !ok {
 				text = append(out, d.Data[e.start:e.end]...)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/validate"
 )
 
 // This file applies the default values an input schema declares for its
@@ -129,7 +130,7 @@ func refusedBy(s map[string]any, value []byte) string {
 	if err != nil {
 		return err.Error()
 	}
-	v, err := compileSchema(raw)
+	v, err := validate.CompileUnchecked(raw)
 	if err != nil {
 		return err.Error()
 	}
@@ -138,7 +139,7 @@ func refusedBy(s map[string]any, value []byte) string {
 		return err.Error()
 	}
 	defer jsonparse.Release(doc)
-	errs := v.validate(doc, 0)
+	errs := v.Validate(doc, 0)
 	for _, k := range sortedKeys(errs) {
 		return errs[k]
 	}

@@ -259,3 +259,6 @@ func serverError(message, developerMessage string) *Error {
 func badRequest(message, developerMessage string) *Error {
 	return &Error{Code: CodeServerError, Message: message, DeveloperMessage: developerMessage, outcome: OutcomeBadRequest}
 }
+
+// invalidInputMessage is the message of every validation error.
+const invalidInputMessage = "Some input parameters are invalid"

@@ -425,7 +425,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	if doc.Kind(root) != jsonparse.KindObject {
 		return CallResult{}, errInputNotObject
 	}
-	if errs := t.validator.validate(doc, root); errs != nil {
+	if errs := t.validator.Validate(doc, root); errs != nil {
 		return CallResult{}, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
 	}
 

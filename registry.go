@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otcgo/otc/internal/validate"
 )
 
 // RegistryOptions configures a [Registry]. The zero value, and nil, are
@@ -178,7 +180,7 @@ type registeredTool struct {
 	key          string // "Toolkit.Tool"
 	def          ToolDefinition
 	encodedDef   []byte // def as JSON
-	validator    *schemaNode
+	validator    *validate.Schema
 	plan         *decodePlan        // the input type's field names; nil when it has none
 	defaults     []parameterDefault // top-level defaults of an input without a struct plan
 	inType       reflect.Type       // the function's input type
@@ -343,7 +345,7 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 // validator, from the hand-written schema when there is one. full is the
 // hand-written schema as given when its references had to be inlined, and
 // nil otherwise.
-func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.RawMessage, validator *schemaNode, err error) {
+func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.RawMessage, validator *validate.Schema, err error) {
 	base := in
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -395,7 +397,7 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 		}
 		return nil, nil, nil, fmt.Errorf("input parameter %q has no description", undescribed)
 	}
-	validator, err = compileValidator(raw)
+	validator, err = validate.Compile(raw)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}
@@ -424,7 +426,7 @@ func outputSchema(t Tool, out reflect.Type) (schema, full json.RawMessage, err e
 		if _, err := checkInlineSchema(schema); err != nil {
 			return nil, nil, fmt.Errorf("OutputSchema %v", err)
 		}
-		if _, err := compileValidator(schema); err != nil {
+		if _, err := validate.Compile(schema); err != nil {
 			return nil, nil, fmt.Errorf("OutputSchema %v", err)
 		}
 		return schema, full, nil

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/invopop/jsonschema"
-	"github.com/xeipuuv/gojsonschema"
+	"github.com/otcgo/otc/internal/validate"
 )
 
 // This file turns Go types into the inline JSON Schemas of the protocol's tool definitions, checks
@@ -148,7 +148,7 @@ func typeSchema(t reflect.Type, input bool) *jsonschema.Schema {
 	}
 	switch {
 	case t == durationType && input:
-		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
+		return &jsonschema.Schema{Type: "string", Pattern: validate.DurationPattern}
 	case t == durationType:
 		return &jsonschema.Schema{Type: "integer"} // nanoseconds, as encoding/json writes it
 	case t == numberType:
@@ -418,25 +418,6 @@ func checkParameters(doc any) (undescribed string, err error) {
 	return "", nil
 }
 
-// compileValidator checks a schema against the JSON Schema draft 7
-// metaschema (bundled with gojsonschema, so nothing is fetched), which
-// catches malformed hand-written schemas at registration, then compiles
-// it into the validator calls run (validate.go).
-func compileValidator(schema json.RawMessage) (*schemaNode, error) {
-	sl := gojsonschema.NewSchemaLoader()
-	sl.Draft = gojsonschema.Draft7
-	sl.AutoDetect = false
-	sl.Validate = true
-	if _, err := sl.Compile(gojsonschema.NewBytesLoader(schema)); err != nil {
-		return nil, fmt.Errorf("is not a valid JSON Schema: %s", strings.TrimSpace(err.Error()))
-	}
-	v, err := compileSchema(schema)
-	if err != nil {
-		return nil, fmt.Errorf("cannot be used for validation: %v", err)
-	}
-	return v, nil
-}
-
 // goFieldName finds the Go field of struct type t (or a struct it embeds)
 // that holds the JSON property name, for error messages. It returns "" when
 // t is not a struct or nothing matches.
@@ -500,15 +481,15 @@ func decodeParameterErrors(err error) map[string]string {
 	if errors.As(err, &te) {
 		key := te.Field
 		if key == "" {
-			key = rootKey
+			key = validate.RootKey
 		}
 		msg := "Must be " + jsonKindOf(te.Type)
 		if strings.HasPrefix(te.Value, "number") {
 			msg += " in the accepted range"
 		}
-		return map[string]string{truncate(key, maxEchoedKey): msg}
+		return map[string]string{truncate(key, validate.MaxEchoedKey): msg}
 	}
-	return map[string]string{rootKey: "Cannot be read as the tool's input"}
+	return map[string]string{validate.RootKey: "Cannot be read as the tool's input"}
 }
 
 // maxLocateDepth bounds the descent of locateValue.
@@ -523,7 +504,7 @@ const maxLocateDepth = 32
 // with a message a model can act on.
 func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
 	if key, msg, ok := locateValue(in, input, "", 0); ok && key != "" {
-		return map[string]string{truncate(key, maxEchoedKey): msg}
+		return map[string]string{truncate(key, validate.MaxEchoedKey): msg}
 	}
 	return decodeParameterErrors(err)
 }

@@ -63,22 +63,3 @@ func TestTruncateNeverSplitsRunes(t *testing.T) {
 		}
 	}
 }
-
-func TestTypeMaskNames(t *testing.T) {
-	t.Parallel()
-	tests := map[typeMask]string{
-		typeNumber:                            "a number",
-		typeInteger:                           "an integer",
-		typeNumber | typeInteger:              "a number",
-		typeObject:                            "an object",
-		typeArray:                             "an array",
-		typeString:                            "a string",
-		typeBoolean:                           "a boolean",
-		typeString | typeNull:                 "a string or null",
-		typeInteger | typeNull:                "an integer or null",
-		typeString | typeNumber | typeBoolean: "a string or a number or a boolean",
-	}
-	for in, want := range tests {
-		assert.Equal(t, want, in.names(), "%b", in)
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -102,7 +103,7 @@ func typeRows() []typeRow {
 			accept: []string{`-9223372036854775808`, `1e3`}, refuse: map[string]string{`9223372036854775808`: "Must be an integer in the accepted range"}},
 		{name: "float32", tool: typeTool[float32], variants: variants[float32](), schema: `{"type":"number","description":"The value."}`,
 			accept: []string{`1.5`, `-3e38`}, refuse: map[string]string{`1e39`: "Must be a number in the accepted range"}},
-		{name: "time.Duration", tool: typeTool[time.Duration], variants: variants[time.Duration](), schema: `{"type":"string","pattern":` + mustJSON(durationPattern) + `,"description":"The value."}`,
+		{name: "time.Duration", tool: typeTool[time.Duration], variants: variants[time.Duration](), schema: `{"type":"string","pattern":` + mustJSON(validate.DurationPattern) + `,"description":"The value."}`,
 			accept: []string{`"90s"`, `"1h30m"`, `"250ms"`, `"0"`, `"-1.5h"`}, refuse: map[string]string{`300`: "Must be a duration string such as", `"5 minutes"`: "Must be a duration", `"PT5M"`: "Must be a duration"}},
 		{name: "[]byte", tool: typeTool[[]byte], variants: variants[[]byte](), schema: `{"type":"string","contentEncoding":"base64","description":"The value."}`,
 			accept: []string{`"aGVsbG8="`, `""`}, refuse: map[string]string{`"not base64!"`: "Must be base64 text", `[1,2]`: "Must be a string"}},
@@ -265,7 +266,7 @@ func FuzzValidatedInputDecodes(f *testing.F) {
 			return
 		}
 		defer jsonparse.Release(doc)
-		if tg.rt.validator.validate(doc, 0) != nil {
+		if tg.rt.validator.Validate(doc, 0) != nil {
 			return
 		}
 		input := tg.rt.decoderInput(doc, 0)

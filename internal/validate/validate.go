@@ -1,9 +1,10 @@
-package otc
+package validate
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"math/bits"
@@ -14,43 +15,30 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
+	"github.com/xeipuuv/gojsonschema"
 )
 
-// This file is the input validator: a JSON Schema compiled once, at
-// registration, into a tree of checks that a call runs over the parsed
-// input (see parse.go). It implements the validation keywords of JSON
-// Schema draft 7, plus prefixItems, dependentRequired, dependentSchemas,
-// minContains and maxContains from later drafts.
-//
-// Its work is bounded by the size of the input: numbers are compared as
-// exact decimals read from their text, never as arbitrary-precision
-// rationals; uniqueItems hashes; and validation stops once
-// maxParameterErrors parameters have been reported, so that an input of a
-// million unexpected keys costs no more than parsing it.
-
-// maxParameterErrors caps the entries of parameter_errors. Validation
+// MaxErrors caps the entries of parameter_errors. Validation
 // stops once it has this many, so an input with thousands of mistakes
 // neither produces an answer as large as the request nor costs more to
 // check than to parse.
-const maxParameterErrors = 32
+const MaxErrors = 32
 
-// maxEchoedKey caps how much of a parameter name taken from the input is
+// MaxEchoedKey caps how much of a parameter name taken from the input is
 // echoed back in parameter_errors.
-const maxEchoedKey = 128
+const MaxEchoedKey = 128
 
-// rootKey is the parameter_errors key for a failure of the input object as
+// RootKey is the parameter_errors key for a failure of the input object as
 // a whole, such as a minProperties rule in a hand-written schema. It is in
 // parentheses so that it cannot be confused with a parameter name.
-const rootKey = "(input)"
+const RootKey = "(input)"
 
-// invalidInputMessage is the message of every validation error.
-const invalidInputMessage = "Some input parameters are invalid"
-
-// typeMask is a set of JSON Schema types.
-type typeMask uint8
+// TypeMask is a set of JSON Schema types.
+type TypeMask uint8
 
 const (
-	typeNull typeMask = 1 << iota
+	typeNull TypeMask = 1 << iota
 	typeBoolean
 	typeInteger
 	typeNumber // any number, integers included
@@ -59,16 +47,16 @@ const (
 	typeObject
 )
 
-var typeByName = map[string]typeMask{
+var typeByName = map[string]TypeMask{
 	"null": typeNull, "boolean": typeBoolean, "integer": typeInteger, "number": typeNumber,
 	"string": typeString, "array": typeArray, "object": typeObject,
 }
 
 // names writes the mask for a message: "a string or null".
-func (m typeMask) names() string {
+func (m TypeMask) names() string {
 	var parts []string
 	for _, t := range []struct {
-		bit  typeMask
+		bit  TypeMask
 		name string
 	}{
 		{typeString, "a string"}, {typeNumber, "a number"}, {typeInteger, "an integer"},
@@ -81,11 +69,11 @@ func (m typeMask) names() string {
 	return strings.Join(parts, " or ")
 }
 
-// schemaNode is one compiled schema. Unset limits are -1; nil fields are
+// Schema is one compiled schema. Unset limits are -1; nil fields are
 // absent keywords.
-type schemaNode struct {
+type Schema struct {
 	never    bool     // the schema false
-	types    typeMask // zero: any type
+	types    TypeMask // zero: any type
 	typeText string   // the message for a value of another type
 
 	enum     map[string]bool // canonical forms of the allowed values
@@ -94,9 +82,9 @@ type schemaNode struct {
 	constVal string
 	constMsg string
 
-	allOf, anyOf, oneOf []*schemaNode
-	not                 *schemaNode
-	ifS, thenS, elseS   *schemaNode
+	allOf, anyOf, oneOf []*Schema
+	not                 *Schema
+	ifS, thenS, elseS   *Schema
 
 	numeric                                              bool // any number keyword is set
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum *bound
@@ -108,41 +96,62 @@ type schemaNode struct {
 	format               *formatRule
 	encoding             *formatRule // contentEncoding base64
 
-	prefix                   []*schemaNode // tuple positions
-	items                    *schemaNode   // elements after the prefix
+	prefix                   []*Schema // tuple positions
+	items                    *Schema   // elements after the prefix
 	minItems, maxItems       int
 	uniqueItems              bool
-	contains                 *schemaNode
+	contains                 *Schema
 	minContains, maxContains int
 
 	objecty       bool // any object keyword is set
-	properties    map[string]*schemaNode
+	properties    map[string]*Schema
 	required      []string
 	requiredIndex map[string]int
-	additional    *schemaNode // nil: any other property is accepted
+	additional    *Schema // nil: any other property is accepted
 	patternProps  []patternProperty
-	propertyNames *schemaNode
+	propertyNames *Schema
 	minProps      int
 	maxProps      int
 	depRequired   map[string][]string
-	depSchemas    map[string]*schemaNode
+	depSchemas    map[string]*Schema
 }
 
 type patternProperty struct {
 	re     *regexp.Regexp
-	schema *schemaNode
+	schema *Schema
 }
 
 // bound is a number from a schema, kept as an exact decimal and as the
 // text that messages quote.
 type bound struct {
-	dec  decimal
+	dec  Decimal
 	text string
 }
 
-// compileSchema compiles a JSON Schema (already checked against the draft
-// 7 metaschema) into a validator.
-func compileSchema(raw json.RawMessage) (*schemaNode, error) {
+// Compile checks a schema against the JSON Schema draft 7 metaschema
+// (bundled with gojsonschema, so nothing is fetched), which catches
+// malformed hand-written schemas at registration, then compiles it into
+// the validator that calls run.
+func Compile(schema json.RawMessage) (*Schema, error) {
+	sl := gojsonschema.NewSchemaLoader()
+	sl.Draft = gojsonschema.Draft7
+	sl.AutoDetect = false
+	sl.Validate = true
+	if _, err := sl.Compile(gojsonschema.NewBytesLoader(schema)); err != nil {
+		return nil, fmt.Errorf("is not a valid JSON Schema: %s", strings.TrimSpace(err.Error()))
+	}
+	v, err := CompileUnchecked(schema)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be used for validation: %v", err)
+	}
+	return v, nil
+}
+
+// CompileUnchecked compiles a JSON Schema that is known to be valid (one
+// Compile checked, or a part of one) into a validator, without checking it
+// against the metaschema again; it still refuses the keywords the
+// validator does not support.
+func CompileUnchecked(raw json.RawMessage) (*Schema, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc any
@@ -157,8 +166,8 @@ func compileSchema(raw json.RawMessage) (*schemaNode, error) {
 // ignored, which would accept input its author meant to refuse.
 var unsupportedKeywords = []string{"unevaluatedProperties", "unevaluatedItems", "$dynamicAnchor", "$recursiveAnchor"}
 
-func compileNode(v any, at string) (*schemaNode, error) {
-	s := &schemaNode{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minContains: -1, maxContains: -1, minProps: -1, maxProps: -1}
+func compileNode(v any, at string) (*Schema, error) {
+	s := &Schema{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minContains: -1, maxContains: -1, minProps: -1, maxProps: -1}
 	switch obj := v.(type) {
 	case bool:
 		s.never = !obj
@@ -175,7 +184,7 @@ func compileNode(v any, at string) (*schemaNode, error) {
 type compiler struct {
 	obj map[string]any
 	at  string
-	s   *schemaNode
+	s   *Schema
 	err error
 }
 
@@ -185,7 +194,7 @@ func (c *compiler) fail(format string, args ...any) {
 	}
 }
 
-func (c *compiler) sub(key string) *schemaNode {
+func (c *compiler) sub(key string) *Schema {
 	v, ok := c.obj[key]
 	if !ok {
 		return nil
@@ -197,7 +206,7 @@ func (c *compiler) sub(key string) *schemaNode {
 	return n
 }
 
-func (c *compiler) subList(key string) []*schemaNode {
+func (c *compiler) subList(key string) []*Schema {
 	list, ok := c.obj[key].([]any)
 	if !ok {
 		if _, present := c.obj[key]; present {
@@ -205,7 +214,7 @@ func (c *compiler) subList(key string) []*schemaNode {
 		}
 		return nil
 	}
-	out := make([]*schemaNode, 0, len(list))
+	out := make([]*Schema, 0, len(list))
 	for i, v := range list {
 		n, err := compileNode(v, fmt.Sprintf("%s/%s/%d", c.at, key, i))
 		if err != nil {
@@ -219,7 +228,7 @@ func (c *compiler) subList(key string) []*schemaNode {
 	return out
 }
 
-func (c *compiler) subMap(key string) map[string]*schemaNode {
+func (c *compiler) subMap(key string) map[string]*Schema {
 	m, ok := c.obj[key].(map[string]any)
 	if !ok {
 		if _, present := c.obj[key]; present {
@@ -227,7 +236,7 @@ func (c *compiler) subMap(key string) map[string]*schemaNode {
 		}
 		return nil
 	}
-	out := make(map[string]*schemaNode, len(m))
+	out := make(map[string]*Schema, len(m))
 	for name, v := range m {
 		n, err := compileNode(v, c.at+"/"+key+"/"+name)
 		if err != nil {
@@ -266,7 +275,7 @@ func (c *compiler) number(key string) *bound {
 		c.fail("%q must be a number", key)
 		return nil
 	}
-	return &bound{dec: parseDecimal([]byte(n), nil), text: string(n)}
+	return &bound{dec: ParseDecimal([]byte(n), nil), text: string(n)}
 }
 
 func (c *compiler) compile() {
@@ -347,7 +356,7 @@ func (c *compiler) compile() {
 	if f, ok := obj["format"].(string); ok {
 		s.format = formats[f] // an unknown format is an annotation
 	}
-	if s.pattern != nil && s.pattern.String() == durationPattern {
+	if s.pattern != nil && s.pattern.String() == DurationPattern {
 		s.format = durationRule // the pattern, and within time.Duration's range
 		if s.types == typeString {
 			s.typeText = durationTypeText // not "a string": a number of seconds is refused too
@@ -390,7 +399,7 @@ func (c *compiler) compile() {
 	}
 	s.additional = c.sub("additionalProperties")
 	if pp := c.subMap("patternProperties"); pp != nil {
-		for _, name := range sortedKeys(pp) {
+		for _, name := range slices.Sorted(maps.Keys(pp)) {
 			re, err := regexp.Compile(name)
 			if err != nil {
 				c.fail("patternProperties: %q is not a valid regular expression: %v", name, err)
@@ -416,7 +425,7 @@ func (c *compiler) dependencies(key string) {
 		return
 	}
 	s := c.s
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		switch dep := m[name].(type) {
 		case []any:
 			if s.depRequired == nil {
@@ -436,7 +445,7 @@ func (c *compiler) dependencies(key string) {
 				return
 			}
 			if s.depSchemas == nil {
-				s.depSchemas = map[string]*schemaNode{}
+				s.depSchemas = map[string]*Schema{}
 			}
 			s.depSchemas[name] = n
 		}
@@ -458,9 +467,9 @@ func canonicalOf(v any) (canon, text string, err error) {
 	return string(canonical(d, 0, nil)), string(b), nil
 }
 
-// validate checks the input at node root of doc and returns the
+// Validate checks the input at node root of doc and returns the
 // parameter errors, or nil when it is valid.
-func (s *schemaNode) validate(doc *jsonparse.Document, root int32) map[string]string {
+func (s *Schema) Validate(doc *jsonparse.Document, root int32) map[string]string {
 	c := checker{doc: doc}
 	if doc.Repeated {
 		c.repeatedNames(root)
@@ -527,7 +536,7 @@ func (c *checker) fail(msg string) {
 		c.errs = make(map[string]string, 4)
 	}
 	c.errs[string(c.key)] = msg
-	c.full = len(c.errs) >= maxParameterErrors
+	c.full = len(c.errs) >= MaxErrors
 }
 
 // appendPathKey appends the current path as a parameter_errors key: names
@@ -535,7 +544,7 @@ func (c *checker) fail(msg string) {
 // maxEchoedKey bytes on a character boundary and marked with an ellipsis.
 func (c *checker) appendPathKey(b []byte) []byte {
 	if len(c.path) == 0 {
-		return append(b, rootKey...)
+		return append(b, RootKey...)
 	}
 	for i, seg := range c.path {
 		if i > 0 {
@@ -550,14 +559,14 @@ func (c *checker) appendPathKey(b []byte) []byte {
 		default:
 			b = append(b, seg.name...)
 		}
-		if len(b) > maxEchoedKey {
+		if len(b) > MaxEchoedKey {
 			break
 		}
 	}
-	if len(b) <= maxEchoedKey {
+	if len(b) <= MaxEchoedKey {
 		return b
 	}
-	cut := maxEchoedKey
+	cut := MaxEchoedKey
 	for cut > 0 && b[cut]&0xC0 == 0x80 {
 		cut--
 	}
@@ -565,7 +574,7 @@ func (c *checker) appendPathKey(b []byte) []byte {
 }
 
 // passes reports whether node i satisfies s, recording nothing.
-func (c *checker) passes(s *schemaNode, i int32) bool {
+func (c *checker) passes(s *Schema, i int32) bool {
 	quick, failed := c.quick, c.failed
 	c.quick, c.failed = true, false
 	c.check(s, i)
@@ -575,7 +584,7 @@ func (c *checker) passes(s *schemaNode, i int32) bool {
 }
 
 // kindMask is the type mask of node i: integers are numbers too.
-func (c *checker) kindMask(i int32) typeMask {
+func (c *checker) kindMask(i int32) TypeMask {
 	switch n := &c.doc.Nodes[i]; n.Kind {
 	case jsonparse.KindNull:
 		return typeNull
@@ -595,16 +604,16 @@ func (c *checker) kindMask(i int32) typeMask {
 }
 
 // accepts reports whether a value of the given kinds has a type s allows.
-func (s *schemaNode) accepts(kinds typeMask) bool {
+func (s *Schema) accepts(kinds TypeMask) bool {
 	return s.types == 0 || s.types&kinds != 0
 }
 
-func (c *checker) decimal(i int32) decimal {
-	return parseDecimal(c.doc.Raw(i), c.num[:0])
+func (c *checker) decimal(i int32) Decimal {
+	return ParseDecimal(c.doc.Raw(i), c.num[:0])
 }
 
 // check validates node i against s.
-func (c *checker) check(s *schemaNode, i int32) {
+func (c *checker) check(s *Schema, i int32) {
 	if c.stop() {
 		return
 	}
@@ -642,7 +651,7 @@ func (c *checker) check(s *schemaNode, i int32) {
 	for _, sub := range s.allOf {
 		c.check(sub, i)
 	}
-	if s.anyOf != nil && !slices.ContainsFunc(s.anyOf, func(b *schemaNode) bool { return c.passes(b, i) }) {
+	if s.anyOf != nil && !slices.ContainsFunc(s.anyOf, func(b *Schema) bool { return c.passes(b, i) }) {
 		c.noBranch(s.anyOf, i)
 	}
 	if s.oneOf != nil {
@@ -677,11 +686,11 @@ func (c *checker) check(s *schemaNode, i int32) {
 // When only one alternative has the value's type, its errors say the most
 // (the nullable field's minimum, say); when none has, the message lists
 // the types that would do.
-func (c *checker) noBranch(branches []*schemaNode, i int32) {
+func (c *checker) noBranch(branches []*Schema, i int32) {
 	kinds := c.kindMask(i)
-	var candidate *schemaNode
+	var candidate *Schema
 	candidates := 0
-	var types typeMask
+	var types TypeMask
 	for _, b := range branches {
 		if b.accepts(kinds) && !b.never {
 			candidate = b
@@ -707,7 +716,7 @@ func (c *checker) noBranch(branches []*schemaNode, i int32) {
 	}
 }
 
-func (c *checker) number(s *schemaNode, i int32) {
+func (c *checker) number(s *Schema, i int32) {
 	d := c.decimal(i)
 	if b := s.minimum; b != nil && d.cmp(b.dec) < 0 {
 		c.fail("Must be at least " + b.text)
@@ -726,7 +735,7 @@ func (c *checker) number(s *schemaNode, i int32) {
 	}
 }
 
-func (c *checker) string(s *schemaNode, i int32) {
+func (c *checker) string(s *Schema, i int32) {
 	str := c.doc.StringBytes(i, c.buf[:0])
 	if c.doc.Nodes[i].Flags&jsonparse.FlagEscaped != 0 {
 		c.buf = str[:0]
@@ -755,7 +764,7 @@ func (c *checker) string(s *schemaNode, i int32) {
 	}
 }
 
-func (c *checker) array(s *schemaNode, i int32) {
+func (c *checker) array(s *Schema, i int32) {
 	n := int(c.doc.Nodes[i].Count)
 	if s.minItems >= 0 && n < s.minItems {
 		c.fail(fmt.Sprintf("Must have at least %d items", s.minItems))
@@ -808,7 +817,7 @@ func (c *checker) array(s *schemaNode, i int32) {
 	}
 }
 
-func (c *checker) object(s *schemaNode, i int32) {
+func (c *checker) object(s *Schema, i int32) {
 	d := c.doc
 	n := int(d.Nodes[i].Count)
 	if s.minProps >= 0 && n < s.minProps {
@@ -934,7 +943,7 @@ func canonical(d *jsonparse.Document, i int32, dst []byte) []byte {
 	switch n.Kind {
 	case jsonparse.KindNumber:
 		var buf [64]byte
-		dec := parseDecimal(d.Raw(i), buf[:0])
+		dec := ParseDecimal(d.Raw(i), buf[:0])
 		if dec.zero() {
 			return append(dst, '0')
 		}
@@ -946,7 +955,7 @@ func canonical(d *jsonparse.Document, i int32, dst []byte) []byte {
 		return strconv.AppendInt(dst, int64(dec.point), 10)
 	case jsonparse.KindString:
 		var buf [64]byte
-		return appendJSONString(dst, string(d.StringBytes(i, buf[:0])))
+		return wire.AppendString(dst, string(d.StringBytes(i, buf[:0])))
 	case jsonparse.KindArray:
 		dst = append(dst, '[')
 		for j, e := range d.Elements(i) {
@@ -971,7 +980,7 @@ func canonical(d *jsonparse.Document, i int32, dst []byte) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, m.name)
+			dst = wire.AppendString(dst, m.name)
 			dst = append(dst, ':')
 			dst = canonical(d, m.v, dst)
 		}
@@ -980,9 +989,9 @@ func canonical(d *jsonparse.Document, i int32, dst []byte) []byte {
 	return append(dst, d.Raw(i)...) // null, true, false
 }
 
-// decimal is an exact JSON number: 0.digits × 10^point, negative when neg.
+// Decimal is an exact JSON number: 0.digits × 10^point, negative when neg.
 // digits has no leading or trailing zeros, and is empty for zero.
-type decimal struct {
+type Decimal struct {
 	neg    bool
 	digits []byte
 	point  int
@@ -992,10 +1001,10 @@ type decimal struct {
 // overflow; a number that large compares and divides the same either way.
 const maxExponent = 1 << 40
 
-// parseDecimal reads a valid JSON number. Its digits are stored in buf
+// ParseDecimal reads a valid JSON number. Its digits are stored in buf
 // when it has room.
-func parseDecimal(lit []byte, buf []byte) decimal {
-	var d decimal
+func ParseDecimal(lit []byte, buf []byte) Decimal {
+	var d Decimal
 	i := 0
 	if i < len(lit) && lit[i] == '-' {
 		d.neg = true
@@ -1038,20 +1047,20 @@ func parseDecimal(lit []byte, buf []byte) decimal {
 		digits = digits[:len(digits)-1]
 	}
 	if len(digits) == 0 {
-		return decimal{}
+		return Decimal{}
 	}
 	d.digits = digits
 	return d
 }
 
-func (d decimal) zero() bool { return len(d.digits) == 0 }
+func (d Decimal) zero() bool { return len(d.digits) == 0 }
 
 // integral reports whether d is a whole number.
-func (d decimal) integral() bool { return d.zero() || d.point >= len(d.digits) }
+func (d Decimal) integral() bool { return d.zero() || d.point >= len(d.digits) }
 
 // cmp compares d with e exactly.
-func (d decimal) cmp(e decimal) int {
-	sign := func(x decimal) int {
+func (d Decimal) cmp(e Decimal) int {
+	sign := func(x Decimal) int {
 		switch {
 		case x.zero():
 			return 0
@@ -1087,7 +1096,7 @@ func cmpInt(a, b int) int {
 // Md × 10^(ed-em); when ed < em that needs Md to end in a zero, which it
 // does not. The remainder is computed digit by digit, so the cost is the
 // length of the number, whatever its exponent.
-func (d decimal) multipleOf(m decimal) bool {
+func (d Decimal) multipleOf(m Decimal) bool {
 	if d.zero() {
 		return true
 	}
@@ -1130,10 +1139,10 @@ func powMod(base, exp, m uint64) uint64 {
 	return r
 }
 
-// integerText appends d in plain integer form when it is a whole number
+// IntegerText appends d in plain integer form when it is a whole number
 // that fits in 20 digits (the range of int64 and uint64), and reports
 // whether it did.
-func (d decimal) integerText(dst []byte) ([]byte, bool) {
+func (d Decimal) IntegerText(dst []byte) ([]byte, bool) {
 	if !d.integral() || d.point > 20 {
 		return dst, false
 	}

@@ -1,4 +1,4 @@
-package otc
+package validate
 
 import (
 	"encoding/base64"
@@ -50,9 +50,9 @@ var base64Rule = &formatRule{func(b []byte) bool {
 	return err == nil
 }, "Must be base64 text (the standard alphabet, padded with =)"}
 
-// durationPattern is the schema pattern of a time.Duration: Go's duration
+// DurationPattern is the schema pattern of a time.Duration: Go's duration
 // syntax, as time.ParseDuration reads it ("90s", "1h30m", "250ms").
-const durationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
+const DurationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 
 // durationRule checks what durationPattern cannot: that the duration is
 // within time.Duration's range, about 292 years.
@@ -68,7 +68,7 @@ const durationTypeText = `Must be a duration string such as "90s", "5m" or "1h30
 // patternMessages gives the patterns the reflector writes a message a
 // model can act on, instead of the pattern itself.
 var patternMessages = map[string]string{
-	durationPattern: `Must be a duration such as "90s", "5m" or "1h30m" (units ns, us, ms, s, m, h)`,
+	DurationPattern: `Must be a duration such as "90s", "5m" or "1h30m" (units ns, us, ms, s, m, h)`,
 }
 
 func validDateTime(b []byte) bool {

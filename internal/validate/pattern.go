@@ -1,4 +1,4 @@
-package otc
+package validate
 
 import (
 	"regexp"

@@ -1,4 +1,4 @@
-package otc
+package validate
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func TestDecimalAgainstBigRat(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		a, b := randomNumber(r), randomNumber(r)
-		da, db := parseDecimal([]byte(a), nil), parseDecimal([]byte(b), nil)
+		da, db := ParseDecimal([]byte(a), nil), ParseDecimal([]byte(b), nil)
 		ra, rb := ratOf(t, a), ratOf(t, b)
 		require.Equal(t, ra.Cmp(rb), da.cmp(db), "cmp(%s, %s)", a, b)
 		require.Equal(t, ra.IsInt(), da.integral(), "integral(%s)", a)
@@ -66,7 +66,7 @@ func TestDecimalAgainstBigRat(t *testing.T) {
 			q := new(big.Rat).Quo(ra, rb)
 			require.Equal(t, q.IsInt(), da.multipleOf(db), "multipleOf(%s, %s)", a, b)
 		}
-		if text, ok := da.integerText(nil); ok {
+		if text, ok := da.IntegerText(nil); ok {
 			require.True(t, ra.IsInt())
 			require.Equal(t, ra.Num().String(), string(text), "integerText(%s)", a)
 		}
@@ -87,7 +87,7 @@ func TestDecimalEdges(t *testing.T) {
 		{"123456789012345678901234567890", "123456789012345678901234567891", -1},
 	}
 	for _, c := range cmp {
-		assert.Equal(t, c.want, parseDecimal([]byte(c.a), nil).cmp(parseDecimal([]byte(c.b), nil)), "cmp(%s, %s)", c.a, c.b)
+		assert.Equal(t, c.want, ParseDecimal([]byte(c.a), nil).cmp(ParseDecimal([]byte(c.b), nil)), "cmp(%s, %s)", c.a, c.b)
 	}
 	multiple := []struct {
 		v, m string
@@ -105,7 +105,7 @@ func TestDecimalEdges(t *testing.T) {
 		{"0", "0.7", true},
 	}
 	for _, c := range multiple {
-		assert.Equal(t, c.want, parseDecimal([]byte(c.v), nil).multipleOf(parseDecimal([]byte(c.m), nil)), "multipleOf(%s, %s)", c.v, c.m)
+		assert.Equal(t, c.want, ParseDecimal([]byte(c.v), nil).multipleOf(ParseDecimal([]byte(c.m), nil)), "multipleOf(%s, %s)", c.v, c.m)
 	}
 	for _, c := range []struct {
 		lit, want string
@@ -114,7 +114,7 @@ func TestDecimalEdges(t *testing.T) {
 		{"5.0", "5", true}, {"1e3", "1000", true}, {"-2.50e1", "-25", true}, {"1.5", "", false},
 		{"18446744073709551615", "18446744073709551615", true}, {"1e19", "10000000000000000000", true}, {"1e20", "", false},
 	} {
-		text, ok := parseDecimal([]byte(c.lit), nil).integerText(nil)
+		text, ok := ParseDecimal([]byte(c.lit), nil).IntegerText(nil)
 		assert.Equal(t, c.ok, ok, c.lit)
 		if ok {
 			assert.Equal(t, c.want, string(text), c.lit)
@@ -152,8 +152,8 @@ func referenceValid(t testing.TB, schema *gojsonschema.Schema, data []byte) bool
 }
 
 // compileBoth compiles schema with this validator and with gojsonschema.
-func compileBoth(t testing.TB, schema string) (*schemaNode, *gojsonschema.Schema) {
-	mine, err := compileValidator(json.RawMessage(schema))
+func compileBoth(t testing.TB, schema string) (*Schema, *gojsonschema.Schema) {
+	mine, err := Compile(json.RawMessage(schema))
 	require.NoError(t, err, schema)
 	sl := gojsonschema.NewSchemaLoader()
 	sl.Draft = gojsonschema.Draft7
@@ -173,7 +173,7 @@ func comparable(d *jsonparse.Document) bool {
 	}
 	for i := range d.Nodes {
 		if d.Nodes[i].Kind == jsonparse.KindNumber {
-			if p := parseDecimal(d.Raw(int32(i)), nil).point; p > 400 || p < -400 {
+			if p := ParseDecimal(d.Raw(int32(i)), nil).point; p > 400 || p < -400 {
 				return false
 			}
 		}
@@ -203,7 +203,7 @@ func TestValidateAgreesWithReference(t *testing.T) {
 		for _, in := range referenceInputs {
 			d, err := jsonparse.Parse([]byte(in))
 			require.NoError(t, err)
-			errs := mine.validate(d, 0)
+			errs := mine.Validate(d, 0)
 			assert.Equal(t, referenceValid(t, ref, []byte(in)), errs == nil, "schema %s\ninput %s\nerrors %v", schema, in, errs)
 			jsonparse.Release(d)
 		}
@@ -214,7 +214,7 @@ func FuzzValidate(f *testing.F) {
 	for _, in := range referenceInputs {
 		f.Add(uint8(0), []byte(in))
 	}
-	mine := make([]*schemaNode, len(referenceSchemas))
+	mine := make([]*Schema, len(referenceSchemas))
 	refs := make([]*gojsonschema.Schema, len(referenceSchemas))
 	for i, s := range referenceSchemas {
 		mine[i], refs[i] = compileBoth(f, s)
@@ -229,7 +229,7 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		i := int(which) % len(mine)
-		errs := mine[i].validate(d, 0)
+		errs := mine[i].Validate(d, 0)
 		if want := referenceValid(t, refs[i], data); want != (errs == nil) {
 			t.Fatalf("schema %s\ninput %s\nreference valid: %v; errors here: %v", referenceSchemas[i], data, want, errs)
 		}
@@ -268,23 +268,23 @@ func TestValidateMessages(t *testing.T) {
 		{"if_then_else", `{"type":"object","if":{"required":["a"]},"then":{"required":["b"]},"else":{"required":["c"]}}`, `{"a":1}`, map[string]string{"b": "Is required"}},
 		{"repeated_first", `{"type":"object","properties":{"a":{"type":"number"}}}`, `{"a":"x","a":1}`, map[string]string{"a": "Is given more than once"}},
 		{"escaped_key", `{"type":"object","properties":{"é":{"type":"number"}}}`, `{"\u00e9":"x"}`, map[string]string{"é": "Must be a number"}},
-		{"long_key_cut", `{"type":"object","additionalProperties":false}`, `{"` + strings.Repeat("k", 300) + `":1}`, map[string]string{strings.Repeat("k", maxEchoedKey) + "…": "Is not an accepted parameter"}},
+		{"long_key_cut", `{"type":"object","additionalProperties":false}`, `{"` + strings.Repeat("k", 300) + `":1}`, map[string]string{strings.Repeat("k", MaxEchoedKey) + "…": "Is not an accepted parameter"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			v, err := compileValidator(json.RawMessage(tt.schema))
+			v, err := Compile(json.RawMessage(tt.schema))
 			require.NoError(t, err)
 			d, err := jsonparse.Parse([]byte(tt.input))
 			require.NoError(t, err)
 			defer jsonparse.Release(d)
-			assert.Equal(t, tt.want, v.validate(d, 0))
+			assert.Equal(t, tt.want, v.Validate(d, 0))
 		})
 	}
 }
 
 func TestValidateStopsAtTheCap(t *testing.T) {
 	t.Parallel()
-	v, err := compileValidator(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}},"required":["a"],"additionalProperties":false}`))
+	v, err := Compile(json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"}},"required":["a"],"additionalProperties":false}`))
 	require.NoError(t, err)
 	var b strings.Builder
 	b.WriteString("{")
@@ -295,9 +295,9 @@ func TestValidateStopsAtTheCap(t *testing.T) {
 	d, err := jsonparse.Parse([]byte(b.String()))
 	require.NoError(t, err)
 	defer jsonparse.Release(d)
-	errs := v.validate(d, 0)
-	require.Len(t, errs, maxParameterErrors)
-	for i := range maxParameterErrors {
+	errs := v.Validate(d, 0)
+	require.Len(t, errs, MaxErrors)
+	for i := range MaxErrors {
 		assert.Equal(t, "Is not an accepted parameter", errs[fmt.Sprintf("k%05d", i)], "the first keys in the input's order are kept")
 	}
 }
@@ -309,7 +309,7 @@ func TestCompileRefusesUnsupportedKeywords(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"array","unevaluatedItems":false}}}`,
 		`{"type":"object","properties":{"a":{"type":"number","multipleOf":0}}}`,
 	} {
-		_, err := compileValidator(json.RawMessage(schema))
+		_, err := Compile(json.RawMessage(schema))
 		assert.Error(t, err, schema)
 	}
 }
@@ -351,4 +351,23 @@ func FuzzPattern(f *testing.F) {
 			t.Fatalf("pattern %s on %q: %v, regexp says %v", p, s, got, want)
 		}
 	})
+}
+
+func TestTypeMaskNames(t *testing.T) {
+	t.Parallel()
+	tests := map[TypeMask]string{
+		typeNumber:                            "a number",
+		typeInteger:                           "an integer",
+		typeNumber | typeInteger:              "a number",
+		typeObject:                            "an object",
+		typeArray:                             "an array",
+		typeString:                            "a string",
+		typeBoolean:                           "a boolean",
+		typeString | typeNull:                 "a string or null",
+		typeInteger | typeNull:                "an integer or null",
+		typeString | typeNumber | typeBoolean: "a string or a number or a boolean",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, in.names(), "%b", in)
+	}
 }
