@@ -146,7 +146,7 @@ func readCallContext(d *jsonparse.Document, i int32, path string, out *CallConte
 // emptyHint shows what a body should look like.
 func bodyError(body []byte, err error, emptyHint string) *Error {
 	trimmed := 0
-	for trimmed < len(body) && isSpace(body[trimmed]) {
+	for trimmed < len(body) && jsonparse.IsSpace(body[trimmed]) {
 		trimmed++
 	}
 	if trimmed == len(body) {

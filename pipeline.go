@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/jsonparse"
 )
 
@@ -691,11 +692,11 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 // in (see decode.go and defaults.go).
 func (t *registeredTool) decoderInput(doc *jsonparse.Document, root int32) []byte {
 	input := doc.Raw(root)
-	if edits := t.plan.edits(doc, root, nil); edits != nil {
-		input = applyEdits(doc, root, edits)
+	if edits := t.plan.Edits(doc, root, nil); edits != nil {
+		input = decode.ApplyEdits(doc, root, edits)
 	}
 	if t.defaults != nil {
-		input = applyDefaults(t.defaults, doc, root, input)
+		input = decode.ApplyDefaults(t.defaults, doc, root, input)
 	}
 	return input
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/validate"
 )
 
@@ -181,9 +182,9 @@ type registeredTool struct {
 	def          ToolDefinition
 	encodedDef   []byte // def as JSON
 	validator    *validate.Schema
-	plan         *decodePlan        // the input type's field names; nil when it has none
-	defaults     []parameterDefault // top-level defaults of an input without a struct plan
-	inType       reflect.Type       // the function's input type
+	plan         *decode.Plan     // the input type's field names; nil when it has none
+	defaults     []decode.Default // top-level defaults of an input without a struct plan
+	inType       reflect.Type     // the function's input type
 	requirements *Requirements
 	invoke       invokeFunc
 
@@ -239,9 +240,9 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 	if err != nil {
 		return err
 	}
-	dd := newDirectDecoder(reflect.TypeFor[In]())
+	dd := decode.NewDirect(reflect.TypeFor[In]())
 	rt.invoke = func(ctx context.Context, input []byte) (json.RawMessage, error) {
-		in, err := decodeInput[In](dd, input)
+		in, err := decode.Input[In](dd, input)
 		if err != nil {
 			return nil, &inputError{err}
 		}
@@ -322,8 +323,8 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if err != nil {
 		return fail("cannot encode the definition: %v", err)
 	}
-	plan := newDecodePlan(in)
-	defaults, err := parameterDefaults(params, in, plan, strictNulls)
+	plan := decode.NewPlan(in)
+	defaults, err := decode.Defaults(params, in, plan, strictNulls)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/invopop/jsonschema"
+	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/validate"
 )
 
@@ -29,15 +30,17 @@ var anySchema = json.RawMessage(`{}`)
 
 // Types the reflector writes as strings, whatever their Go structure.
 var (
-	timeType       = reflect.TypeFor[time.Time]()
-	urlType        = reflect.TypeFor[url.URL]()
-	ipType         = reflect.TypeFor[net.IP]()
-	rawMessageType = reflect.TypeFor[json.RawMessage]()
-	durationType   = reflect.TypeFor[time.Duration]()
-	numberType     = reflect.TypeFor[json.Number]()
-	noOutputType   = reflect.TypeFor[NoOutput]()
-	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
-	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
+	timeType        = reflect.TypeFor[time.Time]()
+	urlType         = reflect.TypeFor[url.URL]()
+	ipType          = reflect.TypeFor[net.IP]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	durationType    = reflect.TypeFor[time.Duration]()
+	numberType      = reflect.TypeFor[json.Number]()
+	noOutputType    = reflect.TypeFor[NoOutput]()
+	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
 	// customSchema is the reflector's hook for a type that writes its own
 	// schema; such a type is trusted to be inline and checked afterwards.
 	customSchema = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
@@ -516,14 +519,14 @@ func locateDecodeError(in reflect.Type, input []byte, err error) map[string]stri
 // descending at maxLocateDepth, which only a recursive type (possible
 // with a hand-written schema) reaches.
 func locateValue(t reflect.Type, raw json.RawMessage, path string, depth int) (key, msg string, ok bool) {
-	base := derefType(t)
+	base := decode.Deref(t)
 	ownDecoding := reflect.PointerTo(base).Implements(jsonUnmarshaler) || reflect.PointerTo(base).Implements(textUnmarshaler)
 	switch {
 	case ownDecoding, depth >= maxLocateDepth:
 	case base.Kind() == reflect.Struct:
 		var members map[string]json.RawMessage
 		if json.Unmarshal(raw, &members) == nil {
-			fields := jsonFields(base)
+			fields := decode.JSONFields(base)
 			for _, name := range sortedKeys(members) {
 				if ft, known := fields[name]; known {
 					if key, msg, ok := locateValue(ft, members[name], joinPath(path, name), depth+1); ok {

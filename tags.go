@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otcgo/otc/internal/decode"
 )
 
 // This file checks the `jsonschema` struct tags of the types a tool's
@@ -139,7 +141,7 @@ func isTagKeyword(name string) bool {
 // checkFormat refuses a format that a Go type with a fixed text form
 // does not read: the validator would accept values the decoder refuses.
 func checkFormat(format string, t reflect.Type) error {
-	switch derefType(t) {
+	switch decode.Deref(t) {
 	case timeType:
 		if format != "date-time" {
 			return fmt.Errorf("a time.Time reads only RFC 3339 date-times, so format=%s would promise values it refuses: for a %s, use a string with format=%s and time.Parse it in the function", format, format, format)

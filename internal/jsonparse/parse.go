@@ -314,6 +314,9 @@ func (p *parser) string() error {
 	}
 }
 
+// IsSpace reports whether c is JSON white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 // IsHex reports whether c is a hexadecimal digit.
 func IsHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

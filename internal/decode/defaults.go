@@ -1,9 +1,10 @@
-package otc
+package decode
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -26,8 +27,8 @@ import (
 // without a plan (a map, json.RawMessage) the top-level defaults are
 // appended by applyDefaults.
 
-// parameterDefault is the default of one optional property of an object.
-type parameterDefault struct {
+// Default is the default of one optional property of an object.
+type Default struct {
 	name   string
 	value  []byte // the default, compact JSON, as the decoder reads it
 	member []byte // `"name":value`, ready to insert into the object
@@ -49,11 +50,11 @@ func decodeSchema(raw json.RawMessage) (map[string]any, error) {
 // schema s, at path at, sorted by name. Each default must pass its
 // property's own schema and, when fields (the JSON names of a struct's
 // fields, with their types) is not nil, decode into its field.
-func objectDefaults(s map[string]any, at string, fields map[string]reflect.Type, strictNulls bool) ([]parameterDefault, error) {
+func objectDefaults(s map[string]any, at string, fields map[string]reflect.Type, strictNulls bool) ([]Default, error) {
 	props, _ := s["properties"].(map[string]any)
 	required := stringList(s["required"])
-	var out []parameterDefault
-	for _, name := range sortedKeys(props) {
+	var out []Default
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, _ := props[name].(map[string]any)
 		def, ok := p["default"]
 		if !ok || slices.Contains(required, name) {
@@ -75,7 +76,7 @@ func objectDefaults(s map[string]any, at string, fields map[string]reflect.Type,
 			value = decoded
 		}
 		key, _ := json.Marshal(name)
-		out = append(out, parameterDefault{
+		out = append(out, Default{
 			name:   name,
 			value:  value,
 			member: append(append(key, ':'), value...),
@@ -90,7 +91,7 @@ func objectDefaults(s map[string]any, at string, fields map[string]reflect.Type,
 // field, as defaults must: enum=medium on a type whose UnmarshalText
 // refuses "medium" would invite calls that are then refused.
 func checkEnums(props map[string]any, at string, fields map[string]reflect.Type) error {
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		ft, ok := fields[name]
 		if !ok {
 			continue
@@ -105,7 +106,7 @@ func checkEnums(props map[string]any, at string, fields map[string]reflect.Type)
 		for _, s := range schemas {
 			target, values := ft, anyList(s["enum"])
 			if items, ok := s["items"].(map[string]any); ok {
-				if base := derefType(ft); base.Kind() == reflect.Slice || base.Kind() == reflect.Array {
+				if base := Deref(ft); base.Kind() == reflect.Slice || base.Kind() == reflect.Array {
 					target, values = base.Elem(), anyList(items["enum"])
 				}
 			}
@@ -140,7 +141,7 @@ func refusedBy(s map[string]any, value []byte) string {
 	}
 	defer jsonparse.Release(doc)
 	errs := v.Validate(doc, 0)
-	for _, k := range sortedKeys(errs) {
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		return errs[k]
 	}
 	return ""
@@ -151,7 +152,7 @@ func refusedBy(s map[string]any, value []byte) string {
 // defaults are inserted after the decode plan's rewriting: a
 // time.Duration's string as its nanoseconds, anything else as it is.
 func decoderForm(t reflect.Type, value []byte) ([]byte, error) {
-	if derefType(t) == durationType {
+	if Deref(t) == durationType {
 		var s string
 		if err := json.Unmarshal(value, &s); err != nil {
 			return nil, err
@@ -168,26 +169,26 @@ func decoderForm(t reflect.Type, value []byte) ([]byte, error) {
 	return value, nil
 }
 
-// parameterDefaults reads the defaults of the parameters schema params
+// Defaults reads the defaults of the parameters schema params
 // of a tool whose function takes in, and returns those applyDefaults
 // must append: the top-level ones when the input type has no struct plan.
 // Defaults of a struct input, at every depth, are put on its plan.
-func parameterDefaults(params json.RawMessage, in reflect.Type, plan *decodePlan, strictNulls bool) ([]parameterDefault, error) {
+func Defaults(params json.RawMessage, in reflect.Type, plan *Plan, strictNulls bool) ([]Default, error) {
 	s, err := decodeSchema(params)
 	if err != nil {
 		return nil, err
 	}
 	if plan == nil || plan.fields == nil {
 		var fields map[string]reflect.Type
-		if base := derefType(in); base.Kind() == reflect.Struct {
-			fields = jsonFields(base)
+		if base := Deref(in); base.Kind() == reflect.Struct {
+			fields = JSONFields(base)
 		}
 		return objectDefaults(s, "", fields, strictNulls)
 	}
-	return nil, attachDefaults(in, plan, s, "", strictNulls, map[*decodePlan]string{})
+	return nil, attachDefaults(in, plan, s, "", strictNulls, map[*Plan]string{})
 }
 
-func derefType(t reflect.Type) reflect.Type {
+func Deref(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -200,11 +201,11 @@ func derefType(t reflect.Type) reflect.Type {
 // struct type used at two places shares one plan, so the two places
 // must declare the same defaults (they do when the schema is reflected,
 // since the defaults come from the struct's own tags).
-func attachDefaults(t reflect.Type, p *decodePlan, s map[string]any, at string, strictNulls bool, done map[*decodePlan]string) error {
+func attachDefaults(t reflect.Type, p *Plan, s map[string]any, at string, strictNulls bool, done map[*Plan]string) error {
 	if p == nil || s == nil {
 		return nil
 	}
-	t = derefType(t)
+	t = Deref(t)
 	// An optional property is {"anyOf": [S, {"type": "null"}]}.
 	for _, b := range anyList(s["anyOf"]) {
 		if bm, ok := b.(map[string]any); ok {
@@ -219,7 +220,7 @@ func attachDefaults(t reflect.Type, p *decodePlan, s map[string]any, at string, 
 		if props == nil {
 			return nil
 		}
-		fields := jsonFields(t)
+		fields := JSONFields(t)
 		if err := checkEnums(props, at, fields); err != nil {
 			return err
 		}
@@ -251,20 +252,20 @@ func attachDefaults(t reflect.Type, p *decodePlan, s map[string]any, at string, 
 	return nil
 }
 
-func sameDefaults(a, b []parameterDefault) bool {
-	return slices.EqualFunc(a, b, func(x, y parameterDefault) bool {
+func sameDefaults(a, b []Default) bool {
+	return slices.EqualFunc(a, b, func(x, y Default) bool {
 		return bytes.Equal(x.member, y.member) && x.onNull == y.onNull
 	})
 }
 
-// applyDefaults returns input, a validated JSON object (node root of doc,
+// ApplyDefaults returns input, a validated JSON object (node root of doc,
 // possibly edited since), with the defaults of the parameters it leaves
 // out appended. It serves inputs without a struct plan, which take the
 // top-level defaults only. A parameter sent as null gets its default as
 // well when the default says so; encoding/json keeps the last of repeated
 // names, so the appended member wins. input is returned unchanged when no
 // default applies.
-func applyDefaults(defaults []parameterDefault, doc *jsonparse.Document, root int32, input []byte) []byte {
+func ApplyDefaults(defaults []Default, doc *jsonparse.Document, root int32, input []byte) []byte {
 	var out []byte
 	for i := range defaults {
 		d := &defaults[i]

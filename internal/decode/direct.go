@@ -1,4 +1,4 @@
-package otc
+package decode
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // This file decodes the commonest input type, a struct of numbers,
@@ -22,8 +24,8 @@ import (
 // folding case are gone, and whole numbers for integer fields are in
 // integer form.
 
-// directDecoder sets the fields of one struct type.
-type directDecoder struct {
+// Direct sets the fields of one struct type.
+type Direct struct {
 	fields []directField
 	// index finds a field by name when there are too many to compare in
 	// turn: an input of many unknown keys must not cost keys × fields.
@@ -43,16 +45,16 @@ type directField struct {
 	elem  reflect.Type // the pointed-to type, for a pointer; nil otherwise
 }
 
-// newDirectDecoder returns the decoder of t, or nil when t is not a
+// NewDirect returns the decoder of t, or nil when t is not a
 // struct whose exported fields are all booleans, numbers or strings, or
 // pointers to them, under names of their own: embedded structs, the
 // ",string" option, custom unmarshalers, and any other type are left to
 // encoding/json.
-func newDirectDecoder(t reflect.Type) *directDecoder {
+func NewDirect(t reflect.Type) *Direct {
 	if t.Kind() != reflect.Struct || hasUnmarshaler(t) {
 		return nil
 	}
-	d := &directDecoder{}
+	d := &Direct{}
 	seen := map[string]bool{}
 	for f := range t.Fields() {
 		if f.Anonymous {
@@ -131,7 +133,7 @@ func plainFieldName(name string) bool {
 // decode sets the fields of v, an addressable value of the decoder's
 // struct type, from data, and reports whether it could. On false, v may
 // have been partly set.
-func (d *directDecoder) decode(data []byte, v reflect.Value) bool {
+func (d *Direct) decode(data []byte, v reflect.Value) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -179,7 +181,7 @@ func (d *directDecoder) decode(data []byte, v reflect.Value) bool {
 	}
 }
 
-func (d *directDecoder) field(key []byte) *directField {
+func (d *Direct) field(key []byte) *directField {
 	if d.index != nil {
 		if j, ok := d.index[string(key)]; ok {
 			return &d.fields[j]
@@ -315,7 +317,7 @@ func parseFloat(val []byte) (float64, bool) {
 }
 
 func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
+	for i < len(data) && jsonparse.IsSpace(data[i]) {
 		i++
 	}
 	return i
@@ -368,9 +370,9 @@ func skipValue(data []byte, i int) int {
 	}
 }
 
-// decodeInput decodes input into a new In: directly when dd is not nil
+// Input decodes input into a new In: directly when dd is not nil
 // and can, else with encoding/json.
-func decodeInput[In any](dd *directDecoder, input []byte) (In, error) {
+func Input[In any](dd *Direct, input []byte) (In, error) {
 	var in In
 	if dd != nil {
 		if dd.decode(input, reflect.ValueOf(&in).Elem()) {

@@ -1,4 +1,4 @@
-package otc
+package decode
 
 import (
 	"encoding/json"
@@ -45,11 +45,11 @@ func decodeBoth(t *testing.T, input string) (ok bool, direct, reference directIn
 	}
 	defer jsonparse.Release(doc)
 	data := doc.Raw(0)
-	plan := newDecodePlan(reflect.TypeFor[directInput]())
-	if edits := plan.edits(doc, 0, nil); edits != nil {
-		data = applyEdits(doc, 0, edits)
+	plan := NewPlan(reflect.TypeFor[directInput]())
+	if edits := plan.Edits(doc, 0, nil); edits != nil {
+		data = ApplyEdits(doc, 0, edits)
 	}
-	dd := newDirectDecoder(reflect.TypeFor[directInput]())
+	dd := NewDirect(reflect.TypeFor[directInput]())
 	require.NotNil(t, dd)
 	ok = dd.decode(data, reflect.ValueOf(&direct).Elem())
 	refErr = json.Unmarshal(data, &reference)
@@ -159,7 +159,7 @@ func TestDirectDecoderTypes(t *testing.T) {
 		{"interface", reflect.TypeFor[struct{ V any }](), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.ok, newDirectDecoder(tc.typ) != nil)
+			assert.Equal(t, tc.ok, NewDirect(tc.typ) != nil)
 		})
 	}
 }
@@ -171,14 +171,14 @@ func TestDirectDecoderFieldLookup(t *testing.T) {
 		A float64 `json:"a"`
 		B float64 `json:"b"`
 	}
-	d := newDirectDecoder(reflect.TypeFor[few]())
+	d := NewDirect(reflect.TypeFor[few]())
 	require.NotNil(t, d)
 	assert.Nil(t, d.index, "two fields are compared in turn")
 	var f few
 	require.True(t, d.decode([]byte(`{"x":1,"b":5,"a":10}`), reflect.ValueOf(&f).Elem()))
 	assert.Equal(t, few{A: 10, B: 5}, f)
 
-	d = newDirectDecoder(reflect.TypeFor[directInput]())
+	d = NewDirect(reflect.TypeFor[directInput]())
 	require.NotNil(t, d.index, "fourteen fields are looked up in a map")
 	var in directInput
 	require.True(t, d.decode([]byte(`{"x":1,"pb":true,"Untagged":3,"-":4}`), reflect.ValueOf(&in).Elem()))

@@ -1,4 +1,4 @@
-package otc
+package decode
 
 import (
 	"bytes"
@@ -32,20 +32,20 @@ import (
 // names only, and whole numbers bound for integer fields are rewritten in
 // integer form. Most inputs need neither, and are decoded as they came.
 
-// decodePlan is what the input type expects at one position of the input.
+// Plan is what the input type expects at one position of the input.
 // A nil plan has nothing to check.
-type decodePlan struct {
+type Plan struct {
 	// fields maps a struct's JSON field names to the plans of their types
 	// (nil when nothing inside needs checking); folded holds the names in
 	// lower case, for ASCII keys, and names lists them all.
-	fields map[string]*decodePlan
+	fields map[string]*Plan
 	folded map[string]bool
 	names  []string
 	// ascii is true when every name is ASCII, so that an ASCII key can
 	// fold-match one only by ASCII case.
 	ascii bool
 	// elem is the plan of a slice's, array's or map's elements.
-	elem *decodePlan
+	elem *Plan
 	// integer is true for an integer type.
 	integer bool
 	// duration is true for time.Duration, which the schema gives as a
@@ -53,12 +53,12 @@ type decodePlan struct {
 	duration bool
 	// defaults are the defaults of a struct's optional fields (see
 	// defaults.go), and defaultOf indexes them by name.
-	defaults  []parameterDefault
+	defaults  []Default
 	defaultOf map[string]int
 }
 
 // setDefaults puts the defaults of a struct's optional fields on its plan.
-func (p *decodePlan) setDefaults(defaults []parameterDefault) {
+func (p *Plan) setDefaults(defaults []Default) {
 	if len(defaults) == 0 {
 		return
 	}
@@ -74,13 +74,13 @@ var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// newDecodePlan returns the plan of type t, or nil when t holds neither a
+// NewPlan returns the plan of type t, or nil when t holds neither a
 // struct nor an integer.
-func newDecodePlan(t reflect.Type) *decodePlan {
-	return buildPlan(t, map[reflect.Type]*decodePlan{})
+func NewPlan(t reflect.Type) *Plan {
+	return buildPlan(t, map[reflect.Type]*Plan{})
 }
 
-func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
+func buildPlan(t reflect.Type, memo map[reflect.Type]*Plan) *Plan {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -88,7 +88,7 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 		return p
 	}
 	if t == durationType {
-		return &decodePlan{duration: true}
+		return &Plan{duration: true}
 	}
 	if hasUnmarshaler(t) {
 		return nil
@@ -100,16 +100,16 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 		if elem == nil {
 			return nil
 		}
-		p := &decodePlan{elem: elem}
+		p := &Plan{elem: elem}
 		memo[t] = p
 		return p
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return &decodePlan{integer: true}
+		return &Plan{integer: true}
 	case reflect.Struct:
-		p := &decodePlan{fields: map[string]*decodePlan{}, folded: map[string]bool{}, ascii: true}
+		p := &Plan{fields: map[string]*Plan{}, folded: map[string]bool{}, ascii: true}
 		memo[t] = p
-		for name, ft := range jsonFields(t) {
+		for name, ft := range JSONFields(t) {
 			p.fields[name] = buildPlan(ft, memo)
 			p.folded[strings.ToLower(name)] = true
 			p.names = append(p.names, name)
@@ -123,12 +123,12 @@ func buildPlan(t reflect.Type, memo map[reflect.Type]*decodePlan) *decodePlan {
 	return nil
 }
 
-// jsonFields returns the JSON names encoding/json gives the fields of
+// JSONFields returns the JSON names encoding/json gives the fields of
 // struct t, embedded structs' fields included, with each field's type.
 // Where two fields share a name, the shallower wins, as in encoding/json;
 // the plan errs on the side of listing a name, which can only make it drop
 // a loosely matched key that the decoder would have ignored anyway.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
+func JSONFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	depthOf := map[string]int{}
 	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
@@ -169,26 +169,26 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// edits appends, for the subtree of node i, the changes the input needs
+// Edits appends, for the subtree of node i, the changes the input needs
 // before decoding, in the order of the text.
-func (p *decodePlan) edits(d *jsonparse.Document, i int32, out []edit) []edit {
+func (p *Plan) Edits(d *jsonparse.Document, i int32, out []Edit) []Edit {
 	if p == nil {
 		return out
 	}
 	switch n := &d.Nodes[i]; n.Kind {
 	case jsonparse.KindNumber:
 		if p.integer && n.Flags&(jsonparse.FlagFraction|jsonparse.FlagExponent) != 0 {
-			out = appendEdit(out, edit{start: n.Start, end: n.End, integral: true})
+			out = appendEdit(out, Edit{start: n.Start, end: n.End, integral: true})
 		}
 	case jsonparse.KindString:
 		if p.duration {
-			out = appendEdit(out, edit{start: n.Start, end: n.End, duration: true})
+			out = appendEdit(out, Edit{start: n.Start, end: n.End, duration: true})
 		}
 	case jsonparse.KindObject:
 		var given uint64 // the defaults whose member the object has
 		for k, v := range d.Members(i) {
 			if p.fields == nil { // a map
-				out = p.elem.edits(d, v, out)
+				out = p.elem.Edits(d, v, out)
 				continue
 			}
 			var buf [64]byte
@@ -200,13 +200,13 @@ func (p *decodePlan) edits(d *jsonparse.Document, i int32, out []edit) []edit {
 					}
 					def := &p.defaults[j]
 					if def.onNull && d.Nodes[v].Kind == jsonparse.KindNull {
-						out = appendEdit(out, edit{start: d.Nodes[v].Start, end: d.Nodes[v].End, more: &editMore{value: def.value}})
+						out = appendEdit(out, Edit{start: d.Nodes[v].Start, end: d.Nodes[v].End, more: &editMore{value: def.value}})
 						continue
 					}
 				}
 			}
 			if fp, ok := p.fields[string(name)]; ok {
-				out = fp.edits(d, v, out)
+				out = fp.Edits(d, v, out)
 			} else if p.foldMatch(name) {
 				out = append(out, memberSpan(d, k))
 			}
@@ -216,7 +216,7 @@ func (p *decodePlan) edits(d *jsonparse.Document, i int32, out []edit) []edit {
 		}
 	case jsonparse.KindArray:
 		for _, e := range d.Elements(i) {
-			out = p.elem.edits(d, e, out)
+			out = p.elem.Edits(d, e, out)
 		}
 	}
 	return out
@@ -225,7 +225,7 @@ func (p *decodePlan) edits(d *jsonparse.Document, i int32, out []edit) []edit {
 // insertDefaults appends the edit that inserts, before the closing brace
 // of object i, the defaults of the members it lacks; given marks those of
 // the first 64 defaults it has.
-func (p *decodePlan) insertDefaults(d *jsonparse.Document, i int32, given uint64, out []edit) []edit {
+func (p *Plan) insertDefaults(d *jsonparse.Document, i int32, given uint64, out []Edit) []Edit {
 	end := d.Nodes[i].End - 1 // the '}'
 	for lo := 0; lo < len(p.defaults); lo += 64 {
 		chunk := p.defaults[lo:min(lo+64, len(p.defaults))]
@@ -241,7 +241,7 @@ func (p *decodePlan) insertDefaults(d *jsonparse.Document, i int32, given uint64
 			}
 		}
 		if absent != 0 {
-			out = appendEdit(out, edit{start: end, end: end, more: &editMore{defaults: chunk, absent: absent}})
+			out = appendEdit(out, Edit{start: end, end: end, more: &editMore{defaults: chunk, absent: absent}})
 		}
 	}
 	return out
@@ -249,7 +249,7 @@ func (p *decodePlan) insertDefaults(d *jsonparse.Document, i int32, given uint64
 
 // foldMatch reports whether name equals a field name once case is folded,
 // as encoding/json compares them.
-func (p *decodePlan) foldMatch(name []byte) bool {
+func (p *Plan) foldMatch(name []byte) bool {
 	ascii := true
 	for _, c := range name {
 		if c >= utf8.RuneSelf {
@@ -272,12 +272,12 @@ func (p *decodePlan) foldMatch(name []byte) bool {
 	return false
 }
 
-// edit is a change to the input's text: data[start:end] is dropped, or,
+// Edit is a change to the input's text: data[start:end] is dropped, or,
 // when integral, rewritten in integer form, or, when duration, rewritten
 // in nanoseconds; or more says what replaces it. An input may need one
-// edit per number, so the common ones are kept small (24 bytes) and the
+// Edit per number, so the common ones are kept small (24 bytes) and the
 // rare ones carry their data behind a pointer.
-type edit struct {
+type Edit struct {
 	start, end int32
 	integral   bool
 	duration   bool // a duration string, rewritten in nanoseconds
@@ -287,9 +287,9 @@ type edit struct {
 // appendEdit appends e to out, doubling out's capacity when it is full:
 // an input may need an edit per number, and append's growth of large
 // slices by a quarter would copy the list five times over.
-func appendEdit(out []edit, e edit) []edit {
+func appendEdit(out []Edit, e Edit) []Edit {
 	if len(out) == cap(out) {
-		grown := make([]edit, len(out), max(16, 2*cap(out)))
+		grown := make([]Edit, len(out), max(16, 2*cap(out)))
 		copy(grown, out)
 		out = grown
 	}
@@ -301,39 +301,39 @@ func appendEdit(out []edit, e edit) []edit {
 // at start.
 type editMore struct {
 	value    []byte
-	defaults []parameterDefault
+	defaults []Default
 	absent   uint64
 }
 
 // memberSpan returns the edit that drops the object member whose key is
 // node k, with the comma that separates it from a neighbour.
-func memberSpan(d *jsonparse.Document, k int32) edit {
+func memberSpan(d *jsonparse.Document, k int32) Edit {
 	start := d.Nodes[k].Start
 	end := d.Nodes[k+1].End // the value follows its key
 	before := start - 1
-	for isSpace(d.Data[before]) {
+	for jsonparse.IsSpace(d.Data[before]) {
 		before--
 	}
 	if d.Data[before] == ',' {
 		start = before
 	} else { // the first member: take the comma after it, if any
 		after := end
-		for isSpace(d.Data[after]) {
+		for jsonparse.IsSpace(d.Data[after]) {
 			after++
 		}
 		if d.Data[after] == ',' {
 			end = after + 1
 		}
 	}
-	return edit{start: start, end: end}
+	return Edit{start: start, end: end}
 }
 
 // appendMembers appends to out, the text of an object up to its closing
 // brace, the members of defaults whose bit is set in absent, each
 // preceded by a comma unless it is the object's first.
-func appendMembers(out []byte, defaults []parameterDefault, absent uint64) []byte {
+func appendMembers(out []byte, defaults []Default, absent uint64) []byte {
 	last := len(out) - 1
-	for last >= 0 && isSpace(out[last]) {
+	for last >= 0 && jsonparse.IsSpace(out[last]) {
 		last--
 	}
 	first := last >= 0 && out[last] == '{'
@@ -350,13 +350,11 @@ func appendMembers(out []byte, defaults []parameterDefault, absent uint64) []byt
 	return out
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// applyEdits returns the text of node i with the edits, which are in text
+// ApplyEdits returns the text of node i with the edits, which are in text
 // order, made. An edit that overlaps the one before (the comma two dropped
 // neighbours share) is merged into it. A number that is not a whole
 // number within 20 digits is left as it is, for the decoder to refuse.
-func applyEdits(d *jsonparse.Document, i int32, edits []edit) []byte {
+func ApplyEdits(d *jsonparse.Document, i int32, edits []Edit) []byte {
 	n := &d.Nodes[i]
 	out := make([]byte, 0, n.End-n.Start)
 	pos := n.Start
