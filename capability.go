@@ -19,6 +19,7 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file is the capability-token authenticator: bearer JWTs signed by
@@ -235,7 +236,7 @@ func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwksTiming) 
 		if err == nil {
 			shown = u.Redacted()
 		}
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", truncate(shown, 200))
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", wire.Truncate(shown, 200))
 	}
 	client := opts.HTTPClient
 	if client == nil {
@@ -280,7 +281,7 @@ func staticKeys(raw json.RawMessage) (*keySet, error) {
 	for _, k := range all {
 		switch k.Key().(type) {
 		case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey, []byte:
-			return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", truncate(k.Marshal().KID, 80))
+			return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", wire.Truncate(k.Marshal().KID, 80))
 		}
 		if k.Marshal().KID != "" && slices.ContainsFunc(capabilityAlgs, func(alg string) bool { return keyFits(jwt.GetSigningMethod(alg), k.Key()) }) {
 			usable = true

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file reads the request envelopes of the wire formats from a parsed
@@ -26,7 +27,7 @@ type field struct {
 // messages ("" for the top level).
 func readFields(d *jsonparse.Document, i int32, path string, fields []field, strict bool, accepted string) error {
 	if d.Nodes[i].Flags&jsonparse.FlagRepeated != 0 {
-		return serverError(fmt.Sprintf("Field %s is given more than once", strconv.Quote(truncate(joinPath(path, d.RepeatedName(i)), 80))),
+		return serverError(fmt.Sprintf("Field %s is given more than once", strconv.Quote(wire.Truncate(joinPath(path, d.RepeatedName(i)), 80))),
 			"each field may appear once: a body that repeats a field means different things to different parsers")
 	}
 	for j := range fields {
@@ -42,7 +43,7 @@ func readFields(d *jsonparse.Document, i int32, path string, fields []field, str
 			continue
 		}
 		if strict {
-			return serverError("Unknown field "+strconv.Quote(truncate(joinPath(path, d.StringValue(k)), 80)), accepted)
+			return serverError("Unknown field "+strconv.Quote(wire.Truncate(joinPath(path, d.StringValue(k)), 80)), accepted)
 		}
 	}
 	return nil
@@ -50,7 +51,7 @@ func readFields(d *jsonparse.Document, i int32, path string, fields []field, str
 
 // wrongShape is the error for a field of the wrong JSON type.
 func wrongShape(d *jsonparse.Document, i int32, path, want, shape string) *Error {
-	return serverError(fmt.Sprintf("The request body has the wrong shape: %s must be %s, not %s", truncate(path, 80), want, d.KindName(i)), shape)
+	return serverError(fmt.Sprintf("The request body has the wrong shape: %s must be %s, not %s", wire.Truncate(path, 80), want, d.KindName(i)), shape)
 }
 
 // optString reads an optional string field: absent (-1) and null read as
@@ -124,7 +125,7 @@ func readCallContext(d *jsonparse.Document, i int32, path string, out *CallConte
 				return err
 			}
 			if seen[id] {
-				return serverError(fmt.Sprintf("%s lists %s more than once", p, strconv.Quote(truncate(id, 80))),
+				return serverError(fmt.Sprintf("%s lists %s more than once", p, strconv.Quote(wire.Truncate(id, 80))),
 					"send each id once, so that the tool's value is not a guess")
 			}
 			seen[id] = true

@@ -150,7 +150,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.writeJSON(w, http.StatusNotFound, errorBody{
 			Schema:           h.schema,
-			Message:          fmt.Sprintf("No endpoint at '/%s'", truncate(path, 80)),
+			Message:          fmt.Sprintf("No endpoint at '/%s'", wire.Truncate(path, 80)),
 			DeveloperMessage: "this tool server answers GET /tools, POST /tools/call, POST /call and GET /health",
 		})
 	}
@@ -196,7 +196,7 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, methods ...strin
 	w.Header().Set("Allow", allowed)
 	h.writeJSON(w, http.StatusMethodNotAllowed, errorBody{
 		Schema:           h.schema,
-		Message:          fmt.Sprintf("Method %s is not allowed here", truncate(r.Method, 32)),
+		Message:          fmt.Sprintf("Method %s is not allowed here", wire.Truncate(r.Method, 32)),
 		DeveloperMessage: fmt.Sprintf("%s accepts %s", r.URL.Path, allowed),
 	})
 	return false
@@ -457,7 +457,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 // unsupportedSchema is the error for a $schema this server does not speak.
 func unsupportedSchema(s string) *Error {
 	return serverError(
-		fmt.Sprintf("Protocol version '%s' is not supported", truncate(s, 80)),
+		fmt.Sprintf("Protocol version '%s' is not supported", wire.Truncate(s, 80)),
 		fmt.Sprintf("accepted $schema values: %s, %s, %s; leave $schema out for the latest", SchemaOTC, SchemaOXP, SchemaOpenAPI))
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/jwkset"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file holds the keys that verify capability tokens: a static set,
@@ -398,7 +399,7 @@ func (f *jwksFetcher) get(ctx context.Context) (keySnapshot, error) {
 			// still verify.
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("key %d (kid %q) of the key set is not valid: %w", i, truncate(m.KID, 80), err)
+			return nil, fmt.Errorf("key %d (kid %q) of the key set is not valid: %w", i, wire.Truncate(m.KID, 80), err)
 		}
 		jwks = append(jwks, j)
 	}

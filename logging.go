@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // CallLogOptions configures [LogCalls]. The zero value, and nil, give the
@@ -74,7 +76,7 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			if c.Tool != nil {
 				tool = c.Tool.ID
 			} else {
-				tool = truncate(tool, MaxIDLength)
+				tool = wire.Truncate(tool, MaxIDLength)
 			}
 			var buf [10]slog.Attr
 			attrs := append(buf[:0],

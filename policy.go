@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // Policy says who may call a tool: through which wire formats, and, for a
@@ -205,7 +207,7 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 			proto = "a direct call"
 		}
 		return refuse(ReasonProtocolDenied,
-			fmt.Sprintf("Tool '%s' cannot be called through %s", t.def.Name, truncate(proto, 40)),
+			fmt.Sprintf("Tool '%s' cannot be called through %s", t.def.Name, wire.Truncate(proto, 40)),
 			fmt.Sprintf("%s accepts calls through %s only", t.def.ID, strings.Join(p.Protocols, ", ")))
 	}
 	if !p.needsToken() {
@@ -252,11 +254,11 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 		case !wellFormedScope(br):
 			return refuse(ReasonBlastRadiusExceeded,
 				fmt.Sprintf("The call's blast radius is not one tool '%s' can check", t.def.Name),
-				fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", truncate(br, 80)))
+				fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", wire.Truncate(br, 80)))
 		case !blastRadiusFits(br, p.MaxBlastRadius):
 			return refuse(ReasonBlastRadiusExceeded,
 				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
-				fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", truncate(br, 80), p.MaxBlastRadius))
+				fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", wire.Truncate(br, 80), p.MaxBlastRadius))
 		}
 	}
 
@@ -306,12 +308,12 @@ func checkBinding(p *Policy, claims map[string]any, req *CallRequest) string {
 	}
 	if len(p.AllowedOperations) > 0 {
 		if act, _ := str("exec_act"); !slices.Contains(p.AllowedOperations, act) {
-			return fmt.Sprintf("exec_act %q is not one of %s", truncate(act, 80), strings.Join(p.AllowedOperations, ", "))
+			return fmt.Sprintf("exec_act %q is not one of %s", wire.Truncate(act, 80), strings.Join(p.AllowedOperations, ", "))
 		}
 	}
 	if len(p.AllowedTargets) > 0 {
 		if target, _ := str("target"); !slices.Contains(p.AllowedTargets, target) {
-			return fmt.Sprintf("target %q is not one of %s", truncate(target, 80), strings.Join(p.AllowedTargets, ", "))
+			return fmt.Sprintf("target %q is not one of %s", wire.Truncate(target, 80), strings.Join(p.AllowedTargets, ", "))
 		}
 	}
 	hash, _ := str("inp_hash")

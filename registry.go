@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/decode"
+	"github.com/otcgo/otc/internal/inline"
 	"github.com/otcgo/otc/internal/validate"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // RegistryOptions configures a [Registry]. The zero value, and nil, are
@@ -261,7 +263,7 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 
 // toolLabel names a tool in registration errors, even a malformed one.
 func toolLabel(t Tool) string {
-	return fmt.Sprintf("%q", truncate(t.ID+"@"+t.Version, maxToolIDLength))
+	return fmt.Sprintf("%q", wire.Truncate(t.ID+"@"+t.Version, maxToolIDLength))
 }
 
 // prepareTool checks a tool's description and builds its schemas and
@@ -361,7 +363,7 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("InputSchema is not valid JSON: %v", err)
 		}
-		inlined, err := inlineSchema(compact)
+		inlined, err := inline.Schema(compact)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("InputSchema %v", err)
 		}
@@ -384,7 +386,7 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 	if t.InputSchema != nil {
 		what = "InputSchema"
 	}
-	doc, err := checkInlineSchema(raw)
+	doc, err := inline.Check(raw)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}
@@ -416,7 +418,7 @@ func outputSchema(t Tool, out reflect.Type) (schema, full json.RawMessage, err e
 		if string(compact) == "null" {
 			return nil, nil, nil
 		}
-		inlined, err := inlineSchema(compact)
+		inlined, err := inline.Schema(compact)
 		if err != nil {
 			return nil, nil, fmt.Errorf("OutputSchema %v", err)
 		}
@@ -424,7 +426,7 @@ func outputSchema(t Tool, out reflect.Type) (schema, full json.RawMessage, err e
 		if inlined != nil {
 			schema, full = inlined, compact
 		}
-		if _, err := checkInlineSchema(schema); err != nil {
+		if _, err := inline.Check(schema); err != nil {
 			return nil, nil, fmt.Errorf("OutputSchema %v", err)
 		}
 		if _, err := validate.Compile(schema); err != nil {
@@ -442,7 +444,7 @@ func outputSchema(t Tool, out reflect.Type) (schema, full json.RawMessage, err e
 	if err != nil {
 		return nil, nil, fmt.Errorf("output type: %v", err)
 	}
-	if _, err := checkInlineSchema(s); err != nil {
+	if _, err := inline.Check(s); err != nil {
 		return nil, nil, fmt.Errorf("output schema %v", err)
 	}
 	return s, nil, nil
@@ -637,7 +639,7 @@ func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) 
 		if key, isName := cat.names[toolID]; isName {
 			dev = fmt.Sprintf("%q is the name of tool %s; tool_id takes the id", toolID, key)
 		}
-		return nil, badRequest(fmt.Sprintf("Tool ID '%s' is malformed", truncate(toolID, 80)), dev)
+		return nil, badRequest(fmt.Sprintf("Tool ID '%s' is malformed", wire.Truncate(toolID, 80)), dev)
 	}
 	fam := cat.tools[key]
 	if fam == nil {
@@ -677,7 +679,7 @@ func (r *Registry) resolveNameFor(nameAndVersion, protocol string) (*registeredT
 	if !ok {
 		return nil, &Error{
 			Code:             CodeServerError,
-			Message:          fmt.Sprintf("Tool '%s' was not found", truncate(name, 80)),
+			Message:          fmt.Sprintf("Tool '%s' was not found", wire.Truncate(name, 80)),
 			DeveloperMessage: "no tool has that name",
 			cause:            ErrToolNotFound,
 		}
@@ -686,7 +688,7 @@ func (r *Registry) resolveNameFor(nameAndVersion, protocol string) (*registeredT
 		// Checked here so that the message names what the caller sent,
 		// not the Toolkit.Tool id that resolve would quote.
 		if !isNumber(version) && !isVersion(version) {
-			return nil, badRequest(fmt.Sprintf("Version '%s' of tool '%s' is malformed", truncate(version, 40), name),
+			return nil, badRequest(fmt.Sprintf("Version '%s' of tool '%s' is malformed", wire.Truncate(version, 40), name),
 				"the version after @ must be x or x.y.z: integers without leading zeros")
 		}
 		key += "@" + version

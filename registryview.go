@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file serves a registry's catalog as the listing of a universal tool
@@ -236,7 +238,7 @@ func (v *RegistryView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		id, ok := strings.CutPrefix(path, "/v1/tools/")
 		if !ok || id == "" || strings.Contains(id, "/") {
-			v.fail(w, http.StatusNotFound, registryNotFound, fmt.Sprintf("No route for '%s'", truncate(path, 80)))
+			v.fail(w, http.StatusNotFound, registryNotFound, fmt.Sprintf("No route for '%s'", wire.Truncate(path, 80)))
 			return
 		}
 		serve = func(w http.ResponseWriter, r *http.Request) { v.describe(w, id) }
@@ -244,7 +246,7 @@ func (v *RegistryView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		v.fail(w, http.StatusMethodNotAllowed, registryMethodNotAllowed,
-			fmt.Sprintf("Method %s is not allowed here; use GET", truncate(r.Method, 32)))
+			fmt.Sprintf("Method %s is not allowed here; use GET", wire.Truncate(r.Method, 32)))
 		return
 	}
 	r, err := Authenticate(v.auth, r)
@@ -298,11 +300,11 @@ func (v *RegistryView) describe(w http.ResponseWriter, id string) {
 	t, err := v.reg.resolve(id)
 	if err != nil {
 		if errors.Is(err, ErrToolNotFound) {
-			v.fail(w, http.StatusNotFound, registryNotFound, fmt.Sprintf("Tool '%s' was not found", truncate(id, 80)))
+			v.fail(w, http.StatusNotFound, registryNotFound, fmt.Sprintf("Tool '%s' was not found", wire.Truncate(id, 80)))
 			return
 		}
 		v.fail(w, http.StatusBadRequest, registryInvalidRequest,
-			fmt.Sprintf("Tool ID '%s' is malformed: send Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z", truncate(id, 80)))
+			fmt.Sprintf("Tool ID '%s' is malformed: send Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z", wire.Truncate(id, 80)))
 		return
 	}
 	l := v.listing()

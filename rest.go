@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file serves a registry as the plain REST tool API that many agent
@@ -187,7 +188,7 @@ func (h *RESTHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(path, "tools/")
 	if !ok || rest == "" || strings.Contains(rest, "/") {
-		h.fail(w, RESTRouteNotFound, fmt.Sprintf("No route for '/%s'", truncate(path, 80)), nil)
+		h.fail(w, RESTRouteNotFound, fmt.Sprintf("No route for '/%s'", wire.Truncate(path, 80)), nil)
 		return
 	}
 	if name, ok := strings.CutSuffix(rest, ":invoke"); ok {
@@ -250,7 +251,7 @@ func (h *RESTHandler) allow(w http.ResponseWriter, r *http.Request, methods ...s
 		}
 	}
 	w.Header().Set("Allow", strings.Join(methods, ", "))
-	h.fail(w, RESTMethodNotAllowed, fmt.Sprintf("Method %s is not allowed here; use %s", truncate(r.Method, 32), strings.Join(methods, " or ")), nil)
+	h.fail(w, RESTMethodNotAllowed, fmt.Sprintf("Method %s is not allowed here; use %s", wire.Truncate(r.Method, 32), strings.Join(methods, " or ")), nil)
 	return false
 }
 
@@ -320,7 +321,7 @@ func (h *RESTHandler) describe(w http.ResponseWriter, name string) {
 	t, err := h.reg.resolveNameFor(name, ProtocolHTTP)
 	if err == nil && !t.def.Policy.AllowsProtocol(ProtocolHTTP) {
 		// A tool the REST view may not call is not described either.
-		err = &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", truncate(name, 80)), cause: ErrToolNotFound}
+		err = &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", wire.Truncate(name, 80)), cause: ErrToolNotFound}
 	}
 	if err != nil {
 		h.fail(w, RESTToolNotFound, errorMessage(err), nil)
@@ -471,7 +472,7 @@ func readInvocation(d *jsonparse.Document) (*CallRequest, error) {
 	case d.Kind(v) != jsonparse.KindString:
 		return nil, wrongShape(d, v, "schema_version", "a string", invocationShape)
 	case !d.StringIs(v, RESTSchemaVersion):
-		return nil, serverError(fmt.Sprintf("schema_version '%s' is not supported; send %s", truncate(d.StringValue(v), 40), RESTSchemaVersion), "")
+		return nil, serverError(fmt.Sprintf("schema_version '%s' is not supported; send %s", wire.Truncate(d.StringValue(v), 40), RESTSchemaVersion), "")
 	}
 	args := fs[1].node
 	switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/invopop/jsonschema"
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/validate"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file turns Go types into the inline JSON Schemas of the protocol's tool definitions, checks
@@ -326,73 +327,6 @@ func nullableAnyOf(s *jsonschema.Schema) {
 	}
 }
 
-// checkInlineSchema checks that raw is a JSON Schema that can appear inline
-// in a catalog (the protocol's List Tools): a JSON object (or a boolean), using no $ref,
-// $dynamicRef, $defs, definitions or $schema anywhere. A hand-written
-// schema gets here after inlineSchema (inline.go) has replaced those, so
-// for it this is a last guard. It returns the decoded schema for further
-// checks.
-func checkInlineSchema(raw json.RawMessage) (any, error) {
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("is not valid JSON: %w", err)
-	}
-	switch doc.(type) {
-	case map[string]any, bool:
-	default:
-		return nil, errors.New("is not a JSON Schema: it must be a JSON object")
-	}
-	if err := walkSchema(doc, "#"); err != nil {
-		return nil, err
-	}
-	return doc, nil
-}
-
-// Keywords whose value is a schema, a list of schemas, or a map from names
-// to schemas. walkSchema descends through these only, so that a property
-// merely named "$ref" is not mistaken for the keyword.
-var (
-	schemaKeywords = []string{"additionalItems", "additionalProperties", "contains", "contentSchema",
-		"else", "if", "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
-	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
-	schemaMapKeywords  = []string{"dependentSchemas", "patternProperties", "properties", "dependencies"}
-	notInlineKeywords  = []string{"$defs", "$dynamicRef", "$recursiveRef", "$ref", "$schema", "definitions"}
-)
-
-func walkSchema(node any, path string) error {
-	obj, ok := node.(map[string]any)
-	if !ok {
-		return nil
-	}
-	for _, k := range notInlineKeywords {
-		if _, ok := obj[k]; ok {
-			return fmt.Errorf("uses %q at %s: the schema must be inline, without references or definitions", k, path)
-		}
-	}
-	for _, k := range schemaKeywords {
-		if err := walkSchema(obj[k], path+"/"+k); err != nil {
-			return err
-		}
-	}
-	for _, k := range schemaListKeywords {
-		list, _ := obj[k].([]any)
-		for i, sub := range list {
-			if err := walkSchema(sub, fmt.Sprintf("%s/%s/%d", path, k, i)); err != nil {
-				return err
-			}
-		}
-	}
-	for _, k := range schemaMapKeywords {
-		m, _ := obj[k].(map[string]any)
-		for _, name := range sortedKeys(m) {
-			if err := walkSchema(m[name], path+"/"+k+"/"+name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -461,19 +395,6 @@ func joinPath(parent, name string) string {
 	return parent + "." + name
 }
 
-// truncate shortens s to at most n bytes, on a rune boundary, marking the
-// cut with an ellipsis.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // decodeParameterErrors explains why validated input still could not be
 // decoded into the function's input type: a number out of the Go type's
 // range (1e400 for a float64, 1e20 for an int) or a fraction for an
@@ -490,7 +411,7 @@ func decodeParameterErrors(err error) map[string]string {
 		if strings.HasPrefix(te.Value, "number") {
 			msg += " in the accepted range"
 		}
-		return map[string]string{truncate(key, validate.MaxEchoedKey): msg}
+		return map[string]string{wire.Truncate(key, validate.MaxEchoedKey): msg}
 	}
 	return map[string]string{validate.RootKey: "Cannot be read as the tool's input"}
 }
@@ -507,7 +428,7 @@ const maxLocateDepth = 32
 // with a message a model can act on.
 func locateDecodeError(in reflect.Type, input []byte, err error) map[string]string {
 	if key, msg, ok := locateValue(in, input, "", 0); ok && key != "" {
-		return map[string]string{truncate(key, validate.MaxEchoedKey): msg}
+		return map[string]string{wire.Truncate(key, validate.MaxEchoedKey): msg}
 	}
 	return decodeParameterErrors(err)
 }
@@ -566,7 +487,7 @@ func locateValue(t reflect.Type, raw json.RawMessage, path string, depth int) (k
 		}
 		return path, msg, true
 	}
-	return path, "Cannot be read: " + truncate(err.Error(), 200), true
+	return path, "Cannot be read: " + wire.Truncate(err.Error(), 200), true
 }
 
 // jsonKindOf names the JSON value a Go type decodes from, for messages.

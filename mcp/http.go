@@ -233,13 +233,13 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 		return e
 	}
 	if hv != m.metaVersion {
-		return mismatch("Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", truncate(hv, 32), truncate(m.metaVersion, 32))
+		return mismatch("Header mismatch: MCP-Protocol-Version header value '%s' does not match body value '%s'", wire.Truncate(hv, 32), wire.Truncate(m.metaVersion, 32))
 	}
 	if m.metaVersion != Version20260728 {
 		return unsupportedVersion(m.metaVersion, false)
 	}
 	if method != m.method {
-		return mismatch("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", truncate(method, 64), truncate(m.method, 64))
+		return mismatch("Header mismatch: Mcp-Method header value '%s' does not match body value '%s'", wire.Truncate(method, 64), wire.Truncate(m.method, 64))
 	}
 	if needsName {
 		decoded, ok := decodeHeaderValue(name)
@@ -247,7 +247,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 			return mismatch("Header mismatch: the Mcp-Name header value is not valid")
 		}
 		if decoded != m.name {
-			return mismatch("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", truncate(decoded, 64), truncate(m.name, 64))
+			return mismatch("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", wire.Truncate(decoded, 64), wire.Truncate(m.name, 64))
 		}
 		return h.checkParamHeaders(r, m)
 	}
@@ -423,7 +423,7 @@ func (h *Handler) checkOrigin(r *http.Request) (string, bool) {
 	if err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) && (u.Scheme == "http" || u.Scheme == "https") {
 		return "", true
 	}
-	return "Forbidden: requests from origin " + strconv.Quote(truncate(origin, 100)) + " are not allowed; list it in Options.AllowedOrigins", false
+	return "Forbidden: requests from origin " + strconv.Quote(wire.Truncate(origin, 100)) + " are not allowed; list it in Options.AllowedOrigins", false
 }
 
 func isLoopbackAddr(a net.Addr) bool {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otcgo/otc/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -209,7 +210,7 @@ func isStringOrInteger(raw json.RawMessage) bool {
 func TestParseMessageSeeds(t *testing.T) {
 	t.Parallel()
 	for _, s := range parseSeeds {
-		t.Run(strings.ReplaceAll(truncate(s, 40), "/", "_"), func(t *testing.T) {
+		t.Run(strings.ReplaceAll(wire.Truncate(s, 40), "/", "_"), func(t *testing.T) {
 			var m message
 			e := parseMessage([]byte(s), &m)
 			checkAgainstEncodingJSON(t, []byte(s), &m, e)

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // server is what the HTTP and stdio transports share: the registry, the
@@ -136,7 +136,7 @@ func (s *server) checkModern(m *message) *rpcError {
 // the message and in data; a client of an earlier version reads the
 // message and the status, which is what its version asks for.
 func unsupportedVersion(requested string, inHeader bool) *rpcError {
-	requested = truncate(requested, 32) // a client's string, echoed
+	requested = wire.Truncate(requested, 32) // a client's string, echoed
 	msg := "Unsupported protocol version " + strconv.Quote(requested) + " in the MCP-Protocol-Version header: this server speaks " + supportedList
 	if !inHeader {
 		msg = "Unsupported protocol version " + strconv.Quote(requested) + " in _meta: a request that names its version there is served as " +
@@ -158,7 +158,7 @@ var supportedList = strings.Join(supportedVersions[:len(supportedVersions)-1], "
 // as every other error of a well-formed request, in the initialize era,
 // whose clients take a 404 for an expired session.
 func methodNotFound(method string) *rpcError {
-	return &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 64)}
+	return &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(method, 64)}
 }
 
 // handle answers a request (a message with an id) with its result or an
@@ -197,7 +197,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	case "logging/setLevel":
 		l, ok := parseLevel(m.level)
 		if !ok {
-			return nil, newError(codeInvalidParams, "Invalid params: level %q is not one of debug, info, notice, warning, error, critical, alert, emergency", truncate(m.level, 32))
+			return nil, newError(codeInvalidParams, "Invalid params: level %q is not one of debug, info, notice, warning, error, critical, alert, emergency", wire.Truncate(m.level, 32))
 		}
 		if x.logLevel != nil {
 			x.logLevel.Set(l)
@@ -267,7 +267,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if x.modern && m.metaLogLevel != "" {
 		l, ok := parseLevel(m.metaLogLevel)
 		if !ok {
-			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", truncate(m.metaLogLevel, 32))
+			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", wire.Truncate(m.metaLogLevel, 32))
 		}
 		metaLevel = l
 	}
@@ -309,16 +309,4 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		info = s.infoMeta
 	}
 	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, info)
-}
-
-// truncate shortens s, which may come from a client, for an error message,
-// to at most n bytes and an ellipsis, never cutting a UTF-8 character.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package otc
+package wire
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ func TestTruncate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := truncate(tt.s, tt.n)
+			got := Truncate(tt.s, tt.n)
 			assert.Equal(t, tt.want, got)
 			prefix := strings.TrimSuffix(got, "…")
 			assert.LessOrEqual(t, len(prefix), tt.n, "the kept part fits in n bytes")
@@ -54,7 +54,7 @@ func TestTruncateNeverSplitsRunes(t *testing.T) {
 	t.Parallel()
 	s := strings.Repeat("aé€😀", 20)
 	for n := 0; n <= len(s)+1; n++ {
-		got := truncate(s, n)
+		got := Truncate(s, n)
 		if !utf8.ValidString(got) {
 			t.Fatalf("truncate(%q, %d) = %q is not valid UTF-8", s, n, got)
 		}

@@ -1,7 +1,8 @@
-package otc
+package inline
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -10,23 +11,8 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
-
-// This file inlines the references of a hand-written schema. The OTC
-// catalog carries inline schemas only (the protocol's List Tools), while
-// tools written for MCP, whose schemas are JSON Schema 2020-12, commonly
-// share definitions through $defs and $ref. Register accepts the local
-// forms and serves, and validates against, a copy with every reference
-// replaced by what it points to; the original is kept for the wire formats
-// that carry 2020-12 in full.
-//
-// The copy is written from the original's text, member by member, so that
-// property order and spelling survive: a model reads the catalog in the
-// order the author wrote it. Rejected designs: a general JSON Schema
-// resolver (remote references, $id and dynamic scopes) brings in base-URI
-// resolution for schemas that a catalog cannot carry anyway; and leaving
-// references in place would break the OTC catalog's promise of inline
-// schemas to clients that do not resolve them.
 
 // dialect2020 is the only $schema a hand-written schema may name. With or
 // without its empty fragment it means the same.
@@ -54,13 +40,13 @@ var refusedKeywords = []struct{ name, why string }{
 // a schema to the definitions and references the copy no longer has.
 var inlinedAway = []string{"$ref", "$defs", "definitions", "$anchor", "$schema"}
 
-// inlineSchema returns raw, a compact hand-written JSON Schema, with its
+// Schema returns raw, a compact hand-written JSON Schema, with its
 // references inlined and $schema, $defs, definitions and $anchor left out.
 // It returns nil when raw uses none of these keywords, so that the caller
 // keeps raw itself. Every reference must resolve, including those inside
 // definitions nothing uses, and none may lead back to a schema that
 // contains it: a recursive schema has no inline form.
-func inlineSchema(raw json.RawMessage) (json.RawMessage, error) {
+func Schema(raw json.RawMessage) (json.RawMessage, error) {
 	d, err := jsonparse.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("is not valid JSON: %v", err)
@@ -141,7 +127,7 @@ func (in *inliner) walk(i int32, ptr string) error {
 	}
 	in.at[i] = ptr
 	if name := d.RepeatedName(i); name != "" && in.repeated == "" {
-		in.repeated = fmt.Sprintf("repeats the member %q at %s", truncate(name, 64), ptr)
+		in.repeated = fmt.Sprintf("repeats the member %q at %s", wire.Truncate(name, 64), ptr)
 	}
 	for k, v := range d.Members(i) {
 		name := d.StringValue(k)
@@ -158,14 +144,14 @@ func (in *inliner) walk(i int32, ptr string) error {
 			}
 			if s := in.str(v); s != dialect2020 && s != dialect2020+"#" {
 				return fmt.Errorf(`names the dialect %s in "$schema": only JSON Schema 2020-12 is accepted, as %q`,
-					truncate(string(d.Raw(v)), 100), dialect2020)
+					wire.Truncate(string(d.Raw(v)), 100), dialect2020)
 			}
 		case "$anchor":
 			in.needed = true
 			a := in.str(v)
 			if !isAnchorName(a) {
 				return fmt.Errorf(`has the "$anchor" %s at %s, which is not a plain name: it must start with a letter or "_" and go on with letters, digits, "-", "_" and "."`,
-					truncate(string(d.Raw(v)), 100), ptr)
+					wire.Truncate(string(d.Raw(v)), 100), ptr)
 			}
 			if prev, ok := in.anchors[a]; ok {
 				return fmt.Errorf(`has the "$anchor" %q at %s and at %s: an anchor names one schema`, a, in.at[prev], ptr)
@@ -216,7 +202,7 @@ func (in *inliner) walkKeyword(name string, v int32, ptr string) error {
 // ptr ("properties", "$defs").
 func (in *inliner) walkMap(v int32, ptr string) error {
 	if name := in.d.RepeatedName(v); name != "" && in.repeated == "" {
-		in.repeated = fmt.Sprintf("repeats the member %q at %s", truncate(name, 64), ptr)
+		in.repeated = fmt.Sprintf("repeats the member %q at %s", wire.Truncate(name, 64), ptr)
 	}
 	for k, sub := range in.d.Members(v) {
 		if err := in.walk(sub, ptr+"/"+escapePointer(in.d.StringValue(k))); err != nil {
@@ -230,7 +216,7 @@ func (in *inliner) walkMap(v int32, ptr string) error {
 func (in *inliner) resolve(site int32) error {
 	ref := in.refs[site]
 	fail := func(problem string) error {
-		return fmt.Errorf(`has the "$ref" %q at %s, which %s`, truncate(ref.text, 200), in.at[site], problem)
+		return fmt.Errorf(`has the "$ref" %q at %s, which %s`, wire.Truncate(ref.text, 200), in.at[site], problem)
 	}
 	frag, local := strings.CutPrefix(ref.text, "#")
 	if !local {
@@ -301,7 +287,7 @@ func (in *inliner) target(site, t int32) ([]byte, error) {
 	}
 	if in.active[t] {
 		return nil, fmt.Errorf(`has the "$ref" %q at %s, which is recursive: it leads back to a schema that contains it, and a recursive schema has no inline form`,
-			truncate(in.refs[site].text, 200), in.at[site])
+			wire.Truncate(in.refs[site].text, 200), in.at[site])
 	}
 	in.active[t] = true
 	b, err := in.emit(nil, t)
@@ -468,4 +454,70 @@ func unescapePointer(tok string) (string, bool) {
 		i++
 	}
 	return b.String(), true
+}
+
+// Check checks that raw is a JSON Schema that can appear inline in a
+// catalog (the protocol's List Tools): a JSON object (or a boolean), using
+// no $ref, $dynamicRef, $defs, definitions or $schema anywhere. A
+// hand-written schema gets here after Schema has replaced those, so for it
+// this is a last guard. It returns the decoded schema for further checks.
+func Check(raw json.RawMessage) (any, error) {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("is not valid JSON: %w", err)
+	}
+	switch doc.(type) {
+	case map[string]any, bool:
+	default:
+		return nil, errors.New("is not a JSON Schema: it must be a JSON object")
+	}
+	if err := walkSchema(doc, "#"); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// Keywords whose value is a schema, a list of schemas, or a map from names
+// to schemas. walkSchema descends through these only, so that a property
+// merely named "$ref" is not mistaken for the keyword.
+var (
+	schemaKeywords = []string{"additionalItems", "additionalProperties", "contains", "contentSchema",
+		"else", "if", "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
+	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMapKeywords  = []string{"dependentSchemas", "patternProperties", "properties", "dependencies"}
+	notInlineKeywords  = []string{"$defs", "$dynamicRef", "$recursiveRef", "$ref", "$schema", "definitions"}
+)
+
+func walkSchema(node any, path string) error {
+	obj, ok := node.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for _, k := range notInlineKeywords {
+		if _, ok := obj[k]; ok {
+			return fmt.Errorf("uses %q at %s: the schema must be inline, without references or definitions", k, path)
+		}
+	}
+	for _, k := range schemaKeywords {
+		if err := walkSchema(obj[k], path+"/"+k); err != nil {
+			return err
+		}
+	}
+	for _, k := range schemaListKeywords {
+		list, _ := obj[k].([]any)
+		for i, sub := range list {
+			if err := walkSchema(sub, fmt.Sprintf("%s/%s/%d", path, k, i)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range schemaMapKeywords {
+		m, _ := obj[k].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if err := walkSchema(m[name], path+"/"+k+"/"+name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
