@@ -38,6 +38,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/rest"
 )
 
 // Credentials of the tests. They are long and distinctive, so that a leak
@@ -1045,13 +1046,13 @@ type authREST struct {
 func TestAuthREST(t *testing.T) {
 	t.Parallel()
 	reg := newAuthRegistry(t)
-	srv := httptest.NewServer(otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))}))
+	srv := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))}))
 	t.Cleanup(srv.Close)
-	plain := httptest.NewServer(otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
+	plain := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
 		return nil, errors.New("ldap bind failed: password hunter2")
 	})}))
 	t.Cleanup(plain.Close)
-	keysOnly := httptest.NewServer(otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: newAuthKeys(t)}))
+	keysOnly := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: newAuthKeys(t)}))
 	t.Cleanup(keysOnly.Close)
 
 	expired := authHS256(t, authClaims(func(c jwt.MapClaims) { c["exp"] = authNow.Add(-time.Hour).Unix() }))
@@ -1106,10 +1107,10 @@ func TestAuthREST(t *testing.T) {
 			assert.Equal(t, http.StatusUnauthorized, res.Status, "body: %s", res.Raw)
 			var out authREST
 			require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
-			assert.Equal(t, otc.RESTSchemaVersion, out.SchemaVersion)
+			assert.Equal(t, rest.SchemaVersion, out.SchemaVersion)
 			assert.False(t, out.OK)
 			require.NotNil(t, out.Error, "body: %s", res.Raw)
-			assert.Equal(t, otc.RESTUnauthenticated, out.Error.Code)
+			assert.Equal(t, rest.CodeUnauthenticated, out.Error.Code)
 			assert.Equal(t, "request.unauthenticated", out.Error.Code)
 			assert.Contains(t, strings.ToLower(out.Error.Message), strings.ToLower(tt.want))
 			if tt.challenge {
@@ -1235,7 +1236,7 @@ func TestAuthDuplicateCredentials(t *testing.T) {
 					t.Cleanup(srv.Close)
 					res = authCall(t, srv, tt.header)
 				} else {
-					srv := httptest.NewServer(otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: tt.auth(t)}))
+					srv := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: tt.auth(t)}))
 					t.Cleanup(srv.Close)
 					res = authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/Auth_WhoAmI:invoke", tt.header, []byte(`{"schema_version":"0.1.0","args":{}}`))
 				}
@@ -1296,10 +1297,10 @@ func assertAuthRESTRefused(t *testing.T, res authResponse, wantMsg string, chall
 	}
 	var out authREST
 	require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
-	assert.Equal(t, otc.RESTSchemaVersion, out.SchemaVersion)
+	assert.Equal(t, rest.SchemaVersion, out.SchemaVersion)
 	assert.False(t, out.OK)
 	require.NotNil(t, out.Error, "body: %s", res.Raw)
-	assert.Equal(t, otc.RESTUnauthenticated, out.Error.Code)
+	assert.Equal(t, rest.CodeUnauthenticated, out.Error.Code)
 	assert.Contains(t, strings.ToLower(out.Error.Message), strings.ToLower(wantMsg), "message")
 	if challenge {
 		assert.Equal(t, []string{"Bearer"}, res.Header.Values("WWW-Authenticate"))

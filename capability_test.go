@@ -39,6 +39,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 const (
@@ -1100,7 +1101,7 @@ func TestCapabilityRefusalReasonOnEveryFormat(t *testing.T) {
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Open.Ping", Version: "1.0.0", Description: "Answers."},
 		func(context.Context, struct{}) (int, error) { return 1, nil }))
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: otc.AnyOf(a)})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: otc.AnyOf(a)})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -1161,7 +1162,7 @@ func TestCapabilityRevokedOnEveryFormat(t *testing.T) {
 		Policy: &otc.Policy{ResourceURI: capResource, RequiredCapabilities: []string{capCapability}}},
 		func(context.Context, struct{}) (int, error) { return 1, nil }))
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: a})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: a})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

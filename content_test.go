@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 // A tool that returns Content, and reports progress and logs, served over
@@ -53,7 +54,7 @@ func TestContentOverOTCAndREST(t *testing.T) {
 	t.Parallel()
 	reg := newContentRegistry(t)
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	mux.Handle("/", otc.NewHandler(reg, nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

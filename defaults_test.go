@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 // searchInput has optional parameters with and without defaults, and a
@@ -248,7 +249,7 @@ func TestDefaultsAndRefusalsOverREST(t *testing.T) {
 		func(_ context.Context, in bookingInput) (bookingSeen, error) {
 			return bookingSeen{Rooms: in.Rooms, Main: in.Main, HoldMinutes: in.Hold.Minutes()}, nil
 		}))
-	srv := httptest.NewServer(otc.NewRESTHandler(reg, nil))
+	srv := httptest.NewServer(rest.NewHandler(reg, nil))
 	t.Cleanup(srv.Close)
 	invoke := func(args string) (int, map[string]any) {
 		resp, err := http.Post(srv.URL+"/tools/Booking_Make:invoke", "application/json",
@@ -270,7 +271,7 @@ func TestDefaultsAndRefusalsOverREST(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status, "%v", m)
 	e, ok := m["error"].(map[string]any)
 	require.True(t, ok, "%v", m)
-	assert.Equal(t, otc.RESTInvalidArgs, e["code"])
+	assert.Equal(t, rest.CodeInvalidArgs, e["code"])
 	details, ok := e["details"].(map[string]any)
 	require.True(t, ok, "%v", e)
 	assert.Equal(t, map[string]any{"arrive": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}, details["parameter_errors"])

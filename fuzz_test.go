@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 // fuzzMaxBody is the body limit of the fuzzed handler: small, so that the
@@ -263,7 +264,7 @@ func FuzzRESTRequestID(f *testing.F) {
 			ran.Add(1)
 			return otc.CallID(ctx), nil
 		}))
-	h := otc.NewRESTHandler(reg, nil)
+	h := rest.NewHandler(reg, nil)
 	f.Fuzz(func(t *testing.T, id string) {
 		req := httptest.NewRequest(http.MethodPost, "/tools/Meta_CallID:invoke", strings.NewReader(`{"schema_version":"0.1.0","args":{}}`))
 		req.Header["X-Request-Id"] = []string{id}
@@ -295,7 +296,7 @@ func FuzzRESTRequestID(f *testing.F) {
 		default:
 			require.Equal(t, http.StatusBadRequest, rec.Code, "%s", rec.Body.Bytes())
 			require.NotNil(t, got.Error)
-			require.Equal(t, otc.RESTInvalidShape, got.Error.Code)
+			require.Equal(t, rest.CodeInvalidShape, got.Error.Code)
 			require.Contains(t, got.Error.Message, "X-Request-Id")
 			require.NotEqual(t, id, echoed, "a refused id is not echoed")
 			require.Equal(t, before, ran.Load(), "the tool ran for a refused id")

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/otcgo/otc/internal/envelope"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -165,24 +165,11 @@ func (h *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
 	if v == nil {
 		return
 	}
-	logFault(h.logger, r, v)
+	wire.LogFault(h.logger, r, v)
 	h.writeJSON(w, http.StatusInternalServerError, errorBody{
 		Schema:  h.schema,
 		Message: "The tool server failed unexpectedly",
 	})
-}
-
-// logFault logs a panic recovered in a handler, with its stack. It
-// re-panics http.ErrAbortHandler, which a handler panics with on purpose
-// to abort a response, so that net/http does what that asks.
-func logFault(logger *slog.Logger, r *http.Request, v any) {
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	logger.ErrorContext(r.Context(), "otc: handler panicked",
-		slog.String("path", r.URL.Path),
-		slog.String("panic", describePanic(v)),
-		slog.String("stack", string(debug.Stack())))
 }
 
 // allow answers 405 unless the request's method is one of methods.
@@ -263,7 +250,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 	if h.items {
 		parts = append(parts, []byte(`,"items":`), tools)
 	}
-	writeBody(w, http.StatusOK, append(parts, []byte("}"))...)
+	wire.WriteBody(w, http.StatusOK, append(parts, []byte("}"))...)
 }
 
 // callShape describes the body of a call for messages.
@@ -301,22 +288,23 @@ func sentSchema(d *jsonparse.Document) *string {
 
 // readListBody reads the optional body of GET /tools: an object holding
 // at most $schema. It returns the $schema sent, if any.
-func readListBody(body []byte) (*string, error) {
+func readListBody(body []byte) (_ *string, err error) {
+	defer func() { err = envelopeError(err) }()
 	const shape = `the body of GET /tools may hold only {"$schema": string}`
 	d, err := jsonparse.Parse(body)
 	if err != nil {
-		return nil, bodyError(body, err, shape)
+		return nil, envelope.BodyError(body, err, shape)
 	}
 	defer jsonparse.Release(d)
 	sent := sentSchema(d)
 	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", shape)
 	}
-	fs := []field{{name: "$schema"}}
-	if err := readFields(d, 0, "", fs, true, shape); err != nil {
+	fs := []envelope.Field{{Name: "$schema"}}
+	if err := envelope.ReadFields(d, 0, "", fs, true, shape); err != nil {
 		return sent, err
 	}
-	_, err = optString(d, fs[0].node, "$schema", shape)
+	_, err = envelope.OptString(d, fs[0].Node, "$schema", shape)
 	return sent, err
 }
 
@@ -324,55 +312,63 @@ func readListBody(body []byte) (*string, error) {
 // protocol-neutral form, checking it as the protocol's first step asks: a
 // JSON object with a request object, known fields only, each once.
 func readCall(d *jsonparse.Document) (req *CallRequest, err error) {
+	defer func() { err = envelopeError(err) }()
 	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", callShape)
 	}
-	top := []field{{name: "$schema"}, {name: "request"}}
-	err = readFields(d, 0, "", top, true, `the body accepts "$schema" and "request"`)
+	top := []envelope.Field{{Name: "$schema"}, {Name: "request"}}
+	err = envelope.ReadFields(d, 0, "", top, true, `the body accepts "$schema" and "request"`)
 	if err != nil {
 		return nil, err
 	}
-	if _, err = optString(d, top[0].node, "$schema", callShape); err != nil {
+	if _, err = envelope.OptString(d, top[0].Node, "$schema", callShape); err != nil {
 		return nil, err
 	}
-	ri := top[1].node
+	ri := top[1].Node
 	if ri < 0 || d.Kind(ri) == jsonparse.KindNull {
 		return nil, serverError("The request field is required", `the body must be {"$schema": ..., "request": {"tool_id": ..., "input": {...}}}`)
 	}
 	if d.Kind(ri) != jsonparse.KindObject {
-		return nil, wrongShape(d, ri, "request", "an object", callShape)
+		return nil, envelope.WrongShape(d, ri, "request", "an object", callShape)
 	}
-	fs := []field{{name: "tool_id"}, {name: "call_id"}, {name: "trace_id"}, {name: "input"}, {name: "context"}}
-	err = readFields(d, ri, "request", fs, true, `"request" accepts "tool_id", "call_id", "trace_id", "input" and "context"`)
+	fs := []envelope.Field{{Name: "tool_id"}, {Name: "call_id"}, {Name: "trace_id"}, {Name: "input"}, {Name: "context"}}
+	err = envelope.ReadFields(d, ri, "request", fs, true, `"request" accepts "tool_id", "call_id", "trace_id", "input" and "context"`)
 	if err != nil {
 		return nil, err
 	}
 	req = &CallRequest{}
-	if fs[0].node < 0 || d.Kind(fs[0].node) == jsonparse.KindNull {
+	if fs[0].Node < 0 || d.Kind(fs[0].Node) == jsonparse.KindNull {
 		return nil, serverError("request.tool_id is required", "tool_id names the tool to call: Toolkit.Tool, Toolkit.Tool@x or Toolkit.Tool@x.y.z")
 	}
-	if req.ToolID, err = optString(d, fs[0].node, "request.tool_id", callShape); err != nil {
+	if req.ToolID, err = envelope.OptString(d, fs[0].Node, "request.tool_id", callShape); err != nil {
 		return nil, err
 	}
-	if req.CallID, err = optString(d, fs[1].node, "request.call_id", callShape); err != nil {
+	if req.CallID, err = envelope.OptString(d, fs[1].Node, "request.call_id", callShape); err != nil {
 		return nil, err
 	}
-	if req.TraceID, err = optString(d, fs[2].node, "request.trace_id", callShape); err != nil {
+	if req.TraceID, err = envelope.OptString(d, fs[2].Node, "request.trace_id", callShape); err != nil {
 		return nil, err
 	}
 	if err := checkIDs(req.CallID, req.TraceID); err != nil {
 		return nil, err
 	}
-	if in := fs[3].node; in >= 0 {
+	if in := fs[3].Node; in >= 0 {
 		if k := d.Kind(in); k != jsonparse.KindObject && k != jsonparse.KindNull {
 			return nil, serverError("request.input must be a JSON object", "input maps parameter names to values; send {} or leave it out for a tool without parameters")
 		}
 		req.Input, req.doc, req.root = d.Raw(in), d, in
 	}
-	if ok, err := optObject(d, fs[4].node, "request.context", contextShape); err != nil {
+	if ok, err := envelope.OptObject(d, fs[4].Node, "request.context", envelope.ContextShape); err != nil {
 		return nil, err
 	} else if ok {
-		if err := readCallContext(d, fs[4].node, "request.context", &req.Context); err != nil {
+		req.Context.UserID, err = envelope.ReadContext(d, fs[4].Node, "request.context",
+			func(id, token string) {
+				req.Context.Authorization = append(req.Context.Authorization, ToolAuthorization{ID: id, Token: token})
+			},
+			func(id, value string) {
+				req.Context.Secrets = append(req.Context.Secrets, ToolSecret{ID: id, Value: value})
+			})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -400,7 +396,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	doc, err := jsonparse.Parse(b)
 	if err != nil {
-		h.writeError(w, schema, bodyError(b, err, `send a JSON object: {"request": {"tool_id": ..., "input": {...}}}`))
+		h.writeError(w, schema, envelopeError(envelope.BodyError(b, err, `send a JSON object: {"request": {"tool_id": ..., "input": {...}}}`)))
 		return
 	}
 	defer jsonparse.Release(doc)
@@ -447,7 +443,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		out = append(out, toolErr...)
 	}
 	out = append(out, "}}"...)
-	writeBody(w, http.StatusOK, out)
+	wire.WriteBody(w, http.StatusOK, out)
 	if cap(out) <= maxPooledResponse {
 		*bp = out
 		responsePool.Put(bp)
@@ -524,23 +520,7 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 		h.logger.Error("otc: encoding a response", slog.String("error", err.Error()))
 		status, b = http.StatusInternalServerError, []byte(`{"message":"The tool server failed unexpectedly"}`)
 	}
-	writeBody(w, status, b)
-}
-
-// writeBody sends a JSON body, given in one or more parts. A failed write
-// means the client has gone; there is no one left to tell.
-func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	wire.SetJSONHeaders(w.Header(), n, true)
-	w.WriteHeader(status)
-	for _, p := range parts {
-		if _, err := w.Write(p); err != nil {
-			return
-		}
-	}
+	wire.WriteBody(w, status, b)
 }
 
 func releaseBuffer(b *bytes.Buffer) { wire.ReleaseBuffer(b) }
@@ -552,3 +532,12 @@ const maxPooledResponse = 64 << 10
 var responsePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func appendJSONString(dst []byte, s string) []byte { return wire.AppendString(dst, s) }
+
+// envelopeError answers a malformed envelope (see package envelope) as the
+// protocol answers a malformed request: a 400 server error.
+func envelopeError(err error) error {
+	if e, ok := err.(*envelope.Error); ok {
+		return serverError(e.Message, e.Developer)
+	}
+	return err
+}

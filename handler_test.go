@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 const wireAddBody = `{"request":{"tool_id":"Calculator.Add","input":{"a":10,"b":5}}}`
@@ -1198,7 +1199,7 @@ func TestHandlerToolErrors(t *testing.T) {
 				require.NotNil(t, te.RetryAfterMS)
 				assert.Equal(t, tt.retryAfterMS, te.RetryAfterMS.String(), "retry_after_ms is whole milliseconds, rounded up, written as an integer")
 			}
-			assert.NotContains(t, string(r.body), wireHiddenCause, "ToolError.Err is never sent")
+			assert.NotContains(t, string(r.body), testkit.HiddenCause, "ToolError.Err is never sent")
 			assert.NotContains(t, te.Message, "loading profile", "a wrapped ToolError is sent as itself")
 		})
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 // hardLooseInput is the input of Loose.Echo, whose hand-written schema
@@ -80,7 +81,7 @@ func newHardFixture(t *testing.T, timeout time.Duration, auth otc.Authenticator,
 		}))
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(f.reg, &otc.HandlerOptions{BodyReadTimeout: timeout, Authenticator: auth})))
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(f.reg, &otc.RESTOptions{BodyReadTimeout: timeout, Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(f.reg, &rest.Options{BodyReadTimeout: timeout, Authenticator: auth})))
 	f.srv = httptest.NewUnstartedServer(mux)
 	if configure != nil {
 		configure(f.srv.Config)
@@ -238,14 +239,14 @@ func TestRESTBodyNamesAreExact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			code, msg := f.post(t, "/v1/tools/Calculator_Add:invoke", tt.body).restError(t, http.StatusBadRequest)
-			assert.Equal(t, otc.RESTInvalidShape, code)
+			assert.Equal(t, rest.CodeInvalidShape, code)
 			assert.Equal(t, tt.message, msg)
 		})
 	}
 	t.Run("repeated_arg", func(t *testing.T) {
 		t.Parallel()
 		code, _ := f.post(t, "/v1/tools/Calculator_Add:invoke", `{"schema_version":"0.1.0","args":{"a":1,"a":1,"b":2}}`).restError(t, http.StatusBadRequest)
-		assert.Equal(t, otc.RESTInvalidArgs, code)
+		assert.Equal(t, rest.CodeInvalidArgs, code)
 	})
 }
 
@@ -276,7 +277,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 			assert.True(t, resp.Close, "the connection is closed after a cut-off body")
 			if strings.Contains(tt.request, "/v1/") {
 				code, msg := r.restError(t, http.StatusRequestTimeout)
-				assert.Equal(t, otc.RESTRequestTimeout, code)
+				assert.Equal(t, rest.CodeRequestTimeout, code)
 				assert.Equal(t, "The request body did not arrive within 300ms", msg)
 				return
 			}
@@ -331,7 +332,7 @@ func TestIDLengths(t *testing.T) {
 	t.Run("rest_trace_id", func(t *testing.T) {
 		t.Parallel()
 		code, msg := f.post(t, "/v1/tools/Meta_Inspect:invoke", `{"schema_version":"0.1.0","args":{},"trace":{"trace_id":"`+tooLong+`"}}`).restError(t, http.StatusBadRequest)
-		assert.Equal(t, otc.RESTInvalidShape, code)
+		assert.Equal(t, rest.CodeInvalidShape, code)
 		assert.Contains(t, msg, "trace_id is longer than 128 bytes")
 	})
 	t.Run("registry_call", func(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -21,12 +20,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // Values the call context carries in the tests of SPEC §7. They are
@@ -214,7 +213,7 @@ func (f *wireFixture) registerTools(t *testing.T) {
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Errors.Raise", Version: "1.0.0", Description: "Fails in the way the mode names.",
 	}, func(ctx context.Context, in wireModeInput) (string, error) {
-		return "", wireRaise(in.Mode)
+		return "", testkit.Raise(in.Mode)
 	}))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
@@ -251,47 +250,6 @@ func (f *wireFixture) registerTools(t *testing.T) {
 			return otc.ToolID(ctx), nil
 		}))
 	}
-}
-
-// wireHiddenCause is the text of a ToolError's Err, which must never reach
-// the wire.
-const wireHiddenCause = "hidden-cause-detail"
-
-// wireRaise returns the error Errors.Raise fails with in the given mode.
-func wireRaise(mode string) error {
-	switch mode {
-	case "tool_error":
-		return &otc.ToolError{
-			Message:                 "Doorbell ID not found",
-			DeveloperMessage:        "The doorbell with ID 'doorbell1' does not exist.",
-			CanRetry:                true,
-			AdditionalPromptContent: "ids: doorbell42,doorbell84",
-			RetryAfter:              500 * time.Millisecond,
-			Err:                     errors.New(wireHiddenCause),
-		}
-	case "retry_sub_ms":
-		return &otc.ToolError{Message: "Busy", CanRetry: true, RetryAfter: 1500 * time.Microsecond}
-	case "retry_1ns":
-		return &otc.ToolError{Message: "Busy", CanRetry: true, RetryAfter: time.Nanosecond}
-	case "retry_exact_ms":
-		return &otc.ToolError{Message: "Busy", CanRetry: true, RetryAfter: 2 * time.Millisecond}
-	case "no_retry":
-		return &otc.ToolError{Message: "Quota exhausted"}
-	case "plain":
-		return errors.New("the upstream service refused the request")
-	case "wrapped":
-		return fmt.Errorf("loading profile: %w", &otc.ToolError{
-			Message:          "Profile is locked",
-			DeveloperMessage: "row lock held by another session",
-			CanRetry:         true,
-			RetryAfter:       time.Second,
-		})
-	case "empty_tool_error":
-		return &otc.ToolError{}
-	case "empty_plain":
-		return errors.New("")
-	}
-	return fmt.Errorf("unknown mode %q", mode)
 }
 
 // wireLogBuffer collects the registry's log output. The server writes to

@@ -18,11 +18,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 // idemFixture serves one registry with an idempotency store over OTC
@@ -118,16 +120,16 @@ func newIdemFixture(t *testing.T, store otc.IdempotencyStore, auth bool) *idemFi
 	})
 
 	var hopts *otc.HandlerOptions
-	var ropts *otc.RESTOptions
+	var ropts *rest.Options
 	if auth {
 		a, err := otc.NewAPIKeyAuth(map[string]string{"alice": idemAlice, "bob": idemBob})
 		require.NoError(t, err)
 		hopts = &otc.HandlerOptions{Authenticator: a}
-		ropts = &otc.RESTOptions{Authenticator: a}
+		ropts = &rest.Options{Authenticator: a}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, hopts)))
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, ropts)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, ropts)))
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	t.Cleanup(f.release)
@@ -489,7 +491,7 @@ func TestIdempotencyReuseWithOtherContentRefused(t *testing.T) {
 			require.Equal(t, http.StatusConflict, a.status, a.raw)
 			e, ok := a.body["error"].(map[string]any)
 			require.True(t, ok, a.raw)
-			assert.Equal(t, otc.RESTCallIDReused, e["code"])
+			assert.Equal(t, rest.CodeCallIDReused, e["code"])
 			assert.Equal(t, "The call_id was already used for a different call", e["message"])
 		})
 	}
@@ -637,3 +639,33 @@ func TestIdempotencyLoggedAndObserved(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestRESTUnusableRequestIDNeverRuns checks that an invocation whose
+// X-Request-Id cannot be a call id never reaches the tool, however often
+// it is sent, and that a usable one, up to the longest, is the key that
+// makes a retry a replay.
+func TestRESTUnusableRequestIDNeverRuns(t *testing.T) {
+	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	for _, id := range []string{strings.Repeat("x", otc.MaxIDLength+1), "retry 1", "retry-\u00e9", "retry-\xff"} {
+		for range 2 {
+			a := f.rest(t, "", "Count.Up", id, map[string]any{"n": 1})
+			require.Equal(t, http.StatusBadRequest, a.status, a.raw)
+			require.True(t, utf8.ValidString(a.raw), "the answer is UTF-8: %q", a.raw)
+			e, ok := a.body["error"].(map[string]any)
+			require.True(t, ok, a.raw)
+			assert.Equal(t, rest.CodeInvalidShape, e["code"])
+			assert.Contains(t, e["message"], "X-Request-Id")
+			assert.NotContains(t, a.raw, id, "the refused id is not echoed")
+		}
+	}
+	assert.Zero(t, f.ran("Count.Up"), "a refused request never runs the tool")
+
+	longest := strings.Repeat("x", otc.MaxIDLength)
+	first := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
+	retry := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
+	assert.EqualValues(t, 1, first.body["result"], first.raw)
+	assert.Empty(t, first.replayed)
+	assert.EqualValues(t, 1, retry.body["result"], retry.raw)
+	assert.Equal(t, "true", retry.replayed, "the retry is a replay")
+	assert.EqualValues(t, 1, f.ran("Count.Up"), "the tool ran once")
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 type onceInput struct {
@@ -63,7 +64,7 @@ func newOnceServer(t *testing.T, opts *otc.RegistryOptions, tool otc.Tool) *once
 	k := capKeys(t)
 	auth := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))})
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: auth}))
 	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: auth}))
 	srv := httptest.NewServer(mux)

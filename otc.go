@@ -89,8 +89,11 @@
 //
 // [Registry.Call] is the protocol-neutral call path: resolve the tool, check
 // its requirements, validate the input, run the function and time it. The
-// OTC [Handler] is one adapter over it; [RESTHandler], serving the same
-// tools as a plain REST API, is another.
+// OTC [Handler] is one adapter over it. The sibling packages are others,
+// built on this package's exported API: github.com/otcgo/otc/rest serves
+// the same tools as a plain REST API, github.com/otcgo/otc/mcp over the
+// Model Context Protocol, and github.com/otcgo/otc/registryview lists
+// them as a tool registry does.
 package otc
 
 import (

@@ -14,8 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file is the call pipeline: the one path every call takes, whatever
@@ -31,7 +33,7 @@ import (
 const (
 	// ProtocolOTC is the OTC/OXP handler, [Handler].
 	ProtocolOTC = "otc"
-	// ProtocolHTTP is the REST view, [RESTHandler].
+	// ProtocolHTTP is the REST view (package github.com/otcgo/otc/rest).
 	ProtocolHTTP = "http"
 	// ProtocolMCP is the Model Context Protocol server.
 	ProtocolMCP = "mcp"
@@ -217,14 +219,25 @@ type CallRequest struct {
 	// Adapters set it; it is read only during the call.
 	RequestBody []byte
 
-	// generatedID is true when CallID is one the adapter made up, not the
-	// caller's: such a call is never looked up in the idempotency store.
-	generatedID bool
+	// CallIDGenerated says that CallID is one the adapter generated (with
+	// NewCallID), not one the caller sent. Such a call is never looked up
+	// in, nor recorded by, the idempotency store: only a caller's own id
+	// identifies a retry. An adapter that must know a call's id before the
+	// call, to put it in a response header say, generates one and sets
+	// this; others leave CallID empty and let the registry generate it.
+	CallIDGenerated bool
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
 	doc  *jsonparse.Document
 	root int32
+}
+
+func init() {
+	callin.SetParsed = func(req any, doc *jsonparse.Document, node int32) {
+		r := req.(*CallRequest)
+		r.doc, r.root = doc, node
+	}
 }
 
 // LogValue hides the secrets and tokens of the call context, which
@@ -437,7 +450,7 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	// first one's outcome (see idempotency.go).
 	var claim IdempotencyClaim
 	var late func(json.RawMessage, error)
-	if r.idem != nil && req.CallID != "" && !req.generatedID {
+	if r.idem != nil && req.CallID != "" && !req.CallIDGenerated {
 		replay, cl, err := r.dedupe(ctx, c, doc, root)
 		if err != nil || cl == nil {
 			return replay, err
@@ -706,7 +719,7 @@ func (t *registeredTool) decoderInput(doc *jsonparse.Document, root int32) []byt
 func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (value json.RawMessage, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			desc := describePanic(v)
+			desc := wire.DescribePanic(v)
 			r.logger.ErrorContext(ctx, "otc: tool function panicked",
 				slog.String("tool", t.def.ID),
 				slog.String("call_id", CallID(ctx)),
@@ -722,17 +735,6 @@ func (r *Registry) run(ctx context.Context, t *registeredTool, input []byte) (va
 type panicError struct{ desc string }
 
 func (e *panicError) Error() string { return "panic: " + e.desc }
-
-// describePanic formats a panic value, surviving a value whose own String
-// or Error method panics.
-func describePanic(v any) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("panic value of type %T", v)
-		}
-	}()
-	return fmt.Sprint(v)
-}
 
 // toolError turns what a function run returned into the error of a failed
 // call result (the protocol's Tool Execution Errors). unexpected is true

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
 )
 
 const (
@@ -97,7 +98,7 @@ func newPipeFixture(t *testing.T, opts otc.RegistryOptions) *pipeFixture {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(f.reg, &otc.HandlerOptions{Authenticator: auth})))
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(f.reg, &otc.RESTOptions{Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(f.reg, &rest.Options{Authenticator: auth})))
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -255,9 +256,9 @@ func TestMiddlewareRefusal(t *testing.T) {
 		restStatus           int
 		restCode, restPrefix string
 	}{
-		{"refuse-error", http.StatusBadRequest, "Calls of this tool are paused", "maintenance until noon", http.StatusForbidden, otc.RESTCallRefused, "Calls of this tool are paused"},
-		{"refuse-auth", http.StatusUnauthorized, "This key may not call this tool", "", http.StatusUnauthorized, otc.RESTUnauthenticated, "This key may not call this tool"},
-		{"refuse-plain", http.StatusBadRequest, "The call was refused", "quota exhausted for ci", http.StatusForbidden, otc.RESTCallRefused, "The call was refused"},
+		{"refuse-error", http.StatusBadRequest, "Calls of this tool are paused", "maintenance until noon", http.StatusForbidden, rest.CodeCallRefused, "Calls of this tool are paused"},
+		{"refuse-auth", http.StatusUnauthorized, "This key may not call this tool", "", http.StatusUnauthorized, rest.CodeUnauthenticated, "This key may not call this tool"},
+		{"refuse-plain", http.StatusBadRequest, "The call was refused", "quota exhausted for ci", http.StatusForbidden, rest.CodeCallRefused, "The call was refused"},
 	} {
 		t.Run(tt.callID, func(t *testing.T) {
 			a := f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", tt.callID, `{"s":"x"}`))
@@ -350,7 +351,7 @@ func TestOutcomeClasses(t *testing.T) {
 		r := f.send(t, "/v1/tools/Pipe_Hold:invoke", restCall(`{}`))
 		assert.Equal(t, http.StatusInternalServerError, r.status, "%s", r.body)
 		re := r.doc["error"].(map[string]any)
-		assert.Equal(t, otc.RESTExecutionError, re["code"])
+		assert.Equal(t, rest.CodeExecutionError, re["code"])
 		assert.Equal(t, true, re["retryable"])
 		assert.Equal(t, float64(1000), re["details"].(map[string]any)["retry_after_ms"])
 		_, _, outcomes = rec.take()

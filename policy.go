@@ -49,7 +49,7 @@ import (
 type Policy struct {
 	// Protocols lists the wire formats that may call the tool, as
 	// "name" or "name/version", compared by name: "otc" (the OTC/OXP
-	// [Handler]), "http" (the [RESTHandler]) and "mcp" (the mcp package),
+	// [Handler]), "http" (the REST view, package rest) and "mcp" (the mcp package),
 	// or any other an adapter names. Empty means every protocol. The tool is
 	// also left out of the catalogs of the protocols not listed. A direct
 	// [Registry.Call] that names no protocol matches no list.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 // The policy tests put the claims of a capability token in a test header,
@@ -66,7 +67,7 @@ func newPolicyServer(t *testing.T) string {
 
 	auth := claimsAuth()
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: auth}))
 	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: auth}))
 	srv := httptest.NewServer(mux)
@@ -237,7 +238,7 @@ func TestPolicyOverREST(t *testing.T) {
 		a := policyPost(t, base+"/v1/tools/Pay_Refund:invoke", body, refundClaims(body, base+"/v1/tools/Pay_Refund:invoke", nil), nil)
 		require.Equal(t, 403, a.status, a.raw)
 		e := a.body["error"].(map[string]any)
-		assert.Equal(t, otc.RESTCallRefused, e["code"])
+		assert.Equal(t, rest.CodeCallRefused, e["code"])
 		assert.Equal(t, otc.ReasonProtocolDenied, e["details"].(map[string]any)["reason"])
 	})
 	t.Run("missing_token", func(t *testing.T) {
@@ -245,7 +246,7 @@ func TestPolicyOverREST(t *testing.T) {
 		a := policyPost(t, base+"/v1/tools/Pay_Audit:invoke", `{"schema_version":"0.1.0","args":{"order_id":"1"}}`, nil, nil)
 		require.Equal(t, 401, a.status, a.raw)
 		e := a.body["error"].(map[string]any)
-		assert.Equal(t, otc.RESTUnauthenticated, e["code"])
+		assert.Equal(t, rest.CodeUnauthenticated, e["code"])
 		assert.Equal(t, otc.ReasonMissingToken, e["details"].(map[string]any)["reason"])
 		assert.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
 	})
@@ -422,7 +423,7 @@ func TestPolicyVersionPerProtocol(t *testing.T) {
 			func(ctx context.Context, _ struct{}) (string, error) { return otc.ToolID(ctx), nil }))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	mux.Handle("/mcp", mcp.NewHandler(reg, nil))
 	mux.Handle("/", otc.NewHandler(reg, nil))
 	srv := httptest.NewServer(mux)

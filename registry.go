@@ -598,6 +598,39 @@ func (r *Registry) Tools() []ToolDefinition {
 // [Registry.Tools] and rebuild it when the revision moves on.
 func (r *Registry) Revision() uint64 { return r.current.Load().revision }
 
+// Lookup resolves a tool id as a call through protocol would
+// ([CallRequest.ToolID]): "Toolkit.Tool" is the highest version protocol
+// may call, "Toolkit.Tool@1" the highest 1.x.y, "Toolkit.Tool@1.0.0" that
+// version. It returns the definition of that version, or the error the
+// call would fail with: an [*Error] wrapping [ErrToolNotFound], or one
+// for a malformed id. Adapters of other wire formats use it to describe a
+// tool, or to refuse an unknown one before reading a request's body.
+// Whether the tool's [Policy] lets protocol call it is not checked. The
+// definition is shared with the catalog and must not be modified.
+func (r *Registry) Lookup(toolID, protocol string) (*ToolDefinition, error) {
+	t, err := r.resolveFor(toolID, protocol)
+	if err != nil {
+		return nil, err
+	}
+	return &t.def, nil
+}
+
+// LookupName is [Registry.Lookup] for a tool named as a model sees it,
+// with an optional version ([CallRequest.ToolName]): "Calculator_Add",
+// "Calculator_Add@1", "Calculator_Add@1.0.0".
+func (r *Registry) LookupName(name, protocol string) (*ToolDefinition, error) {
+	t, err := r.resolveNameFor(name, protocol)
+	if err != nil {
+		return nil, err
+	}
+	return &t.def, nil
+}
+
+// Logger returns the logger the registry reports to
+// ([RegistryOptions.Logger], or slog.Default()), which the handlers of
+// every wire format use for their own faults unless given another.
+func (r *Registry) Logger() *slog.Logger { return r.logger }
+
 // encodedCatalog returns the catalog as a JSON array of definitions. It is
 // built once per snapshot, from definitions encoded at registration, so
 // listing tools costs one write.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 // The in-process benchmarks hand each server a shallow copy of one
@@ -148,7 +149,7 @@ func BenchmarkListTools(b *testing.B) {
 	}
 	get("floor", floorListHandler(reg.Tools()), "/tools")
 	get("otc", otc.NewHandler(reg, nil), "/tools")
-	get("otc-rest", otc.NewRESTHandler(reg, nil), "/tools")
+	get("otc-rest", rest.NewHandler(reg, nil), "/tools")
 
 	list := server{name: "otc-mcp", handler: mcp.NewHandler(reg, &mcp.Options{PageSize: -1}), path: "/mcp",
 		body: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), header: mcpHeader("2025-11-25")}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 // Every server below offers one tool, "add two numbers", and is sent the
@@ -106,7 +107,7 @@ func servers(tb testing.TB) []server {
 		{name: "floor", handler: floorHandler(), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
 		{name: "floor-gojsonschema", handler: validatingFloorHandler(tb, reg), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
 		{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
-		{name: "otc-rest", handler: otc.NewRESTHandler(reg, nil), path: "/tools/Calculator_Add:invoke", body: []byte(restCall), header: jsonHeader(), want: wantREST},
+		{name: "otc-rest", handler: rest.NewHandler(reg, nil), path: "/tools/Calculator_Add:invoke", body: []byte(restCall), header: jsonHeader(), want: wantREST},
 		{name: "otc-mcp", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP},
 		{name: "otc-mcp-2026", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall2026),
 			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otcgo/otc"
 	otelotc "github.com/otcgo/otc/otel"
+	"github.com/otcgo/otc/rest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -39,7 +40,7 @@ func ExampleMiddleware() {
 
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	// A request with a traceparent header continues the caller's trace.
 	log.Fatal(http.ListenAndServe("localhost:8080", mux))
 }

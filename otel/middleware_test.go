@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	otelotc "github.com/otcgo/otc/otel"
+	"github.com/otcgo/otc/rest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -99,7 +100,7 @@ func newFixture(t *testing.T, wrap func(*fixture, http.Handler) http.Handler) *f
 			return ok, nil
 		}))
 
-	rest := otc.NewRESTHandler(reg, nil)
+	rest := rest.NewHandler(reg, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
 	// The REST view takes its call id from an X-Request-Id response header

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -71,11 +72,11 @@ func serveTools(t *testing.T, key string) string {
 		mopts = &mcp.Options{Authenticator: opts.Authenticator}
 	}
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
-	var ropts *otc.RESTOptions
+	var ropts *rest.Options
 	if opts != nil {
-		ropts = &otc.RESTOptions{Authenticator: opts.Authenticator}
+		ropts = &rest.Options{Authenticator: opts.Authenticator}
 	}
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, ropts)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, ropts)))
 	mux.Handle("/", otc.NewHandler(reg, opts))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

@@ -72,6 +72,8 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/registryview"
+	"github.com/otcgo/otc/rest"
 )
 
 // AddInput is the input of Calculator.Add.
@@ -416,8 +418,8 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 // OTC handler, whose readiness shutdown turns off.
 func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) (http.Handler, *otc.Handler) {
 	mux := http.NewServeMux()
-	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, &otc.RegistryViewOptions{Logger: logger, Authenticator: auth})))
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{Logger: logger, Authenticator: auth})))
+	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, Authenticator: auth}))
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
 	mux.Handle("/", h)

@@ -6,8 +6,11 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -167,4 +170,44 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// WriteBody sends a JSON body, given in one or more parts. A failed write
+// means the client has gone; there is no one left to tell.
+func WriteBody(w http.ResponseWriter, status int, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	SetJSONHeaders(w.Header(), n, true)
+	w.WriteHeader(status)
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
+}
+
+// LogFault logs a panic recovered in a handler, with its stack. It
+// re-panics http.ErrAbortHandler, which a handler panics with on purpose
+// to abort a response, so that net/http does what that asks.
+func LogFault(logger *slog.Logger, r *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	logger.ErrorContext(r.Context(), "otc: handler panicked",
+		slog.String("path", r.URL.Path),
+		slog.String("panic", DescribePanic(v)),
+		slog.String("stack", string(debug.Stack())))
+}
+
+// DescribePanic formats a panic value, surviving a value whose own String
+// or Error method panics.
+func DescribePanic(v any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("panic value of type %T", v)
+		}
+	}()
+	return fmt.Sprint(v)
 }

@@ -1,4 +1,4 @@
-package otc_test
+package rest_test
 
 // Black-box tests of the REST adapter (rest.go): the GET /v1/tools,
 // GET /v1/tools/{name} and POST /v1/tools/{name}:invoke API of
@@ -25,12 +25,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/rest"
 )
 
 // Values a call context carries. They are distinctive so that a leak into
@@ -131,7 +132,7 @@ func newRESTFixture(t *testing.T, auth otc.Authenticator) *restFixture {
 	restRegisterTools(t, reg)
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, &otc.RESTOptions{MaxBodyBytes: restMaxBody, Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{MaxBodyBytes: restMaxBody, Authenticator: auth})))
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, &otc.HandlerOptions{MaxBodyBytes: restMaxBody, Authenticator: auth})))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -187,7 +188,7 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 		case "nan":
 			return math.NaN(), nil
 		}
-		return 0, wireRaise(in.Mode)
+		return 0, testkit.Raise(in.Mode)
 	}))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
@@ -358,7 +359,7 @@ func (r restResponse) failure(t *testing.T, status int, code string) *restErrorD
 	assert.NotContains(t, keys, "result", "a failure carries no result: %s", r.body)
 	var doc restResultDoc
 	restDecode(t, r.body, &doc)
-	assert.Equal(t, otc.RESTSchemaVersion, doc.SchemaVersion)
+	assert.Equal(t, rest.SchemaVersion, doc.SchemaVersion)
 	assert.Equal(t, "0.1.0", doc.SchemaVersion)
 	assert.False(t, doc.OK)
 	require.NotNil(t, doc.Error, "error is required: %s", r.body)
@@ -461,10 +462,10 @@ func TestRESTNewHandlerNilRegistryPanics(t *testing.T) {
 	t.Parallel()
 	defer func() {
 		v := recover()
-		require.NotNil(t, v, "NewRESTHandler(nil, nil) must panic")
+		require.NotNil(t, v, "rest.NewHandler(nil, nil) must panic")
 		assert.True(t, strings.HasPrefix(fmt.Sprint(v), "otc: "), "panic message %q must start with \"otc: \"", v)
 	}()
-	otc.NewRESTHandler(nil, nil)
+	rest.NewHandler(nil, nil)
 }
 
 func TestRESTNewHandlerNilOptions(t *testing.T) {
@@ -473,7 +474,7 @@ func TestRESTNewHandlerNilOptions(t *testing.T) {
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
 		func(ctx context.Context, in restAddInputV1) (float64, error) { return in.A + in.B, nil }))
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	f := &restFixture{srv: srv, reg: reg}
@@ -538,7 +539,7 @@ func TestRESTListTools(t *testing.T) {
 	})
 	t.Run("empty_registry_is_an_empty_array", func(t *testing.T) {
 		t.Parallel()
-		srv := httptest.NewServer(otc.NewRESTHandler(otc.NewRegistry(nil), nil))
+		srv := httptest.NewServer(rest.NewHandler(otc.NewRegistry(nil), nil))
 		t.Cleanup(srv.Close)
 		r := (&restFixture{srv: srv}).get(t, "/tools")
 		require.Equal(t, http.StatusOK, r.status)
@@ -715,7 +716,7 @@ func TestRESTMethodNotAllowed(t *testing.T) {
 				assert.NotEmpty(t, r.header.Get("X-Request-Id"))
 				return
 			}
-			e := r.failure(t, http.StatusMethodNotAllowed, otc.RESTMethodNotAllowed)
+			e := r.failure(t, http.StatusMethodNotAllowed, rest.CodeMethodNotAllowed)
 			assert.Contains(t, e.Message, tt.method)
 			assert.False(t, e.Retryable)
 		})
@@ -744,7 +745,7 @@ func TestRESTRouteNotFound(t *testing.T) {
 					body = strings.NewReader(`{"schema_version":"0.1.0","args":{}}`)
 				}
 				r := f.do(t, method, path, body, nil)
-				e := r.failure(t, http.StatusNotFound, otc.RESTRouteNotFound)
+				e := r.failure(t, http.StatusNotFound, rest.CodeRouteNotFound)
 				assert.False(t, e.Retryable)
 				assert.NotContains(t, r.header, "Allow")
 			})
@@ -775,18 +776,18 @@ func TestRESTInvalidJSON(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := f.invoke(t, "Calculator_Add", tt.body)
-			e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidJSON)
+			e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidJSON)
 			assert.False(t, e.Retryable)
 			assert.Nil(t, e.Details)
 		})
 	}
 	t.Run("messages", func(t *testing.T) {
 		t.Parallel()
-		e := f.invoke(t, "Calculator_Add", "").failure(t, http.StatusBadRequest, otc.RESTInvalidJSON)
+		e := f.invoke(t, "Calculator_Add", "").failure(t, http.StatusBadRequest, rest.CodeInvalidJSON)
 		assert.Contains(t, e.Message, "empty")
-		e = f.invoke(t, "Calculator_Add", `{"schema_version":"0.1.0","args":{"a":1`).failure(t, http.StatusBadRequest, otc.RESTInvalidJSON)
+		e = f.invoke(t, "Calculator_Add", `{"schema_version":"0.1.0","args":{"a":1`).failure(t, http.StatusBadRequest, rest.CodeInvalidJSON)
 		assert.Contains(t, e.Message, "not valid JSON")
-		e = f.invoke(t, "Calculator_Add", "{\"schema_version\":\"0.1.0\",\"args\":{\"s\":\"\xff\"}}").failure(t, http.StatusBadRequest, otc.RESTInvalidJSON)
+		e = f.invoke(t, "Calculator_Add", "{\"schema_version\":\"0.1.0\",\"args\":{\"s\":\"\xff\"}}").failure(t, http.StatusBadRequest, rest.CodeInvalidJSON)
 		assert.Contains(t, e.Message, "UTF-8")
 	})
 }
@@ -827,7 +828,7 @@ func TestRESTInvalidShape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := f.invoke(t, "Calculator_Add", tt.body)
-			e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+			e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 			assert.Contains(t, e.Message, tt.mention)
 			assert.False(t, e.Retryable)
 		})
@@ -836,7 +837,7 @@ func TestRESTInvalidShape(t *testing.T) {
 		t.Parallel()
 		body := `{"schema_version":"0.1.0","args":{},"context":{"secrets":[{"id":"K","value":["` + restSecretValue + `"]}]}}`
 		r := f.invoke(t, "Calculator_Add", body)
-		r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+		r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 		assert.NotContains(t, string(r.body), restSecretValue)
 	})
 }
@@ -860,7 +861,7 @@ func TestRESTUnknownFieldsIgnored(t *testing.T) {
 
 	// Unknown fields inside args are the tool's business: they are
 	// rejected by its schema, as through the OTC handler.
-	e := f.invoke(t, "Calculator_Add", `{"schema_version":"0.1.0","args":{"a":2,"b":3,"c":4}}`).failure(t, http.StatusBadRequest, otc.RESTInvalidArgs)
+	e := f.invoke(t, "Calculator_Add", `{"schema_version":"0.1.0","args":{"a":2,"b":3,"c":4}}`).failure(t, http.StatusBadRequest, rest.CodeInvalidArgs)
 	assert.Equal(t, map[string]string{"c": "Is not an accepted parameter"}, restParameterErrors(t, e))
 }
 
@@ -887,7 +888,7 @@ func TestRESTToolNotFound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			get := f.get(t, "/v1/tools/"+tt.tool)
-			e := get.failure(t, http.StatusNotFound, otc.RESTToolNotFound)
+			e := get.failure(t, http.StatusNotFound, rest.CodeToolNotFound)
 			assert.Contains(t, e.Message, tt.mention)
 			if tt.tool != "Calculator.Add" {
 				assert.NotContains(t, e.Message, "Calculator.Add", "the message names what the caller sent, not the OTC id")
@@ -895,18 +896,18 @@ func TestRESTToolNotFound(t *testing.T) {
 			assert.False(t, e.Retryable)
 
 			post := f.invoke(t, tt.tool, `{"schema_version":"0.1.0","args":{"a":1,"b":2}}`)
-			e2 := post.failure(t, http.StatusNotFound, otc.RESTToolNotFound)
+			e2 := post.failure(t, http.StatusNotFound, rest.CodeToolNotFound)
 			assert.Equal(t, e.Message, e2.Message, "both routes say the same")
 		})
 	}
 	t.Run("empty_name_invoke", func(t *testing.T) {
 		t.Parallel()
-		f.invoke(t, "", `{"schema_version":"0.1.0","args":{}}`).failure(t, http.StatusNotFound, otc.RESTToolNotFound)
+		f.invoke(t, "", `{"schema_version":"0.1.0","args":{}}`).failure(t, http.StatusNotFound, rest.CodeToolNotFound)
 	})
 	t.Run("before_the_body", func(t *testing.T) {
 		// An unknown tool is reported even when the body is bad too.
 		t.Parallel()
-		f.invoke(t, "Nope_Nope", `not json`).failure(t, http.StatusNotFound, otc.RESTToolNotFound)
+		f.invoke(t, "Nope_Nope", `not json`).failure(t, http.StatusNotFound, rest.CodeToolNotFound)
 	})
 }
 
@@ -934,7 +935,7 @@ func TestRESTInvalidArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := f.invoke(t, tt.tool, restBody(t, tt.args, nil))
-			e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidArgs)
+			e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidArgs)
 			assert.Equal(t, "Some input parameters are invalid", e.Message)
 			assert.False(t, e.Retryable)
 			assert.Equal(t, tt.want, restParameterErrors(t, e))
@@ -945,13 +946,13 @@ func TestRESTInvalidArgs(t *testing.T) {
 		// tool.invalid_args, keyed by the parameter.
 		t.Parallel()
 		args := map[string]any{"customer": "c", "address": map[string]any{"street": "s", "zip": "12345"}, "items": []int{}, "weight": 300}
-		e := f.invoke(t, "Shapes_Order", restBody(t, args, nil)).failure(t, http.StatusBadRequest, otc.RESTInvalidArgs)
+		e := f.invoke(t, "Shapes_Order", restBody(t, args, nil)).failure(t, http.StatusBadRequest, rest.CodeInvalidArgs)
 		assert.Contains(t, restParameterErrors(t, e), "weight")
 	})
 	t.Run("values_never_echoed", func(t *testing.T) {
 		t.Parallel()
 		r := f.invoke(t, "Calculator_Add", restBody(t, map[string]any{"a": restSecretValue, "b": 1}, nil))
-		e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidArgs)
+		e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidArgs)
 		assert.Equal(t, map[string]string{"a": "Must be a number"}, restParameterErrors(t, e))
 		assert.NotContains(t, string(r.body), restSecretValue)
 	})
@@ -972,19 +973,19 @@ func TestRESTToolFailures(t *testing.T) {
 		details     map[string]any // nil: no details
 		devContains string         // for messages the test cannot spell out
 	}{
-		{mode: "tool_error", code: otc.RESTExecutionError, message: "Doorbell ID not found", retryable: true, details: map[string]any{
+		{mode: "tool_error", code: rest.CodeExecutionError, message: "Doorbell ID not found", retryable: true, details: map[string]any{
 			"developer_message":         "The doorbell with ID 'doorbell1' does not exist.",
 			"additional_prompt_content": "ids: doorbell42,doorbell84",
 			"retry_after_ms":            json.Number("500"),
 		}},
-		{mode: "retry_sub_ms", code: otc.RESTExecutionError, message: "Busy", retryable: true, details: map[string]any{"retry_after_ms": json.Number("2")}},
-		{mode: "no_retry", code: otc.RESTExecutionError, message: "Quota exhausted"},
-		{mode: "plain", code: otc.RESTExecutionError, message: "the upstream service refused the request"},
-		{mode: "wrapped", code: otc.RESTExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held by another session", "retry_after_ms": json.Number("1000")}},
-		{mode: "empty_tool_error", code: otc.RESTExecutionError, message: "Tool 'Errors_Raise' failed"},
-		{mode: "empty_plain", code: otc.RESTExecutionError, message: "Tool 'Errors_Raise' failed"},
-		{mode: "panic", code: otc.RESTHandlerError, message: "Tool 'Errors_Raise' failed unexpectedly", devContains: restPanicValue},
-		{mode: "nan", code: otc.RESTHandlerError, message: "Tool 'Errors_Raise' returned a value that cannot be sent as JSON", devContains: "NaN"},
+		{mode: "retry_sub_ms", code: rest.CodeExecutionError, message: "Busy", retryable: true, details: map[string]any{"retry_after_ms": json.Number("2")}},
+		{mode: "no_retry", code: rest.CodeExecutionError, message: "Quota exhausted"},
+		{mode: "plain", code: rest.CodeExecutionError, message: "the upstream service refused the request"},
+		{mode: "wrapped", code: rest.CodeExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held by another session", "retry_after_ms": json.Number("1000")}},
+		{mode: "empty_tool_error", code: rest.CodeExecutionError, message: "Tool 'Errors_Raise' failed"},
+		{mode: "empty_plain", code: rest.CodeExecutionError, message: "Tool 'Errors_Raise' failed"},
+		{mode: "panic", code: rest.CodeHandlerError, message: "Tool 'Errors_Raise' failed unexpectedly", devContains: restPanicValue},
+		{mode: "nan", code: rest.CodeHandlerError, message: "Tool 'Errors_Raise' returned a value that cannot be sent as JSON", devContains: "NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -999,7 +1000,7 @@ func TestRESTToolFailures(t *testing.T) {
 			} else {
 				assert.Equal(t, tt.details, e.Details)
 			}
-			assert.NotContains(t, string(r.body), wireHiddenCause, "a tool error's cause is never sent")
+			assert.NotContains(t, string(r.body), testkit.HiddenCause, "a tool error's cause is never sent")
 			assert.NotContains(t, string(r.body), "goroutine ", "no stack trace in the body")
 			// The tool ran, so the answer says how long it took.
 			var doc restResultDoc
@@ -1009,7 +1010,7 @@ func TestRESTToolFailures(t *testing.T) {
 	}
 	t.Run("server_keeps_serving_after_a_panic", func(t *testing.T) {
 		t.Parallel()
-		f.invoke(t, "Errors_Raise", restBody(t, map[string]any{"mode": "panic"}, nil)).failure(t, http.StatusInternalServerError, otc.RESTHandlerError)
+		f.invoke(t, "Errors_Raise", restBody(t, map[string]any{"mode": "panic"}, nil)).failure(t, http.StatusInternalServerError, rest.CodeHandlerError)
 		value, _ := f.invoke(t, "Errors_Raise", restBody(t, map[string]any{"mode": "ok"}, nil)).success(t)
 		assert.JSONEq(t, `1`, string(value))
 	})
@@ -1043,7 +1044,7 @@ func TestRESTRequestTooLarge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := f.do(t, http.MethodPost, "/v1/tools/Calculator_Add:invoke", tt.body(), nil)
-			e := r.failure(t, http.StatusRequestEntityTooLarge, otc.RESTRequestTooLarge)
+			e := r.failure(t, http.StatusRequestEntityTooLarge, rest.CodeRequestTooLarge)
 			assert.Contains(t, e.Message, fmt.Sprint(restMaxBody))
 			assert.False(t, e.Retryable)
 		})
@@ -1176,7 +1177,7 @@ func TestRESTRequestID(t *testing.T) {
 			t.Run(rq.name+"/unusable_"+name, func(t *testing.T) {
 				t.Parallel()
 				r := do(t, tc.id)
-				e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+				e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 				assert.Equal(t, tc.message, e.Message)
 				assert.False(t, e.Retryable, "the same request fails the same way")
 				got := r.header.Get("X-Request-Id")
@@ -1205,36 +1206,6 @@ func TestRESTRequestID(t *testing.T) {
 			assert.Equal(t, "Meta.Inspect@1.0.0", got.ToolID)
 		}
 	})
-}
-
-// TestRESTUnusableRequestIDNeverRuns checks that an invocation whose
-// X-Request-Id cannot be a call id never reaches the tool, however often
-// it is sent, and that a usable one, up to the longest, is the key that
-// makes a retry a replay.
-func TestRESTUnusableRequestIDNeverRuns(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
-	for _, id := range []string{strings.Repeat("x", otc.MaxIDLength+1), "retry 1", "retry-\u00e9", "retry-\xff"} {
-		for range 2 {
-			a := f.rest(t, "", "Count.Up", id, map[string]any{"n": 1})
-			require.Equal(t, http.StatusBadRequest, a.status, a.raw)
-			require.True(t, utf8.ValidString(a.raw), "the answer is UTF-8: %q", a.raw)
-			e, ok := a.body["error"].(map[string]any)
-			require.True(t, ok, a.raw)
-			assert.Equal(t, otc.RESTInvalidShape, e["code"])
-			assert.Contains(t, e["message"], "X-Request-Id")
-			assert.NotContains(t, a.raw, id, "the refused id is not echoed")
-		}
-	}
-	assert.Zero(t, f.ran("Count.Up"), "a refused request never runs the tool")
-
-	longest := strings.Repeat("x", otc.MaxIDLength)
-	first := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
-	retry := f.rest(t, "", "Count.Up", longest, map[string]any{"n": 1})
-	assert.EqualValues(t, 1, first.body["result"], first.raw)
-	assert.Empty(t, first.replayed)
-	assert.EqualValues(t, 1, retry.body["result"], retry.raw)
-	assert.Equal(t, "true", retry.replayed, "the retry is a replay")
-	assert.EqualValues(t, 1, f.ran("Count.Up"), "the tool ran once")
 }
 
 // TestRESTCallContext checks the context and trace of an invocation reach
@@ -1269,7 +1240,7 @@ func TestRESTCallContext(t *testing.T) {
 			tok, _ := otc.AuthorizationToken(ctx, "google")
 			return seen{otc.UserID(ctx), s, tok, otc.TraceID(ctx)}, nil
 		}))
-		srv := httptest.NewServer(otc.NewRESTHandler(reg, nil))
+		srv := httptest.NewServer(rest.NewHandler(reg, nil))
 		t.Cleanup(srv.Close)
 		g := &restFixture{srv: srv, reg: reg}
 		r := g.do(t, http.MethodPost, "/tools/Ctx_Read:invoke", strings.NewReader(
@@ -1330,7 +1301,7 @@ func TestRESTMissingRequirements(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := f.invoke(t, "Secure_Use", restBody(t, map[string]any{}, tt.context))
-			e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+			e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 			assert.Contains(t, e.Message, "Secure_Use")
 			assert.False(t, e.Retryable)
 			require.Contains(t, e.Details, "missing_requirements")
@@ -1346,7 +1317,7 @@ func TestRESTMissingRequirements(t *testing.T) {
 		// Requirements are checked before the input (SPEC §4 step 4).
 		t.Parallel()
 		r := f.invoke(t, "Secure_Use", restBody(t, map[string]any{"mode": 5, "extra": 1}, nil))
-		e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+		e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 		assert.Contains(t, e.Details, "missing_requirements")
 	})
 }
@@ -1381,7 +1352,7 @@ func TestRESTAuthentication(t *testing.T) {
 			}
 			for _, h := range []http.Header{nil, badKey} {
 				r := f.do(t, rt.method, rt.path, body(), h)
-				e := r.failure(t, http.StatusUnauthorized, otc.RESTUnauthenticated)
+				e := r.failure(t, http.StatusUnauthorized, rest.CodeUnauthenticated)
 				assert.False(t, e.Retryable)
 				assert.NotContains(t, string(r.body), "rest-api-key-1")
 			}
@@ -1399,7 +1370,7 @@ func TestRESTAuthentication(t *testing.T) {
 	t.Run("same_message_as_otc", func(t *testing.T) {
 		t.Parallel()
 		for _, h := range []http.Header{nil, badKey} {
-			rest := f.do(t, http.MethodGet, "/v1/tools", nil, h).failure(t, http.StatusUnauthorized, otc.RESTUnauthenticated)
+			rest := f.do(t, http.MethodGet, "/v1/tools", nil, h).failure(t, http.StatusUnauthorized, rest.CodeUnauthenticated)
 			o := f.do(t, http.MethodGet, "/otc/tools", nil, h)
 			require.Equal(t, http.StatusUnauthorized, o.status)
 			var ob restOTCAnswer
@@ -1411,7 +1382,7 @@ func TestRESTAuthentication(t *testing.T) {
 		// A wrong method is a 405 even without credentials, as in the OTC
 		// handler.
 		t.Parallel()
-		f.do(t, http.MethodDelete, "/v1/tools", nil, nil).failure(t, http.StatusMethodNotAllowed, otc.RESTMethodNotAllowed)
+		f.do(t, http.MethodDelete, "/v1/tools", nil, nil).failure(t, http.StatusMethodNotAllowed, rest.CodeMethodNotAllowed)
 	})
 }
 
@@ -1484,7 +1455,7 @@ func TestRESTParityValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := f.invoke(t, tt.tool, restBody(t, tt.args, nil)).failure(t, http.StatusBadRequest, otc.RESTInvalidArgs)
+			e := f.invoke(t, tt.tool, restBody(t, tt.args, nil)).failure(t, http.StatusBadRequest, rest.CodeInvalidArgs)
 			restErrs := restParameterErrors(t, e)
 
 			status, o, body := f.otcCall(t, restOTCID(tt.tool), tt.args, nil)
@@ -1528,7 +1499,7 @@ func TestRESTParityRequirements(t *testing.T) {
 				return
 			}
 			require.Equal(t, http.StatusBadRequest, status, "OTC body %s", body)
-			e := r.failure(t, http.StatusBadRequest, otc.RESTInvalidShape)
+			e := r.failure(t, http.StatusBadRequest, rest.CodeInvalidShape)
 			assert.Equal(t, o.Message, e.Message)
 			require.NotNil(t, o.MissingRequirements, "OTC body %s", body)
 			got, err := json.Marshal(e.Details["missing_requirements"])
@@ -1575,7 +1546,7 @@ func TestRESTParityToolErrors(t *testing.T) {
 	t.Run("through_requirements", func(t *testing.T) {
 		t.Parallel()
 		args := map[string]any{"mode": "error"}
-		e := f.invoke(t, "Secure_Use", restBody(t, args, restFullContext())).failure(t, http.StatusInternalServerError, otc.RESTExecutionError)
+		e := f.invoke(t, "Secure_Use", restBody(t, args, restFullContext())).failure(t, http.StatusInternalServerError, rest.CodeExecutionError)
 		_, o, _ := f.otcCall(t, "Secure.Use", args, restFullContext())
 		require.NotNil(t, o.Result)
 		require.NotNil(t, o.Result.Error)

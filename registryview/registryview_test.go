@@ -1,4 +1,4 @@
-package otc_test
+package registryview_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/registryview"
 )
 
 type registryViewInput struct {
@@ -55,10 +56,10 @@ func newRegistryViewRegistry(t *testing.T) *otc.Registry {
 
 // serveRegistryView mounts the view under /registry/ as the documentation
 // shows, and returns the server's URL.
-func serveRegistryView(t *testing.T, reg *otc.Registry, opts *otc.RegistryViewOptions) string {
+func serveRegistryView(t *testing.T, reg *otc.Registry, opts *registryview.Options) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, opts)))
+	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, opts)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/registry"
@@ -391,7 +392,7 @@ func TestRegistryView_Authentication(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			base := serveRegistryView(t, reg, &otc.RegistryViewOptions{Authenticator: tc.auth})
+			base := serveRegistryView(t, reg, &registryview.Options{Authenticator: tc.auth})
 			for _, path := range []string{"/v1/tools", "/v1/mcp/tools", "/v1/tools/Calculator.Add"} {
 				t.Run("no_key"+path, func(t *testing.T) {
 					resp := registryViewGet(t, base+path)
@@ -419,7 +420,7 @@ func TestRegistryView_Authentication(t *testing.T) {
 
 	t.Run("nil_registry_after_authentication", func(t *testing.T) {
 		t.Parallel()
-		base := serveRegistryView(t, nil, &otc.RegistryViewOptions{Authenticator: keys})
+		base := serveRegistryView(t, nil, &registryview.Options{Authenticator: keys})
 		registryViewGet(t, base+"/v1/tools").assertError(t, http.StatusUnauthorized, "access_denied")
 		resp := registryViewDo(t, http.MethodGet, base+"/v1/tools", http.Header{otc.HeaderAPIKey: {"secret-key"}})
 		resp.assertError(t, http.StatusServiceUnavailable, "server_error")

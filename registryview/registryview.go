@@ -1,4 +1,4 @@
-package otc
+package registryview
 
 import (
 	"encoding/json"
@@ -11,29 +11,25 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
-// This file serves a registry's catalog as the listing of a universal tool
-// registry: one entry per tool version, with the protocols it accepts and
-// the policy a capability token must satisfy, for registries and gateways
-// that route calls by protocol rather than call the tools themselves.
-
-// RegistryViewOptions configures a [RegistryView]. The zero value, and nil,
+// Options configures a [Handler]. The zero value, and nil,
 // give the defaults described on each field.
-type RegistryViewOptions struct {
+type Options struct {
 	// Authenticator, when set, must accept every request, as for the OTC
-	// [Handler]; a refusal is answered 401 with the WWW-Authenticate value
+	// [otc.Handler]; a refusal is answered 401 with the WWW-Authenticate value
 	// of [WWWAuthenticate]. Nil means no authentication: the listing names
 	// tools and policies, not secrets, but a server that hides its other
 	// views should hide this one too.
-	Authenticator Authenticator
+	Authenticator otc.Authenticator
 	// Logger receives faults of the view itself. Nil means the registry's
 	// logger, or slog.Default() without a registry.
 	Logger *slog.Logger
 }
 
-// RegistryView serves a [Registry]'s catalog as a tool registry's listing:
+// Handler serves an [otc.Registry]'s catalog as a tool registry's listing:
 //
 //	GET /v1/tools[?protocol=NAME]  every tool version, optionally only those callable through NAME
 //	GET /v1/mcp/tools              the tools callable over MCP, the same as ?protocol=mcp
@@ -41,7 +37,7 @@ type RegistryViewOptions struct {
 //
 // Paths are relative to where the view is mounted:
 //
-//	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, nil)))
+//	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, nil)))
 //
 // An entry is a JSON object with "tool_id" (the OTC id with its version,
 // "Payments.Refund@1.0.0"), "name", "description", "version" and
@@ -68,27 +64,27 @@ type RegistryViewOptions struct {
 // refused by the Authenticator), not_found (404: an unknown path or tool),
 // method_not_allowed (405, with "Allow: GET") and server_error (503 when
 // the view has no registry; 500 if the view itself fails).
-type RegistryView struct {
-	reg    *Registry
-	auth   Authenticator
+type Handler struct {
+	reg    *otc.Registry
+	auth   otc.Authenticator
 	logger *slog.Logger
 	cache  atomic.Pointer[registryListing]
 }
 
-var _ http.Handler = (*RegistryView)(nil)
+var _ http.Handler = (*Handler)(nil)
 
-// NewRegistryView returns a view of reg's catalog. opts may be nil. reg may
+// NewHandler returns a view of reg's catalog. opts may be nil. reg may
 // be nil too, for a server that mounts the view before it has a registry
 // to show: every catalog route then answers 503 server_error, "Tool
 // registry not initialised".
-func NewRegistryView(reg *Registry, opts *RegistryViewOptions) *RegistryView {
+func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if opts == nil {
-		opts = &RegistryViewOptions{}
+		opts = &Options{}
 	}
-	v := &RegistryView{reg: reg, auth: opts.Authenticator, logger: opts.Logger}
+	v := &Handler{reg: reg, auth: opts.Authenticator, logger: opts.Logger}
 	if v.logger == nil {
 		if reg != nil {
-			v.logger = reg.logger
+			v.logger = reg.Logger()
 		} else {
 			v.logger = slog.Default()
 		}
@@ -122,38 +118,39 @@ type registryEntry struct {
 
 // defaultProtocols is the protocol list of a tool whose policy names none:
 // the wire formats this library serves.
-var defaultProtocols = []string{ProtocolOTC, ProtocolHTTP, ProtocolMCP}
+var defaultProtocols = []string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolMCP}
 
-// registryListing is the listing of one catalog snapshot, encoded once:
-// each entry alone, for lookups and arbitrary filters, and the arrays of
-// the common requests whole.
+// registryListing is the listing of one revision of the registry,
+// encoded once: each entry alone, for lookups and arbitrary filters, and
+// the arrays of the common requests whole.
 type registryListing struct {
-	cat     *catalog
-	entries [][]byte                // in cat.list order
-	names   [][]string              // the protocol names of each entry
-	index   map[*registeredTool]int // position in entries
-	all     []byte                  // every entry
-	byName  map[string][]byte       // the arrays filtered by otc, http and mcp
+	revision uint64
+	entries  [][]byte          // in catalog order
+	names    [][]string        // the protocol names of each entry
+	index    map[string]int    // position in entries, by versioned tool id
+	all      []byte            // every entry
+	byName   map[string][]byte // the arrays filtered by otc, http and mcp
 }
 
 // listing returns the listing of the registry's current catalog, building
 // it when the catalog has changed since the last one. Two requests that
 // race to build it both do, and the last one kept wins; both are right.
-func (v *RegistryView) listing() *registryListing {
-	cat := v.reg.current.Load()
-	if l := v.cache.Load(); l != nil && l.cat == cat {
+func (v *Handler) listing() *registryListing {
+	rev := v.reg.Revision()
+	if l := v.cache.Load(); l != nil && l.revision == rev {
 		return l
 	}
+	defs := v.reg.Tools()
 	l := &registryListing{
-		cat:     cat,
-		entries: make([][]byte, len(cat.list)),
-		names:   make([][]string, len(cat.list)),
-		index:   make(map[*registeredTool]int, len(cat.list)),
-		byName:  make(map[string][]byte, len(defaultProtocols)),
+		revision: rev,
+		entries:  make([][]byte, len(defs)),
+		names:    make([][]string, len(defs)),
+		index:    make(map[string]int, len(defs)),
+		byName:   make(map[string][]byte, len(defaultProtocols)),
 	}
-	for i, t := range cat.list {
-		l.entries[i], l.names[i] = encodeRegistryEntry(&t.def)
-		l.index[t] = i
+	for i := range defs {
+		l.entries[i], l.names[i] = encodeRegistryEntry(&defs[i])
+		l.index[defs[i].ID] = i
 	}
 	l.all = l.filter("")
 	for _, p := range defaultProtocols {
@@ -165,7 +162,7 @@ func (v *RegistryView) listing() *registryListing {
 
 // encodeRegistryEntry encodes a tool version's entry, and returns the
 // names of the protocols it lists.
-func encodeRegistryEntry(d *ToolDefinition) ([]byte, []string) {
+func encodeRegistryEntry(d *otc.ToolDefinition) ([]byte, []string) {
 	e := registryEntry{
 		ToolID:      d.ID,
 		Name:        d.Name,
@@ -225,7 +222,7 @@ func (l *registryListing) byProtocol(name string) []byte {
 // ServeHTTP routes a request: the path first (404), then the method (405),
 // then authentication (401), so that a client learns what exists before
 // proving who it is, as the other handlers of this package answer.
-func (v *RegistryView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer v.recoverFault(w, r)
 
 	path := r.URL.Path
@@ -249,9 +246,9 @@ func (v *RegistryView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Method %s is not allowed here; use GET", wire.Truncate(r.Method, 32)))
 		return
 	}
-	r, err := Authenticate(v.auth, r)
+	r, err := otc.Authenticate(v.auth, r)
 	if err != nil {
-		if c := WWWAuthenticate(v.auth); c != "" {
+		if c := otc.WWWAuthenticate(v.auth); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
 		v.fail(w, http.StatusUnauthorized, registryAccessDenied, err.Message)
@@ -265,7 +262,7 @@ func (v *RegistryView) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // list answers GET /v1/tools.
-func (v *RegistryView) list(w http.ResponseWriter, r *http.Request) {
+func (v *Handler) list(w http.ResponseWriter, r *http.Request) {
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		v.fail(w, http.StatusBadRequest, registryInvalidRequest, "The query string is malformed")
@@ -273,7 +270,7 @@ func (v *RegistryView) list(w http.ResponseWriter, r *http.Request) {
 	}
 	protocols, filtered := query["protocol"]
 	if !filtered {
-		writeBody(w, http.StatusOK, v.listing().all)
+		wire.WriteBody(w, http.StatusOK, v.listing().all)
 		return
 	}
 	if len(protocols) > 1 {
@@ -286,20 +283,20 @@ func (v *RegistryView) list(w http.ResponseWriter, r *http.Request) {
 			`protocol must name a protocol, as "name" or "name/version" ("mcp", "a2a/2025-draft-01")`)
 		return
 	}
-	writeBody(w, http.StatusOK, v.listing().byProtocol(name))
+	wire.WriteBody(w, http.StatusOK, v.listing().byProtocol(name))
 }
 
 // listMCP answers GET /v1/mcp/tools, the alias of ?protocol=mcp that MCP
 // clients of older registries call.
-func (v *RegistryView) listMCP(w http.ResponseWriter, _ *http.Request) {
-	writeBody(w, http.StatusOK, v.listing().byProtocol(ProtocolMCP))
+func (v *Handler) listMCP(w http.ResponseWriter, _ *http.Request) {
+	wire.WriteBody(w, http.StatusOK, v.listing().byProtocol(otc.ProtocolMCP))
 }
 
 // describe answers GET /v1/tools/{tool_id}.
-func (v *RegistryView) describe(w http.ResponseWriter, id string) {
-	t, err := v.reg.resolve(id)
+func (v *Handler) describe(w http.ResponseWriter, id string) {
+	d, err := v.reg.Lookup(id, "")
 	if err != nil {
-		if errors.Is(err, ErrToolNotFound) {
+		if errors.Is(err, otc.ErrToolNotFound) {
 			v.fail(w, http.StatusNotFound, registryNotFound, fmt.Sprintf("Tool '%s' was not found", wire.Truncate(id, 80)))
 			return
 		}
@@ -308,13 +305,13 @@ func (v *RegistryView) describe(w http.ResponseWriter, id string) {
 		return
 	}
 	l := v.listing()
-	if i, ok := l.index[t]; ok {
-		writeBody(w, http.StatusOK, l.entries[i])
+	if i, ok := l.index[d.ID]; ok {
+		wire.WriteBody(w, http.StatusOK, l.entries[i])
 		return
 	}
 	// Registered after the listing was built.
-	b, _ := encodeRegistryEntry(&t.def)
-	writeBody(w, http.StatusOK, b)
+	b, _ := encodeRegistryEntry(d)
+	wire.WriteBody(w, http.StatusOK, b)
 }
 
 // registryError is the error document of the registry view.
@@ -324,17 +321,23 @@ type registryError struct {
 }
 
 // fail writes an error answer.
-func (v *RegistryView) fail(w http.ResponseWriter, status int, code, description string) {
+func (v *Handler) fail(w http.ResponseWriter, status int, code, description string) {
 	b, _ := json.Marshal(registryError{Error: code, Description: description}) // two strings: cannot fail
-	writeBody(w, status, b)
+	wire.WriteBody(w, status, b)
 }
 
 // recoverFault answers a JSON 500 if the view itself panics.
-func (v *RegistryView) recoverFault(w http.ResponseWriter, r *http.Request) {
+func (v *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
 	p := recover()
 	if p == nil {
 		return
 	}
-	logFault(v.logger, r, p)
+	wire.LogFault(v.logger, r, p)
 	v.fail(w, http.StatusInternalServerError, registryServerError, "The tool registry failed unexpectedly")
+}
+
+// protocolName strips the version of "name/version".
+func protocolName(p string) string {
+	name, _, _ := strings.Cut(p, "/")
+	return strings.TrimSpace(name)
 }
