@@ -125,7 +125,6 @@ func Example_duration() {
 // inlined copy.
 func Example_handWritten() {
 	reg := otc.NewRegistry(nil)
-	// docs:start hand-written
 	schema := json.RawMessage(`{
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
 		"type": "object",
@@ -148,7 +147,6 @@ func Example_handWritten() {
 	}, func(ctx context.Context, in map[string]any) (float64, error) {
 		return 4.5, nil
 	})
-	// docs:end hand-written
 	if err != nil {
 		panic(err)
 	}

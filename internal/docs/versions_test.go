@@ -15,7 +15,6 @@ import (
 // Several versions of one tool, and how a call's tool id picks one.
 func Example_versions() {
 	reg := otc.NewRegistry(nil)
-	// docs:start versions
 	for _, version := range []string{"1.0.0", "1.5.0", "9.0.0", "10.0.0"} {
 		err := otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: version, Description: "Adds two numbers together."},
 			func(ctx context.Context, in AddInput) (string, error) {
@@ -25,7 +24,6 @@ func Example_versions() {
 			panic(err)
 		}
 	}
-	// docs:end versions
 	for _, id := range []string{"Calculator.Add@1.5.0", "Calculator.Add@1", "Calculator.Add", "Calculator.Add@1.0"} {
 		res, err := reg.Call(context.Background(), &otc.CallRequest{ToolID: id, Input: json.RawMessage(`{"a":1,"b":2}`)})
 		if err != nil {
