@@ -78,15 +78,16 @@ func Example_authentication() {
 	// 1 <nil>
 }
 
-// A tool who changes things that matter, and who may call it.
-func Example_policy() {
-	reg := otc.NewRegistry(nil)
-	type refundInput struct {
-		OrderID     string `json:"order_id" jsonschema:"description=The order to refund."`
-		AmountCents int    `json:"amount_cents" jsonschema:"description=How much to refund in cents.,minimum=1"`
-	}
-	refund := func(ctx context.Context, in refundInput) (string, error) { return "rf_1", nil }
+// refundInput is the input of Payments.Refund.
+type refundInput struct {
+	OrderID     string `json:"order_id" jsonschema:"description=The order to refund."`
+	AmountCents int    `json:"amount_cents" jsonschema:"description=How much to refund in cents.,minimum=1"`
+}
 
+func refund(ctx context.Context, in refundInput) (string, error) { return "rf_1", nil }
+
+// registerRefund registers Payments.Refund with the policy the guides show.
+func registerRefund(reg *otc.Registry) {
 	// docs:start policy
 	err := otc.Register(reg, otc.Tool{
 		ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.",
@@ -103,6 +104,12 @@ func Example_policy() {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// A tool that changes things that matter, and who may call it.
+func Example_policy() {
+	reg := otc.NewRegistry(nil)
+	registerRefund(reg)
 
 	// docs:start policy-calls
 	// A caller with an API key, over OTC and over the REST view.

@@ -40,8 +40,9 @@
 // write, and TestLinks when a relative link or its #anchor leads nowhere.
 // The snippets live in this package's tests (package docs_test), which use
 // only the exported API, in internal/docs/quickstart (the README's server),
-// and in the example_test.go files of the nested modules otel and
-// redisstore, whose dependencies the root module does not have.
+// and in examples of the packages themselves: the root's, and those of the
+// nested modules (otel, redisstore, mcpsdk), whose dependencies the root
+// module does not have.
 package docs
 
 //go:generate go run ./gen -root ../..

@@ -1,51 +1,10 @@
 package docs_test
 
 import (
-	"context"
-	"log"
-	"net"
-	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/otcgo/otc"
 )
-
-// A service's main: serve until SIGTERM or Ctrl-C, then drain.
-func Example_serve() {
-	// docs:start serve
-	reg := otc.NewRegistry(nil)
-	// ... otc.Register(reg, ...) your tools.
-	h := otc.NewHandler(reg, nil)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := net.Listen("tcp", ":8080")
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
-	err = otc.Serve(ctx, srv, ln, &otc.ServeOptions{
-		Drain:       []otc.Drainable{h}, // /health answers 503 once shutdown begins
-		DrainDelay:  10 * time.Second,   // behind a load balancer: until its checks have seen the 503
-		GracePeriod: 30 * time.Second,   // for the calls already running
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	// docs:end serve
-}
 
 // A handler that is not ready answers health checks 503 and refuses new
 // calls.

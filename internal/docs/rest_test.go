@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/otcgo/otc"
@@ -41,17 +40,7 @@ func Example_rest() {
 // The registry view lists each tool with its protocols and policy.
 func Example_registryView() {
 	reg := calculator(nil)
-	err := otc.Register(reg, otc.Tool{
-		ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.",
-		Policy: &otc.Policy{
-			Protocols:            []string{"otc", "mcp"},
-			ResourceURI:          "urn:otc:example:payments",
-			RequiredCapabilities: []string{"payments:refund"},
-		},
-	}, func(ctx context.Context, in struct{}) (string, error) { return "rf_1", nil })
-	if err != nil {
-		panic(err)
-	}
+	registerRefund(reg)
 	// docs:start registry-view
 	mux := http.NewServeMux()
 	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, nil)))
@@ -63,11 +52,11 @@ func Example_registryView() {
 	send(mux, "GET", "/registry/v1/tools/Payments.Cancel", "", nil)
 	// Output:
 	// 200
-	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp"]},{"tool_id":"Payments.Refund@1.0.0","name":"Payments_Refund","description":"Refunds an order.","version":"1.0.0","protocols":["otc","mcp"],"resource_uri":"urn:otc:example:payments","required_capabilities":["payments:refund"]}]
+	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp"]},{"tool_id":"Payments.Refund@1.0.0","name":"Payments_Refund","description":"Refunds an order.","version":"1.0.0","protocols":["otc","mcp"],"resource_uri":"urn:otc:example:payments","required_capabilities":["payments:refund"],"max_blast_radius":"tenant:*","requires_execution":true,"allowed_operations":["refund"]}]
 	// 200
 	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp"]}]
 	// 200
-	// {"tool_id":"Payments.Refund@1.0.0","name":"Payments_Refund","description":"Refunds an order.","version":"1.0.0","protocols":["otc","mcp"],"resource_uri":"urn:otc:example:payments","required_capabilities":["payments:refund"]}
+	// {"tool_id":"Payments.Refund@1.0.0","name":"Payments_Refund","description":"Refunds an order.","version":"1.0.0","protocols":["otc","mcp"],"resource_uri":"urn:otc:example:payments","required_capabilities":["payments:refund"],"max_blast_radius":"tenant:*","requires_execution":true,"allowed_operations":["refund"]}
 	// 404
 	// {"error":"not_found","error_description":"Tool 'Payments.Cancel' was not found"}
 }
