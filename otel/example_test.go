@@ -20,6 +20,7 @@ import (
 func ExampleMiddleware() {
 	// The program sets up OpenTelemetry once, with its exporters:
 	// otel.SetTracerProvider(tp) and otel.SetMeterProvider(mp).
+	// docs:start middleware
 	tracing, err := otelotc.Middleware(nil)
 	if err != nil {
 		log.Fatal(err)
@@ -28,6 +29,7 @@ func ExampleMiddleware() {
 		// First, so that its span covers the calls other middleware refuses.
 		Middleware: []otc.Middleware{tracing, otc.LogCalls(nil, nil)},
 	})
+	// docs:end middleware
 	type addInput struct {
 		A float64 `json:"a" jsonschema:"description=The first number."`
 		B float64 `json:"b" jsonschema:"description=The second number."`

@@ -1,0 +1,163 @@
+package docs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// A server that takes an API key or an HS256 JWT, and clients that send
+// each.
+func Example_authentication() {
+	os.Setenv("CI_KEY", "ci-key-for-the-example")
+	os.Setenv("PARTNER_KEY", "partner-key-for-the-example")
+	os.Setenv("JWT_SECRET", "a-shared-secret-of-at-least-32-bytes")
+	defer func() {
+		for _, name := range []string{"CI_KEY", "PARTNER_KEY", "JWT_SECRET"} {
+			os.Unsetenv(name)
+		}
+	}()
+	reg := calculator(nil)
+
+	// docs:start authenticators
+	keys, err := otc.NewAPIKeyAuth(map[string]string{
+		"ci":      os.Getenv("CI_KEY"),
+		"partner": os.Getenv("PARTNER_KEY"),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	jwts, err := otc.NewJWTAuth(otc.JWTOptions{
+		Secret:    []byte(os.Getenv("JWT_SECRET")), // HS256, at least 32 bytes
+		Audiences: []string{"calculator"},          // "aud", when a token has one, must be listed
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: otc.AnyOf(keys, jwts)})
+	// docs:end authenticators
+
+	send(h, "GET", "/tools", "", nil, "WWW-Authenticate")
+	send(h, "GET", "/health", "", nil)
+
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	url := srv.URL
+	// docs:start client-credentials
+	byKey, err := client.New(url, &client.Options{APIKey: os.Getenv("CI_KEY")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	byJWT, err := client.New(url, &client.Options{JWT: &client.JWTSigner{
+		Secret:   []byte(os.Getenv("JWT_SECRET")),
+		Audience: "calculator",
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// docs:end client-credentials
+	for _, c := range []*client.Client{byKey, byJWT} {
+		defs, err := c.ListTools(context.Background())
+		fmt.Println(len(defs), err)
+	}
+	// Output:
+	// 401
+	// WWW-Authenticate: Bearer
+	// {"$schema":"otc://1.0","message":"Authentication required: send an API key in the OXP-API-Key header or a bearer token in the Authorization header"}
+	// 200
+	// {"$schema":"otc://1.0","status":"ok"}
+	// 1 <nil>
+	// 1 <nil>
+}
+
+// refundInput is the input of Payments.Refund.
+type refundInput struct {
+	OrderID     string `json:"order_id" jsonschema:"description=The order to refund."`
+	AmountCents int    `json:"amount_cents" jsonschema:"description=How much to refund in cents.,minimum=1"`
+}
+
+func refund(ctx context.Context, in refundInput) (string, error) { return "rf_1", nil }
+
+// registerRefund registers Payments.Refund with the policy the guides show.
+func registerRefund(reg *otc.Registry) {
+	// docs:start policy
+	err := otc.Register(reg, otc.Tool{
+		ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.",
+		Policy: &otc.Policy{
+			Protocols:            []string{"otc", "mcp"},
+			ResourceURI:          "urn:otc:example:payments",
+			RequiredCapabilities: []string{"payments:refund"},
+			MaxBlastRadius:       "tenant:*",
+			RequiresExecution:    true,
+			AllowedOperations:    []string{"refund"},
+		},
+	}, refund)
+	// docs:end policy
+	if err != nil {
+		panic(err)
+	}
+}
+
+// A tool that changes things that matter, and who may call it.
+func Example_policy() {
+	reg := otc.NewRegistry(nil)
+	registerRefund(reg)
+
+	// docs:start policy-calls
+	// A caller with an API key, over OTC and over the REST view.
+	ctx := otc.WithIdentity(context.Background(), &otc.Identity{Method: "api_key", Name: "ci"})
+	for _, protocol := range []string{otc.ProtocolOTC, otc.ProtocolHTTP} {
+		_, err := reg.Call(ctx, &otc.CallRequest{
+			Protocol: protocol,
+			ToolID:   "Payments.Refund",
+			Input:    json.RawMessage(`{"order_id":"A-1001","amount_cents":250}`),
+		})
+		var e *otc.Error
+		if errors.As(err, &e) {
+			fmt.Println(protocol, e.Code.HTTPStatus(), e.Reason, e.Message)
+		}
+	}
+	// docs:end policy-calls
+
+	// Output:
+	// otc 401 missing_token Tool 'Payments_Refund' needs a capability token
+	// http 403 protocol_denied Tool 'Payments_Refund' cannot be called through http
+}
+
+// revocations stands for the service's own record of revoked tokens.
+type revocations struct{}
+
+func (revocations) Has(ctx context.Context, jti string) (bool, error) { return false, nil }
+
+// Capability tokens, from an issuer's JWKS, beside API keys.
+func Example_capabilityTokens() {
+	ctx := context.Background()
+	reg := calculator(nil)
+	apiKeys, err := otc.NewAPIKeyAuth(map[string]string{"ops": os.Getenv("OPS_KEY")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var denylist revocations
+	// docs:start capability
+	capAuth, err := otc.NewCapabilityAuth(ctx, otc.CapabilityOptions{
+		Issuers: []string{"https://issuer.example"},
+		JWKSURL: "https://issuer.example/.well-known/jwks.json", // or JWKS: a static set
+		Revoked: func(ctx context.Context, jti string) (bool, error) {
+			return denylist.Has(ctx, jti)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: otc.AnyOf(apiKeys, capAuth)})
+	// docs:end capability
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/otcgo/otc"
+)
+
+// AddInput is the tool's input. Its JSON Schema comes from the struct tags.
+type AddInput struct {
+	A float64 `json:"a" jsonschema:"description=The first number to add."`
+	B float64 `json:"b" jsonschema:"description=The second number to add."`
+}
+
+func main() {
+	reg := otc.NewRegistry(nil)
+	err := otc.Register(reg, otc.Tool{
+		ID:                "Calculator.Add",
+		Version:           "1.0.0",
+		Description:       "Adds two numbers together.",
+		OutputDescription: "The sum of the two numbers.",
+	}, func(ctx context.Context, in AddInput) (float64, error) {
+		return in.A + in.B, nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
+}
