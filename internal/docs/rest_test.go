@@ -3,7 +3,8 @@ package docs_test
 import (
 	"net/http"
 
-	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/registryview"
+	"github.com/otcgo/otc/rest"
 )
 
 // The REST view of a registry: the planner view, one tool, an invocation,
@@ -12,7 +13,7 @@ func Example_rest() {
 	reg := calculator(nil)
 	// docs:start rest
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", otc.NewRESTHandler(reg, nil)))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	// docs:end rest
 
 	send(mux, "GET", "/v1/tools", "", nil)
@@ -43,7 +44,7 @@ func Example_registryView() {
 	registerRefund(reg)
 	// docs:start registry-view
 	mux := http.NewServeMux()
-	mux.Handle("/registry/", http.StripPrefix("/registry", otc.NewRegistryView(reg, nil)))
+	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, nil)))
 	// docs:end registry-view
 
 	send(mux, "GET", "/registry/v1/tools", "", nil)
