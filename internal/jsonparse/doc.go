@@ -13,11 +13,15 @@
 //
 // Valid reports whether a text is JSON in UTF-8 without building nodes,
 // for a reader that only needs to know that (the MCP message scanner).
+// AppendCanonical writes a value so that texts meaning the same value
+// (member order, white space, escapes, 1 and 1.0) hash alike, for the
+// fingerprints of idempotent calls.
 //
 // What it promises, and how that is checked: Parse accepts exactly the
 // texts encoding/json accepts that are valid UTF-8, up to MaxDepth levels
 // of nesting, and
 // unescapes strings as encoding/json does (FuzzParse, differential);
 // Valid agrees with json.Valid && utf8.Valid (FuzzValid, differential,
-// and TestValidAgreesWithEncodingJSON, the nesting limit included).
+// and TestValidAgreesWithEncodingJSON, the nesting limit included);
+// AppendCanonical by the root package's TestFingerprintNormalisesInput.
 package jsonparse
