@@ -19,6 +19,7 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -115,7 +116,7 @@ type CapabilityOptions struct {
 // can never be taken for an HMAC secret, nor an RSA key for an EC one.
 type CapabilityAuth struct {
 	issuers     []string
-	keys        *keySet
+	keys        *jwks.Set
 	parser      *jwt.Parser
 	revoked     func(ctx context.Context, jti string) (bool, error)
 	maxLifetime time.Duration
@@ -161,12 +162,12 @@ var capabilityAlgs = []string{
 // token naming a kid they lack is refused, and if no fetch had succeeded
 // every token is refused.
 func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*CapabilityAuth, error) {
-	return newCapabilityAuth(ctx, opts, defaultJWKSTiming(opts.RefreshInterval))
+	return newCapabilityAuth(ctx, opts, jwks.DefaultTiming(opts.RefreshInterval))
 }
 
 // newCapabilityAuth is NewCapabilityAuth with the intervals of fetching
 // JWKSURL given, which tests shorten.
-func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwksTiming) (*CapabilityAuth, error) {
+func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwks.Timing) (*CapabilityAuth, error) {
 	if ctx == nil {
 		return nil, errors.New("otc: NewCapabilityAuth: nil context")
 	}
@@ -183,7 +184,7 @@ func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwksT
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative MaxLifetime %v", opts.MaxLifetime)
 	}
 	var (
-		keys *keySet
+		keys *jwks.Set
 		err  error
 	)
 	switch {
@@ -229,7 +230,7 @@ func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwksT
 }
 
 // remoteKeys checks JWKSURL and starts fetching it, without waiting.
-func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwksTiming) (*keySet, error) {
+func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwks.Timing) (*jwks.Set, error) {
 	u, err := url.Parse(opts.JWKSURL)
 	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
 		shown := opts.JWKSURL
@@ -240,20 +241,17 @@ func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwksTiming) 
 	}
 	client := opts.HTTPClient
 	if client == nil {
-		client = &http.Client{Timeout: jwksFetchTimeout}
+		client = &http.Client{Timeout: jwks.FetchTimeout}
 	}
 	timeout := client.Timeout
 	if timeout <= 0 {
-		timeout = jwksFetchTimeout
+		timeout = jwks.FetchTimeout
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	keys := &keySet{}
-	keys.fetcher = newJWKSFetcher(keys, opts.JWKSURL, u.Redacted(), client, timeout, logger, timing)
-	go keys.fetcher.run(ctx)
-	return keys, nil
+	return jwks.Remote(ctx, opts.JWKSURL, u.Redacted(), client, timeout, logger, timing), nil
 }
 
 // loopback reports whether host names this machine.
@@ -267,7 +265,7 @@ func loopback(host string) bool {
 
 // staticKeys reads a static JWKS and checks that it can verify something
 // and holds no secret.
-func staticKeys(raw json.RawMessage) (*keySet, error) {
+func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
 	var set jwkset.JWKSMarshal
 	err := json.Unmarshal(raw, &set)
 	var all []jwkset.JWK
@@ -290,7 +288,7 @@ func staticKeys(raw json.RawMessage) (*keySet, error) {
 	if !usable {
 		return nil, errors.New("otc: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
 	}
-	return staticKeySet(newKeySnapshot(all)), nil
+	return jwks.Static(jwks.NewSnapshot(all)), nil
 }
 
 // keyFits reports whether key may verify tokens signed with method: the
@@ -335,22 +333,22 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
 		if kid == "" {
 			return nil, errNoKeyID
 		}
-		k, err := a.keys.key(ctx, kid)
+		k, err := a.keys.Key(ctx, kid)
 		if err != nil {
 			return nil, err
 		}
 		// A JWK may narrow its key further: to one algorithm, or to
 		// signatures ("use": "sig"); a key meant for encryption verifies
 		// nothing.
-		if k.alg != "" && k.alg != t.Method.Alg() || k.use != "" && k.use != jwkset.UseSig {
+		if k.Alg != "" && k.Alg != t.Method.Alg() || k.Use != "" && k.Use != jwkset.UseSig {
 			return nil, errKeyRestricted
 		}
 		// WithValidMethods has let only the three algorithms through; this
 		// pins each to its key type, whatever the JWK's own "alg" says.
-		if !keyFits(t.Method, k.key) {
+		if !keyFits(t.Method, k.Key) {
 			return nil, errKeyAlgorithm
 		}
-		return k.key, nil
+		return k.Key, nil
 	}
 }
 
@@ -449,15 +447,15 @@ func capabilityProblem(t *jwt.Token, err error) string {
 		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
 	case errors.Is(err, errKeyAlgorithm):
 		return "The bearer token's algorithm (alg) is not the one its key allows: ES256 for EC P-256 keys, EdDSA for Ed25519 keys, RS256 for RSA keys of 2048 bits or more"
-	case errors.Is(err, errNoKeysFetched):
+	case errors.Is(err, jwks.ErrNoKeys):
 		return "The server has not obtained the issuers' keys yet, so it cannot check the bearer token: try again later"
-	case errors.Is(err, errKeysPending):
+	case errors.Is(err, jwks.ErrKeysPending):
 		return "The server is still fetching the issuers' keys and could not check the bearer token in time: try again in a few seconds"
-	case errors.Is(err, errKeyNotRefetched):
+	case errors.Is(err, jwks.ErrKeyNotRefetched):
 		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds; their key set was fetched moments ago, so if the issuer has just published this key, try again in a few seconds"
-	case errors.Is(err, errKeyRefetchFailed):
+	case errors.Is(err, jwks.ErrKeyRefetchFailed):
 		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds, and fetching their key set again failed: try again later"
-	case errors.Is(err, errKeyUnknown):
+	case errors.Is(err, jwks.ErrKeyUnknown):
 		return "The bearer token's key (kid) is not one of the issuers' keys"
 	case errors.Is(err, errKeyRestricted):
 		return "The bearer token's key (kid) may not verify this token: the issuers' key set limits it to another algorithm or use"

@@ -1,4 +1,4 @@
-package otc
+package jwks
 
 import (
 	"context"
@@ -17,20 +17,12 @@ import (
 	"github.com/otcgo/otc/internal/wire"
 )
 
-// This file holds the keys that verify capability tokens: a static set,
-// read once, or the set the issuers publish at a URL, fetched by one
-// goroutine per authenticator. jwkset parses the keys; when to fetch is
-// decided here. keyfunc's refresh, used before, could not keep the rules
-// CapabilityOptions states: its first fetch blocks the constructor, its
-// refresh keeps its period after a failure, and requests naming unknown
-// kids each wait for a rate limiter and fetch in turn, so one made-up kid
-// spent the refetch that a rotated key needed.
-
-// The rules of fetching a JWKS, as CapabilityOptions documents them.
+// The rules of fetching a JWKS, as the root package's CapabilityOptions
+// documents them.
 const (
-	// jwksFetchTimeout bounds one fetch when the HTTP client sets no
+	// FetchTimeout bounds one fetch when the HTTP client sets no
 	// timeout of its own.
-	jwksFetchTimeout = 10 * time.Second
+	FetchTimeout = 10 * time.Second
 	// jwksRefreshInterval is RefreshInterval's default.
 	jwksRefreshInterval = time.Hour
 	// jwksMinGap is the least time between the start of one fetch and a
@@ -55,52 +47,52 @@ const (
 	maxJWKSBytes = 1 << 20
 )
 
-// jwksTiming holds the intervals of one authenticator's fetches: the
+// Timing holds the intervals of one authenticator's fetches: the
 // constants above, and RefreshInterval. Tests shorten them.
-type jwksTiming struct {
-	refresh    time.Duration // after a good fetch
-	minGap     time.Duration // before a fetch for an unknown kid
-	backoffMin time.Duration // after the first failure in a row
-	backoffMax time.Duration // after many
-	wait       time.Duration // the longest a request waits for a fetch
+type Timing struct {
+	Refresh    time.Duration // after a good fetch
+	MinGap     time.Duration // before a fetch for an unknown kid
+	BackoffMin time.Duration // after the first failure in a row
+	BackoffMax time.Duration // after many
+	Wait       time.Duration // the longest a request waits for a fetch
 }
 
-func defaultJWKSTiming(refresh time.Duration) jwksTiming {
+func DefaultTiming(refresh time.Duration) Timing {
 	if refresh == 0 {
 		refresh = jwksRefreshInterval
 	}
-	return jwksTiming{
-		refresh:    refresh,
-		minGap:     jwksMinGap,
-		backoffMin: jwksBackoffMin,
-		backoffMax: jwksBackoffMax,
-		wait:       jwksWaitMax,
+	return Timing{
+		Refresh:    refresh,
+		MinGap:     jwksMinGap,
+		BackoffMin: jwksBackoffMin,
+		BackoffMax: jwksBackoffMax,
+		Wait:       jwksWaitMax,
 	}
 }
 
-// retryAfter returns how long after the n-th failed fetch in a row
+// RetryAfter returns how long after the n-th failed fetch in a row
 // (n ≥ 1) the next one starts; never later than a refresh would.
-func (t jwksTiming) retryAfter(n int) time.Duration {
-	d := t.backoffMin
-	for i := 1; i < n && d < t.backoffMax; i++ {
+func (t Timing) RetryAfter(n int) time.Duration {
+	d := t.BackoffMin
+	for i := 1; i < n && d < t.BackoffMax; i++ {
 		d *= 2
 	}
-	return min(d, t.backoffMax, t.refresh)
+	return min(d, t.BackoffMax, t.Refresh)
 }
 
-// verifyKey is one key of a set, with what its JWK says of its use.
-type verifyKey struct {
-	key any        // a public key, or a secret that keyFits refuses
-	alg string     // the JWK's "alg", "" when it names none
-	use jwkset.USE // the JWK's "use", "" when it names none
+// Key is one key of a set, with what its JWK says of its use.
+type Key struct {
+	Key any        // a public key, or a secret that keyFits refuses
+	Alg string     // the JWK's "alg", "" when it names none
+	Use jwkset.USE // the JWK's "use", "" when it names none
 }
 
-// keySnapshot is a key set as read, by kid. It is published whole and
+// Snapshot is a key set as read, by kid. It is published whole and
 // never changed, so that requests read it without a lock.
-type keySnapshot map[string]verifyKey
+type Snapshot map[string]Key
 
-func newKeySnapshot(jwks []jwkset.JWK) keySnapshot {
-	s := make(keySnapshot, len(jwks))
+func NewSnapshot(jwks []jwkset.JWK) Snapshot {
+	s := make(Snapshot, len(jwks))
 	for _, j := range jwks {
 		m := j.Marshal()
 		// A token must name its key, so a key without a kid verifies
@@ -114,60 +106,71 @@ func newKeySnapshot(jwks []jwkset.JWK) keySnapshot {
 		if pk, ok := key.(interface{ Public() crypto.PublicKey }); ok {
 			key = pk.Public()
 		}
-		s[m.KID] = verifyKey{key: key, alg: m.ALG.String(), use: m.USE}
+		s[m.KID] = Key{Key: key, Alg: m.ALG.String(), Use: m.USE}
 	}
 	return s
 }
 
 // Why no key could be found for a token's kid, for capabilityProblem.
 var (
-	errKeyUnknown       = errors.New("the token's kid is not in the key set")
-	errKeyNotRefetched  = errors.New("the token's kid is not in the key set, which was fetched moments ago")
-	errKeyRefetchFailed = errors.New("the token's kid is not in the key set, and fetching it again failed")
-	errNoKeysFetched    = errors.New("the key set is empty")
-	errKeysPending      = errors.New("the key set is being fetched and did not arrive in time")
-	errJWKSStopped      = errors.New("the context of NewCapabilityAuth has ended, so the key set is no longer fetched")
+	ErrKeyUnknown       = errors.New("the token's kid is not in the key set")
+	ErrKeyNotRefetched  = errors.New("the token's kid is not in the key set, which was fetched moments ago")
+	ErrKeyRefetchFailed = errors.New("the token's kid is not in the key set, and fetching it again failed")
+	ErrNoKeys           = errors.New("the key set is empty")
+	ErrKeysPending      = errors.New("the key set is being fetched and did not arrive in time")
+	ErrStopped          = errors.New("the context of NewCapabilityAuth has ended, so the key set is no longer fetched")
 )
 
-// keySet is the key set of a [CapabilityAuth].
-type keySet struct {
-	current atomic.Pointer[keySnapshot] // nil until a fetch succeeds
-	fetcher *jwksFetcher                // nil for a static set
+// Set is the key set of a [CapabilityAuth].
+type Set struct {
+	current atomic.Pointer[Snapshot] // nil until a fetch succeeds
+	fetcher *fetcher                 // nil for a static set
 }
 
-// staticKeySet is a key set given once.
-func staticKeySet(s keySnapshot) *keySet {
-	ks := &keySet{}
+// Remote returns the key set published at url, fetched by a goroutine
+// that runs until ctx ends: at once, then on the schedule timing sets and
+// whenever a token names a kid the set lacks. shown is url as logs may
+// show it; client fetches it, each fetch within timeout.
+func Remote(ctx context.Context, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *Set {
+	ks := &Set{}
+	ks.fetcher = newFetcher(ks, url, shown, client, timeout, logger, timing)
+	go ks.fetcher.Run(ctx)
+	return ks
+}
+
+// Static is a key set given once.
+func Static(s Snapshot) *Set {
+	ks := &Set{}
 	ks.current.Store(&s)
 	return ks
 }
 
-// empty reports whether the set holds no key: none fetched yet, or an
+// Empty reports whether the set holds no key: none fetched yet, or an
 // issuer that publishes none.
-func (ks *keySet) empty() bool {
+func (ks *Set) Empty() bool {
 	s := ks.current.Load()
 	return s == nil || len(*s) == 0
 }
 
-func (ks *keySet) lookup(kid string) (verifyKey, bool) {
+func (ks *Set) lookup(kid string) (Key, bool) {
 	s := ks.current.Load()
 	if s == nil {
-		return verifyKey{}, false
+		return Key{}, false
 	}
 	k, ok := (*s)[kid]
 	return k, ok
 }
 
-// key returns the key that kid names. When the set lacks it and is
+// Key returns the Key that kid names. When the set lacks it and is
 // fetched, it asks for a fetch, or joins the one in progress, and waits
 // for it at most the bounded wait and as long as ctx, the request's,
 // lasts.
-func (ks *keySet) key(ctx context.Context, kid string) (verifyKey, error) {
+func (ks *Set) Key(ctx context.Context, kid string) (Key, error) {
 	if k, ok := ks.lookup(kid); ok {
 		return k, nil
 	}
 	if ks.fetcher == nil {
-		return verifyKey{}, errKeyUnknown
+		return Key{}, ErrKeyUnknown
 	}
 	outcome := ks.fetcher.refetch(ctx)
 	// Looked up again whatever the outcome: another fetch may have brought
@@ -176,32 +179,32 @@ func (ks *keySet) key(ctx context.Context, kid string) (verifyKey, error) {
 		return k, nil
 	}
 	if outcome == fetchTimedOut {
-		return verifyKey{}, errKeysPending
+		return Key{}, ErrKeysPending
 	}
-	if ks.empty() {
-		return verifyKey{}, errNoKeysFetched
+	if ks.Empty() {
+		return Key{}, ErrNoKeys
 	}
 	switch outcome {
 	case fetchTooSoon:
-		return verifyKey{}, errKeyNotRefetched
+		return Key{}, ErrKeyNotRefetched
 	case fetchFailed:
-		return verifyKey{}, errKeyRefetchFailed
+		return Key{}, ErrKeyRefetchFailed
 	}
-	return verifyKey{}, errKeyUnknown
+	return Key{}, ErrKeyUnknown
 }
 
-// jwksFetcher fetches a key set from a URL. One goroutine, run, does every
+// fetcher fetches a key set from a URL. One goroutine, run, does every
 // fetch, so that there is never more than one at a time: requests that
 // need a fetch ask for one (pending) and wake it (kick), or join the one
 // already asked for.
-type jwksFetcher struct {
-	set     *keySet
+type fetcher struct {
+	set     *Set
 	url     string // as configured
 	shown   string // redacted, for the logs
 	client  *http.Client
 	timeout time.Duration
 	logger  *slog.Logger
-	timing  jwksTiming
+	timing  Timing
 	kick    chan struct{} // capacity 1: a request asks run to fetch now
 
 	mu        sync.Mutex
@@ -217,20 +220,20 @@ type jwksFetch struct {
 	err  error         // why it failed; set before done is closed
 }
 
-// newJWKSFetcher returns a fetcher whose first fetch is already asked
+// newFetcher returns a fetcher whose first fetch is already asked
 // for, so that a request arriving before run starts waits for it. The
 // caller starts run.
-func newJWKSFetcher(set *keySet, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing jwksTiming) *jwksFetcher {
-	return &jwksFetcher{
+func newFetcher(set *Set, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *fetcher {
+	return &fetcher{
 		set: set, url: url, shown: shown, client: client, timeout: timeout, logger: logger, timing: timing,
 		kick:    make(chan struct{}, 1),
 		pending: &jwksFetch{done: make(chan struct{})},
 	}
 }
 
-// run fetches the set at once, then on the schedule that each fetch's
+// Run fetches the set at once, then on the schedule that each fetch's
 // outcome sets and whenever a request asks, until ctx ends.
-func (f *jwksFetcher) run(ctx context.Context) {
+func (f *fetcher) Run(ctx context.Context) {
 	timer := time.NewTimer(f.fetch(ctx))
 	defer timer.Stop()
 	for {
@@ -247,13 +250,13 @@ func (f *jwksFetcher) run(ctx context.Context) {
 
 // stop ends fetching: a request waiting for a fetch that will not come
 // is answered at once, and no request asks for another.
-func (f *jwksFetcher) stop() {
+func (f *fetcher) stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped = true
 	if c := f.pending; c != nil {
 		f.pending = nil
-		c.err = errJWKSStopped
+		c.err = ErrStopped
 		close(c.done)
 	}
 }
@@ -274,7 +277,7 @@ const (
 // request is then refused, and its retry fetches once minGap has passed),
 // or a new one unless the latest began less than minGap ago. It waits at
 // most timing.wait, and no longer than ctx.
-func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
+func (f *fetcher) refetch(ctx context.Context) fetchOutcome {
 	f.mu.Lock()
 	c := f.pending
 	if c == nil {
@@ -282,7 +285,7 @@ func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
 		case f.stopped:
 			f.mu.Unlock()
 			return fetchStopped
-		case time.Since(f.lastStart) < f.timing.minGap:
+		case time.Since(f.lastStart) < f.timing.MinGap:
 			f.mu.Unlock()
 			return fetchTooSoon
 		}
@@ -295,7 +298,7 @@ func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
 	}
 	f.mu.Unlock()
 
-	timer := time.NewTimer(f.timing.wait)
+	timer := time.NewTimer(f.timing.Wait)
 	defer timer.Stop()
 	select {
 	case <-c.done:
@@ -312,7 +315,7 @@ func (f *jwksFetcher) refetch(ctx context.Context) fetchOutcome {
 // fetch fetches the set once, publishes it when it is good, answers the
 // requests waiting for it, and returns when the next scheduled fetch is
 // due.
-func (f *jwksFetcher) fetch(ctx context.Context) time.Duration {
+func (f *fetcher) fetch(ctx context.Context) time.Duration {
 	f.mu.Lock()
 	c := f.pending
 	if c == nil {
@@ -342,10 +345,10 @@ func (f *jwksFetcher) fetch(ctx context.Context) time.Duration {
 	f.pending = nil
 	f.mu.Unlock()
 
-	next := f.timing.refresh
+	next := f.timing.Refresh
 	switch {
 	case err != nil:
-		next = f.timing.retryAfter(failures)
+		next = f.timing.RetryAfter(failures)
 		// A fetch cut short by the end of ctx is no failure of the
 		// issuer's.
 		if ctx.Err() == nil {
@@ -363,7 +366,7 @@ func (f *jwksFetcher) fetch(ctx context.Context) time.Duration {
 }
 
 // get fetches and parses the key set, within the fetch timeout.
-func (f *jwksFetcher) get(ctx context.Context) (keySnapshot, error) {
+func (f *fetcher) get(ctx context.Context) (Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
@@ -403,5 +406,5 @@ func (f *jwksFetcher) get(ctx context.Context) (keySnapshot, error) {
 		}
 		jwks = append(jwks, j)
 	}
-	return newKeySnapshot(jwks), nil
+	return NewSnapshot(jwks), nil
 }

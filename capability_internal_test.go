@@ -1,0 +1,40 @@
+package otc
+
+import (
+	"context"
+	"time"
+
+	"github.com/otcgo/otc/internal/jwks"
+)
+
+// JWKSTimingForTest shortens the intervals of fetching a JWKS, which are
+// seconds in production, so that the black-box tests in jwks_test.go and
+// capability_test.go (package otc_test, compiled into the same test
+// binary) see a rotation, a backoff or a bounded wait in milliseconds. A
+// zero field keeps its default.
+type JWKSTimingForTest struct {
+	MinGap     time.Duration // least time between a fetch and one an unknown kid asks for
+	BackoffMin time.Duration // retry after the first failed fetch in a row
+	BackoffMax time.Duration // cap of the doubling retries
+	Wait       time.Duration // longest a request waits for a fetch
+}
+
+// NewCapabilityAuthForTest is NewCapabilityAuth with the intervals of
+// fetching JWKSURL shortened as timing says.
+func NewCapabilityAuthForTest(ctx context.Context, opts CapabilityOptions, timing JWKSTimingForTest) (*CapabilityAuth, error) {
+	t := jwks.DefaultTiming(opts.RefreshInterval)
+	for _, f := range []struct {
+		set time.Duration
+		to  *time.Duration
+	}{
+		{timing.MinGap, &t.MinGap},
+		{timing.BackoffMin, &t.BackoffMin},
+		{timing.BackoffMax, &t.BackoffMax},
+		{timing.Wait, &t.Wait},
+	} {
+		if f.set != 0 {
+			*f.to = f.set
+		}
+	}
+	return newCapabilityAuth(ctx, opts, t)
+}
