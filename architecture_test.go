@@ -1,0 +1,160 @@
+package otc_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The package graph of docs/architecture.md, checked: every Go file of the
+// repository (nested modules included) is read, and the imports of each
+// package, without and with its tests, are held to the rules the guide
+// states. A new import that breaks the picture fails here, naming it.
+
+const modulePath = "github.com/otcgo/otc"
+
+// The public wire formats other than OTC, built on the root's exported API.
+var wireFormats = []string{"rest", "registryview", "mcp"}
+
+// The packages under internal/ that may import the root, because only
+// tests and documentation use them.
+var testOnly = []string{"internal/testkit", "internal/docs"}
+
+// repoImports returns, for each package of the repository by its path
+// relative to the root ("" for the root package, "rest", "internal/wire"),
+// the repository packages its non-test files import, and those its test
+// files import.
+func repoImports(t *testing.T) (code, tests map[string][]string) {
+	t.Helper()
+	code, tests = map[string][]string{}, map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = ""
+		}
+		into := code
+		if strings.HasSuffix(path, "_test.go") {
+			into = tests
+		}
+		if _, ok := into[pkg]; !ok {
+			into[pkg] = nil
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			require.NoError(t, err)
+			rel, ok := strings.CutPrefix(p, modulePath)
+			if !ok || rel != "" && rel[0] != '/' {
+				continue
+			}
+			rel = strings.TrimPrefix(rel, "/")
+			if !slices.Contains(into[pkg], rel) {
+				into[pkg] = append(into[pkg], rel)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for _, m := range []map[string][]string{code, tests} {
+		for _, l := range m {
+			sort.Strings(l)
+		}
+	}
+	return code, tests
+}
+
+// display names a package of the repository in a message.
+func display(p string) string {
+	if p == "" {
+		return "the root package"
+	}
+	return p
+}
+
+func isInternal(p string) bool { return p == "internal" || strings.HasPrefix(p, "internal/") }
+
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+func isTestOnly(p string) bool {
+	return slices.ContainsFunc(testOnly, func(dir string) bool { return under(p, dir) })
+}
+
+// TestArchitecture holds the imports of every package to the rules of
+// docs/architecture.md.
+func TestArchitecture(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("go.work"); err != nil {
+		t.Fatalf("run from the repository's root: %v", err)
+	}
+	code, tests := repoImports(t)
+	require.Contains(t, code, "", "the root package was read")
+	for _, w := range wireFormats {
+		require.Contains(t, code, w, "package %s was read", w)
+	}
+
+	for pkg, imports := range code {
+		name := display(pkg)
+		for _, imp := range imports {
+			switch {
+			case isTestOnly(imp) && !isTestOnly(pkg):
+				t.Errorf("%s imports %s, which only tests and documentation may use", name, display(imp))
+			case pkg == "" && !isInternal(imp):
+				t.Errorf("the root package imports %s: it may import only packages under internal/", imp)
+			case slices.Contains(wireFormats, pkg) && imp != "" && !isInternal(imp):
+				t.Errorf("%s imports %s: a wire-format package imports only the root and internal/", pkg, imp)
+			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
+				t.Errorf("client imports %s: it imports the root and mcp only", imp)
+			case isInternal(pkg) && !isTestOnly(pkg) && !isInternal(imp):
+				t.Errorf("%s imports %s: nothing under internal/ imports the root or a public package", pkg, display(imp))
+			}
+		}
+	}
+	// Tests may use the fixtures, but the root's own tests never reach
+	// into another wire format's internals either way round: a wire-format
+	// package's tests do not import another wire format's package.
+	for pkg, imports := range tests {
+		if !slices.Contains(wireFormats, pkg) {
+			continue
+		}
+		for _, imp := range imports {
+			if imp != pkg && slices.Contains(wireFormats, imp) {
+				t.Errorf("the tests of %s import %s: each wire format is tested on its own (cross-format tests live in the root package)", pkg, imp)
+			}
+		}
+	}
+
+	// The picture itself: the imports the guide draws are there, so that
+	// the rules above are not met by reading nothing.
+	assert.Subset(t, code[""], []string{"internal/jsonparse", "internal/validate", "internal/decode", "internal/envelope", "internal/wire"})
+	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire"})
+	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire"})
+	assert.Subset(t, code["registryview"], []string{"", "internal/wire"})
+	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
+}
