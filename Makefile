@@ -9,7 +9,7 @@ lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	go vet ./...
 
-# Benchmarks behind the README's figures.
+# Benchmarks behind the figures of docs/performance.md.
 bench:
 	go test -run '^$$' -bench . -benchmem -count 8 . | tee bench.txt
 

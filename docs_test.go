@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestDocsCiteOnlyWhatUsersHave checks that godoc and the README cite the
-// protocol or the README, never the project's internal documents, which
+// TestDocsCiteOnlyWhatUsersHave checks that godoc, the README and the
+// guides cite the protocol or the guides, never the project's internal
+// documents, which
 // users of the library do not have. Tests may cite them.
 func TestDocsCiteOnlyWhatUsersHave(t *testing.T) {
 	t.Parallel()
@@ -34,7 +35,7 @@ func TestDocsCiteOnlyWhatUsersHave(t *testing.T) {
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if m := internal.FindString(line); m != "" {
-				t.Errorf("%s:%d cites %q, a document users do not have; cite the protocol's own sections or the README: %s", path, i+1, m, strings.TrimSpace(line))
+				t.Errorf("%s:%d cites %q, a document users do not have; cite the protocol's own sections or a guide in docs/: %s", path, i+1, m, strings.TrimSpace(line))
 			}
 		}
 		return nil

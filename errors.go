@@ -39,8 +39,8 @@ const (
 )
 
 // HTTPStatus is the status an OTC server answers for the class, as in the
-// protocol's table of errors (see the README). A code outside the list
-// maps to 500.
+// protocol's table of errors (see docs/versions-and-errors.md). A code
+// outside the list maps to 500.
 func (c Code) HTTPStatus() int {
 	switch c {
 	case CodeServerError:

@@ -70,8 +70,8 @@ type RegistryOptions struct {
 	// Idempotency, when set, makes call_id an idempotency key: a call
 	// whose call id the same caller already used for the same tool and
 	// input is answered with the outcome the first call recorded, and the
-	// function does not run again. Nil turns this off. See the README's
-	// section on retries for what is recorded and for how long;
+	// function does not run again. Nil turns this off. See the guide
+	// docs/idempotency.md for what is recorded and for how long;
 	// [NewMemoryStore] keeps the record in the process, and the
 	// github.com/otcgo/otc/redisstore module in Redis, shared by
 	// replicas.

@@ -1,0 +1,23 @@
+// Command otc lists and calls the tools of an OTC/OXP tool server from a
+// terminal.
+//
+//	go install github.com/otcgo/otc/cmd/otc@latest
+//
+//	otc tools URL              # the tools: id, name, description
+//	otc tools URL TOOL         # one tool's parameters, as a tree
+//	otc call URL TOOL '{"a":1}' # call a tool and print its result
+//	otc call URL TOOL a=1 b=2  # the same, arguments as key=value
+//	otc tools --mcp URL/mcp    # the same over MCP (Streamable HTTP)
+//
+// Every command takes --json, for scripts. Run "otc help" for the options.
+//
+// "otc check URL" checks a server against the protocol's rules; it calls
+// no tool the user has not named (see "otc help").
+//
+// Exit codes: 0 the command succeeded; 1 the tool ran and returned an
+// error; 2 the input was bad (a usage mistake, or input the server refused
+// as invalid); 3 the server refused the call (unknown tool, missing
+// secrets, credentials, policy); 4 the server could not be reached or
+// answered something that is not the protocol; 5 "otc check" found a
+// failure.
+package main
