@@ -19,6 +19,7 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // The benchmarks here put the library's handler beside a hand-written
@@ -28,28 +29,6 @@ import (
 // request, with its body reader rewound) and a fresh httptest.Recorder per
 // iteration, and each is checked once, before timing, to give the same
 // answer with the same headers.
-
-// benchCallBody is the seed's successful call (seed 002).
-const benchCallBody = `{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}`
-
-type benchAddInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
-
-func newBenchAddRegistry(tb testing.TB) *otc.Registry {
-	tb.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(tb, otc.Register(reg, otc.Tool{
-		ID:                "Calculator.Add",
-		Version:           "1.0.0",
-		Description:       "Adds two numbers together.",
-		OutputDescription: "The sum of the two numbers.",
-	}, func(_ context.Context, in benchAddInput) (float64, error) {
-		return in.A + in.B, nil
-	}))
-	return reg
-}
 
 // baselineCallHandler answers the one call the benchmark sends, as a
 // careful hand-written server would: it decodes the envelope, checks the
@@ -104,7 +83,7 @@ func baselineCallHandler(tb testing.TB, inputSchema json.RawMessage) http.Handle
 			fail(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
 			return
 		}
-		var in benchAddInput
+		var in testkit.AddInput
 		if err := json.Unmarshal(env.Request.Input, &in); err != nil {
 			fail(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
 			return
@@ -187,11 +166,11 @@ func sameAnswer(tb testing.TB, a, b *httptest.ResponseRecorder, normalize func(m
 // BenchmarkCall times the seed's Calculator.Add call through the library's
 // handler (otc) and through baselineCallHandler (baseline).
 func BenchmarkCall(b *testing.B) {
-	reg := newBenchAddRegistry(b)
+	reg := testkit.NewAddRegistry(b)
 	lib := otc.NewHandler(reg, nil)
 	base := baselineCallHandler(b, reg.Tools()[0].InputSchema.Parameters)
 
-	body := []byte(benchCallBody)
+	body := []byte(testkit.OTCAddCall)
 	proto := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
 	proto.Header.Set("Content-Type", "application/json")
 	proto.ContentLength = int64(len(body))
@@ -224,14 +203,7 @@ func benchCatalog(tb testing.TB, n int) *otc.Registry {
 	}
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	for i := range n {
-		require.NoError(tb, otc.Register(reg, otc.Tool{
-			ID:                fmt.Sprintf("Bench.Tool%04d", i),
-			Version:           "1.0.0",
-			Description:       "Adds two numbers together.",
-			OutputDescription: "The sum of the two numbers.",
-		}, func(_ context.Context, in benchAddInput) (float64, error) {
-			return in.A + in.B, nil
-		}))
+		require.NoError(tb, otc.Register(reg, testkit.AddTool(fmt.Sprintf("Bench.Tool%04d", i), "1.0.0"), testkit.Add))
 	}
 	benchCatalogs.regs[n] = reg
 	return reg
@@ -292,7 +264,7 @@ func (h acceptHandler) WithGroup(string) slog.Handler           { return h }
 // logging to slog's JSON handler writing to io.Discard (logging_json):
 // each record is then also encoded.
 func BenchmarkCallPipeline(b *testing.B) {
-	body := []byte(benchCallBody)
+	body := []byte(testkit.OTCAddCall)
 	proto := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
 	proto.Header.Set("Content-Type", "application/json")
 	proto.ContentLength = int64(len(body))
@@ -311,16 +283,7 @@ func BenchmarkCallPipeline(b *testing.B) {
 		{"logging", []otc.Middleware{logging}},
 		{"logging_json", []otc.Middleware{loggingJSON}},
 	} {
-		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Middleware: v.mw})
-		require.NoError(b, otc.Register(reg, otc.Tool{
-			ID:                "Calculator.Add",
-			Version:           "1.0.0",
-			Description:       "Adds two numbers together.",
-			OutputDescription: "The sum of the two numbers.",
-		}, func(_ context.Context, in benchAddInput) (float64, error) {
-			return in.A + in.B, nil
-		}))
-		h := otc.NewHandler(reg, nil)
+		h := otc.NewHandler(testkit.NewAddRegistry(b, v.mw...), nil)
 		require.Contains(b, serveOnce(h, proto, body).Body.String(), `"value":15`)
 		b.Run(v.name, func(b *testing.B) { benchServe(b, h, proto, body) })
 	}

@@ -1068,10 +1068,10 @@ func TestHandlerCallID(t *testing.T) {
 	t.Parallel()
 	f := newWireFixture(t, wireOptions{})
 
-	inspect := func(t *testing.T, r wireResponse) (wireResult, wireInspectOutput) {
+	inspect := func(t *testing.T, r wireResponse) (wireResult, testkit.InspectOutput) {
 		res, _ := r.result(t)
 		require.True(t, res.Success, "%s", r.body)
-		var seen wireInspectOutput
+		var seen testkit.InspectOutput
 		require.NoError(t, json.Unmarshal(res.Value, &seen))
 		return res, seen
 	}
@@ -1115,7 +1115,7 @@ func TestHandlerTraceID(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var seen wireInspectOutput
+			var seen testkit.InspectOutput
 			require.NoError(t, json.Unmarshal(f.call(t, tt.body).success(t), &seen))
 			assert.Equal(t, tt.want, seen.TraceID)
 			assert.Equal(t, "Meta.Inspect@1.0.0", seen.ToolID)
@@ -1486,7 +1486,7 @@ func TestHandlerConcurrentRegisterCallList(t *testing.T) {
 		for i := range newTools {
 			err := otc.Register(f.reg, otc.Tool{
 				ID: fmt.Sprintf("Gen.Tool%02d", i), Version: "1.0.0", Description: "A generated tool.",
-			}, func(ctx context.Context, in wireAddInput) (float64, error) { return in.A * in.B, nil })
+			}, func(ctx context.Context, in testkit.AddInput) (float64, error) { return in.A * in.B, nil })
 			assert.NoError(t, err)
 		}
 	}()

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -58,16 +59,12 @@ type hardFixture struct {
 func newHardFixture(t *testing.T, timeout time.Duration, auth otc.Authenticator, configure func(*http.Server)) *hardFixture {
 	t.Helper()
 	f := &hardFixture{reg: otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})}
-	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."},
-		func(_ context.Context, in wireAddInput) (float64, error) { return in.A + in.B, nil }))
+	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."}, testkit.Add))
 	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Guard.Sign", Version: "1.0.0", Description: "A tool a gateway keeps callers away from."},
 		func(_ context.Context, in struct{}) (string, error) { f.guarded.Add(1); return "signed", nil }))
 	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Loose.Echo", Version: "1.0.0", Description: "Echoes what it was given.", InputSchema: json.RawMessage(hardLooseSchema)},
 		func(_ context.Context, in hardLooseInput) (hardLooseInput, error) { return in, nil }))
-	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Meta.Inspect", Version: "1.0.0", Description: "Reports its call's ids."},
-		func(ctx context.Context, in struct{}) (wireInspectOutput, error) {
-			return wireInspectOutput{CallID: otc.CallID(ctx), TraceID: otc.TraceID(ctx), UserID: otc.UserID(ctx), ToolID: otc.ToolID(ctx)}, nil
-		}))
+	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Meta.Inspect", Version: "1.0.0", Description: "Reports its call's ids."}, testkit.Inspect))
 	require.NoError(t, otc.Register(f.reg, otc.Tool{ID: "Slow.Sleep", Version: "1.0.0", Description: "Sleeps, unless cancelled."},
 		func(ctx context.Context, in struct {
 			MS int `json:"ms" jsonschema:"description=How long."`
@@ -185,7 +182,7 @@ func TestEnvelopeNamesAreExact(t *testing.T) {
 		// The context ignores fields it does not know, so a user id under
 		// another spelling is not a user id.
 		v := f.post(t, "/otc/call", `{"request":{"tool_id":"Meta.Inspect","context":{"USER_ID":"u1","user_ıd":"u2"}}}`).success(t)
-		var out wireInspectOutput
+		var out testkit.InspectOutput
 		require.NoError(t, json.Unmarshal(v, &out))
 		assert.Empty(t, out.UserID)
 	})
@@ -320,7 +317,7 @@ func TestIDLengths(t *testing.T) {
 	for _, field := range []string{"call_id", "trace_id"} {
 		t.Run(field, func(t *testing.T) {
 			t.Parallel()
-			var out wireInspectOutput
+			var out testkit.InspectOutput
 			require.NoError(t, json.Unmarshal(call(field, longest).success(t), &out))
 			assert.Contains(t, []string{out.CallID, out.TraceID}, longest)
 			r := call(field, tooLong)

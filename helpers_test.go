@@ -38,28 +38,14 @@ const (
 	wirePanicValue  = "wire-panic-value-1d3f"
 )
 
-// wireAddInput is the input of Calculator.Add, the tool of the seeds'
-// example exchanges.
-type wireAddInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
-
-// wireAddress is a nested object, for parameter_errors keys such as
-// "address.zip" (SPEC §6).
-type wireAddress struct {
-	Street string `json:"street" jsonschema:"description=Street and house number."`
-	Zip    string `json:"zip" jsonschema:"description=Five-digit postal code.,pattern=^[0-9]{5}$"`
-}
-
 // wireOrderInput is the input of Shapes.Order: nested objects, arrays,
 // maps and an integer.
 type wireOrderInput struct {
-	Customer string         `json:"customer" jsonschema:"description=Who places the order."`
-	Address  wireAddress    `json:"address" jsonschema:"description=Where to deliver."`
-	Items    []int          `json:"items" jsonschema:"description=Article numbers."`
-	Tags     map[string]int `json:"tags,omitempty" jsonschema:"description=Counters by tag."`
-	Count    int            `json:"count,omitempty" jsonschema:"description=How many parcels."`
+	Customer string          `json:"customer" jsonschema:"description=Who places the order."`
+	Address  testkit.Address `json:"address" jsonschema:"description=Where to deliver."`
+	Items    []int           `json:"items" jsonschema:"description=Article numbers."`
+	Tags     map[string]int  `json:"tags,omitempty" jsonschema:"description=Counters by tag."`
+	Count    int             `json:"count,omitempty" jsonschema:"description=How many parcels."`
 }
 
 // wireOrderOutput summarizes what Shapes.Order received, so that a test
@@ -69,19 +55,6 @@ type wireOrderOutput struct {
 	Zip      string `json:"zip"`
 	Items    int    `json:"items"`
 	Count    int    `json:"count"`
-}
-
-// wireInspectOutput is what Meta.Inspect read from its context.
-type wireInspectOutput struct {
-	CallID  string `json:"call_id"`
-	TraceID string `json:"trace_id"`
-	UserID  string `json:"user_id"`
-	ToolID  string `json:"tool_id"`
-}
-
-// wireModeInput selects the behaviour of Errors.Raise and Secure.Use.
-type wireModeInput struct {
-	Mode string `json:"mode,omitempty" jsonschema:"description=What the tool should do."`
 }
 
 // wireSecureOutput is what Secure.Use saw of its call context. It reports
@@ -156,9 +129,7 @@ func (f *wireFixture) registerTools(t *testing.T) {
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together.",
-	}, func(ctx context.Context, in wireAddInput) (float64, error) {
-		return in.A + in.B, nil
-	}))
+	}, testkit.Add))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Shapes.Order", Version: "1.0.0", Description: "Places an order with nested parameters.",
@@ -195,31 +166,22 @@ func (f *wireFixture) registerTools(t *testing.T) {
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Meta.Inspect", Version: "1.0.0", Description: "Reports what its context carries.",
-	}, func(ctx context.Context, in struct{}) (wireInspectOutput, error) {
-		return wireInspectOutput{
-			CallID:  otc.CallID(ctx),
-			TraceID: otc.TraceID(ctx),
-			UserID:  otc.UserID(ctx),
-			ToolID:  otc.ToolID(ctx),
-		}, nil
-	}))
+	}, testkit.Inspect))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Meta.Noop", Version: "1.0.0", Description: "Does nothing and returns nothing.",
-	}, func(ctx context.Context, in struct{}) (otc.NoOutput, error) {
-		return otc.NoOutput{}, nil
-	}))
+	}, testkit.Noop))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Errors.Raise", Version: "1.0.0", Description: "Fails in the way the mode names.",
-	}, func(ctx context.Context, in wireModeInput) (string, error) {
+	}, func(ctx context.Context, in testkit.ModeInput) (string, error) {
 		return "", testkit.Raise(in.Mode)
 	}))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Secure.Use", Version: "1.0.0", Description: "Needs a secret, a token and a user id.",
 		Requirements: wireSecureRequirements(),
-	}, func(ctx context.Context, in wireModeInput) (wireSecureOutput, error) {
+	}, func(ctx context.Context, in testkit.ModeInput) (wireSecureOutput, error) {
 		switch in.Mode {
 		case "panic":
 			panic("the secure tool gave up")
@@ -246,9 +208,7 @@ func (f *wireFixture) registerTools(t *testing.T) {
 	for _, v := range []string{"10.0.0", "1.0.0", "9.0.0", "2.0.0"} {
 		require.NoError(t, otc.Register(reg, otc.Tool{
 			ID: "Versions.Which", Version: v, Description: "Reports its own version.",
-		}, func(ctx context.Context, in struct{}) (string, error) {
-			return otc.ToolID(ctx), nil
-		}))
+		}, testkit.OwnToolID))
 	}
 }
 

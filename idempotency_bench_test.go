@@ -2,7 +2,6 @@ package otc_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // idemBench serves OTC calls of Calculator.Add, each with a new call id,
@@ -30,8 +30,7 @@ type idemBench struct {
 
 func newIdemBench(b *testing.B, store otc.IdempotencyStore) *idemBench {
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
-	require.NoError(b, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
-		func(_ context.Context, in benchAddInput) (float64, error) { return in.A + in.B, nil }))
+	require.NoError(b, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."}, testkit.Add))
 	body := []byte(`{"request":{"call_id":"00000000-0000-0000-0000-000000000000","tool_id":"Calculator.Add","input":{"a":10,"b":5}}}`)
 	proto := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
 	proto.Header.Set("Content-Type", "application/json")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // TestLoadConcurrentCalls sends 2,000 calls at once over real HTTP, a mix
@@ -138,7 +140,7 @@ func loadCall(c *http.Client, base string, i int) error {
 		check = func(doc map[string]json.RawMessage) error {
 			var r struct {
 				Result struct {
-					Value wireInspectOutput `json:"value"`
+					Value testkit.InspectOutput `json:"value"`
 				} `json:"result"`
 			}
 			if err := remarshal(doc, &r); err != nil {

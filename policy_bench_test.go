@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // BenchmarkPolicy times a direct call of a tool without a policy and of
@@ -17,8 +18,7 @@ import (
 func BenchmarkPolicy(b *testing.B) {
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	add := func(id string, p *otc.Policy) {
-		require.NoError(b, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "Adds.", Policy: p},
-			func(_ context.Context, in benchAddInput) (float64, error) { return in.A + in.B, nil }))
+		require.NoError(b, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "Adds.", Policy: p}, testkit.Add))
 	}
 	add("Bench.Open", nil)
 	add("Bench.Guarded", &otc.Policy{

@@ -25,12 +25,8 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
 )
-
-type addInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
 
 type closeInput struct {
 	DoorID string `json:"door_id" jsonschema:"description=The door to close."`
@@ -63,9 +59,8 @@ func newRegistry(t testing.TB) *otc.Registry {
 			return &otc.AuthorizationChallenge{ID: req.ID, URL: "https://auth.example.com/" + req.ID}
 		},
 	})
-	add := func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }
 	for _, v := range []string{"1.0.0", "9.0.0", "10.0.0"} {
-		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Math.Add", Version: v, Description: "Adds two numbers."}, add))
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Math.Add", Version: v, Description: "Adds two numbers."}, testkit.Add))
 	}
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID:          "Ctx.Echo",
@@ -217,7 +212,7 @@ func TestCall_Success(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("value", func(t *testing.T) {
-		res, err := c.Call(ctx, "Math.Add@1.0.0", addInput{A: 10, B: 5}, &client.CallOptions{CallID: "call-1"})
+		res, err := c.Call(ctx, "Math.Add@1.0.0", testkit.AddInput{A: 10, B: 5}, &client.CallOptions{CallID: "call-1"})
 		require.NoError(t, err)
 		assert.JSONEq(t, `15`, string(res.Value))
 		assert.Equal(t, "call-1", res.CallID)
@@ -248,7 +243,7 @@ func TestCall_Success(t *testing.T) {
 		assert.Equal(t, "null", string(res.Value), "a present null is kept apart from an absent value")
 	})
 	t.Run("generated_call_id", func(t *testing.T) {
-		res, err := c.Call(ctx, "Math.Add", addInput{A: 1, B: 1}, nil)
+		res, err := c.Call(ctx, "Math.Add", testkit.AddInput{A: 1, B: 1}, nil)
 		require.NoError(t, err)
 		assert.Regexp(t, uuidV4, res.CallID)
 	})
@@ -463,7 +458,7 @@ func TestCall_Unauthenticated(t *testing.T) {
 	t.Run("call_without_key", func(t *testing.T) {
 		t.Parallel()
 		c := newClient(t, srv.URL, nil)
-		_, err := c.Call(t.Context(), "Math.Add", addInput{A: 1, B: 2}, nil)
+		_, err := c.Call(t.Context(), "Math.Add", testkit.AddInput{A: 1, B: 2}, nil)
 		e, ok := errors.AsType[*otc.Error](err)
 		require.True(t, ok, "want a *otc.Error, got %T: %v", err, err)
 		assert.Equal(t, otc.CodeUnauthenticated, e.Code)
@@ -484,14 +479,14 @@ func TestCall_Unauthenticated(t *testing.T) {
 	t.Run("with_api_key_option", func(t *testing.T) {
 		t.Parallel()
 		c := newClient(t, srv.URL, &client.Options{APIKey: "k-123"})
-		sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", addInput{A: 2, B: 2}, nil)
+		sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", testkit.AddInput{A: 2, B: 2}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 4.0, sum)
 	})
 	t.Run("with_key_from_a_doer", func(t *testing.T) {
 		t.Parallel()
 		c := newClient(t, srv.URL, &client.Options{HTTPClient: headerDoer{srv.Client(), "OXP-API-Key", "k-123"}})
-		sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", addInput{A: 1, B: 2}, nil)
+		sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", testkit.AddInput{A: 1, B: 2}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 3.0, sum)
 		_, err = c.ListTools(t.Context())
@@ -520,7 +515,7 @@ func TestClient_BaseURLPrefix(t *testing.T) {
 			defs, err := c.ListTools(ctx)
 			require.NoError(t, err)
 			assert.NotEmpty(t, defs)
-			sum, err := client.CallAs[float64](ctx, c, "Math.Add", addInput{A: 2, B: 3}, nil)
+			sum, err := client.CallAs[float64](ctx, c, "Math.Add", testkit.AddInput{A: 2, B: 3}, nil)
 			require.NoError(t, err)
 			assert.Equal(t, 5.0, sum)
 		})
@@ -543,7 +538,7 @@ func TestCallAs(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("number", func(t *testing.T) {
-		sum, err := client.CallAs[float64](ctx, c, "Math.Add", addInput{A: 0.5, B: 0.25}, nil)
+		sum, err := client.CallAs[float64](ctx, c, "Math.Add", testkit.AddInput{A: 0.5, B: 0.25}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 0.75, sum)
 	})
@@ -568,7 +563,7 @@ func TestCallAs(t *testing.T) {
 		assert.Nil(t, got)
 	})
 	t.Run("value_does_not_fit", func(t *testing.T) {
-		got, err := client.CallAs[string](ctx, c, "Math.Add", addInput{A: 1, B: 2}, nil)
+		got, err := client.CallAs[string](ctx, c, "Math.Add", testkit.AddInput{A: 1, B: 2}, nil)
 		require.Error(t, err)
 		assert.Equal(t, "", got)
 		assert.Contains(t, err.Error(), "Math.Add")
@@ -793,7 +788,7 @@ func TestHealth(t *testing.T) {
 	assert.Contains(t, err.Error(), "/health")
 
 	// While draining, calls are refused with a server error.
-	_, err = c.Call(t.Context(), "Math.Add", addInput{A: 1, B: 1}, nil)
+	_, err = c.Call(t.Context(), "Math.Add", testkit.AddInput{A: 1, B: 1}, nil)
 	e, ok := errors.AsType[*otc.Error](err)
 	require.True(t, ok, "want a *otc.Error, got %T: %v", err, err)
 	assert.Equal(t, otc.CodeServerError, e.Code)
@@ -812,7 +807,7 @@ func TestClient_Concurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", addInput{A: float64(i), B: 1}, nil)
+			sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", testkit.AddInput{A: float64(i), B: 1}, nil)
 			if assert.NoError(t, err) {
 				assert.Equal(t, float64(i+1), sum)
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // errorKind names which of the documented error types a call returned.
@@ -76,7 +77,7 @@ func TestCall_UnexpectedResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := newClient(t, fake(t, tc.status, tc.contentType, tc.body), nil)
-			res, err := c.Call(t.Context(), "Calculator.Add@1.0.0", addInput{A: 1, B: 2}, nil)
+			res, err := c.Call(t.Context(), "Calculator.Add@1.0.0", testkit.AddInput{A: 1, B: 2}, nil)
 			require.Error(t, err)
 			assert.Nil(t, res)
 			require.Equal(t, "response", errorKind(err), "%T: %v", err, err)

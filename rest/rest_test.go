@@ -49,35 +49,23 @@ const restMaxBody = 4096
 // restUUID matches a version 4 UUID, the form of a generated request id.
 var restUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-// restAddInputV1 is the input of Calculator.Add@1.0.0.
-type restAddInputV1 struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
-
-// restAddInputV2 is the input of Calculator.Add@2.0.0, which can round.
+// restAddInputV2 is the input of Calculator.Add@2.0.0, which can round;
+// version 1.0.0 takes testkit.AddInput.
 type restAddInputV2 struct {
 	A     float64 `json:"a" jsonschema:"description=The first number to add."`
 	B     float64 `json:"b" jsonschema:"description=The second number to add."`
 	Round bool    `json:"round,omitempty" jsonschema:"description=Round the sum to an integer."`
 }
 
-// restAddress is a nested object, for parameter_errors keys such as
-// "address.zip" (SPEC §6).
-type restAddress struct {
-	Street string `json:"street" jsonschema:"description=Street and house number."`
-	Zip    string `json:"zip" jsonschema:"description=Five-digit postal code.,pattern=^[0-9]{5}$"`
-}
-
 // restOrderInput is the input of Shapes.Order: nested objects, arrays, an
 // enum and bounded and unbounded integers.
 type restOrderInput struct {
-	Customer string      `json:"customer" jsonschema:"description=Who places the order."`
-	Address  restAddress `json:"address" jsonschema:"description=Where to deliver."`
-	Items    []int       `json:"items" jsonschema:"description=Article numbers."`
-	Speed    string      `json:"speed,omitempty" jsonschema:"description=Delivery speed.,enum=standard,enum=express"`
-	Parcels  int         `json:"parcels,omitempty" jsonschema:"description=How many parcels.,minimum=1,maximum=10"`
-	Weight   int8        `json:"weight,omitempty" jsonschema:"description=Weight in kilograms."`
+	Customer string          `json:"customer" jsonschema:"description=Who places the order."`
+	Address  testkit.Address `json:"address" jsonschema:"description=Where to deliver."`
+	Items    []int           `json:"items" jsonschema:"description=Article numbers."`
+	Speed    string          `json:"speed,omitempty" jsonschema:"description=Delivery speed.,enum=standard,enum=express"`
+	Parcels  int             `json:"parcels,omitempty" jsonschema:"description=How many parcels.,minimum=1,maximum=10"`
+	Weight   int8            `json:"weight,omitempty" jsonschema:"description=Weight in kilograms."`
 }
 
 // restOrderOutput summarizes what Shapes.Order decoded.
@@ -86,19 +74,6 @@ type restOrderOutput struct {
 	Zip      string `json:"zip"`
 	Items    int    `json:"items"`
 	Parcels  int    `json:"parcels"`
-}
-
-// restModeInput selects how Errors.Raise and Secure.Use behave.
-type restModeInput struct {
-	Mode string `json:"mode,omitempty" jsonschema:"description=What to do."`
-}
-
-// restInspectOutput is what Meta.Inspect read from its context.
-type restInspectOutput struct {
-	CallID  string `json:"call_id"`
-	TraceID string `json:"trace_id"`
-	UserID  string `json:"user_id"`
-	ToolID  string `json:"tool_id"`
 }
 
 // restSecureOutput is what Secure.Use saw of the call context. It reports
@@ -155,9 +130,7 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 	}))
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers.",
-	}, func(ctx context.Context, in restAddInputV1) (float64, error) {
-		return in.A + in.B, nil
-	}))
+	}, testkit.Add))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Shapes.Order", Version: "1.0.0", Description: "Places an order.",
@@ -167,19 +140,15 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Meta.Inspect", Version: "1.0.0", Description: "Reports what its context carries.",
-	}, func(ctx context.Context, in struct{}) (restInspectOutput, error) {
-		return restInspectOutput{CallID: otc.CallID(ctx), TraceID: otc.TraceID(ctx), UserID: otc.UserID(ctx), ToolID: otc.ToolID(ctx)}, nil
-	}))
+	}, testkit.Inspect))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Meta.Noop", Version: "1.0.0", Description: "Does nothing and returns nothing.",
-	}, func(ctx context.Context, in struct{}) (otc.NoOutput, error) {
-		return otc.NoOutput{}, nil
-	}))
+	}, testkit.Noop))
 
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Errors.Raise", Version: "1.0.0", Description: "Fails in the way the mode names.",
-	}, func(ctx context.Context, in restModeInput) (float64, error) {
+	}, func(ctx context.Context, in testkit.ModeInput) (float64, error) {
 		switch in.Mode {
 		case "ok":
 			return 1, nil
@@ -198,7 +167,7 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 			Secrets:       []otc.SecretRequirement{{ID: "API_KEY"}},
 			UserID:        true,
 		},
-	}, func(ctx context.Context, in restModeInput) (restSecureOutput, error) {
+	}, func(ctx context.Context, in testkit.ModeInput) (restSecureOutput, error) {
 		if in.Mode == "error" {
 			return restSecureOutput{}, &otc.ToolError{Message: "Upstream is busy", CanRetry: true, RetryAfter: 2 * time.Second}
 		}
@@ -223,9 +192,7 @@ func restRegisterTools(t *testing.T, reg *otc.Registry) {
 	for _, v := range []string{"10.0.0", "1.0.0", "9.0.0", "2.0.0"} {
 		require.NoError(t, otc.Register(reg, otc.Tool{
 			ID: "Versions.Which", Version: v, Description: "Reports its own version (" + v + ").",
-		}, func(ctx context.Context, in struct{}) (string, error) {
-			return otc.ToolID(ctx), nil
-		}))
+		}, testkit.OwnToolID))
 	}
 }
 
@@ -471,8 +438,7 @@ func TestRESTNewHandlerNilRegistryPanics(t *testing.T) {
 func TestRESTNewHandlerNilOptions(t *testing.T) {
 	t.Parallel()
 	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
-		func(ctx context.Context, in restAddInputV1) (float64, error) { return in.A + in.B, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."}, testkit.Add))
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
 	srv := httptest.NewServer(mux)
@@ -854,7 +820,7 @@ func TestRESTUnknownFieldsIgnored(t *testing.T) {
 	assert.JSONEq(t, `5`, string(value))
 
 	value, _ = f.invoke(t, "Meta_Inspect", `{"schema_version":"0.1.0","args":{},"extra":[1,2],"context":{"tenant":"acme","user_id":"u9"},"trace":{"trace_id":"t1","parent":"p"}}`).success(t)
-	var got restInspectOutput
+	var got testkit.InspectOutput
 	require.NoError(t, json.Unmarshal(value, &got))
 	assert.Equal(t, "u9", got.UserID)
 	assert.Equal(t, "t1", got.TraceID)
@@ -1197,7 +1163,7 @@ func TestRESTRequestID(t *testing.T) {
 			}
 			r := f.do(t, http.MethodPost, "/v1/tools/Meta_Inspect:invoke", strings.NewReader(`{"schema_version":"0.1.0","args":{}}`), h)
 			value, _ := r.success(t)
-			var got restInspectOutput
+			var got testkit.InspectOutput
 			require.NoError(t, json.Unmarshal(value, &got))
 			assert.Equal(t, r.header.Get("X-Request-Id"), got.CallID, "the tool's call id is the request id")
 			if id != "" {
@@ -1256,7 +1222,7 @@ func TestRESTCallContext(t *testing.T) {
 			{`null`, ""},
 		} {
 			value, _ := f.invoke(t, "Meta_Inspect", `{"schema_version":"0.1.0","args":{},"trace":`+tt.trace+`}`).success(t)
-			var got restInspectOutput
+			var got testkit.InspectOutput
 			require.NoError(t, json.Unmarshal(value, &got))
 			assert.Equal(t, tt.want, got.TraceID, "trace %s", tt.trace)
 		}
@@ -1264,7 +1230,7 @@ func TestRESTCallContext(t *testing.T) {
 	t.Run("no_context_means_no_user", func(t *testing.T) {
 		t.Parallel()
 		value, _ := f.invoke(t, "Meta_Inspect", `{"schema_version":"0.1.0","args":{}}`).success(t)
-		var got restInspectOutput
+		var got testkit.InspectOutput
 		require.NoError(t, json.Unmarshal(value, &got))
 		assert.Empty(t, got.UserID)
 		assert.Empty(t, got.TraceID)

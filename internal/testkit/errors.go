@@ -1,8 +1,3 @@
-// Package testkit holds the fixtures that the tests of several packages of
-// this module share: the tools that exercise one path each, the ways a
-// tool fails, and the helpers that read answers. Only tests import it; it
-// is the one package under internal/ that imports the root package, which
-// the architecture test allows for it alone.
 package testkit
 
 import (

@@ -1,0 +1,14 @@
+// Package testkit holds the fixtures that the tests of several packages
+// and modules of this repository share, so that each is written once:
+//
+//   - tools.go: the inputs and outputs of the test tools, the functions
+//     of the tools that several fixtures register, and the benchmarks'
+//     Calculator.Add@1.0.0 with its call (add 10 and 5) in each wire
+//     format;
+//   - errors.go: the ways a tool fails (Raise).
+//
+// Only tests import it. It is the one package under internal/ that
+// imports the root package, which the architecture test allows for it
+// alone; the root package's internal tests (package otc) cannot use it,
+// since that would be an import cycle.
+package testkit
