@@ -34,61 +34,37 @@ import (
 // careful hand-written server would: it decodes the envelope, checks the
 // tool id, validates the input against the tool's schema (compiled once),
 // decodes it, adds, and encodes the result with encoding/json, timing the
-// work as the protocol asks.
+// work as the protocol asks. Unlike the benchmarks module's validating
+// floor, it reads the body through an io.LimitReader, takes the tool id
+// only with its version, echoes the call's $schema and sets
+// X-Content-Type-Options as the library does (sameAnswer compares the
+// header names); what the two share is in testkit's floors.go.
 func baselineCallHandler(tb testing.TB, inputSchema json.RawMessage) http.Handler {
 	tb.Helper()
 	schema, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(inputSchema))
 	require.NoError(tb, err)
 
-	type envelope struct {
-		Schema  string `json:"$schema"`
-		Request struct {
-			CallID string          `json:"call_id"`
-			ToolID string          `json:"tool_id"`
-			Input  json.RawMessage `json:"input"`
-		} `json:"request"`
-	}
-	type response struct {
-		Schema string `json:"$schema"`
-		Result struct {
-			CallID   string  `json:"call_id"`
-			Duration float64 `json:"duration"`
-			Success  bool    `json:"success"`
-			Value    float64 `json:"value"`
-		} `json:"result"`
-	}
-	fail := func(w http.ResponseWriter, status int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = fmt.Fprintf(w, `{"$schema":"otc://1.0","message":%q}`, msg)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, otc.DefaultMaxBodyBytes))
 		if err != nil {
-			fail(w, http.StatusBadRequest, "unreadable body")
+			testkit.WriteFloorError(w, http.StatusBadRequest, "unreadable body")
 			return
 		}
-		var env envelope
+		var env testkit.FloorCall
 		if err := json.Unmarshal(body, &env); err != nil {
-			fail(w, http.StatusBadRequest, "malformed body")
+			testkit.WriteFloorError(w, http.StatusBadRequest, "malformed body")
 			return
 		}
 		if env.Request.ToolID != "Calculator.Add@1.0.0" {
-			fail(w, http.StatusBadRequest, "unknown tool")
+			testkit.WriteFloorError(w, http.StatusBadRequest, "unknown tool")
 			return
 		}
 		start := time.Now()
-		res, err := schema.Validate(gojsonschema.NewBytesLoader(env.Request.Input))
-		if err != nil || !res.Valid() {
-			fail(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
+		in, ok := testkit.FloorInput(w, schema, env.Request.Input)
+		if !ok {
 			return
 		}
-		var in testkit.AddInput
-		if err := json.Unmarshal(env.Request.Input, &in); err != nil {
-			fail(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
-			return
-		}
-		var out response
+		var out testkit.FloorResult
 		out.Schema = env.Schema
 		out.Result.CallID = env.Request.CallID
 		out.Result.Success = true
@@ -96,7 +72,7 @@ func baselineCallHandler(tb testing.TB, inputSchema json.RawMessage) http.Handle
 		out.Result.Duration = float64(time.Since(start).Microseconds()) / 1000
 		b, err := json.Marshal(out)
 		if err != nil {
-			fail(w, http.StatusInternalServerError, "encoding failed")
+			testkit.WriteFloorError(w, http.StatusInternalServerError, "encoding failed")
 			return
 		}
 		h := w.Header()

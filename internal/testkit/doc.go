@@ -5,7 +5,10 @@
 //     of the tools that several fixtures register, and the benchmarks'
 //     Calculator.Add@1.0.0 with its call (add 10 and 5) in each wire
 //     format;
-//   - errors.go: the ways a tool fails (Raise).
+//   - errors.go: the ways a tool fails (Raise);
+//   - floors.go: what the hand-written floors of the benchmarks share,
+//     the envelope they declare and the input check of the validating
+//     ones.
 //
 // Only tests import it. It is the one package under internal/ that
 // imports the root package, which the architecture test allows for it
