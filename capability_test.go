@@ -38,6 +38,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
@@ -481,7 +482,7 @@ func TestCapabilityAuthFirstFetchFails(t *testing.T) {
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
 	jwks.fail(http.StatusServiceUnavailable)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	a := newCapAuth(t, otc.CapabilityOptions{
 		JWKSURL: jwks.srv.URL, RefreshInterval: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -501,24 +502,6 @@ func TestCapabilityAuthFirstFetchFails(t *testing.T) {
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(token)))
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestCapabilityAuthJWKSTooLarge: a key set over 1 MiB is not read, and
 // the keys stay unknown.
 func TestCapabilityAuthJWKSTooLarge(t *testing.T) {
@@ -530,7 +513,7 @@ func TestCapabilityAuthJWKSTooLarge(t *testing.T) {
 	jwks.mu.Lock()
 	jwks.body = huge
 	jwks.mu.Unlock()
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	a := newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv, _ := newCapServer(t, a)
 

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,7 +92,7 @@ type wireFixture struct {
 	reg  *otc.Registry
 	h    *otc.Handler
 	srv  *httptest.Server
-	logs *wireLogBuffer
+	logs *testkit.SyncBuffer
 
 	// Slow.Wait sends on started when it begins, then blocks until its
 	// context is done and sends the context's error on stopped.
@@ -105,7 +104,7 @@ type wireFixture struct {
 func newWireFixture(t *testing.T, opts wireOptions) *wireFixture {
 	t.Helper()
 	f := &wireFixture{
-		logs:    &wireLogBuffer{},
+		logs:    &testkit.SyncBuffer{},
 		started: make(chan struct{}, 1),
 		stopped: make(chan error, 1),
 	}
@@ -210,25 +209,6 @@ func (f *wireFixture) registerTools(t *testing.T) {
 			ID: "Versions.Which", Version: v, Description: "Reports its own version.",
 		}, testkit.OwnToolID))
 	}
-}
-
-// wireLogBuffer collects the registry's log output. The server writes to
-// it from its own goroutines, hence the lock.
-type wireLogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *wireLogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *wireLogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // wireResponse is a response read in full.

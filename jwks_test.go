@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // newCapAuthTimed is newCapAuth with the intervals of fetching the JWKS
@@ -154,7 +155,7 @@ func TestJWKSIssuerComesBack(t *testing.T) {
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
 	jwks.fail(http.StatusServiceUnavailable)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	const backoffMin, backoffMax = 50 * time.Millisecond, 400 * time.Millisecond
 	a := newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
 		otc.JWKSTimingForTest{MinGap: time.Hour, BackoffMin: backoffMin, BackoffMax: backoffMax})

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -396,7 +397,7 @@ func TestOutcomeCanceled(t *testing.T) {
 // TestCallLogRecord checks the record LogCalls writes, and that no secret,
 // credential or input value reaches it unless inputs are logged.
 func TestCallLogRecord(t *testing.T) {
-	var buf wireLogBuffer
+	var buf testkit.SyncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
 
@@ -407,7 +408,7 @@ func TestCallLogRecord(t *testing.T) {
 	a = f.send(t, "/otc/tools/call", otcCall("Pipe.Fail", "log-3", `{"panic":true}`))
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
 
-	records := buf.records(t)
+	records := logRecords(t, &buf)
 	require.Len(t, records, 3, buf.String())
 	for _, secret := range []string{pipeSecret, pipeAPIKey, pipeInputAB} {
 		assert.NotContains(t, buf.String(), secret)
@@ -435,12 +436,12 @@ func TestCallLogRecord(t *testing.T) {
 	assert.Equal(t, "fault", r["outcome"])
 
 	t.Run("log_input", func(t *testing.T) {
-		var buf wireLogBuffer
+		var buf testkit.SyncBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, &otc.CallLogOptions{LogInput: true, Level: slog.LevelDebug})}})
 		a := f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-4", `{"s":5}`))
 		require.Equal(t, http.StatusUnprocessableEntity, a.status, "%s", a.body)
-		records := buf.records(t)
+		records := logRecords(t, &buf)
 		require.Len(t, records, 1)
 		assert.Equal(t, "DEBUG", records[0]["level"])
 		assert.Equal(t, map[string]any{"s": float64(5)}, records[0]["input"])
@@ -448,19 +449,19 @@ func TestCallLogRecord(t *testing.T) {
 		assert.NotContains(t, buf.String(), pipeSecret, "the call context is not the input")
 	})
 	t.Run("disabled_level", func(t *testing.T) {
-		var buf wireLogBuffer
+		var buf testkit.SyncBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
 		f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-5", `{"s":"x"}`))
 		f.send(t, "/otc/tools/call", otcCall("Pipe.Fail", "log-6", `{"panic":true}`))
-		records := buf.records(t)
+		records := logRecords(t, &buf)
 		require.Len(t, records, 1, "only the fault reaches a handler at warn: %s", buf.String())
 		assert.Equal(t, "log-6", records[0]["call_id"])
 	})
 }
 
-// records decodes each JSON line.
-func (s *wireLogBuffer) records(t *testing.T) []map[string]any {
+// logRecords decodes each JSON line of s.
+func logRecords(t *testing.T, s *testkit.SyncBuffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for line := range strings.SplitSeq(strings.TrimSpace(s.String()), "\n") {

@@ -8,7 +8,9 @@
 //   - errors.go: the ways a tool fails (Raise);
 //   - floors.go: what the hand-written floors of the benchmarks share,
 //     the envelope they declare and the input check of the validating
-//     ones.
+//     ones;
+//   - logs.go: a buffer that a logger, a server or a child process may
+//     write while the test reads it.
 //
 // Only tests import it. It is the one package under internal/ that
 // imports the root package, which the architecture test allows for it
