@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
@@ -82,7 +83,7 @@ func execToken(t *testing.T, body string, edit func(jwt.MapClaims)) string {
 		c["aud"] = capResource
 		c["jti"] = otc.NewCallID()
 		c["exec_act"] = "refund"
-		c["inp_hash"] = inpHash(body)
+		c["inp_hash"] = testkit.InpHash(body)
 		if edit != nil {
 			edit(c)
 		}

@@ -28,7 +28,7 @@ func BenchmarkPolicy(b *testing.B) {
 	body := []byte(`{"request":{"tool_id":"Bench.Guarded","input":{"a":1,"b":2}}}`)
 	id := &otc.Identity{Method: otc.MethodCapability, Name: "agent", Claims: map[string]any{
 		"aud": "urn:bench", "caps": []any{"read", "add"}, "blast_radius": "tenant:acme",
-		"exec_act": "add", "inp_hash": inpHash(string(body)),
+		"exec_act": "add", "inp_hash": testkit.InpHash(string(body)),
 	}}
 	ctx := otc.WithIdentity(context.Background(), id)
 	for _, tc := range []struct{ name, tool string }{{"no_policy", "Bench.Open"}, {"full_policy", "Bench.Guarded"}} {

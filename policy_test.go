@@ -2,8 +2,6 @@ package otc_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,29 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
 
 // The policy tests put the claims of a capability token in a test header,
-// read by an authenticator that trusts it, so that every check of a tool's
-// policy can be reached over each wire format without signing tokens; the
-// capability authenticator's own tests cover the signatures.
-const claimsHeader = "X-Test-Claims"
-
-func claimsAuth() otc.Authenticator {
-	return otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
-		raw := r.Header.Get(claimsHeader)
-		if raw == "" {
-			return &otc.Identity{Method: "api_key", Name: "ops"}, nil // some other credential
-		}
-		var claims map[string]any
-		if err := json.Unmarshal([]byte(raw), &claims); err != nil {
-			return nil, err
-		}
-		return &otc.Identity{Method: otc.MethodCapability, Name: "agent", Claims: claims}, nil
-	})
-}
+// read by an authenticator that trusts it (testkit.ClaimsAuth), so that
+// every check of a tool's policy can be reached over each wire format
+// without signing tokens; the capability authenticator's own tests cover
+// the signatures.
 
 type refundInput struct {
 	OrderID string `json:"order_id" jsonschema:"description=The order to refund."`
@@ -65,7 +50,7 @@ func newPolicyServer(t *testing.T) string {
 	reg2("Pay.Audit", &otc.Policy{RequiredCapabilities: []string{"pay:audit"}}) // audience: its id
 	reg2("Pay.Open", nil)
 
-	auth := claimsAuth()
+	auth := testkit.ClaimsAuth()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: auth}))
@@ -73,11 +58,6 @@ func newPolicyServer(t *testing.T) string {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-func inpHash(body string) string {
-	sum := sha256.Sum256([]byte(body))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 type policyAnswer struct {
@@ -98,7 +78,7 @@ func policyPost(t *testing.T, url, body string, claims map[string]any, headers m
 	if claims != nil {
 		b, err := json.Marshal(claims)
 		require.NoError(t, err)
-		req.Header.Set(claimsHeader, string(b))
+		req.Header.Set(testkit.ClaimsHeader, string(b))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -123,7 +103,7 @@ func refundClaims(body, htu string, edit func(map[string]any)) map[string]any {
 		"blast_radius": "tenant:acme",
 		"exec_act":     "refund",
 		"target":       "order:1",
-		"inp_hash":     inpHash(body),
+		"inp_hash":     testkit.InpHash(body),
 		"htm":          "POST",
 		"htu":          htu,
 	}

@@ -9,6 +9,9 @@
 //   - floors.go: what the hand-written floors of the benchmarks share,
 //     the envelope they declare and the input check of the validating
 //     ones;
+//   - auth.go: an authenticator that takes a capability token's claims
+//     from a test header, and the body hash an execution-bound token
+//     carries;
 //   - logs.go: a buffer that a logger, a server or a child process may
 //     write while the test reads it.
 //
