@@ -2,10 +2,8 @@ package mcp_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -24,31 +23,8 @@ import (
 // Each variant gets a shallow copy of one prepared request with its body
 // rewound, and a fresh recorder per iteration.
 
-const benchMCPCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5}}}`
-
 const benchMCPCallModern = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
 	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-
-const benchOTCCall = `{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}`
-
-type benchAddInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
-
-func newBenchRegistry(tb testing.TB) *otc.Registry {
-	tb.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(tb, otc.Register(reg, otc.Tool{
-		ID:                "Calculator.Add",
-		Version:           "1.0.0",
-		Description:       "Adds two numbers together.",
-		OutputDescription: "The sum of the two numbers.",
-	}, func(_ context.Context, in benchAddInput) (float64, error) {
-		return in.A + in.B, nil
-	}))
-	return reg
-}
 
 // floorMCPHandler answers the benchmark's call as a minimal hand-written
 // MCP server would, without validating anything.
@@ -80,7 +56,7 @@ func floorMCPHandler() http.Handler {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		var in benchAddInput
+		var in testkit.AddInput
 		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 			http.Error(w, "bad input", http.StatusBadRequest)
 			return
@@ -127,13 +103,13 @@ func benchHandler(b *testing.B, h http.Handler, path, body string, headers map[s
 // initialize era and in 2026-07-28, with the hand-written floor and with
 // the same call through the OTC handler.
 func BenchmarkMCPCall(b *testing.B) {
-	reg := newBenchRegistry(b)
-	b.Run("floor", func(b *testing.B) { benchHandler(b, floorMCPHandler(), "/mcp", benchMCPCall, nil) })
-	b.Run("mcp", func(b *testing.B) { benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", benchMCPCall, nil) })
+	reg := testkit.NewAddRegistry(b)
+	b.Run("floor", func(b *testing.B) { benchHandler(b, floorMCPHandler(), "/mcp", testkit.MCPAddCall, nil) })
+	b.Run("mcp", func(b *testing.B) { benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", testkit.MCPAddCall, nil) })
 	b.Run("mcp_2026", func(b *testing.B) {
 		benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", benchMCPCallModern, map[string]string{
 			"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "Calculator_Add",
 		})
 	})
-	b.Run("otc", func(b *testing.B) { benchHandler(b, otc.NewHandler(reg, nil), "/call", benchOTCCall, nil) })
+	b.Run("otc", func(b *testing.B) { benchHandler(b, otc.NewHandler(reg, nil), "/call", testkit.OTCAddCall, nil) })
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -33,11 +34,6 @@ const waitTimeout = 20 * time.Second
 
 // obj is a JSON object under construction.
 type obj = map[string]any
-
-type addInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
 
 type pointInput struct {
 	X float64 `json:"x" jsonschema:"description=The x coordinate."`
@@ -97,16 +93,16 @@ func newRegistry(t testing.TB, mw ...otc.Middleware) *otc.Registry {
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Middleware: mw})
 	// Two versions of one tool: only the higher is listed.
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers (old)."},
-		func(_ context.Context, in addInput) (float64, error) { return -(in.A + in.B), nil }))
+		func(_ context.Context, in testkit.AddInput) (float64, error) { return -(in.A + in.B), nil }))
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "2.0.0", Description: "Adds two numbers together.", OutputDescription: "The sum."},
-		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+		testkit.Add))
 	addTool(t, reg, "Geometry.Point", func(_ context.Context, in pointInput) (pointOutput, error) {
 		return pointOutput{X: in.X, Y: in.Y, Label: fmt.Sprintf("(%g, %g)", in.X, in.Y)}, nil
 	})
 	addTool(t, reg, "Media.Chart", func(context.Context, struct{}) (otc.Content, error) {
 		return otc.Content{otc.TextContent("The chart:"), otc.ImageContent([]byte{1, 2, 3}, "image/png")}, nil
 	})
-	addTool(t, reg, "Util.Noop", func(context.Context, struct{}) (otc.NoOutput, error) { return otc.NoOutput{}, nil })
+	addTool(t, reg, "Util.Noop", testkit.Noop)
 	addTool(t, reg, "Util.Fail", func(context.Context, struct{}) (string, error) {
 		return "", &otc.ToolError{
 			Message:                 "The weather service is down",

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -246,8 +247,7 @@ func TestToolsListSeesNewTools(t *testing.T) {
 	require.Equal(t, fixtureNames, toolNames(l))
 
 	addTool(t, reg, "Zeta.Late", func(context.Context, struct{}) (int, error) { return 1, nil })
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "3.0.0", Description: "Adds, again."},
-		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "3.0.0", Description: "Adds, again."}, testkit.Add))
 	l, _ = listPage(t, url, nil, nil)
 	assert.Equal(t, append(slices.Clone(fixtureNames), "Zeta_Late"), toolNames(l), "the list follows the registry")
 	assert.JSONEq(t, `"Adds, again."`, string(l.Tools[1]["description"]))
@@ -515,8 +515,7 @@ func TestToolsListLargePage(t *testing.T) {
 	var want []string
 	for i := range 300 {
 		id := fmt.Sprintf("Big.Tool%03d", i)
-		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: strings.Repeat("A long description. ", 10)},
-			func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: strings.Repeat("A long description. ", 10)}, testkit.Add))
 		want = append(want, strings.ReplaceAll(id, ".", "_"))
 	}
 	url := serve(t, reg, &mcp.Options{PageSize: -1})

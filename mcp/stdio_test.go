@@ -5,14 +5,12 @@ package mcp_test
 // the context, and the log level a client sets on its connection.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -440,29 +439,11 @@ func (r *pacedReader) Read(p []byte) (int, error) {
 	return copy(p, c), nil
 }
 
-// lockedBuffer is a buffer written by Serve and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 func TestStdioNothingWrittenAfterReturn(t *testing.T) {
 	t.Parallel()
 	in := &pacedReader{chunks: make(chan string), reads: make(chan struct{}, 16)}
 	defer close(in.chunks)
-	var out lockedBuffer
+	var out testkit.SyncBuffer // written by Serve, read by the test
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- mcp.Serve(ctx, newRegistry(t), in, &out, &mcp.Options{MaxBodyBytes: 64}) }()
