@@ -21,18 +21,14 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
 
 // Every server below offers one tool, "add two numbers", and is sent the
-// same call: add 10 and 5. The answer must contain 15.
-
-// addInput is the tool's input, for otc and the hand-written handlers.
-type addInput struct {
-	A float64 `json:"a" jsonschema:"description=The first number to add."`
-	B float64 `json:"b" jsonschema:"description=The second number to add."`
-}
+// same call: add 10 and 5. The answer must contain 15. For otc and the
+// hand-written handlers the tool's input is testkit.AddInput.
 
 // sdkAddInput is the same input for the official SDK, whose jsonschema
 // tag is the description itself.
@@ -46,10 +42,12 @@ type sdkAddOutput struct {
 	Result float64 `json:"result"`
 }
 
+// The call in each wire format; the OTC and MCP ones are testkit's
+// OTCAddCall and MCPAddCall.
 const (
-	otcCall  = `{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}`
+	otcCall  = testkit.OTCAddCall
 	restCall = `{"schema_version":"0.1.0","args":{"a":10,"b":5}}`
-	mcpCall  = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5}}}`
+	mcpCall  = testkit.MCPAddCall
 	// mcpCall2026 carries the per-request metadata that replaces the
 	// initialize handshake in protocol version 2026-07-28.
 	mcpCall2026 = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
@@ -126,46 +124,13 @@ func servers(tb testing.TB) []server {
 // n-1 more tools, each in the given versions.
 func newRegistry(tb testing.TB, n int, versions ...string) *otc.Registry {
 	tb.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	add := func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }
-	require.NoError(tb, otc.Register(reg, otc.Tool{
-		ID:                "Calculator.Add",
-		Version:           "1.0.0",
-		Description:       "Adds two numbers together.",
-		OutputDescription: "The sum of the two numbers.",
-	}, add))
+	reg := testkit.NewAddRegistry(tb)
 	for i := 1; i < n; i++ {
 		for _, v := range versions {
-			require.NoError(tb, otc.Register(reg, otc.Tool{
-				ID:                fmt.Sprintf("Bench%05d.Add", i),
-				Version:           v,
-				Description:       "Adds two numbers together.",
-				OutputDescription: "The sum of the two numbers.",
-			}, add))
+			require.NoError(tb, otc.Register(reg, testkit.AddTool(fmt.Sprintf("Bench%05d.Add", i), v), testkit.Add))
 		}
 	}
 	return reg
-}
-
-// otcRequest and otcResult are the OTC envelope, as a hand-written server
-// that validates the input would declare it.
-type otcRequest struct {
-	Schema  string `json:"$schema"`
-	Request struct {
-		CallID string          `json:"call_id"`
-		ToolID string          `json:"tool_id"`
-		Input  json.RawMessage `json:"input"`
-	} `json:"request"`
-}
-
-type otcResult struct {
-	Schema string `json:"$schema"`
-	Result struct {
-		CallID   string  `json:"call_id"`
-		Duration float64 `json:"duration"`
-		Success  bool    `json:"success"`
-		Value    float64 `json:"value"`
-	} `json:"result"`
 }
 
 // floorHandler is the floor: the least a hand-written OTC server does for
@@ -176,9 +141,9 @@ func floorHandler() http.Handler {
 	type request struct {
 		Schema  string `json:"$schema"`
 		Request struct {
-			CallID string   `json:"call_id"`
-			ToolID string   `json:"tool_id"`
-			Input  addInput `json:"input"`
+			CallID string           `json:"call_id"`
+			ToolID string           `json:"tool_id"`
+			Input  testkit.AddInput `json:"input"`
 		} `json:"request"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +158,10 @@ func floorHandler() http.Handler {
 }
 
 // validatingFloorHandler is the floor with the input validated first, by a
-// gojsonschema schema compiled once from the tool's input schema.
+// gojsonschema schema compiled once from the tool's input schema
+// (testkit.FloorInput, which the root package's baseline uses too; the
+// baseline differs in how it reads the body, which ids it accepts and the
+// headers it sets, so each keeps its own).
 func validatingFloorHandler(tb testing.TB, reg *otc.Registry) http.Handler {
 	tb.Helper()
 	defs := reg.Tools()
@@ -201,19 +169,13 @@ func validatingFloorHandler(tb testing.TB, reg *otc.Registry) http.Handler {
 	schema, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(defs[0].InputSchema.Parameters))
 	require.NoError(tb, err)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, ok := readFloorCall(w, r, func(req *otcRequest) string { return req.Request.ToolID })
+		req, ok := readFloorCall(w, r, func(req *testkit.FloorCall) string { return req.Request.ToolID })
 		if !ok {
 			return
 		}
 		start := time.Now()
-		res, err := schema.Validate(gojsonschema.NewBytesLoader(req.Request.Input))
-		if err != nil || !res.Valid() {
-			writeFloorError(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
-			return
-		}
-		var in addInput
-		if err := json.Unmarshal(req.Request.Input, &in); err != nil {
-			writeFloorError(w, http.StatusUnprocessableEntity, "Some input parameters are invalid")
+		in, ok := testkit.FloorInput(w, schema, req.Request.Input)
+		if !ok {
 			return
 		}
 		writeFloorResult(w, req.Request.CallID, in.A+in.B, start)
@@ -227,22 +189,22 @@ func readFloorCall[T any](w http.ResponseWriter, r *http.Request, toolID func(*T
 	var req T
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, otc.DefaultMaxBodyBytes))
 	if err != nil {
-		writeFloorError(w, http.StatusBadRequest, "The request body could not be read")
+		testkit.WriteFloorError(w, http.StatusBadRequest, "The request body could not be read")
 		return req, false
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
+		testkit.WriteFloorError(w, http.StatusBadRequest, "The request body is not a valid call")
 		return req, false
 	}
 	if id := toolID(&req); id != "Calculator.Add@1.0.0" && id != "Calculator.Add" {
-		writeFloorError(w, http.StatusBadRequest, "Unknown tool")
+		testkit.WriteFloorError(w, http.StatusBadRequest, "Unknown tool")
 		return req, false
 	}
 	return req, true
 }
 
 func writeFloorResult(w http.ResponseWriter, callID string, sum float64, start time.Time) {
-	var out otcResult
+	var out testkit.FloorResult
 	out.Schema = "otc://1.0"
 	out.Result.CallID = callID
 	out.Result.Success = true
@@ -250,18 +212,12 @@ func writeFloorResult(w http.ResponseWriter, callID string, sum float64, start t
 	out.Result.Duration = float64(time.Since(start).Microseconds()) / 1000
 	b, err := json.Marshal(out)
 	if err != nil {
-		writeFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
+		testkit.WriteFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	_, _ = w.Write(b)
-}
-
-func writeFloorError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = fmt.Fprintf(w, `{"$schema":"otc://1.0","message":%q}`, msg)
 }
 
 // newSDKServer is the tool on the official MCP Go SDK, which validates the
@@ -371,7 +327,7 @@ func floorListHandler(defs []otc.ToolDefinition) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(catalog{Schema: "otc://1.0", Tools: defs})
 		if err != nil {
-			writeFloorError(w, http.StatusInternalServerError, "The catalog could not be encoded")
+			testkit.WriteFloorError(w, http.StatusInternalServerError, "The catalog could not be encoded")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
