@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	otcmcp "github.com/otcgo/otc/mcp"
 )
 
@@ -37,18 +38,18 @@ type connection struct {
 	want string
 	// transport returns a new transport to the server, and the server's
 	// standard error, which holds its call log.
-	transport func() (mcp.Transport, *syncBuffer)
+	transport func() (mcp.Transport, *testkit.SyncBuffer)
 }
 
 func connections() []connection {
-	httpTransport := func() (mcp.Transport, *syncBuffer) {
+	httpTransport := func() (mcp.Transport, *testkit.SyncBuffer) {
 		// MaxRetries -1: a failed request is an error here, not retried.
 		return &mcp.StreamableClientTransport{Endpoint: sharedServer.url + "/mcp", MaxRetries: -1}, sharedServer.log
 	}
-	stdioTransport := func() (mcp.Transport, *syncBuffer) {
+	stdioTransport := func() (mcp.Transport, *testkit.SyncBuffer) {
 		cmd := exec.Command(calculatorBin, "-stdio")
 		cmd.Env = serverEnv()
-		stderr := &syncBuffer{}
+		stderr := &testkit.SyncBuffer{}
 		cmd.Stderr = stderr
 		return &mcp.CommandTransport{Command: cmd}, stderr
 	}
@@ -99,7 +100,7 @@ func (r *progressRouter) handle(_ context.Context, req *mcp.ProgressNotification
 
 // connect opens a session of the SDK client over c and closes it when the
 // test ends. It also returns the server's standard error.
-func connect(t *testing.T, c connection) (*mcp.ClientSession, *progressRouter, *syncBuffer) {
+func connect(t *testing.T, c connection) (*mcp.ClientSession, *progressRouter, *testkit.SyncBuffer) {
 	t.Helper()
 	router := &progressRouter{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "otc-interop", Version: "0.0.0"}, &mcp.ClientOptions{
@@ -132,7 +133,7 @@ func TestSDKClient(t *testing.T) {
 	}
 }
 
-func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *progressRouter, stderr *syncBuffer) {
+func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *progressRouter, stderr *testkit.SyncBuffer) {
 	t.Run("negotiated_version", func(t *testing.T) {
 		init := cs.InitializeResult()
 		require.NotNil(t, init)
@@ -461,7 +462,7 @@ type callRecord struct {
 
 // waitCallRecord polls the server's standard error until the call log has
 // a record of the call id, and returns it.
-func waitCallRecord(t *testing.T, stderr *syncBuffer, callID string) callRecord {
+func waitCallRecord(t *testing.T, stderr *testkit.SyncBuffer, callID string) callRecord {
 	t.Helper()
 	deadline := time.Now().Add(callTimeout)
 	for {

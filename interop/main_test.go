@@ -12,9 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // The calculator example, built once for the package's tests, and the one
@@ -110,7 +111,7 @@ func serverEnv() []string {
 type httpServer struct {
 	cmd    *exec.Cmd
 	url    string
-	log    *syncBuffer
+	log    *testkit.SyncBuffer
 	exited chan error
 }
 
@@ -131,7 +132,7 @@ func startHTTPServer(bin string) (*httpServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &httpServer{cmd: cmd, log: &syncBuffer{}, exited: make(chan error, 1)}
+	s := &httpServer{cmd: cmd, log: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	found := make(chan string, 1)
 	scanned := make(chan struct{})
 	go func() {
@@ -214,29 +215,4 @@ func (s *httpServer) stop() error {
 		<-s.exited
 		return errors.New("it did not shut down in time")
 	}
-}
-
-// syncBuffer is a strings.Builder safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-// Write lets a syncBuffer be a process's stderr.
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b.WriteString(s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
