@@ -2,8 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/redisstore"
 )
 
@@ -27,23 +26,11 @@ import (
 // sharing the store share the record of spent token ids, and an outage
 // refuses the call rather than let a replay through.
 
-// tokenHeader carries a token's claims to tokenAuth: the registry's
-// single-use rule is what is tested here, not signatures (the root
-// package tests those).
-const tokenHeader = "X-Test-Claims"
-
-func tokenAuth() otc.Authenticator {
-	return otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
-		var claims map[string]any
-		if err := json.Unmarshal([]byte(r.Header.Get(tokenHeader)), &claims); err != nil {
-			return nil, err
-		}
-		return &otc.Identity{Method: otc.MethodCapability, Name: "agent", Claims: claims}, nil
-	})
-}
-
 // newRefundReplica serves Pay.Refund, which requires an execution-bound
-// token, from a registry of its own on store; ran counts its runs.
+// token, from a registry of its own on store; ran counts its runs. Its
+// authenticator, testkit.ClaimsAuth, reads a token's claims from a test
+// header (every call here sends one): the registry's single-use rule is
+// what is tested here, not signatures (the root package tests those).
 func newRefundReplica(t *testing.T, store otc.IdempotencyStore, ran *atomic.Int64) string {
 	t.Helper()
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
@@ -51,7 +38,7 @@ func newRefundReplica(t *testing.T, store otc.IdempotencyStore, ran *atomic.Int6
 		ID: "Pay.Refund", Version: "1.0.0", Description: "Refunds an order.",
 		Policy: &otc.Policy{ResourceURI: "urn:test:pay", RequiresExecution: true},
 	}, func(context.Context, countInput) (int64, error) { return ran.Add(1), nil }))
-	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: tokenAuth()}))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: testkit.ClaimsAuth()}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -65,13 +52,13 @@ func sendToken(t *testing.T, base, iss, jti string) (int, map[string]any) {
 	claims, err := json.Marshal(map[string]any{
 		"iss": iss, "jti": jti, "aud": "urn:test:pay",
 		"exp":      time.Now().Add(5 * time.Minute).Unix(),
-		"inp_hash": inpHash(refundBody),
+		"inp_hash": testkit.InpHash(refundBody),
 	})
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPost, base+"/tools/call", strings.NewReader(refundBody))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(tokenHeader, string(claims))
+	req.Header.Set(testkit.ClaimsHeader, string(claims))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -134,11 +121,4 @@ func TestTokenWithRedisDown(t *testing.T) {
 	assert.Equal(t, true, te["can_retry"], "%v", te)
 	assert.Contains(t, te["message"], "try again shortly with the same token")
 	assert.Zero(t, ran.Load(), "no call runs unless its token is known to be spent")
-}
-
-// inpHash is the base64url SHA-256 of a request body, as an
-// execution-bound token carries it.
-func inpHash(body string) string {
-	sum := sha256.Sum256([]byte(body))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
