@@ -15,7 +15,9 @@
 //   - logs.go: a buffer that a logger, a server or a child process may
 //     write while the test reads it.
 //
-// Only tests import it. It is the one package under internal/ that
+// Only tests import it, those of the root module's packages and of the
+// nested modules (benchmarks, interop, redisstore), which reach it through
+// their replace directive. It is the one package under internal/ that
 // imports the root package, which the architecture test allows for it
 // alone; the root package's internal tests (package otc) cannot use it,
 // since that would be an import cycle.
