@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // serveGuard bounds every wait, so that a broken Serve fails the test
@@ -160,25 +161,11 @@ func runServe(ctx context.Context, srv *http.Server, ln net.Listener, opts *otc.
 	return done
 }
 
-// serveLogs collects Serve's log lines; Serve writes from its goroutine.
-type serveLogs struct {
-	mu  sync.Mutex
-	buf strings.Builder
+// serveLogger is a text logger for Serve writing to logs, which collects
+// its lines while Serve writes from its goroutine.
+func serveLogger(logs *testkit.SyncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(logs, nil))
 }
-
-func (l *serveLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *serveLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *serveLogs) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // drainSignal is a Drainable that passes SetReady on and then reports it.
 type drainSignal struct {
@@ -198,10 +185,10 @@ func TestServe_FinishesInFlightRequests(t *testing.T) {
 	t.Parallel()
 	ln := newServeListener(t)
 	h := newServeSlow()
-	var logs serveLogs
+	var logs testkit.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{Logger: logs.logger()})
+	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{Logger: serveLogger(&logs)})
 
 	slow := serveGet(ln.url() + "/slow")
 	serveRecv(t, h.started, "the slow request to start")
@@ -284,12 +271,12 @@ func TestServe_GracePeriodRunsOut(t *testing.T) {
 	ln := newServeListener(t)
 	h := newServeSlow()
 	t.Cleanup(func() { close(h.release) })
-	var logs serveLogs
+	var logs testkit.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	// The request is never released, so it outlives any grace period;
 	// a short one only keeps the test quick.
-	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{GracePeriod: 50 * time.Millisecond, Logger: logs.logger()})
+	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{GracePeriod: 50 * time.Millisecond, Logger: serveLogger(&logs)})
 
 	slow := serveGet(ln.url() + "/slow")
 	serveRecv(t, h.started, "the slow request to start")
@@ -316,11 +303,11 @@ func TestServe_ListenerFails(t *testing.T) {
 	ln := newServeListener(t)
 	h := newServeSlow()
 	drained := &drainSignal{next: otc.NewHandler(otc.NewRegistry(nil), nil), set: make(chan bool, 1)}
-	var logs serveLogs
+	var logs testkit.SyncBuffer
 	done := runServe(t.Context(), &http.Server{Handler: h}, ln, &otc.ServeOptions{
 		Drain:      []otc.Drainable{drained},
 		DrainDelay: time.Hour, // skipped: nothing is accepted any more
-		Logger:     logs.logger(),
+		Logger:     serveLogger(&logs),
 	})
 
 	slow := serveGet(ln.url() + "/slow")
