@@ -119,6 +119,7 @@ type Options struct {
 	// through. Zero means DefaultMaxConcurrent.
 	MaxConcurrent int
 
-	// Logger receives faults of the server itself. Nil means slog.Default().
+	// Logger receives faults of the server itself. Nil means the
+	// registry's logger ([otc.Registry.Logger]), as for the other handlers.
 	Logger *slog.Logger
 }

@@ -39,7 +39,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	s := &server{reg: reg, logger: opts.Logger, pageSize: opts.PageSize, logLevel: opts.LogLevel, maxBody: opts.MaxBodyBytes}
 	if s.logger == nil {
-		s.logger = slog.Default()
+		s.logger = reg.Logger()
 	}
 	switch {
 	case s.pageSize == 0:
