@@ -233,6 +233,7 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 		}
 		if b := body.Bytes(); len(bytes.TrimSpace(b)) > 0 {
 			sent, err := readListBody(b)
+			err = envelopeError(err)
 			schema, err = negotiateSchema(schema, sent, err)
 			if err != nil {
 				h.writeError(w, schema, err)
@@ -288,8 +289,7 @@ func sentSchema(d *jsonparse.Document) *string {
 
 // readListBody reads the optional body of GET /tools: an object holding
 // at most $schema. It returns the $schema sent, if any.
-func readListBody(body []byte) (_ *string, err error) {
-	defer func() { err = envelopeError(err) }()
+func readListBody(body []byte) (*string, error) {
 	const shape = `the body of GET /tools may hold only {"$schema": string}`
 	d, err := jsonparse.Parse(body)
 	if err != nil {
@@ -312,7 +312,6 @@ func readListBody(body []byte) (_ *string, err error) {
 // protocol-neutral form, checking it as the protocol's first step asks: a
 // JSON object with a request object, known fields only, each once.
 func readCall(d *jsonparse.Document) (req *CallRequest, err error) {
-	defer func() { err = envelopeError(err) }()
 	if d.Kind(0) != jsonparse.KindObject {
 		return nil, serverError("The request body must be a JSON object", callShape)
 	}
@@ -401,6 +400,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	defer jsonparse.Release(doc)
 	req, err := readCall(doc)
+	err = envelopeError(err)
 	schema, err = negotiateSchema(schema, sentSchema(doc), err)
 	if err != nil {
 		h.writeError(w, schema, err)

@@ -400,40 +400,55 @@ func (h *Handler) describe(w http.ResponseWriter, name string) {
 func (h *Handler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 	callID := w.Header().Get("X-Request-Id")
 	generated := callID != r.Header.Get("X-Request-Id")
-	if _, lookupErr := h.reg.LookupName(name, otc.ProtocolHTTP); lookupErr != nil {
-		if name == "" {
-			// POST /tools/:invoke names no tool at all: there is no call
-			// for the pipeline to observe.
-			h.fail(w, CodeToolNotFound, errorMessage(lookupErr), nil)
-			return
+	// A name the REST view cannot resolve, malformed version included, is
+	// a tool.not_found whatever the body holds. The name is resolved once,
+	// by the call itself; only when something fails is it looked up
+	// again, to tell an unknown tool from a bad request.
+	if name == "" {
+		// POST /tools/:invoke names no tool at all: there is no call for
+		// the pipeline to observe.
+		h.fail(w, CodeToolNotFound, "Tool '' was not found", nil)
+		return
+	}
+	notFound := func(served error) bool {
+		_, lookupErr := h.reg.LookupName(name, otc.ProtocolHTTP)
+		if lookupErr == nil {
+			return false
 		}
-		// The pipeline observes the failure before the body is read: the
-		// call fails to resolve there too, through the middleware. A name
-		// the REST view cannot resolve, malformed version included, is a
-		// tool.not_found, unless middleware answered otherwise.
-		req := &otc.CallRequest{ToolName: name, CallID: callID, CallIDGenerated: generated, Protocol: otc.ProtocolHTTP, HTTPRequest: r}
-		if _, served := h.reg.Call(r.Context(), req); served != nil && !sameError(served, lookupErr) {
-			h.callError(w, served)
+		if served == nil {
+			// The pipeline observes the failed call, through the
+			// middleware, as it would have had the body been good.
+			req := &otc.CallRequest{ToolName: name, CallID: callID, CallIDGenerated: generated, Protocol: otc.ProtocolHTTP, HTTPRequest: r}
+			_, served = h.reg.Call(r.Context(), req)
+		}
+		if served != nil && !sameError(served, lookupErr) {
+			h.callError(w, served) // middleware answered otherwise
 		} else {
 			h.fail(w, CodeToolNotFound, errorMessage(lookupErr), nil)
 		}
-		return
+		return true
 	}
 	body, err := wire.ReadBody(w, r, h.maxBody, h.timeout)
 	defer wire.ReleaseBuffer(body)
 	if err != nil {
-		h.bodyFailed(w, err)
+		if !notFound(nil) {
+			h.bodyFailed(w, err)
+		}
 		return
 	}
 	doc, err := jsonparse.Parse(body.Bytes())
 	if err != nil {
-		h.fail(w, CodeInvalidJSON, restMessage(envelope.BodyError(body.Bytes(), err, invocationShape)), nil)
+		if !notFound(nil) {
+			h.fail(w, CodeInvalidJSON, restMessage(envelope.BodyError(body.Bytes(), err, invocationShape)), nil)
+		}
 		return
 	}
 	defer jsonparse.Release(doc)
 	req, err := readInvocation(doc)
 	if err != nil {
-		h.fail(w, CodeInvalidShape, restMessage(err), nil)
+		if !notFound(nil) {
+			h.fail(w, CodeInvalidShape, restMessage(err), nil)
+		}
 		return
 	}
 	req.ToolName, req.CallID, req.CallIDGenerated = name, callID, generated
@@ -441,7 +456,9 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 
 	res, err := h.reg.Call(r.Context(), req)
 	if err != nil {
-		h.callError(w, err)
+		if !notFound(err) {
+			h.callError(w, err)
+		}
 		return
 	}
 	wire.ArmWriteDeadline(w, r)
