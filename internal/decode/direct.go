@@ -247,8 +247,10 @@ func setScalar(fv reflect.Value, kind reflect.Kind, val []byte) bool {
 		}
 		fv.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// encoding/json reads unsigned fields with strconv.ParseUint,
+		// which refuses any sign, "-0" included.
 		n, ok := parseInt(val)
-		if !ok || n < 0 || fv.OverflowUint(uint64(n)) {
+		if !ok || n < 0 || val[0] == '-' || fv.OverflowUint(uint64(n)) {
 			return false
 		}
 		fv.SetUint(uint64(n))
