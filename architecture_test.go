@@ -26,6 +26,11 @@ const modulePath = "github.com/otcgo/otc"
 // The public wire formats other than OTC, built on the root's exported API.
 var wireFormats = []string{"rest", "registryview", "mcp"}
 
+// The packages that, like the wire formats, are built on the root's
+// exported API and import only it and internal/: the OAuth resource
+// server.
+var builtOnRoot = []string{"oauth"}
+
 // The packages under internal/ that may import the root, because only
 // tests and documentation use them.
 var testOnly = []string{"internal/testkit", "internal/docs"}
@@ -115,7 +120,7 @@ func TestArchitecture(t *testing.T) {
 	}
 	code, tests := repoImports(t)
 	require.Contains(t, code, "", "the root package was read")
-	for _, w := range wireFormats {
+	for _, w := range append(slices.Clone(wireFormats), builtOnRoot...) {
 		require.Contains(t, code, w, "package %s was read", w)
 	}
 
@@ -129,6 +134,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("the root package imports %s: it may import only packages under internal/", imp)
 			case slices.Contains(wireFormats, pkg) && imp != "" && !isInternal(imp):
 				t.Errorf("%s imports %s: a wire-format package imports only the root and internal/", pkg, imp)
+			case slices.Contains(builtOnRoot, pkg) && imp != "" && !isInternal(imp):
+				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root and internal/", pkg, imp)
 			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and mcp only", imp)
 			case isInternal(pkg) && !isTestOnly(pkg) && !isInternal(imp):
@@ -138,9 +145,10 @@ func TestArchitecture(t *testing.T) {
 	}
 	// Tests may use the fixtures, but the root's own tests never reach
 	// into another wire format's internals either way round: a wire-format
-	// package's tests do not import another wire format's package.
+	// package's tests do not import another wire format's package, and
+	// the OAuth resource server's tests import none.
 	for pkg, imports := range tests {
-		if !slices.Contains(wireFormats, pkg) {
+		if !slices.Contains(wireFormats, pkg) && !slices.Contains(builtOnRoot, pkg) {
 			continue
 		}
 		for _, imp := range imports {
@@ -152,9 +160,10 @@ func TestArchitecture(t *testing.T) {
 
 	// The picture itself: the imports the guide draws are there, so that
 	// the rules above are not met by reading nothing.
-	assert.Subset(t, code[""], []string{"internal/jsonparse", "internal/validate", "internal/decode", "internal/envelope", "internal/wire"})
-	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire"})
-	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire"})
-	assert.Subset(t, code["registryview"], []string{"", "internal/wire"})
+	assert.Subset(t, code[""], []string{"internal/jsonparse", "internal/validate", "internal/decode", "internal/envelope", "internal/wire", "internal/viewcache"})
+	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire", "internal/viewcache"})
+	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache"})
+	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
+	assert.Subset(t, code["oauth"], []string{"", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }

@@ -61,6 +61,28 @@ type ambiguityChecker interface {
 	ambiguous(r *http.Request) error
 }
 
+// BearerAuthenticator is implemented by an [Authenticator] of another
+// package that reads bearer tokens from the Authorization header, such as
+// the OAuth resource server of package oauth, so that [AnyOf] treats it as
+// it treats this package's bearer methods: a request that sent more than
+// one Authorization credential is refused before any method is tried, a
+// request without credentials is told to send a bearer token, and when
+// every method refuses a bearer token, the refusal reported is the one of
+// the method the token was meant for, as BearerFit says.
+type BearerAuthenticator interface {
+	Authenticator
+	// BearerFit says how surely a bearer token was meant for this
+	// authenticator, from the token as sent, unverified: header and claims
+	// are its JOSE header and its claims when it is a JWT, both nil when
+	// it is not. 0 means not at all; 1 that its form or algorithm is one
+	// the authenticator reads; 2 that its issuer ("iss") is one it
+	// accepts; 3 that its explicit type ("typ") is the authenticator's
+	// own too. [CapabilityAuth] counts 2 for its issuers and 1 for its
+	// algorithms, [JWTAuth] 1 for HS256. The surest fit wins, the first
+	// of equals in AnyOf's order.
+	BearerFit(header, claims map[string]any) int
+}
+
 // MethodCapability is the [Identity.Method] of a caller that proved itself
 // with a capability token, the only kind a tool's [Policy] token checks
 // accept.
@@ -85,6 +107,30 @@ type Identity struct {
 	// leeway is the clock skew the authenticator allowed the token's
 	// "exp": a spent token id is remembered that much past it.
 	leeway time.Duration
+}
+
+// Scopes returns the OAuth scopes the identity's token grants: its "scope"
+// claim split on spaces (RFC 9068, RFC 8693), or its "scp" claim, an array
+// of strings (or one string) as some authorization servers write it. It
+// returns nil for an identity without claims, or whose claims name no
+// scope.
+func (id *Identity) Scopes() []string {
+	if id == nil {
+		return nil
+	}
+	switch v := id.Claims["scope"].(type) {
+	case string:
+		return strings.Fields(v)
+	}
+	switch v := id.Claims["scp"].(type) {
+	case string:
+		return strings.Fields(v)
+	case []any:
+		return claimStrings(v)
+	case []string:
+		return v
+	}
+	return nil
 }
 
 type identityKey struct{}
@@ -141,6 +187,57 @@ type Challenger interface {
 func WWWAuthenticate(a Authenticator) string {
 	if c, ok := a.(Challenger); ok {
 		return c.Challenge()
+	}
+	return ""
+}
+
+// ErrorChallenger is implemented by an [Authenticator] whose challenge
+// depends on why a request was refused: an OAuth resource server names
+// its metadata document in every challenge, adds error="invalid_token"
+// when a token was sent and refused, and error="insufficient_scope" with
+// the scopes a tool needs. The handlers of every wire format ask for it
+// with [Challenge].
+type ErrorChallenger interface {
+	// ChallengeError returns the WWW-Authenticate value of an answer
+	// refusing the request with e: a 401 (CodeUnauthenticated), or a 403
+	// with ReasonInsufficientScope. "" means none.
+	ChallengeError(e *Error) string
+}
+
+// Challenge returns the WWW-Authenticate value of an answer that refuses a
+// request with e, for a server whose authenticator is a: the
+// authenticator's own when it is an [ErrorChallenger]; otherwise, for a
+// 401, its [Challenger] value ("Bearer" when it has none and a tool's
+// policy refused the call), and for a 403 with ReasonInsufficientScope,
+// `Bearer error="insufficient_scope", scope="…"` naming e.RequiredScopes
+// (RFC 6750 §3.1). It returns "" for any other refusal, without asking
+// the authenticator, so that a handler may call it with every error it
+// answers. The handlers of every wire format (OTC, REST, MCP over HTTP and
+// the registry view) take their challenges from it, so that a refusal
+// reads the same on each.
+func Challenge(a Authenticator, e *Error) string {
+	if e == nil || e.Code != CodeUnauthenticated && e.Reason != ReasonInsufficientScope {
+		return ""
+	}
+	if c, ok := a.(ErrorChallenger); ok {
+		return c.ChallengeError(e)
+	}
+	return plainChallenge(a, e)
+}
+
+// plainChallenge is [Challenge] for an authenticator that is not an
+// [ErrorChallenger].
+func plainChallenge(a Authenticator, e *Error) string {
+	switch {
+	case e.Code == CodeUnauthenticated:
+		if c := WWWAuthenticate(a); c != "" {
+			return c
+		}
+		if e.Reason != "" { // a tool's policy refused the token
+			return "Bearer"
+		}
+	case e.Reason == ReasonInsufficientScope:
+		return `Bearer error="insufficient_scope", scope="` + strings.Join(e.RequiredScopes, " ") + `"`
 	}
 	return ""
 }
@@ -450,7 +547,16 @@ func claimProblem(err error) (msg string, ok bool) {
 // AnyOf returns an authenticator that accepts a request when any of as
 // does, trying them in order. When all refuse, it reports the first
 // refusal of credentials the request did carry (a wrong API key, an
-// expired token), and otherwise that no credentials were sent.
+// expired token), and otherwise that no credentials were sent. Of the
+// refusals of a bearer token by several methods that read bearer tokens,
+// it reports the one of the method the token was meant for: the method
+// whose issuer the token names (and whose type, for an OAuth access
+// token), else the one whose algorithm it uses; see
+// [BearerAuthenticator].
+//
+// Its challenge is the one of the first method that has one; when a
+// method is an [ErrorChallenger], [Challenge] asks that method about
+// every refusal, whichever method refused.
 //
 // A request that sent the credentials of one of this package's methods
 // more than once (two API key header lines, two Authorization lines, or
@@ -470,9 +576,8 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 	if err := as.ambiguous(r); err != nil {
 		return nil, err
 	}
-	var refusal, fitting error
-	var refuser Authenticator
-	alg := bearerAlg(r)
+	var refusals []error
+	var refusers []Authenticator
 	for _, a := range as {
 		id, err := a.Authenticate(r)
 		if err == nil {
@@ -484,26 +589,30 @@ func (as anyOf) Authenticate(r *http.Request) (*Identity, error) {
 		if errors.Is(err, ErrNoCredentials) {
 			continue
 		}
-		if refusal == nil {
-			refusal, refuser = err, a
-		}
+		refusals, refusers = append(refusals, err), append(refusers, a)
+	}
+	if len(refusals) > 0 {
 		// A bearer token is refused by every method that reads bearer
-		// tokens; the useful refusal is the one of the method its
-		// algorithm belongs to (an expired ES256 token is not "not
-		// HS256").
-		if fitting == nil && tokenFits(a, alg) {
-			fitting = err
+		// tokens; the useful refusal is the one of the method it was meant
+		// for (an expired ES256 token is not "not HS256", and an OAuth
+		// access token is not "not from the capability issuers"). The
+		// token is read only now, on the way to a refusal.
+		if readsBearer(refusers[0]) {
+			header, claims := bearerParts(r)
+			best, fit := 0, 0
+			for i, a := range refusers {
+				if f := bearerFit(a, header, claims); f > fit {
+					best, fit = i, f
+				}
+			}
+			return nil, refusals[best]
 		}
-	}
-	if fitting != nil && readsBearer(refuser) {
-		return nil, fitting
-	}
-	if refusal != nil {
-		return nil, refusal
+		return nil, refusals[0]
 	}
 	e := unauthenticated(anyOfMissing(as), ErrNoCredentials)
 	for _, a := range as {
-		if _, ok := a.(*CapabilityAuth); ok {
+		switch a.(type) {
+		case *CapabilityAuth, BearerAuthenticator:
 			e.Reason = ReasonMissingToken
 		}
 	}
@@ -520,6 +629,11 @@ func (as anyOf) ambiguous(r *http.Request) error {
 				return err
 			}
 		}
+		if _, ok := a.(BearerAuthenticator); ok && authorizationRepeated(r.Header.Values("Authorization")) {
+			e := unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
+			e.Reason = ReasonInvalidToken
+			return e
+		}
 	}
 	return nil
 }
@@ -532,7 +646,7 @@ func anyOfMissing(as anyOf) string {
 		switch a.(type) {
 		case *APIKeyAuth:
 			ways = append(ways, "an API key in the "+HeaderAPIKey+" header")
-		case *JWTAuth, *CapabilityAuth:
+		case *JWTAuth, *CapabilityAuth, BearerAuthenticator:
 			if way := "a bearer token in the Authorization header"; !slices.Contains(ways, way) {
 				ways = append(ways, way)
 			}
@@ -544,50 +658,75 @@ func anyOfMissing(as anyOf) string {
 	return "Authentication required: send " + strings.Join(ways, " or ")
 }
 
-// bearerAlg returns the "alg" of the header of the request's bearer JWT,
-// unverified, or "".
-func bearerAlg(r *http.Request) string {
+// maxBearerPeek caps the bearer token that [AnyOf] reads, unverified, to
+// choose among refusals. It is larger than the tokens this package
+// accepts, because other packages' authenticators may accept longer ones.
+const maxBearerPeek = 16 << 10
+
+// bearerParts returns the JOSE header and the claims of the request's
+// bearer JWT, decoded but not verified, or nils when it sent none.
+func bearerParts(r *http.Request) (header, claims map[string]any) {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
+		return nil, nil
 	}
-	head, _, ok := strings.Cut(strings.TrimSpace(token), ".")
-	if !ok || len(head) > 1024 {
-		return ""
+	token = strings.TrimSpace(token)
+	if len(token) > maxBearerPeek || strings.Count(token, ".") != 2 {
+		return nil, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(head)
-	if err != nil {
-		return ""
+	head, rest, _ := strings.Cut(token, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	header, claims = decodeSegment(head), decodeSegment(payload)
+	if header == nil || claims == nil {
+		return nil, nil
 	}
-	var h struct {
-		Alg string `json:"alg"`
-	}
-	if json.Unmarshal(raw, &h) != nil {
-		return ""
-	}
-	return h.Alg
+	return header, claims
 }
 
-// readsBearer reports whether a is one of this package's methods that
-// read bearer JWTs.
+// decodeSegment decodes one base64url part of a JWT holding a JSON
+// object, or returns nil.
+func decodeSegment(seg string) map[string]any {
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// readsBearer reports whether a reads bearer tokens: one of this
+// package's methods that do, or a [BearerAuthenticator].
 func readsBearer(a Authenticator) bool {
 	switch a.(type) {
-	case *JWTAuth, *CapabilityAuth:
+	case *JWTAuth, *CapabilityAuth, BearerAuthenticator:
 		return true
 	}
 	return false
 }
 
-// tokenFits reports whether a is the method that reads bearer tokens
-// signed with alg.
-func tokenFits(a Authenticator, alg string) bool {
-	switch a.(type) {
+// bearerFit says how surely a refused bearer token was meant for a, as
+// [BearerAuthenticator.BearerFit] does.
+func bearerFit(a Authenticator, header, claims map[string]any) int {
+	alg, _ := header["alg"].(string)
+	switch a := a.(type) {
 	case *JWTAuth:
-		return alg == jwt.SigningMethodHS256.Alg()
+		if alg == jwt.SigningMethodHS256.Alg() {
+			return 1
+		}
 	case *CapabilityAuth:
-		return slices.Contains(capabilityAlgs, alg)
+		if iss, _ := claims["iss"].(string); iss != "" && slices.Contains(a.issuers, iss) {
+			return 2
+		}
+		if slices.Contains(capabilityAlgs, alg) {
+			return 1
+		}
+	case BearerAuthenticator:
+		return a.BearerFit(header, claims)
 	}
-	return false
+	return 0
 }
 
 // Challenge returns the challenge of the first authenticator that has one.
@@ -598,4 +737,28 @@ func (as anyOf) Challenge() string {
 		}
 	}
 	return ""
+}
+
+// ChallengeError returns the challenge of the first method that is an
+// [ErrorChallenger] (such as an OAuth resource server, which names its
+// metadata in every challenge, whichever method refused the request), or
+// else what [Challenge] answers for the first method that has a
+// challenge.
+func (as anyOf) ChallengeError(e *Error) string {
+	for _, a := range as {
+		if hasErrorChallenger(a) {
+			return a.(ErrorChallenger).ChallengeError(e)
+		}
+	}
+	return plainChallenge(as, e)
+}
+
+// hasErrorChallenger reports whether a decides its challenges by the
+// refusal: an [ErrorChallenger] other than AnyOf, or an AnyOf holding one.
+func hasErrorChallenger(a Authenticator) bool {
+	if as, ok := a.(anyOf); ok {
+		return slices.ContainsFunc(as, hasErrorChallenger)
+	}
+	_, ok := a.(ErrorChallenger)
+	return ok
 }

@@ -1668,3 +1668,43 @@ func authFuzzIsBearerOfValid(valid, header string) bool {
 	scheme, tok, ok := strings.Cut(header, " ")
 	return ok && strings.EqualFold(scheme, "Bearer") && authFuzzIsValidToken(valid, tok)
 }
+
+// errorChallenger is a custom authenticator whose challenge depends on
+// the refusal, as an OAuth resource server's does.
+type errorChallenger struct{ otc.Authenticator }
+
+func (errorChallenger) Challenge() string { return "Custom" }
+func (errorChallenger) ChallengeError(e *otc.Error) string {
+	return "Custom for " + e.Code.String()
+}
+
+// TestAnyOfChallengeError: AnyOf asks the first method that decides its
+// challenge by the refusal about every refusal, nested AnyOfs included,
+// and otherwise answers as Challenge does for its first Challenger.
+func TestAnyOfChallengeError(t *testing.T) {
+	t.Parallel()
+	custom := errorChallenger{otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) { return nil, nil })}
+	unauth := &otc.Error{Code: otc.CodeUnauthenticated, Message: "no"}
+	scope := &otc.Error{Code: otc.CodeForbidden, Reason: otc.ReasonInsufficientScope, RequiredScopes: []string{"a", "b"}}
+	for _, tc := range []struct {
+		name  string
+		auth  otc.Authenticator
+		e     *otc.Error
+		want  string
+		plain string // the WWW-Authenticate value of WWWAuthenticate
+	}{
+		{"plain_401", otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{})), unauth, "Bearer", "Bearer"},
+		{"plain_nested_401", otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}))), unauth, "Bearer", "Bearer"},
+		{"plain_scope", otc.AnyOf(newAuthKeys(t)), scope, `Bearer error="insufficient_scope", scope="a b"`, ""},
+		{"custom_401", otc.AnyOf(newAuthKeys(t), custom), unauth, "Custom for unauthenticated", "Custom"},
+		{"custom_after_jwt", otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}), custom), unauth, "Custom for unauthenticated", "Bearer"},
+		{"custom_scope", otc.AnyOf(custom, newAuthKeys(t)), scope, "Custom for forbidden", "Custom"},
+		{"custom_nested", otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(custom)), unauth, "Custom for unauthenticated", "Custom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, otc.Challenge(tc.auth, tc.e))
+			assert.Equal(t, tc.plain, otc.WWWAuthenticate(tc.auth))
+		})
+	}
+}

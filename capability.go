@@ -311,9 +311,10 @@ func keyFits(method jwt.SigningMethod, key any) bool {
 // Why the key function refused a token, for capabilityProblem; those of
 // the key set are in jwks.go.
 var (
-	errNoKeyID       = errors.New("the token's header has no kid")
-	errKeyAlgorithm  = errors.New("the token's alg is not the one of its key")
-	errKeyRestricted = errors.New("the JWK's own alg or use forbids the token's")
+	errNoKeyID           = errors.New("the token's header has no kid")
+	errKeyAlgorithm      = errors.New("the token's alg is not the one of its key")
+	errKeyRestricted     = errors.New("the JWK's own alg or use forbids the token's")
+	errIssuerNotAccepted = errors.New("the token's iss is not one of the issuers")
 )
 
 // keyfunc returns the key that verifies a token: the one its "kid" names,
@@ -332,6 +333,17 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
 			return nil, errNoKeyID
+		}
+		// A token from another issuer (an OAuth access token beside
+		// capability tokens in AnyOf) is refused before its kid is looked
+		// up: its kid is not in this set, and asking for a fetch of the set
+		// would cost the issuers a fetch, and the request a wait, every few
+		// seconds. The claims are not verified yet; a token that passes
+		// here has its "iss" checked again once they are.
+		if claims, ok := t.Claims.(jwt.MapClaims); ok {
+			if iss, isString := claims["iss"].(string); isString && iss != "" && !slices.Contains(a.issuers, iss) {
+				return nil, errIssuerNotAccepted
+			}
 		}
 		k, err := a.keys.Key(ctx, kid)
 		if err != nil {
@@ -443,6 +455,8 @@ func capabilityProblem(t *jwt.Token, err error) string {
 	switch {
 	case errors.Is(err, errCritical):
 		return criticalProblem
+	case errors.Is(err, errIssuerNotAccepted):
+		return "The bearer token's issuer (iss) is not one this server accepts"
 	case errors.Is(err, errNoKeyID):
 		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
 	case errors.Is(err, errKeyAlgorithm):

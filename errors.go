@@ -104,6 +104,14 @@ type Error struct {
 	// (CodeUnauthenticated): one of the Reason constants, such as
 	// ReasonAudienceMismatch. Empty for other errors.
 	Reason string
+	// RequiredScopes lists the OAuth scopes the call needs, with
+	// ReasonInsufficientScope: those of the tool's [Policy] that the
+	// caller's token lacks, so that a client can ask for them (step-up
+	// authorization). With ReasonMissingToken, for a tool whose policy
+	// sets RequiredScopes, it lists them all. The OTC body carries it as
+	// "required_scopes", REST as details.required_scopes and MCP as
+	// data.required_scopes.
+	RequiredScopes []string
 
 	// cause is what errors.Is and errors.As see through Unwrap.
 	cause error
@@ -247,6 +255,7 @@ type errorBody struct {
 	ParameterErrors     map[string]string    `json:"parameter_errors,omitempty"`
 	MissingRequirements *MissingRequirements `json:"missing_requirements,omitempty"`
 	Reason              string               `json:"reason,omitempty"`
+	RequiredScopes      []string             `json:"required_scopes,omitempty"`
 }
 
 // serverError returns a CodeServerError with the given messages.

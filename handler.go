@@ -197,11 +197,19 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Re
 	if err == nil {
 		return r, true
 	}
-	if c := WWWAuthenticate(h.auth); c != "" {
-		w.Header().Set("WWW-Authenticate", c)
-	}
+	h.challenge(w, err)
 	h.writeError(w, h.schema, err)
 	return r, false
+}
+
+// challenge sets the WWW-Authenticate header of an answer refusing the
+// request with err: a 401, or a 403 for want of scopes (see [Challenge]).
+func (h *Handler) challenge(w http.ResponseWriter, err error) {
+	if e, ok := errors.AsType[*Error](err); ok {
+		if c := Challenge(h.auth, e); c != "" {
+			w.Header().Set("WWW-Authenticate", c)
+		}
+	}
 }
 
 // health answers GET /health.
@@ -241,10 +249,12 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	// The catalog array is encoded once per registry snapshot; only the
-	// few bytes around it are written per request, so a large catalog is
-	// never copied.
-	tools := h.reg.current.Load().encodedCatalog()
+	// The catalog array is encoded once per registry snapshot, and for a
+	// caller who sees only some of the tools once per snapshot and set of
+	// visible tools; only the few bytes around it are written per
+	// request, so a large catalog is never copied.
+	cat := h.reg.current.Load()
+	tools := cat.encodedCatalogFor(h.reg.visibilityIn(cat, CallerIdentity(r.Context()), ProtocolOTC))
 	head := appendJSONString([]byte(`{"$schema":`), schema)
 	head = append(head, `,"tools":`...)
 	parts := [][]byte{head, tools}
@@ -410,9 +420,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 	req.Protocol, req.HTTPRequest, req.RequestBody = ProtocolOTC, r, b
 	res, err := h.reg.Call(r.Context(), req)
 	if err != nil {
-		if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeUnauthenticated && e.Reason != "" {
-			w.Header().Set("WWW-Authenticate", "Bearer") // the tool's policy wants a capability token
-		}
+		h.challenge(w, err)
 		h.writeError(w, schema, err)
 		return
 	}
@@ -510,6 +518,7 @@ func (h *Handler) writeError(w http.ResponseWriter, schema string, err error) {
 		ParameterErrors:     e.ParameterErrors,
 		MissingRequirements: e.MissingRequirements,
 		Reason:              e.Reason,
+		RequiredScopes:      e.RequiredScopes,
 	})
 }
 

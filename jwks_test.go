@@ -233,3 +233,24 @@ func TestJWKSHangingIssuer(t *testing.T) {
 	assert.Equal(t, int64(1), fetches.Load(), "one fetch, shared")
 	srv.Close()
 }
+
+// TestJWKSOtherIssuerCostsNoFetch: a token naming another issuer, such as
+// an OAuth access token beside capability tokens in AnyOf, is refused for
+// its issuer before its unknown kid is looked up, so that it neither
+// fetches the capability issuers' JWKS nor waits for a fetch.
+func TestJWKSOtherIssuerCostsNoFetch(t *testing.T) {
+	t.Parallel()
+	k := capKeys(t)
+	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	const gap = 50 * time.Millisecond
+	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	before := jwks.count()
+	for range 3 {
+		time.Sleep(gap)
+		other := capSign(t, jwt.SigningMethodES256, k.ecOther, "authorization-server-kid", capClaims(func(c jwt.MapClaims) { c["iss"] = "https://login.test" }))
+		assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(other)), http.StatusUnauthorized, otc.ReasonInvalidToken, "issuer (iss) is not one this server accepts", other)
+	}
+	assert.Equal(t, before, jwks.count(), "no fetch for another issuer's kid")
+	assert.Equal(t, int64(1), runs.Load())
+}

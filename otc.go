@@ -76,7 +76,10 @@
 // [HandlerOptions.Authenticator] makes the server require credentials:
 // [NewAPIKeyAuth] for the OXP-API-Key header, [NewJWTAuth] for HS256
 // bearer tokens, [AnyOf] to accept either, or an [AuthenticatorFunc] of
-// your own. A tool reads who called with [CallerIdentity].
+// your own. A tool reads who called with [CallerIdentity]. A tool's
+// [Policy] says who may call it (with which OAuth scopes, or which
+// capability token), and each caller's catalogs list only the tools it may
+// call ([Registry.Visibility], [RegistryOptions.ListEveryTool]).
 //
 // # Shutting down
 //
@@ -123,6 +126,33 @@ type Tool struct {
 	// Description tells a model when and how to use the tool. Required.
 	Description string
 
+	// Title is the tool's name for people ("Refund an order"), which
+	// clients show in their lists and confirmation prompts; a model goes
+	// by Name and Description. Empty means none, and clients show Name.
+	// When set it must be one line of text, not blank.
+	Title string
+
+	// Annotations are hints about what the tool does to the world
+	// (read-only, destructive, idempotent, open world), which MCP clients
+	// act on: see [ToolAnnotations]. Nil means none, and clients assume
+	// the worst of each.
+	Annotations *ToolAnnotations
+
+	// Icons are images a client may show beside the tool (see [Icon]).
+	// Nil means none.
+	Icons []Icon
+
+	// Meta is free metadata that MCP lists as the tool's "_meta", for
+	// clients and gateways that look for it. Each key follows MCP's
+	// rules: an optional prefix of dot-separated labels and a slash, in
+	// reverse DNS ("com.example/owner"), then a name of letters, digits,
+	// hyphens, underscores and dots. Prefixes MCP reserves (those naming
+	// modelcontextprotocol or mcp, such as "io.modelcontextprotocol/") and
+	// this library's io.github.otcgo/ are refused, as is a value
+	// encoding/json cannot encode. Nil means none. Register encodes it
+	// once: changing the map later changes nothing.
+	Meta map[string]any
+
 	// OutputDescription, when set, becomes the description of the
 	// reflected output schema ("The sum of the two numbers."). It is
 	// ignored when OutputSchema is set or the tool returns [NoOutput].
@@ -158,8 +188,8 @@ type Tool struct {
 	Requirements *Requirements
 
 	// Policy restricts who may call the tool: through which protocols,
-	// and with which capability token. Nil means anyone the handler lets
-	// in, through any protocol.
+	// with which OAuth scopes, and with which capability token. Nil means
+	// anyone the handler lets in, through any protocol.
 	Policy *Policy
 
 	// Timeout bounds each run of the function. Its context gets the
@@ -216,6 +246,19 @@ type ToolDefinition struct {
 	// InputSchema.Parameters: the hand-written output schema as given,
 	// or nil when OutputSchema is all there is.
 	FullOutputSchema json.RawMessage `json:"-"`
+	// Title, Annotations and Icons are the tool's ([Tool.Title],
+	// [Tool.Annotations], [Tool.Icons]): empty, nil (also for annotations
+	// that state no hint) and nil when it has none. MCP lists them; the
+	// REST view's definition and the registry view's entries carry them
+	// too. They are not part of the OTC catalog entry, whose schema allows
+	// no other members.
+	Title       string           `json:"-"`
+	Annotations *ToolAnnotations `json:"-"`
+	Icons       []Icon           `json:"-"`
+	// Meta is [Tool.Meta] encoded as a JSON object (keys sorted), or nil.
+	// Only MCP lists it, as the tool's "_meta". It is not part of the OTC
+	// catalog entry.
+	Meta json.RawMessage `json:"-"`
 }
 
 // InputSchema is the input_schema object of a [ToolDefinition].

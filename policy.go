@@ -21,31 +21,59 @@ import (
 // format, before the input is validated. The zero value allows every call,
 // as a tool without a policy does.
 //
-// Protocols alone only chooses the wire formats. Any of the other fields
-// makes the tool need a capability token (see [NewCapabilityAuth]): a
-// caller that authenticated any other way, or not at all, is refused, and
-// the token's claims are checked in this order, each refusal carrying its
-// [Error.Reason]:
+// Protocols alone only chooses the wire formats. RequiredScopes asks for
+// a caller whose token grants OAuth scopes, from any authenticator: an
+// OAuth access token above all, or a capability token that carries a
+// "scope" claim. Any of the other fields makes the tool need a capability
+// token (see [NewCapabilityAuth]): a caller that authenticated any other
+// way, or not at all, is refused. A token has two claims for two checks,
+// and may carry either or both: "caps", checked against
+// RequiredCapabilities, and "scope" (or "scp"), checked against
+// RequiredScopes. A policy that sets both needs a capability token that
+// carries both.
+//
+// The checks run in this order, each refusal carrying its [Error.Reason]:
 //
 //  1. protocol: the call came through one of Protocols (ReasonProtocolDenied);
-//  2. audience: the token's "aud" holds ResourceURI, or the tool's id
+//  2. credentials (401 ReasonMissingToken): with a capability field set,
+//     the caller proved itself with a capability token; with
+//     RequiredScopes alone, it sent a token at all: a caller without an
+//     identity, or whose identity carries no claims (an API key), has
+//     none;
+//  3. audience: the token's "aud" holds ResourceURI, or the tool's id
 //     ("Toolkit.Tool@x.y.z") when ResourceURI is empty, so that a token
 //     issued for one tool cannot call another (ReasonAudienceMismatch);
-//  3. capabilities: the token's "caps", an array of strings, holds every
+//  4. scopes: the token grants every one of RequiredScopes
+//     ([Identity.Scopes]); a refusal is 403 ReasonInsufficientScope, and
+//     [Error.RequiredScopes] names the scopes it lacks, which every wire
+//     format also puts in its WWW-Authenticate challenge so that a client
+//     can ask its authorization server for them (step-up authorization);
+//  5. capabilities: the token's "caps", an array of strings, holds every
 //     one of RequiredCapabilities (ReasonInsufficientCapabilities);
-//  4. blast radius: the token's "blast_radius", "scope:value", fits
+//  6. blast radius: the token's "blast_radius", "scope:value", fits
 //     MaxBlastRadius (ReasonBlastRadiusExceeded); a token without the claim
 //     is refused when the tool sets a maximum;
-//  5. revocation: the authenticator's revocation check of the token's
+//  7. revocation: the authenticator's revocation check of the token's
 //     "jti"; an error of the check refuses the call (ReasonTokenRevoked);
-//  6. execution binding, when RequiresExecution is set: the token's id
+//  8. execution binding, when RequiresExecution is set: the token's id
 //     and expiry (ReasonInvalidToken when it has no "jti" or "exp"), then
 //     its binding to the call (ReasonExecBindingInvalid): see
 //     RequiresExecution.
 //
+// Checks 3, 5 to 8 apply to capability tokens only; a policy that sets
+// none of their fields skips them. The audience comes before the scopes
+// because a token issued for another resource should be replaced, not
+// stepped up; the scopes come before the capabilities because a client
+// can act on their refusal by itself.
+//
 // The input is validated after these checks; an execution-bound token is
 // then spent just before the function runs (ReasonTokenReplayed when it
 // was spent already).
+//
+// The same checks, less those that depend on the exact call (revocation,
+// execution binding, a spent token), decide which tools a caller's
+// catalogs list: see [Registry.Visibility] and
+// [RegistryOptions.ListEveryTool].
 type Policy struct {
 	// Protocols lists the wire formats that may call the tool, as
 	// "name" or "name/version", compared by name: "otc" (the OTC/OXP
@@ -100,6 +128,15 @@ type Policy struct {
 	AllowedOperations []string `json:"allowed_operations,omitempty"`
 	// AllowedTargets lists the "target" values a bound token may carry.
 	AllowedTargets []string `json:"allowed_targets,omitempty"`
+	// RequiredScopes lists the OAuth scopes the caller's token must grant
+	// ("counter:write"), read by [Identity.Scopes] from its "scope" or
+	// "scp" claim. Unlike the other fields it does not ask for a
+	// capability token: any authenticator whose identity carries scopes
+	// will do, an OAuth access token above all. A caller without them is
+	// refused, 403 with ReasonInsufficientScope, and the answer names the
+	// scopes to ask for. Each scope is an RFC 6749 scope token: printable
+	// ASCII without spaces, double quotes or backslashes, listed once.
+	RequiredScopes []string `json:"required_scopes,omitempty"`
 }
 
 // The reasons of refusals by a tool's [Policy], in [Error.Reason].
@@ -112,6 +149,7 @@ const (
 	ReasonInsufficientCapabilities = "insufficient_capabilities"
 	ReasonBlastRadiusExceeded      = "blast_radius_exceeded"
 	ReasonExecBindingInvalid       = "exec_binding_invalid"
+	ReasonInsufficientScope        = "insufficient_scope"
 )
 
 // needsToken reports whether the policy asks for a capability token.
@@ -169,6 +207,34 @@ func policyProblem(p *Policy) string {
 			return "an empty string in RequiredCapabilities, AllowedOperations or AllowedTargets would match nothing"
 		}
 	}
+	for i, scope := range p.RequiredScopes {
+		if problem := scopeProblem(scope); problem != "" {
+			return fmt.Sprintf("RequiredScopes[%d] %s", i, problem)
+		}
+		if slices.Contains(p.RequiredScopes[:i], scope) {
+			return fmt.Sprintf("RequiredScopes lists %q twice", scope)
+		}
+	}
+	return ""
+}
+
+// scopeProblem says why s is not an RFC 6749 scope token (§3.3: one or
+// more of the printable ASCII characters other than space, '"' and '\'),
+// or returns "". A scope that breaks the rule could not be granted in a
+// token's space-separated "scope" claim, nor named in the quoted scope
+// of a WWW-Authenticate challenge.
+func scopeProblem(s string) string {
+	if s == "" {
+		return "is empty: it would match nothing"
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			return fmt.Sprintf("%q holds a space: list each scope as an element of its own", wire.Truncate(s, 80))
+		case c < 0x21 || c > 0x7e || c == '"' || c == '\\':
+			return fmt.Sprintf("%q holds %q at byte %d: a scope is printable ASCII without spaces, double quotes or backslashes (RFC 6749 section 3.3)", wire.Truncate(s, 80), c, i)
+		}
+	}
 	return ""
 }
 
@@ -181,6 +247,7 @@ func clonePolicy(p *Policy) *Policy {
 	c.RequiredCapabilities = slices.Clone(p.RequiredCapabilities)
 	c.AllowedOperations = slices.Clone(p.AllowedOperations)
 	c.AllowedTargets = slices.Clone(p.AllowedTargets)
+	c.RequiredScopes = slices.Clone(p.RequiredScopes)
 	return &c
 }
 
@@ -210,25 +277,49 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 			fmt.Sprintf("Tool '%s' cannot be called through %s", t.def.Name, wire.Truncate(proto, 40)),
 			fmt.Sprintf("%s accepts calls through %s only", t.def.ID, strings.Join(p.Protocols, ", ")))
 	}
-	if !p.needsToken() {
+	capability := p.needsToken()
+	if !capability && len(p.RequiredScopes) == 0 {
 		return nil
 	}
 	id := CallerIdentity(ctx)
-	if id == nil || id.Method != MethodCapability {
+	switch {
+	case capability && (id == nil || id.Method != MethodCapability):
 		return refuse(ReasonMissingToken,
 			fmt.Sprintf("Tool '%s' needs a capability token", t.def.Name),
 			"send a bearer token from a configured issuer (see NewCapabilityAuth); other credentials cannot call this tool")
+	case id == nil || id.Claims == nil:
+		e := refuse(ReasonMissingToken,
+			fmt.Sprintf("Tool '%s' needs an access token granting %s", t.def.Name, namedScopes(p.RequiredScopes)),
+			"send a bearer token (an OAuth access token) whose scope claim grants them; other credentials cannot call this tool")
+		e.RequiredScopes = slices.Clone(p.RequiredScopes)
+		return e
 	}
 	claims := id.Claims
 
-	resource := p.ResourceURI
-	if resource == "" {
-		resource = t.def.ID
+	if capability {
+		resource := p.ResourceURI
+		if resource == "" {
+			resource = t.def.ID
+		}
+		if !slices.Contains(claimStrings(claims["aud"]), resource) {
+			return refuse(ReasonAudienceMismatch,
+				fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
+				fmt.Sprintf("the token's aud must hold %q", resource))
+		}
 	}
-	if !slices.Contains(claimStrings(claims["aud"]), resource) {
-		return refuse(ReasonAudienceMismatch,
-			fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
-			fmt.Sprintf("the token's aud must hold %q", resource))
+
+	if len(p.RequiredScopes) > 0 {
+		if missing := missingScopes(id, p.RequiredScopes); missing != nil {
+			e := refuse(ReasonInsufficientScope,
+				fmt.Sprintf("Tool '%s' needs %s, which the token does not grant", t.def.Name, namedScopes(missing)),
+				fmt.Sprintf("ask the authorization server for a token whose scope also holds %s (the tool needs %s)",
+					strings.Join(missing, " "), strings.Join(p.RequiredScopes, " ")))
+			e.RequiredScopes = missing
+			return e
+		}
+	}
+	if !capability {
+		return nil
 	}
 
 	caps := claimStrings(claims["caps"])
@@ -408,6 +499,26 @@ func claimStrings(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// namedScopes names scopes in a message: "the scope a", "the scopes a b".
+func namedScopes(scopes []string) string {
+	if len(scopes) == 1 {
+		return "the scope " + scopes[0]
+	}
+	return "the scopes " + strings.Join(scopes, " ")
+}
+
+// missingScopes returns those of need that the identity's token does not
+// grant ([Identity.Scopes]), or nil when it grants them all.
+func missingScopes(id *Identity, need []string) []string {
+	var missing []string
+	for _, s := range need {
+		if !scopeGranted(id.Claims, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
 }
 
 // latestAllowed returns the highest version of a tool that the named

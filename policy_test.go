@@ -90,6 +90,15 @@ func policyPost(t *testing.T, url, body string, claims map[string]any, headers m
 	return policyAnswer{status: resp.StatusCode, header: resp.Header, body: m, raw: string(raw)}
 }
 
+// seesEveryPayTool are the claims of a capability token that sees every
+// tool of the policy server: the checks that depend on the exact call
+// (the execution binding) never hide a tool.
+var seesEveryPayTool = map[string]any{
+	"aud":          []any{"urn:test:pay", "Pay.Audit@1.0.0"},
+	"caps":         []any{"pay:refund", "pay:audit"},
+	"blast_radius": "tenant:acme",
+}
+
 // refundClaims returns claims that pass every check of Pay.Refund for body
 // sent to path, changed by edit. Each has a new token id (jti), since an
 // execution-bound token runs its tool once.
@@ -192,20 +201,9 @@ func TestPolicyOverOTC(t *testing.T) {
 	})
 	t.Run("catalog_leaves_out_tools_kept_off_otc", func(t *testing.T) {
 		t.Parallel()
-		resp, err := http.Get(base + "/tools")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var cat struct {
-			Tools []struct {
-				ID string `json:"id"`
-			} `json:"tools"`
-		}
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&cat))
-		var ids []string
-		for _, c := range cat.Tools {
-			ids = append(ids, c.ID)
-		}
-		assert.Equal(t, []string{"Pay.Audit@1.0.0", "Pay.Open@1.0.0", "Pay.Refund@1.0.0"}, ids)
+		a := policyGet(t, base+"/tools", seesEveryPayTool, nil)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		assert.Equal(t, []string{"Pay.Audit@1.0.0", "Pay.Open@1.0.0", "Pay.Refund@1.0.0"}, catalogIDs(t, a))
 	})
 }
 
@@ -244,18 +242,9 @@ func TestPolicyOverREST(t *testing.T) {
 	})
 	t.Run("planner_view_and_description", func(t *testing.T) {
 		t.Parallel()
-		resp, err := http.Get(base + "/v1/tools")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var list []struct {
-			Name string `json:"name"`
-		}
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
-		var names []string
-		for _, e := range list {
-			names = append(names, e.Name)
-		}
-		assert.Equal(t, []string{"Pay_Audit", "Pay_Open", "Pay_Quote"}, names, "Pay_Refund is kept off the REST view")
+		a := policyGet(t, base+"/v1/tools", seesEveryPayTool, nil)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		assert.Equal(t, []string{"Pay_Audit", "Pay_Open", "Pay_Quote"}, plannerNames(t, a), "Pay_Refund is kept off the REST view")
 		d, err := http.Get(base + "/v1/tools/Pay_Refund")
 		require.NoError(t, err)
 		d.Body.Close()
@@ -332,12 +321,8 @@ func TestPolicyOverMCP(t *testing.T) {
 	})
 	t.Run("tools_list_leaves_out_tools_kept_off_mcp", func(t *testing.T) {
 		t.Parallel()
-		a := policyPost(t, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, nil)
-		var names []string
-		for _, tool := range a.body["result"].(map[string]any)["tools"].([]any) {
-			names = append(names, tool.(map[string]any)["name"].(string))
-		}
-		assert.Equal(t, []string{"Pay_Audit", "Pay_Open", "Pay_Refund"}, names)
+		a := policyPost(t, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, seesEveryPayTool, nil)
+		assert.Equal(t, []string{"Pay_Audit", "Pay_Open", "Pay_Refund"}, mcpToolNames(t, a))
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/inline"
 	"github.com/otcgo/otc/internal/validate"
+	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -82,6 +83,26 @@ type RegistryOptions struct {
 	// anonymous caller, and shares one space of call ids.
 	Idempotency IdempotencyStore
 
+	// ListEveryTool lists every tool in every caller's catalog, as this
+	// library did before catalogs were made per caller. By default each
+	// catalog a handler serves (GET /tools, the REST planner view, MCP
+	// tools/list, the registry view's listing) lists only the tools the
+	// caller could call, as [Registry.Visibility] decides from the
+	// caller's identity and each tool's [Policy]: a caller that proved
+	// nothing, or only an API key, does not see the tools that need a
+	// token; a token without a tool's scopes or capabilities does not see
+	// that tool. Calls are checked the same either way.
+	//
+	// Per-caller catalogs are the default because a model chooses from
+	// what it is shown: a tool it cannot call costs it context and a
+	// refused call, and a registry that mixes tools for several
+	// audiences (read-only agents, operators) should show each its own.
+	// A registry without such policies lists every tool to everyone
+	// whatever this says, at no cost. Set ListEveryTool when callers are
+	// expected to discover what they lack: an OAuth client steps up (asks
+	// for more scopes) only after it has tried a tool it could see.
+	ListEveryTool bool
+
 	// IdempotencyWait bounds how long a call waits for another call with
 	// its call id that is in flight (running, or whose outcome the store
 	// is still trying to record) before it is answered with a tool error
@@ -118,6 +139,7 @@ type Registry struct {
 	idemWait       time.Duration // see RegistryOptions.IdempotencyWait
 	tokens         tokenLedger   // spent token ids, unless idem is shared
 	strictNulls    bool
+	listEvery      bool // see RegistryOptions.ListEveryTool
 
 	mu      sync.Mutex // serializes registrations
 	current atomic.Pointer[catalog]
@@ -137,6 +159,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		idem:           opts.Idempotency,
 		idemWait:       opts.IdempotencyWait,
 		strictNulls:    opts.StrictNulls,
+		listEvery:      opts.ListEveryTool,
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()
@@ -169,6 +192,12 @@ type catalog struct {
 
 	encodeOnce sync.Once
 	encoded    []byte // the JSON array of all definitions, built on first use
+
+	visOnce sync.Once
+	vis     *visibilityIndex // built on first use
+	// views holds the OTC catalogs of the callers who see only some of
+	// the tools, by visibility key.
+	views viewcache.Cache[[]byte]
 }
 
 // toolFamily is every registered version of one Toolkit.Tool.
@@ -224,9 +253,11 @@ func (e *encodeError) Error() string { return e.err.Error() }
 // type cannot be written as an inline schema (a recursive type, a channel,
 // a func) or a top-level parameter has no description, when a jsonschema
 // struct tag would be dropped or misread by the reflector (a misspelt
-// keyword, a value of the wrong type, a comma inside a description), and
+// keyword, a value of the wrong type, a comma inside a description),
 // when a default is refused by its property's own schema or cannot be
-// decoded into its field.
+// decoded into its field, and when the title is blank, the annotations
+// contradict each other, an icon or a Meta key breaks MCP's rules (see
+// [Tool]) or a Meta value cannot be encoded.
 //
 // An optional property left out of a call, or sent as null (see
 // [RegistryOptions].StrictNulls), reaches fn with its schema's default,
@@ -297,6 +328,10 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if problem := policyProblem(t.Policy); problem != "" {
 		return fail("Policy: %s", problem)
 	}
+	annotations, icons, meta, problem := toolMetadata(t)
+	if problem != "" {
+		return fail("%s", problem)
+	}
 
 	params, fullParams, validator, err := inputSchema(t, in, strictNulls)
 	if err != nil {
@@ -320,6 +355,11 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 
 		FullInputSchema:  fullParams,
 		FullOutputSchema: fullOutput,
+
+		Title:       t.Title,
+		Annotations: annotations,
+		Icons:       icons,
+		Meta:        meta,
 	}
 	encoded, err := json.Marshal(def)
 	if err != nil {
@@ -589,6 +629,9 @@ func (r *Registry) Tools() []ToolDefinition {
 		defs[i].FullOutputSchema = bytes.Clone(t.def.FullOutputSchema)
 		defs[i].Requirements = cloneRequirements(t.def.Requirements)
 		defs[i].Policy = clonePolicy(t.def.Policy)
+		defs[i].Annotations = cloneAnnotations(t.def.Annotations)
+		defs[i].Icons = cloneIcons(t.def.Icons)
+		defs[i].Meta = bytes.Clone(t.def.Meta)
 	}
 	return defs
 }
@@ -654,6 +697,34 @@ func (c *catalog) encodedCatalog() []byte {
 		c.encoded = append(buf, ']')
 	})
 	return c.encoded
+}
+
+// encodedCatalogFor returns the OTC catalog a caller with visibility v
+// sees: the whole catalog when v's key is "", otherwise one encoded for
+// v's key, once per snapshot and key.
+func (c *catalog) encodedCatalogFor(v Visibility) []byte {
+	if v.key == "" {
+		return c.encodedCatalog()
+	}
+	return c.views.Get(c.revision, v.key, func() []byte {
+		n := 2
+		for _, t := range c.list {
+			n += len(t.encodedDef) + 1
+		}
+		buf := make([]byte, 0, n)
+		buf = append(buf, '[')
+		tools := c.visibility().tools
+		for _, t := range c.list {
+			if !v.sees(tools[t.def.ID]) { // v.protocol is OTC: its policy's protocols are checked too
+				continue
+			}
+			if len(buf) > 1 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, t.encodedDef...)
+		}
+		return append(buf, ']')
+	})
 }
 
 // resolve finds the tool version a tool id names (the protocol's Tool Version Resolution).

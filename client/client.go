@@ -436,6 +436,7 @@ func (r *response) failure() error {
 		ParameterErrors     map[string]string        `json:"parameter_errors"`
 		MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
 		Reason              string                   `json:"reason"`
+		RequiredScopes      []string                 `json:"required_scopes"`
 	}
 	err := json.Unmarshal(r.body, &body)
 	if err == nil && body.Message != "" {
@@ -446,6 +447,7 @@ func (r *response) failure() error {
 			ParameterErrors:     body.ParameterErrors,
 			MissingRequirements: body.MissingRequirements,
 			Reason:              body.Reason,
+			RequiredScopes:      body.RequiredScopes,
 		})
 	}
 	if code == otc.CodeUnauthenticated || code == otc.CodeTooLarge {

@@ -28,7 +28,8 @@
 //     CodeForbidden (403, a tool's policy refused the call),
 //     CodeTooLarge (413) or CodeInvalidInput (422, with ParameterErrors);
 //     Reason holds the refusal's reason ("audience_mismatch") when the
-//     server gave one.
+//     server gave one, and RequiredScopes the OAuth scopes to ask for
+//     when the server named them ("insufficient_scope").
 //   - [*ResponseError]: any other status, or a body that is not the
 //     protocol's JSON, such as a proxy's HTML error page. It quotes the
 //     first bytes of the body.

@@ -147,7 +147,10 @@ func (ts *Toolset) Gemini() []GeminiFunction {
 
 // MCP returns the tools as MCP Tool objects ({"name", "description",
 // "inputSchema", "outputSchema"?}), as an MCP server of this library lists
-// them, for an agent that hands tools to an MCP client library.
+// them, for an agent that hands tools to an MCP client library. A
+// definition's title, annotations, icons and _meta are listed too when it
+// has them, as those of [otc.Registry.Tools] may; an OTC catalog carries
+// none.
 func (ts *Toolset) MCP() []json.RawMessage {
 	out := make([]json.RawMessage, len(ts.defs))
 	for i, d := range ts.defs {

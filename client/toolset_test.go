@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 func def(id, name, version, description, params string) otc.ToolDefinition {
@@ -267,4 +268,25 @@ func TestToolset_AgentLoop(t *testing.T) {
 	sum, err := client.CallAs[float64](ctx, c, chosen.ID, json.RawMessage(args), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 42.0, sum)
+}
+
+// TestToolsetMCPMetadata checks that a definition's title, annotations,
+// icons and _meta, which an OTC catalog never carries but a registry's
+// definitions may, reach its MCP Tool object.
+func TestToolsetMCPMetadata(t *testing.T) {
+	t.Parallel()
+	ts := client.NewToolset(testkit.NewMetaRegistry(t).Tools())
+	var refund map[string]json.RawMessage
+	for _, raw := range ts.MCP() {
+		var tool map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &tool))
+		if string(tool["name"]) == `"Payments_Refund"` {
+			refund = tool
+		}
+	}
+	require.NotNil(t, refund)
+	assert.JSONEq(t, `"Refund an order"`, string(refund["title"]))
+	assert.JSONEq(t, testkit.RefundAnnotations, string(refund["annotations"]))
+	assert.JSONEq(t, testkit.RefundIcons, string(refund["icons"]))
+	assert.JSONEq(t, testkit.RefundMeta, string(refund["_meta"]))
 }

@@ -40,7 +40,11 @@
 // ([otc.Tool.Name]), a page at a time. A call may still reach an older
 // version by naming it "name@x" or "name@x.y.z", as [otc.CallRequest.ToolName]
 // resolves it; such names are for applications that pin a version, as
-// models see only the listed ones.
+// models see only the listed ones. Each listed tool carries its
+// [otc.Tool.Title], [otc.Tool.Annotations] (the hints it states, for
+// clients that ask before a destructive call), [otc.Tool.Icons] and
+// [otc.Tool.Meta] as "_meta", when it has them; a 2025-06-18 client, whose
+// version has no icons, gets the tools without them.
 //
 // A tool's value becomes the call's structuredContent and a text block of
 // its JSON; a value that is not a JSON object is wrapped as {"result": v},

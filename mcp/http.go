@@ -83,12 +83,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r, aerr := otc.Authenticate(h.auth, r)
 	if aerr != nil {
-		if c := otc.WWWAuthenticate(h.auth); c != "" {
-			w.Header().Set("WWW-Authenticate", c)
-		}
+		h.challenge(w, aerr)
 		e := &rpcError{Code: codeUnauthorized, Message: aerr.Message}
 		if aerr.Reason != "" {
-			e.Data = map[string]string{"error": aerr.Reason}
+			e.Data = refusalData(aerr)
 		}
 		writeHTTPError(w, http.StatusUnauthorized, nil, e)
 		return
@@ -143,7 +141,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := exchange{msg: &m, request: r, body: b}
+	x := exchange{msg: &m, request: r, body: b, version: hv}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
 		if e := h.checkHeaders(r, &m, hv); e != nil {
@@ -170,9 +168,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			stream.event(out)
 		case e != nil:
-			if e.status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", "Bearer")
-			}
+			h.challenge(w, e.refusal)
 			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
 		default:
 			writeResult(w, m.id, result)
@@ -182,6 +178,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.notifier.finish(write)
 	} else {
 		write()
+	}
+}
+
+// challenge sets the WWW-Authenticate header of an answer refusing the
+// request with e: a 401, or a 403 for want of scopes ([otc.Challenge]).
+// A nil e, an error that is not a refusal, sets none.
+func (h *Handler) challenge(w http.ResponseWriter, e *otc.Error) {
+	if c := otc.Challenge(h.auth, e); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/otcgo/otc"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
@@ -31,6 +33,9 @@ type rpcError struct {
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
 	status  int
+	// refusal is the pipeline's refusal this error answers, for the
+	// WWW-Authenticate challenge over HTTP; nil for other errors.
+	refusal *otc.Error
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }

@@ -9,15 +9,19 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
 // server is what the HTTP and stdio transports share: the registry, the
 // options, and the methods.
 type server struct {
-	reg      *otc.Registry
-	logger   *slog.Logger
-	lists    listings
+	reg    *otc.Registry
+	logger *slog.Logger
+	lists  listings
+	// views holds the names each set of visible tools lists, by
+	// visibility key, for the callers who see only some of the tools.
+	views    viewcache.Cache[[]string]
 	pageSize int
 	logLevel slog.Level
 	maxBody  int64
@@ -96,6 +100,12 @@ type exchange struct {
 	body    []byte // the exact bytes the message came in
 	modern  bool
 	request *http.Request // nil on stdio
+
+	// version is the protocol version of an initialize-era request, when
+	// known: its MCP-Protocol-Version header over HTTP, the version the
+	// connection's initialize settled on over stdio; "" when unknown.
+	version string
+
 	// send, when not nil, carries a notification to the client; the
 	// transport serializes it with the answer.
 	send func(msg []byte)
@@ -176,7 +186,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "server/discover":
 			return s.discover, nil
 		case "tools/list":
-			return s.list(m, true)
+			return s.list(ctx, m, Version20260728)
 		case "tools/call":
 			return s.call(ctx, x)
 		}
@@ -187,11 +197,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	switch m.method {
 	case "initialize":
-		v := m.version
-		if _, ok := s.initResult[v]; !ok {
-			v = Version20251125 // the latest this era has; the client decides whether it can speak it
-		}
-		return s.initResult[v], nil
+		return s.initResult[s.negotiate(m.version)], nil
 	case "ping":
 		return []byte("{}"), nil
 	case "logging/setLevel":
@@ -204,7 +210,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		return []byte("{}"), nil
 	case "tools/list":
-		return s.list(m, false)
+		return s.list(ctx, m, x.version)
 	case "tools/call":
 		return s.call(ctx, x)
 	}
@@ -237,9 +243,29 @@ func (s *server) emptyList(method string, modern bool) []byte {
 	return append(b, '}')
 }
 
-// list answers tools/list.
-func (s *server) list(m *message, modern bool) ([]byte, *rpcError) {
-	return s.lists.get(s.reg).page(m.cursor, m.hasCursor, s.pageSize, modern, s.listExtra)
+// negotiate returns the version an initialize asking for requested
+// settles on: that one when the server speaks it in this era, otherwise
+// the latest this era has, and the client decides whether it can speak it.
+func (s *server) negotiate(requested string) string {
+	if _, ok := s.initResult[requested]; ok {
+		return requested
+	}
+	return Version20251125
+}
+
+// list answers tools/list in a protocol version ("" when unknown), with
+// the tools the caller may see ([otc.Registry.Visibility]).
+func (s *server) list(ctx context.Context, m *message, version string) ([]byte, *rpcError) {
+	l := s.lists.get(s.reg)
+	names := l.names
+	if v := s.reg.Visibility(otc.CallerIdentity(ctx), otc.ProtocolMCP); v.Key() != "" {
+		if v.Revision() == l.revision {
+			names = s.views.Get(l.revision, v.Key(), func() []string { return l.visibleNames(v) })
+		} else { // a registration came between the two reads: served, not kept
+			names = l.visibleNames(v)
+		}
+	}
+	return l.page(names, m.cursor, m.hasCursor, s.pageSize, version, s.listExtra)
 }
 
 // call answers tools/call through the registry's pipeline.

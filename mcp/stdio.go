@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -87,6 +88,9 @@ type stdioConn struct {
 	level slog.LevelVar // set by logging/setLevel
 	sem   chan struct{}
 	wg    sync.WaitGroup
+
+	// version is the protocol version initialize settled on, nil before.
+	version atomic.Pointer[string]
 
 	outMu   sync.Mutex
 	out     *bufio.Writer
@@ -212,7 +216,15 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
 	x := exchange{msg: m, body: line, logLevel: &c.level, send: c.write}
 	x.modern = m.hasMetaVersion || m.method == "server/discover"
+	if v := c.version.Load(); v != nil {
+		x.version = *v
+	}
 	result, e := c.s.handle(ctx, &x)
+	if m.method == "initialize" && !x.modern && e == nil {
+		// Kept before the answer is written: the client sends nothing
+		// else until it has it.
+		c.version.Store(new(c.s.negotiate(m.version)))
+	}
 	out := make([]byte, 0, len(result)+48)
 	if e != nil {
 		out = appendErrorResponse(out, m.id, e)

@@ -25,6 +25,10 @@ type listing struct {
 	revision uint64
 	names    []string          // sorted
 	encoded  map[string][]byte // name → the MCP Tool object
+	ids      map[string]string // name → the versioned id of the version listed
+	// iconless holds, for the tools with icons, the Tool object without
+	// them, as 2025-06-18 (which has no icons) lists it.
+	iconless map[string][]byte
 	headers  map[string][]headerParam
 }
 
@@ -71,10 +75,16 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 		revision: rev,
 		names:    slices.Sorted(maps.Keys(latest)),
 		encoded:  make(map[string][]byte, len(latest)),
+		ids:      make(map[string]string, len(latest)),
+		iconless: map[string][]byte{},
 		headers:  map[string][]headerParam{},
 	}
 	for name, d := range latest {
 		l.encoded[name] = EncodeTool(d)
+		l.ids[name] = d.ID
+		if d.Icons != nil {
+			l.iconless[name] = encodeTool(d, false)
+		}
 		if hp := headerParams(d.InputSchema.Parameters); hp != nil {
 			l.headers[name] = hp
 		}
@@ -84,19 +94,36 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 
 // mcpTool is the MCP Tool object.
 type mcpTool struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description"`
+	InputSchema  json.RawMessage      `json:"inputSchema"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *otc.ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []otc.Icon           `json:"icons,omitempty"`
+	Meta         json.RawMessage      `json:"_meta,omitempty"`
 }
 
 // EncodeTool returns the MCP Tool object of a registry tool: its name,
-// description, input schema and, when the tool returns a value that is not
-// [otc.Content], its output schema (a schema of anything but an object is
-// wrapped as {"result": ...}, as the call's structuredContent is). The
-// bridge to the official SDK lists tools with it.
+// title, description, input schema and, when the tool returns a value that
+// is not [otc.Content], its output schema (a schema of anything but an
+// object is wrapped as {"result": ...}, as the call's structuredContent
+// is), then its annotations (the hints it states, and no others), icons
+// and _meta. Empty fields are left out. This is the object of protocol
+// versions 2025-11-25 and 2026-07-28; tools/list leaves the icons out for
+// a 2025-06-18 client, whose version has none. The bridge to the official
+// SDK lists tools with it.
 func EncodeTool(def otc.ToolDefinition) json.RawMessage {
-	t := mcpTool{Name: def.Name, Description: def.Description, InputSchema: def.InputSchema.Parameters}
+	return encodeTool(def, true)
+}
+
+// encodeTool is EncodeTool, with the icons or without them.
+func encodeTool(def otc.ToolDefinition, icons bool) json.RawMessage {
+	t := mcpTool{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema.Parameters,
+		Annotations: def.Annotations, Meta: def.Meta}
+	if icons {
+		t.Icons = def.Icons
+	}
 	if def.FullInputSchema != nil {
 		t.InputSchema = def.FullInputSchema // MCP carries JSON Schema 2020-12 in full
 	}
@@ -162,39 +189,64 @@ func headerParams(schema json.RawMessage) []headerParam {
 	return out
 }
 
-// page returns the encoded tools/list result for a cursor.
-func (l *listing) page(cursor string, hasCursor bool, size int, modern bool, extra []byte) ([]byte, *rpcError) {
+// visibleNames returns the names of the listing whose listed version v
+// sees, sorted. A tool whose listed version the caller may not see is
+// left out, even when it may see an older one: a call by the bare name
+// reaches the listed version, and would be refused.
+func (l *listing) visibleNames(v otc.Visibility) []string {
+	names := make([]string, 0, len(l.names))
+	for _, name := range l.names {
+		if v.Sees(l.ids[name]) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// page returns the encoded tools/list result for a cursor, over names (the
+// listing's, or those a caller sees), in protocol version, or in the
+// latest of the initialize era when version is "".
+func (l *listing) page(names []string, cursor string, hasCursor bool, size int, version string, extra []byte) ([]byte, *rpcError) {
+	modern := version == Version20260728
+	tool := func(name string) []byte {
+		if version == Version20250618 {
+			if b, ok := l.iconless[name]; ok {
+				return b
+			}
+		}
+		return l.encoded[name]
+	}
 	start := 0
 	if hasCursor {
 		after, err := base64.RawURLEncoding.DecodeString(cursor)
 		if err != nil || len(after) == 0 {
 			return nil, newError(codeInvalidParams, "Invalid cursor: pass the nextCursor of the previous page, or no cursor for the first page")
 		}
-		start = sort.SearchStrings(l.names, string(after))
-		if start < len(l.names) && l.names[start] == string(after) {
+		start = sort.SearchStrings(names, string(after))
+		if start < len(names) && names[start] == string(after) {
 			start++
 		}
 	}
-	end := len(l.names)
+	end := len(names)
 	if size > 0 && end-start > size {
 		end = start + size
 	}
 	n := 64 + len(extra)
-	for _, name := range l.names[start:end] {
-		n += len(l.encoded[name]) + 1
+	for _, name := range names[start:end] {
+		n += len(tool(name)) + 1
 	}
 	b := make([]byte, 0, n) // one allocation, however long the page
 	b = append(b, `{"tools":[`...)
-	for i, name := range l.names[start:end] {
+	for i, name := range names[start:end] {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, l.encoded[name]...)
+		b = append(b, tool(name)...)
 	}
 	b = append(b, ']')
-	if end < len(l.names) {
+	if end < len(names) {
 		b = append(b, `,"nextCursor":"`...)
-		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(l.names[end-1]))...)
+		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(names[end-1]))...)
 		b = append(b, '"')
 	}
 	if modern {
@@ -232,7 +284,9 @@ type Error struct {
 	// Message is the error's message, safe to show to a user.
 	Message string
 	// Data is the error's data member, nil for none: for a refusal by a
-	// tool's policy, {"error": reason, "error_description": ...}.
+	// tool's policy, {"error": reason, "error_description": ...}, with
+	// "required_scopes" (an array of strings) when the refusal names the
+	// OAuth scopes to ask for.
 	Data any
 }
 
@@ -371,19 +425,32 @@ const (
 // policyError is the JSON-RPC error of a call refused by a tool's policy,
 // with the refusal's reason in data.error, and 401 or 403 over HTTP.
 func policyError(e *otc.Error, modern bool) *rpcError {
-	out := &rpcError{Code: codeForbiddenCall, Message: e.Message, status: 403}
+	out := &rpcError{Code: codeForbiddenCall, Message: e.Message, status: 403, refusal: e}
 	switch {
 	case e.Code == otc.CodeUnauthenticated:
 		out.Code, out.status = codeUnauthorizedCall, 401
 	case modern:
 		out.Code = codeForbiddenModern
 	}
-	data := map[string]string{"error": e.Reason}
+	out.Data = refusalData(e)
+	return out
+}
+
+// refusalData is the data member of a refusal that carries a reason:
+// {"error": reason, "error_description": developer message,
+// "required_scopes": [...]}, the last two when there is something to say.
+// The names are OAuth's (RFC 6750 §3), as MCP clients that sign in read
+// them; required_scopes is the scope of the WWW-Authenticate challenge,
+// as an array.
+func refusalData(e *otc.Error) map[string]any {
+	data := map[string]any{"error": e.Reason}
 	if e.DeveloperMessage != "" {
 		data["error_description"] = e.DeveloperMessage
 	}
-	out.Data = data
-	return out
+	if len(e.RequiredScopes) > 0 {
+		data["required_scopes"] = e.RequiredScopes
+	}
+	return data
 }
 
 func appendErrorResult(dst []byte, text string, meta toolErrorMeta, info []byte) []byte {

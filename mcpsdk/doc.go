@@ -22,8 +22,12 @@
 // server, [otcmcp.EncodeTool] and [otcmcp.EncodeCallResult], so a tool
 // looks and answers the same on both: the input schema as the registry
 // holds it (not reflected again by the SDK), the output schema, the
-// structuredContent and its text block, content blocks, and the isError
-// results of tool errors, invalid input and missing requirements. An
+// title, annotations, icons and _meta ([otc.Tool.Title] and the fields
+// after it), the structuredContent and its text block, content blocks,
+// and the isError results of tool errors, invalid input and missing
+// requirements. One difference is the SDK's: it lists a tool's icons to
+// 2025-06-18 clients too, where the native server leaves them out, as
+// that version has none. An
 // unknown tool, arguments that are not a JSON object and a malformed _meta
 // are JSON-RPC errors, -32602.
 //

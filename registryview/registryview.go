@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 type Options struct {
 	// Authenticator, when set, must accept every request, as for the OTC
 	// [otc.Handler]; a refusal is answered 401 with the WWW-Authenticate value
-	// of [WWWAuthenticate]. Nil means no authentication: the listing names
+	// of [otc.Challenge]. Nil means no authentication: the listing names
 	// tools and policies, not secrets, but a server that hides its other
 	// views should hide this one too.
 	Authenticator otc.Authenticator
@@ -43,7 +44,13 @@ type Options struct {
 // "Payments.Refund@1.0.0"), "name", "description", "version" and
 // "protocols", followed by the fields of the tool's [Policy] that are set:
 // "resource_uri", "required_capabilities", "max_blast_radius",
-// "requires_execution", "allowed_operations" and "allowed_targets".
+// "requires_execution", "allowed_operations", "allowed_targets" and
+// "required_scopes" (the OAuth scopes a caller's token must grant), and
+// then, when the tool has them, its "title", "annotations" and "icons"
+// ([otc.Tool.Title], [otc.Tool.Annotations], [otc.Tool.Icons]) in MCP's
+// shapes, so that a registry can show the tools and tell a client which
+// may destroy something. A tool's _meta, MCP's own extension data, is
+// left to MCP.
 // "protocols" is always written: a tool whose policy names no protocols
 // lists this library's three wire formats, ["otc", "http", "mcp"],
 // because the registries this shape comes from read a missing list as
@@ -69,6 +76,10 @@ type Handler struct {
 	auth   otc.Authenticator
 	logger *slog.Logger
 	cache  atomic.Pointer[registryListing]
+	// views holds the arrays of the callers who see only some of the
+	// tools, by visibility key: of every entry ([0]), and filtered by
+	// each of defaultProtocols in turn.
+	views [1 + len(defaultProtocols)]viewcache.Cache[[]byte]
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -114,11 +125,17 @@ type registryEntry struct {
 	RequiresExecution    bool     `json:"requires_execution,omitempty"`
 	AllowedOperations    []string `json:"allowed_operations,omitempty"`
 	AllowedTargets       []string `json:"allowed_targets,omitempty"`
+	RequiredScopes       []string `json:"required_scopes,omitempty"`
+
+	// The tool's, in MCP's shapes.
+	Title       string               `json:"title,omitempty"`
+	Annotations *otc.ToolAnnotations `json:"annotations,omitempty"`
+	Icons       []otc.Icon           `json:"icons,omitempty"`
 }
 
 // defaultProtocols is the protocol list of a tool whose policy names none:
 // the wire formats this library serves.
-var defaultProtocols = []string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolMCP}
+var defaultProtocols = [...]string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolMCP}
 
 // registryListing is the listing of one revision of the registry,
 // encoded once: each entry alone, for lookups and arbitrary filters, and
@@ -126,6 +143,7 @@ var defaultProtocols = []string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolM
 type registryListing struct {
 	revision uint64
 	entries  [][]byte          // in catalog order
+	ids      []string          // the versioned tool id of each entry
 	names    [][]string        // the protocol names of each entry
 	index    map[string]int    // position in entries, by versioned tool id
 	all      []byte            // every entry
@@ -144,17 +162,19 @@ func (v *Handler) listing() *registryListing {
 	l := &registryListing{
 		revision: rev,
 		entries:  make([][]byte, len(defs)),
+		ids:      make([]string, len(defs)),
 		names:    make([][]string, len(defs)),
 		index:    make(map[string]int, len(defs)),
 		byName:   make(map[string][]byte, len(defaultProtocols)),
 	}
 	for i := range defs {
 		l.entries[i], l.names[i] = encodeRegistryEntry(&defs[i])
+		l.ids[i] = defs[i].ID
 		l.index[defs[i].ID] = i
 	}
-	l.all = l.filter("")
+	l.all = l.filter("", otc.Visibility{})
 	for _, p := range defaultProtocols {
-		l.byName[p] = l.filter(p)
+		l.byName[p] = l.filter(p, otc.Visibility{})
 	}
 	v.cache.Store(l)
 	return l
@@ -168,7 +188,10 @@ func encodeRegistryEntry(d *otc.ToolDefinition) ([]byte, []string) {
 		Name:        d.Name,
 		Description: d.Description,
 		Version:     d.Version,
-		Protocols:   defaultProtocols,
+		Protocols:   defaultProtocols[:],
+		Title:       d.Title,
+		Annotations: d.Annotations,
+		Icons:       d.Icons,
 	}
 	if p := d.Policy; p != nil {
 		if len(p.Protocols) > 0 {
@@ -180,19 +203,21 @@ func encodeRegistryEntry(d *otc.ToolDefinition) ([]byte, []string) {
 		e.RequiresExecution = p.RequiresExecution
 		e.AllowedOperations = p.AllowedOperations
 		e.AllowedTargets = p.AllowedTargets
+		e.RequiredScopes = p.RequiredScopes
 	}
 	names := make([]string, len(e.Protocols))
 	for i, p := range e.Protocols {
 		names[i] = protocolName(p)
 	}
-	// Strings, booleans and string slices: encoding cannot fail.
+	// Strings, booleans and slices of them: encoding cannot fail.
 	b, _ := json.Marshal(e)
 	return b, names
 }
 
-// filter joins the entries that list the protocol name into a JSON array;
-// "" joins them all.
-func (l *registryListing) filter(name string) []byte {
+// filter joins the entries that list the protocol name, and that v sees,
+// into a JSON array; "" joins them all, and the zero Visibility sees
+// every entry.
+func (l *registryListing) filter(name string, v otc.Visibility) []byte {
 	n := 2
 	for _, e := range l.entries {
 		n += len(e) + 1
@@ -200,7 +225,7 @@ func (l *registryListing) filter(name string) []byte {
 	buf := make([]byte, 0, n)
 	buf = append(buf, '[')
 	for i, e := range l.entries {
-		if name != "" && !slices.Contains(l.names[i], name) {
+		if name != "" && !slices.Contains(l.names[i], name) || !v.Sees(l.ids[i]) {
 			continue
 		}
 		if len(buf) > 1 {
@@ -211,12 +236,42 @@ func (l *registryListing) filter(name string) []byte {
 	return append(buf, ']')
 }
 
-// byProtocol returns the array of the entries that list the protocol name.
-func (l *registryListing) byProtocol(name string) []byte {
-	if b, ok := l.byName[name]; ok {
-		return b
+// array returns the array of the entries that list the protocol name
+// ("" for all) and that the caller sees, by its visibility v: the
+// arrays of every entry and of this library's protocols are built once
+// per revision, and for a caller who sees only some of the tools once per
+// revision and key; those of other protocols are joined per request.
+func (v *Handler) array(l *registryListing, name string, vis otc.Visibility) []byte {
+	if vis.Key() == "" {
+		if name == "" {
+			return l.all
+		}
+		if b, ok := l.byName[name]; ok {
+			return b
+		}
+		return l.filter(name, vis)
 	}
-	return l.filter(name)
+	cache := -1
+	if name == "" {
+		cache = 0
+	}
+	for i, p := range defaultProtocols {
+		if p == name {
+			cache = 1 + i
+		}
+	}
+	if cache < 0 || vis.Revision() != l.revision {
+		// Another protocol, or a registration came between the reads of
+		// the listing and of the visibility: served, not kept.
+		return l.filter(name, vis)
+	}
+	return v.views[cache].Get(l.revision, vis.Key(), func() []byte { return l.filter(name, vis) })
+}
+
+// visibility returns what the caller of r may see of the registry: its
+// tools across protocols, as the listing spans them.
+func (v *Handler) visibility(r *http.Request) otc.Visibility {
+	return v.reg.Visibility(otc.CallerIdentity(r.Context()), "")
 }
 
 // ServeHTTP routes a request: the path first (404), then the method (405),
@@ -248,7 +303,7 @@ func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r, err := otc.Authenticate(v.auth, r)
 	if err != nil {
-		if c := otc.WWWAuthenticate(v.auth); c != "" {
+		if c := otc.Challenge(v.auth, err); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
 		v.fail(w, http.StatusUnauthorized, registryAccessDenied, err.Message)
@@ -270,7 +325,7 @@ func (v *Handler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	protocols, filtered := query["protocol"]
 	if !filtered {
-		wire.WriteBody(w, http.StatusOK, v.listing().all)
+		wire.WriteBody(w, http.StatusOK, v.array(v.listing(), "", v.visibility(r)))
 		return
 	}
 	if len(protocols) > 1 {
@@ -283,13 +338,13 @@ func (v *Handler) list(w http.ResponseWriter, r *http.Request) {
 			`protocol must name a protocol, as "name" or "name/version" ("mcp", "a2a/2025-draft-01")`)
 		return
 	}
-	wire.WriteBody(w, http.StatusOK, v.listing().byProtocol(name))
+	wire.WriteBody(w, http.StatusOK, v.array(v.listing(), name, v.visibility(r)))
 }
 
 // listMCP answers GET /v1/mcp/tools, the alias of ?protocol=mcp that MCP
 // clients of older registries call.
-func (v *Handler) listMCP(w http.ResponseWriter, _ *http.Request) {
-	wire.WriteBody(w, http.StatusOK, v.listing().byProtocol(otc.ProtocolMCP))
+func (v *Handler) listMCP(w http.ResponseWriter, r *http.Request) {
+	wire.WriteBody(w, http.StatusOK, v.array(v.listing(), otc.ProtocolMCP, v.visibility(r)))
 }
 
 // describe answers GET /v1/tools/{tool_id}.

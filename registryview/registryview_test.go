@@ -32,13 +32,16 @@ var registryViewRefundPolicy = &otc.Policy{
 	RequiresExecution:    true,
 	AllowedOperations:    []string{"refund"},
 	AllowedTargets:       []string{"order:1"},
+	RequiredScopes:       []string{"payments:write"},
 }
 
 // newRegistryViewRegistry registers tools with and without policies, in
-// several versions, out of catalog order.
+// several versions, out of catalog order. It lists every tool to every
+// caller (ListEveryTool), since the tests that use it check the
+// listing's shape; TestRegistryView_PerCaller checks per-caller listings.
 func newRegistryViewRegistry(t *testing.T) *otc.Registry {
 	t.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), ListEveryTool: true})
 	for _, tool := range []otc.Tool{
 		{ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.", Policy: registryViewRefundPolicy},
 		{ID: "Payments.Refund", Version: "1.2.0", Description: "Refunds an order, faster.",
@@ -139,7 +142,8 @@ const (
 		"max_blast_radius": "tenant:*",
 		"requires_execution": true,
 		"allowed_operations": ["refund"],
-		"allowed_targets": ["order:1"]
+		"allowed_targets": ["order:1"],
+		"required_scopes": ["payments:write"]
 	}`
 	refundV12Entry = `{
 		"tool_id": "Payments.Refund@1.2.0",
@@ -471,4 +475,50 @@ func TestRegistryView_FollowsRegistrations(t *testing.T) {
 	ids := registryViewGet(t, base+"/v1/tools").ids(t)
 	assert.Len(t, ids, 6+1+20)
 	assert.Contains(t, ids, "Calculator.Add@4.19.0")
+}
+
+// TestRegistryView_PerCaller checks that each caller's listing holds the
+// tools its identity could call, across protocols, under every filter,
+// and follows registrations; a lookup by id is not filtered.
+func TestRegistryView_PerCaller(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	add := func(id string, p *otc.Policy) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A tool.", Policy: p},
+			func(context.Context, registryViewInput) (string, error) { return "ok", nil }))
+	}
+	add("Notes.Open", nil)
+	add("Notes.Read", &otc.Policy{RequiredScopes: []string{"notes:read"}, Protocols: []string{"mcp", "a2a"}})
+	add("Notes.Admin", &otc.Policy{RequiredCapabilities: []string{"notes:admin"}})
+	// X-Scopes carries an OAuth caller's scopes; without it the caller
+	// has an API key.
+	auth := otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
+		if scopes, ok := r.Header["X-Scopes"]; ok {
+			return &otc.Identity{Method: "oauth", Claims: map[string]any{"scope": scopes[0]}}, nil
+		}
+		return &otc.Identity{Method: "api_key", Name: "ops"}, nil
+	})
+	base := serveRegistryView(t, reg, &registryview.Options{Authenticator: auth})
+	list := func(path string, scopes ...string) []string {
+		h := http.Header{}
+		if len(scopes) > 0 {
+			h.Set("X-Scopes", scopes[0])
+		}
+		return registryViewDo(t, http.MethodGet, base+path, h).ids(t)
+	}
+	for range 2 { // built, then cached
+		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0", "Notes.Read@1.0.0"}, list("/v1/tools", "notes:read"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0", "Notes.Read@1.0.0"}, list("/v1/mcp/tools", "notes:read"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools?protocol=mcp"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools?protocol=http", "notes:read"))
+		assert.Equal(t, []string{"Notes.Read@1.0.0"}, list("/v1/tools?protocol=a2a", "notes:read"))
+		assert.Equal(t, []string{}, list("/v1/tools?protocol=a2a"))
+	}
+	resp := registryViewGet(t, base+"/v1/tools/Notes.Read")
+	assert.Equal(t, http.StatusOK, resp.status, "a lookup is not filtered: it tells a caller what the tool needs")
+
+	add("Notes.Write", &otc.Policy{RequiredScopes: []string{"notes:read"}})
+	assert.Equal(t, []string{"Notes.Open@1.0.0", "Notes.Read@1.0.0", "Notes.Write@1.0.0"}, list("/v1/tools", "notes:read"))
+	assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools"))
 }

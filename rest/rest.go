@@ -14,6 +14,7 @@ import (
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/envelope"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -110,6 +111,9 @@ type Handler struct {
 	logger  *slog.Logger
 	auth    otc.Authenticator
 	planner atomic.Pointer[plannerView]
+	// views holds the planner views of the callers who see only some of
+	// the tools, by visibility key.
+	views viewcache.Cache[[]byte]
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -173,6 +177,14 @@ type restDefinition struct {
 	Returns       json.RawMessage `json:"returns,omitempty"`
 	Tags          []string        `json:"tags"`
 	Source        string          `json:"source"`
+
+	// The API's document has no place for a tool's title, hints or icons:
+	// they follow its own members, spelt as MCP spells them, as additions
+	// a client that does not know them skips. The tool's _meta, MCP's
+	// envelope for MCP's own extensions, is left to MCP.
+	Title       string               `json:"title,omitempty"`
+	Annotations *otc.ToolAnnotations `json:"annotations,omitempty"`
+	Icons       []otc.Icon           `json:"icons,omitempty"`
 }
 
 // ServeHTTP routes a request.
@@ -188,7 +200,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	if path == "tools" {
 		if h.allow(w, r, http.MethodGet, http.MethodHead) && h.authenticate(w, &r) {
-			h.list(w)
+			h.list(w, r)
 		}
 		return
 	}
@@ -272,15 +284,35 @@ func (h *Handler) authenticate(w http.ResponseWriter, r **http.Request) bool {
 		*r = authed
 		return true
 	}
-	if c := otc.WWWAuthenticate(h.auth); c != "" {
-		w.Header().Set("WWW-Authenticate", c)
-	}
+	h.challenge(w, err)
 	var details map[string]any
 	if err.Reason != "" {
-		details = map[string]any{"reason": err.Reason}
+		details = refusalDetails(err)
 	}
 	h.fail(w, restCodeOf(err), err.Message, details)
 	return false
+}
+
+// challenge sets the WWW-Authenticate header of an answer refusing the
+// request with e: a 401, or a 403 for want of scopes ([otc.Challenge]).
+func (h *Handler) challenge(w http.ResponseWriter, e *otc.Error) {
+	if c := otc.Challenge(h.auth, e); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
+}
+
+// refusalDetails are the details of a refusal that carries a reason: the
+// reason, the developer message, and the scopes to ask for when the
+// refusal names some.
+func refusalDetails(e *otc.Error) map[string]any {
+	d := map[string]any{"reason": e.Reason}
+	if e.DeveloperMessage != "" {
+		d["developer_message"] = e.DeveloperMessage
+	}
+	if len(e.RequiredScopes) > 0 {
+		d["required_scopes"] = e.RequiredScopes
+	}
+	return d
 }
 
 // restCodeOf maps an error class to the REST code that says the same.
@@ -307,16 +339,51 @@ func restCodeOf(e *otc.Error) string {
 }
 
 // list answers GET /tools: one {name, description} per tool, for its
-// highest version that this view may call, in catalog order.
-func (h *Handler) list(w http.ResponseWriter) {
-	wire.WriteBody(w, http.StatusOK, h.plannerView().body)
+// highest version that this view may call, in catalog order, among the
+// tools the caller may see ([otc.Registry.Visibility]). A tool whose
+// highest version the caller may not see is left out, even when it may
+// see an older one: a call by the bare name reaches the highest, and
+// would be refused.
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	p := h.plannerView()
+	body := p.body
+	if v := h.reg.Visibility(otc.CallerIdentity(r.Context()), otc.ProtocolHTTP); v.Key() != "" {
+		if v.Revision() == p.revision {
+			body = h.views.Get(p.revision, v.Key(), func() []byte { return p.encode(v) })
+		} else { // a registration came between the two reads: served, not kept
+			body = p.encode(v)
+		}
+	}
+	wire.WriteBody(w, http.StatusOK, body)
 }
 
 // plannerView is the answer to GET /tools for one revision of the
-// registry, encoded once.
+// registry, encoded once, with the entries it holds.
 type plannerView struct {
 	revision uint64
+	entries  []plannerEntry
 	body     []byte
+}
+
+// plannerEntry is one tool of the planner view, and the versioned id of
+// the version it describes.
+type plannerEntry struct {
+	id          string
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// encode encodes the entries whose version v sees; the zero Visibility
+// sees them all.
+func (p *plannerView) encode(v otc.Visibility) []byte {
+	out := make([]plannerEntry, 0, len(p.entries))
+	for _, e := range p.entries {
+		if v.Sees(e.id) {
+			out = append(out, e)
+		}
+	}
+	b, _ := json.Marshal(out) // strings only: cannot fail
+	return b
 }
 
 // plannerView returns the planner view of the registry's current catalog,
@@ -328,12 +395,8 @@ func (h *Handler) plannerView() *plannerView {
 	if v := h.planner.Load(); v != nil && v.revision == rev {
 		return v
 	}
-	type entry struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}
 	defs := h.reg.Tools()
-	out := make([]entry, 0, len(defs))
+	out := make([]plannerEntry, 0, len(defs))
 	for i, d := range defs {
 		// One entry per tool: its highest version that this view may call.
 		// The catalog is ordered by id, then version, so that is the last
@@ -353,14 +416,11 @@ func (h *Handler) plannerView() *plannerView {
 			}
 		}
 		if !later {
-			out = append(out, entry{Name: d.Name, Description: d.Description})
+			out = append(out, plannerEntry{id: d.ID, Name: d.Name, Description: d.Description})
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil { // strings only: cannot fail
-		panic(err)
-	}
-	v := &plannerView{revision: rev, body: b}
+	v := &plannerView{revision: rev, entries: out}
+	v.body = v.encode(otc.Visibility{})
 	h.planner.Store(v)
 	return v
 }
@@ -392,6 +452,10 @@ func (h *Handler) describe(w http.ResponseWriter, name string) {
 		Returns:       d.OutputSchema,
 		Tags:          []string{toolkit},
 		Source:        "otc:" + d.ID,
+
+		Title:       d.Title,
+		Annotations: d.Annotations,
+		Icons:       d.Icons,
 	})
 }
 
@@ -526,14 +590,9 @@ func (h *Handler) callError(w http.ResponseWriter, err error) {
 	case e.MissingRequirements != nil:
 		details = map[string]any{"missing_requirements": e.MissingRequirements}
 	case e.Reason != "":
-		details = map[string]any{"reason": e.Reason}
-		if e.DeveloperMessage != "" {
-			details["developer_message"] = e.DeveloperMessage
-		}
-		if e.Code == otc.CodeUnauthenticated {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-		}
+		details = refusalDetails(e)
 	}
+	h.challenge(w, e)
 	h.fail(w, restCodeOf(e), e.Message, details)
 }
 

@@ -118,7 +118,7 @@ var (
 	ErrKeyRefetchFailed = errors.New("the token's kid is not in the key set, and fetching it again failed")
 	ErrNoKeys           = errors.New("the key set is empty")
 	ErrKeysPending      = errors.New("the key set is being fetched and did not arrive in time")
-	ErrStopped          = errors.New("the context of NewCapabilityAuth has ended, so the key set is no longer fetched")
+	ErrStopped          = errors.New("the context given to the authenticator's constructor has ended, so the key set is no longer fetched")
 )
 
 // Set is the key set of a [CapabilityAuth].
@@ -130,10 +130,30 @@ type Set struct {
 // Remote returns the key set published at url, fetched by a goroutine
 // that runs until ctx ends: at once, then on the schedule timing sets and
 // whenever a token names a kid the set lacks. shown is url as logs may
-// show it; client fetches it, each fetch within timeout.
+// show it; client fetches it, each fetch within timeout. The logs call it
+// "the capability issuers' JWKS".
 func Remote(ctx context.Context, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *Set {
+	resolve := func(context.Context, bool) (string, string, error) { return url, shown, nil }
+	return RemoteFrom(ctx, resolve, "the capability issuers' JWKS", client, timeout, logger, timing)
+}
+
+// Resolver tells a fetch where the key set is: its URL, and the URL as
+// logs may show it. It runs at the start of every fetch, on the fetching
+// goroutine, so that what it does (fetching an authorization server's
+// metadata, say) follows the fetch's schedule, shares its wait and
+// backoff, and fails it when it fails. rediscover is true when the fetch
+// is a scheduled one (the first, a refresh or a retry after a failure)
+// rather than one a token's unknown kid asked for: a resolver that caches
+// what it found looks again then. An empty url means the issuer publishes
+// no key set: the fetch succeeds with no keys.
+type Resolver func(ctx context.Context, rediscover bool) (url, shown string, err error)
+
+// RemoteFrom is [Remote] with the URL found by resolve at each fetch.
+// label names the key set in the logs ("the JWKS of authorization server
+// https://login.example.com").
+func RemoteFrom(ctx context.Context, resolve Resolver, label string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *Set {
 	ks := &Set{}
-	ks.fetcher = newFetcher(ks, url, shown, client, timeout, logger, timing)
+	ks.fetcher = newFetcher(ks, resolve, label, client, timeout, logger, timing)
 	go ks.fetcher.Run(ctx)
 	return ks
 }
@@ -159,6 +179,31 @@ func (ks *Set) lookup(kid string) (Key, bool) {
 	}
 	k, ok := (*s)[kid]
 	return k, ok
+}
+
+// Ready waits, when no fetch has succeeded yet, for the one in progress
+// or a new one (at most the bounded wait, and as long as ctx lasts), and
+// reports whether one has succeeded: nil, or why not ([ErrKeysPending],
+// [ErrKeyRefetchFailed], [ErrKeyNotRefetched] or [ErrStopped]). A static
+// set is always ready. An authenticator that needs what the first fetch
+// found (its resolver's findings, not a key) waits with it.
+func (ks *Set) Ready(ctx context.Context) error {
+	if ks.current.Load() != nil || ks.fetcher == nil {
+		return nil
+	}
+	outcome := ks.fetcher.refetch(ctx)
+	if ks.current.Load() != nil {
+		return nil
+	}
+	switch outcome {
+	case fetchTimedOut:
+		return ErrKeysPending
+	case fetchTooSoon:
+		return ErrKeyNotRefetched
+	case fetchStopped:
+		return ErrStopped
+	}
+	return ErrKeyRefetchFailed
 }
 
 // Key returns the Key that kid names. When the set lacks it and is
@@ -199,8 +244,8 @@ func (ks *Set) Key(ctx context.Context, kid string) (Key, error) {
 // already asked for.
 type fetcher struct {
 	set     *Set
-	url     string // as configured
-	shown   string // redacted, for the logs
+	resolve Resolver
+	label   string // names the key set in the logs
 	client  *http.Client
 	timeout time.Duration
 	logger  *slog.Logger
@@ -223,9 +268,9 @@ type jwksFetch struct {
 // newFetcher returns a fetcher whose first fetch is already asked
 // for, so that a request arriving before run starts waits for it. The
 // caller starts run.
-func newFetcher(set *Set, url, shown string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *fetcher {
+func newFetcher(set *Set, resolve Resolver, label string, client *http.Client, timeout time.Duration, logger *slog.Logger, timing Timing) *fetcher {
 	return &fetcher{
-		set: set, url: url, shown: shown, client: client, timeout: timeout, logger: logger, timing: timing,
+		set: set, resolve: resolve, label: label, client: client, timeout: timeout, logger: logger, timing: timing,
 		kick:    make(chan struct{}, 1),
 		pending: &jwksFetch{done: make(chan struct{})},
 	}
@@ -234,17 +279,19 @@ func newFetcher(set *Set, url, shown string, client *http.Client, timeout time.D
 // Run fetches the set at once, then on the schedule that each fetch's
 // outcome sets and whenever a request asks, until ctx ends.
 func (f *fetcher) Run(ctx context.Context) {
-	timer := time.NewTimer(f.fetch(ctx))
+	timer := time.NewTimer(f.fetch(ctx, true))
 	defer timer.Stop()
 	for {
+		scheduled := false
 		select {
 		case <-ctx.Done():
 			f.stop()
 			return
 		case <-timer.C:
+			scheduled = true
 		case <-f.kick:
 		}
-		timer.Reset(f.fetch(ctx))
+		timer.Reset(f.fetch(ctx, scheduled))
 	}
 }
 
@@ -314,8 +361,8 @@ func (f *fetcher) refetch(ctx context.Context) fetchOutcome {
 
 // fetch fetches the set once, publishes it when it is good, answers the
 // requests waiting for it, and returns when the next scheduled fetch is
-// due.
-func (f *fetcher) fetch(ctx context.Context) time.Duration {
+// due. scheduled is false for a fetch a request asked for.
+func (f *fetcher) fetch(ctx context.Context, scheduled bool) time.Duration {
 	f.mu.Lock()
 	c := f.pending
 	if c == nil {
@@ -331,7 +378,7 @@ func (f *fetcher) fetch(ctx context.Context) time.Duration {
 	f.lastStart = time.Now()
 	f.mu.Unlock()
 
-	keys, err := f.get(ctx)
+	keys, shown, err := f.get(ctx, scheduled)
 
 	f.mu.Lock()
 	recovered := err == nil && f.failures > 0
@@ -352,11 +399,11 @@ func (f *fetcher) fetch(ctx context.Context) time.Duration {
 		// A fetch cut short by the end of ctx is no failure of the
 		// issuer's.
 		if ctx.Err() == nil {
-			f.logger.ErrorContext(ctx, "otc: fetching the capability issuers' JWKS failed; the keys of the last good fetch, if any, stay in use",
-				"url", f.shown, "error", err.Error(), "failures_in_a_row", failures, "retry_in", next.String())
+			f.logger.ErrorContext(ctx, "otc: fetching "+f.label+" failed; the keys of the last good fetch, if any, stay in use",
+				"url", shown, "error", err.Error(), "failures_in_a_row", failures, "retry_in", next.String())
 		}
 	case recovered:
-		f.logger.InfoContext(ctx, "otc: fetched the capability issuers' JWKS again after failures", "url", f.shown)
+		f.logger.InfoContext(ctx, "otc: fetched "+f.label+" again after failures", "url", shown)
 	}
 	// Logged first, so that a request refused for this failure finds it
 	// in the log.
@@ -365,11 +412,23 @@ func (f *fetcher) fetch(ctx context.Context) time.Duration {
 	return next
 }
 
-// get fetches and parses the key set, within the fetch timeout.
-func (f *fetcher) get(ctx context.Context) (Snapshot, error) {
+// get finds the key set's URL, then fetches and parses the set, all
+// within the fetch timeout. shown is the URL for the logs, or "" when the
+// resolver failed before naming one.
+func (f *fetcher) get(ctx context.Context, scheduled bool) (s Snapshot, shown string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	url, shown, err := f.resolve(ctx, scheduled)
+	if err != nil || url == "" {
+		return Snapshot{}, shown, err
+	}
+	s, err = f.getURL(ctx, url)
+	return s, shown, err
+}
+
+// getURL fetches and parses the key set at url.
+func (f *fetcher) getURL(ctx context.Context, url string) (Snapshot, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}

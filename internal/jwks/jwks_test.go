@@ -1,10 +1,24 @@
 package jwks
 
 import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestJWKSDefaultTiming: the intervals are the ones CapabilityOptions
@@ -34,4 +48,94 @@ func TestJWKSDefaultTiming(t *testing.T) {
 	short := DefaultTiming(3 * time.Second)
 	assert.Equal(t, 3*time.Second, short.RetryAfter(5))
 	assert.Equal(t, time.Second, short.RetryAfter(1))
+}
+
+// TestRemoteFromResolver: the resolver runs at the start of every fetch,
+// with rediscover true for scheduled fetches and false for one a token's
+// unknown kid asked for; its failure fails the fetch, logged under the
+// set's label; an empty URL is a set without keys; Ready waits for the
+// first fetch.
+func TestRemoteFromResolver(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	jwk, err := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "k1"}})
+	require.NoError(t, err)
+	body, err := json.Marshal(jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{jwk.Marshal()}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	t.Cleanup(srv.Close)
+	timing := Timing{Refresh: time.Hour, MinGap: 50 * time.Millisecond, BackoffMin: time.Hour, BackoffMax: time.Hour, Wait: 5 * time.Second}
+
+	t.Run("found", func(t *testing.T) {
+		t.Parallel()
+		var mu sync.Mutex
+		var calls []bool
+		resolve := func(_ context.Context, rediscover bool) (string, string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, rediscover)
+			return srv.URL, "shown", nil
+		}
+		ks := RemoteFrom(t.Context(), resolve, "the test set", srv.Client(), time.Second, slog.New(slog.DiscardHandler), timing)
+		require.NoError(t, ks.Ready(t.Context()))
+		_, err := ks.Key(t.Context(), "k1")
+		require.NoError(t, err)
+		time.Sleep(timing.MinGap)
+		_, err = ks.Key(t.Context(), "unknown")
+		assert.ErrorIs(t, err, ErrKeyUnknown)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []bool{true, false}, calls, "the first fetch is scheduled, the kid's is not")
+	})
+
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+		resolve := func(context.Context, bool) (string, string, error) {
+			return "", "https://as.test/.well-known/x", errors.New("no metadata")
+		}
+		ks := RemoteFrom(t.Context(), resolve, "the test set", srv.Client(), time.Second, logger, timing)
+		assert.ErrorIs(t, ks.Ready(t.Context()), ErrKeyRefetchFailed)
+		assert.True(t, ks.Empty())
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Contains(t, logs.String(), "fetching the test set failed")
+		assert.Contains(t, logs.String(), "no metadata")
+	})
+
+	t.Run("none_published", func(t *testing.T) {
+		t.Parallel()
+		resolve := func(context.Context, bool) (string, string, error) { return "", "", nil }
+		ks := RemoteFrom(t.Context(), resolve, "the test set", srv.Client(), time.Second, slog.New(slog.DiscardHandler), timing)
+		require.NoError(t, ks.Ready(t.Context()))
+		assert.True(t, ks.Empty())
+		_, err := ks.Key(t.Context(), "k1")
+		assert.Error(t, err)
+	})
+
+	t.Run("stopped", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		resolve := func(ctx context.Context, _ bool) (string, string, error) { return "", "", ctx.Err() }
+		ks := RemoteFrom(ctx, resolve, "the test set", srv.Client(), time.Second, slog.New(slog.DiscardHandler), timing)
+		err := ks.Ready(t.Context())
+		require.Error(t, err)
+		assert.True(t, errors.Is(err, ErrStopped) || errors.Is(err, ErrKeyRefetchFailed), "got %v", err)
+	})
+}
+
+// lockedWriter serialises a log handler's writes with the test's reads.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -5,6 +5,9 @@
 //     of the tools that several fixtures register, and the benchmarks'
 //     Calculator.Add@1.0.0 with its call (add 10 and 5) in each wire
 //     format;
+//   - toolmeta.go: a tool with a title, hints, icons and _meta, what
+//     each wire format writes of them, and a registry of tools with and
+//     without them;
 //   - errors.go: the ways a tool fails (Raise);
 //   - floors.go: what the hand-written floors of the benchmarks share,
 //     the envelope they declare and the input check of the validating
@@ -12,6 +15,8 @@
 //   - auth.go: an authenticator that takes a capability token's claims
 //     from a test header, and the body hash an execution-bound token
 //     carries;
+//   - scopes.go: an authenticator that takes an OAuth access token's
+//     scopes from a test header;
 //   - logs.go: a buffer that a logger, a server or a child process may
 //     write while the test reads it.
 //

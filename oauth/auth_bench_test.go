@@ -1,0 +1,143 @@
+package oauth_test
+
+// What authenticating a request costs, beside the least work that checks
+// the same token: the signature verification (golang-jwt, the key given),
+// which dominates. Run with
+//
+//	go test -run '^$' -bench Authenticate -benchmem ./oauth
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/oauth"
+)
+
+func BenchmarkAuthenticate(b *testing.B) {
+	k := keys(b)
+	const issuer = "https://login.example.com"
+	// Ten minutes: within the capability tokens' lifetime cap too.
+	claims := func(jwt.MapClaims) jwt.MapClaims {
+		return (&authServer{issuer: issuer}).claims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(10 * time.Minute).Unix() })
+	}
+	es256 := sign(b, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", claims(nil))
+	rs256 := sign(b, jwt.SigningMethodRS256, k.rsa, kidRSA, "at+jwt", claims(nil))
+	a, err := oauth.New(b.Context(), oauth.Options{
+		Resource:             resource,
+		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
+	})
+	require.NoError(b, err)
+	capAuth, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...)})
+	require.NoError(b, err)
+	capOther, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{"https://capabilities.test"}, JWKS: jwksJSON(b, usualJWKs(b)...)})
+	require.NoError(b, err)
+	request := func(token string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		return r
+	}
+
+	for _, bc := range []struct {
+		name  string
+		token string
+		auth  otc.Authenticator
+	}{
+		{"oauth_es256", es256, a},
+		{"capability_es256", es256, capAuth},
+		{"oauth_rs256", rs256, a},
+		// The capability authenticator refuses the OAuth token first.
+		{"anyof_capability_oauth_es256", es256, otc.AnyOf(capOther, a)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := request(bc.token)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, e := otc.Authenticate(bc.auth, r); e != nil {
+					b.Fatal(e)
+				}
+			}
+		})
+	}
+
+	// The baseline: parse and verify the token with its key, nothing else.
+	for _, bc := range []struct {
+		name  string
+		token string
+		key   any
+	}{
+		{"floor_es256", es256, &k.ec.PublicKey},
+		{"floor_rs256", rs256, &k.rsa.PublicKey},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := jwt.NewParser()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Parse(bc.token, func(*jwt.Token) (any, error) { return bc.key, nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCallWithToken times one whole call through the OTC handler
+// (Calculator.Add, read from the body, validated, run, answered) without
+// authentication, with a capability token and with OAuth access tokens,
+// so that the difference shows what a token costs a call. The tokens
+// are ES256 and RS256, whose verification BenchmarkAuthenticate's floors
+// time alone: a token's call should cost the bare call plus its floor.
+func BenchmarkCallWithToken(b *testing.B) {
+	k := keys(b)
+	const issuer = "https://login.example.com"
+	claims := (&authServer{issuer: issuer}).claims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(10 * time.Minute).Unix() })
+	es256 := sign(b, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", claims)
+	rs256 := sign(b, jwt.SigningMethodRS256, k.rsa, kidRSA, "at+jwt", claims)
+	oauthAuth, err := oauth.New(b.Context(), oauth.Options{
+		Resource:             resource,
+		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
+	})
+	require.NoError(b, err)
+	capAuth, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...)})
+	require.NoError(b, err)
+	reg := testkit.NewAddRegistry(b)
+
+	for _, bc := range []struct {
+		name  string
+		token string
+		auth  otc.Authenticator
+	}{
+		{"bare", "", nil},
+		{"capability_es256", es256, capAuth},
+		{"oauth_es256", es256, oauthAuth},
+		{"oauth_rs256", rs256, oauthAuth},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: bc.auth})
+			call := func() *httptest.ResponseRecorder {
+				r := httptest.NewRequest(http.MethodPost, "/tools/call", strings.NewReader(testkit.OTCAddCall))
+				r.Header.Set("Content-Type", "application/json")
+				if bc.token != "" {
+					r.Header.Set("Authorization", "Bearer "+bc.token)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w
+			}
+			w := call()
+			require.Equal(b, http.StatusOK, w.Code, w.Body.String())
+			require.Contains(b, w.Body.String(), `"value":15`)
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package otc_test
+
+func init() { raceEnabled = true }
