@@ -156,7 +156,9 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		for _, tool := range res.Tools {
 			tools[tool.Name] = tool
 		}
-		require.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Payments_Refund", "Signer_Sign", "Timer_Wait"}, keys(tools))
+		// Not Payments_Refund: it needs a capability token, and the
+		// catalog is the caller's, which has none.
+		require.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Signer_Sign", "Timer_Wait"}, keys(tools))
 
 		add := tools["Calculator_Add"]
 		assert.Equal(t, "Adds two numbers together.", add.Description)
@@ -213,6 +215,50 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 			"properties": {"result": {"type": "integer", "description": "The number of milliseconds waited."}},
 			"required": ["result"]
 		}`, marshal(t, wait.OutputSchema))
+	})
+
+	t.Run("list_tool_metadata", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+		defer cancel()
+		res, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+		tools := map[string]*mcp.Tool{}
+		for _, tool := range res.Tools {
+			tools[tool.Name] = tool
+		}
+		// The SDK holds readOnlyHint and idempotentHint, whose default is
+		// false, as plain booleans; the other two as pointers.
+		readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+		for name, want := range map[string]struct {
+			title       string
+			annotations *mcp.ToolAnnotations
+		}{
+			"Calculator_Add":    {"Add two numbers", readOnly},
+			"Signer_Sign":       {"Sign a message", readOnly},
+			"Timer_Wait":        {"Wait a while", readOnly},
+			"Counter_Increment": {"Increment the counter", &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)}},
+			"Doorbell_Ring":     {"Ring a doorbell", &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)}},
+			// Payments_Refund is not in this caller's list (it needs a
+			// capability token); the example's TestToolMetadata checks its
+			// hints in the list of a token that may refund.
+		} {
+			tool := tools[name]
+			require.NotNil(t, tool, name)
+			assert.Equal(t, want.title, tool.Title, name)
+			assert.Equal(t, want.annotations, tool.Annotations, name)
+		}
+		// Icons came with 2025-11-25; the server leaves them out of the
+		// lists of a 2025-06-18 session.
+		add := tools["Calculator_Add"]
+		if c.want == otcmcp.Version20250618 {
+			assert.Nil(t, add.Icons)
+		} else {
+			require.Len(t, add.Icons, 1)
+			assert.True(t, strings.HasPrefix(add.Icons[0].Source, "data:image/svg+xml;base64,"), add.Icons[0].Source)
+			assert.Equal(t, "image/svg+xml", add.Icons[0].MIMEType)
+			assert.Equal(t, []string{"any"}, add.Icons[0].Sizes)
+		}
 	})
 
 	t.Run("call_add", func(t *testing.T) {

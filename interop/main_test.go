@@ -123,8 +123,14 @@ var urlPattern = regexp.MustCompile(`msg="calculator: serving OTC tools" url=(ht
 // it got from its log, and polls /health until it answers. Port 0 lets
 // the kernel pick a free port, so that parallel runs never collide.
 func startHTTPServer(bin string) (*httpServer, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	cmd.Env = serverEnv()
+	return startHTTPServerWith(bin, "127.0.0.1:0", nil)
+}
+
+// startHTTPServerWith is startHTTPServer on addr, with env added to the
+// server's environment.
+func startHTTPServerWith(bin, addr string, env []string) (*httpServer, error) {
+	cmd := exec.Command(bin, "-addr", addr)
+	cmd.Env = append(serverEnv(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func TestAuthenticatorFromEnv(t *testing.T) {
+func TestCredentialsFromEnv(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -45,10 +45,16 @@ func TestAuthenticatorFromEnv(t *testing.T) {
 		{"jwt", map[string]string{"OTC_JWT_SECRET": testJWTSecret}, "jwt", ""},
 		{"both", map[string]string{"OTC_API_KEY": testAPIKey, "OTC_JWT_SECRET": testJWTSecret}, "api_key+jwt", ""},
 		{"short_jwt_secret", map[string]string{"OTC_JWT_SECRET": "short"}, "", "OTC_JWT_SECRET"},
+		{"oauth", map[string]string{"OTC_OAUTH_ISSUER": "http://127.0.0.1:9", "OTC_OAUTH_RESOURCE": "http://127.0.0.1:8080/mcp"}, "oauth", ""},
+		{"api_key_and_oauth", map[string]string{"OTC_API_KEY": testAPIKey, "OTC_OAUTH_ISSUER": "http://127.0.0.1:9", "OTC_OAUTH_RESOURCE": "http://127.0.0.1:8080/mcp"}, "api_key+oauth", ""},
+		{"oauth_issuer_alone", map[string]string{"OTC_OAUTH_ISSUER": "http://127.0.0.1:9"}, "", "OTC_OAUTH_RESOURCE is not"},
+		{"oauth_resource_alone", map[string]string{"OTC_OAUTH_RESOURCE": "http://127.0.0.1:8080/mcp"}, "", "OTC_OAUTH_ISSUER is not"},
+		{"oauth_plain_http_resource", map[string]string{"OTC_OAUTH_ISSUER": "https://login.example", "OTC_OAUTH_RESOURCE": "http://tools.example/mcp"}, "", "OTC_OAUTH_ISSUER and OTC_OAUTH_RESOURCE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			auth, methods, err := authenticatorFromEnv(t.Context(), envOf(tc.env))
+			creds, err := credentialsFromEnv(t.Context(), envOf(tc.env))
+			auth, methods := creds.auth, creds.methods
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -66,16 +72,17 @@ func TestAuthenticatorFromEnv(t *testing.T) {
 // and calls it the ways the README shows.
 func TestServerWithAuthFromEnv(t *testing.T) {
 	t.Parallel()
-	auth, _, err := authenticatorFromEnv(t.Context(), envOf(map[string]string{
+	creds, err := credentialsFromEnv(t.Context(), envOf(map[string]string{
 		"OTC_API_KEY":      testAPIKey,
 		"OTC_JWT_SECRET":   testJWTSecret,
 		"OTC_JWT_AUDIENCE": "calculator, other",
 	}))
 	require.NoError(t, err)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := newRegistry(logger, nil, nil)
+	reg, err := newRegistry(logger, nil, nil, creds.oauth != nil)
 	require.NoError(t, err)
-	handler, _ := newServer(reg, auth, logger)
+	handler, _, err := newServer(reg, creds, logger)
+	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 
@@ -145,12 +152,13 @@ func serveWithEnvAuth(t *testing.T, env map[string]string) string {
 // in store, as the program does.
 func serveWithEnvAuthStore(t *testing.T, env map[string]string, store otc.IdempotencyStore) string {
 	t.Helper()
-	auth, _, err := authenticatorFromEnv(t.Context(), envOf(env))
+	creds, err := credentialsFromEnv(t.Context(), envOf(env))
 	require.NoError(t, err)
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, store)
+	reg, err := newRegistry(logger, nil, store, creds.oauth != nil)
 	require.NoError(t, err)
-	handler, _ := newServer(reg, auth, logger)
+	handler, _, err := newServer(reg, creds, logger)
+	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	return srv.URL

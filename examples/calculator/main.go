@@ -19,8 +19,16 @@
 // OTC_TOKEN_ISSUER, with the issuer's public keys in OTC_JWKS_FILE (a JWKS
 // file) or at OTC_JWKS_URL, accepts the capability tokens that issuer
 // signs, which Payments.Refund requires (go run ./examples/captoken makes
-// keys and tokens to try it). With several set, any of those credentials
-// is accepted. /health is always open.
+// keys and tokens to try it). OTC_OAUTH_ISSUER (an OAuth authorization
+// server's issuer URL; its RFC 8414 or OpenID Connect metadata gives its
+// keys) with OTC_OAUTH_RESOURCE (this server's resource identifier, the
+// URL of its MCP endpoint, such as http://127.0.0.1:8080/mcp) makes the
+// server an OAuth resource server: it accepts the access tokens that
+// server issues for the resource, serves its Protected Resource Metadata
+// at /.well-known/oauth-protected-resource and
+// /.well-known/oauth-protected-resource/mcp, and Counter.Increment then
+// needs the scope counter:write. With several set, any of those
+// credentials is accepted. /health is always open.
 // -print-token prints a token the server accepts, valid for 10 minutes,
 // and exits:
 //
@@ -72,6 +80,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/oauth"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
 )
@@ -128,11 +137,20 @@ type WaitInput struct {
 // doorbells are the doorbells Doorbell.Ring knows.
 var doorbells = []string{"doorbell42", "doorbell84"}
 
+// addIcon is Calculator.Add's icon, a plus sign drawn in SVG, as a data:
+// URI so that a client needs to fetch nothing. MCP clients of 2025-11-25
+// and later may show it; 2025-06-18 has no icons.
+const addIcon = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAyNCAyNCI+PHBhdGggZD0iTTExIDVoMnYxNGgtMnpNNSAxMWgxNHYySDV6Ii8+PC9zdmc+"
+
 // Timer.Wait's limits: a call may run 2 seconds, and 4 may run at once.
 const (
 	waitTimeout       = 2 * time.Second
 	waitMaxConcurrent = 4
 )
+
+// counterScope is the OAuth scope Counter.Increment needs when the server
+// is an OAuth resource server (OTC_OAUTH_ISSUER and OTC_OAUTH_RESOURCE).
+const counterScope = "counter:write"
 
 // counter is Counter.Increment's count, shared by every call the process
 // serves.
@@ -141,7 +159,7 @@ var counter atomic.Int64
 // newRegistry registers the example tools. callLog, when not nil, gets one
 // record per call; store, when not nil, records calls by call id, so that
 // a call retried with the same call_id is not run twice.
-func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc.Registry, error) {
+func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scoped bool) (*otc.Registry, error) {
 	opts := &otc.RegistryOptions{Logger: logger, Idempotency: store}
 	if callLog != nil {
 		opts.Middleware = []otc.Middleware{otc.LogCalls(callLog, nil)}
@@ -153,6 +171,9 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		Version:           "1.0.0",
 		Description:       "Adds two numbers together.",
 		OutputDescription: "The sum of the two numbers.",
+		Title:             "Add two numbers",
+		Annotations:       &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
+		Icons:             []otc.Icon{{Src: addIcon, MIMEType: "image/svg+xml", Sizes: []string{"any"}}},
 	}, func(ctx context.Context, in AddInput) (float64, error) {
 		return in.A + in.B, nil
 	})
@@ -164,6 +185,10 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		ID:          "Doorbell.Ring",
 		Version:     "0.1.0",
 		Description: "Rings a doorbell given a doorbell ID.",
+		Title:       "Ring a doorbell",
+		// A ring adds a sound to the world and destroys nothing; a second
+		// ring is a second sound, and the bell is outside the server.
+		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(false), IdempotentHint: new(false), OpenWorldHint: new(true)},
 	}, func(ctx context.Context, in RingInput) (otc.NoOutput, error) {
 		if !slices.Contains(doorbells, in.DoorbellID) {
 			return otc.NoOutput{}, &otc.ToolError{
@@ -184,6 +209,8 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		ID:          "Signer.Sign",
 		Version:     "1.0.0",
 		Description: "Signs a message with the caller's SIGNING_KEY secret, so that a receiver holding the same key can check it.",
+		Title:       "Sign a message",
+		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 		Requirements: &otc.Requirements{
 			Secrets: []otc.SecretRequirement{{ID: "SIGNING_KEY"}},
 		},
@@ -208,6 +235,8 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		Version:           "1.0.0",
 		Description:       "Waits the given number of milliseconds, then returns it. A wait longer than 2 seconds times out, and at most 4 waits run at once.",
 		OutputDescription: "The number of milliseconds waited.",
+		Title:             "Wait a while",
+		Annotations:       &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 		Timeout:           waitTimeout,
 		MaxConcurrent:     waitMaxConcurrent,
 	}, func(ctx context.Context, in WaitInput) (int, error) {
@@ -239,11 +268,20 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		return nil, err
 	}
 
+	var counterPolicy *otc.Policy
+	if scoped {
+		counterPolicy = &otc.Policy{RequiredScopes: []string{counterScope}}
+	}
 	err = otc.Register(reg, otc.Tool{
 		ID:                "Counter.Increment",
+		Policy:            counterPolicy,
 		Version:           "1.0.0",
 		Description:       "Adds one to a counter and returns the new count. Calling it again with the same call_id returns the same count without counting again.",
 		OutputDescription: "The count after this call's increment.",
+		Title:             "Increment the counter",
+		// Each call counts once more: not idempotent, though a retry with
+		// the same call id is answered without counting again.
+		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(false), IdempotentHint: new(false), OpenWorldHint: new(false)},
 	}, func(context.Context, struct{}) (int64, error) {
 		return counter.Add(1), nil
 	})
@@ -256,6 +294,10 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore) (*otc
 		Version:     "1.0.0",
 		Description: "Refunds part or all of an order and returns the refund's ID. It needs a capability token bound to this exact call. (An example: no money moves.)",
 		Policy:      refundPolicy,
+		Title:       "Refund an order",
+		// Money leaves for good, each refund is a new one, and nothing
+		// here reaches outside the example (no money moves).
+		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(true), IdempotentHint: new(false), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, in RefundInput) (RefundOutput, error) {
 		// The registry has checked the token before the call got here; a
 		// real tool would now ask the payment provider. The ID is derived
@@ -369,7 +411,13 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	reg, err := newRegistry(logger, callLog, store)
+	var creds credentials
+	if !cfg.stdio {
+		if creds, err = credentialsFromEnv(ctx, os.Getenv); err != nil {
+			return err
+		}
+	}
+	reg, err := newRegistry(logger, callLog, store, creds.oauth != nil)
 	if err != nil {
 		return err
 	}
@@ -383,17 +431,16 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		}
 		return err
 	}
-	auth, methods, err := authenticatorFromEnv(ctx, os.Getenv)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
 	logger.Info("calculator: serving OTC tools",
-		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", methods, "idempotency", storeName)
-	handler, otcHandler := newServer(reg, auth, logger)
+		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", creds.methods, "idempotency", storeName)
+	handler, otcHandler, err := newServer(reg, creds, logger)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -416,14 +463,25 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 // under /v1/, over MCP at /mcp and as a registry listing under /registry/,
 // all behind the same authentication (nil for none). It also returns the
 // OTC handler, whose readiness shutdown turns off.
-func newServer(reg *otc.Registry, auth otc.Authenticator, logger *slog.Logger) (http.Handler, *otc.Handler) {
+func newServer(reg *otc.Registry, creds credentials, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
+	auth := creds.auth
 	mux := http.NewServeMux()
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, Authenticator: auth}))
+	if creds.oauth != nil {
+		// The Protected Resource Metadata that MCP clients read to find
+		// where to sign in: at the resource's well-known URL
+		// (/.well-known/oauth-protected-resource/mcp) and at the root's.
+		prm, err := creds.oauth.MetadataHandler(reg, &oauth.MetadataOptions{ResourceName: "calculator"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("OTC_OAUTH_RESOURCE: %w", err)
+		}
+		prm.Mount(mux)
+	}
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
 	mux.Handle("/", h)
-	return mux, h
+	return mux, h, nil
 }
 
 // writeToken writes a bearer token the server accepts when started with
@@ -466,45 +524,88 @@ func audiencesFromEnv(getenv func(string) string) []string {
 	return audiences
 }
 
-// authenticatorFromEnv turns authentication on when the environment says
+// credentialsFromEnv turns authentication on when the environment says
 // so: OTC_API_KEY accepts that key in the OXP-API-Key header;
 // OTC_JWT_SECRET accepts HS256 bearer tokens signed with it, whose "aud",
-// when present, must be one of the comma-separated OTC_JWT_AUDIENCE; and
+// when present, must be one of the comma-separated OTC_JWT_AUDIENCE;
 // OTC_TOKEN_ISSUER accepts the capability tokens that issuer signs with
-// the keys of OTC_JWKS_FILE or OTC_JWKS_URL. With several, any passes.
-// methods names what is on, for the log. ctx bounds the fetches of
-// OTC_JWKS_URL.
-func authenticatorFromEnv(ctx context.Context, getenv func(string) string) (auth otc.Authenticator, methods string, err error) {
+// the keys of OTC_JWKS_FILE or OTC_JWKS_URL; and OTC_OAUTH_ISSUER with
+// OTC_OAUTH_RESOURCE accepts that authorization server's OAuth access
+// tokens for this server. With several, any passes. ctx bounds the
+// fetches of key sets and metadata.
+func credentialsFromEnv(ctx context.Context, getenv func(string) string) (credentials, error) {
 	var auths []otc.Authenticator
 	var names []string
 	if key := getenv("OTC_API_KEY"); key != "" {
 		a, err := otc.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": key})
 		if err != nil {
-			return nil, "", err
+			return credentials{}, err
 		}
 		auths, names = append(auths, a), append(names, "api_key")
 	}
 	if secret := getenv("OTC_JWT_SECRET"); secret != "" {
 		a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
 		if err != nil {
-			return nil, "", fmt.Errorf("OTC_JWT_SECRET: %w", err)
+			return credentials{}, fmt.Errorf("OTC_JWT_SECRET: %w", err)
 		}
 		auths, names = append(auths, a), append(names, "jwt")
 	}
 	capability, err := capabilityFromEnv(ctx, getenv)
 	if err != nil {
-		return nil, "", err
+		return credentials{}, err
 	}
 	if capability != nil {
 		auths, names = append(auths, capability), append(names, "capability")
 	}
+	resource, err := oauthFromEnv(ctx, getenv)
+	if err != nil {
+		return credentials{}, err
+	}
+	if resource != nil {
+		auths, names = append(auths, resource), append(names, "oauth")
+	}
+	c := credentials{oauth: resource}
 	switch len(auths) {
 	case 0:
-		return nil, "none", nil
+		c.methods = "none"
 	case 1:
-		return auths[0], names[0], nil
+		c.auth, c.methods = auths[0], names[0]
+	default:
+		c.auth, c.methods = otc.AnyOf(auths...), strings.Join(names, "+")
 	}
-	return otc.AnyOf(auths...), strings.Join(names, "+"), nil
+	return c, nil
+}
+
+// oauthFromEnv builds the OAuth resource server that OTC_OAUTH_ISSUER and
+// OTC_OAUTH_RESOURCE ask for, or returns nil when neither is set. The
+// authorization server's keys come from its metadata (RFC 8414, or OpenID
+// Connect discovery), fetched in the background.
+func oauthFromEnv(ctx context.Context, getenv func(string) string) (*oauth.Authenticator, error) {
+	issuer := strings.TrimSpace(getenv("OTC_OAUTH_ISSUER"))
+	resource := strings.TrimSpace(getenv("OTC_OAUTH_RESOURCE"))
+	switch {
+	case issuer == "" && resource == "":
+		return nil, nil
+	case issuer == "":
+		return nil, errors.New("OTC_OAUTH_RESOURCE is set but OTC_OAUTH_ISSUER is not: set it to the issuer URL of the authorization server whose access tokens to accept")
+	case resource == "":
+		return nil, errors.New("OTC_OAUTH_ISSUER is set but OTC_OAUTH_RESOURCE is not: set it to this server's resource identifier, the URL of its MCP endpoint (http://127.0.0.1:8080/mcp)")
+	}
+	a, err := oauth.New(ctx, oauth.Options{
+		Resource:             resource,
+		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("OTC_OAUTH_ISSUER and OTC_OAUTH_RESOURCE: %w", err)
+	}
+	return a, nil
+}
+
+// credentials is how the server authenticates, as the environment says.
+type credentials struct {
+	auth    otc.Authenticator    // nil: nobody is authenticated
+	methods string               // for the startup log: "none", "api_key+oauth", …
+	oauth   *oauth.Authenticator // nil unless OTC_OAUTH_ISSUER and OTC_OAUTH_RESOURCE are set
 }
 
 // capabilityFromEnv builds the capability-token authenticator that

@@ -49,9 +49,10 @@ func postCall(t *testing.T, c *http.Client, base, body string) callResult {
 func TestTimerWait_Timeout(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, nil)
+	reg, err := newRegistry(logger, nil, nil, false)
 	require.NoError(t, err)
-	handler, _ := newServer(reg, nil, logger)
+	handler, _, err := newServer(reg, credentials{}, logger)
+	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 
@@ -73,9 +74,10 @@ func TestTimerWait_MaxConcurrent(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, waitMaxConcurrent)
 	logger := slog.New(started)
-	reg, err := newRegistry(logger, nil, nil)
+	reg, err := newRegistry(logger, nil, nil, false)
 	require.NoError(t, err)
-	handler, _ := newServer(reg, nil, slog.New(slog.DiscardHandler))
+	handler, _, err := newServer(reg, credentials{}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 

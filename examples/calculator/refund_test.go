@@ -306,17 +306,28 @@ func TestRefund_OverRESTAndMCP(t *testing.T) {
 		a = send(t, http.MethodGet, base+"/v1/tools/Payments_Refund", "", "", apiKey)
 		assert.Equal(t, http.StatusNotFound, a.status, a.raw)
 	})
-	t.Run("otc_catalog_lists_it", func(t *testing.T) {
+	// The catalogs are the caller's: a token that may refund sees the
+	// refund (its execution binding, which depends on the call, does not
+	// hide it); an API key, which cannot call it, does not.
+	lister := keys.sign(t, refundClaims("", nil))
+	t.Run("otc_catalog_lists_it_to_a_token_that_may_refund", func(t *testing.T) {
 		t.Parallel()
-		a := send(t, http.MethodGet, base+"/tools", "", "", apiKey)
+		a := send(t, http.MethodGet, base+"/tools", "", lister, nil)
 		require.Equal(t, http.StatusOK, a.status, a.raw)
 		assert.Contains(t, a.raw, `"id":"Payments.Refund@1.0.0"`)
+		a = send(t, http.MethodGet, base+"/tools", "", "", apiKey)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		assert.NotContains(t, a.raw, `"id":"Payments.Refund@1.0.0"`)
+		assert.Contains(t, a.raw, `"id":"Calculator.Add@1.0.0"`)
 	})
-	t.Run("mcp_lists_it", func(t *testing.T) {
+	t.Run("mcp_lists_it_to_a_token_that_may_refund", func(t *testing.T) {
 		t.Parallel()
-		a := send(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "", apiKey)
+		a := send(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, lister, nil)
 		require.Equal(t, http.StatusOK, a.status, a.raw)
 		assert.Contains(t, a.raw, `"name":"Payments_Refund"`)
+		a = send(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "", apiKey)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		assert.NotContains(t, a.raw, `"name":"Payments_Refund"`)
 	})
 	t.Run("mcp_calls_it_with_a_token_bound_to_the_request", func(t *testing.T) {
 		t.Parallel()
@@ -335,11 +346,14 @@ func TestRegistryView(t *testing.T) {
 	keys := newIssuerKeys(t)
 	base := serveWithEnvAuth(t, keys.env())
 	apiKey := map[string]string{otc.HeaderAPIKey: testAPIKey}
+	// The listings are the caller's: a token that may refund sees the
+	// refund, an API key does not.
+	lister := keys.sign(t, refundClaims("", nil))
 	list := func(t *testing.T, path string) []map[string]any {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, base+path, nil)
 		require.NoError(t, err)
-		req.Header.Set(otc.HeaderAPIKey, testAPIKey)
+		req.Header.Set("Authorization", "Bearer "+lister)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
@@ -370,7 +384,9 @@ func TestRegistryView(t *testing.T) {
 		"required_capabilities": ["payments:refund"],
 		"max_blast_radius": "tenant:*",
 		"requires_execution": true,
-		"allowed_operations": ["refund"]
+		"allowed_operations": ["refund"],
+		"title": "Refund an order",
+		"annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 	}`, string(refund))
 	assert.Equal(t, []any{"otc", "http", "mcp"}, all[0]["protocols"])
 
@@ -378,8 +394,12 @@ func TestRegistryView(t *testing.T) {
 	assert.Contains(t, ids(list(t, "/registry/v1/mcp/tools")), "Payments.Refund@1.0.0")
 	assert.Empty(t, list(t, "/registry/v1/tools?protocol=a2a"))
 
-	a := send(t, http.MethodGet, base+"/registry/v1/tools/Payments.Refund", "", "", apiKey)
+	a := send(t, http.MethodGet, base+"/registry/v1/tools", "", "", apiKey)
 	require.Equal(t, http.StatusOK, a.status, a.raw)
+	assert.NotContains(t, a.raw, "Payments.Refund@1.0.0", "an API key cannot call the refund")
+
+	a = send(t, http.MethodGet, base+"/registry/v1/tools/Payments.Refund", "", "", apiKey)
+	require.Equal(t, http.StatusOK, a.status, "a lookup by id is not filtered: %s", a.raw)
 	assert.JSONEq(t, string(refund), a.raw)
 
 	a = send(t, http.MethodGet, base+"/registry/v1/tools", "", "", nil)
@@ -435,7 +455,8 @@ func TestAuthenticatorFromEnv_Capability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			auth, methods, err := authenticatorFromEnv(t.Context(), envOf(tc.env))
+			creds, err := credentialsFromEnv(t.Context(), envOf(tc.env))
+			auth, methods := creds.auth, creds.methods
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)

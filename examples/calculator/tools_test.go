@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func (s recordSignal) WithGroup(string) slog.Handler      { return s }
 func TestTimerWait_Cancelled(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, 1)
-	reg, err := newRegistry(slog.New(started), nil, nil)
+	reg, err := newRegistry(slog.New(started), nil, nil, false)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -63,4 +64,49 @@ func TestTimerWait_Cancelled(t *testing.T) {
 	require.NotNil(t, o.res.Error, "value: %s", o.res.Value)
 	assert.Equal(t, "the wait of 10000 ms was cancelled: context canceled", o.res.Error.Message)
 	assert.Nil(t, o.res.Value)
+}
+
+// TestToolMetadata lists the example's tools over MCP and checks the title
+// and hints of each: what a client shows, and whether it asks before a
+// call. The list is that of a capability token that may refund, since a
+// caller's list holds only the tools it may call.
+func TestToolMetadata(t *testing.T) {
+	t.Parallel()
+	keys := newIssuerKeys(t)
+	base := serveWithEnvAuth(t, keys.env())
+	a := send(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, keys.sign(t, refundClaims("", nil)),
+		map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+	require.Equal(t, http.StatusOK, a.status, a.raw)
+	var answer struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Title       string          `json:"title"`
+				Annotations json.RawMessage `json:"annotations"`
+				Icons       []otc.Icon      `json:"icons"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(a.raw), &answer))
+	readOnly := `{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}`
+	want := map[string][2]string{
+		"Calculator_Add":    {"Add two numbers", readOnly},
+		"Counter_Increment": {"Increment the counter", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}`},
+		"Doorbell_Ring":     {"Ring a doorbell", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`},
+		"Payments_Refund":   {"Refund an order", `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}`},
+		"Signer_Sign":       {"Sign a message", readOnly},
+		"Timer_Wait":        {"Wait a while", readOnly},
+	}
+	require.Len(t, answer.Result.Tools, len(want))
+	for _, tool := range answer.Result.Tools {
+		w, ok := want[tool.Name]
+		require.True(t, ok, tool.Name)
+		assert.Equal(t, w[0], tool.Title, tool.Name)
+		assert.JSONEq(t, w[1], string(tool.Annotations), tool.Name)
+		if tool.Name == "Calculator_Add" {
+			assert.Equal(t, []otc.Icon{{Src: addIcon, MIMEType: "image/svg+xml", Sizes: []string{"any"}}}, tool.Icons)
+		} else {
+			assert.Nil(t, tool.Icons, tool.Name)
+		}
+	}
 }
