@@ -132,6 +132,65 @@ func Example_policy() {
 	// http 403 protocol_denied Tool 'Payments_Refund' cannot be called through http
 }
 
+// noteInput is the input of Notes.Write.
+type noteInput struct {
+	Text string `json:"text" jsonschema:"description=The note's text."`
+}
+
+func writeNote(ctx context.Context, in noteInput) (string, error) { return "n_1", nil }
+
+// A tool that needs an OAuth scope: a token without it is refused with a
+// challenge naming it, and does not see the tool in its catalog.
+func Example_scopes() {
+	reg := calculator(nil)
+	// docs:start scopes
+	err := otc.Register(reg, otc.Tool{
+		ID: "Notes.Write", Version: "1.0.0", Description: "Writes a note.",
+		Policy: &otc.Policy{RequiredScopes: []string{"notes:write"}},
+	}, writeNote)
+	// docs:end scopes
+	if err != nil {
+		panic(err)
+	}
+	// A stand-in for an OAuth authenticator: the token's scopes come in a
+	// header.
+	oauth := otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
+		return &otc.Identity{Method: "oauth", Name: "user", Claims: map[string]any{"scope": r.Header.Get("X-Scopes")}}, nil
+	})
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: oauth})
+
+	call := `{"request":{"tool_id":"Notes.Write","call_id":"c1","input":{"text":"hi"}}}`
+	send(h, "POST", "/tools/call", call, []string{"X-Scopes", "notes:read"}, "WWW-Authenticate")
+	send(h, "POST", "/tools/call", call, []string{"X-Scopes", "notes:read notes:write"})
+	for _, scopes := range []string{"notes:read", "notes:read notes:write"} {
+		req := httptest.NewRequest("GET", "/tools", nil)
+		req.Header.Set("X-Scopes", scopes)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var catalog struct {
+			Tools []struct {
+				ID string `json:"id"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &catalog); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s sees:", scopes)
+		for _, t := range catalog.Tools {
+			fmt.Print(" ", t.ID)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// 403
+	// WWW-Authenticate: Bearer error="insufficient_scope", scope="notes:write"
+	// {"$schema":"otc://1.0","message":"Tool 'Notes_Write' needs the scope notes:write, which the token does not grant","developer_message":"ask the authorization server for a token whose scope also holds notes:write (the tool needs notes:write)","reason":"insufficient_scope","required_scopes":["notes:write"]}
+	// 200
+	// {"$schema":"otc://1.0","result":{"call_id":"c1","duration":…,"success":true,"value":"n_1"}}
+	// notes:read sees: Calculator.Add@1.0.0
+	// notes:read notes:write sees: Calculator.Add@1.0.0 Notes.Write@1.0.0
+}
+
 // revocations stands for the service's own record of revoked tokens.
 type revocations struct{}
 

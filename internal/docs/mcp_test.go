@@ -45,6 +45,46 @@ func Example_mcp() {
 	// {"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool 'Notes_Delete' was not found"}}
 }
 
+// A tool's title, hints, icon and _meta, as tools/list shows them in
+// 2025-11-25 and in 2025-06-18, which has no icons.
+func Example_toolMetadata() {
+	type refundInput struct {
+		OrderID string `json:"order_id" jsonschema:"description=The order to refund."`
+	}
+	reg := otc.NewRegistry(nil)
+	// docs:start tool-metadata
+	err := otc.Register(reg, otc.Tool{
+		ID:          "Payments.Refund",
+		Version:     "1.0.0",
+		Description: "Refunds an order in full.",
+		Title:       "Refund an order",
+		Annotations: &otc.ToolAnnotations{
+			ReadOnlyHint:    new(false),
+			DestructiveHint: new(true),  // the money is gone
+			IdempotentHint:  new(false), // each call refunds again
+			OpenWorldHint:   new(true),  // it reaches the payment provider
+		},
+		Icons: []otc.Icon{{Src: "https://example.com/icons/refund.png", MIMEType: "image/png", Sizes: []string{"48x48"}}},
+		Meta:  map[string]any{"com.example/team": "payments"},
+	}, func(ctx context.Context, in refundInput) (otc.NoOutput, error) {
+		return otc.NoOutput{}, nil
+	})
+	// docs:end tool-metadata
+	if err != nil {
+		panic(err)
+	}
+	h := mcp.NewHandler(reg, nil)
+	for _, version := range []string{mcp.Version20251125, mcp.Version20250618} {
+		send(h, "POST", "/", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			[]string{"Accept", "application/json, text/event-stream", "MCP-Protocol-Version", version})
+	}
+	// Output:
+	// 200
+	// {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"Payments_Refund","title":"Refund an order","description":"Refunds an order in full.","inputSchema":{"properties":{"order_id":{"type":"string","description":"The order to refund."}},"additionalProperties":false,"type":"object","required":["order_id"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true},"icons":[{"src":"https://example.com/icons/refund.png","mimeType":"image/png","sizes":["48x48"]}],"_meta":{"com.example/team":"payments"}}]}}
+	// 200
+	// {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"Payments_Refund","title":"Refund an order","description":"Refunds an order in full.","inputSchema":{"properties":{"order_id":{"type":"string","description":"The order to refund."}},"additionalProperties":false,"type":"object","required":["order_id"]},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true},"_meta":{"com.example/team":"payments"}}]}}
+}
+
 // Serving a registry on standard input and output.
 func Example_stdio() {
 	ctx := context.Background()
