@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file is server authentication: who may use the tool server at all,
@@ -474,36 +475,10 @@ func (a *JWTAuth) allowedAudience(aud string) bool { return slices.Contains(a.au
 // credential, since the token checked would otherwise be whichever came
 // first.
 func (a *JWTAuth) ambiguous(r *http.Request) error {
-	if authorizationRepeated(r.Header.Values("Authorization")) {
+	if wire.AuthorizationRepeated(r.Header.Values("Authorization")) {
 		return unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
 	}
 	return nil
-}
-
-// authorizationRepeated reports whether lines, the Authorization header
-// lines of a request, hold more than one credential. Authorization is not
-// a list, so two lines always do. One line is read as a comma-separated
-// list, which is how a proxy may join two lines (RFC 9110 §5.3), only when
-// an element is a Bearer credential: a bearer token never holds a comma
-// (RFC 6750 §2.1), whereas the auth-params of other schemes (Digest) do.
-func authorizationRepeated(lines []string) bool {
-	switch len(lines) {
-	case 0:
-		return false
-	case 1:
-	default:
-		return true
-	}
-	if !strings.Contains(lines[0], ",") {
-		return false
-	}
-	for elem := range strings.SplitSeq(lines[0], ",") {
-		scheme, _, _ := strings.Cut(strings.TrimSpace(elem), " ")
-		if strings.EqualFold(scheme, "Bearer") {
-			return true
-		}
-	}
-	return false
 }
 
 // jwtProblem says in a few words why the JWT library refused a token.
@@ -629,7 +604,7 @@ func (as anyOf) ambiguous(r *http.Request) error {
 				return err
 			}
 		}
-		if _, ok := a.(BearerAuthenticator); ok && authorizationRepeated(r.Header.Values("Authorization")) {
+		if _, ok := a.(BearerAuthenticator); ok && wire.AuthorizationRepeated(r.Header.Values("Authorization")) {
 			e := unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
 			e.Reason = ReasonInvalidToken
 			return e

@@ -433,7 +433,7 @@ func invalidToken(message string) *Error {
 // ambiguous refuses a request that sent more than one Authorization
 // credential, as [JWTAuth] does.
 func (a *CapabilityAuth) ambiguous(r *http.Request) error {
-	if authorizationRepeated(r.Header.Values("Authorization")) {
+	if wire.AuthorizationRepeated(r.Header.Values("Authorization")) {
 		e := unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
 		e.Reason = ReasonInvalidToken
 		return e

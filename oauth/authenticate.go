@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file reads the bearer token of a request and sends it to the check
@@ -43,7 +44,7 @@ import (
 // [otc.AnyOf]. The messages say what was wrong and never quote the token.
 func (a *Authenticator) Authenticate(r *http.Request) (*otc.Identity, error) {
 	lines := r.Header.Values("Authorization")
-	if repeated(lines) {
+	if wire.AuthorizationRepeated(lines) {
 		return nil, invalidToken("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token")
 	}
 	if len(lines) == 0 || strings.TrimSpace(lines[0]) == "" {
@@ -194,30 +195,6 @@ func b64token(s string) bool {
 		}
 	}
 	return true
-}
-
-// repeated reports whether lines, the Authorization header lines of a
-// request, hold more than one credential: two lines, or one line that a
-// proxy may have joined from two, a list with a Bearer element (a bearer
-// token never holds a comma), as the root package's bearer methods judge.
-func repeated(lines []string) bool {
-	switch len(lines) {
-	case 0:
-		return false
-	case 1:
-	default:
-		return true
-	}
-	if !strings.Contains(lines[0], ",") {
-		return false
-	}
-	for elem := range strings.SplitSeq(lines[0], ",") {
-		scheme, _, _ := strings.Cut(strings.TrimSpace(elem), " ")
-		if strings.EqualFold(scheme, "Bearer") {
-			return true
-		}
-	}
-	return false
 }
 
 // invalidToken builds the refusal of a token that was sent.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -207,4 +208,30 @@ func DescribePanic(v any) (s string) {
 		}
 	}()
 	return fmt.Sprint(v)
+}
+
+// AuthorizationRepeated reports whether lines, the Authorization header
+// lines of a request, hold more than one credential. Authorization is not
+// a list, so two lines always do. One line is read as a comma-separated
+// list, which is how a proxy may join two lines (RFC 9110 §5.3), only when
+// an element is a Bearer credential: a bearer token never holds a comma
+// (RFC 6750 §2.1), whereas the auth-params of other schemes (Digest) do.
+func AuthorizationRepeated(lines []string) bool {
+	switch len(lines) {
+	case 0:
+		return false
+	case 1:
+	default:
+		return true
+	}
+	if !strings.Contains(lines[0], ",") {
+		return false
+	}
+	for elem := range strings.SplitSeq(lines[0], ",") {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(elem), " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			return true
+		}
+	}
+	return false
 }
