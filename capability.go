@@ -20,6 +20,7 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/otcgo/otc/internal/jwks"
+	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -98,6 +99,16 @@ type CapabilityOptions struct {
 	// means DefaultCapabilityMaxLifetime; a negative value is an error.
 	MaxLifetime time.Duration
 
+	// CacheSize is the number of verified tokens whose claims are
+	// remembered, so that a token sent again costs no second signature
+	// check: an ES256 verification is most of what a call with a token
+	// costs. A token is remembered until its "exp" and while the key set
+	// that verified it is the one in use; tokens with execution claims,
+	// spent on one call, are not remembered. Every call still runs its
+	// tool's whole policy, revocation included, on the claims. Zero means
+	// 10,000 tokens; a negative value turns the cache off.
+	CacheSize int
+
 	// Logger receives the failures of fetching JWKSURL, and the first
 	// success after them. Nil means slog.Default().
 	Logger *slog.Logger
@@ -121,6 +132,7 @@ type CapabilityAuth struct {
 	revoked     func(ctx context.Context, jti string) (bool, error)
 	maxLifetime time.Duration
 	leeway      time.Duration
+	cache       *tokencache.Cache
 }
 
 // DefaultCapabilityMaxLifetime is the default of
@@ -218,6 +230,7 @@ func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwks.
 		revoked:     opts.Revoked,
 		maxLifetime: maxLifetime,
 		leeway:      leeway,
+		cache:       tokencache.New(opts.CacheSize),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(capabilityAlgs),
 			jwt.WithExpirationRequired(),
@@ -319,8 +332,9 @@ var (
 
 // keyfunc returns the key that verifies a token: the one its "kid" names,
 // provided that the key's type is the one of the token's algorithm. ctx
-// is the request's, which bounds its wait for a fetch.
-func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
+// is the request's, which bounds its wait for a fetch; the snapshot of the
+// key set that held the key is stored in snap.
+func (a *CapabilityAuth) keyfunc(ctx context.Context, snap **jwks.Snapshot) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
 		// As in JWTAuth: no JOSE extension is understood (RFC 7515
 		// §4.1.11), so one that is critical refuses the token.
@@ -345,10 +359,11 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context) jwt.Keyfunc {
 				return nil, errIssuerNotAccepted
 			}
 		}
-		k, err := a.keys.Key(ctx, kid)
+		k, s, err := a.keys.KeyIn(ctx, kid)
 		if err != nil {
 			return nil, err
 		}
+		*snap = s
 		// A JWK may narrow its key further: to one algorithm, or to
 		// signatures ("use": "sig"); a key meant for encryption verifies
 		// nothing.
@@ -398,8 +413,12 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	if token == "" || strings.Count(token, ".") != 2 || strings.ContainsAny(token, " \t") {
 		return nil, invalidToken("The bearer token is malformed: it must be a JWT of three base64url parts")
 	}
+	if e := a.cache.Get(token, time.Now()); e != nil {
+		return &Identity{Method: MethodCapability, Name: e.Name, Claims: e.Claims, revoked: a.revoked, leeway: a.leeway}, nil
+	}
 	claims := jwt.MapClaims{}
-	t, err := a.parser.ParseWithClaims(token, claims, a.keyfunc(r.Context()))
+	var snap *jwks.Snapshot
+	t, err := a.parser.ParseWithClaims(token, claims, a.keyfunc(r.Context(), &snap))
 	if err != nil {
 		return nil, invalidToken(capabilityProblem(t, err))
 	}
@@ -420,7 +439,21 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	if err != nil {
 		return nil, invalidToken("The bearer token's subject (sub) is not a string")
 	}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && !hasBindingClaims(claims) {
+		a.cache.Put(token, &tokencache.Entry{Claims: claims, Name: sub, Exp: exp.Time, Keys: a.keys, Snapshot: snap})
+	}
 	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked, leeway: a.leeway}, nil
+}
+
+// hasBindingClaims reports whether a token carries execution claims: such
+// a token is for one call, and remembering it would only take a place.
+func hasBindingClaims(claims map[string]any) bool {
+	for _, c := range bindingClaims {
+		if _, ok := claims[c]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // invalidToken builds the refusal of a capability token.

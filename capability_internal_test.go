@@ -38,3 +38,7 @@ func NewCapabilityAuthForTest(ctx context.Context, opts CapabilityOptions, timin
 	}
 	return newCapabilityAuth(ctx, opts, t)
 }
+
+// CachedTokensForTest returns the number of verified tokens the
+// authenticator remembers.
+func (a *CapabilityAuth) CachedTokensForTest() int { return a.cache.Len() }

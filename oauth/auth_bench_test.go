@@ -30,15 +30,11 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}
 	es256 := sign(b, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", claims(nil))
 	rs256 := sign(b, jwt.SigningMethodRS256, k.rsa, kidRSA, "at+jwt", claims(nil))
-	a, err := oauth.New(b.Context(), oauth.Options{
-		Resource:             resource,
-		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
-	})
-	require.NoError(b, err)
-	capAuth, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...)})
-	require.NoError(b, err)
-	capOther, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{"https://capabilities.test"}, JWKS: jwksJSON(b, usualJWKs(b)...)})
-	require.NoError(b, err)
+	// CacheSize -1: every authentication verifies the token; the "again"
+	// cases have the cache of verified tokens, as by default.
+	a := benchOAuth(b, issuer, -1)
+	capAuth := benchCapability(b, issuer, -1)
+	capOther := benchCapability(b, "https://capabilities.test", -1)
 	request := func(token string) *http.Request {
 		r := httptest.NewRequest(http.MethodPost, "/tools/call", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
@@ -55,6 +51,8 @@ func BenchmarkAuthenticate(b *testing.B) {
 		{"oauth_rs256", rs256, a},
 		// The capability authenticator refuses the OAuth token first.
 		{"anyof_capability_oauth_es256", es256, otc.AnyOf(capOther, a)},
+		{"oauth_es256_again", es256, benchOAuth(b, issuer, 0)},
+		{"capability_es256_again", es256, benchCapability(b, issuer, 0)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := request(bc.token)
@@ -100,13 +98,8 @@ func BenchmarkCallWithToken(b *testing.B) {
 	claims := (&authServer{issuer: issuer}).claims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(10 * time.Minute).Unix() })
 	es256 := sign(b, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", claims)
 	rs256 := sign(b, jwt.SigningMethodRS256, k.rsa, kidRSA, "at+jwt", claims)
-	oauthAuth, err := oauth.New(b.Context(), oauth.Options{
-		Resource:             resource,
-		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
-	})
-	require.NoError(b, err)
-	capAuth, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...)})
-	require.NoError(b, err)
+	oauthAuth := benchOAuth(b, issuer, -1)
+	capAuth := benchCapability(b, issuer, -1)
 	reg := testkit.NewAddRegistry(b)
 
 	for _, bc := range []struct {
@@ -118,6 +111,9 @@ func BenchmarkCallWithToken(b *testing.B) {
 		{"capability_es256", es256, capAuth},
 		{"oauth_es256", es256, oauthAuth},
 		{"oauth_rs256", rs256, oauthAuth},
+		// The same token again, from the cache of verified tokens.
+		{"capability_es256_again", es256, benchCapability(b, issuer, 0)},
+		{"oauth_es256_again", es256, benchOAuth(b, issuer, 0)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: bc.auth})
@@ -140,4 +136,24 @@ func BenchmarkCallWithToken(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchOAuth returns an OAuth authenticator for issuer's tokens with the
+// given cache size (-1: none).
+func benchOAuth(b *testing.B, issuer string, cacheSize int) *oauth.Authenticator {
+	a, err := oauth.New(b.Context(), oauth.Options{
+		Resource:             resource,
+		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
+		CacheSize:            cacheSize,
+	})
+	require.NoError(b, err)
+	return a
+}
+
+// benchCapability returns a capability-token authenticator for issuer
+// with the given cache size (-1: none).
+func benchCapability(b *testing.B, issuer string, cacheSize int) *otc.CapabilityAuth {
+	a, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...), CacheSize: cacheSize})
+	require.NoError(b, err)
+	return a
 }

@@ -45,3 +45,6 @@ func CacheStatsForTest(a *Authenticator) (entries, size int) {
 	}
 	return a.intro.cache.stats()
 }
+
+// TokenCacheLenForTest returns the number of verified JWTs remembered.
+func TokenCacheLenForTest(a *Authenticator) int { return a.cache.Len() }

@@ -17,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jwks"
+	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -134,8 +135,9 @@ func accessTokenType(typ any, explicit bool) bool {
 //
 // With s nil, the server is the one the token's "iss" names, stored in
 // *chosen: the token is then parsed once, by the parser, rather than once
-// more to choose.
-func (a *Authenticator) keyfunc(ctx context.Context, s *server, chosen **server) jwt.Keyfunc {
+// more to choose. The snapshot of the key set that held the key is stored
+// in *snap, for the cache of verified tokens.
+func (a *Authenticator) keyfunc(ctx context.Context, s *server, chosen **server, snap **jwks.Snapshot) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
 		if s == nil {
 			claims, _ := t.Claims.(jwt.MapClaims)
@@ -163,10 +165,11 @@ func (a *Authenticator) keyfunc(ctx context.Context, s *server, chosen **server)
 		if kid == "" {
 			return nil, errNoKeyID
 		}
-		k, err := s.keys.Key(ctx, kid)
+		k, held, err := s.keys.KeyIn(ctx, kid)
 		if err != nil {
 			return nil, err
 		}
+		*snap = held
 		alg := t.Method.Alg()
 		if k.Alg != "" && k.Alg != alg || k.Use != "" && k.Use != jwkset.UseSig {
 			return nil, errKeyRestricted
@@ -183,8 +186,12 @@ func (a *Authenticator) keyfunc(ctx context.Context, s *server, chosen **server)
 //
 // A nil s is the server the token's "iss" names.
 func (a *Authenticator) checkJWT(ctx context.Context, s *server, token string) (*otc.Identity, error) {
+	if e := a.cache.Get(token, time.Now()); e != nil {
+		return &otc.Identity{Method: Method, Name: e.Name, Claims: e.Claims}, nil
+	}
 	claims := jwt.MapClaims{}
-	t, err := a.parser.ParseWithClaims(token, claims, a.keyfunc(ctx, s, &s))
+	var snap *jwks.Snapshot
+	t, err := a.parser.ParseWithClaims(token, claims, a.keyfunc(ctx, s, &s, &snap))
 	if err != nil {
 		if errors.Is(err, jwt.ErrTokenMalformed) {
 			// Said as precisely as when the parts were read first: on
@@ -207,10 +214,15 @@ func (a *Authenticator) checkJWT(ctx context.Context, s *server, token string) (
 		return nil, err
 	}
 	// The parser has required "exp" and checked its type.
-	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && time.Until(exp.Time) > a.maxLifetime+a.leeway {
+	exp, err := claims.GetExpirationTime()
+	if err == nil && exp != nil && time.Until(exp.Time) > a.maxLifetime+a.leeway {
 		return nil, invalidToken(fmt.Sprintf("The bearer token expires too far in the future: this server accepts access tokens valid for at most %v; ask the authorization server for a shorter-lived token", a.maxLifetime))
 	}
-	return identity(claims)
+	id, err := identity(claims)
+	if err == nil && exp != nil {
+		a.cache.Put(token, &tokencache.Entry{Claims: claims, Name: id.Name, Exp: exp.Time, Keys: s.keys, Snapshot: snap})
+	}
+	return id, err
 }
 
 // checkAudience checks that aud, a token's "aud" claim or an

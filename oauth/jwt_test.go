@@ -280,3 +280,28 @@ func TestJWTTwoServers(t *testing.T) {
 	assertRefused(t, call(t, srv, bearer(forged)), "signature is not valid", forged)
 	assert.Equal(t, []string{one.issuer, two.issuer}, a.Issuers())
 }
+
+// TestJWTCache: a token sent again is remembered once, and refused once
+// it has expired although remembered; with CacheSize negative nothing is
+// remembered. (A key dropped from the set is TestDiscoveryRefresh.)
+func TestJWTCache(t *testing.T) {
+	t.Parallel()
+	as := newAuthServer(t, "")
+	k := keys(t)
+	a := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}, Leeway: -1}, oauth.TimingForTest{})
+	srv := newProtected(t, a)
+	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	token := sign(t, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", as.claims(func(c jwt.MapClaims) { c["exp"] = exp.Unix() }))
+	for range 3 {
+		assert.Equal(t, "user-42", requireAccepted(t, call(t, srv, bearer(token))).Name)
+	}
+	assert.Equal(t, 1, oauth.TokenCacheLenForTest(a))
+	time.Sleep(time.Until(exp) + 50*time.Millisecond)
+	assertRefused(t, call(t, srv, bearer(token)), "expired", token)
+
+	off := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}, CacheSize: -1}, oauth.TimingForTest{})
+	srv = newProtected(t, off)
+	fresh := sign(t, jwt.SigningMethodES256, k.ec, kidEC, "at+jwt", as.claims(nil))
+	requireAccepted(t, call(t, srv, bearer(fresh)))
+	assert.Equal(t, 0, oauth.TokenCacheLenForTest(off))
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jwks"
+	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -89,6 +90,16 @@ type Options struct {
 	// an access token. An ID token is refused by its audience, which is
 	// the client, not this server.
 	ExplicitTypeOnly bool
+
+	// CacheSize is the number of verified JWT access tokens whose claims
+	// are remembered, so that a token sent again costs no second
+	// signature check, which is most of what a call with a token costs. A
+	// token is remembered until its "exp" and while the key set that
+	// verified it is the one in use; every call still runs its tool's
+	// policy (scopes and the rest) on the claims. Zero means 10,000
+	// tokens; a negative value turns the cache off. Introspected tokens
+	// have a cache of their own ([Introspection.CacheEntries]).
+	CacheSize int
 
 	// RefreshInterval is how long after a good fetch an authorization
 	// server's metadata and key set are fetched again, and the longest
@@ -224,8 +235,9 @@ type Authenticator struct {
 	leeway      time.Duration
 	maxLifetime time.Duration
 	explicit    bool
-	prmURL      string // the resource metadata document's URL
-	challenge   string // the challenge of a request without a token
+	cache       *tokencache.Cache // verified JWTs' claims
+	prmURL      string            // the resource metadata document's URL
+	challenge   string            // the challenge of a request without a token
 }
 
 var (
@@ -322,6 +334,7 @@ func newAuthenticator(ctx context.Context, opts Options, timing jwks.Timing) (*A
 		leeway:      leeway,
 		maxLifetime: maxLifetime,
 		explicit:    opts.ExplicitTypeOnly,
+		cache:       tokencache.New(opts.CacheSize),
 		prmURL:      prmURL,
 		challenge:   "Bearer resource_metadata=" + quote(prmURL),
 		parser: jwt.NewParser(

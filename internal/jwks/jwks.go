@@ -172,6 +172,33 @@ func (ks *Set) Empty() bool {
 	return s == nil || len(*s) == 0
 }
 
+// Snapshot returns the snapshot of the set in use, nil before the first
+// fetch. It changes whenever a fetch publishes the set again, so that what
+// was verified with one snapshot's keys can be told apart.
+func (ks *Set) Snapshot() *Snapshot { return ks.current.Load() }
+
+// KeyIn is [Set.Key] that also returns the snapshot that held the key.
+func (ks *Set) KeyIn(ctx context.Context, kid string) (Key, *Snapshot, error) {
+	if s := ks.current.Load(); s != nil {
+		if k, ok := (*s)[kid]; ok {
+			return k, s, nil
+		}
+	}
+	k, err := ks.Key(ctx, kid)
+	if err != nil {
+		return Key{}, nil, err
+	}
+	// Found by a fetch: the key is taken from the snapshot now current,
+	// so that the two match; when a later fetch has dropped it already,
+	// the key found is used without a snapshot (nothing remembers it).
+	if s := ks.current.Load(); s != nil {
+		if k, ok := (*s)[kid]; ok {
+			return k, s, nil
+		}
+	}
+	return k, nil, nil
+}
+
 func (ks *Set) lookup(kid string) (Key, bool) {
 	s := ks.current.Load()
 	if s == nil {
