@@ -53,7 +53,11 @@
 // gets the first call's result without the tool running again.
 // Counter.Increment, which counts its calls, shows it. The record is kept
 // in memory, or in Redis when OTC_REDIS_URL is set
-// (redis://127.0.0.1:6379/0), so that several servers share it.
+// (redis://127.0.0.1:6379/0), so that several servers share it;
+// OTC_REDIS_LEASE (30s by default) is how long a claim outlives a replica
+// that died mid-call. OTC_RUN_LOG names a file that gets the call id of
+// every run of Counter.Increment, one per line, so that a test of several
+// replicas can count the call ids that ran twice (examples/deploy).
 package main
 
 import (
@@ -81,6 +85,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
+	"github.com/otcgo/otc/redisstore"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
 )
@@ -155,6 +160,13 @@ const counterScope = "counter:write"
 // counter is Counter.Increment's count, shared by every call the process
 // serves.
 var counter atomic.Int64
+
+// runLog, when OTC_RUN_LOG names a file, gets one line per run of
+// Counter.Increment: the call's id. Lines are appended with one write
+// each, so that several replicas may share a file, and what was written
+// survives the process being killed: the deployment's chaos test counts
+// the call ids that ran more than once.
+var runLog atomic.Pointer[os.File]
 
 // newRegistry registers the example tools. callLog, when not nil, gets one
 // record per call; store, when not nil, records calls by call id, so that
@@ -282,7 +294,12 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		// Each call counts once more: not idempotent, though a retry with
 		// the same call id is answered without counting again.
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(false), IdempotentHint: new(false), OpenWorldHint: new(false)},
-	}, func(context.Context, struct{}) (int64, error) {
+	}, func(ctx context.Context, _ struct{}) (int64, error) {
+		if f := runLog.Load(); f != nil {
+			if _, err := f.WriteString(otc.CallID(ctx) + "\n"); err != nil {
+				return 0, fmt.Errorf("recording the run in OTC_RUN_LOG: %w", err)
+			}
+		}
 		return counter.Add(1), nil
 	})
 	if err != nil {
@@ -410,6 +427,26 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	store, storeName, err := idempotencyStore(ctx, os.Getenv)
 	if err != nil {
 		return err
+	}
+	if rs, ok := store.(*redisstore.Store); ok {
+		// Outcomes Redis has not recorded yet are written in the
+		// background; they get a few seconds once serving has stopped.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), storeShutdown)
+			defer cancel()
+			if err := rs.Shutdown(ctx); err != nil {
+				logger.Warn("calculator: some outcomes were not recorded in Redis before exit; their call ids are freed when their leases lapse", "error", err)
+			}
+		}()
+	}
+	if path := os.Getenv("OTC_RUN_LOG"); path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("OTC_RUN_LOG: %w", err)
+		}
+		defer f.Close()
+		runLog.Store(f)
+		defer runLog.Store(nil)
 	}
 	var creds credentials
 	if !cfg.stdio {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -76,4 +78,42 @@ func TestIdempotencyStoreFromEnv(t *testing.T) {
 	_, name, err = idempotencyStore(context.Background(), env("redis://"+needRedis(t)+"/0"))
 	require.NoError(t, err)
 	assert.Equal(t, "redis", name)
+}
+
+func TestRedisLeaseFromEnv(t *testing.T) {
+	t.Parallel()
+	url := "redis://" + needRedis(t) + "/0"
+	env := func(lease string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "OTC_REDIS_URL":
+				return url
+			case "OTC_REDIS_LEASE":
+				return lease
+			}
+			return ""
+		}
+	}
+	for _, bad := range []string{"soon", "500ms", "-3s"} {
+		_, _, err := idempotencyStore(context.Background(), env(bad))
+		assert.ErrorContains(t, err, "OTC_REDIS_LEASE: \""+bad+"\" is not a duration of a second or more", bad)
+	}
+	_, name, err := idempotencyStore(context.Background(), env("3s"))
+	require.NoError(t, err)
+	assert.Equal(t, "redis", name)
+}
+
+// TestRunLog: with OTC_RUN_LOG, each run of Counter.Increment appends its
+// call id; a replay, which runs nothing, appends none.
+func TestRunLog(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runs.log")
+	_, lines := startMainEnv(t, "-addr 127.0.0.1:0", "OTC_RUN_LOG="+path)
+	base := listeningURL(t, nextLine(t, lines))
+	incrementOTC(t, base, "run-1")
+	incrementOTC(t, base, "run-2")
+	assert.True(t, incrementOTC(t, base, "run-1").replayed)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "run-1\nrun-2\n", string(raw))
 }
