@@ -89,6 +89,7 @@ type Handler struct {
 	auth    Authenticator
 
 	unavailable atomic.Bool
+	draining    atomic.Bool
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -125,6 +126,14 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 // temporarily unavailable; the catalog is still served. A new handler is
 // ready. Call SetReady(false) when draining before shutdown.
 func (h *Handler) SetReady(ready bool) { h.unavailable.Store(!ready) }
+
+// SetDraining sets whether the server is going away. While draining, GET
+// /health answers 503, so that a load balancer stops sending new calls,
+// and calls are still taken: those the balancer sends before its checks
+// notice are served rather than refused with an error it could not retry
+// elsewhere. [Serve] calls SetDraining(true) on the handlers in
+// [ServeOptions.Drain] when shutdown begins.
+func (h *Handler) SetDraining(draining bool) { h.draining.Store(draining) }
 
 // ServeHTTP routes a request to one of the endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -214,7 +223,7 @@ func (h *Handler) challenge(w http.ResponseWriter, err error) {
 
 // health answers GET /health.
 func (h *Handler) health(w http.ResponseWriter) {
-	if h.unavailable.Load() {
+	if h.unavailable.Load() || h.draining.Load() {
 		h.writeJSON(w, http.StatusServiceUnavailable, struct {
 			Schema  string `json:"$schema"`
 			Status  string `json:"status"`

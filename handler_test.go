@@ -91,6 +91,26 @@ func TestHandlerHealthWhileUnavailable(t *testing.T) {
 	assert.JSONEq(t, `15`, string(f.call(t, wireAddBody).success(t)))
 }
 
+// TestHandlerHealthWhileDraining: a draining handler fails its health
+// checks and still serves calls; SetReady(false) on top refuses them.
+func TestHandlerHealthWhileDraining(t *testing.T) {
+	t.Parallel()
+	f := newWireFixture(t, wireOptions{})
+
+	f.h.SetDraining(true)
+	r := f.do(t, http.MethodGet, "/health", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+	assert.JSONEq(t, `15`, string(f.call(t, wireAddBody).success(t)), "calls are still served")
+
+	f.h.SetReady(false)
+	f.do(t, http.MethodPost, "/tools/call", strings.NewReader(wireAddBody)).errorBody(t, http.StatusBadRequest)
+	f.h.SetReady(true)
+	assert.Equal(t, http.StatusServiceUnavailable, f.do(t, http.MethodGet, "/health", nil).status, "still draining")
+
+	f.h.SetDraining(false)
+	assert.Equal(t, http.StatusOK, f.do(t, http.MethodGet, "/health", nil).status)
+}
+
 func TestHandlerMethodNotAllowed(t *testing.T) {
 	t.Parallel()
 	f := newWireFixture(t, wireOptions{})

@@ -18,18 +18,28 @@ const DefaultGracePeriod = 30 * time.Second
 
 // Drainable is what [Serve] marks not ready when shutdown begins. A
 // [*Handler] is one: once SetReady(false) is called, its GET /health
-// answers 503 and it refuses new calls.
+// answers 503 and it refuses new calls. A Drainable that also has a
+// SetDraining(bool) method, as [*Handler] does, is told SetDraining(true)
+// instead: its health checks fail while it still takes calls.
 type Drainable interface {
 	SetReady(ready bool)
+}
+
+// drainer is a Drainable whose health checks can fail while it still
+// takes calls.
+type drainer interface {
+	SetDraining(draining bool)
 }
 
 // ServeOptions configures [Serve]. The zero value, and nil, give the
 // defaults described on each field.
 type ServeOptions struct {
-	// Drain lists the handlers to mark not ready (SetReady(false)) as soon
-	// as shutdown begins, so that health checks see 503 and new calls are
-	// refused while requests already running finish. Nil entries are
-	// skipped. Nil means none.
+	// Drain lists the handlers to mark as going away as soon as shutdown
+	// begins, so that health checks see 503 while requests already running
+	// finish: SetDraining(true) for those that have it, as a [*Handler]
+	// does, which goes on taking the calls a load balancer sends before it
+	// notices; SetReady(false), which refuses them, for the others. Nil
+	// entries are skipped. Nil means none.
 	Drain []Drainable
 
 	// DrainDelay is how long to keep accepting connections after marking
@@ -56,7 +66,7 @@ type ServeOptions struct {
 }
 
 // Serve serves srv on ln until ctx is done, then shuts down gracefully:
-// it marks the [ServeOptions.Drain] handlers not ready, keeps serving for
+// it marks the [ServeOptions.Drain] handlers as draining, keeps serving for
 // [ServeOptions.DrainDelay], closes the listener and idle connections,
 // and waits up to [ServeOptions.GracePeriod] for requests in flight to
 // finish. ctx is typically the one [os/signal.NotifyContext] returns for
@@ -116,7 +126,11 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 	// Not ready first, then the log line, so that whoever reads the log
 	// knows /health already answers 503.
 	for _, d := range o.Drain {
-		if d != nil {
+		switch d := d.(type) {
+		case nil:
+		case drainer:
+			d.SetDraining(true)
+		default:
 			d.SetReady(false)
 		}
 	}

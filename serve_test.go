@@ -178,6 +178,23 @@ func (d *drainSignal) SetReady(ready bool) {
 	d.set <- ready
 }
 
+// drainingSignal is a drainSignal with SetDraining, as a *otc.Handler
+// has: Serve calls that instead of SetReady, and reports true here.
+type drainingSignal struct {
+	next *otc.Handler
+	set  chan bool
+}
+
+func (d *drainingSignal) SetReady(ready bool) {
+	d.next.SetReady(ready)
+	d.set <- !ready
+}
+
+func (d *drainingSignal) SetDraining(draining bool) {
+	d.next.SetDraining(draining)
+	d.set <- draining
+}
+
 // TestServe_FinishesInFlightRequests: once shutdown begins, the listener
 // closes and new connections are refused, but a request already running
 // finishes with its answer, and only then does Serve return nil.
@@ -213,7 +230,7 @@ func TestServe_FinishesInFlightRequests(t *testing.T) {
 }
 
 // TestServe_DrainDelay: during the drain delay, the handler answers /health
-// 503 and refuses calls on new connections, the listener stays open, and
+// 503 and still serves the calls that come, the listener stays open, and
 // the program can end the delay by closing the server.
 func TestServe_DrainDelay(t *testing.T) {
 	t.Parallel()
@@ -221,7 +238,7 @@ func TestServe_DrainDelay(t *testing.T) {
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
 		func(ctx context.Context, in exampleAddInput) (float64, error) { return in.A + in.B, nil }))
 	handler := otc.NewHandler(reg, nil)
-	drained := &drainSignal{next: handler, set: make(chan bool, 1)}
+	drained := &drainingSignal{next: handler, set: make(chan bool, 1)}
 	ln := newServeListener(t)
 	srv := &http.Server{Handler: handler}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -238,7 +255,7 @@ func TestServe_DrainDelay(t *testing.T) {
 	assert.Equal(t, http.StatusOK, before.status)
 
 	cancel()
-	assert.False(t, serveRecv(t, drained.set, "SetReady"), "SetReady(false)")
+	assert.True(t, serveRecv(t, drained.set, "SetDraining"), "SetDraining(true), not SetReady(false)")
 
 	health := serveRecv(t, serveGet(ln.url()+"/health"), "/health while draining")
 	require.NoError(t, health.err, "the listener still accepts during the drain delay")
@@ -252,8 +269,8 @@ func TestServe_DrainDelay(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Contains(t, string(body), "The tool server is temporarily unavailable")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a call during the drain delay is served: %s", body)
+	assert.Contains(t, string(body), `"value":3`)
 
 	serveNotYet(t, ln.closed, "the listener closing during the drain delay")
 	serveNotYet(t, done, "Serve returning during the drain delay")

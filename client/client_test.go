@@ -787,7 +787,7 @@ func TestHealth(t *testing.T) {
 	assert.Contains(t, err.Error(), "503")
 	assert.Contains(t, err.Error(), "/health")
 
-	// While draining, calls are refused with a server error.
+	// While not ready, calls are refused with a server error.
 	_, err = c.Call(t.Context(), "Math.Add", testkit.AddInput{A: 1, B: 1}, nil)
 	e, ok := errors.AsType[*otc.Error](err)
 	require.True(t, ok, "want a *otc.Error, got %T: %v", err, err)

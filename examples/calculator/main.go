@@ -35,8 +35,8 @@
 //	TOKEN=$(OTC_JWT_SECRET=... OTC_JWT_AUDIENCE=calculator go run ./examples/calculator -print-token)
 //
 // On SIGTERM or SIGINT the server shuts down gracefully: /health answers
-// 503 and new calls are refused, for -drain-delay (none by default) so that
-// a load balancer can notice; then the listener closes, calls already
+// 503 for -drain-delay (none by default), while calls are still served, so
+// that a load balancer can notice and stop sending them; then the listener closes, calls already
 // running get up to 15 seconds to finish, and the program exits 0. A
 // second signal stops it at once.
 //

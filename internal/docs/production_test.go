@@ -6,18 +6,22 @@ import (
 	"github.com/otcgo/otc"
 )
 
-// A handler that is not ready answers health checks 503 and refuses new
-// calls.
+// A draining handler answers health checks 503 and still serves calls; a
+// handler that is not ready refuses them.
 func Example_draining() {
 	h := otc.NewHandler(calculator(nil), nil)
 	// docs:start set-ready
-	h.SetReady(false) // what Serve does for the handlers in Drain
+	h.SetDraining(true) // what Serve does for the handlers in Drain
 	// docs:end set-ready
 	send(h, "GET", "/health", "", nil)
+	send(h, "POST", "/call", `{"request":{"tool_id":"Calculator.Add","call_id":"drain-1","input":{"a":1,"b":2}}}`, nil)
+	h.SetReady(false) // not ready: for a server still starting
 	send(h, "POST", "/call", `{"request":{"tool_id":"Calculator.Add","input":{"a":1,"b":2}}}`, nil)
 	// Output:
 	// 503
 	// {"$schema":"otc://1.0","status":"unavailable","message":"The tool server is not taking calls"}
+	// 200
+	// {"$schema":"otc://1.0","result":{"call_id":"drain-1","duration":…,"success":true,"value":3}}
 	// 400
 	// {"$schema":"otc://1.0","message":"The tool server is temporarily unavailable","developer_message":"the server is draining or not yet ready; retry later or elsewhere"}
 }
