@@ -1,4 +1,4 @@
-.PHONY: test lint bench bench-peers fuzz run
+.PHONY: test lint bench bench-peers fuzz run chaos chaos-short
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
@@ -28,3 +28,14 @@ fuzz:
 
 run:
 	go run ./examples/calculator
+
+# Three replicas of the example server behind HAProxy, sharing Redis,
+# under load while one is restarted, one killed and Redis restarted
+# (examples/deploy; needs redis-server and haproxy). It ends with the line
+# "chaos: N calls, R calls/s, E errors, D ran twice".
+chaos:
+	cd examples/deploy && go run ./chaos
+
+# The short form, which .ci/run runs as a Go test.
+chaos-short:
+	cd examples/deploy && go run ./chaos -short

@@ -1,0 +1,3 @@
+module github.com/otcgo/otc/examples/deploy
+
+go 1.26.0
