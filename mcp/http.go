@@ -133,10 +133,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
 	}
-	if m.isReply || !m.hasID {
-		// A notification (initialized, cancelled) or a stray response: this
-		// server sends no requests and, over HTTP, learns of a cancelled
-		// call when its connection closes.
+	if m.isReply { // the client's answer to what a tool asked (ask.go)
+		h.answer(w, r, b)
+		return
+	}
+	if !m.hasID {
+		// A notification (initialized, cancelled): over HTTP, the server
+		// learns of a cancelled call when its connection closes.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
