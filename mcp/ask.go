@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +106,10 @@ func newAskTable(opts *Options) *askTable {
 	}
 	return t
 }
+
+// codeUnsupportedMethod is the code the Go SDK's client answers a
+// sampling request with when it has no handler for it.
+const codeUnsupportedMethod = -31001
 
 // errAskBusy is returned when a table limit refuses a question.
 var errAskBusy = errors.New("too many questions await answers")
@@ -347,11 +352,14 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 }
 
 // clientError is what Ask returns for a client's error answer: one
-// wrapping otc.ErrInputUnsupported when the client does not know the
-// method, as a client without the capability answers.
+// wrapping otc.ErrInputUnsupported when the client refused the method as
+// one it does not support, as a client without the capability does.
+// Clients say so differently: JSON-RPC's -32601 (Method not found, the
+// TypeScript SDK), or an error whose message says it does not support it
+// (the Go SDK: -32602 for elicitation, -31001 for sampling).
 func (s *callState) clientError(p *pendingAsk, e *rpcError) error {
 	msg := wire.Truncate(e.Message, 200)
-	if e.Code == codeMethodNotFound {
+	if e.Code == codeMethodNotFound || e.Code == codeUnsupportedMethod || strings.Contains(strings.ToLower(msg), "not support") {
 		capability, _ := capabilityOf(p.method)
 		s.markNeeds(capability)
 		return fmt.Errorf("mcp: ask: %w: the client answered %s with %q (JSON-RPC error %d): it has no %s capability",
