@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	otcmcp "github.com/otcgo/otc/mcp"
 )
 
@@ -24,16 +30,24 @@ import (
 // own) and on the pipe over stdio, in the protocol versions that send
 // server requests (2025-06-18 and 2025-11-25).
 
-// askingRegistry has Shop.Refund, which asks the user to confirm a refund
-// before it makes it, and Shop.Summarize, which asks the client's model.
+// askingRegistry returns newAskingRegistry's registry.
 func askingRegistry(t *testing.T) *otc.Registry {
 	t.Helper()
+	reg, err := newAskingRegistry()
+	require.NoError(t, err)
+	return reg
+}
+
+// newAskingRegistry has Shop.Refund, which asks the user to confirm a
+// refund before it makes it, and Shop.Summarize, which asks the client's
+// model.
+func newAskingRegistry() (*otc.Registry, error) {
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	type refundIn struct {
 		Order  string  `json:"order" jsonschema:"description=The order to refund."`
 		Amount float64 `json:"amount" jsonschema:"description=The amount in euros."`
 	}
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Refund", Version: "1.0.0", Description: "Refunds an order, once the user confirms."},
+	err := otc.Register(reg, otc.Tool{ID: "Shop.Refund", Version: "1.0.0", Description: "Refunds an order, once the user confirms."},
 		func(ctx context.Context, in refundIn) (string, error) {
 			params, _ := json.Marshal(map[string]any{
 				"message": "Refund " + json.Number(jsonNumber(in.Amount)).String() + " € to order " + in.Order + "?",
@@ -61,8 +75,11 @@ func askingRegistry(t *testing.T) *otc.Registry {
 				return "not refunded: the user chose " + a.Action, nil
 			}
 			return "refunded " + in.Order + " (" + a.Content.Reason + ")", nil
-		}))
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Summarize", Version: "1.0.0", Description: "Summarizes a text with the client's model."},
+		})
+	if err != nil {
+		return nil, err
+	}
+	err = otc.Register(reg, otc.Tool{ID: "Shop.Summarize", Version: "1.0.0", Description: "Summarizes a text with the client's model."},
 		func(ctx context.Context, in struct {
 			Text string `json:"text" jsonschema:"description=The text."`
 		}) (string, error) {
@@ -81,8 +98,79 @@ func askingRegistry(t *testing.T) *otc.Registry {
 				return "", err
 			}
 			return "summary: " + a.Content.Text, nil
-		}))
-	return reg
+		})
+	return reg, err
+}
+
+// askStdioEnv, set to 1, makes the test binary serve the asking tools on
+// its standard input and output instead of running tests: the stdio
+// server the TypeScript client starts.
+const askStdioEnv = "OTC_INTEROP_ASK_STDIO"
+
+// serveAskingStdio is the test binary's life as that server.
+func serveAskingStdio() int {
+	reg, err := newAskingRegistry()
+	if err == nil {
+		err = otcmcp.ServeStdio(context.Background(), reg, nil)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "interop: serving the asking tools on stdio:", err)
+		return 1
+	}
+	return 0
+}
+
+// TestTSClientAnswersQuestions has the official TypeScript SDK's client
+// answer the tools' elicitation and sampling requests, over HTTP and over
+// stdio (the test binary as the server process).
+func TestTSClientAnswersQuestions(t *testing.T) {
+	t.Parallel()
+	node, modules := oauthNode(t)
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "ask", "client.mjs"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "client.mjs"), b, 0o644))
+	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+	srv := httptest.NewServer(otcmcp.NewHandler(askingRegistry(t), nil))
+	t.Cleanup(srv.Close)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	for name, args := range map[string][]string{
+		"http":  {"http", srv.URL},
+		"stdio": {"stdio", self, "-test.run=^$"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, append([]string{"client.mjs"}, args...)...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), askStdioEnv+"=1")
+			stderr := &testkit.SyncBuffer{}
+			cmd.Stderr = stderr
+			stdout, err := cmd.Output()
+			require.NoError(t, err, "the TypeScript client failed:\n%s\n%s", stdout, stderr)
+			var steps []map[string]any
+			for line := range strings.SplitSeq(strings.TrimSpace(string(stdout)), "\n") {
+				var s map[string]any
+				require.NoError(t, json.Unmarshal([]byte(line), &s), line)
+				steps = append(steps, s)
+			}
+			want := []map[string]any{
+				{"step": "connected"},
+				{"step": "elicit", "message": "Refund 250 € to order A-1001?"},
+				{"step": "call", "tool": "Shop_Refund", "isError": false, "content": []any{map[string]any{"type": "text", "text": `"refunded A-1001 (damaged)"`}}},
+				{"step": "sample", "text": "Summarize: a long text"},
+				{"step": "call", "tool": "Shop_Summarize", "isError": false, "content": []any{map[string]any{"type": "text", "text": `"summary: short"`}}},
+			}
+			require.Len(t, steps, len(want), "%v\n%s", steps, stderr)
+			for i, w := range want {
+				for k, v := range w {
+					assert.Equal(t, v, steps[i][k], "step %d: %v", i, steps[i])
+				}
+			}
+		})
+	}
 }
 
 func jsonNumber(f float64) string {
