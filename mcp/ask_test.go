@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -504,4 +505,30 @@ func TestAskOverStdio(t *testing.T) {
 		text, _ := toolText(t, resp)
 		assert.JSONEq(t, `[{"action":"decline"}]`, text)
 	})
+}
+
+func TestAskAfterWriteTimeout(t *testing.T) {
+	t.Parallel()
+	// The server's WriteTimeout starts when the request comes in; a tool
+	// that asks later than that still reaches its client, and answers.
+	reg := askRegistry(t, nil)
+	addTool(t, reg, "Ask.Later", func(ctx context.Context, _ struct{}) (string, error) {
+		time.Sleep(300 * time.Millisecond)
+		answers, err := otc.Ask(ctx, otc.InputRequest{Method: otc.MethodListRoots})
+		if err != nil {
+			return "", err
+		}
+		return string(answers[0]), nil
+	})
+	srv := httptest.NewUnstartedServer(mcp.NewHandler(reg, nil))
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s := openStream(t, srv.URL, request(1, "tools/call", callParams("Ask_Later", nil, nil)), legacy)
+	r := s.nextRequest()
+	time.Sleep(200 * time.Millisecond) // the user takes longer than WriteTimeout
+	accepted(t, post(t, srv.URL, reply(r.ID, obj{"roots": []any{}}), legacy))
+	text, isErr := toolText(t, decodeResponse(t, s.next()))
+	assert.False(t, isErr)
+	assert.Equal(t, `"{\"roots\":[]}"`, text)
 }

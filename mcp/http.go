@@ -482,6 +482,9 @@ func (s *sseStream) send(msg []byte) {
 }
 
 func (s *sseStream) event(msg []byte) {
+	// A tool may report, or ask, long after the request came in: each
+	// event restarts the server's WriteTimeout, as the answer does.
+	wire.ArmWriteDeadline(s.w, s.r)
 	out := make([]byte, 0, len(msg)+24)
 	out = append(out, "event: message\ndata: "...)
 	out = append(out, msg...)
