@@ -61,6 +61,7 @@ const (
 // askTable holds the server-to-client requests awaiting answers, by id.
 type askTable struct {
 	timeout      time.Duration // zero: no limit but the call's
+	keepAlive    time.Duration // between comments on a waiting SSE stream
 	max          int
 	maxPerCaller int
 
@@ -87,6 +88,7 @@ type askReply struct {
 func newAskTable(opts *Options) *askTable {
 	t := &askTable{
 		timeout:      opts.AskTimeout,
+		keepAlive:    askKeepAlive,
 		max:          opts.MaxPendingAsks,
 		maxPerCaller: opts.MaxPendingAsksPerCaller,
 		pending:      map[string]*pendingAsk{},
@@ -332,14 +334,24 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		defer t.Stop()
 		timeout = t.C
 	}
+	var tick <-chan time.Time
+	if s.stream != nil {
+		t := time.NewTicker(s.asks.keepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
 	out := make([]json.RawMessage, len(ps))
-	for i, p := range ps {
+	for i := 0; i < len(ps); {
+		p := ps[i]
 		select {
 		case r := <-p.reply:
 			if r.err != nil {
 				return nil, s.clientError(p, r.err)
 			}
 			out[i] = r.result
+			i++
+		case <-tick:
+			s.keepAlive()
 		case <-ctx.Done():
 			s.cancel(ps[i:], "the call ended")
 			return nil, fmt.Errorf("mcp: ask: the call ended before the client answered %s: %w", p.method, context.Cause(ctx))
@@ -379,6 +391,22 @@ func (s *callState) cancel(ps []*pendingAsk, reason string) {
 		b = wire.AppendString(b, reason)
 		b = append(b, "}}"...)
 		s.notifier.sendRequest(b)
+	}
+}
+
+// askKeepAlive is how often a stream whose call waits for its client
+// carries a comment, so that proxies and load balancers that close idle
+// connections (often after 60 seconds) keep it open while a person reads.
+const askKeepAlive = 20 * time.Second
+
+// keepAlive writes an SSE comment on the call's stream, which clients
+// ignore, unless the call has been answered.
+func (s *callState) keepAlive() {
+	n := s.notifier
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.done && s.stream.started {
+		s.stream.write([]byte(": waiting for the client's answer\n\n"))
 	}
 }
 

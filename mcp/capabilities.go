@@ -24,6 +24,7 @@ type callState struct {
 	asks     *askTable
 	notifier *callNotifier
 	request  *http.Request // nil on stdio
+	stream   *sseStream    // the call's SSE stream over HTTP; nil on stdio
 }
 
 type stateKey struct{}

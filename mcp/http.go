@@ -156,7 +156,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var stream *sseStream
 	if sse && m.method == "tools/call" {
 		stream = &sseStream{w: w, r: r}
-		x.send = stream.send
+		x.send, x.stream = stream.send, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
 	write := func() {
@@ -482,14 +482,19 @@ func (s *sseStream) send(msg []byte) {
 }
 
 func (s *sseStream) event(msg []byte) {
-	// A tool may report, or ask, long after the request came in: each
-	// event restarts the server's WriteTimeout, as the answer does.
-	wire.ArmWriteDeadline(s.w, s.r)
 	out := make([]byte, 0, len(msg)+24)
 	out = append(out, "event: message\ndata: "...)
 	out = append(out, msg...)
 	out = append(out, "\n\n"...)
-	if _, err := s.w.Write(out); err == nil {
+	s.write(out)
+}
+
+// write writes and flushes what the stream carries next.
+func (s *sseStream) write(b []byte) {
+	// A tool may report, or ask, long after the request came in: each
+	// write restarts the server's WriteTimeout, as the answer does.
+	wire.ArmWriteDeadline(s.w, s.r)
+	if _, err := s.w.Write(b); err == nil {
 		_ = http.NewResponseController(s.w).Flush()
 	}
 }

@@ -121,6 +121,9 @@ type exchange struct {
 	// caps are the capabilities the client declared in initialize on this
 	// connection (stdio); nil when unknown.
 	caps []byte
+	// stream is the SSE stream a tools/call over HTTP may answer on; nil
+	// when the client accepts none, and on stdio.
+	stream *sseStream
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
@@ -332,7 +335,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		if m.clientCaps != nil && !m.clientCapsWrong {
 			state.caps = m.clientCaps
 		}
-		state.asks, state.notifier, state.request = s.asks, n, x.request
+		state.asks, state.notifier, state.request, state.stream = s.asks, n, x.request, x.stream
 		ctx = otc.WithAsker(ctx, state)
 	}
 	res, err := s.reg.Call(ctx, &req)
