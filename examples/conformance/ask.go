@@ -65,20 +65,20 @@ func registerAskTools(reg *otc.Registry) error {
 
 	asks := []struct{ name, description, message, schema string }{
 		{"test_elicitation_sep1034_defaults", "Asks the user for fields of every primitive type, each with a default value (SEP-1034).",
-			"Please review and update the form fields with defaults", `{"type":"object","properties":{`+
-				`"name":{"type":"string","description":"User name","default":"John Doe"},`+
-				`"age":{"type":"integer","description":"User age","default":30},`+
-				`"score":{"type":"number","description":"User score","default":95.5},`+
-				`"status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},`+
+			"Please review and update the form fields with defaults", `{"type":"object","properties":{` +
+				`"name":{"type":"string","description":"User name","default":"John Doe"},` +
+				`"age":{"type":"integer","description":"User age","default":30},` +
+				`"score":{"type":"number","description":"User score","default":95.5},` +
+				`"status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},` +
 				`"verified":{"type":"boolean","description":"Verification status","default":true}}}`},
 		{"test_elicitation_sep1330_enums", "Asks the user to choose, with each of the five kinds of enum schema (SEP-1330).",
-			"Please select options from the enum fields", `{"type":"object","properties":{`+
-				`"untitledSingle":{"type":"string","description":"Choose an option","enum":["option1","option2","option3"]},`+
-				`"titledSingle":{"type":"string","description":"Choose a titled option","oneOf":[`+
-				`{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},`+
-				`"legacyEnum":{"type":"string","description":"Choose a legacy option","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},`+
-				`"untitledMulti":{"type":"array","description":"Choose multiple options","minItems":1,"maxItems":3,"items":{"type":"string","enum":["option1","option2","option3"]}},`+
-				`"titledMulti":{"type":"array","description":"Choose multiple titled options","minItems":1,"maxItems":3,"items":{"anyOf":[`+
+			"Please select options from the enum fields", `{"type":"object","properties":{` +
+				`"untitledSingle":{"type":"string","description":"Choose an option","enum":["option1","option2","option3"]},` +
+				`"titledSingle":{"type":"string","description":"Choose a titled option","oneOf":[` +
+				`{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},` +
+				`"legacyEnum":{"type":"string","description":"Choose a legacy option","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},` +
+				`"untitledMulti":{"type":"array","description":"Choose multiple options","minItems":1,"maxItems":3,"items":{"type":"string","enum":["option1","option2","option3"]}},` +
+				`"titledMulti":{"type":"array","description":"Choose multiple titled options","minItems":1,"maxItems":3,"items":{"anyOf":[` +
 				`{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`},
 	}
 	for _, a := range asks {
