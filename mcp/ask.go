@@ -346,6 +346,7 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		select {
 		case r := <-p.reply:
 			if r.err != nil {
+				s.cancel(ps[i+1:], "another request of the call failed")
 				return nil, s.clientError(p, r.err)
 			}
 			out[i] = r.result
@@ -384,6 +385,9 @@ func (s *callState) clientError(p *pendingAsk, e *rpcError) error {
 // longer awaited, so that it can take down their prompts.
 func (s *callState) cancel(ps []*pendingAsk, reason string) {
 	for _, p := range ps {
+		if len(p.reply) > 0 {
+			continue // answered, though not yet read
+		}
 		b := make([]byte, 0, 128)
 		b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
 		b = wire.AppendString(b, p.id)

@@ -271,6 +271,24 @@ func TestAskOverHTTP(t *testing.T) {
 		assert.Contains(t, text, `the client answered sampling/createMessage with an error: "the model is down" (JSON-RPC error -32603)`)
 	})
 
+	t.Run("client_error_cancels_the_others", func(t *testing.T) {
+		t.Parallel()
+		s := openStream(t, url, askCall(31, nil, sampleReq, rootsReq, elicitReq), legacy)
+		r1, r2, r3 := s.nextRequest(), s.nextRequest(), s.nextRequest()
+		accepted(t, post(t, url, reply(r3.ID, obj{"action": "cancel"}), legacy))
+		accepted(t, post(t, url, replyError(r1.ID, -32603, "the model is down"), legacy))
+		// The third is answered already; the second is given up on.
+		n := decodeNotification(t, s.next())
+		assert.Equal(t, "notifications/cancelled", n.Method)
+		id, _ := json.Marshal(n.Params["requestId"])
+		assert.Equal(t, string(r2.ID), string(id))
+		assert.Equal(t, "another request of the call failed", n.Params["reason"])
+		text, isErr := toolText(t, decodeResponse(t, s.next()))
+		assert.True(t, isErr)
+		assert.Contains(t, text, "the model is down")
+		notAwaited(t, post(t, url, reply(r2.ID, obj{"roots": []any{}}), legacy))
+	})
+
 	t.Run("result_not_an_object", func(t *testing.T) {
 		t.Parallel()
 		s := openStream(t, url, askCall(4, nil, rootsReq), legacy)
