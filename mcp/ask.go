@@ -122,10 +122,10 @@ func (t *askTable) reserve(methods []string, bucket, owner string) ([]*pendingAs
 	defer t.mu.Unlock()
 	n := len(methods)
 	if len(t.pending)+n > t.max {
-		return nil, fmt.Errorf("%w: this server already waits for %d answers, its limit (Options.MaxPendingAsks); try again once some calls have ended", errAskBusy, len(t.pending))
+		return nil, fmt.Errorf("%w: the questions awaiting answers on this server would pass its limit of %d (Options.MaxPendingAsks); try again once some calls have ended", errAskBusy, t.max)
 	}
 	if t.perBucket[bucket]+n > t.maxPerCaller {
-		return nil, fmt.Errorf("%w: this caller already has %d questions awaiting answers, its limit (Options.MaxPendingAsksPerCaller); answer those first", errAskBusy, t.perBucket[bucket])
+		return nil, fmt.Errorf("%w: the questions awaiting this caller's answers would pass its limit of %d (Options.MaxPendingAsksPerCaller); answer those first", errAskBusy, t.maxPerCaller)
 	}
 	out := make([]*pendingAsk, n)
 	for i, m := range methods {

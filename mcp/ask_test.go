@@ -398,7 +398,7 @@ func TestAskLimits(t *testing.T) {
 		a := post(t, url, askCall(2, nil, sampleReq), legacy)
 		text, isErr := toolText(t, a.rpc(t))
 		assert.True(t, isErr)
-		assert.Contains(t, text, "this caller already has 2 questions awaiting answers, its limit (Options.MaxPendingAsksPerCaller)")
+		assert.Contains(t, text, "too many questions await answers: the questions awaiting this caller's answers would pass its limit of 2 (Options.MaxPendingAsksPerCaller)")
 		// Once the first call has ended, its places are free again.
 		s.cancel()
 		require.Eventually(t, func() bool {
@@ -418,7 +418,7 @@ func TestAskLimits(t *testing.T) {
 		a := post(t, url, askCall(2, nil, elicitReq), map[string]string{"MCP-Protocol-Version": mcp.Version20251125, otc.HeaderAPIKey: "key-b"})
 		text, isErr := toolText(t, a.rpc(t))
 		assert.True(t, isErr)
-		assert.Contains(t, text, "this server already waits for 1 answers, its limit (Options.MaxPendingAsks)")
+		assert.Contains(t, text, "the questions awaiting answers on this server would pass its limit of 1 (Options.MaxPendingAsks)")
 	})
 }
 
@@ -508,6 +508,12 @@ func TestAskOverStdio(t *testing.T) {
 		c.recvResponse()
 		c.send(askCall(1, nil, elicitReq))
 		r := decodeServerRequest(t, c.recv())
+		// The connection's one place is taken.
+		c.send(askCall(5, nil, elicitReq))
+		text, isErr := toolText(t, c.recvResponse())
+		assert.True(t, isErr)
+		assert.Contains(t, text, "would pass its limit of 1 (Options.MaxPendingAsksPerCaller)")
+		assert.NotErrorIs(t, recvWithin(t, errs, "Ask's error"), otc.ErrInputUnsupported, "the client could answer, later")
 		c.send(request(nil, "notifications/cancelled", obj{"requestId": 1}))
 		assert.ErrorIs(t, recvWithin(t, errs, "Ask to return"), context.Canceled)
 		n := decodeNotification(t, c.recv())
@@ -520,7 +526,7 @@ func TestAskOverStdio(t *testing.T) {
 		c.send(reply(r2.ID, obj{"action": "decline"}))
 		resp := c.recvResponse()
 		assert.Equal(t, "2", string(resp.ID))
-		text, _ := toolText(t, resp)
+		text, _ = toolText(t, resp)
 		assert.JSONEq(t, `[{"action":"decline"}]`, text)
 	})
 }
