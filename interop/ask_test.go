@@ -204,6 +204,15 @@ func askTransports(t *testing.T, reg *otc.Registry) map[string]func() mcp.Transp
 			})
 			return &mcp.IOTransport{Reader: outR, Writer: inW}
 		},
+		"stdio_process": func() mcp.Transport {
+			// The test binary as the server process, as a client launches one.
+			self, err := os.Executable()
+			require.NoError(t, err)
+			cmd := exec.Command(self, "-test.run=^$")
+			cmd.Env = append(os.Environ(), askStdioEnv+"=1")
+			cmd.Stderr = os.Stderr
+			return &mcp.CommandTransport{Command: cmd}
+		},
 	}
 }
 
