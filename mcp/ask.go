@@ -325,7 +325,9 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	defer s.asks.release(ps)
 	for i, p := range ps {
 		if !n.sendRequest(appendRequest(nil, p.id, p.method, params[i])) {
-			return nil, errors.New("mcp: ask: the call has already been answered; ask before returning")
+			// A goroutine the tool left running, or a task going on after
+			// its call was answered: no one is listening any more.
+			return nil, fmt.Errorf("mcp: ask: %w: the call has already been answered, so its client can no longer be asked; ask before returning", otc.ErrInputUnsupported)
 		}
 	}
 	var timeout <-chan time.Time

@@ -556,3 +556,30 @@ func TestAskAfterWriteTimeout(t *testing.T) {
 	assert.False(t, isErr)
 	assert.Equal(t, `"{\"roots\":[]}"`, text)
 }
+
+func TestAskAfterAnswer(t *testing.T) {
+	t.Parallel()
+	// A goroutine the tool leaves behind asks once the call is answered:
+	// nothing reaches the client, and Ask says it cannot be asked.
+	errs := make(chan error, 1)
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	addTool(t, reg, "Ask.Later", func(ctx context.Context, _ struct{}) (string, error) {
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			_, err := otc.Ask(context.WithoutCancel(ctx), otc.InputRequest{Method: otc.MethodListRoots})
+			errs <- err
+		}()
+		return "done", nil
+	})
+	c := startStdio(t, t.Context(), reg, nil)
+	c.send(initialize(obj{"roots": obj{}}))
+	c.recvResponse()
+	c.send(request(1, "tools/call", callParams("Ask_Later", nil, nil)))
+	text, _ := toolText(t, c.recvResponse())
+	assert.Equal(t, `"done"`, text)
+	err := recvWithin(t, errs, "the late Ask")
+	assert.ErrorIs(t, err, otc.ErrInputUnsupported)
+	assert.Contains(t, err.Error(), "the call has already been answered")
+	c.send(request(2, "ping", nil))
+	assert.Equal(t, "2", string(c.recvResponse().ID), "the next line is the ping's answer, not a request")
+}
