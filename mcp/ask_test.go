@@ -583,3 +583,45 @@ func TestAskAfterAnswer(t *testing.T) {
 	c.send(request(2, "ping", nil))
 	assert.Equal(t, "2", string(c.recvResponse().ID), "the next line is the ping's answer, not a request")
 }
+
+func TestClientCapabilitiesLegacy(t *testing.T) {
+	t.Parallel()
+	// In the initialize era the capabilities are known over stdio (from
+	// initialize) and over HTTP when the request carries them in _meta.
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	addTool(t, reg, "Caps.Sampling", func(ctx context.Context, _ struct{}) (string, error) {
+		if err := mcp.RequireClientCapability(ctx, "sampling"); err != nil {
+			return "", err
+		}
+		caps, known := mcp.ClientCapabilities(ctx)
+		return fmt.Sprintf("known=%v %s", known, caps), nil
+	})
+	call := func(id int, meta obj) string { return request(id, "tools/call", callParams("Caps_Sampling", nil, meta)) }
+
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		c := startStdio(t, t.Context(), reg, nil)
+		c.send(initialize(obj{"elicitation": obj{}}))
+		c.recvResponse()
+		c.send(call(1, nil))
+		r := c.recvResponse()
+		require.NotNil(t, r.Error)
+		assert.Equal(t, -32021, r.Error.Code)
+		assert.JSONEq(t, `{"requiredCapabilities":{"sampling":{}}}`, string(r.Error.Data))
+
+		c2 := startStdio(t, t.Context(), reg, nil)
+		c2.send(initialize(obj{"sampling": obj{}}))
+		c2.recvResponse()
+		c2.send(call(1, nil))
+		text, _ := toolText(t, c2.recvResponse())
+		assert.Equal(t, `"known=true {\"sampling\":{}}"`, text)
+	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		url := serve(t, reg, nil)
+		text, _ := toolText(t, post(t, url, call(1, nil), legacy).rpc(t))
+		assert.Equal(t, `"known=false "`, text, "unknown: the server keeps no sessions")
+		e, _ := post(t, url, call(2, obj{"io.modelcontextprotocol/clientCapabilities": obj{}}), legacy).rpcErr(t, http.StatusOK, -32021)
+		assert.Equal(t, "Missing required client capability: sampling", e.Message)
+	})
+}
