@@ -596,7 +596,9 @@ func TestClientCapabilitiesLegacy(t *testing.T) {
 		caps, known := mcp.ClientCapabilities(ctx)
 		return fmt.Sprintf("known=%v %s", known, caps), nil
 	})
-	call := func(id int, meta obj) string { return request(id, "tools/call", callParams("Caps_Sampling", nil, meta)) }
+	call := func(id int, meta obj) string {
+		return request(id, "tools/call", callParams("Caps_Sampling", nil, meta))
+	}
 
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
