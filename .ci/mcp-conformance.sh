@@ -15,7 +15,7 @@
 # applicable at that spec version).
 #
 # The scenarios outside a tools server (resources, prompts, completion,
-# sampling, elicitation, tasks) are listed, each with its reason, in the
+# tasks) are listed, each with its reason, in the
 # suite's expected-failures baseline, examples/conformance/expected-failures.yml.
 # Each of them is then run at each spec version it applies to with
 # --expected-failures: it must fail, or the baseline is stale and the run
@@ -58,6 +58,10 @@ SCENARIOS_2025_11_25=(
   tools-call-with-logging
   tools-call-error
   tools-call-with-progress
+  tools-call-elicitation
+  tools-call-sampling
+  elicitation-sep1034-defaults
+  elicitation-sep1330-enums
   json-schema-2020-12
   dns-rebinding-protection
 )

@@ -40,6 +40,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(askStdioEnv) == "1" {
+		os.Exit(serveAskingStdio())
+	}
 	os.Exit(runMain(m))
 }
 

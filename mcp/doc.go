@@ -9,8 +9,8 @@
 //
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
-// The server offers tools only: no resources, prompts, completion, sampling,
-// elicitation or tasks.
+// The server offers tools only: no resources, prompts, completion or tasks.
+// A tool may ask its client something in the middle of a call ([otc.Ask]).
 //
 // # Versions
 //
@@ -72,4 +72,18 @@
 // one. Log messages go out at or above the client's level: the level in
 // the request's _meta (2026-07-28, which sends none without it), the one
 // set with logging/setLevel (stdio), or [Options.LogLevel].
+//
+// # Asking the client
+//
+// In 2025-06-18 and 2025-11-25, what a tool asks with [otc.Ask]
+// (elicitation/create, sampling/createMessage, roots/list) goes to the
+// client as a server request, on the call's SSE stream over HTTP or on the
+// pipe over stdio, and the tool waits for the answer; over HTTP the client
+// answers with a POST of its own, which must reach the same process (with
+// several replicas, route each caller to one: see the MCP guide). Requests
+// are bounded in number and in time ([Options.MaxPendingAsks],
+// [Options.MaxPendingAsksPerCaller], [Options.AskTimeout]). A client that
+// did not declare the capability, or refuses the method, makes Ask fail
+// with an error wrapping [otc.ErrInputUnsupported]; a tool that then fails
+// is answered with the missing-capability error -32021.
 package mcp

@@ -28,6 +28,8 @@ var fuzzHandlerSeeds = []struct{ body, version string }{
 	{`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28"},
 	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, ""},
 	{`{"jsonrpc":"2.0","id":6,"result":{}}`, ""},
+	{`{"jsonrpc":"2.0","id":"otc-ABCDEFGHIJKLMNOPQRSTUVWXYZ","result":{"action":"accept","content":{"ok":true}}}`, "2025-11-25"},
+	{`{"jsonrpc":"2.0","id":"otc-ABCDEFGHIJKLMNOPQRSTUVWXYZ","error":{"code":-32601,"message":"Method not found","data":[1]}}`, "2025-06-18"},
 }
 
 // FuzzHandler sends each input as an HTTP body, with the input's

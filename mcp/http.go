@@ -133,10 +133,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
 	}
-	if m.isReply || !m.hasID {
-		// A notification (initialized, cancelled) or a stray response: this
-		// server sends no requests and, over HTTP, learns of a cancelled
-		// call when its connection closes.
+	if m.isReply { // the client's answer to what a tool asked (ask.go)
+		h.answer(w, r, b)
+		return
+	}
+	if !m.hasID {
+		// A notification (initialized, cancelled): over HTTP, the server
+		// learns of a cancelled call when its connection closes.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -153,7 +156,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var stream *sseStream
 	if sse && m.method == "tools/call" {
 		stream = &sseStream{w: w, r: r}
-		x.send = stream.send
+		x.send, x.stream = stream.send, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
 	write := func() {
@@ -483,7 +486,15 @@ func (s *sseStream) event(msg []byte) {
 	out = append(out, "event: message\ndata: "...)
 	out = append(out, msg...)
 	out = append(out, "\n\n"...)
-	if _, err := s.w.Write(out); err == nil {
+	s.write(out)
+}
+
+// write writes and flushes what the stream carries next.
+func (s *sseStream) write(b []byte) {
+	// A tool may report, or ask, long after the request came in: each
+	// write restarts the server's WriteTimeout, as the answer does.
+	wire.ArmWriteDeadline(s.w, s.r)
+	if _, err := s.w.Write(b); err == nil {
 		_ = http.NewResponseController(s.w).Flush()
 	}
 }

@@ -119,6 +119,22 @@ type Options struct {
 	// through. Zero means DefaultMaxConcurrent.
 	MaxConcurrent int
 
+	// AskTimeout bounds how long a tool waits for the client to answer
+	// what it asks ([otc.Ask]) in protocol versions 2025-06-18 and
+	// 2025-11-25; the call's own timeout applies as well. Zero means
+	// DefaultAskTimeout; a negative value means no limit but the call's.
+	AskTimeout time.Duration
+	// MaxPendingAsks bounds the questions awaiting answers on a Handler (or
+	// a stdio connection) at once; a tool that asks one more gets an
+	// error. Zero means DefaultMaxPendingAsks.
+	MaxPendingAsks int
+	// MaxPendingAsksPerCaller bounds the questions awaiting answers from
+	// one caller at once: one authenticated identity, or one remote IP
+	// address for callers without one (behind a proxy that is the proxy's
+	// address: authenticate callers, or raise the limit). Zero means
+	// DefaultMaxPendingAsksPerCaller.
+	MaxPendingAsksPerCaller int
+
 	// Logger receives faults of the server itself. Nil means the
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.
 	Logger *slog.Logger

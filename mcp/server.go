@@ -25,6 +25,8 @@ type server struct {
 	pageSize int
 	logLevel slog.Level
 	maxBody  int64
+	// asks holds the requests to clients awaiting answers (ask.go).
+	asks *askTable
 
 	// Encoded once.
 	info       []byte // the Implementation object of serverInfo
@@ -54,6 +56,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	if s.maxBody <= 0 {
 		s.maxBody = otc.DefaultMaxBodyBytes
 	}
+	s.asks = newAskTable(opts)
 	name, version := opts.Name, opts.Version
 	if name == "" {
 		name = "otc"
@@ -115,6 +118,12 @@ type exchange struct {
 	// logLevel is the level a legacy client set with logging/setLevel on
 	// this connection; nil when it set none, or cannot (HTTP).
 	logLevel *slog.LevelVar
+	// caps are the capabilities the client declared in initialize on this
+	// connection (stdio); nil when unknown.
+	caps []byte
+	// stream is the SSE stream a tools/call over HTTP may answer on; nil
+	// when the client accepts none, and on stdio.
+	stream *sseStream
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
@@ -316,18 +325,30 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}
-	state := &callState{}
+	state := &callState{Context: ctx}
+	ctx = state
 	if x.modern {
 		state.caps = m.clientCaps
+	} else {
+		// The initialize era asks the client on the call's stream (ask.go).
+		state.caps = x.caps
+		if m.clientCaps != nil && !m.clientCapsWrong {
+			state.caps = m.clientCaps
+		}
+		state.asks, state.notifier, state.request, state.stream = s.asks, n, x.request, x.stream
+		ctx = otc.WithAsker(ctx, state)
 	}
-	ctx = context.WithValue(ctx, stateKey{}, state)
 	res, err := s.reg.Call(ctx, &req)
 	if res.Error != nil {
 		state.mu.Lock()
 		needs := state.needs
 		state.mu.Unlock()
 		if needs != "" {
-			return nil, missingCapability(needs)
+			e := missingCapability(needs)
+			if !x.modern {
+				e.status = 0 // the initialize era answers a request's errors 200
+			}
+			return nil, e
 		}
 	}
 	var info []byte

@@ -91,6 +91,8 @@ type stdioConn struct {
 
 	// version is the protocol version initialize settled on, nil before.
 	version atomic.Pointer[string]
+	// caps are the capabilities initialize declared, nil before.
+	caps atomic.Pointer[[]byte]
 
 	outMu   sync.Mutex
 	out     *bufio.Writer
@@ -156,7 +158,12 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 		return
 	}
 	if m.isReply {
-		return // this server sends no requests
+		// The answer to what a tool asked (ask.go); one to nothing pending
+		// (answered already, or given up on) has no one to go to.
+		if id, r, ok := parseReply(line); ok {
+			c.s.asks.deliver(id, "", r)
+		}
+		return
 	}
 	if !m.hasID {
 		if m.method == "notifications/cancelled" && m.requestID != nil {
@@ -219,11 +226,15 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key stri
 	if v := c.version.Load(); v != nil {
 		x.version = *v
 	}
+	if caps := c.caps.Load(); caps != nil {
+		x.caps = *caps
+	}
 	result, e := c.s.handle(ctx, &x)
 	if m.method == "initialize" && !x.modern && e == nil {
 		// Kept before the answer is written: the client sends nothing
 		// else until it has it.
 		c.version.Store(new(c.s.negotiate(m.version)))
+		c.caps.Store(new(initializeCapabilities(m.params)))
 	}
 	out := make([]byte, 0, len(result)+48)
 	if e != nil {
