@@ -138,4 +138,3 @@ func BenchmarkCall(b *testing.B) {
 		b.ReportMetric(float64(rt.n.Load()-before)/float64(calls), "roundtrips/call")
 	}
 }
-
