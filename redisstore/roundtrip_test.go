@@ -89,6 +89,19 @@ func TestRoundTripsPerCall(t *testing.T) {
 		cb.call(t)
 	}
 	assert.Equal(t, int64(2*calls), rt.n.Load()-before, "round trips for %d calls", calls)
+
+	replay := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/tools/call", strings.NewReader(`{"request":{"call_id":"rt-replay","tool_id":"Calculator.Add","input":{"a":10,"b":5}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		cb.h.ServeHTTP(rec, req)
+		return rec
+	}
+	replay()
+	before = rt.n.Load()
+	rec := replay()
+	assert.Equal(t, "true", rec.Header().Get(otc.HeaderReplayed), rec.Body.String())
+	assert.Equal(t, int64(1), rt.n.Load()-before, "a replay reads the outcome in one round trip")
 }
 
 // BenchmarkCall times an OTC call with a new call id through the handler
