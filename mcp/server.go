@@ -87,7 +87,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"extensions":{"`+ExtensionTasks+`":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
