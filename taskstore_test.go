@@ -1,7 +1,11 @@
 package otc_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/testkit"
@@ -19,11 +23,35 @@ func TestMemoryTaskStoreFull(t *testing.T) {
 	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasks: 2})
 	for i := range 3 {
 		_, err := s.Create(t.Context(), &otc.Task{ID: otc.NewCallID(), Owner: string(rune('a' + i)), Status: otc.TaskWorking})
-		if i < 2 && err != nil {
-			t.Fatalf("task %d: %v", i, err)
-		}
-		if i == 2 && err != otc.ErrTaskStoreFull {
-			t.Fatalf("third task: got %v, want ErrTaskStoreFull", err)
+		if i < 2 {
+			require.NoError(t, err)
+		} else {
+			assert.ErrorIs(t, err, otc.ErrTaskStoreFull)
 		}
 	}
+}
+
+func TestRegisterTaskSupport(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	fn := func(context.Context, struct{}) (string, error) { return "", nil }
+	err := otc.Register(reg, otc.Tool{ID: "Job.Odd", Version: "1.0.0", Description: "An odd job.", Tasks: otc.TaskSupport(7)}, fn)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `otc: tool "Job.Odd@1.0.0": Tasks is 7, which is not one of TasksForbidden, TasksOptional and TasksRequired`)
+	for _, ts := range []otc.TaskSupport{otc.TasksForbidden, otc.TasksOptional, otc.TasksRequired} {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.T" + ts.String(), Version: "1.0.0", Description: "A job.", Tasks: ts}, fn))
+		def, err := reg.Lookup("Job.T"+ts.String(), "")
+		require.NoError(t, err)
+		assert.Equal(t, ts, def.Tasks, "the definition carries the task support")
+	}
+	assert.Equal(t, "TaskSupport(7)", otc.TaskSupport(7).String())
+}
+
+func TestTaskOwner(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "a", otc.TaskOwner(nil))
+	a := otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"})
+	assert.NotEqual(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "bob"}))
+	assert.NotEqual(t, otc.TaskOwner(&otc.Identity{Method: "a", Name: "b:c"}), otc.TaskOwner(&otc.Identity{Method: "a:b", Name: "c"}), "no identity spells another's key")
+	assert.Equal(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"}))
 }
