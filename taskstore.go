@@ -26,7 +26,16 @@ type MemoryTaskStoreOptions struct {
 	// MaxResultBytes is the largest result, or set of questions, a task
 	// keeps. Zero or less means DefaultMaxTaskResultBytes.
 	MaxResultBytes int
+	// MaxBytes caps the size of the results, questions and answers the
+	// store holds, all tasks together; an update that would pass it is
+	// refused with ErrTaskStoreFull, and the task's runner fails the
+	// task. Zero or less means DefaultMaxTaskStoreBytes.
+	MaxBytes int64
 }
+
+// DefaultMaxTaskStoreBytes is the default of
+// [MemoryTaskStoreOptions.MaxBytes]: 64 MiB.
+const DefaultMaxTaskStoreBytes = 64 << 20
 
 // MemoryTaskStore is a [TaskStore] that keeps its tasks in the process:
 // for one server, or for replicas behind a load balancer that sends every
@@ -39,6 +48,7 @@ type MemoryTaskStore struct {
 	perOwner   int
 	maxTasks   int
 	maxResult  int
+	maxBytes   int64
 	now        func() time.Time
 
 	mu     sync.Mutex
@@ -46,6 +56,7 @@ type MemoryTaskStore struct {
 	owners map[string]int
 	order  []memTaskOrder // by creation, oldest first, from order[head]
 	head   int
+	bytes  int64 // the size of the results, questions and answers held
 }
 
 type memTask struct {
@@ -68,7 +79,7 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 		opts = &MemoryTaskStoreOptions{}
 	}
 	s := &MemoryTaskStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, maxTasks: opts.MaxTasks,
-		maxResult: opts.MaxResultBytes, now: time.Now, tasks: map[string]*memTask{}, owners: map[string]int{}}
+		maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, now: time.Now, tasks: map[string]*memTask{}, owners: map[string]int{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -83,6 +94,9 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 	}
 	if s.maxResult <= 0 {
 		s.maxResult = DefaultMaxTaskResultBytes
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxTaskStoreBytes
 	}
 	return s
 }
@@ -104,6 +118,7 @@ func (s *MemoryTaskStore) expire(now time.Time) {
 }
 
 func (s *MemoryTaskStore) drop(id string, mt *memTask) {
+	s.bytes -= taskSize(&mt.t)
 	delete(s.tasks, id)
 	if s.owners[mt.t.Owner]--; s.owners[mt.t.Owner] <= 0 {
 		delete(s.owners, mt.t.Owner)
@@ -121,9 +136,15 @@ func (s *MemoryTaskStore) lookup(id string, now time.Time) *memTask {
 		return nil
 	}
 	if !mt.t.Status.Terminal() && now.After(mt.leaseUntil) {
+		s.bytes -= taskSize(&mt.t)
 		lose(&mt.t, now)
 	}
 	return mt
+}
+
+// taskSize is what a task's result, questions and answers cost.
+func taskSize(t *Task) int64 {
+	return int64(len(t.Result) + requestsSize(t.InputRequests) + requestsSize(t.InputResponses))
 }
 
 // lose marks a task whose runner's lease lapsed.
@@ -192,21 +213,29 @@ func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*
 	if size := len(u.Result) + requestsSize(u.InputRequests); size > s.maxResult {
 		return nil, ErrTaskResultTooLarge
 	}
-	mt.leaseUntil = now.Add(s.lease)
+	next := *t
+	next.InputResponses = maps.Clone(t.InputResponses)
 	for _, k := range u.Taken {
-		delete(t.InputResponses, k)
+		delete(next.InputResponses, k)
 	}
 	if u.Status != "" {
-		t.Status, t.StatusMessage, t.UpdatedAt = u.Status, u.StatusMessage, now
-		t.InputRequests = nil
+		next.Status, next.StatusMessage, next.UpdatedAt = u.Status, u.StatusMessage, now
+		next.InputRequests = nil
 		if u.Status == TaskInputRequired {
-			t.InputRequests = maps.Clone(u.InputRequests)
+			next.InputRequests = maps.Clone(u.InputRequests)
 		}
 		if u.Status.Terminal() {
-			t.InputResponses = nil
-			t.Result = append(json.RawMessage(nil), u.Result...)
+			next.InputResponses = nil
+			next.Result = append(json.RawMessage(nil), u.Result...)
 		}
 	}
+	grow := taskSize(&next) - taskSize(t)
+	if grow > 0 && s.bytes+grow > s.maxBytes {
+		return nil, ErrTaskStoreFull
+	}
+	s.bytes += grow
+	mt.leaseUntil = now.Add(s.lease)
+	*t = next
 	return snapshot(t), nil
 }
 
@@ -229,6 +258,7 @@ func (s *MemoryTaskStore) Cancel(_ context.Context, id string) error {
 		return ErrTaskNotFound
 	}
 	if t := &mt.t; !t.Status.Terminal() {
+		s.bytes -= taskSize(t)
 		t.Status, t.StatusMessage, t.UpdatedAt = TaskCancelled, "The task was cancelled at the client's request", now
 		t.InputRequests, t.InputResponses = nil, nil
 	}
@@ -248,13 +278,23 @@ func (s *MemoryTaskStore) Respond(_ context.Context, id string, answers map[stri
 	if t.Status.Terminal() {
 		return nil
 	}
-	size := requestsSize(t.InputResponses)
+	size, grow := requestsSize(t.InputResponses), 0
+	for k, v := range answers {
+		if _, open := t.InputRequests[k]; open {
+			size += len(k) + len(v)
+			grow += len(v) - len(t.InputRequests[k])
+		}
+	}
+	switch {
+	case size > s.maxResult:
+		return ErrTaskResultTooLarge
+	case grow > 0 && s.bytes+int64(grow) > s.maxBytes:
+		return ErrTaskStoreFull
+	}
+	s.bytes += int64(grow)
 	for k, v := range answers {
 		if _, open := t.InputRequests[k]; !open {
 			continue
-		}
-		if size += len(k) + len(v); size > s.maxResult {
-			return ErrTaskResultTooLarge
 		}
 		delete(t.InputRequests, k)
 		if t.InputResponses == nil {

@@ -2,6 +2,8 @@ package otc_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +31,25 @@ func TestMemoryTaskStoreFull(t *testing.T) {
 			assert.ErrorIs(t, err, otc.ErrTaskStoreFull)
 		}
 	}
+}
+
+func TestMemoryTaskStoreBytes(t *testing.T) {
+	t.Parallel()
+	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxBytes: 100})
+	ctx := t.Context()
+	result := json.RawMessage(`"` + strings.Repeat("x", 78) + `"`)
+	var ids []string
+	for range 2 {
+		task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "a", Status: otc.TaskWorking})
+		require.NoError(t, err)
+		ids = append(ids, task.ID)
+	}
+	_, err := s.Update(ctx, ids[0], &otc.TaskUpdate{Status: otc.TaskCompleted, Result: result})
+	require.NoError(t, err)
+	_, err = s.Update(ctx, ids[1], &otc.TaskUpdate{Status: otc.TaskCompleted, Result: result})
+	assert.ErrorIs(t, err, otc.ErrTaskStoreFull, "the results together would pass MaxBytes")
+	_, err = s.Update(ctx, ids[1], &otc.TaskUpdate{Status: otc.TaskFailed, Result: json.RawMessage(`{"code":-32603}`)})
+	assert.NoError(t, err, "a small error still fits")
 }
 
 func TestRegisterTaskSupport(t *testing.T) {

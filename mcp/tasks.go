@@ -267,9 +267,12 @@ func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *o
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := tm.store.Update(sctx, id, &u)
-	if errors.Is(err, otc.ErrTaskResultTooLarge) {
-		u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError,
-			Message: "Internal error: the result of the call is larger than the server's task store keeps"})}
+	if errors.Is(err, otc.ErrTaskResultTooLarge) || errors.Is(err, otc.ErrTaskStoreFull) {
+		msg := "Internal error: the result of the call is larger than the server's task store keeps"
+		if !errors.Is(err, otc.ErrTaskResultTooLarge) {
+			msg = "Internal error: the server's task store is full and could not keep the result of the call"
+		}
+		u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
 		_, err = tm.store.Update(sctx, id, &u)
 	}
 	if err != nil && !errors.Is(err, otc.ErrTaskNotFound) {
