@@ -402,3 +402,33 @@ func TestTaskRequiredWithoutTasks(t *testing.T) {
 	assert.Contains(t, mustJSON(t, res["content"]), "io.modelcontextprotocol/tasks")
 	assert.Contains(t, mustJSON(t, res["_meta"]), `"can_retry":false`)
 }
+
+// TestTaskStdio runs a task over stdio, where tasks/* carry no headers.
+func TestTaskStdio(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, t.Context(), newTaskRegistry(t).reg, nil)
+	c.send(request(1, "tools/call", callParams("Job_Slow", obj{"ms": 50}, taskMeta(taskCaps))))
+	r := c.recvResponse()
+	require.Nil(t, r.Error)
+	created := object(t, r.Result)
+	require.Equal(t, "task", created["resultType"])
+	id := created["taskId"].(string)
+	deadline := time.Now().Add(waitTimeout)
+	for n := 2; ; n++ {
+		c.send(request(n, "tasks/get", obj{"taskId": id, "_meta": taskMeta(taskCaps)}))
+		r := c.recvResponse()
+		require.Nil(t, r.Error)
+		res := object(t, r.Result)
+		if res["status"] == "completed" {
+			assert.Equal(t, map[string]any{"slept_ms": float64(50)}, res["result"].(map[string]any)["structuredContent"])
+			break
+		}
+		require.Equal(t, "working", res["status"])
+		require.True(t, time.Now().Before(deadline), "the task did not complete")
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.send(request(99, "tasks/get", obj{"taskId": id, "_meta": modernMeta(nil)}))
+	r = c.recvResponse()
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32021, r.Error.Code)
+}
