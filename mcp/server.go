@@ -292,9 +292,6 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta[%q] must be the OTC context object {\"secrets\": [{\"id\", \"value\"}], \"authorization\": [{\"id\", \"token\"}], \"user_id\"}: %v", MetaContext, err)
 		}
 	}
-	if r, e, done := s.startTask(ctx, x, &req); done {
-		return r, e
-	}
 	// The level is checked whether or not the transport can send logs, so
 	// that the same request is refused the same way everywhere.
 	var metaLevel slog.Level
@@ -304,6 +301,9 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", wire.Truncate(m.metaLogLevel, 32))
 		}
 		metaLevel = l
+	}
+	if r, e, done := s.startTask(ctx, x, &req); done {
+		return r, e
 	}
 	n := &callNotifier{progressToken: m.progressToken}
 	x.notifier = n

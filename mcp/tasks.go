@@ -210,11 +210,10 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	run.Input = bytes.Clone(req.Input)
 	run.RequestBody = bytes.Clone(req.RequestBody)
 	run.AsTask = true
-	if run.CallID == "" {
-		run.CallID = t.ID
-		run.CallIDGenerated = true
-	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if run.HTTPRequest != nil { // the request is over; the call goes on
+		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
+	}
 	lt := &localTask{cancel: cancel, wake: make(chan struct{}, 1)}
 	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: bytes.Clone(x.msg.clientCaps)})
 	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: bytes.Clone(x.msg.clientCaps)})
