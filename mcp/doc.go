@@ -9,8 +9,8 @@
 //
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
-// The server offers tools only: no resources, prompts, completion, sampling,
-// elicitation or tasks.
+// The server offers tools only: no resources, prompts, completion, sampling
+// or elicitation. A tool's calls may run as tasks (see Tasks below).
 //
 // # Versions
 //
@@ -72,4 +72,20 @@
 // one. Log messages go out at or above the client's level: the level in
 // the request's _meta (2026-07-28, which sends none without it), the one
 // set with logging/setLevel (stdio), or [Options.LogLevel].
+//
+// # Tasks
+//
+// A tool marked with [otc.Tool.Tasks] runs as a task of MCP's tasks
+// extension ([ExtensionTasks], advertised in server/discover) for a
+// 2026-07-28 request whose client capabilities declare the extension: the
+// call is answered at once with resultType "task" and the task's id, and
+// runs in the background; tasks/get reports its status and inlines its
+// result (completed, a tool error included) or JSON-RPC error (failed),
+// tasks/update answers the questions it asks with [otc.Ask], and
+// tasks/cancel cancels it. A task-required tool called by a client that
+// did not declare the extension is refused with -32021. Tasks live in
+// [TaskOptions.Store], in memory by default; a store in Redis
+// (github.com/otcgo/otc/redisstore) lets any replica answer for a task
+// another one runs, and shows a task whose replica died as failed once its
+// lease lapses. Each task belongs to the caller that created it.
 package mcp
