@@ -52,7 +52,8 @@ type TaskOptions struct {
 // replica runs. Each task is a hash, kept for the TTL from its creation;
 // the times it records, and its lease, are read from the Redis server's
 // clock, so that the replicas' clocks need not agree. A caller's tasks
-// are counted in a sorted set of their expiries. It is safe for
+// are counted in a sorted set of their expiries. Every script reads and
+// writes one key, so that the store works on a Redis Cluster too. It is safe for
 // concurrent use.
 type TaskStore struct {
 	ops       *Store // for op: the client and whether it honours deadlines
@@ -102,7 +103,8 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 // lost "1" for a task whose runner was lost, q:KEY an open question and
 // a:KEY an answer not yet taken.
 //
-// The scripts share a prologue: now, the Redis clock in milliseconds;
+// Every script touches one key, so that the store works on a cluster.
+// The scripts of a task share a prologue: now, the Redis clock in milliseconds;
 // terminal(st); clear(prefix), which deletes the fields that start with
 // it; and settle(), which marks a task whose lease lapsed as lost.
 const taskPrologue = `
@@ -131,16 +133,25 @@ end
 const lostMessage = "The server running this task stopped before it ended (its lease in the task store lapsed); its outcome is unknown"
 
 var (
-	// createScript returns now, -1 when the owner holds too many tasks,
-	// -2 when the id is taken.
+	// countScript counts a new task (ARGV: its id, the TTL, the most a
+	// caller may hold) against its owner, in the owner's sorted set of
+	// task expiries; it returns 1, or 0 when the owner holds too many.
+	countScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
+
+	// createScript (ARGV: owner, TTL, lease) returns now, or -1 when the
+	// id is taken. The count and the task are two scripts of one key
+	// each, so that the keys may live on different nodes of a cluster.
 	createScript = redis.NewScript(taskPrologue + `
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return -1 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end
-redis.call('HSET', KEYS[1], 'o', ARGV[2], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[3], 'l', ms(now + tonumber(ARGV[4])))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[2], 'l', ms(now + tonumber(ARGV[3])))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return now`)
 
 	// getScript returns now and the hash's fields.
@@ -221,16 +232,28 @@ func (s *TaskStore) ownerKey(owner string) string {
 
 // Create implements [otc.TaskStore].
 func (s *TaskStore) Create(ctx context.Context, t *otc.Task) (*otc.Task, error) {
-	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
-		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID), s.ownerKey(t.Owner)},
-			t.ID, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), s.perOwner).Int64()
+	ok, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return countScript.Run(ctx, s.ops.client, []string{s.ownerKey(t.Owner)}, t.ID, s.ttl.Milliseconds(), s.perOwner).Int()
 	})
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("redisstore: creating a task: %w", err)
-	case n == -1:
+		return nil, fmt.Errorf("redisstore: counting a caller's tasks: %w", err)
+	case ok == 0:
 		return nil, otc.ErrTooManyTasks
-	case n == -2:
+	}
+	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
+		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds()).Int64()
+	})
+	if err != nil || n < 0 {
+		// Uncount it, or it counts until its TTL has passed.
+		_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+			return s.ops.client.ZRem(ctx, s.ownerKey(t.Owner), t.ID).Result()
+		})
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("redisstore: creating a task: %w", err)
+	case n < 0:
 		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", otc.ErrTaskStoreFull)
 	}
 	now := time.UnixMilli(n)
