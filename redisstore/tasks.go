@@ -104,9 +104,10 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 // a:KEY an answer not yet taken.
 //
 // Every script touches one key, so that the store works on a cluster.
-// The scripts of a task share a prologue: now, the Redis clock in milliseconds;
-// terminal(st); clear(prefix), which deletes the fields that start with
-// it; and settle(), which marks a task whose lease lapsed as lost.
+// The scripts of a task share a prologue: now, the Redis clock in
+// milliseconds; terminal(st); clear(prefix), which deletes the fields that
+// start with it; and live(), which reports whether the task is still
+// running, and marks one whose lease lapsed as lost.
 const taskPrologue = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
