@@ -188,7 +188,7 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	select {
 	case tm.slots <- struct{}{}:
 	default:
-		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d) ", cap(tm.slots)), time.Second), nil
+		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", cap(tm.slots)), time.Second), nil
 	}
 	owner := otc.TaskOwner(otc.CallerIdentity(ctx))
 	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
@@ -377,12 +377,18 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 	if !declaresTasks(m.clientCaps) {
 		return nil, missingTasksCapability(m.method + " is one of its methods")
 	}
+	var raw struct {
+		TaskID         json.RawMessage `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
 	var p taskParams
-	if err := json.Unmarshal(m.params, &p); err != nil || p.TaskID == nil {
+	if json.Unmarshal(m.params, &raw) != nil || json.Unmarshal(raw.TaskID, &p.TaskID) != nil || p.TaskID == nil {
 		return nil, newError(codeInvalidParams, "Invalid params: %s names the task in params.taskId, a string", m.method)
 	}
-	if m.method == "tasks/update" && p.InputResponses == nil {
-		return nil, newError(codeInvalidParams, "Invalid params: tasks/update carries params.inputResponses, an object of answers by the keys of the task's inputRequests")
+	if m.method == "tasks/update" {
+		if json.Unmarshal(raw.InputResponses, &p.InputResponses) != nil || p.InputResponses == nil {
+			return nil, newError(codeInvalidParams, "Invalid params: tasks/update carries params.inputResponses, an object of answers by the keys of the task's inputRequests")
+		}
 	}
 	tm := s.tasks
 	id := *p.TaskID

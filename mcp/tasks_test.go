@@ -269,9 +269,21 @@ func TestTaskInput(t *testing.T) {
 		a := taskRequest(t, url, "tasks/update", id, nil, taskCaps, nil)
 		e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
 		assert.Contains(t, e.Message, "inputResponses")
+		for _, bad := range []any{nil, obj{"action": "accept"}, []any{}, "answers"} {
+			extra := obj{"inputResponses": bad}
+			if m, ok := bad.(obj); ok {
+				extra["inputResponses"] = []any{m}
+			}
+			a := taskRequest(t, url, "tasks/update", id, extra, taskCaps, nil)
+			e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
+			assert.Contains(t, e.Message, "inputResponses, an object")
+		}
 		a = post(t, url, request(2, "tasks/get", obj{"_meta": taskMeta(taskCaps)}), modernHeaders("tasks/get", ""))
 		e, _ = a.rpcErr(t, http.StatusBadRequest, -32602)
-		assert.Contains(t, e.Message, "taskId")
+		assert.Contains(t, e.Message, "params.taskId, a string")
+		a = post(t, url, request(2, "tasks/get", obj{"taskId": 12, "_meta": taskMeta(taskCaps)}), modernHeaders("tasks/get", ""))
+		e, _ = a.rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "params.taskId, a string")
 	})
 	t.Run("without_elicitation", func(t *testing.T) {
 		caps := obj{"extensions": obj{mcp.ExtensionTasks: obj{}}}
