@@ -15,11 +15,12 @@
 # applicable at that spec version).
 #
 # The scenarios outside a tools server (resources, prompts, completion,
-# sampling, elicitation, tasks) are listed, each with its reason, in the
-# suite's expected-failures baseline, examples/conformance/expected-failures.yml.
-# Each of them is then run at each spec version it applies to with
-# --expected-failures: it must fail, or the baseline is stale and the run
-# fails too.
+# sampling, elicitation) and those waiting for work in progress are listed,
+# each with its reason, in the suite's expected-failures baseline,
+# examples/conformance/expected-failures.yml. Each of them is then run at
+# each spec version it applies to (an extension's without --spec-version)
+# with --expected-failures: it must fail, or the baseline is stale and the
+# run fails too.
 #
 # Environment knobs:
 #   MCP_CONFORMANCE_CACHE           cache folder (default
