@@ -285,6 +285,17 @@ func TestTaskInput(t *testing.T) {
 		e, _ = a.rpcErr(t, http.StatusBadRequest, -32602)
 		assert.Contains(t, e.Message, "params.taskId, a string")
 	})
+	t.Run("cancel_while_asking", func(t *testing.T) {
+		id := createTask(t, url, "Job_Ask", nil, nil)["taskId"].(string)
+		awaitTask(t, url, id, nil, "input_required")
+		taskRequest(t, url, "tasks/cancel", id, nil, taskCaps, nil).result(t)
+		res := getTask(t, url, id, nil)
+		assert.Equal(t, "cancelled", res["status"])
+		assert.NotContains(t, res, "inputRequests", "a cancelled task asks nothing")
+		a := taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{"input-1": obj{"action": "accept"}}}, taskCaps, nil)
+		assert.JSONEq(t, `{"resultType":"complete"}`, string(a.result(t)), "a late answer is acked and ignored")
+		assert.Equal(t, "cancelled", getTask(t, url, id, nil)["status"])
+	})
 	t.Run("without_elicitation", func(t *testing.T) {
 		caps := obj{"extensions": obj{mcp.ExtensionTasks: obj{}}}
 		res := object(t, callTool(t, url, "Job_Ask", nil, caps, nil).result(t))
