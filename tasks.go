@@ -208,8 +208,9 @@ const (
 	// it, and a task whose runner died is shown failed this long after.
 	DefaultTaskLease = 30 * time.Second
 	// DefaultMaxTasksPerOwner caps the tasks one caller holds, running
-	// or kept for their result.
-	DefaultMaxTasksPerOwner = 100
+	// or kept for their result. Callers without authentication are all
+	// one caller, "a" (see [TaskOwner]), and share it.
+	DefaultMaxTasksPerOwner = 1000
 	// DefaultMaxTaskResultBytes is the largest result (or set of
 	// questions) a task keeps: 1 MiB. A larger result fails the task.
 	DefaultMaxTaskResultBytes = 1 << 20

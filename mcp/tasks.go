@@ -46,7 +46,7 @@ const (
 // on each field.
 type TaskOptions struct {
 	// Store keeps the tasks. Nil means an [otc.MemoryTaskStore] with its
-	// defaults (tasks kept an hour, 100 per caller, results up to 1 MiB),
+	// defaults (tasks kept an hour, 1,000 per caller, results up to 1 MiB),
 	// which serves one process; replicas behind a load balancer share a
 	// store in Redis (github.com/otcgo/otc/redisstore), or route every
 	// request about a task, by its Mcp-Name header, to the replica that
