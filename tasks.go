@@ -134,9 +134,9 @@ type TaskUpdate struct {
 	Status TaskStatus
 	// StatusMessage replaces the status message when Status is set.
 	StatusMessage string
-	// InputRequests replace the task's questions when Status is
-	// TaskInputRequired; their keys must never have been used before in
-	// the task.
+	// InputRequests are added to the task's open questions when Status
+	// is TaskInputRequired; their keys must never have been used before
+	// in the task. Any other status closes the open questions.
 	InputRequests map[string]json.RawMessage
 	// Result is the task's result (TaskCompleted) or error (TaskFailed).
 	Result json.RawMessage

@@ -220,9 +220,14 @@ func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*
 	}
 	if u.Status != "" {
 		next.Status, next.StatusMessage, next.UpdatedAt = u.Status, u.StatusMessage, now
-		next.InputRequests = nil
 		if u.Status == TaskInputRequired {
-			next.InputRequests = maps.Clone(u.InputRequests)
+			next.InputRequests = maps.Clone(t.InputRequests)
+			if next.InputRequests == nil {
+				next.InputRequests = map[string]json.RawMessage{}
+			}
+			maps.Copy(next.InputRequests, u.InputRequests)
+		} else {
+			next.InputRequests = nil
 		}
 		if u.Status.Terminal() {
 			next.InputResponses = nil

@@ -486,6 +486,7 @@ type taskAsker struct {
 
 	mu   sync.Mutex
 	next int // numbers the questions' keys, unique over the task's life
+	open int // the questions asked and not yet taken, of every Ask at once
 }
 
 // inputCapability names the client capability an input method needs.
@@ -528,7 +529,16 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		}
 		questions[keys[i]] = q
 	}
+	a.open += len(keys)
 	a.mu.Unlock()
+	closed := false // the questions no longer count as open
+	defer func() {
+		if !closed {
+			a.mu.Lock()
+			a.open -= len(keys)
+			a.mu.Unlock()
+		}
+	}()
 
 	tm := a.tm
 	t, err := tm.store.Update(ctx, a.id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: questions,
@@ -544,7 +554,15 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			return nil, fmt.Errorf("mcp: ask: the task ended (%s) before its questions were answered", t.Status)
 		}
 		if answers, ok := answered(t, keys); ok {
-			if _, err := tm.store.Update(ctx, a.id, &otc.TaskUpdate{Status: otc.TaskWorking, Taken: keys}); err != nil {
+			u := &otc.TaskUpdate{Taken: keys}
+			a.mu.Lock()
+			a.open -= len(keys)
+			closed = true
+			if a.open == 0 { // no other Ask waits: the task works again
+				u.Status = otc.TaskWorking
+			}
+			a.mu.Unlock()
+			if _, err := tm.store.Update(ctx, a.id, u); err != nil {
 				return nil, fmt.Errorf("mcp: ask: resuming the task: %w", err)
 			}
 			return answers, nil

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +74,23 @@ func newTaskRegistry(t *testing.T) *taskFixture {
 			return "", err
 		}
 		return string(answers[0]) + " " + string(answers[1]), nil
+	}))
+	require.NoError(t, otc.Register(f.reg, tool("Job.AskTwice", otc.TasksOptional), func(ctx context.Context, _ struct{}) (string, error) {
+		// Two goroutines ask at once: the task shows both questions.
+		var wg sync.WaitGroup
+		out := make([]string, 2)
+		errs := make([]error, 2)
+		for i, msg := range []string{"First?", "Second?"} {
+			wg.Go(func() {
+				a, err := otc.Ask(ctx, otc.InputRequest{Method: otc.MethodElicit, Params: json.RawMessage(`{"mode":"form","message":"` + msg + `","requestedSchema":{"type":"object"}}`)})
+				if err == nil {
+					out[i] = string(a[0])
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		return strings.Join(out, " "), errors.Join(errs...)
 	}))
 	require.NoError(t, otc.Register(f.reg, tool("Job.Plain", otc.TasksForbidden), func(context.Context, struct{}) (string, error) {
 		return "plain", nil
@@ -454,4 +472,34 @@ func TestTaskStdio(t *testing.T) {
 	r = c.recvResponse()
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32021, r.Error.Code)
+}
+
+// TestTaskConcurrentAsks checks a function whose goroutines ask at once:
+// the task stays input_required until every question is answered.
+func TestTaskConcurrentAsks(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newTaskRegistry(t).reg, nil)
+	id := createTask(t, url, "Job_AskTwice", nil, nil)["taskId"].(string)
+	var res map[string]any
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		res = awaitTask(t, url, id, nil, "input_required")
+		if len(res["inputRequests"].(map[string]any)) == 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the second question did not show: %v", res)
+		time.Sleep(10 * time.Millisecond)
+	}
+	byMessage := map[string]string{}
+	for k, v := range res["inputRequests"].(map[string]any) {
+		byMessage[v.(map[string]any)["params"].(map[string]any)["message"].(string)] = k
+	}
+	taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{byMessage["Second?"]: obj{"action": "decline"}}}, taskCaps, nil).result(t)
+	res = getTask(t, url, id, nil)
+	assert.Equal(t, "input_required", res["status"], "the first question is still open")
+	assert.Equal(t, []string{byMessage["First?"]}, keys(res["inputRequests"].(map[string]any)))
+	taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{byMessage["First?"]: obj{"action": "cancel"}}}, taskCaps, nil).result(t)
+	res = awaitTask(t, url, id, nil, "completed", "failed", "cancelled")
+	require.Equal(t, "completed", res["status"], "%v", res)
+	assert.Equal(t, `{"action":"cancel"} {"action":"decline"}`, res["result"].(map[string]any)["structuredContent"].(map[string]any)["result"])
 }

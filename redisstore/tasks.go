@@ -179,7 +179,7 @@ if live() then
   local st = ARGV[2]
   if st ~= '' then
     redis.call('HSET', KEYS[1], 's', st, 'm', ARGV[3], 'u', ms(now))
-    clear('q:')
+    if st ~= 'input_required' then clear('q:') end
     if st == 'input_required' then
       for _ = 1, nq do
         redis.call('HSET', KEYS[1], 'q:' .. ARGV[i], ARGV[i + 1])

@@ -125,6 +125,27 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		assert.Empty(t, got.InputResponses)
 	})
 
+	t.Run("questions_add_up", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		id := create(t, s, "alice").ID
+		one := map[string]json.RawMessage{"input-1": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}
+		two := map[string]json.RawMessage{"input-2": json.RawMessage(`{"method":"sampling/createMessage","params":{}}`)}
+		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: one})
+		require.NoError(t, err)
+		got, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: two})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{"input-1", "input-2"}, keys(got.InputRequests), "a second question adds to the first")
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}))
+		got, err = s.Update(ctx, id, &otc.TaskUpdate{Taken: []string{"input-1"}})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskInputRequired, got.Status, "an update without a status keeps it")
+		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
+		assert.Empty(t, got.InputResponses)
+		got, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskWorking})
+		require.NoError(t, err)
+		assert.Empty(t, got.InputRequests, "working closes the open questions")
+	})
+
 	t.Run("cancel", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		id := create(t, s, "alice").ID
