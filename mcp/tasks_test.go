@@ -216,6 +216,8 @@ func TestTaskLifecycle(t *testing.T) {
 	})
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()
+		f := newTaskRegistry(t) // its own, so that f.stopped hears only this call
+		url := serve(t, f.reg, nil)
 		id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, nil)["taskId"].(string)
 		a := taskRequest(t, url, "tasks/cancel", id, nil, taskCaps, nil)
 		assert.JSONEq(t, `{"resultType":"complete"}`, string(a.result(t)))
