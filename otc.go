@@ -207,6 +207,13 @@ type Tool struct {
 	// registry's BusyRetryAfter, so that clients back off. Zero means the
 	// registry's DefaultMaxConcurrent; a negative value means no limit.
 	MaxConcurrent int
+
+	// Tasks says whether a call of the tool may run as a task, which the
+	// client polls for its result instead of waiting on the connection
+	// (MCP's tasks extension): see [TaskSupport]. The zero value,
+	// TasksForbidden, keeps every call synchronous. Timeout still bounds
+	// a call that runs as a task.
+	Tasks TaskSupport
 }
 
 // NoOutput is the output type of a tool that returns nothing: its
@@ -259,6 +266,9 @@ type ToolDefinition struct {
 	// Only MCP lists it, as the tool's "_meta". It is not part of the OTC
 	// catalog entry.
 	Meta json.RawMessage `json:"-"`
+	// Tasks is [Tool.Tasks]: whether a call may, or must, run as a task.
+	// It is not part of the OTC catalog entry.
+	Tasks TaskSupport `json:"-"`
 }
 
 // InputSchema is the input_schema object of a [ToolDefinition].

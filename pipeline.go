@@ -227,6 +227,13 @@ type CallRequest struct {
 	// this; others leave CallID empty and let the registry generate it.
 	CallIDGenerated bool
 
+	// AsTask says that the call runs as a task: the adapter answered its
+	// caller with a task handle and runs the call in the background (MCP's
+	// tasks extension). A tool whose [Tool.Tasks] is TasksRequired runs
+	// only for such a call; any other is answered with a tool error that
+	// says so (see [TasksRequired]).
+	AsTask bool
+
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
 	doc  *jsonparse.Document
@@ -421,6 +428,9 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	}
 	if err := r.checkRequirements(ctx, t, req, info); err != nil {
 		return CallResult{}, err
+	}
+	if t.def.Tasks == TasksRequired && !req.AsTask {
+		return taskRequired(c), nil
 	}
 
 	start := time.Now()

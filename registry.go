@@ -328,6 +328,9 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if problem := policyProblem(t.Policy); problem != "" {
 		return fail("Policy: %s", problem)
 	}
+	if t.Tasks > TasksRequired {
+		return fail("Tasks is %d, which is not one of TasksForbidden, TasksOptional and TasksRequired", t.Tasks)
+	}
 	annotations, icons, meta, problem := toolMetadata(t)
 	if problem != "" {
 		return fail("%s", problem)
@@ -360,6 +363,7 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 		Annotations: annotations,
 		Icons:       icons,
 		Meta:        meta,
+		Tasks:       t.Tasks,
 	}
 	encoded, err := json.Marshal(def)
 	if err != nil {

@@ -9,8 +9,9 @@
 //
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
-// The server offers tools only: no resources, prompts, completion or tasks.
-// A tool may ask its client something in the middle of a call ([otc.Ask]).
+// The server offers tools only: no resources, prompts or completion. A
+// tool may ask its client something in the middle of a call ([otc.Ask]),
+// and its calls may run as tasks (see Tasks below).
 //
 // # Versions
 //
@@ -86,4 +87,20 @@
 // did not declare the capability, or refuses the method, makes Ask fail
 // with an error wrapping [otc.ErrInputUnsupported]; a tool that then fails
 // is answered with the missing-capability error -32021.
+//
+// # Tasks
+//
+// A tool marked with [otc.Tool.Tasks] runs as a task of MCP's tasks
+// extension ([ExtensionTasks], advertised in server/discover) for a
+// 2026-07-28 request whose client capabilities declare the extension: the
+// call is answered at once with resultType "task" and the task's id, and
+// runs in the background; tasks/get reports its status and inlines its
+// result (completed, a tool error included) or JSON-RPC error (failed),
+// tasks/update answers the questions it asks with [otc.Ask], and
+// tasks/cancel cancels it. A task-required tool called by a client that
+// did not declare the extension is refused with -32021. Tasks live in
+// [TaskOptions.Store], in memory by default; a store in Redis
+// (github.com/otcgo/otc/redisstore) lets any replica answer for a task
+// another one runs, and shows a task whose replica died as failed once its
+// lease lapses. Each task belongs to the caller that created it.
 package mcp

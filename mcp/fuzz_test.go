@@ -26,6 +26,8 @@ var fuzzHandlerSeeds = []struct{ body, version string }{
 	{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Progress_Count","_meta":{"progressToken":"t"}}}`, "2025-11-25"},
 	{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":5,"io.modelcontextprotocol/logLevel":"debug"}}}`, "2026-07-28"},
 	{`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "2026-07-28"},
+	{`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"t-1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`, "2026-07-28"},
+	{`{"jsonrpc":"2.0","id":8,"method":"tasks/update","params":{"taskId":"t-1","inputResponses":{"input-1":{"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`, "2026-07-28"},
 	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, ""},
 	{`{"jsonrpc":"2.0","id":6,"result":{}}`, ""},
 	{`{"jsonrpc":"2.0","id":"otc-ABCDEFGHIJKLMNOPQRSTUVWXYZ","result":{"action":"accept","content":{"ok":true}}}`, "2025-11-25"},
@@ -53,12 +55,16 @@ func FuzzHandler(f *testing.F) {
 		var probe struct {
 			Method string `json:"method"`
 			Params struct {
-				Name string `json:"name"`
+				Name   string `json:"name"`
+				TaskID string `json:"taskId"`
 			} `json:"params"`
 		}
 		if version == mcp.Version20260728 && json.Unmarshal(body, &probe) == nil {
 			req.Header.Set("Mcp-Method", probe.Method)
 			req.Header.Set("Mcp-Name", probe.Params.Name)
+			if strings.HasPrefix(probe.Method, "tasks/") {
+				req.Header.Set("Mcp-Name", probe.Params.TaskID)
+			}
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -232,7 +232,10 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if !hasMethod {
 		return mismatch("Header mismatch: the Mcp-Method header is required")
 	}
-	needsName := m.method == "tools/call"
+	needsName, want := m.method == "tools/call", m.name
+	if isTaskMethod(m.method) { // the task id, for routing to the replica that holds the task
+		want, needsName = taskIDParam(m.params)
+	}
 	name, hasName := headerValue(r, "Mcp-Name")
 	if needsName && !hasName {
 		return mismatch("Header mismatch: the Mcp-Name header is required for %s", m.method)
@@ -254,8 +257,11 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 		if !ok {
 			return mismatch("Header mismatch: the Mcp-Name header value is not valid")
 		}
-		if decoded != m.name {
-			return mismatch("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", wire.Truncate(decoded, 64), wire.Truncate(m.name, 64))
+		if decoded != want {
+			return mismatch("Header mismatch: Mcp-Name header value '%s' does not match body value '%s'", wire.Truncate(decoded, 64), wire.Truncate(want, 64))
+		}
+		if m.method != "tools/call" {
+			return nil
 		}
 		return h.checkParamHeaders(r, m)
 	}

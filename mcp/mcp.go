@@ -138,4 +138,8 @@ type Options struct {
 	// Logger receives faults of the server itself. Nil means the
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.
 	Logger *slog.Logger
+
+	// Tasks configures the tasks extension (see [TaskOptions]): where
+	// tasks are kept and how many run at once. Nil means the defaults.
+	Tasks *TaskOptions
 }

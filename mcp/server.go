@@ -34,6 +34,8 @@ type server struct {
 	discover   []byte // the server/discover result
 	listExtra  []byte // the 2026-07-28 fields of a tools/list result
 	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
+
+	tasks *taskManager // the tasks extension (tasks.go)
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -88,7 +90,8 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
 		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
@@ -198,6 +201,8 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return s.list(ctx, m, Version20260728)
 		case "tools/call":
 			return s.call(ctx, x)
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			return s.handleTask(ctx, m)
 		}
 		if r := s.emptyList(m.method, true); r != nil {
 			return r, nil
@@ -305,6 +310,9 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", wire.Truncate(m.metaLogLevel, 32))
 		}
 		metaLevel = l
+	}
+	if r, e, done := s.startTask(ctx, x, &req); done {
+		return r, e
 	}
 	n := &callNotifier{progressToken: m.progressToken}
 	x.notifier = n

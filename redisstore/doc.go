@@ -94,4 +94,26 @@
 // goroutine; they come only from calls claimed while Redis still took
 // writes, since no call is claimed, and none runs, while Redis refuses
 // them or does not answer.
+//
+// # Tasks
+//
+// [TaskStore] keeps the tasks of MCP's tasks extension (see
+// [otc.TaskStore]) in the same Redis, so that any replica answers
+// tasks/get, tasks/update and tasks/cancel for a task another one runs:
+//
+//	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
+//		Store: redisstore.NewTaskStore(client, nil),
+//	}})
+//
+// Each task is a hash under TaskOptions.Prefix, kept for TaskOptions.TTL
+// after its creation; a caller's tasks are counted in a sorted set, to
+// hold it to TaskOptions.MaxTasksPerOwner. Every change is one Lua
+// script, and the times and leases come from Redis's clock, so that the
+// replicas' clocks need not agree. The replica running a task renews its
+// lease (TaskOptions.Lease) at each update, which it makes every
+// mcp.TaskOptions.PollInterval; a replica that dies stops renewing, and
+// the task is shown failed, with otc.Task.Lost, once the lease has
+// lapsed. It is not run again. A replica cut off from Redis for longer
+// than the lease finds its task failed when it reaches Redis again, and
+// stops the call.
 package redisstore

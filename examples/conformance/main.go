@@ -174,6 +174,9 @@ func newRegistry() (*otc.Registry, error) {
 	if err := registerAskTools(reg); err != nil {
 		return nil, err
 	}
+	if err := registerTaskTools(reg); err != nil {
+		return nil, err
+	}
 	for _, f := range fixtures {
 		if err := otc.Register(reg, otc.Tool{
 			ID:          "Conformance." + f.name,

@@ -1,0 +1,214 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+)
+
+// TaskLimits are the limits a task store under test is made with; zero
+// means the store's default.
+type TaskLimits struct {
+	TTL, Lease time.Duration
+	PerOwner   int
+	MaxResult  int
+}
+
+// TaskStoreContract checks that a task store keeps the promises of
+// otc.TaskStore: the in-memory one and the Redis one run the same cases.
+// newStore returns an empty store with the limits given.
+func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) otc.TaskStore) {
+	ctx := context.Background()
+	create := func(t *testing.T, s otc.TaskStore, owner string) *otc.Task {
+		t.Helper()
+		task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+		require.NoError(t, err)
+		return task
+	}
+	get := func(t *testing.T, s otc.TaskStore, id string) *otc.Task {
+		t.Helper()
+		task, err := s.Get(ctx, id)
+		require.NoError(t, err)
+		return task
+	}
+
+	t.Run("create_then_get", func(t *testing.T) {
+		s := newStore(t, TaskLimits{TTL: time.Minute})
+		before := time.Now().Add(-time.Second)
+		created := create(t, s, "alice")
+		assert.Equal(t, otc.TaskWorking, created.Status)
+		assert.Equal(t, time.Minute, created.TTL)
+		got := get(t, s, created.ID)
+		assert.Equal(t, created.ID, got.ID)
+		assert.Equal(t, "alice", got.Owner)
+		assert.Equal(t, otc.TaskWorking, got.Status)
+		assert.False(t, got.Lost)
+		assert.Equal(t, time.Minute, got.TTL)
+		assert.True(t, got.CreatedAt.After(before) && got.CreatedAt.Before(time.Now().Add(time.Second)), "created at %v", got.CreatedAt)
+		assert.Nil(t, got.Result)
+		assert.Empty(t, got.InputRequests)
+	})
+
+	t.Run("unknown_task", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		_, err := s.Get(ctx, "nope")
+		assert.ErrorIs(t, err, otc.ErrTaskNotFound)
+		_, err = s.Update(ctx, "nope", &otc.TaskUpdate{})
+		assert.ErrorIs(t, err, otc.ErrTaskNotFound)
+		assert.ErrorIs(t, s.Cancel(ctx, "nope"), otc.ErrTaskNotFound)
+		assert.ErrorIs(t, s.Respond(ctx, "nope", map[string]json.RawMessage{"k": json.RawMessage(`{}`)}), otc.ErrTaskNotFound)
+	})
+
+	t.Run("tasks_per_owner", func(t *testing.T) {
+		s := newStore(t, TaskLimits{PerOwner: 2})
+		create(t, s, "alice")
+		create(t, s, "alice")
+		_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
+		assert.ErrorIs(t, err, otc.ErrTooManyTasks)
+		create(t, s, "bob") // another caller has room of its own
+	})
+
+	t.Run("completed_is_final", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		id := create(t, s, "alice").ID
+		done, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{"content":[]}`)})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskCompleted, done.Status)
+		again, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskFailed, Result: json.RawMessage(`{"code":1}`)})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskCompleted, again.Status, "a terminal task does not change")
+		require.NoError(t, s.Cancel(ctx, id))
+		got := get(t, s, id)
+		assert.Equal(t, otc.TaskCompleted, got.Status)
+		assert.JSONEq(t, `{"content":[]}`, string(got.Result))
+	})
+
+	t.Run("questions_and_answers", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		id := create(t, s, "alice").ID
+		q := map[string]json.RawMessage{
+			"input-1": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Name?"}}`),
+			"input-2": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Sure?"}}`),
+		}
+		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: q})
+		require.NoError(t, err)
+		got := get(t, s, id)
+		assert.Equal(t, otc.TaskInputRequired, got.Status)
+		assert.Len(t, got.InputRequests, 2)
+		assert.JSONEq(t, string(q["input-1"]), string(got.InputRequests["input-1"]))
+
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{
+			"input-1": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`),
+			"never":   json.RawMessage(`{"action":"accept"}`),
+		}))
+		got = get(t, s, id)
+		assert.Equal(t, otc.TaskInputRequired, got.Status, "one question is still open")
+		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
+		assert.Equal(t, []string{"input-1"}, keys(got.InputResponses), "an answer to no open question is ignored")
+		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(got.InputResponses["input-1"]))
+
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{"action":"decline"}`)}))
+		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(get(t, s, id).InputResponses["input-1"]), "an answered question takes no second answer")
+
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-2": json.RawMessage(`{"action":"accept"}`)}))
+		got, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskWorking, Taken: []string{"input-1", "input-2"}})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskWorking, got.Status)
+		assert.Empty(t, got.InputRequests)
+		assert.Empty(t, got.InputResponses)
+	})
+
+	t.Run("questions_add_up", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		id := create(t, s, "alice").ID
+		one := map[string]json.RawMessage{"input-1": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}
+		two := map[string]json.RawMessage{"input-2": json.RawMessage(`{"method":"sampling/createMessage","params":{}}`)}
+		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: one})
+		require.NoError(t, err)
+		got, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: two})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{"input-1", "input-2"}, keys(got.InputRequests), "a second question adds to the first")
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}))
+		got, err = s.Update(ctx, id, &otc.TaskUpdate{Taken: []string{"input-1"}})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskInputRequired, got.Status, "an update without a status keeps it")
+		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
+		assert.Empty(t, got.InputResponses)
+		got, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskWorking})
+		require.NoError(t, err)
+		assert.Empty(t, got.InputRequests, "working closes the open questions")
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		s := newStore(t, TaskLimits{})
+		id := create(t, s, "alice").ID
+		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}})
+		require.NoError(t, err)
+		require.NoError(t, s.Cancel(ctx, id))
+		got := get(t, s, id)
+		assert.Equal(t, otc.TaskCancelled, got.Status)
+		assert.Empty(t, got.InputRequests, "a cancelled task asks nothing")
+		beat, err := s.Update(ctx, id, &otc.TaskUpdate{})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskCancelled, beat.Status, "the runner learns of the cancellation at its next update")
+		_, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskCancelled, get(t, s, id).Status)
+		assert.NoError(t, s.Cancel(ctx, id), "cancelling twice is no error")
+	})
+
+	t.Run("result_too_large", func(t *testing.T) {
+		s := newStore(t, TaskLimits{MaxResult: 64})
+		id := create(t, s, "alice").ID
+		big := json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)
+		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: big})
+		assert.ErrorIs(t, err, otc.ErrTaskResultTooLarge)
+		assert.Equal(t, otc.TaskWorking, get(t, s, id).Status, "a refused update changes nothing")
+		_, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: map[string]json.RawMessage{"input-1": big}})
+		assert.ErrorIs(t, err, otc.ErrTaskResultTooLarge)
+	})
+
+	t.Run("lease_lapses", func(t *testing.T) {
+		s := newStore(t, TaskLimits{Lease: 200 * time.Millisecond})
+		renewed := create(t, s, "alice").ID
+		lost := create(t, s, "alice").ID
+		for range 6 {
+			time.Sleep(70 * time.Millisecond)
+			_, err := s.Update(ctx, renewed, &otc.TaskUpdate{})
+			require.NoError(t, err)
+		}
+		assert.Equal(t, otc.TaskWorking, get(t, s, renewed).Status, "a renewed lease holds")
+		got := get(t, s, lost)
+		assert.Equal(t, otc.TaskFailed, got.Status, "a task whose runner stopped renewing is failed, not working forever")
+		assert.True(t, got.Lost)
+		assert.Contains(t, got.StatusMessage, "lease")
+		late, err := s.Update(ctx, lost, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		assert.Equal(t, otc.TaskFailed, late.Status, "a runner back from the dead changes nothing")
+		assert.True(t, get(t, s, lost).Lost)
+	})
+
+	t.Run("ttl", func(t *testing.T) {
+		s := newStore(t, TaskLimits{TTL: 200 * time.Millisecond, PerOwner: 1})
+		id := create(t, s, "alice").ID
+		time.Sleep(300 * time.Millisecond)
+		_, err := s.Get(ctx, id)
+		assert.ErrorIs(t, err, otc.ErrTaskNotFound, "a task is dropped after its TTL")
+		create(t, s, "alice") // and no longer counts against its owner
+	})
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

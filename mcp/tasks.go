@@ -1,0 +1,600 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// This file serves MCP's tasks extension (io.modelcontextprotocol/tasks)
+// on protocol version 2026-07-28: a tools/call of a tool whose calls may
+// run as tasks ([otc.Tool.Tasks]), from a client that declares the
+// extension in the request's client capabilities, is answered at once
+// with a task (resultType "task"); the call runs in the background, and
+// tasks/get, tasks/update and tasks/cancel read, answer and cancel it.
+// The tasks live in an [otc.TaskStore], so that any replica sharing the
+// store answers for a task another one runs.
+
+// ExtensionTasks is the identifier of MCP's tasks extension, under which
+// the server advertises it in server/discover and a client declares it in
+// a request's client capabilities.
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// Defaults of [TaskOptions].
+const (
+	// DefaultMaxRunningTasks caps the tasks one handler runs at once.
+	DefaultMaxRunningTasks = 256
+	// DefaultTaskPollInterval is the polling interval a task suggests to
+	// its client (pollIntervalMs), and the pace at which the replica
+	// running a task renews its lease and looks in the store for a
+	// cancellation or answers that reached another replica.
+	DefaultTaskPollInterval = time.Second
+)
+
+// TaskOptions configures the tasks of a [Handler] or stdio server
+// ([Options.Tasks]). The zero value, and nil, give the defaults described
+// on each field.
+type TaskOptions struct {
+	// Store keeps the tasks. Nil means an [otc.MemoryTaskStore] with its
+	// defaults (tasks kept an hour, 1,000 per caller, results up to 1 MiB),
+	// which serves one process; replicas behind a load balancer share a
+	// store in Redis (github.com/otcgo/otc/redisstore), or route every
+	// request about a task, by its Mcp-Name header, to the replica that
+	// created it. The store's limits bound what a client can make the
+	// server keep.
+	Store otc.TaskStore
+	// MaxRunning caps the tasks this handler runs at once; a call that
+	// would start one more is answered with a tool error whose can_retry
+	// is true. Zero or less means DefaultMaxRunningTasks.
+	MaxRunning int
+	// PollInterval is the pollIntervalMs suggested to clients, and how
+	// often the replica running a task renews its lease in the store and
+	// looks there for a cancellation or answers sent to another replica.
+	// Keep the store's lease several times longer. Zero or less means
+	// DefaultTaskPollInterval.
+	PollInterval time.Duration
+}
+
+// taskManager runs the tasks of one server.
+type taskManager struct {
+	s     *server
+	store otc.TaskStore
+	slots chan struct{}
+	poll  time.Duration
+
+	mu    sync.Mutex
+	local map[string]*localTask // the tasks this process runs
+}
+
+// localTask is a task this process runs: how to stop it, and how to wake
+// its wait for answers.
+type localTask struct {
+	cancel context.CancelFunc
+	wake   chan struct{} // buffered 1
+}
+
+func newTaskManager(s *server, opts *TaskOptions) *taskManager {
+	if opts == nil {
+		opts = &TaskOptions{}
+	}
+	tm := &taskManager{s: s, store: opts.Store, poll: opts.PollInterval, local: map[string]*localTask{}}
+	if tm.store == nil {
+		tm.store = otc.NewMemoryTaskStore(nil)
+	}
+	n := opts.MaxRunning
+	if n <= 0 {
+		n = DefaultMaxRunningTasks
+	}
+	tm.slots = make(chan struct{}, n)
+	if tm.poll <= 0 {
+		tm.poll = DefaultTaskPollInterval
+	}
+	return tm
+}
+
+// declaresTasks reports whether client capabilities declare the tasks
+// extension.
+func declaresTasks(caps []byte) bool {
+	if !bytes.Contains(caps, []byte(ExtensionTasks)) {
+		return false
+	}
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	v, ok := c.Extensions[ExtensionTasks]
+	return ok && string(v) != "null"
+}
+
+// missingTasksCapability is the error for a request that needs the tasks
+// extension from a client that did not declare it.
+func missingTasksCapability(why string) *rpcError {
+	return &rpcError{
+		Code:    codeMissingCapability,
+		Message: "Missing required client capability: the extension " + ExtensionTasks + " (" + why + "); declare it under extensions in _meta[\"io.modelcontextprotocol/clientCapabilities\"]",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}},
+		status:  400,
+	}
+}
+
+// isTaskMethod reports whether method is one of the extension's.
+func isTaskMethod(method string) bool {
+	switch method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return true
+	}
+	return false
+}
+
+// taskParams are the params of the extension's methods.
+type taskParams struct {
+	TaskID         *string                    `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
+// taskIDParam reads params.taskId, for the Mcp-Name header check.
+func taskIDParam(params []byte) (string, bool) {
+	var p struct {
+		TaskID *string `json:"taskId"`
+	}
+	if params == nil || json.Unmarshal(params, &p) != nil || p.TaskID == nil {
+		return "", false
+	}
+	return *p.TaskID, true
+}
+
+// startTask runs a tools/call as a task when its tool allows it and its
+// client can take one. done is false when the call runs as usual.
+func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallRequest) (result []byte, e *rpcError, done bool) {
+	if !x.modern {
+		return nil, nil, false // before 2026-07-28 there are no tasks: the registry refuses a required one
+	}
+	l := s.lists.get(s.reg)
+	if l.tasks == nil {
+		return nil, nil, false
+	}
+	m := x.msg
+	support, ok := l.tasks[m.name]
+	if !ok && strings.Contains(m.name, "@") {
+		if def, err := s.reg.LookupName(m.name, otc.ProtocolMCP); err == nil {
+			support = def.Tasks
+		}
+	}
+	if support == otc.TasksForbidden {
+		return nil, nil, false
+	}
+	if !declaresTasks(m.clientCaps) {
+		if support == otc.TasksRequired {
+			return nil, missingTasksCapability("tool " + strconv.Quote(wire.Truncate(m.name, 64)) + " runs only as a task"), true
+		}
+		return nil, nil, false
+	}
+	result, e = s.tasks.start(ctx, x, req)
+	return result, e, true
+}
+
+// start creates the task of a call, starts it and returns its
+// CreateTaskResult.
+func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequest) ([]byte, *rpcError) {
+	select {
+	case tm.slots <- struct{}{}:
+	default:
+		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", cap(tm.slots)), time.Second), nil
+	}
+	owner := otc.TaskOwner(otc.CallerIdentity(ctx))
+	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+	if err != nil {
+		<-tm.slots
+		switch {
+		case errors.Is(err, otc.ErrTooManyTasks):
+			return tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0), nil
+		case errors.Is(err, otc.ErrTaskStoreFull):
+			return tm.refusal("the server's task store is full", time.Second), nil
+		}
+		tm.s.logger.ErrorContext(ctx, "mcp: the task store failed to create a task", slog.String("tool", req.ToolName), slog.String("error", err.Error()))
+		return tm.refusal("the server's task store failed", time.Second), nil
+	}
+
+	// The request's buffers are reused once it is answered: the call
+	// keeps copies.
+	run := *req
+	run.Input = bytes.Clone(req.Input)
+	run.RequestBody = bytes.Clone(req.RequestBody)
+	run.AsTask = true
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if run.HTTPRequest != nil { // the request is over; the call goes on
+		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
+	}
+	lt := &localTask{cancel: cancel, wake: make(chan struct{}, 1)}
+	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: bytes.Clone(x.msg.clientCaps)})
+	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: bytes.Clone(x.msg.clientCaps)})
+	tm.mu.Lock()
+	tm.local[t.ID] = lt
+	tm.mu.Unlock()
+	go tm.run(runCtx, t.ID, lt, &run)
+
+	b := make([]byte, 0, 256)
+	b = append(b, `{"resultType":"task",`...)
+	b = tm.appendTask(b, t)
+	return append(b, '}'), nil
+}
+
+// refusal is the tool error of a call that could not start a task.
+func (tm *taskManager) refusal(why string, after time.Duration) []byte {
+	return appendToolError(nil, &otc.ToolError{
+		Message:    "The tool could not be started as a task: " + why + ".",
+		CanRetry:   true,
+		RetryAfter: after,
+	}, tm.s.infoMeta)
+}
+
+// run runs the call of task id, renews its lease while it runs, and
+// records its outcome.
+func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *otc.CallRequest) {
+	defer func() {
+		lt.cancel()
+		tm.mu.Lock()
+		delete(tm.local, id)
+		tm.mu.Unlock()
+		<-tm.slots
+	}()
+	beat := make(chan struct{})
+	go tm.heartbeat(ctx, id, lt, beat)
+
+	var u otc.TaskUpdate
+	func() {
+		defer func() {
+			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
+				u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
+				tm.s.logger.Error("mcp: a task's call panicked", slog.String("task", id), slog.Any("panic", p))
+			}
+		}()
+		res, err := tm.s.reg.Call(ctx, req)
+		u = settle(res, err)
+	}()
+	close(beat)
+
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := tm.store.Update(sctx, id, &u)
+	if errors.Is(err, otc.ErrTaskResultTooLarge) || errors.Is(err, otc.ErrTaskStoreFull) {
+		msg := "Internal error: the result of the call is larger than the server's task store keeps"
+		if !errors.Is(err, otc.ErrTaskResultTooLarge) {
+			msg = "Internal error: the server's task store is full and could not keep the result of the call"
+		}
+		u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
+		_, err = tm.store.Update(sctx, id, &u)
+	}
+	if err != nil && !errors.Is(err, otc.ErrTaskNotFound) {
+		tm.s.logger.Error("mcp: the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
+			slog.String("task", id), slog.String("error", err.Error()))
+	}
+}
+
+// settle turns the outcome of a call into the final update of its task:
+// completed with the CallToolResult (a tool error is a result), or failed
+// with the JSON-RPC error the call would have been answered with, or an
+// internal error for a fault (a panic, a value that cannot be encoded).
+func settle(res otc.CallResult, err error) otc.TaskUpdate {
+	if err == nil && res.Unexpected && res.Error != nil {
+		return otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: " + res.Error.Message})}
+	}
+	b, e := appendCallResult(nil, res, err, nil)
+	if e != nil {
+		return otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(e)}
+	}
+	return otc.TaskUpdate{Status: otc.TaskCompleted, Result: b}
+}
+
+// rpcErrorJSON encodes a JSON-RPC error object.
+func rpcErrorJSON(e *rpcError) json.RawMessage {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return json.RawMessage(`{"code":-32603,"message":"Internal error"}`)
+	}
+	return b
+}
+
+// heartbeat renews the task's lease every poll interval until beat is
+// closed, and stops the call when the store says the task has ended
+// meanwhile: cancelled from another replica, or lost.
+func (tm *taskManager) heartbeat(ctx context.Context, id string, lt *localTask, beat chan struct{}) {
+	tick := time.NewTicker(tm.poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-beat:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		octx, cancel := context.WithTimeout(ctx, tm.poll)
+		t, err := tm.store.Update(octx, id, &otc.TaskUpdate{})
+		cancel()
+		switch {
+		case errors.Is(err, otc.ErrTaskNotFound):
+			lt.cancel()
+			return
+		case err != nil:
+			tm.s.logger.Warn("mcp: renewing a task's lease failed; trying again", slog.String("task", id), slog.String("error", err.Error()))
+		case t.Status.Terminal():
+			lt.cancel()
+			return
+		case len(t.InputResponses) > 0:
+			select {
+			case lt.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// taskTime formats a task's time as ISO 8601, in UTC.
+func taskTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// appendTask appends the members of a Task, without braces.
+func (tm *taskManager) appendTask(b []byte, t *otc.Task) []byte {
+	b = append(b, `"taskId":`...)
+	b = wire.AppendString(b, t.ID)
+	b = append(b, `,"status":"`...)
+	b = append(b, t.Status...)
+	b = append(b, '"')
+	if t.StatusMessage != "" {
+		b = append(b, `,"statusMessage":`...)
+		b = wire.AppendString(b, t.StatusMessage)
+	}
+	b = append(b, `,"createdAt":"`...)
+	b = append(b, taskTime(t.CreatedAt)...)
+	b = append(b, `","lastUpdatedAt":"`...)
+	b = append(b, taskTime(t.UpdatedAt)...)
+	b = append(b, `","ttlMs":`...)
+	if t.TTL > 0 {
+		b = strconv.AppendInt(b, max(t.TTL.Milliseconds(), 1), 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"pollIntervalMs":`...)
+	return strconv.AppendInt(b, max(tm.poll.Milliseconds(), 1), 10)
+}
+
+// ack is the empty result of tasks/update and tasks/cancel.
+var ack = []byte(`{"resultType":"complete"}`)
+
+// handleTask answers tasks/get, tasks/update and tasks/cancel.
+func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError) {
+	if !declaresTasks(m.clientCaps) {
+		return nil, missingTasksCapability(m.method + " is one of its methods")
+	}
+	var raw struct {
+		TaskID         json.RawMessage `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	var p taskParams
+	if json.Unmarshal(m.params, &raw) != nil || json.Unmarshal(raw.TaskID, &p.TaskID) != nil || p.TaskID == nil {
+		return nil, newError(codeInvalidParams, "Invalid params: %s names the task in params.taskId, a string", m.method)
+	}
+	if m.method == "tasks/update" {
+		if json.Unmarshal(raw.InputResponses, &p.InputResponses) != nil || p.InputResponses == nil {
+			return nil, newError(codeInvalidParams, "Invalid params: tasks/update carries params.inputResponses, an object of answers by the keys of the task's inputRequests")
+		}
+	}
+	tm := s.tasks
+	id := *p.TaskID
+	t, err := tm.store.Get(ctx, id)
+	if err == nil && t.Owner != otc.TaskOwner(otc.CallerIdentity(ctx)) {
+		err = otc.ErrTaskNotFound // another caller's task is none of this one's business
+	}
+	if err != nil {
+		return nil, tm.storeError(ctx, err, id)
+	}
+	switch m.method {
+	case "tasks/cancel":
+		if err := tm.store.Cancel(ctx, id); err != nil {
+			return nil, tm.storeError(ctx, err, id)
+		}
+		tm.mu.Lock()
+		lt := tm.local[id]
+		tm.mu.Unlock()
+		if lt != nil {
+			lt.cancel()
+		}
+		return ack, nil
+	case "tasks/update":
+		if err := tm.store.Respond(ctx, id, p.InputResponses); err != nil {
+			if errors.Is(err, otc.ErrTaskResultTooLarge) {
+				return nil, newError(codeInvalidParams, "Invalid params: the answers are larger than the server keeps for a task")
+			}
+			return nil, tm.storeError(ctx, err, id)
+		}
+		tm.mu.Lock()
+		lt := tm.local[id]
+		tm.mu.Unlock()
+		if lt != nil {
+			select {
+			case lt.wake <- struct{}{}:
+			default:
+			}
+		}
+		return ack, nil
+	}
+	return tm.detailed(t), nil
+}
+
+// storeError is the JSON-RPC error for a failure of the task store.
+func (tm *taskManager) storeError(ctx context.Context, err error, id string) *rpcError {
+	if errors.Is(err, otc.ErrTaskNotFound) {
+		return newError(codeInvalidParams, "Invalid params: unknown task %q: it never existed, belongs to another caller, or was dropped after its ttlMs", wire.Truncate(id, 64))
+	}
+	tm.s.logger.ErrorContext(ctx, "mcp: the task store failed", slog.String("task", wire.Truncate(id, 64)), slog.String("error", err.Error()))
+	return &rpcError{Code: codeInternalError, Message: "Internal error: the server's task store failed; try again shortly"}
+}
+
+// detailed is the tasks/get result: the task, with its questions, result
+// or error inlined.
+func (tm *taskManager) detailed(t *otc.Task) []byte {
+	b := make([]byte, 0, 256+len(t.Result))
+	b = append(b, '{')
+	b = tm.appendTask(b, t)
+	switch t.Status {
+	case otc.TaskInputRequired:
+		b = append(b, `,"inputRequests":{`...)
+		first := true
+		for k, v := range t.InputRequests {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = wire.AppendString(b, k)
+			b = append(b, ':')
+			b = append(b, v...)
+		}
+		b = append(b, '}')
+	case otc.TaskCompleted:
+		b = append(b, `,"result":`...)
+		b = append(b, t.Result...)
+	case otc.TaskFailed:
+		b = append(b, `,"error":`...)
+		if t.Result != nil {
+			b = append(b, t.Result...)
+		} else {
+			b = append(b, rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: " + t.StatusMessage})...)
+		}
+	}
+	return append(b, `,"resultType":"complete"}`...)
+}
+
+// taskAsker puts a task's questions to its client through the task: the
+// task goes to input_required with them, and the call waits until
+// tasks/update has answered them all.
+type taskAsker struct {
+	tm   *taskManager
+	id   string
+	lt   *localTask
+	caps []byte
+
+	mu   sync.Mutex
+	next int // numbers the questions' keys, unique over the task's life
+	open int // the questions asked and not yet taken, of every Ask at once
+}
+
+// inputCapability names the client capability an input method needs.
+var inputCapability = map[string]string{
+	otc.MethodElicit:    "elicitation",
+	otc.MethodSample:    "sampling",
+	otc.MethodListRoots: "roots",
+}
+
+// Ask implements [otc.Asker].
+func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+	var declared map[string]json.RawMessage
+	_ = json.Unmarshal(a.caps, &declared)
+	questions := make(map[string]json.RawMessage, len(reqs))
+	keys := make([]string, len(reqs))
+	a.mu.Lock()
+	for i, r := range reqs {
+		capName, known := inputCapability[r.Method]
+		if !known {
+			a.mu.Unlock()
+			return nil, fmt.Errorf("mcp: ask: %w: %q is not a request a client answers", otc.ErrInputUnsupported, r.Method)
+		}
+		if _, ok := declared[capName]; !ok {
+			a.mu.Unlock()
+			return nil, fmt.Errorf("mcp: ask: %w: the client did not declare the %q capability", otc.ErrInputUnsupported, capName)
+		}
+		a.next++
+		keys[i] = "input-" + strconv.Itoa(a.next)
+		params := r.Params
+		if len(params) == 0 {
+			params = json.RawMessage(`{}`)
+		}
+		q, err := json.Marshal(struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}{r.Method, params})
+		if err != nil {
+			a.mu.Unlock()
+			return nil, fmt.Errorf("mcp: ask: the params of %s are not valid JSON: %w", r.Method, err)
+		}
+		questions[keys[i]] = q
+	}
+	a.open += len(keys)
+	a.mu.Unlock()
+	closed := false // the questions no longer count as open
+	defer func() {
+		if !closed {
+			a.mu.Lock()
+			a.open -= len(keys)
+			a.mu.Unlock()
+		}
+	}()
+
+	tm := a.tm
+	t, err := tm.store.Update(ctx, a.id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: questions,
+		StatusMessage: "Waiting for the client's answers to the task's inputRequests"})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: ask: recording the task's questions: %w", err)
+	}
+	tick := time.NewTicker(tm.poll)
+	defer tick.Stop()
+	for {
+		if t.Status.Terminal() {
+			a.lt.cancel()
+			return nil, fmt.Errorf("mcp: ask: the task ended (%s) before its questions were answered", t.Status)
+		}
+		if answers, ok := answered(t, keys); ok {
+			u := &otc.TaskUpdate{Taken: keys}
+			a.mu.Lock()
+			a.open -= len(keys)
+			closed = true
+			if a.open == 0 { // no other Ask waits: the task works again
+				u.Status = otc.TaskWorking
+			}
+			a.mu.Unlock()
+			if _, err := tm.store.Update(ctx, a.id, u); err != nil {
+				return nil, fmt.Errorf("mcp: ask: resuming the task: %w", err)
+			}
+			return answers, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-a.lt.wake:
+		case <-tick.C:
+		}
+		if t, err = tm.store.Update(ctx, a.id, &otc.TaskUpdate{}); err != nil {
+			if errors.Is(err, otc.ErrTaskNotFound) {
+				return nil, fmt.Errorf("mcp: ask: the task is gone: %w", err)
+			}
+			t = &otc.Task{Status: otc.TaskInputRequired} // a blip of the store: look again at the next tick
+		}
+	}
+}
+
+// answered returns the answers to keys, in order, when the task holds
+// them all.
+func answered(t *otc.Task, keys []string) ([]json.RawMessage, bool) {
+	out := make([]json.RawMessage, len(keys))
+	for i, k := range keys {
+		v, ok := t.InputResponses[k]
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}

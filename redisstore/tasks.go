@@ -1,0 +1,397 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/otcgo/otc"
+)
+
+// DefaultTaskPrefix starts every key a [TaskStore] writes.
+const DefaultTaskPrefix = "otc:task:"
+
+// TaskOptions configures a [TaskStore]. The zero value, and nil, give the
+// defaults described on each field.
+type TaskOptions struct {
+	// Prefix starts every key. Empty means DefaultTaskPrefix.
+	Prefix string
+	// TTL is how long a task is kept after its creation, ended or not.
+	// Zero or less means otc.DefaultTaskTTL. Redis counts it in
+	// milliseconds; it is rounded up to whole ones, as Lease is.
+	TTL time.Duration
+	// Lease is how long a task is shown as running without an update
+	// from the replica running it; that replica updates it at the poll
+	// interval of its MCP handler (mcp.TaskOptions.PollInterval, a
+	// second by default), which must be several times shorter. A task
+	// whose replica died is shown failed, with Task.Lost, a Lease after
+	// its last update. Zero or less means otc.DefaultTaskLease.
+	Lease time.Duration
+	// MaxTasksPerOwner caps the tasks one caller holds, running or kept
+	// for their result. Zero or less means otc.DefaultMaxTasksPerOwner.
+	MaxTasksPerOwner int
+	// MaxResultBytes is the largest result, set of questions or set of
+	// answers a task keeps. Zero or less means
+	// otc.DefaultMaxTaskResultBytes.
+	MaxResultBytes int
+	// OpTimeout is the deadline of each Redis operation, as for [Options].
+	// Zero or less means DefaultOpTimeout.
+	OpTimeout time.Duration
+}
+
+// TaskStore is an [otc.TaskStore] in Redis: every replica of a server
+// that shares it can report on, answer and cancel a task that another
+// replica runs. Each task is a hash, kept for the TTL from its creation;
+// the times it records, and its lease, are read from the Redis server's
+// clock, so that the replicas' clocks need not agree. A caller's tasks
+// are counted in a sorted set of their expiries. Every script reads and
+// writes one key, so that the store works on a Redis Cluster too. It is safe for
+// concurrent use.
+type TaskStore struct {
+	ops       *Store // for op: the client and whether it honours deadlines
+	prefix    string
+	ttl       time.Duration
+	lease     time.Duration
+	perOwner  int
+	maxResult int
+	opTimeout time.Duration
+}
+
+var _ otc.TaskStore = (*TaskStore)(nil)
+
+// NewTaskStore returns a task store that keeps its tasks through client.
+// opts may be nil.
+func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
+	if opts == nil {
+		opts = &TaskOptions{}
+	}
+	s := &TaskStore{ops: &Store{client: client, honours: honoursDeadlines(client)}, prefix: opts.Prefix, ttl: opts.TTL,
+		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, maxResult: opts.MaxResultBytes, opTimeout: opts.OpTimeout}
+	if s.prefix == "" {
+		s.prefix = DefaultTaskPrefix
+	}
+	if s.ttl <= 0 {
+		s.ttl = otc.DefaultTaskTTL
+	}
+	if s.lease <= 0 {
+		s.lease = otc.DefaultTaskLease
+	}
+	if s.perOwner <= 0 {
+		s.perOwner = otc.DefaultMaxTasksPerOwner
+	}
+	if s.maxResult <= 0 {
+		s.maxResult = otc.DefaultMaxTaskResultBytes
+	}
+	if s.opTimeout <= 0 {
+		s.opTimeout = DefaultOpTimeout
+	}
+	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
+	return s
+}
+
+// A task's hash holds: o the owner, s the status, m the status message,
+// c and u the creation and update times and l the end of the lease (Unix
+// milliseconds of Redis's clock), t the TTL in milliseconds, r the result,
+// lost "1" for a task whose runner was lost, q:KEY an open question and
+// a:KEY an answer not yet taken.
+//
+// Every script touches one key, so that the store works on a cluster.
+// The scripts of a task share a prologue: now, the Redis clock in
+// milliseconds; terminal(st); clear(prefix), which deletes the fields that
+// start with it; and live(), which reports whether the task is still
+// running, and marks one whose lease lapsed as lost.
+const taskPrologue = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function ms(x) return string.format('%d', x) end
+local function terminal(st) return st == 'completed' or st == 'failed' or st == 'cancelled' end
+local function clear(prefix)
+  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(f, 1, #prefix) == prefix then redis.call('HDEL', KEYS[1], f) end
+  end
+end
+local function live()
+  local st = redis.call('HGET', KEYS[1], 's')
+  if not st or terminal(st) then return false end
+  if tonumber(redis.call('HGET', KEYS[1], 'l')) < now then
+    redis.call('HSET', KEYS[1], 's', 'failed', 'lost', '1', 'u', ms(now), 'm', '` + lostMessage + `')
+    clear('q:')
+    clear('a:')
+    return false
+  end
+  return true
+end
+`
+
+const lostMessage = "The server running this task stopped before it ended (its lease in the task store lapsed); its outcome is unknown"
+
+var (
+	// countScript counts a new task (ARGV: its id, the TTL, the most a
+	// caller may hold) against its owner, in the owner's sorted set of
+	// task expiries; it returns 1, or 0 when the owner holds too many.
+	countScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
+
+	// createScript (ARGV: owner, TTL, lease) returns now, or -1 when the
+	// id is taken. The count and the task are two scripts of one key
+	// each, so that the keys may live on different nodes of a cluster.
+	createScript = redis.NewScript(taskPrologue + `
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[2], 'l', ms(now + tonumber(ARGV[3])))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return now`)
+
+	// getScript returns now and the hash's fields.
+	getScript = redis.NewScript(taskPrologue + `
+local all = redis.call('HGETALL', KEYS[1])
+table.insert(all, 1, ms(now))
+return all`)
+
+	// updateScript applies an update (ARGV: lease, status, message,
+	// result, the number of taken keys, the keys, the number of
+	// questions, their keys and values) to a live task, and returns what
+	// getScript does; nothing for a missing task.
+	updateScript = redis.NewScript(taskPrologue + `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if live() then
+  redis.call('HSET', KEYS[1], 'l', ms(now + tonumber(ARGV[1])))
+  local i = 6
+  for _ = 1, tonumber(ARGV[5]) do
+    redis.call('HDEL', KEYS[1], 'a:' .. ARGV[i])
+    i = i + 1
+  end
+  local nq = tonumber(ARGV[i])
+  i = i + 1
+  local st = ARGV[2]
+  if st ~= '' then
+    redis.call('HSET', KEYS[1], 's', st, 'm', ARGV[3], 'u', ms(now))
+    if st ~= 'input_required' then clear('q:') end
+    if st == 'input_required' then
+      for _ = 1, nq do
+        redis.call('HSET', KEYS[1], 'q:' .. ARGV[i], ARGV[i + 1])
+        i = i + 2
+      end
+    end
+    if terminal(st) then
+      clear('a:')
+      redis.call('HSET', KEYS[1], 'r', ARGV[4])
+    end
+  end
+end
+local all = redis.call('HGETALL', KEYS[1])
+table.insert(all, 1, ms(now))
+return all`)
+
+	// cancelScript returns 0 for a missing task, 1 otherwise.
+	cancelScript = redis.NewScript(taskPrologue + `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if live() then
+  redis.call('HSET', KEYS[1], 's', 'cancelled', 'm', "The task was cancelled at the client's request", 'u', ms(now))
+  clear('q:')
+  clear('a:')
+end
+return 1`)
+
+	// respondScript moves the answers to open questions (ARGV: key,
+	// value, ...) in; it returns 0 for a missing task, 1 otherwise.
+	respondScript = redis.NewScript(taskPrologue + `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if live() then
+  local changed = false
+  for i = 1, #ARGV, 2 do
+    if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
+      redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i])
+      redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
+      changed = true
+    end
+  end
+  if changed then redis.call('HSET', KEYS[1], 'u', ms(now)) end
+end
+return 1`)
+)
+
+func (s *TaskStore) taskKey(id string) string { return s.prefix + "t:" + id }
+
+func (s *TaskStore) ownerKey(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return s.prefix + "o:" + hex.EncodeToString(sum[:])
+}
+
+// Create implements [otc.TaskStore].
+func (s *TaskStore) Create(ctx context.Context, t *otc.Task) (*otc.Task, error) {
+	ok, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return countScript.Run(ctx, s.ops.client, []string{s.ownerKey(t.Owner)}, t.ID, s.ttl.Milliseconds(), s.perOwner).Int()
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("redisstore: counting a caller's tasks: %w", err)
+	case ok == 0:
+		return nil, otc.ErrTooManyTasks
+	}
+	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
+		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds()).Int64()
+	})
+	if err != nil || n < 0 {
+		// Uncount it, or it counts until its TTL has passed.
+		_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+			return s.ops.client.ZRem(ctx, s.ownerKey(t.Owner), t.ID).Result()
+		})
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("redisstore: creating a task: %w", err)
+	case n < 0:
+		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", otc.ErrTaskStoreFull)
+	}
+	now := time.UnixMilli(n)
+	return &otc.Task{ID: t.ID, Owner: t.Owner, Status: otc.TaskWorking, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
+}
+
+// Get implements [otc.TaskStore].
+func (s *TaskStore) Get(ctx context.Context, id string) (*otc.Task, error) {
+	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
+		return getScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).StringSlice()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: reading a task: %w", err)
+	}
+	return parseTask(id, v)
+}
+
+// Update implements [otc.TaskStore].
+func (s *TaskStore) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*otc.Task, error) {
+	size := len(u.Result)
+	args := make([]any, 0, 8+len(u.Taken)+2*len(u.InputRequests))
+	args = append(args, s.lease.Milliseconds(), string(u.Status), u.StatusMessage, []byte(u.Result), len(u.Taken))
+	for _, k := range u.Taken {
+		args = append(args, k)
+	}
+	args = append(args, len(u.InputRequests))
+	for k, q := range u.InputRequests {
+		size += len(k) + len(q)
+		args = append(args, k, []byte(q))
+	}
+	if size > s.maxResult {
+		return nil, otc.ErrTaskResultTooLarge
+	}
+	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
+		return updateScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).StringSlice()
+	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, otc.ErrTaskNotFound
+	case err != nil:
+		return nil, fmt.Errorf("redisstore: updating a task: %w", err)
+	}
+	return parseTask(id, v)
+}
+
+// Cancel implements [otc.TaskStore].
+func (s *TaskStore) Cancel(ctx context.Context, id string) error {
+	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return cancelScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).Int()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: cancelling a task: %w", err)
+	case n == 0:
+		return otc.ErrTaskNotFound
+	}
+	return nil
+}
+
+// Respond implements [otc.TaskStore].
+func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error {
+	size := 0
+	args := make([]any, 0, 2*len(answers))
+	for k, a := range answers {
+		size += len(k) + len(a)
+		args = append(args, k, []byte(a))
+	}
+	if size > s.maxResult {
+		return otc.ErrTaskResultTooLarge
+	}
+	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return respondScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).Int()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: answering a task: %w", err)
+	case n == 0:
+		return otc.ErrTaskNotFound
+	}
+	return nil
+}
+
+// parseTask reads what getScript returns: now, then the hash's fields
+// and values. A task whose lease lapsed is returned lost.
+func parseTask(id string, v []string) (*otc.Task, error) {
+	if len(v) < 3 {
+		return nil, otc.ErrTaskNotFound
+	}
+	now, _ := strconv.ParseInt(v[0], 10, 64)
+	t := &otc.Task{ID: id}
+	var lease int64
+	msTime := func(s string) time.Time {
+		n, _ := strconv.ParseInt(s, 10, 64)
+		return time.UnixMilli(n)
+	}
+	for i := 1; i+1 < len(v); i += 2 {
+		f, val := v[i], v[i+1]
+		switch {
+		case f == "o":
+			t.Owner = val
+		case f == "s":
+			t.Status = otc.TaskStatus(val)
+		case f == "m":
+			t.StatusMessage = val
+		case f == "c":
+			t.CreatedAt = msTime(val)
+		case f == "u":
+			t.UpdatedAt = msTime(val)
+		case f == "t":
+			n, _ := strconv.ParseInt(val, 10, 64)
+			t.TTL = time.Duration(n) * time.Millisecond
+		case f == "l":
+			lease, _ = strconv.ParseInt(val, 10, 64)
+		case f == "r":
+			if val != "" {
+				t.Result = json.RawMessage(val)
+			}
+		case f == "lost":
+			t.Lost = true
+		case strings.HasPrefix(f, "q:"):
+			if t.InputRequests == nil {
+				t.InputRequests = map[string]json.RawMessage{}
+			}
+			t.InputRequests[f[2:]] = json.RawMessage(val)
+		case strings.HasPrefix(f, "a:"):
+			if t.InputResponses == nil {
+				t.InputResponses = map[string]json.RawMessage{}
+			}
+			t.InputResponses[f[2:]] = json.RawMessage(val)
+		}
+	}
+	if t.Status == "" || t.Owner == "" {
+		return nil, errors.New("redisstore: a task in Redis is not one this store wrote; is another program using its prefix?")
+	}
+	if !t.Status.Terminal() && lease < now {
+		t.Status, t.Lost, t.StatusMessage, t.UpdatedAt = otc.TaskFailed, true, lostMessage, time.UnixMilli(now)
+		t.InputRequests, t.InputResponses = nil, nil
+	}
+	return t, nil
+}

@@ -1,0 +1,78 @@
+package otc_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
+)
+
+func TestMemoryTaskStore(t *testing.T) {
+	t.Parallel()
+	testkit.TaskStoreContract(t, func(_ *testing.T, l testkit.TaskLimits) otc.TaskStore {
+		return otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{TTL: l.TTL, Lease: l.Lease, MaxTasksPerOwner: l.PerOwner, MaxResultBytes: l.MaxResult})
+	})
+}
+
+func TestMemoryTaskStoreFull(t *testing.T) {
+	t.Parallel()
+	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasks: 2})
+	for i := range 3 {
+		_, err := s.Create(t.Context(), &otc.Task{ID: otc.NewCallID(), Owner: string(rune('a' + i)), Status: otc.TaskWorking})
+		if i < 2 {
+			require.NoError(t, err)
+		} else {
+			assert.ErrorIs(t, err, otc.ErrTaskStoreFull)
+		}
+	}
+}
+
+func TestMemoryTaskStoreBytes(t *testing.T) {
+	t.Parallel()
+	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxBytes: 100})
+	ctx := t.Context()
+	result := json.RawMessage(`"` + strings.Repeat("x", 78) + `"`)
+	var ids []string
+	for range 2 {
+		task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "a", Status: otc.TaskWorking})
+		require.NoError(t, err)
+		ids = append(ids, task.ID)
+	}
+	_, err := s.Update(ctx, ids[0], &otc.TaskUpdate{Status: otc.TaskCompleted, Result: result})
+	require.NoError(t, err)
+	_, err = s.Update(ctx, ids[1], &otc.TaskUpdate{Status: otc.TaskCompleted, Result: result})
+	assert.ErrorIs(t, err, otc.ErrTaskStoreFull, "the results together would pass MaxBytes")
+	_, err = s.Update(ctx, ids[1], &otc.TaskUpdate{Status: otc.TaskFailed, Result: json.RawMessage(`{"code":-32603}`)})
+	assert.NoError(t, err, "a small error still fits")
+}
+
+func TestRegisterTaskSupport(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	fn := func(context.Context, struct{}) (string, error) { return "", nil }
+	err := otc.Register(reg, otc.Tool{ID: "Job.Odd", Version: "1.0.0", Description: "An odd job.", Tasks: otc.TaskSupport(7)}, fn)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `otc: tool "Job.Odd@1.0.0": Tasks is 7, which is not one of TasksForbidden, TasksOptional and TasksRequired`)
+	for _, ts := range []otc.TaskSupport{otc.TasksForbidden, otc.TasksOptional, otc.TasksRequired} {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.T" + ts.String(), Version: "1.0.0", Description: "A job.", Tasks: ts}, fn))
+		def, err := reg.Lookup("Job.T"+ts.String(), "")
+		require.NoError(t, err)
+		assert.Equal(t, ts, def.Tasks, "the definition carries the task support")
+	}
+	assert.Equal(t, "TaskSupport(7)", otc.TaskSupport(7).String())
+}
+
+func TestTaskOwner(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "a", otc.TaskOwner(nil))
+	a := otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"})
+	assert.NotEqual(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "bob"}))
+	assert.NotEqual(t, otc.TaskOwner(&otc.Identity{Method: "a", Name: "b:c"}), otc.TaskOwner(&otc.Identity{Method: "a:b", Name: "c"}), "no identity spells another's key")
+	assert.Equal(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"}))
+}
