@@ -370,6 +370,14 @@ type CallContext struct {
 	Authorization []ToolAuthorization `json:"authorization,omitempty"`
 	Secrets       []ToolSecret        `json:"secrets,omitempty"`
 	UserID        string              `json:"user_id,omitempty"`
+	// InputResponses are the caller's answers to the questions a tool
+	// asked in an earlier try of the call, by the keys the tool error of
+	// that try named (see [Ask]): over OTC and the REST view, which have
+	// no round trip, a tool that asks ends with a tool error naming its
+	// questions, and the caller calls again with every answer here. Each
+	// value is the result MCP defines for the question's method, such as
+	// {"action": "accept", "content": {...}} for an elicitation.
+	InputResponses map[string]json.RawMessage `json:"input_responses,omitempty"`
 }
 
 // LogValue logs the call context with the ids of its secrets and tokens

@@ -227,6 +227,13 @@ type CallRequest struct {
 	// this; others leave CallID empty and let the registry generate it.
 	CallIDGenerated bool
 
+	// Asker, when not nil, puts the questions of the call's function to
+	// its caller (see [Ask]), as [WithAsker] on the call's context would,
+	// without the context value: an adapter that has a value of its own
+	// per call anyway can serve both with it. An Asker installed with
+	// WithAsker takes precedence.
+	Asker Asker
+
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
 	doc  *jsonparse.Document
@@ -761,6 +768,17 @@ func (r *Registry) toolError(t *registeredTool, err error) (te *ToolError, unexp
 			out.Message = fmt.Sprintf("Tool '%s' failed", t.def.Name)
 		}
 		return &out, false
+	}
+	if ire, ok := errors.AsType[*InputRequiredError](err); ok {
+		return inputRequiredToolError(t.def.Name, ire), false
+	}
+	if iae, ok := errors.AsType[*InvalidAnswerError](err); ok {
+		return &ToolError{
+			Message:          fmt.Sprintf("Tool '%s' could not use an answer it asked for: %s", t.def.Name, iae.Error()),
+			DeveloperMessage: err.Error(),
+			CanRetry:         true,
+			Err:              iae,
+		}, false
 	}
 	msg := err.Error()
 	if msg == "" {

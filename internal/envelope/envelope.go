@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -96,7 +97,7 @@ func OptObject(d *jsonparse.Document, i int32, path, shape string) (bool, error)
 }
 
 // ContextShape describes the call context for messages.
-const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}]}`
+const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}], "input_responses": {key: answer object}}`
 
 // ReadContext reads a call context object (node i, named path): it
 // returns the user id, and hands each authorization token and each secret
@@ -105,10 +106,30 @@ const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, 
 // server reads; names are still exact and unrepeated, and a secret or
 // provider listed twice is refused, since which of its values the tool
 // would get is a guess.
-func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecret func(id, value string)) (userID string, err error) {
-	fs := []Field{{Name: "authorization"}, {Name: "secrets"}, {Name: "user_id"}}
+//
+// input_responses, an object of objects, is handed entry by entry to
+// addResponse, with a copy of the entry's text.
+func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecret func(id, value string), addResponse func(key string, raw []byte)) (userID string, err error) {
+	fs := []Field{{Name: "authorization"}, {Name: "secrets"}, {Name: "user_id"}, {Name: "input_responses"}}
 	if err := ReadFields(d, i, path, fs, false, ""); err != nil {
 		return "", err
+	}
+	if n := fs[3].Node; n >= 0 && d.Kind(n) != jsonparse.KindNull {
+		p := path + ".input_responses"
+		if d.Kind(n) != jsonparse.KindObject {
+			return "", WrongShape(d, n, p, "an object", ContextShape)
+		}
+		if d.Nodes[n].Flags&jsonparse.FlagRepeated != 0 {
+			return "", malformed(fmt.Sprintf("%s names %s more than once", p, strconv.Quote(wire.Truncate(d.RepeatedName(n), 80))),
+				"send each answer once, so that the tool's answer is not a guess")
+		}
+		for k, v := range d.Members(n) {
+			key := d.StringValue(k)
+			if d.Kind(v) != jsonparse.KindObject {
+				return "", WrongShape(d, v, p+"."+wire.Truncate(key, 80), "an object (the answer, as MCP's result of the question's method)", ContextShape)
+			}
+			addResponse(key, bytes.Clone(d.Raw(v)))
+		}
 	}
 	if userID, err = OptString(d, fs[2].Node, path+".user_id", ContextShape); err != nil {
 		return "", err
