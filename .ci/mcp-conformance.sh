@@ -77,6 +77,19 @@ SCENARIOS_2026_07_28=(
   tools-call-with-progress
   json-schema-2020-12
   dns-rebinding-protection
+  input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-basic-list-roots
+  input-required-result-request-state
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-result-type
+  input-required-result-unsupported-methods
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
 )
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

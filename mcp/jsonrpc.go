@@ -67,6 +67,13 @@ type message struct {
 	meta      []byte // raw _meta object, or nil
 	metaOK    bool   // params held a _meta member
 
+	// 2026-07-28 multi-round-trip requests (mrtr.go).
+	inputResponses    []byte // raw JSON, as sent
+	hasInputResponses bool
+	requestState      string
+	hasRequestState   bool
+	requestStateBad   bool // requestState was not a string
+
 	// From params._meta.
 	metaVersion     string
 	hasMetaVersion  bool
@@ -180,7 +187,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 // parseParams reads the members of params this server uses.
 func parseParams(m *message) *rpcError {
 	s := scanner{b: m.params}
-	var seen [8]bool
+	var seen [9]bool
 	return s.members(func(key, val []byte) *rpcError {
 		slot := -1
 		var ok bool
@@ -219,6 +226,13 @@ func parseParams(m *message) *rpcError {
 			if m.version, ok = jsonString(val); !ok {
 				return newError(codeInvalidParams, `"protocolVersion" must be a string`)
 			}
+		case "inputResponses":
+			slot = 7
+			m.inputResponses, m.hasInputResponses = val, true
+		case "requestState":
+			slot = 8
+			m.requestState, ok = jsonString(val)
+			m.hasRequestState, m.requestStateBad = true, !ok
 		case "_meta":
 			slot = 6
 			if val[0] != '{' {

@@ -32,6 +32,8 @@ type server struct {
 	discover   []byte // the server/discover result
 	listExtra  []byte // the 2026-07-28 fields of a tools/list result
 	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
+
+	sealer *sealer // seals the requestState of 2026-07-28 (mrtr.go)
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -54,6 +56,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	if s.maxBody <= 0 {
 		s.maxBody = otc.DefaultMaxBodyBytes
 	}
+	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
 	name, version := opts.Name, opts.Version
 	if name == "" {
 		name = "otc"
@@ -319,9 +322,20 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	state := &callState{}
 	if x.modern {
 		state.caps = m.clientCaps
+		req.Asker = state
+		if m.hasInputResponses || m.hasRequestState {
+			if e := s.resume(ctx, state, m); e != nil {
+				return nil, e
+			}
+		}
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
 	res, err := s.reg.Call(ctx, &req)
+	if x.modern {
+		if b, e, ok := s.finishRound(ctx, state, m, res); ok {
+			return b, e
+		}
+	}
 	if res.Error != nil {
 		state.mu.Lock()
 		needs := state.needs

@@ -171,6 +171,9 @@ func newRegistry() (*otc.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := registerAskingTools(reg); err != nil {
+		return nil, err
+	}
 	for _, f := range fixtures {
 		if err := otc.Register(reg, otc.Tool{
 			ID:          "Conformance." + f.name,
