@@ -109,11 +109,11 @@ func describeInputRequest(r InputRequest) string {
 func answerShape(method string) string {
 	switch method {
 	case MethodElicit:
-		return `{"action": "accept" | "decline" | "cancel", "content": an object matching params.requestedSchema, when accepted}`
+		return "an object with action accept, decline or cancel, and when accepted a content object matching params.requestedSchema"
 	case MethodSample:
-		return `{"role": "assistant", "content": {"type": "text", "text": ...}, "model": the model's name, "stopReason": ...}`
+		return "an object with role assistant, content (type text and the text), model (the model's name) and optionally stopReason"
 	case MethodListRoots:
-		return `{"roots": [{"uri": "file:///...", "name": ...}]}`
+		return "an object with roots, a list of objects with a file:// uri and optionally a name"
 	}
 	return "the result MCP defines for the method"
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/validate"
 )
@@ -84,11 +86,12 @@ func buildElicitForm(t reflect.Type) (*elicitForm, error) {
 			return nil, fmt.Errorf("field %s: %w", field, err)
 		}
 	}
-	form := map[string]any{"type": "object", "properties": props}
-	if req, ok := root["required"].([]any); ok && len(req) > 0 {
-		form["required"] = req
-	}
-	schema, err := json.Marshal(form)
+	// Reflected again, to keep the fields in their order, without what
+	// MCP's requested schema has no place for.
+	schema, err := reflectSchemaWith(t, "", true, func(s *jsonschema.Schema) {
+		s.AdditionalProperties = nil
+		s.Title, s.Description, s.Comments = "", "", ""
+	})
 	if err != nil {
 		return nil, err
 	}
