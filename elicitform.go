@@ -82,6 +82,12 @@ func buildElicitForm(t reflect.Type) (*elicitForm, error) {
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, _ := props[name].(map[string]any)
 		field := goFieldName(t, name)
+		if i := strings.LastIndexByte(field, '.'); i >= 0 {
+			field = field[i+1:] // the type is named already
+		}
+		if field == "" {
+			field = name
+		}
 		if err := checkElicitProperty(p); err != nil {
 			return nil, fmt.Errorf("field %s: %w", field, err)
 		}
