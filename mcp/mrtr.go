@@ -185,8 +185,12 @@ func capabilityOf(method string) string {
 	return ""
 }
 
+// roundAsker is the Asker of a 2026-07-28 call: its callState, seen
+// through another type so that the state's own methods stay apart.
+type roundAsker callState
+
 // declared reports whether the client's capabilities name name.
-func (s *callState) declared(name string) bool {
+func (s *roundAsker) declared(name string) bool {
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(s.caps, &caps) != nil {
 		return false
@@ -195,8 +199,8 @@ func (s *callState) declared(name string) bool {
 	return ok && len(v) > 0 && v[0] == '{'
 }
 
-// Ask is the Asker of a 2026-07-28 call (see the file comment).
-func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+// Ask asks as the file comment says.
+func (s *roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range reqs {

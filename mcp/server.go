@@ -56,7 +56,6 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	if s.maxBody <= 0 {
 		s.maxBody = otc.DefaultMaxBodyBytes
 	}
-	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
 	name, version := opts.Name, opts.Version
 	if name == "" {
 		name = "otc"
@@ -94,6 +93,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
 			string(s.info) + instr + `}`)
 	}
+	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
 	return s
 }
 
@@ -322,7 +322,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	state := &callState{}
 	if x.modern {
 		state.caps = m.clientCaps
-		req.Asker = state
+		req.Asker = (*roundAsker)(state)
 		if m.hasInputResponses || m.hasRequestState {
 			if e := s.resume(ctx, state, m); e != nil {
 				return nil, e

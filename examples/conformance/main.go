@@ -171,9 +171,6 @@ func newRegistry() (*otc.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := registerAskingTools(reg); err != nil {
-		return nil, err
-	}
 	for _, f := range fixtures {
 		if err := otc.Register(reg, otc.Tool{
 			ID:          "Conformance." + f.name,
@@ -183,6 +180,9 @@ func newRegistry() (*otc.Registry, error) {
 		}, f.fn); err != nil {
 			return nil, err
 		}
+	}
+	if err := registerAskingTools(reg); err != nil { // mrtr.go
+		return nil, err
 	}
 	return reg, nil
 }
