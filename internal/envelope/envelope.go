@@ -97,7 +97,10 @@ func OptObject(d *jsonparse.Document, i int32, path, shape string) (bool, error)
 }
 
 // ContextShape describes the call context for messages.
-const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}], "input_responses": {key: answer object}}`
+const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}]}`
+
+// inputResponsesShape describes the answers of a call context for messages.
+const inputResponsesShape = `context.input_responses maps the key of each question a tool asked to its answer, an object: {"confirm": {"action": "accept", "content": {...}}}`
 
 // ReadContext reads a call context object (node i, named path): it
 // returns the user id, and hands each authorization token and each secret
@@ -117,7 +120,7 @@ func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecre
 	if n := fs[3].Node; n >= 0 && d.Kind(n) != jsonparse.KindNull {
 		p := path + ".input_responses"
 		if d.Kind(n) != jsonparse.KindObject {
-			return "", WrongShape(d, n, p, "an object", ContextShape)
+			return "", WrongShape(d, n, p, "an object", inputResponsesShape)
 		}
 		if d.Nodes[n].Flags&jsonparse.FlagRepeated != 0 {
 			return "", malformed(fmt.Sprintf("%s names %s more than once", p, strconv.Quote(wire.Truncate(d.RepeatedName(n), 80))),
@@ -126,7 +129,7 @@ func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecre
 		for k, v := range d.Members(n) {
 			key := d.StringValue(k)
 			if d.Kind(v) != jsonparse.KindObject {
-				return "", WrongShape(d, v, p+"."+wire.Truncate(key, 80), "an object (the answer, as MCP's result of the question's method)", ContextShape)
+				return "", WrongShape(d, v, p+"."+wire.Truncate(key, 80), "an object (the answer, as MCP's result of the question's method)", inputResponsesShape)
 			}
 			addResponse(key, bytes.Clone(d.Raw(v)))
 		}
