@@ -299,3 +299,34 @@ func TestInputRequiredOnlyForCalls(t *testing.T) {
 		assert.Equal(t, "complete", object(t, raw)["resultType"], "%s: %s", method, raw)
 	}
 }
+
+// TestInputRequiredWithCallID: a call id names the call across its rounds;
+// the idempotency store records only the outcome of the last one.
+func TestInputRequiredWithCallID(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: otc.NewMemoryStore(nil)})
+	runs := 0
+	addTool(t, reg, "Shop.Once", func(ctx context.Context, in refundInput) (string, error) {
+		runs++
+		var ans refundForm
+		if _, err := otc.Elicit(ctx, "Refund "+in.Order+"?", &ans); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("run %d: %t", runs, ans.Confirm), nil
+	})
+	url := serve(t, reg, nil)
+	call := func(responses obj, state string) answer {
+		p := callParams("Shop_Once", obj{"order": "A"}, modernMeta(obj{"io.modelcontextprotocol/clientCapabilities": allCaps, mcp.MetaCallID: "call-1"}))
+		if responses != nil {
+			p["inputResponses"], p["requestState"] = responses, state
+		}
+		return post(t, url, request(1, "tools/call", p), modernHeaders("tools/call", "Shop_Once"))
+	}
+	r := decodeInputRequired(t, call(nil, ""))
+	accept := obj{"q1": obj{"action": "accept", "content": obj{"confirm": true}}}
+	raw := call(accept, r.RequestState).result(t)
+	assert.JSONEq(t, `{"result":"run 2: true"}`, string(decodeCall(t, raw).StructuredContent), "the first round was not recorded")
+	raw = call(accept, r.RequestState).result(t)
+	assert.JSONEq(t, `{"result":"run 2: true"}`, string(decodeCall(t, raw).StructuredContent), "the last round's outcome is replayed")
+	assert.Equal(t, 2, runs)
+}
