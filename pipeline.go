@@ -226,6 +226,7 @@ type CallRequest struct {
 	// call, to put it in a response header say, generates one and sets
 	// this; others leave CallID empty and let the registry generate it.
 	CallIDGenerated bool
+	root            int32 // beside the bool, where the struct has room
 
 	// Asker, when not nil, puts the questions of the call's function to
 	// its caller (see [Ask]), as [WithAsker] on the call's context would,
@@ -236,8 +237,7 @@ type CallRequest struct {
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
-	doc  *jsonparse.Document
-	root int32
+	doc *jsonparse.Document
 }
 
 func init() {

@@ -67,13 +67,6 @@ type message struct {
 	meta      []byte // raw _meta object, or nil
 	metaOK    bool   // params held a _meta member
 
-	// 2026-07-28 multi-round-trip requests (mrtr.go).
-	inputResponses    []byte // raw JSON, as sent
-	hasInputResponses bool
-	requestState      string
-	hasRequestState   bool
-	requestStateBad   bool // requestState was not a string
-
 	// From params._meta.
 	metaVersion     string
 	hasMetaVersion  bool
@@ -85,6 +78,11 @@ type message struct {
 	hasClientInfo   bool
 	metaVersionBad  bool // protocolVersion was not a string
 	clientCapsWrong bool // clientCapabilities was not an object
+
+	// roundTrip says params carry inputResponses or requestState, which
+	// mrtr.go reads again when it needs them: a flag keeps the message,
+	// made for every request, the size it was.
+	roundTrip bool
 }
 
 // parseError is the error for a message jsonparse.Valid refused; where names
@@ -228,11 +226,10 @@ func parseParams(m *message) *rpcError {
 			}
 		case "inputResponses":
 			slot = 7
-			m.inputResponses, m.hasInputResponses = val, true
+			m.roundTrip = true
 		case "requestState":
 			slot = 8
-			m.requestState, ok = jsonString(val)
-			m.hasRequestState, m.requestStateBad = true, !ok
+			m.roundTrip = true
 		case "_meta":
 			slot = 6
 			if val[0] != '{' {

@@ -305,9 +305,20 @@ const maxInputResponses = 2 * otc.MaxInputRequests
 // resume reads the inputResponses and requestState of a 2026-07-28
 // tools/call into the call's round, or returns the error to answer with.
 func (s *server) resume(ctx context.Context, st *callState, m *message) *rpcError {
+	var responses, stateText []byte
+	sc := scanner{b: m.params} // parseMessage checked params
+	sc.members(func(key, val []byte) *rpcError {
+		switch string(key) {
+		case "inputResponses":
+			responses = val
+		case "requestState":
+			stateText = val
+		}
+		return nil
+	})
 	rd := &round{}
-	if m.hasInputResponses {
-		raw := m.inputResponses
+	if responses != nil {
+		raw := responses
 		if len(raw) == 0 || raw[0] != '{' {
 			return newError(codeInvalidParams, "Invalid params: inputResponses must be an object mapping the keys of the last result's inputRequests to their answers")
 		}
@@ -324,11 +335,12 @@ func (s *server) resume(ctx context.Context, st *callState, m *message) *rpcErro
 			}
 		}
 	}
-	if m.hasRequestState {
-		if m.requestStateBad {
+	if stateText != nil {
+		text, ok := jsonString(stateText)
+		if !ok {
 			return newError(codeInvalidParams, "Invalid params: requestState must be a string, the one the last input_required result carried")
 		}
-		state, why := s.sealer.open(m.requestState)
+		state, why := s.sealer.open(text)
 		if why != "" {
 			return newError(codeInvalidParams, "Invalid params: requestState %s", why)
 		}

@@ -323,7 +323,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if x.modern {
 		state.caps = m.clientCaps
 		req.Asker = (*roundAsker)(state)
-		if m.hasInputResponses || m.hasRequestState {
+		if m.roundTrip {
 			if e := s.resume(ctx, state, m); e != nil {
 				return nil, e
 			}
