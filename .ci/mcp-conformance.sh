@@ -34,10 +34,9 @@
 #       server leaves out by design (every request stands alone); they pass
 #       with warnings that a session id would help them
 #   resources-list, prompts-list, sep-2164-resource-not-found
-#       pass on the empty lists; resource reads are in the baseline
-#   input-required-result-{missing-input-response,ignore-extra-params,
-#       unsupported-methods,validate-input}
-#       pass or warn only because no tool answers input_required
+#       pass on the lists (prompts/list has the prompt of the
+#       input-required-result-non-tool-request scenario); resource reads and
+#       prompts/get of the prompts scenarios are in the baseline
 #   tasks-*                               the tasks extension, not in the suite's
 #                                          "all" set
 set -euo pipefail
@@ -90,6 +89,7 @@ SCENARIOS_2026_07_28=(
   input-required-result-capability-check
   input-required-result-ignore-extra-params
   input-required-result-validate-input
+  input-required-result-non-tool-request
 )
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -303,8 +303,9 @@ func callerOf(ctx context.Context) string {
 const maxInputResponses = 2 * otc.MaxInputRequests
 
 // resume reads the inputResponses and requestState of a 2026-07-28
-// tools/call into the call's round, or returns the error to answer with.
-func (s *server) resume(ctx context.Context, st *callState, m *message) *rpcError {
+// request into its round, or returns the error to answer with. subject
+// names what the state is bound to: the tool's name, or a prompt's.
+func (s *server) resume(ctx context.Context, st *callState, m *message, subject string) *rpcError {
 	var responses, stateText []byte
 	sc := scanner{b: m.params} // parseMessage checked params
 	sc.members(func(key, val []byte) *rpcError {
@@ -347,8 +348,8 @@ func (s *server) resume(ctx context.Context, st *callState, m *message) *rpcErro
 		switch {
 		case time.Now().Unix() > state.Expires:
 			return newError(codeInvalidParams, "Invalid params: requestState has expired (it lasts %s); call the tool again without inputResponses and requestState to start over", s.sealer.ttl)
-		case state.Tool != m.name || state.Args != argsDigest(m.arguments):
-			return newError(codeInvalidParams, "Invalid params: requestState belongs to another call: send it with the tool name and arguments of the call whose result carried it")
+		case state.Tool != subject || state.Args != argsDigest(m.arguments):
+			return newError(codeInvalidParams, "Invalid params: requestState belongs to another request: send it with the name and arguments of the request whose result carried it")
 		case state.Caller != callerOf(ctx):
 			return newError(codeInvalidParams, "Invalid params: requestState belongs to another caller")
 		}
@@ -364,20 +365,29 @@ func (s *server) resume(ctx context.Context, st *callState, m *message) *rpcErro
 // invalid-params when an answer did not fit its question. ok is false
 // when the call is answered as usual.
 func (s *server) finishRound(ctx context.Context, st *callState, m *message, res otc.CallResult) ([]byte, *rpcError, bool) {
+	if res.Error == nil {
+		return nil, nil, false
+	}
+	return s.finishAsking(ctx, st, m, m.name, res.Error.Err)
+}
+
+// finishAsking is finishRound for a request that failed with err (nil
+// when the error has no cause), its state bound to subject.
+func (s *server) finishAsking(ctx context.Context, st *callState, m *message, subject string, err error) ([]byte, *rpcError, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	rd := st.round
-	if rd == nil || res.Error == nil {
+	if rd == nil {
 		return nil, nil, false
 	}
-	if iae, ok := errorsAs[*otc.InvalidAnswerError](res.Error); ok {
+	if iae, ok := errors.AsType[*otc.InvalidAnswerError](err); ok && err != nil {
 		return nil, newError(codeInvalidParams, "Invalid params: inputResponses: %s", iae.Error()), true
 	}
 	if len(rd.pending) == 0 {
 		return nil, nil, false
 	}
 	state := &roundState{
-		Tool:    m.name,
+		Tool:    subject,
 		Args:    argsDigest(m.arguments),
 		Caller:  callerOf(ctx),
 		Expires: time.Now().Add(s.sealer.ttl).Unix(),
@@ -415,13 +425,4 @@ func (s *server) finishRound(ctx context.Context, st *callState, m *message, res
 	b = append(b, s.infoMeta...)
 	b = append(b, "}}"...)
 	return b, nil, true
-}
-
-// errorsAs finds an error of type E in the chain of a tool error's cause.
-func errorsAs[E error](te *otc.ToolError) (E, bool) {
-	var zero E
-	if te == nil || te.Err == nil {
-		return zero, false
-	}
-	return errors.AsType[E](te.Err)
 }

@@ -33,7 +33,8 @@ type server struct {
 	listExtra  []byte // the 2026-07-28 fields of a tools/list result
 	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
 
-	sealer *sealer // seals the requestState of 2026-07-28 (mrtr.go)
+	sealer  *sealer  // seals the requestState of 2026-07-28 (mrtr.go)
+	prompts *prompts // nil when the server has none (prompts.go)
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -88,9 +89,14 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
 		`,"capabilities":{"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+	s.prompts = newPrompts(opts.Prompts)
+	promptsCap := ""
+	if s.prompts != nil {
+		promptsCap = `"prompts":{},`
+	}
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
-		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
+		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
 			string(s.info) + instr + `}`)
 	}
 	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
@@ -193,6 +199,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "tools/call":
 			return s.call(ctx, x)
 		}
+		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+			return b, e
+		}
 		if r := s.emptyList(m.method, true); r != nil {
 			return r, nil
 		}
@@ -216,6 +225,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		return s.list(ctx, m, x.version)
 	case "tools/call":
 		return s.call(ctx, x)
+	}
+	if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+		return b, e
 	}
 	if r := s.emptyList(m.method, false); r != nil {
 		return r, nil
@@ -324,7 +336,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		state.caps = m.clientCaps
 		req.Asker = (*roundAsker)(state)
 		if m.roundTrip {
-			if e := s.resume(ctx, state, m); e != nil {
+			if e := s.resume(ctx, state, m, m.name); e != nil {
 				return nil, e
 			}
 		}

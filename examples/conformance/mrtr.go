@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 )
 
 // This file holds the tools of the input-required-result-* scenarios of
@@ -137,4 +138,26 @@ func rootList(roots []otc.Root) string {
 		uris[i] = r.URI
 	}
 	return strings.Join(uris, ", ")
+}
+
+// askingPrompts are the prompts of the input-required-result-non-tool-request
+// scenario: prompts/get answers input_required too.
+func askingPrompts() []mcp.Prompt {
+	type contextForm struct {
+		Context string `json:"context" jsonschema:"required"`
+	}
+	return []mcp.Prompt{{
+		Name:        "test_input_required_result_prompt",
+		Description: "A prompt that asks the user what context to use.",
+		Get: func(ctx context.Context, _ map[string]string) (*mcp.PromptResult, error) {
+			var ans contextForm
+			q := &otc.Elicitation{Key: "user_context", Message: "What context should the prompt use?", Answer: &ans}
+			if err := otc.AskAll(ctx, q); err != nil {
+				return nil, err
+			}
+			return &mcp.PromptResult{Messages: []mcp.PromptMessage{
+				{Role: "user", Content: otc.TextContent("Answer with this context in mind: " + ans.Context)},
+			}}, nil
+		},
+	}}
 }
