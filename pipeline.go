@@ -219,6 +219,15 @@ type CallRequest struct {
 	// Adapters set it; it is read only during the call.
 	RequestBody []byte
 
+	// Asker, when not nil, puts the questions of the call's function to
+	// its caller (see [Ask]), as [WithAsker] on the call's context would,
+	// without the context value: an adapter that has a value of its own
+	// per call anyway can serve both with it. An Asker installed with
+	// WithAsker takes precedence.
+	Asker Asker
+
+	root int32 // of doc (below); here, beside the bool, where the struct has room
+
 	// CallIDGenerated says that CallID is one the adapter generated (with
 	// NewCallID), not one the caller sent. Such a call is never looked up
 	// in, nor recorded by, the idempotency store: only a caller's own id
@@ -226,14 +235,6 @@ type CallRequest struct {
 	// call, to put it in a response header say, generates one and sets
 	// this; others leave CallID empty and let the registry generate it.
 	CallIDGenerated bool
-	root            int32 // beside the bool, where the struct has room
-
-	// Asker, when not nil, puts the questions of the call's function to
-	// its caller (see [Ask]), as [WithAsker] on the call's context would,
-	// without the context value: an adapter that has a value of its own
-	// per call anyway can serve both with it. An Asker installed with
-	// WithAsker takes precedence.
-	Asker Asker
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.

@@ -19,6 +19,10 @@ type server struct {
 	reg    *otc.Registry
 	logger *slog.Logger
 	lists  listings
+	// sealer seals the requestState of 2026-07-28 (mrtr.go); prompts are
+	// the server's prompts, nil when it has none (prompts.go).
+	sealer  *sealer
+	prompts *prompts
 	// views holds the names each set of visible tools lists, by
 	// visibility key, for the callers who see only some of the tools.
 	views    viewcache.Cache[[]string]
@@ -32,9 +36,6 @@ type server struct {
 	discover   []byte // the server/discover result
 	listExtra  []byte // the 2026-07-28 fields of a tools/list result
 	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
-
-	sealer  *sealer  // seals the requestState of 2026-07-28 (mrtr.go)
-	prompts *prompts // nil when the server has none (prompts.go)
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -65,6 +66,11 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		version = "0.0.0"
 	}
 	s.info, _ = json.Marshal(map[string]string{"name": name, "version": version})
+	s.prompts = newPrompts(opts.Prompts)
+	promptsCap := ""
+	if s.prompts != nil {
+		promptsCap = `"prompts":{},`
+	}
 	ttl := opts.ListTTL
 	switch {
 	case ttl == 0:
@@ -89,11 +95,6 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
 		`,"capabilities":{"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
-	s.prompts = newPrompts(opts.Prompts)
-	promptsCap := ""
-	if s.prompts != nil {
-		promptsCap = `"prompts":{},`
-	}
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
 		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
