@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -357,4 +358,25 @@ func TestAskOverOTC(t *testing.T) {
 			assert.Contains(t, m["message"], "input_responses")
 		})
 	}
+}
+
+// TestAskOverOTCTooManyAnswers: the answers a call carries are bounded.
+func TestAskOverOTCTooManyAnswers(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Noop", Version: "1.0.0", Description: "Does nothing."},
+		func(context.Context, struct{}) (bool, error) { return true, nil }))
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	var answers []string
+	for i := range 65 {
+		answers = append(answers, fmt.Sprintf(`"k%d":{}`, i))
+	}
+	body := `{"request":{"tool_id":"Shop.Noop","context":{"input_responses":{` + strings.Join(answers, ",") + `}}}}`
+	resp, err := http.Post(srv.URL+"/call", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(b), "request.context.input_responses holds 65 answers, more than the 64 a call may carry")
 }

@@ -71,6 +71,19 @@
 // A tool sees only the secrets and authorization tokens it declared in
 // [Tool.Requirements]. The context is cancelled when the client goes away.
 //
+// # Asking the caller
+//
+// A tool function can ask something in the middle of a call: the user, with
+// a form reflected from a struct ([Elicit]), the client's model ([Sample]),
+// the client's roots ([ListRoots]), or several at once ([AskAll]). Over MCP
+// the question goes to the client; over OTC and the REST view, which have
+// no round trip, the call ends with a tool error naming the questions, and
+// the caller calls again with the answers in the call context's
+// input_responses ([CallContext.InputResponses]). Either way the function
+// may run more than once for one call, so it asks before it acts. A caller
+// that cannot answer makes these functions return an error wrapping
+// [ErrInputUnsupported], and the tool may go on without the answer.
+//
 // # Authentication
 //
 // [HandlerOptions.Authenticator] makes the server require credentials:

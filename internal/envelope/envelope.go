@@ -96,6 +96,10 @@ func OptObject(d *jsonparse.Document, i int32, path, shape string) (bool, error)
 	return true, nil
 }
 
+// MaxInputResponses bounds the answers a call context's input_responses
+// may hold: twice the questions a call may have open.
+const MaxInputResponses = 64
+
 // ContextShape describes the call context for messages.
 const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}]}`
 
@@ -125,6 +129,10 @@ func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecre
 		if d.Nodes[n].Flags&jsonparse.FlagRepeated != 0 {
 			return "", malformed(fmt.Sprintf("%s names %s more than once", p, strconv.Quote(wire.Truncate(d.RepeatedName(n), 80))),
 				"send each answer once, so that the tool's answer is not a guess")
+		}
+		if c := d.Nodes[n].Count; c > MaxInputResponses {
+			return "", malformed(fmt.Sprintf("%s holds %d answers, more than the %d a call may carry", p, c, MaxInputResponses),
+				"send the answers to the questions the tool asked, no more")
 		}
 		for k, v := range d.Members(n) {
 			key := d.StringValue(k)
