@@ -330,3 +330,27 @@ func TestInputRequiredWithCallID(t *testing.T) {
 	assert.JSONEq(t, `{"result":"run 2: true"}`, string(decodeCall(t, raw).StructuredContent), "the last round's outcome is replayed")
 	assert.Equal(t, 2, runs)
 }
+
+// TestInputRequiredOverStdio: a 2026-07-28 request on the pipe goes round
+// the same way.
+func TestInputRequiredOverStdio(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := startStdio(t, ctx, askingRegistry(t), nil)
+	p := callParams("Shop_Proceed", obj{"order": "A-1"}, modernMeta(obj{"io.modelcontextprotocol/clientCapabilities": allCaps}))
+	c.send(request(1, "tools/call", p))
+	var r inputRequired
+	resp := c.recvResponse()
+	require.Nil(t, resp.Error)
+	require.NoError(t, json.Unmarshal(resp.Result, &r))
+	require.Equal(t, "input_required", r.ResultType, "%s", resp.Result)
+	assert.Equal(t, otc.MethodElicit, r.InputRequests["q1"].Method)
+
+	p["inputResponses"] = obj{"q1": obj{"action": "cancel"}}
+	p["requestState"] = r.RequestState
+	c.send(request(2, "tools/call", p))
+	resp = c.recvResponse()
+	require.Nil(t, resp.Error)
+	assert.JSONEq(t, `{"result":"asked"}`, string(decodeCall(t, resp.Result).StructuredContent))
+}
