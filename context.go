@@ -3,6 +3,7 @@ package otc
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 )
 
 // callKey is the context key under which a call's metadata is stored.
@@ -21,6 +22,9 @@ type callInfo struct {
 	// requirements are met; nil until then, and when it declared nothing.
 	secrets map[string]string
 	tokens  map[string]string
+	// asked counts the questions of the call that had no key of their
+	// own, to name them (see InputRequest.Key).
+	asked atomic.Int32
 }
 
 func withCallInfo(ctx context.Context, info *callInfo) context.Context {

@@ -385,6 +385,12 @@ func readCall(d *jsonparse.Document) (req *CallRequest, err error) {
 			},
 			func(id, value string) {
 				req.Context.Secrets = append(req.Context.Secrets, ToolSecret{ID: id, Value: value})
+			},
+			func(key string, raw []byte) {
+				if req.Context.InputResponses == nil {
+					req.Context.InputResponses = map[string]json.RawMessage{}
+				}
+				req.Context.InputResponses[key] = raw
 			})
 		if err != nil {
 			return nil, err

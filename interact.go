@@ -37,6 +37,14 @@ const (
 type InputRequest struct {
 	Method string          // MethodElicit, MethodSample or MethodListRoots
 	Params json.RawMessage // the request's params, as MCP defines them for Method
+	// Key names the question for the wire formats that send questions
+	// and answers as a map (MCP 2026-07-28's inputRequests and
+	// inputResponses, OTC's context.input_responses). Empty lets the
+	// Asker name it by its place among the questions of the call: "q1",
+	// "q2", and so on, which stays the same when the function runs again
+	// and asks the same questions in the same order. Asker
+	// implementations that send requests one by one may ignore it.
+	Key string
 }
 
 // An Asker puts a tool's questions to its client. The adapter of each wire
@@ -91,7 +99,7 @@ func (e *InputRequiredError) Error() string {
 // or on a wire format that cannot ask, it returns an error wrapping
 // [ErrInputUnsupported].
 func Ask(ctx context.Context, reqs ...InputRequest) ([]json.RawMessage, error) {
-	a, _ := ctx.Value(askerKey{}).(Asker)
+	a := askerFrom(ctx)
 	if a == nil {
 		return nil, fmt.Errorf("otc: ask: %w: no wire format serves this call", ErrInputUnsupported)
 	}
@@ -99,4 +107,27 @@ func Ask(ctx context.Context, reqs ...InputRequest) ([]json.RawMessage, error) {
 		return nil, nil
 	}
 	return a.Ask(ctx, reqs)
+}
+
+// askerFrom finds the Asker of the call served with ctx: one installed
+// with [WithAsker], else the one its adapter passed in
+// [CallRequest.Asker], else, for a call over OTC or the REST view, the
+// one that answers from the call context's input_responses (see
+// retryAsker); nil when there is none.
+func askerFrom(ctx context.Context) Asker {
+	if a, _ := ctx.Value(askerKey{}).(Asker); a != nil {
+		return a
+	}
+	info := callInfoFrom(ctx)
+	if info.call.req == nil {
+		return nil
+	}
+	if a := info.call.req.Asker; a != nil {
+		return a
+	}
+	switch info.call.Protocol {
+	case ProtocolOTC, ProtocolHTTP:
+		return retryAsker{info.call.req}
+	}
+	return nil
 }

@@ -71,6 +71,19 @@
 // A tool sees only the secrets and authorization tokens it declared in
 // [Tool.Requirements]. The context is cancelled when the client goes away.
 //
+// # Asking the caller
+//
+// A tool function can ask something in the middle of a call: the user, with
+// a form reflected from a struct ([Elicit]), the client's model ([Sample]),
+// the client's roots ([ListRoots]), or several at once ([AskAll]). Over MCP
+// the question goes to the client; over OTC and the REST view, which have
+// no round trip, the call ends with a tool error naming the questions, and
+// the caller calls again with the answers in the call context's
+// input_responses ([CallContext.InputResponses]). Either way the function
+// may run more than once for one call, so it asks before it acts. A caller
+// that cannot answer makes these functions return an error wrapping
+// [ErrInputUnsupported], and the tool may go on without the answer.
+//
 // # Authentication
 //
 // [HandlerOptions.Authenticator] makes the server require credentials:
@@ -380,6 +393,14 @@ type CallContext struct {
 	Authorization []ToolAuthorization `json:"authorization,omitempty"`
 	Secrets       []ToolSecret        `json:"secrets,omitempty"`
 	UserID        string              `json:"user_id,omitempty"`
+	// InputResponses are the caller's answers to the questions a tool
+	// asked in an earlier try of the call, by the keys the tool error of
+	// that try named (see [Ask]): over OTC and the REST view, which have
+	// no round trip, a tool that asks ends with a tool error naming its
+	// questions, and the caller calls again with every answer here. Each
+	// value is the result MCP defines for the question's method, such as
+	// {"action": "accept", "content": {...}} for an elicitation.
+	InputResponses map[string]json.RawMessage `json:"input_responses,omitempty"`
 }
 
 // LogValue logs the call context with the ids of its secrets and tokens

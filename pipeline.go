@@ -219,6 +219,15 @@ type CallRequest struct {
 	// Adapters set it; it is read only during the call.
 	RequestBody []byte
 
+	// Asker, when not nil, puts the questions of the call's function to
+	// its caller (see [Ask]), as [WithAsker] on the call's context would,
+	// without the context value: an adapter that has a value of its own
+	// per call anyway can serve both with it. An Asker installed with
+	// WithAsker takes precedence.
+	Asker Asker
+
+	root int32 // of doc (below); here, beside the bool, where the struct has room
+
 	// CallIDGenerated says that CallID is one the adapter generated (with
 	// NewCallID), not one the caller sent. Such a call is never looked up
 	// in, nor recorded by, the idempotency store: only a caller's own id
@@ -236,8 +245,7 @@ type CallRequest struct {
 
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
-	doc  *jsonparse.Document
-	root int32
+	doc *jsonparse.Document
 }
 
 func init() {
@@ -771,6 +779,17 @@ func (r *Registry) toolError(t *registeredTool, err error) (te *ToolError, unexp
 			out.Message = fmt.Sprintf("Tool '%s' failed", t.def.Name)
 		}
 		return &out, false
+	}
+	if ire, ok := errors.AsType[*InputRequiredError](err); ok {
+		return inputRequiredToolError(t.def.Name, ire), false
+	}
+	if iae, ok := errors.AsType[*InvalidAnswerError](err); ok {
+		return &ToolError{
+			Message:          fmt.Sprintf("Tool '%s' could not use an answer it asked for: %s", t.def.Name, iae.Error()),
+			DeveloperMessage: err.Error(),
+			CanRetry:         true,
+			Err:              iae,
+		}, false
 	}
 	msg := err.Error()
 	if msg == "" {

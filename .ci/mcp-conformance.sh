@@ -35,10 +35,9 @@
 #       server leaves out by design (every request stands alone); they pass
 #       with warnings that a session id would help them
 #   resources-list, prompts-list, sep-2164-resource-not-found
-#       pass on the empty lists; resource reads are in the baseline
-#   input-required-result-{missing-input-response,ignore-extra-params,
-#       unsupported-methods,validate-input}
-#       pass or warn only because no tool answers input_required
+#       pass on the lists (prompts/list has the prompt of the
+#       input-required-result-non-tool-request scenario); resource reads and
+#       prompts/get of the prompts scenarios are in the baseline
 #
 # The tasks extension's scenarios (tasks-*) are not on the spec timeline:
 # the suite runs them at 2026-07-28 and skips them when given
@@ -86,6 +85,20 @@ SCENARIOS_2026_07_28=(
   tools-call-with-progress
   json-schema-2020-12
   dns-rebinding-protection
+  input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-basic-list-roots
+  input-required-result-request-state
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-result-type
+  input-required-result-unsupported-methods
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
+  input-required-result-non-tool-request
 )
 
 # Extension scenarios, run without --spec-version (see above).

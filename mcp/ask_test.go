@@ -442,9 +442,19 @@ func TestAskModernNotServedHere(t *testing.T) {
 	url := serve(t, askRegistry(t, nil), nil)
 	meta := modernMeta(obj{"io.modelcontextprotocol/clientCapabilities": obj{"elicitation": obj{}}})
 	a := post(t, url, askCall(1, meta, elicitReq), modernHeaders("tools/call", "Ask_Echo"))
-	for _, m := range splitMessages(t, a) {
-		assert.NotContains(t, string(m), `"method":"elicitation/create"`)
+	msgs := splitMessages(t, a)
+	require.Len(t, msgs, 1, "one answer, no server request before it")
+	var m struct {
+		Method string `json:"method"`
+		Result struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		} `json:"result"`
 	}
+	require.NoError(t, json.Unmarshal(msgs[0], &m))
+	assert.Empty(t, m.Method, "not a server request: %s", msgs[0])
+	assert.Equal(t, "input_required", m.Result.ResultType, "%s", msgs[0])
+	assert.NotEmpty(t, m.Result.InputRequests)
 }
 
 // splitMessages returns the messages of an answer, SSE or JSON.

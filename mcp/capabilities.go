@@ -18,6 +18,10 @@ type callState struct {
 	caps  json.RawMessage // the client's declared capabilities; nil when unknown
 	mu    sync.Mutex
 	needs string // a capability the tool required and the client lacks
+	// round is what the function asked and was answered, in 2026-07-28
+	// (see mrtr.go); nil until the request brings answers or the function
+	// asks.
+	round *round
 
 	// For asking the client (ask.go); asks is nil where this server does
 	// not ask during a call (2026-07-28).

@@ -9,7 +9,8 @@
 //
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
-// The server offers tools only: no resources, prompts or completion. A
+// The server offers tools, and a few prompts ([Options.Prompts]); no
+// resources or completion. A
 // tool may ask its client something in the middle of a call ([otc.Ask]),
 // and its calls may run as tasks (see Tasks below).
 //

@@ -78,6 +78,11 @@ type message struct {
 	hasClientInfo   bool
 	metaVersionBad  bool // protocolVersion was not a string
 	clientCapsWrong bool // clientCapabilities was not an object
+
+	// roundTrip says params carry inputResponses or requestState, which
+	// mrtr.go reads again when it needs them: a flag keeps the message,
+	// made for every request, the size it was.
+	roundTrip bool
 }
 
 // parseError is the error for a message jsonparse.Valid refused; where names
@@ -180,7 +185,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 // parseParams reads the members of params this server uses.
 func parseParams(m *message) *rpcError {
 	s := scanner{b: m.params}
-	var seen [8]bool
+	var seen [9]bool
 	return s.members(func(key, val []byte) *rpcError {
 		slot := -1
 		var ok bool
@@ -219,6 +224,12 @@ func parseParams(m *message) *rpcError {
 			if m.version, ok = jsonString(val); !ok {
 				return newError(codeInvalidParams, `"protocolVersion" must be a string`)
 			}
+		case "inputResponses":
+			slot = 7
+			m.roundTrip = true
+		case "requestState":
+			slot = 8
+			m.roundTrip = true
 		case "_meta":
 			slot = 6
 			if val[0] != '{' {

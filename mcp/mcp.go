@@ -79,6 +79,27 @@ type Options struct {
 	// clients once their copy expires.
 	ListTTL time.Duration
 
+	// RequestStateKeys seal the requestState of the input_required results
+	// of protocol version 2026-07-28, when a tool asks its caller
+	// something (see [otc.Elicit]): AES-256-GCM, so that the client can
+	// neither read nor alter what the state holds. Each key is
+	// RequestStateKeySize (32) random bytes. The first seals; all of them
+	// open, so that a key can be rotated in ahead of use and out after
+	// RequestStateTTL. Nil means a random key made once per process: a
+	// deployment of several replicas behind a load balancer must give them
+	// all the same keys, or the next round of a call that reaches another
+	// replica is refused. A key of another size panics in NewHandler.
+	RequestStateKeys [][]byte
+	// RequestStateTTL is how long a requestState is accepted after it was
+	// issued. Zero means DefaultRequestStateTTL.
+	RequestStateTTL time.Duration
+
+	// Prompts are the prompt templates the server offers (prompts/list,
+	// prompts/get); their functions may ask the client as tools do. Nil
+	// means none: prompts/list is answered with an empty list. The server
+	// has no list-changed notifications and no completion for them.
+	Prompts []Prompt
+
 	// LogLevel is the lowest level of the messages a tool sends with
 	// [otc.LogToClient] that reach a client which has not set a level of
 	// its own. Zero means slog.LevelInfo, MCP's "info".

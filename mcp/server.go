@@ -19,6 +19,10 @@ type server struct {
 	reg    *otc.Registry
 	logger *slog.Logger
 	lists  listings
+	// sealer seals the requestState of 2026-07-28 (mrtr.go); prompts are
+	// the server's prompts, nil when it has none (prompts.go).
+	sealer  *sealer
+	prompts *prompts
 	// views holds the names each set of visible tools lists, by
 	// visibility key, for the callers who see only some of the tools.
 	views    viewcache.Cache[[]string]
@@ -67,6 +71,11 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		version = "0.0.0"
 	}
 	s.info, _ = json.Marshal(map[string]string{"name": name, "version": version})
+	s.prompts = newPrompts(opts.Prompts)
+	promptsCap := ""
+	if s.prompts != nil {
+		promptsCap = `"prompts":{},`
+	}
 	ttl := opts.ListTTL
 	switch {
 	case ttl == 0:
@@ -94,9 +103,10 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initResult = map[string][]byte{}
 	for _, v := range []string{Version20250618, Version20251125} {
-		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},"tools":{}},"serverInfo":` +
+		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
 			string(s.info) + instr + `}`)
 	}
+	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
 	return s
 }
 
@@ -204,6 +214,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "tasks/get", "tasks/update", "tasks/cancel":
 			return s.handleTask(ctx, m)
 		}
+		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+			return b, e
+		}
 		if r := s.emptyList(m.method, true); r != nil {
 			return r, nil
 		}
@@ -227,6 +240,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		return s.list(ctx, m, x.version)
 	case "tools/call":
 		return s.call(ctx, x)
+	}
+	if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+		return b, e
 	}
 	if r := s.emptyList(m.method, false); r != nil {
 		return r, nil
@@ -337,6 +353,12 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	ctx = state
 	if x.modern {
 		state.caps = m.clientCaps
+		req.Asker = (*roundAsker)(state)
+		if m.roundTrip {
+			if e := s.resume(ctx, state, m, m.name); e != nil {
+				return nil, e
+			}
+		}
 	} else {
 		// The initialize era asks the client on the call's stream (ask.go).
 		state.caps = x.caps
@@ -347,6 +369,11 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		ctx = otc.WithAsker(ctx, state)
 	}
 	res, err := s.reg.Call(ctx, &req)
+	if x.modern {
+		if b, e, ok := s.finishRound(ctx, state, m, res); ok {
+			return b, e
+		}
+	}
 	if res.Error != nil {
 		state.mu.Lock()
 		needs := state.needs

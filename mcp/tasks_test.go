@@ -244,13 +244,6 @@ func TestTaskLifecycle(t *testing.T) {
 	})
 }
 
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
-}
-
 func TestTaskInput(t *testing.T) {
 	t.Parallel()
 	url := serve(t, newTaskRegistry(t).reg, nil)

@@ -652,7 +652,13 @@ func readInvocation(d *jsonparse.Document) (*otc.CallRequest, error) {
 			func(id, token string) {
 				c.Authorization = append(c.Authorization, otc.ToolAuthorization{ID: id, Token: token})
 			},
-			func(id, value string) { c.Secrets = append(c.Secrets, otc.ToolSecret{ID: id, Value: value}) })
+			func(id, value string) { c.Secrets = append(c.Secrets, otc.ToolSecret{ID: id, Value: value}) },
+			func(key string, raw []byte) {
+				if c.InputResponses == nil {
+					c.InputResponses = map[string]json.RawMessage{}
+				}
+				c.InputResponses[key] = raw
+			})
 		if err != nil {
 			return nil, err
 		}

@@ -117,6 +117,11 @@ type RefundInput struct {
 	AmountCents int    `json:"amount_cents" jsonschema:"description=The amount to refund in cents: at least 1.,minimum=1"`
 }
 
+// RefundConfirmation is the answer Payments.Refund asks the user for.
+type RefundConfirmation struct {
+	Confirm bool `json:"confirm" jsonschema:"required,title=Refund,description=Yes to refund; no to leave the order as it is."`
+}
+
 // RefundOutput is the result of Payments.Refund.
 type RefundOutput struct {
 	RefundID string `json:"refund_id" jsonschema:"description=The ID of the new refund."`
@@ -316,9 +321,28 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		// here reaches outside the example (no money moves).
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(true), IdempotentHint: new(false), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, in RefundInput) (RefundOutput, error) {
-		// The registry has checked the token before the call got here; a
-		// real tool would now ask the payment provider. The ID is derived
-		// from the call, so that each refund gets its own.
+		// The registry has checked the token before the call got here.
+		// Money leaving is worth a question to the user, when the caller
+		// can put one: over MCP 2026-07-28 the call answers input_required
+		// and runs again with the answer; over OTC it ends with a tool
+		// error naming the question, and the caller calls again with the
+		// answer in context.input_responses. A caller that cannot answer
+		// (ErrInputUnsupported) is not asked.
+		var answer RefundConfirmation
+		q := &otc.Elicitation{
+			Key:     "confirm",
+			Message: fmt.Sprintf("Refund %d.%02d of order %s?", in.AmountCents/100, in.AmountCents%100, in.OrderID),
+			Answer:  &answer,
+		}
+		switch err := otc.AskAll(ctx, q); {
+		case errors.Is(err, otc.ErrInputUnsupported):
+		case err != nil:
+			return RefundOutput{}, err
+		case q.Action != otc.ElicitAccept || !answer.Confirm:
+			return RefundOutput{}, &otc.ToolError{Message: "The refund was not confirmed, so nothing was refunded."}
+		}
+		// A real tool would now ask the payment provider. The ID is
+		// derived from the call, so that each refund gets its own.
 		sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d", otc.CallID(ctx), in.OrderID, in.AmountCents))
 		return RefundOutput{RefundID: "rf_" + hex.EncodeToString(sum[:6])}, nil
 	})

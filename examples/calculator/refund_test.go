@@ -29,8 +29,11 @@ const (
 	testIssuer = "https://issuer.example"
 	testKid    = "calculator-test"
 	// refundBody is an OTC call of Payments.Refund, the exact bytes a
-	// token is bound to.
-	refundBody = `{"request":{"tool_id":"Payments.Refund@1.0.0","input":{"order_id":"A-1001","amount_cents":250}}}`
+	// token is bound to, with the user's confirmation the tool asks for.
+	refundBody = `{"request":{"tool_id":"Payments.Refund@1.0.0","input":{"order_id":"A-1001","amount_cents":250},` +
+		`"context":{"input_responses":{"confirm":{"action":"accept","content":{"confirm":true}}}}}}`
+	// unconfirmedRefundBody is refundBody without the confirmation.
+	unconfirmedRefundBody = `{"request":{"tool_id":"Payments.Refund@1.0.0","input":{"order_id":"A-1001","amount_cents":250}}}`
 )
 
 // testIssuerKeys is an issuer's key pair: the private key that signs, and
@@ -146,6 +149,39 @@ func TestRefund_OverOTC(t *testing.T) {
 		assert.Equal(t, true, result["success"], a.raw)
 		value := result["value"].(map[string]any)
 		assert.Regexp(t, regexp.MustCompile(`^rf_[0-9a-f]{12}$`), value["refund_id"])
+	})
+	t.Run("asks_for_a_confirmation_first", func(t *testing.T) {
+		t.Parallel()
+		a := send(t, http.MethodPost, base+"/tools/call", unconfirmedRefundBody, keys.sign(t, refundClaims(unconfirmedRefundBody, nil)), nil)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		result := a.body["result"].(map[string]any)
+		assert.Equal(t, false, result["success"], a.raw)
+		assert.NotContains(t, a.raw, "refund_id", "nothing was refunded")
+		e := result["error"].(map[string]any)
+		assert.Equal(t, "Tool 'Payments_Refund' needs answers before it can go on:\n- confirm: Refund 2.50 of order A-1001?", e["message"])
+		assert.Equal(t, true, e["can_retry"])
+		prompt := e["additional_prompt_content"].(string)
+		assert.Contains(t, prompt, "request.context.input_responses")
+		assert.Contains(t, prompt, `"confirm":{"method":"elicitation/create","params":{"message":"Refund 2.50 of order A-1001?","requestedSchema":{"properties":{"confirm":{"type":"boolean","title":"Refund"`)
+	})
+	t.Run("declined", func(t *testing.T) {
+		t.Parallel()
+		body := strings.Replace(refundBody, `"action":"accept"`, `"action":"decline"`, 1)
+		a := send(t, http.MethodPost, base+"/tools/call", body, keys.sign(t, refundClaims(body, nil)), nil)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		result := a.body["result"].(map[string]any)
+		assert.Equal(t, false, result["success"], a.raw)
+		assert.Equal(t, "The refund was not confirmed, so nothing was refunded.", result["error"].(map[string]any)["message"])
+	})
+	t.Run("answer_that_does_not_fit", func(t *testing.T) {
+		t.Parallel()
+		body := strings.Replace(refundBody, `"confirm":true`, `"confirm":"yes"`, 1)
+		a := send(t, http.MethodPost, base+"/tools/call", body, keys.sign(t, refundClaims(body, nil)), nil)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		result := a.body["result"].(map[string]any)
+		assert.Equal(t, false, result["success"], a.raw)
+		assert.Contains(t, result["error"].(map[string]any)["message"], `the answer to "confirm" (elicitation/create) is invalid: its content does not fit the form: confirm`)
+		assert.NotContains(t, a.raw, "refund_id")
 	})
 	t.Run("accepted_bound_to_method_and_url", func(t *testing.T) {
 		t.Parallel()
@@ -328,6 +364,28 @@ func TestRefund_OverRESTAndMCP(t *testing.T) {
 		a = send(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "", apiKey)
 		require.Equal(t, http.StatusOK, a.status, a.raw)
 		assert.NotContains(t, a.raw, `"name":"Payments_Refund"`)
+	})
+	t.Run("mcp_2026_asks_for_a_confirmation", func(t *testing.T) {
+		t.Parallel()
+		hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "Payments_Refund"}
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Payments_Refund","arguments":{"order_id":"A-1001","amount_cents":250},` + meta + `}}`
+		a := send(t, http.MethodPost, base+"/mcp", body, keys.sign(t, refundClaims(body, nil)), hdr)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		result := a.body["result"].(map[string]any)
+		require.Equal(t, "input_required", result["resultType"], a.raw)
+		q := result["inputRequests"].(map[string]any)["confirm"].(map[string]any)
+		assert.Equal(t, "elicitation/create", q["method"])
+		assert.Equal(t, "Refund 2.50 of order A-1001?", q["params"].(map[string]any)["message"])
+		state := result["requestState"].(string)
+
+		// The second round is another request: its token is bound to it.
+		body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"Payments_Refund","arguments":{"order_id":"A-1001","amount_cents":250},` +
+			`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `",` + meta + `}}`
+		a = send(t, http.MethodPost, base+"/mcp", body, keys.sign(t, refundClaims(body, nil)), hdr)
+		require.Equal(t, http.StatusOK, a.status, a.raw)
+		assert.Regexp(t, `rf_[0-9a-f]{12}`, a.raw)
+		assert.Contains(t, a.raw, `"resultType":"complete"`)
 	})
 	t.Run("mcp_calls_it_with_a_token_bound_to_the_request", func(t *testing.T) {
 		t.Parallel()

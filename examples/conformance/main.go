@@ -54,7 +54,7 @@ func run(ctx context.Context, addr string, logger *slog.Logger) error {
 	}
 	logger.Info("conformance: serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "otc-conformance", Version: "1.0.0", Logger: logger}))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "otc-conformance", Version: "1.0.0", Logger: logger, Prompts: askingPrompts()}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return otc.Serve(ctx, srv, ln, &otc.ServeOptions{GracePeriod: 5 * time.Second, Logger: logger})
 }
@@ -186,6 +186,9 @@ func newRegistry() (*otc.Registry, error) {
 		}, f.fn); err != nil {
 			return nil, err
 		}
+	}
+	if err := registerAskingTools(reg); err != nil { // mrtr.go
+		return nil, err
 	}
 	return reg, nil
 }

@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -95,8 +96,15 @@ func OptObject(d *jsonparse.Document, i int32, path, shape string) (bool, error)
 	return true, nil
 }
 
+// MaxInputResponses bounds the answers a call context's input_responses
+// may hold: twice the questions a call may have open.
+const MaxInputResponses = 64
+
 // ContextShape describes the call context for messages.
 const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, "value": string}], "authorization": [{"id": string, "token": string}]}`
+
+// inputResponsesShape describes the answers of a call context for messages.
+const inputResponsesShape = `context.input_responses maps the key of each question a tool asked to its answer, an object: {"confirm": {"action": "accept", "content": {...}}}`
 
 // ReadContext reads a call context object (node i, named path): it
 // returns the user id, and hands each authorization token and each secret
@@ -105,10 +113,34 @@ const ContextShape = `context is {"user_id": string, "secrets": [{"id": string, 
 // server reads; names are still exact and unrepeated, and a secret or
 // provider listed twice is refused, since which of its values the tool
 // would get is a guess.
-func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecret func(id, value string)) (userID string, err error) {
-	fs := []Field{{Name: "authorization"}, {Name: "secrets"}, {Name: "user_id"}}
+//
+// input_responses, an object of objects, is handed entry by entry to
+// addResponse, with a copy of the entry's text.
+func ReadContext(d *jsonparse.Document, i int32, path string, addToken, addSecret func(id, value string), addResponse func(key string, raw []byte)) (userID string, err error) {
+	fs := []Field{{Name: "authorization"}, {Name: "secrets"}, {Name: "user_id"}, {Name: "input_responses"}}
 	if err := ReadFields(d, i, path, fs, false, ""); err != nil {
 		return "", err
+	}
+	if n := fs[3].Node; n >= 0 && d.Kind(n) != jsonparse.KindNull {
+		p := path + ".input_responses"
+		if d.Kind(n) != jsonparse.KindObject {
+			return "", WrongShape(d, n, p, "an object", inputResponsesShape)
+		}
+		if d.Nodes[n].Flags&jsonparse.FlagRepeated != 0 {
+			return "", malformed(fmt.Sprintf("%s names %s more than once", p, strconv.Quote(wire.Truncate(d.RepeatedName(n), 80))),
+				"send each answer once, so that the tool's answer is not a guess")
+		}
+		if c := d.Nodes[n].Count; c > MaxInputResponses {
+			return "", malformed(fmt.Sprintf("%s holds %d answers, more than the %d a call may carry", p, c, MaxInputResponses),
+				"send the answers to the questions the tool asked, no more")
+		}
+		for k, v := range d.Members(n) {
+			key := d.StringValue(k)
+			if d.Kind(v) != jsonparse.KindObject {
+				return "", WrongShape(d, v, p+"."+wire.Truncate(key, 80), "an object (the answer, as MCP's result of the question's method)", inputResponsesShape)
+			}
+			addResponse(key, bytes.Clone(d.Raw(v)))
+		}
 	}
 	if userID, err = OptString(d, fs[2].Node, path+".user_id", ContextShape); err != nil {
 		return "", err
