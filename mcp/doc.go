@@ -10,9 +10,9 @@
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
 // The server offers tools, and a few prompts ([Options.Prompts]); no
-// resources or completion. A
-// tool may ask its client something in the middle of a call ([otc.Ask]),
-// and its calls may run as tasks (see Tasks below).
+// resources or completion. A tool may ask its client something in the
+// middle of a call ([otc.Ask]), and its calls may run as tasks (see Tasks
+// below).
 //
 // # Versions
 //
