@@ -295,7 +295,7 @@ func (in *inspector) servePage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(in.page)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeInspectJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
@@ -307,7 +307,7 @@ func (in *inspector) serveInfo(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeInspectJSON(w, http.StatusOK, map[string]any{
 		"servers": in.targets,
 		"credentials": map[string]bool{
 			"api_key": in.creds.apiKey != "", "bearer": in.creds.bearer != "" && in.creds.jwtSecret == "", "jwt": in.creds.jwtSecret != "",
@@ -389,10 +389,10 @@ func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	tools, err := listInspectTools(ctx, srv)
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, map[string]any{"error": describeFailure(err, rec), "exchanges": rec.list()})
+		writeInspectJSON(w, http.StatusBadGateway, map[string]any{"error": describeFailure(err, rec), "exchanges": rec.list()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	writeInspectJSON(w, http.StatusOK, map[string]any{"tools": tools})
 }
 
 func listInspectTools(ctx context.Context, srv server) ([]inspectTool, error) {
@@ -581,14 +581,6 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Exchanges = rec.list()
 	send("result", mustJSON(out))
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"error": err.Error()})
-	}
-	return b
 }
 
 // describeFailure turns an error of a call or a listing into what the
