@@ -453,9 +453,13 @@ function openTool(t, input) {
   main.textContent = '';
   const reqs = t.requirements || {};
   const secrets = reqs.secrets || [];
-  const ann = t.annotations || null;
-  main.append(
-    el('h2', { id: 'tool-title' }, t.title || t.id, ' ', t.version ? el('span', { class: 'muted small' }, 'v' + t.version) : null),
+  // The OTC catalog has no titles or annotations; MCP lists them.
+  const twin = findOn('mcp', t) || {};
+  const ann = t.annotations || twin.annotations || null;
+  const title = t.title || twin.title;
+  main.append(...[
+    el('h2', { id: 'tool-title' }, t.id.split('@')[0], ' ', t.version ? el('span', { class: 'muted small' }, 'v' + t.version) : null),
+    title ? el('div', { class: 'muted' }, title) : null,
     el('div', { class: 'muted small' }, 'id ', el('code', {}, t.id), t.name !== t.id ? [' · name ', el('code', {}, t.name)] : null, ' · on ', KINDS[state.server]),
     el('p', { id: 'tool-description' }, t.description || ''),
     ann ? el('div', { id: 'annotations' }, Object.entries(ann).map(([k, v]) => el('span', { class: 'badge' + (v === true ? ' on' : '') }, k.replace(/Hint$/, '') + ': ' + JSON.stringify(v)))) : null,
@@ -465,7 +469,7 @@ function openTool(t, input) {
       reqs.user_id ? el('span', { class: 'badge on' }, 'a user id') : null) : null,
     el('details', { open: true }, el('summary', {}, 'Parameters'), paramTree(rootSchema, 0)),
     t.output_schema !== undefined ? el('details', {}, el('summary', {}, 'Output schema'), el('pre', {}, t.output_schema === null ? 'null (no value)' : pretty(t.output_schema))) : null,
-  );
+  ].filter(Boolean));
   // The call form.
   const form = el('form', { id: 'form', novalidate: true, onsubmit: ev => { ev.preventDefault(); send(); } });
   state.form = buildNode(rootSchema, '', null, true, 0);
