@@ -10,5 +10,6 @@
 //
 //	OTC_INSPECT_SCREENSHOT=../docs/inspect.png go test -run TestInspect_Add .
 //
-// (from this directory) regenerates the README's screenshot.
+// (from this directory) regenerates the README's screenshot;
+// OTC_INSPECT_SCREENSHOTS=DIR keeps every test's screenshot in DIR.
 package inspecttest

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -28,6 +29,7 @@ import (
 var env struct {
 	calc    string // the calculator's base URL
 	page    string // the URL otc inspect printed
+	rich    string // the URL of an otc inspect of richServer
 	browser context.Context
 }
 
@@ -141,6 +143,26 @@ func start(dir string) (stop func(), err error) {
 		return stop, err
 	}
 	procs = append([]*exec.Cmd{insp}, procs...)
+	if env.page, err = pageURL(out); err != nil {
+		return stop, err
+	}
+	rich := richServer()
+	insp2 := exec.Command(otcBin, "inspect", rich, "--mcp", rich+"/mcp", "--no-open")
+	insp2.Stderr = io.Discard
+	out2, err := insp2.StdoutPipe()
+	if err != nil {
+		return stop, err
+	}
+	if err := insp2.Start(); err != nil {
+		return stop, err
+	}
+	procs = append([]*exec.Cmd{insp2}, procs...)
+	env.rich, err = pageURL(out2)
+	return stop, err
+}
+
+// pageURL reads the URL otc inspect prints on out.
+func pageURL(out io.Reader) (string, error) {
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -153,13 +175,12 @@ func start(dir string) (stop func(), err error) {
 	select {
 	case l := <-line:
 		if !pageURLLine.MatchString(l) {
-			return stop, fmt.Errorf("otc inspect printed %q, not http://127.0.0.1:PORT/?token=…", l)
+			return "", fmt.Errorf("otc inspect printed %q, not http://127.0.0.1:PORT/?token=…", l)
 		}
-		env.page = l
+		return l, nil
 	case <-time.After(30 * time.Second):
-		return stop, fmt.Errorf("otc inspect printed no URL in 30s")
+		return "", fmt.Errorf("otc inspect printed no URL in 30s")
 	}
-	return stop, nil
 }
 
 func freePort() (string, error) {
@@ -200,10 +221,17 @@ func tab(t *testing.T, shot bool) context.Context {
 		var png []byte
 		shotCtx, cancelShot := context.WithTimeout(tabCtx, 10*time.Second)
 		defer cancelShot()
-		if err := chromedp.Run(shotCtx, chromedp.CaptureScreenshot(&png)); err == nil {
+		err := chromedp.Run(shotCtx, page.BringToFront(), chromedp.CaptureScreenshot(&png))
+		if err != nil {
+			t.Logf("screenshot: %v", err)
+		}
+		if err == nil {
 			path := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png")
 			if os.WriteFile(path, png, 0o644) == nil {
 				t.Logf("screenshot: %s", path)
+			}
+			if all := os.Getenv("OTC_INSPECT_SCREENSHOTS"); all != "" {
+				_ = os.WriteFile(filepath.Join(all, filepath.Base(path)), png, 0o644)
 			}
 			if to := os.Getenv("OTC_INSPECT_SCREENSHOT"); shot && to != "" {
 				require.NoError(t, os.WriteFile(to, png, 0o644))
@@ -219,8 +247,13 @@ func tab(t *testing.T, shot bool) context.Context {
 // the tool whose call name is tool.
 func openTool(t *testing.T, ctx context.Context, server, tool string) {
 	t.Helper()
+	openToolAt(t, ctx, env.page, server, tool)
+}
+
+func openToolAt(t *testing.T, ctx context.Context, page, server, tool string) {
+	t.Helper()
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Navigate(env.page),
+		chromedp.Navigate(page),
 		chromedp.WaitVisible(`#tools .tool-item`, chromedp.ByQuery),
 		chromedp.Evaluate(fmt.Sprintf(`(() => { const s = document.querySelector('#server'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, server), nil),
 		chromedp.Click(fmt.Sprintf(`#tools button[data-tool=%q]`, tool), chromedp.ByQuery),
