@@ -95,6 +95,7 @@ func TestInspect_Form(t *testing.T) {
 		chromedp.Click(`[data-field="note"] .nullbox`, chromedp.ByQuery),
 	))
 	assert.Contains(t, text(t, ctx, `.field-error.warn[data-path="limit"]`), "more than 50")
+	assert.Equal(t, "b", value(t, ctx, `[data-field="tags.0"] textarea, [data-field="tags.0"] input`), "the items after a removed one move up")
 	require.NoError(t, chromedp.Run(ctx, chromedp.Value(`#raw-json`, &raw, chromedp.ByQuery)))
 	want := `{"query":"go","limit":99,"exact":true,"tags":["b"],"filters":[{"field":"title","op":"ne"}],"scope":{"site":"wiki"},"note":null}`
 	assert.JSONEq(t, want, raw, "the JSON view follows the form")

@@ -194,7 +194,7 @@ function buildNode(schema, path, name, required, depth) {
   } else if (isBlock && name !== null) {
     body = el('fieldset', { 'data-field': path }, el('legend', {}, ...labelParts), hint ? el('div', { class: 'hint' }, hint) : null, inner.el, errorSlot(path));
   } else {
-    wrap.append(el('div', { class: 'label' }, ...labelParts), hint ? el('div', { class: 'hint' }, hint) : null, inner.el, errorSlot(path));
+    wrap.append(...[el('div', { class: 'label' }, ...labelParts), hint ? el('div', { class: 'hint' }, hint) : null, inner.el, errorSlot(path)].filter(Boolean));
     body = wrap;
   }
   const node = {
@@ -247,13 +247,18 @@ function arrayEditor(s, path, depth, touch) {
   const add = (v) => {
     const n = buildNode(itemSchema, path + '.' + items.length, '#' + (items.length + 1), true, depth + 1);
     const row = el('div', { class: 'array-item' }, n.el,
-      el('button', { type: 'button', 'aria-label': 'remove item of ' + path, onclick: () => { items = items.filter(x => x !== n); row.remove(); touch(); } }, 'Remove'));
+      el('button', { type: 'button', 'aria-label': 'remove item of ' + path, onclick: () => {
+        // Built again, so that the items keep paths by their index (which
+        // the server's parameter errors name).
+        const rest = items.filter(x => x !== n).map(x => x.get().value);
+        editor.set(rest); touch();
+      } }, 'Remove'));
     items.push(n);
     list.append(row);
     if (v !== undefined) n.set(v);
   };
   const addBtn = el('button', { type: 'button', class: 'add-item', 'aria-label': 'add item to ' + path, onclick: () => { add(); touch(); } }, 'Add item');
-  return {
+  const editor = {
     el: el('div', {}, list, addBtn),
     get() { return items.map(n => n.get()).filter(g => g.present).map(g => g.value); },
     set(v) { list.textContent = ''; items = []; if (Array.isArray(v)) v.forEach(x => add(x)); },
@@ -264,6 +269,7 @@ function arrayEditor(s, path, depth, touch) {
       return out;
     },
   };
+  return editor;
 }
 
 function enumEditor(s, id, touch) {
@@ -640,7 +646,9 @@ function showOutcome(h, out) {
     const box = el('div', { class: 'box ok', id: 'result-ok' });
     const blocks = contentBlocks(o);
     if (blocks) box.append(blocks);
-    box.append(el('pre', { id: 'result-value' }, o.value === undefined ? 'Done (no value).' : pretty(o.value)));
+    // An MCP answer of content blocks alone has no value beside them.
+    const onlyBlocks = blocks && o.mcp_result && o.mcp_result.structuredContent === undefined;
+    if (!onlyBlocks) box.append(el('pre', { id: 'result-value' }, o.value === undefined ? 'Done (no value).' : pretty(o.value)));
     out.append(box);
     markServerErrors({});
   } else if (o.tool_error) {
