@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -335,7 +336,10 @@ func text2(ctx context.Context, sel string) string {
 func TestInspect_ToolError(t *testing.T) {
 	ctx := tab(t, false)
 	openTool(t, ctx, "otc", "Doorbell.Ring@0.1.0")
-	require.NoError(t, chromedp.Run(ctx, fill(`textarea[name="doorbell_id"], input[name="doorbell_id"]`, "doorbell1"), call()))
+	// From the keyboard: Ctrl+Enter in a field calls.
+	require.NoError(t, chromedp.Run(ctx, fill(`textarea[name="doorbell_id"], input[name="doorbell_id"]`, "doorbell1"),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(input.ModifierCtrl)),
+		chromedp.WaitVisible(`#result-status`, chromedp.ByQuery)))
 	assert.Equal(t, "tool error", text(t, ctx, `#result-status`))
 	assert.Equal(t, "Doorbell ID not found", text(t, ctx, `#tool-error-message`))
 	assert.Equal(t, "Can retry after 500 ms.", text(t, ctx, `#retry-hint`))

@@ -645,10 +645,12 @@ function showOutcome(h, out) {
   if (o.ok) {
     const box = el('div', { class: 'box ok', id: 'result-ok' });
     const blocks = contentBlocks(o);
-    if (blocks) box.append(blocks);
-    // An MCP answer of content blocks alone has no value beside them.
+    // An MCP answer of content blocks alone has no value beside them; one
+    // with structured content has blocks that repeat it, kept folded.
     const onlyBlocks = blocks && o.mcp_result && o.mcp_result.structuredContent === undefined;
+    if (blocks && onlyBlocks) box.append(blocks);
     if (!onlyBlocks) box.append(el('pre', { id: 'result-value' }, o.value === undefined ? 'Done (no value).' : pretty(o.value)));
+    if (blocks && !onlyBlocks) box.append(el('details', {}, el('summary', { class: 'small' }, 'Content blocks (' + o.mcp_result.content.length + ')'), blocks));
     out.append(box);
     markServerErrors({});
   } else if (o.tool_error) {
