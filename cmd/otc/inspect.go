@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
@@ -35,8 +36,10 @@ const (
 	// input, secrets and options.
 	maxInspectBody = 1 << 20
 	// maxRecorded bounds each request or response body kept for the
-	// page's "raw request and response".
-	maxRecorded = 1 << 20
+	// page's "raw request and response", and maxRecordedTotal all those
+	// of one call or listing (a REST view is listed a request per tool).
+	maxRecorded      = 1 << 20
+	maxRecordedTotal = 4 << 20
 	// maxInspectCalls bounds the calls that run at once.
 	maxInspectCalls = 8
 	// maxInspectCallTime bounds one call through the proxy.
@@ -67,6 +70,7 @@ type inspector struct {
 	targets []inspectTarget
 	creds   common
 	page    []byte
+	csp     string // the page's Content-Security-Policy
 	base    http.RoundTripper
 	calls   chan struct{} // a slot per running call
 }
@@ -176,7 +180,7 @@ func newInspector(hostPort string, targets []inspectTarget, creds common) (*insp
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(hostPort)
-	page, err := inspectPage()
+	page, csp, err := inspectPage()
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +191,7 @@ func newInspector(hostPort string, targets []inspectTarget, creds common) (*insp
 		targets: targets,
 		creds:   creds,
 		page:    page,
+		csp:     csp,
 		base:    http.DefaultTransport,
 		calls:   make(chan struct{}, maxInspectCalls),
 	}
@@ -199,27 +204,36 @@ func (in *inspector) url(hostPort string) string {
 }
 
 // inspectPage assembles the page: the HTML with its style and script
-// inline, so that one request (with the token) loads it all.
-func inspectPage() ([]byte, error) {
+// inline, so that one request (with the token) loads it all. The
+// Content-Security-Policy allows that style and that script by their
+// hashes, and nothing else: no other script, even one a server managed to
+// slip into the page, runs.
+func inspectPage() (page []byte, csp string, err error) {
 	read := func(name string) (string, error) {
 		b, err := inspectFiles.ReadFile("inspect/" + name)
 		return string(b), err
 	}
 	html, err := read("index.html")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	css, err := read("inspect.css")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	js, err := read("inspect.js")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	html = strings.Replace(html, "/*INSPECT_CSS*/", css, 1)
 	html = strings.Replace(html, "/*INSPECT_JS*/", js, 1)
-	return []byte(html), nil
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	csp = "default-src 'none'; script-src " + hash(js) + "; style-src " + hash(css) +
+		"; img-src data:; media-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	return []byte(html), csp, nil
 }
 
 // refuse answers a request the inspector will not serve, with a message
@@ -291,7 +305,7 @@ func (in *inspector) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; media-src data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", in.csp)
 	_, _ = w.Write(in.page)
 }
 
@@ -625,6 +639,7 @@ type recorder struct {
 	base http.RoundTripper
 	mu   sync.Mutex
 	ex   []*exchange
+	used int // bytes kept, of maxRecordedTotal
 }
 
 // Placeholders of what the page is not shown.
@@ -641,15 +656,20 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			ex.Header[k] = redactedCredential
 		}
 	}
+	rec.mu.Lock()
+	room := maxRecordedTotal - rec.used
+	rec.mu.Unlock()
 	if req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
-			raw, _ := io.ReadAll(io.LimitReader(b, maxRecorded))
+			raw, _ := io.ReadAll(io.LimitReader(b, int64(min(maxRecorded, max(room, 0)))))
 			b.Close()
 			ex.Body = redactSecrets(raw)
+			room -= len(raw)
 		}
 	}
 	rec.mu.Lock()
 	rec.ex = append(rec.ex, ex)
+	rec.used += len(ex.Body)
 	rec.mu.Unlock()
 	resp, err := rec.base.RoundTrip(req)
 	if err != nil {
@@ -661,7 +681,7 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range resp.Header {
 		ex.ResponseHeader[k] = strings.Join(v, ", ")
 	}
-	ex.body = &cappedBuffer{max: maxRecorded}
+	ex.body = &cappedBuffer{max: min(maxRecorded, max(room, 0)), rec: rec}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
@@ -685,23 +705,29 @@ func (rec *recorder) list() []exchange {
 	return out
 }
 
-// cappedBuffer keeps the first max bytes written to it.
+// cappedBuffer keeps the first max bytes written to it, counted in the
+// recorder's total.
 type cappedBuffer struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer
 	max  int
 	over bool
+	rec  *recorder
 }
 
 func (b *cappedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	keep := p
 	if room := b.max - b.buf.Len(); room < len(p) {
-		b.buf.Write(p[:max(room, 0)])
+		keep = p[:max(room, 0)]
 		b.over = true
-		return len(p), nil
 	}
-	b.buf.Write(p)
+	b.buf.Write(keep)
+	b.mu.Unlock()
+	// Never both locks at once: list holds the recorder's, then a buffer's.
+	b.rec.mu.Lock()
+	b.rec.used += len(keep)
+	b.rec.mu.Unlock()
 	return len(p), nil
 }
 

@@ -186,7 +186,11 @@ func TestInspect_PageAndInfo(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
-	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "connect-src 'self'")
+	csp := resp.Header.Get("Content-Security-Policy")
+	assert.Contains(t, csp, "connect-src 'self'")
+	assert.Contains(t, csp, "default-src 'none'")
+	assert.NotContains(t, csp, "unsafe-inline", "the inline script and style are allowed by their hashes only")
+	assert.Regexp(t, `script-src 'sha256-[A-Za-z0-9+/]+=*';`, csp)
 	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
 	assert.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
 	assert.Contains(t, string(html), "<title>otc inspect</title>")
@@ -354,4 +358,32 @@ func TestRedactSecrets(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, redactSecrets([]byte(c.in)))
 	}
+}
+
+// TestRecorderBudget: the exchanges of one call or listing keep at most
+// maxRecordedTotal bytes of bodies, each at most maxRecorded.
+func TestRecorderBudget(t *testing.T) {
+	big := strings.Repeat("x", maxRecorded+10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, big)
+	}))
+	t.Cleanup(srv.Close)
+	rec := &recorder{base: http.DefaultTransport}
+	hc := &http.Client{Transport: rec}
+	for range 6 {
+		resp, err := hc.Post(srv.URL, "text/plain", strings.NewReader("body"))
+		require.NoError(t, err)
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, int64(len(big)), n, "the caller reads it all")
+	}
+	total := 0
+	for i, ex := range rec.list() {
+		assert.LessOrEqual(t, len(ex.ResponseBody), maxRecorded)
+		assert.True(t, ex.Truncated, "exchange %d", i)
+		total += len(ex.Body) + len(ex.ResponseBody)
+	}
+	assert.LessOrEqual(t, total, maxRecordedTotal)
+	assert.Greater(t, total, maxRecordedTotal-100)
 }
