@@ -408,11 +408,15 @@ func TestInspect_HistoryAndCopy(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('#history li').length`, &n)))
 	assert.Equal(t, 2, n)
 
-	var curl, otcCall string
+	var curl, otcCall, raw string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Click(`#copy-curl`, chromedp.ByQuery), chromedp.Value(`#copy-text`, &curl, chromedp.ByQuery),
 		chromedp.Click(`#copy-otc`, chromedp.ByQuery), chromedp.Value(`#copy-text`, &otcCall, chromedp.ByQuery),
+		chromedp.Click(`#copy-raw`, chromedp.ByQuery), chromedp.Value(`#copy-text`, &raw, chromedp.ByQuery),
 	))
+	assert.True(t, strings.HasPrefix(raw, "POST "+env.calc+"/tools/call\n"), raw)
+	assert.Contains(t, raw, "\n\nHTTP 200\n")
+	assert.Contains(t, raw, `"value":5`)
 	assert.True(t, strings.HasPrefix(curl, "curl -X POST '"+env.calc+"/tools/call'"), curl)
 	assert.Contains(t, curl, `-H 'Content-Type: application/json'`)
 	assert.Contains(t, curl, `"input":{"a":2,"b":3}`)

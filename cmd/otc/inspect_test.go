@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -317,6 +318,7 @@ func TestInspect_MCPProgress(t *testing.T) {
 		func(ctx context.Context, in struct {
 			Steps int `json:"steps" jsonschema:"description=How many steps."`
 		}) (int, error) {
+			otc.LogToClient(ctx, slog.LevelWarn, "starting")
 			for i := range in.Steps {
 				otc.ReportProgress(ctx, float64(i+1), float64(in.Steps), "step")
 			}
@@ -335,13 +337,19 @@ func TestInspect_MCPProgress(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	var progress []string
+	var progress, logs []string
 	for sc.Scan() && len(progress) < 3 {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, "notifications/progress") {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		switch {
+		case ok && strings.Contains(d, "notifications/progress"):
 			progress = append(progress, d)
+		case ok && strings.Contains(d, "notifications/message"):
+			logs = append(logs, d)
 		}
 	}
 	require.Len(t, progress, 3, "the progress arrives while the tool still runs")
+	require.Len(t, logs, 1, "and so do its logs")
+	assert.Contains(t, logs[0], `"level":"warning","data":"starting"`)
 	assert.Contains(t, progress[2], `"progress":3,"total":3`)
 	close(release)
 	rest, _ := io.ReadAll(resp.Body)
