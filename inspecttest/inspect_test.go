@@ -363,6 +363,16 @@ func TestInspect_Secret(t *testing.T) {
 	var shown string
 	require.NoError(t, chromedp.Run(ctx, chromedp.Text(`#exchanges pre`, &shown, chromedp.ByQuery)))
 	assert.NotContains(t, shown, "k3y", "the raw request shows no secret")
+
+	// Re-sent from the history, with the secret this tab remembers.
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector('#result').textContent = ''`, nil),
+		chromedp.Click(`#history li:first-child .history-resend`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#history li:nth-child(3)`, chromedp.ByQuery)))
+	assert.Equal(t, "ok", text(t, ctx, `#result-status`))
+	var stored string
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie`, &stored)))
+	assert.Equal(t, "{}{}", stored, "nothing stored")
 }
 
 // TestInspect_MCPProgress waits with Timer.Wait over MCP: the progress

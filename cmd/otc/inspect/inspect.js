@@ -17,6 +17,7 @@ const state = {
   history: [],       // {n, server, tool, input, userId, outcome, at}
   current: null,     // the history entry shown in the result panel
   seq: 0,
+  secrets: new Map(), // secret id -> value, in this tab's memory only
 };
 const MAX_HISTORY = 100;
 
@@ -405,7 +406,14 @@ async function loadInfo() {
   state.info = await res.json();
   const sel = $('#server');
   for (const s of state.info.servers) sel.append(el('option', { value: s.kind }, KINDS[s.kind] + ' — ' + s.url));
-  sel.addEventListener('change', () => { state.server = sel.value; renderCatalog(); });
+  sel.addEventListener('change', () => {
+    state.server = sel.value;
+    // The tool stays open when the other server has it too.
+    const twin = state.tool && findOn(sel.value, state.tool);
+    if (twin) openTool(twin, formValue());
+    else { state.tool = null; state.form = null; $('#tool').textContent = ''; $('#tool').append(el('p', { class: 'empty' }, 'Choose a tool on the left.')); }
+    renderCatalog();
+  });
   state.server = state.info.servers[0].kind;
   await Promise.all(state.info.servers.map(s => loadTools(s.kind)));
   renderCatalog();
@@ -486,7 +494,8 @@ function openTool(t, input) {
   const creds = el('div', { class: 'secrets' },
     el('div', { class: 'small muted' }, 'Sent with the call, never stored.', ' ', credText()),
     secrets.map(s => el('div', { class: 'field' }, el('label', { for: 'secret-' + s.id, class: 'fname' }, 'secret ' + s.id), ' ',
-      el('input', { type: 'password', id: 'secret-' + s.id, 'data-secret': s.id, autocomplete: 'off' }))),
+      el('input', { type: 'password', id: 'secret-' + s.id, 'data-secret': s.id, autocomplete: 'off', value: state.secrets.get(s.id) || '',
+        oninput: ev => state.secrets.set(s.id, ev.target.value) }))),
     el('details', { open: reqs.user_id || secrets.length ? true : false }, el('summary', {}, 'More call options'),
       el('div', { class: 'field' }, el('label', { for: 'user-id', class: 'fname' }, 'user id'), ' ', el('input', { type: 'text', id: 'user-id', autocomplete: 'off' })),
       el('div', { class: 'field' }, el('label', { for: 'extra-secrets', class: 'fname' }, 'other secrets'), ' ', el('input', { type: 'text', id: 'extra-secrets', placeholder: 'ID=value, …', autocomplete: 'off' })),
@@ -621,7 +630,8 @@ async function send(entry) {
   });
   if (btn) btn.disabled = false;
   outcome.client_ms = performance.now() - started;
-  const h = { n: ++state.seq, server: kind, toolDef: t, tool: t.call, input, userId: ($('#user-id') || {}).value || '', outcome, at: new Date(), logs: logs.innerHTML, secretIds: currentSecrets().map(s => s.id) };
+  const h = { n: ++state.seq, server: kind, toolDef: t, tool: t.call, input, userId: ($('#user-id') || {}).value || '', outcome, at: new Date(),
+    logLines: [...logs.children].map(li => li.textContent), secretIds: currentSecrets().map(s => s.id) };
   state.history.unshift(h);
   if (state.history.length > MAX_HISTORY) state.history.pop();
   renderHistory();
@@ -771,7 +781,9 @@ function showTool(h) {
 
 function reopen(h) {
   showTool(h);
-  showOutcome(h, $('#result'));
+  const out = $('#result');
+  if (h.logLines.length) out.append(el('ul', { id: 'logs' }, h.logLines.map(l => el('li', {}, l))));
+  showOutcome(h, out);
 }
 
 function resend(h) {
