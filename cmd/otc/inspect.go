@@ -126,6 +126,13 @@ func (e *cli) inspect(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "otc inspect: %v\n", err)
 		return exitTransport
 	}
+	for _, t := range targets { // each call connects afresh; a bad URL fails here, once
+		if _, err := in.connect(t, &recorder{base: in.base}); err != nil {
+			ln.Close()
+			fmt.Fprintf(e.stderr, "otc inspect: %s: %v\n", t.URL, err)
+			return exitBadInput
+		}
+	}
 	srv := &http.Server{Handler: in, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -353,14 +360,11 @@ func (in *inspector) connect(t inspectTarget, rec *recorder) (server, error) {
 		opts.JWT = &client.JWTSigner{Secret: []byte(in.creds.jwtSecret), Subject: "otc-inspect"}
 		opts.BearerToken = ""
 	}
-	return otcServer{c: mustClient(client.New(t.URL, opts))}, nil
-}
-
-func mustClient(c *client.Client, err error) *client.Client {
+	c, err := client.New(t.URL, opts)
 	if err != nil {
-		panic("otc: " + err.Error()) // the URL was checked at start
+		return nil, err
 	}
-	return c
+	return otcServer{c: c}, nil
 }
 
 // inspectTool is a tool as the page shows it, whatever the wire format.
@@ -398,7 +402,11 @@ func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &recorder{base: in.base}
-	srv, _ := in.connect(t, rec)
+	srv, err := in.connect(t, rec)
+	if err != nil {
+		refuse(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
 	tools, err := listInspectTools(ctx, srv)
@@ -555,21 +563,30 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 	if c.CallID == "" {
 		c.CallID = otc.NewCallID()
 	}
+	rec := &recorder{base: in.base}
+	srv, err := in.connect(t, rec)
+	if err != nil {
+		refuse(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	var mu sync.Mutex
 	send := func(event string, data []byte) {
+		// Compact JSON has no line breaks, so each event's data is one line.
+		var line bytes.Buffer
+		if json.Compact(&line, data) != nil {
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, bytes.ReplaceAll(data, []byte("\n"), nil))
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, line.Bytes())
 		_ = rc.Flush()
 	}
 	send("start", mustJSON(map[string]string{"call_id": c.CallID}))
 
-	rec := &recorder{base: in.base}
-	srv, _ := in.connect(t, rec)
 	out := callOutcome{Server: t.Kind, Tool: c.Tool, CallID: c.CallID}
 	if m, ok := srv.(*mcpServer); ok {
 		m.notify = func(msg json.RawMessage) { send("notification", msg) }
