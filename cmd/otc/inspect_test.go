@@ -395,3 +395,33 @@ func TestRecorderBudget(t *testing.T) {
 	assert.LessOrEqual(t, total, maxRecordedTotal)
 	assert.Greater(t, total, maxRecordedTotal-100)
 }
+
+func TestInspect_Addr(t *testing.T) {
+	url := serveTools(t, "")
+	ln, err := listenLoopback("127.0.0.1:0")
+	require.NoError(t, err)
+	port := strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:")
+	ln.Close()
+	for _, addr := range []string{"127.0.0.1:" + port, "localhost:0", ":0"} {
+		t.Run(addr, func(t *testing.T) {
+			page := startInspect(t, nil, url, "--addr", addr)
+			if addr != "localhost:0" && addr != ":0" {
+				assert.True(t, strings.HasPrefix(page, "http://127.0.0.1:"+port+"/?token="), page)
+			}
+			a := newInspectAPI(t, page)
+			resp, _ := a.do(t, "GET", "/api/info", "", nil)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			// localhost names the same server, and is accepted as its Host.
+			resp, _ = a.do(t, "GET", "/api/info", "", func(r *http.Request) { r.Host = strings.Replace(r.Host, "127.0.0.1", "localhost", 1) })
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		})
+	}
+	t.Run("taken", func(t *testing.T) {
+		busy, err := listenLoopback("127.0.0.1:0")
+		require.NoError(t, err)
+		defer busy.Close()
+		code, _, errOut := otcRun(t, url, "", nil, "inspect", "URL", "--no-open", "--addr", busy.Addr().String())
+		assert.Equal(t, exitBadInput, code)
+		assert.Contains(t, errOut, "address already in use")
+	})
+}
