@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -505,4 +506,38 @@ func TestInspect_Refusals(t *testing.T) {
 			assert.Contains(t, string(b), c.message)
 		})
 	}
+}
+
+// TestInspect_Keyboard reaches a tool and calls it from the keyboard: "/"
+// to search, Tab to the tool, Enter to open it, Ctrl+Enter to call.
+func TestInspect_Keyboard(t *testing.T) {
+	ctx := tab(t, false)
+	var focused string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(env.page),
+		chromedp.WaitVisible(`#tools .tool-item`, chromedp.ByQuery),
+		chromedp.KeyEvent("/"),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+	))
+	assert.Equal(t, "search", focused)
+	// The tools are buttons (focusable, and Enter presses them).
+	var buttons bool
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.KeyEvent("counter"),
+		chromedp.Evaluate(`[...document.querySelectorAll('#tools .tool-item')].every(b => b.tagName === 'BUTTON' && b.tabIndex === 0)`, &buttons),
+	))
+	assert.True(t, buttons)
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.KeyEvent(kb.Tab),
+		chromedp.Evaluate(`document.activeElement.dataset.tool || ''`, &focused),
+	))
+	assert.Equal(t, "Counter.Increment@1.0.0", focused, "Tab goes from the search to the tools")
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(`#form`, chromedp.ByQuery),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(input.ModifierCtrl)),
+		chromedp.WaitVisible(`#result-value`, chromedp.ByQuery),
+	))
+	assert.Equal(t, "ok", text(t, ctx, `#result-status`))
+	assert.Regexp(t, `^[0-9]+$`, text(t, ctx, `#result-value`))
 }

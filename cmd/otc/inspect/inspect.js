@@ -824,8 +824,12 @@ function prettyMaybe(s) {
 // --- start -----------------------------------------------------------------
 
 $('#search').addEventListener('input', renderCatalog);
+let slashFocused = false;
 document.addEventListener('keydown', ev => {
-  if (ev.key === '/' && !['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement.tagName)) { ev.preventDefault(); $('#search').focus(); }
+  if (ev.key === '/' && !['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement.tagName)) { ev.preventDefault(); slashFocused = true; $('#search').focus(); }
   if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey) && state.tool) { ev.preventDefault(); send(); }
 });
+// A keypress that follows its keydown anyway (synthetic key events do)
+// does not type the "/" that moved the focus.
+document.addEventListener('keypress', ev => { if (slashFocused && ev.key === '/') ev.preventDefault(); slashFocused = false; });
 loadInfo().catch(e => status('Could not load: ' + e.message));
