@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,6 +217,21 @@ func waitHealthy(url string) error {
 func tab(t *testing.T, shot bool) context.Context {
 	t.Helper()
 	tabCtx, cancel := chromedp.NewContext(env.browser)
+	// An exception the page does not catch fails the test.
+	var mu sync.Mutex
+	var thrown []string
+	chromedp.ListenTarget(tabCtx, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			mu.Lock()
+			thrown = append(thrown, e.ExceptionDetails.Error())
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Empty(t, thrown, "exceptions in the page")
+	})
 	require.NoError(t, chromedp.Run(tabCtx, chromedp.EmulateViewport(1280, 800)))
 	ctx, cancelTime := context.WithTimeout(tabCtx, 30*time.Second)
 	dir := t.TempDir()

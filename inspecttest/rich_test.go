@@ -146,6 +146,15 @@ func TestInspect_ContentBlocks(t *testing.T) {
 	var bg string
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`getComputedStyle(document.body).backgroundColor`, &bg)))
 	assert.Equal(t, "rgb(21, 24, 28)", bg, "dark, as the system is set")
+	// Over OTC, a tool's otc.Content value is shown as blocks too.
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Evaluate(`(() => { const s = document.querySelector('#server'); s.value = 'otc'; s.dispatchEvent(new Event('change')); })()`, nil),
+		chromedp.WaitVisible(`#tools button[data-tool="Media.Picture@1.0.0"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#form`, chromedp.ByQuery), // the open tool followed the server
+		call(),
+		chromedp.WaitVisible(`#content-blocks img`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#content-blocks img').naturalWidth`, &width)))
+	assert.Equal(t, 1, width)
 	var overflow bool
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow)))
 	assert.False(t, overflow, "nothing wider than a narrow window")

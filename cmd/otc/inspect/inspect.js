@@ -657,10 +657,11 @@ function showOutcome(h, out) {
     const blocks = contentBlocks(o);
     // An MCP answer of content blocks alone has no value beside them; one
     // with structured content has blocks that repeat it, kept folded.
-    const onlyBlocks = blocks && o.mcp_result && o.mcp_result.structuredContent === undefined;
+    // An otc.Content value is its blocks.
+    const onlyBlocks = blocks && (!o.mcp_result || o.mcp_result.structuredContent === undefined);
     if (blocks && onlyBlocks) box.append(blocks);
     if (!onlyBlocks) box.append(el('pre', { id: 'result-value' }, o.value === undefined ? 'Done (no value).' : pretty(o.value)));
-    if (blocks && !onlyBlocks) box.append(el('details', {}, el('summary', { class: 'small' }, 'Content blocks (' + o.mcp_result.content.length + ')'), blocks));
+    if (blocks && !onlyBlocks) box.append(el('details', {}, el('summary', { class: 'small' }, 'Content blocks (' + blocks.childElementCount + ')'), blocks));
     out.append(box);
     markServerErrors({});
   } else if (o.tool_error) {
