@@ -8,7 +8,7 @@
 // installed, and fail instead when OTC_REQUIRE_CHROMIUM=1 (as .ci/run
 // sets it). Each test saves a screenshot under its temporary directory;
 //
-//	OTC_INSPECT_SCREENSHOT=../docs/inspect.png go test -run TestInspect_Add .
+//	OTC_INSPECT_SCREENSHOT=../docs/inspect.png go test -run 'TestInspect_Add$' .
 //
 // (from this directory) regenerates the README's screenshot;
 // OTC_INSPECT_SCREENSHOTS=DIR keeps every test's screenshot in DIR.
