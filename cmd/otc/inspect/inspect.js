@@ -568,6 +568,14 @@ function currentSecrets() {
 
 // callOnce proxies one call; onEvent gets each notification.
 async function callOnce(kind, tool, inputText, onEvent) {
+  try {
+    return await callStream(kind, tool, inputText, onEvent);
+  } catch (e) {
+    return { ok: false, error: { code: 'inspector', message: 'The call to otc inspect failed: ' + e.message }, exchanges: [] };
+  }
+}
+
+async function callStream(kind, tool, inputText, onEvent) {
   const secrets = currentSecrets();
   const body = '{"server":' + JSON.stringify(kind) + ',"tool":' + JSON.stringify(tool) + ',"input":' + inputText +
     ',"secrets":' + JSON.stringify(secrets) + ',"user_id":' + JSON.stringify(($('#user-id') || {}).value || '') +
@@ -598,10 +606,10 @@ async function callOnce(kind, tool, inputText, onEvent) {
   return outcome || { ok: false, error: { code: 'inspector', message: 'the answer ended before its result' }, exchanges: [] };
 }
 
-async function send(entry) {
-  const t = entry ? entry.toolDef : state.tool;
-  const kind = entry ? entry.server : state.server;
-  let inputText = entry ? JSON.stringify(entry.input) : currentInput().text;
+async function send() {
+  const t = state.tool;
+  const kind = state.server;
+  let inputText = currentInput().text;
   let input;
   try { input = JSON.parse(inputText); } catch (e) { $('#warnings').textContent = 'The input is not JSON: ' + e.message; return; }
   if (input === null || typeof input !== 'object' || Array.isArray(input)) { $('#warnings').textContent = 'The input must be a JSON object.'; return; }
@@ -613,7 +621,6 @@ async function send(entry) {
   const progText = el('div', { id: 'progress-text', class: 'small muted' });
   const logs = el('ul', { id: 'logs' });
   out.append(el('h3', {}, 'Answer'), el('p', { class: 'muted' }, 'Calling ', t.call, ' on ', KINDS[kind], '…'), prog, progText, logs);
-  const started = performance.now();
   const outcome = await callOnce(kind, t.call, inputText, (ev, msg) => {
     if (msg.method === 'notifications/progress') {
       const p = msg.params || {};
@@ -629,7 +636,6 @@ async function send(entry) {
     }
   });
   if (btn) btn.disabled = false;
-  outcome.client_ms = performance.now() - started;
   const h = { n: ++state.seq, server: kind, toolDef: t, tool: t.call, input, userId: ($('#user-id') || {}).value || '', outcome, at: new Date(),
     logLines: [...logs.children].map(li => li.textContent), secretIds: currentSecrets().map(s => s.id) };
   state.history.unshift(h);
