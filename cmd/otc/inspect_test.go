@@ -425,3 +425,44 @@ func TestInspect_Addr(t *testing.T) {
 		assert.Contains(t, errOut, "address already in use")
 	})
 }
+
+// TestInspect_BearerAndJWT: the proxy adds the bearer token, or a JWT it
+// signs, and the page sees neither.
+func TestInspect_BearerAndJWT(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+	seen := make(chan string, 16)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewHandler(reg, nil))
+	mux.Handle("/", otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Get("Authorization")
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		name string
+		args []string
+		want *regexp.Regexp
+	}{
+		{"bearer_otc", []string{srv.URL, "--bearer", "t0ken"}, regexp.MustCompile(`^Bearer t0ken$`)},
+		{"bearer_mcp", []string{"--mcp", srv.URL + "/mcp", "--bearer", "t0ken"}, regexp.MustCompile(`^Bearer t0ken$`)},
+		{"jwt", []string{srv.URL, "--jwt-secret", strings.Repeat("s", 32)}, regexp.MustCompile(`^Bearer eyJ[\w-]+\.[\w-]+\.[\w-]+$`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newInspectAPI(t, startInspect(t, nil, c.args...))
+			kind, tool := "otc", "Calculator.Add"
+			if c.args[0] == "--mcp" {
+				kind, tool = "mcp", "Calculator_Add"
+			}
+			_, res := a.callEvents(t, `{"server":"`+kind+`","tool":"`+tool+`","input":{"a":1,"b":2}}`)
+			require.True(t, res.OK, "%+v", res.Error)
+			assert.Regexp(t, c.want, <-seen)
+			assert.Equal(t, redactedCredential, res.Exchanges[0].Header["Authorization"])
+			b, _ := json.Marshal(res)
+			assert.NotContains(t, string(b), "t0ken")
+			assert.NotContains(t, string(b), "eyJ")
+		})
+	}
+}
