@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.0.0-20260321001828-e3e3800016bc
 	github.com/chromedp/chromedp v0.15.1
+	github.com/otcgo/otc v0.0.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -29,7 +30,5 @@ require (
 	golang.org/x/sys v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-require github.com/otcgo/otc v0.0.0
 
 replace github.com/otcgo/otc => ../
