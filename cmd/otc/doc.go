@@ -8,11 +8,19 @@
 //	otc call URL TOOL '{"a":1}' # call a tool and print its result
 //	otc call URL TOOL a=1 b=2  # the same, arguments as key=value
 //	otc tools --mcp URL/mcp    # the same over MCP (Streamable HTTP)
+//	otc inspect URL            # a page to browse and call the tools
 //
 // Every command takes --json, for scripts. Run "otc help" for the options.
 //
 // "otc check URL" checks a server against the protocol's rules; it calls
 // no tool the user has not named (see "otc help").
+//
+// "otc inspect URL" serves a page on 127.0.0.1 to browse a server's tools
+// and call them (OTC/OXP, --mcp, --rest, or several to compare). It prints
+// the page's URL, with the token every request of the page needs, on a
+// line of its own. The page is embedded (inspect/); the proxy behind it
+// talks only to the servers of the command line and adds the credentials,
+// which the page never sees.
 //
 // Exit codes: 0 the command succeeded; 1 the tool ran and returned an
 // error; 2 the input was bad (a usage mistake, or input the server refused

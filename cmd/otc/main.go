@@ -66,6 +66,8 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.call(ctx, args[1:])
 	case "check":
 		return env.check(ctx, args[1:])
+	case "inspect":
+		return env.inspect(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -138,6 +140,7 @@ Usage:
   otc tools URL [TOOL] [--json] [--mcp]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
+  otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
@@ -154,6 +157,7 @@ Examples:
   otc call --mcp http://127.0.0.1:8080/mcp Calculator_Add a=1 b=2
   otc call --rest http://127.0.0.1:8080/v1 Calculator_Add a=1 b=2
   otc check http://127.0.0.1:8080 --tool Calculator.Add@1.0.0 --input '{"a":1,"b":2}'
+  otc inspect http://127.0.0.1:8080 --mcp http://127.0.0.1:8080/mcp --rest http://127.0.0.1:8080/v1
 
 Call options:
   -i FILE              read the input from FILE ("-" for standard input)
@@ -175,6 +179,15 @@ Check:
   id and a 422 for input its schema refuses. It calls no tool unless you
   name one with --tool (and its --input): every other request is one a
   conforming server refuses before any tool runs.
+
+Inspect:
+  otc inspect serves a page, on 127.0.0.1 only, to browse the tools of the
+  servers given (URL over OTC/OXP, --mcp, --rest: one or several), fill in
+  a call with a form and see what comes back. It prints the page's URL,
+  http://127.0.0.1:PORT/?token=..., on a line of its own and opens it
+  unless --no-open is given. The page and its API need the URL's token;
+  calls go only to the servers given, with the credentials given here,
+  which the page never sees.
 
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,

@@ -26,6 +26,11 @@ type mcpServer struct {
 	bearer string
 	http   *http.Client
 	nextID int
+	// notify, when not nil, gets each notification the server sends
+	// while a call runs (progress, logs), and calls ask for progress.
+	notify func(msg json.RawMessage)
+	// result, when not nil, gets the raw result of each tools/call.
+	result func(res json.RawMessage)
 }
 
 // errNotProtocol is a server answer that is not MCP's.
@@ -67,7 +72,7 @@ func (m *mcpServer) request(ctx context.Context, method string, params any, out 
 		return &otc.Error{Code: otc.CodeUnauthenticated, Message: fmt.Sprintf("The MCP server refused the credentials (%d %s)", resp.StatusCode, http.StatusText(resp.StatusCode)),
 			DeveloperMessage: "give --api-key or --bearer"}
 	}
-	raw, err := readAnswer(resp, m.nextID)
+	raw, err := readAnswer(resp, m.nextID, m.notify)
 	if err != nil {
 		return fmt.Errorf("POST %s (%s): %w", m.url, method, err)
 	}
@@ -85,8 +90,9 @@ func (m *mcpServer) request(ctx context.Context, method string, params any, out 
 }
 
 // readAnswer returns the JSON-RPC response of request id: the body, or
-// the matching event of an SSE stream.
-func readAnswer(resp *http.Response, id int) ([]byte, error) {
+// the matching event of an SSE stream, whose other messages go to notify
+// when it is not nil.
+func readAnswer(resp *http.Response, id int, notify func(json.RawMessage)) ([]byte, error) {
 	body := io.LimitReader(resp.Body, maxMCPAnswer)
 	ct := resp.Header.Get("Content-Type")
 	switch {
@@ -107,6 +113,9 @@ func readAnswer(resp *http.Response, id int) ([]byte, error) {
 				if json.Unmarshal(data.Bytes(), &msg) == nil && string(msg.ID) == fmt.Sprint(id) {
 					return data.Bytes(), nil
 				}
+				if notify != nil && json.Valid(data.Bytes()) {
+					notify(bytes.Clone(data.Bytes()))
+				}
 				data.Reset()
 			}
 		}
@@ -123,7 +132,29 @@ const maxPages = 100
 
 // list lists the tools, following cursors.
 func (m *mcpServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
-	var defs []otc.ToolDefinition
+	raw, err := m.listRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defs := make([]otc.ToolDefinition, 0, len(raw))
+	for _, r := range raw {
+		var t struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(r, &t); err != nil {
+			return nil, fmt.Errorf("%w: a tool of tools/list: %v", errNotProtocol, err)
+		}
+		defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Description: t.Description,
+			InputSchema: otc.InputSchema{Parameters: t.InputSchema}})
+	}
+	return defs, nil
+}
+
+// listRaw lists the tools as the server sends them, following cursors.
+func (m *mcpServer) listRaw(ctx context.Context) ([]json.RawMessage, error) {
+	var tools []json.RawMessage
 	cursor := ""
 	for range maxPages {
 		params := map[string]any{}
@@ -131,22 +162,15 @@ func (m *mcpServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			params["cursor"] = cursor
 		}
 		var page struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
 		}
 		if err := m.request(ctx, "tools/list", params, &page); err != nil {
 			return nil, err
 		}
-		for _, t := range page.Tools {
-			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Description: t.Description,
-				InputSchema: otc.InputSchema{Parameters: t.InputSchema}})
-		}
+		tools = append(tools, page.Tools...)
 		if page.NextCursor == "" {
-			return defs, nil
+			return tools, nil
 		}
 		cursor = page.NextCursor
 	}
@@ -160,8 +184,16 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 		callID = otc.NewCallID()
 	}
 	meta := map[string]any{mcp.MetaCallID: callID}
+	if m.notify != nil {
+		meta["progressToken"] = callID
+	}
 	if len(opts.Secrets) > 0 || opts.UserID != "" {
 		meta[mcp.MetaContext] = otc.CallContext{Secrets: opts.Secrets, UserID: opts.UserID}
+	}
+	var raw json.RawMessage
+	err := m.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": input, "_meta": meta}, &raw)
+	if err == nil && m.result != nil {
+		m.result(raw)
 	}
 	var res struct {
 		Content []struct {
@@ -178,7 +210,9 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 			MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
 		} `json:"_meta"`
 	}
-	err := m.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": input, "_meta": meta}, &res)
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
 	if err != nil {
 		var rf *rpcFailure
 		if errors.As(err, &rf) {
