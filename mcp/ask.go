@@ -171,13 +171,6 @@ func (t *askTable) deliver(id, owner string, r askReply) bool {
 	return true
 }
 
-// len is the number of requests awaiting answers.
-func (t *askTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.pending)
-}
-
 // parseReply reads a JSON-RPC response that may answer one of the
 // server's requests: its id, when a string (the server's ids are), and its
 // result or error. body is valid JSON.

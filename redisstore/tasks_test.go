@@ -175,7 +175,7 @@ func TestTaskReplicas(t *testing.T) {
 			key = k
 		}
 		rpc(t, r.b, "tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}})
-		res = await(t, r.b, id, "input_required")
+		await(t, r.b, id, "input_required")
 		res = await(t, r.b, id, "working")
 		require.Equal(t, "completed", res["status"], "%v", res)
 		assert.Contains(t, fmt.Sprint(res["result"]), "Ada")
