@@ -29,7 +29,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	t := terminal(isTerminal(os.Stdout), isTerminal(os.Stderr), os.Getenv)
-	t.prompt = isTerminal(os.Stdin)
+	t.prompt = isTTY(os.Stdin)
 	os.Exit(runOn(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, t))
 }
 
