@@ -167,11 +167,13 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	}
 	m := x.msg
 	support, ok := l.tasks[m.name]
-	window := l.askFirst[m.name]
+	var window time.Duration // read only for a call that may become a task
 	if !ok && strings.Contains(m.name, "@") {
 		if def, err := s.reg.LookupName(m.name, otc.ProtocolMCP); err == nil {
 			support, window = def.Tasks, def.AskBeforeTask
 		}
+	} else if ok {
+		window = l.askFirst[m.name]
 	}
 	if support == otc.TasksForbidden {
 		return nil, nil, false
