@@ -62,6 +62,14 @@ func composeRegistry(t *testing.T, work time.Duration) *otc.Registry {
 		}
 		return "Later, " + who.Name, nil
 	}))
+	require.NoError(t, otc.Register(reg, tool("Job.Slowpoke", 50*time.Millisecond), func(ctx context.Context, _ struct{}) (string, error) {
+		var who whoAnswer
+		if _, err := otc.Elicit(ctx, "Your name?", &who); err != nil {
+			time.Sleep(300 * time.Millisecond) // returns after its window
+			return "", err
+		}
+		return "Slowly, " + who.Name, nil
+	}))
 	require.NoError(t, otc.Register(reg, tool("Job.Quick", 2*time.Second), func(context.Context, struct{}) (string, error) {
 		return "quick", nil
 	}))
@@ -169,6 +177,18 @@ func TestAskThenTaskFinishedInWindow(t *testing.T) {
 		e, _ := round(t, url, "Job_Greet", nil, obj{"elicitation": obj{}}, nil, "").rpcErr(t, http.StatusBadRequest, -32021)
 		assert.Contains(t, e.Message, mcp.ExtensionTasks, "a task-required tool still needs the extension")
 	})
+	t.Run("asked_and_returned_after_the_window", func(t *testing.T) {
+		t.Parallel()
+		// The function asked within its window, and returned after it:
+		// the call waits for it and answers input_required, not a task.
+		start := time.Now()
+		r := decodeInputRequired(t, round(t, url, "Job_Slowpoke", nil, taskCaps, nil, ""))
+		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+		res := object(t, round(t, url, "Job_Slowpoke", nil, taskCaps, obj{"q1": obj{"action": "accept", "content": obj{"name": "Eve"}}}, r.RequestState).result(t))
+		require.Equal(t, "task", res["resultType"], "%v", res)
+		got := awaitTask(t, url, res["taskId"].(string), nil, "completed", "failed")
+		assert.Contains(t, mustJSON(t, got["result"]), "Slowly, Eve")
+	})
 	t.Run("bad_answer", func(t *testing.T) {
 		t.Parallel()
 		r := decodeInputRequired(t, round(t, url, "Job_Greet", nil, taskCaps, nil, ""))
@@ -219,4 +239,33 @@ func TestAskBeforeTaskRegistration(t *testing.T) {
 	err = otc.Register(reg, otc.Tool{ID: "Job.Neg", Version: "1.0.0", Description: "A negative window.", Tasks: otc.TasksOptional, AskBeforeTask: -time.Second}, fn)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "AskBeforeTask is -1s"), "%v", err)
+}
+
+func TestAskThenTaskOverStdio(t *testing.T) {
+	t.Parallel()
+	c := startStdio(t, t.Context(), composeRegistry(t, 0), nil)
+	c.send(request(1, "tools/call", callParams("Job_Greet", nil, taskMeta(taskCaps))))
+	r := c.recvResponse()
+	require.Nil(t, r.Error)
+	round1 := object(t, r.Result)
+	require.Equal(t, "input_required", round1["resultType"], "%v", round1)
+	assert.NotContains(t, round1, "taskId")
+	state, _ := round1["requestState"].(string)
+	require.NotEmpty(t, state)
+
+	p := callParams("Job_Greet", nil, taskMeta(taskCaps))
+	p["inputResponses"] = obj{"q1": obj{"action": "accept", "content": obj{"name": "Dora"}}}
+	p["requestState"] = state
+	c.send(request(2, "tools/call", p))
+	r = c.recvResponse()
+	require.Nil(t, r.Error)
+	created := object(t, r.Result)
+	require.Equal(t, "task", created["resultType"], "%v", created)
+	assert.NotContains(t, created, "requestState")
+	c.send(request(3, "tasks/get", obj{"taskId": created["taskId"], "_meta": taskMeta(taskCaps)}))
+	r = c.recvResponse()
+	require.Nil(t, r.Error)
+	got := object(t, r.Result)
+	assert.Equal(t, "completed", got["status"])
+	assert.Contains(t, mustJSON(t, got["result"]), "Hello, Dora")
 }
