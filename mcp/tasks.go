@@ -24,6 +24,10 @@ import (
 // tasks/get, tasks/update and tasks/cancel read, answer and cancel it.
 // The tasks live in an [otc.TaskStore], so that any replica sharing the
 // store answers for a task another one runs.
+//
+// A tool with [otc.Tool.AskBeforeTask] runs for its window before its
+// task is created, asking in input_required rounds meanwhile: see
+// compose.go.
 
 // ExtensionTasks is the identifier of MCP's tasks extension, under which
 // the server advertises it in server/discover and a client declares it in
