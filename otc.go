@@ -227,6 +227,19 @@ type Tool struct {
 	// TasksForbidden, keeps every call synchronous. Timeout still bounds
 	// a call that runs as a task.
 	Tasks TaskSupport
+
+	// AskBeforeTask, for a tool whose calls may run as tasks, lets its
+	// function ask its first questions before the call becomes a task,
+	// where the wire format can: over MCP 2026-07-28 the function runs for
+	// up to this long as a plain call, and a question it asks then is
+	// answered through input_required rounds of tools/call, as for any
+	// call; the task is created when the window ends with the function
+	// still running, or when the function returns without a question
+	// open, and the questions it asks after that go through the task.
+	// Zero creates the task before the function runs, and every question
+	// goes through the task. A function may run once per round, so it
+	// should ask before it acts.
+	AskBeforeTask time.Duration
 }
 
 // NoOutput is the output type of a tool that returns nothing: its
@@ -282,6 +295,9 @@ type ToolDefinition struct {
 	// Tasks is [Tool.Tasks]: whether a call may, or must, run as a task.
 	// It is not part of the OTC catalog entry.
 	Tasks TaskSupport `json:"-"`
+	// AskBeforeTask is [Tool.AskBeforeTask]. It is not part of the OTC
+	// catalog entry.
+	AskBeforeTask time.Duration `json:"-"`
 }
 
 // InputSchema is the input_schema object of a [ToolDefinition].

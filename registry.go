@@ -331,6 +331,12 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 	if t.Tasks > TasksRequired {
 		return fail("Tasks is %d, which is not one of TasksForbidden, TasksOptional and TasksRequired", t.Tasks)
 	}
+	switch {
+	case t.AskBeforeTask < 0:
+		return fail("AskBeforeTask is %s; it is a duration, zero for none", t.AskBeforeTask)
+	case t.AskBeforeTask > 0 && t.Tasks == TasksForbidden:
+		return fail("AskBeforeTask is set but Tasks is TasksForbidden: it applies to a tool whose calls may run as tasks")
+	}
 	annotations, icons, meta, problem := toolMetadata(t)
 	if problem != "" {
 		return fail("%s", problem)
@@ -364,6 +370,8 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 		Icons:       icons,
 		Meta:        meta,
 		Tasks:       t.Tasks,
+
+		AskBeforeTask: t.AskBeforeTask,
 	}
 	encoded, err := json.Marshal(def)
 	if err != nil {

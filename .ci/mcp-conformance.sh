@@ -112,6 +112,7 @@ SCENARIOS_EXTENSION=(
   tasks-dispatch-and-envelope
   tasks-status-notifications
   tasks-required-task-error
+  tasks-mrtr-composition
 )
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -24,6 +24,10 @@ import (
 // tasks/get, tasks/update and tasks/cancel read, answer and cancel it.
 // The tasks live in an [otc.TaskStore], so that any replica sharing the
 // store answers for a task another one runs.
+//
+// A tool with [otc.Tool.AskBeforeTask] runs for its window before its
+// task is created, asking in input_required rounds meanwhile: see
+// compose.go.
 
 // ExtensionTasks is the identifier of MCP's tasks extension, under which
 // the server advertises it in server/discover and a client declares it in
@@ -167,10 +171,13 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	}
 	m := x.msg
 	support, ok := l.tasks[m.name]
+	var window time.Duration // read only for a call that may become a task
 	if !ok && strings.Contains(m.name, "@") {
 		if def, err := s.reg.LookupName(m.name, otc.ProtocolMCP); err == nil {
-			support = def.Tasks
+			support, window = def.Tasks, def.AskBeforeTask
 		}
+	} else if ok {
+		window = l.askFirst[m.name]
 	}
 	if support == otc.TasksForbidden {
 		return nil, nil, false
@@ -180,6 +187,10 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 			return nil, missingTasksCapability("tool " + strconv.Quote(wire.Truncate(m.name, 64)) + " runs only as a task"), true
 		}
 		return nil, nil, false
+	}
+	if window > 0 {
+		result, e = s.tasks.startAsking(ctx, x, req, window) // compose.go
+		return result, e, true
 	}
 	result, e = s.tasks.start(ctx, x, req)
 	return result, e, true
@@ -193,18 +204,10 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	default:
 		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", cap(tm.slots)), time.Second), nil
 	}
-	owner := otc.TaskOwner(otc.CallerIdentity(ctx))
-	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
-	if err != nil {
+	t, refused := tm.create(ctx, req.ToolName)
+	if t == nil {
 		<-tm.slots
-		switch {
-		case errors.Is(err, otc.ErrTooManyTasks):
-			return tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0), nil
-		case errors.Is(err, otc.ErrTaskStoreFull):
-			return tm.refusal("the server's task store is full", time.Second), nil
-		}
-		tm.s.logger.ErrorContext(ctx, "mcp: the task store failed to create a task", slog.String("tool", req.ToolName), slog.String("error", err.Error()))
-		return tm.refusal("the server's task store failed", time.Second), nil
+		return refused, nil
 	}
 
 	// The request's buffers are reused once it is answered: the call
@@ -225,10 +228,25 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	tm.mu.Unlock()
 	go tm.run(runCtx, t.ID, lt, &run)
 
-	b := make([]byte, 0, 256)
-	b = append(b, `{"resultType":"task",`...)
-	b = tm.appendTask(b, t)
-	return append(b, '}'), nil
+	return tm.created(t), nil
+}
+
+// create creates a working task for a call of tool, or returns the tool
+// error that answers the call when the store refuses.
+func (tm *taskManager) create(ctx context.Context, tool string) (*otc.Task, []byte) {
+	owner := otc.TaskOwner(otc.CallerIdentity(ctx))
+	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+	if err == nil {
+		return t, nil
+	}
+	switch {
+	case errors.Is(err, otc.ErrTooManyTasks):
+		return nil, tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0)
+	case errors.Is(err, otc.ErrTaskStoreFull):
+		return nil, tm.refusal("the server's task store is full", time.Second)
+	}
+	tm.s.logger.ErrorContext(ctx, "mcp: the task store failed to create a task", slog.String("tool", tool), slog.String("error", err.Error()))
+	return nil, tm.refusal("the server's task store failed", time.Second)
 }
 
 // refusal is the tool error of a call that could not start a task.
@@ -266,21 +284,31 @@ func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *o
 	}()
 	close(beat)
 
+	tm.record(id, u)
+}
+
+// record records the outcome of task id's call, and returns the task as
+// it then is (nil when the store failed).
+func (tm *taskManager) record(id string, u otc.TaskUpdate) *otc.Task {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := tm.store.Update(sctx, id, &u)
+	t, err := tm.store.Update(sctx, id, &u)
 	if errors.Is(err, otc.ErrTaskResultTooLarge) || errors.Is(err, otc.ErrTaskStoreFull) {
 		msg := "Internal error: the result of the call is larger than the server's task store keeps"
 		if !errors.Is(err, otc.ErrTaskResultTooLarge) {
 			msg = "Internal error: the server's task store is full and could not keep the result of the call"
 		}
 		u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
-		_, err = tm.store.Update(sctx, id, &u)
+		t, err = tm.store.Update(sctx, id, &u)
 	}
 	if err != nil && !errors.Is(err, otc.ErrTaskNotFound) {
 		tm.s.logger.Error("mcp: the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
 			slog.String("task", id), slog.String("error", err.Error()))
 	}
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // settle turns the outcome of a call into the final update of its task:

@@ -34,6 +34,9 @@ type listing struct {
 	// run as tasks; nil when there are none, so that a plain call skips
 	// the look.
 	tasks map[string]otc.TaskSupport
+	// askFirst holds the [otc.Tool.AskBeforeTask] of the listed tools
+	// that have one (compose.go); nil when none has.
+	askFirst map[string]time.Duration
 }
 
 // headerParam is a parameter whose value a 2026-07-28 client mirrors into
@@ -97,6 +100,12 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 				l.tasks = map[string]otc.TaskSupport{}
 			}
 			l.tasks[name] = d.Tasks
+		}
+		if d.AskBeforeTask > 0 {
+			if l.askFirst == nil {
+				l.askFirst = map[string]time.Duration{}
+			}
+			l.askFirst[name] = d.AskBeforeTask
 		}
 	}
 	return l

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"unicode/utf8"
 
@@ -409,6 +410,8 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	o.register(fs, e.getenv)
 	var callID, userID, inputFile string
 	var sec []string
+	var asTask bool
+	fs.BoolVar(&asTask, "task", false, "with --mcp: call at 2026-07-28 with the tasks extension, and poll a task to its end")
 	fs.StringVar(&callID, "call-id", "", "the call's id")
 	fs.StringVar(&userID, "user-id", "", "the user the call acts for")
 	fs.StringVar(&inputFile, "i", "", "read the input from FILE")
@@ -440,14 +443,35 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "otc call: %v\n", err)
 		return exitBadInput
 	}
+	if asTask && !o.mcp {
+		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL")
+		return exitBadInput
+	}
 	input, code := e.input(ctx, srv, tool, rest, inputFile)
 	if code != exitOK {
 		return code
 	}
-	stop := e.spin("calling " + tool + "…")
+	stop := func() {}
+	if m, ok := srv.(*mcpServer); ok {
+		stop = e.prepareMCP(m, asTask, o.json)
+	}
+	if !asTask {
+		stop = sync.OnceFunc(e.spin("calling " + tool + "…"))
+		if m, ok := srv.(*mcpServer); ok {
+			m.ask.before = stop
+		}
+	}
 	value, gotID, te, err := srv.call(ctx, tool, input, &opts)
 	stop()
+	var np *errNoPrompt
+	var ie *errInterrupted
 	switch {
+	case errors.As(err, &np):
+		fmt.Fprintf(e.stderr, "otc call: %v\n", np)
+		return exitInput
+	case errors.As(err, &ie):
+		fmt.Fprintf(e.stderr, "otc call: %v\n", ie)
+		return exitInterrupted
 	case te != nil:
 		if o.json {
 			_ = e.printJSON(map[string]any{"call_id": gotID, "success": false, "error": te})

@@ -27,5 +27,10 @@
 // as invalid); 3 the server refused the call (unknown tool, missing
 // secrets, credentials, policy); 4 the server could not be reached or
 // answered something that is not the protocol; 5 "otc check" found a
-// failure.
+// failure; 6 the tool asked its user a question otc could not put (with
+// --json, or without a terminal on standard input); 130 interrupted
+// (Ctrl-C; with --task, after tasks/cancel).
+//
+// Over MCP, "otc call" shows a tool's questions (elicitations) as prompts
+// on a terminal, and "otc call --mcp --task" polls a task to its end.
 package main

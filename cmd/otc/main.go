@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -16,12 +17,19 @@ const (
 	exitBadInput  = 2
 	exitRefused   = 3
 	exitTransport = 4
+	// exitInput: the tool asked something otc could not answer (a
+	// question for its user without a terminal, or with --json).
+	exitInput = 6
+	// exitInterrupted: Ctrl-C ended the command (after tasks/cancel for
+	// otc call --task).
+	exitInterrupted = 130
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	t := terminal(isTerminal(os.Stdout), isTerminal(os.Stderr), os.Getenv)
+	t.prompt = isTTY(os.Stdin)
 	os.Exit(runOn(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, t))
 }
 
@@ -35,6 +43,7 @@ func isTerminal(f *os.File) bool {
 type terminalFeatures struct {
 	color   bool // ANSI colour on standard output and error
 	spinner bool // a spinner on standard error while a call takes long
+	prompt  bool // standard input is a terminal: otc may ask its user
 }
 
 // terminal decides the features: colour only when both outputs are
@@ -82,6 +91,15 @@ type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	term           terminalFeatures
+	in             *bufio.Reader // stdin, for prompts; made on first use
+}
+
+// reader returns standard input, buffered once for every prompt.
+func (e *cli) reader() *bufio.Reader {
+	if e.in == nil {
+		e.in = bufio.NewReader(e.stdin)
+	}
+	return e.in
 }
 
 // ANSI styles.
@@ -139,6 +157,7 @@ const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 Usage:
   otc tools URL [TOOL] [--json] [--mcp]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
+  otc call --mcp --task URL TOOL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
 
@@ -170,6 +189,16 @@ Call options:
   --json               print the raw answer as JSON
   --mcp                URL is an MCP endpoint; tools are named by name
   --rest               URL is a REST tool API; tools are named by name
+  --task               with --mcp: call at MCP 2026-07-28 with the tasks
+                       extension, and poll a task to its end (Ctrl-C
+                       cancels it)
+
+Questions from the tool (MCP): a tool may ask its user something in the
+middle of a call (an elicitation). On a terminal otc shows the question
+and the fields of its form on standard error and reads the answers; with
+--json, or when standard input is not a terminal, it cannot ask, and the
+call fails with exit code 6. A request for a model's completion
+(sampling) is declined: otc has no model.
 
 Check:
   otc check runs the protocol's rules against an OTC/OXP 1.0 server: the
@@ -192,5 +221,6 @@ Inspect:
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,
   3 the server refused the call, 4 transport failure or not the protocol,
-  5 otc check found a failure
+  5 otc check found a failure, 6 the tool asked a question otc could not
+  put to its user, 130 interrupted (Ctrl-C)
 `

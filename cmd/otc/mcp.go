@@ -31,6 +31,15 @@ type mcpServer struct {
 	notify func(msg json.RawMessage)
 	// result, when not nil, gets the raw result of each tools/call.
 	result func(res json.RawMessage)
+	// ask, when not nil, answers the requests the server sends while a
+	// call runs (ask.go); the call then declares the elicitation
+	// capability. Nil answers every such request with an error.
+	ask *inputAnswerer
+	// status, when not nil, is shown each status a polled task reports.
+	status func(taskStatus)
+	// modern speaks protocol version 2026-07-28 with the tasks extension
+	// declared (task.go), for otc call --task.
+	modern bool
 }
 
 // errNotProtocol is a server answer that is not MCP's.
@@ -51,18 +60,43 @@ const maxMCPAnswer = client.DefaultMaxResponseBytes
 // request sends one JSON-RPC request and decodes its result into out.
 func (m *mcpServer) request(ctx context.Context, method string, params any, out any) error {
 	m.nextID++
+	name := ""
+	if p, ok := params.(map[string]any); ok {
+		meta, _ := p["_meta"].(map[string]any)
+		if m.modern {
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta["io.modelcontextprotocol/protocolVersion"] = mcp.Version20260728
+			meta["io.modelcontextprotocol/clientCapabilities"] = m.capabilities()
+		} else if meta != nil && method == "tools/call" {
+			meta["io.modelcontextprotocol/clientCapabilities"] = m.capabilities()
+		}
+		if meta != nil {
+			p["_meta"] = meta
+		}
+		name, _ = p["name"].(string)
+		if id, ok := p["taskId"].(string); ok {
+			name = id
+		}
+	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.nextID, "method": method, "params": params})
 	if err != nil {
 		return err
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
-	setCredentials(req.Header, m.apiKey, m.bearer)
+	m.headers(req.Header)
+	if m.modern {
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	}
 	resp, err := m.http.Do(req)
 	if err != nil {
 		return err
@@ -72,7 +106,14 @@ func (m *mcpServer) request(ctx context.Context, method string, params any, out 
 		return &otc.Error{Code: otc.CodeUnauthenticated, Message: fmt.Sprintf("The MCP server refused the credentials (%d %s)", resp.StatusCode, http.StatusText(resp.StatusCode)),
 			DeveloperMessage: "give --api-key or --bearer"}
 	}
-	raw, err := readAnswer(resp, m.nextID, m.notify)
+	raw, err := readAnswer(resp, m.nextID, func(msg json.RawMessage) {
+		if m.serverRequest(ctx, msg) {
+			stop() // a question otc could not put to its user: the call ends here
+		}
+	})
+	if m.ask != nil && m.ask.refused != nil {
+		return m.ask.refused
+	}
 	if err != nil {
 		return fmt.Errorf("POST %s (%s): %w", m.url, method, err)
 	}
@@ -90,8 +131,7 @@ func (m *mcpServer) request(ctx context.Context, method string, params any, out 
 }
 
 // readAnswer returns the JSON-RPC response of request id: the body, or
-// the matching event of an SSE stream, whose other messages go to notify
-// when it is not nil.
+// the matching event of an SSE stream, whose other messages go to notify.
 func readAnswer(resp *http.Response, id int, notify func(json.RawMessage)) ([]byte, error) {
 	body := io.LimitReader(resp.Body, maxMCPAnswer)
 	ct := resp.Header.Get("Content-Type")
@@ -113,7 +153,7 @@ func readAnswer(resp *http.Response, id int, notify func(json.RawMessage)) ([]by
 				if json.Unmarshal(data.Bytes(), &msg) == nil && string(msg.ID) == fmt.Sprint(id) {
 					return data.Bytes(), nil
 				}
-				if notify != nil && json.Valid(data.Bytes()) {
+				if json.Valid(data.Bytes()) {
 					notify(bytes.Clone(data.Bytes()))
 				}
 				data.Reset()
@@ -125,6 +165,81 @@ func readAnswer(resp *http.Response, id int, notify func(json.RawMessage)) ([]by
 	}
 	head, _ := io.ReadAll(io.LimitReader(body, 200))
 	return nil, fmt.Errorf("%w: status %d, Content-Type %q: %q", errNotProtocol, resp.StatusCode, ct, head)
+}
+
+// headers sets the headers of every request to the server.
+func (m *mcpServer) headers(h http.Header) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if m.modern {
+		h.Set("MCP-Protocol-Version", mcp.Version20260728)
+	} else {
+		h.Set("MCP-Protocol-Version", mcp.Version20251125)
+	}
+	setCredentials(h, m.apiKey, m.bearer)
+}
+
+// capabilities are the client capabilities otc declares: elicitation
+// when it may answer one (even where it cannot prompt, so that a tool
+// that asks before it acts does not act unasked), and the tasks
+// extension when it speaks 2026-07-28.
+func (m *mcpServer) capabilities() map[string]any {
+	caps := map[string]any{}
+	if m.ask != nil {
+		caps["elicitation"] = map[string]any{}
+	}
+	if m.modern {
+		caps["extensions"] = map[string]any{mcp.ExtensionTasks: map[string]any{}}
+	}
+	return caps
+}
+
+// serverRequest handles a message of a call's stream that is not its
+// answer: a notification goes to m.notify, a request of the server
+// (elicitation/create, sampling/createMessage, …) is answered with a POST
+// of its own. It reports whether the call should stop: the tool asked
+// its user something otc cannot ask.
+func (m *mcpServer) serverRequest(ctx context.Context, msg json.RawMessage) bool {
+	var r struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &r) != nil || r.Method == "" {
+		return false
+	}
+	if len(r.ID) == 0 || string(r.ID) == "null" {
+		if m.notify != nil {
+			m.notify(msg)
+		}
+		return false
+	}
+	var result json.RawMessage
+	err := error(&errDeclined{code: -32601, message: "otc call answers no requests here"})
+	if m.ask != nil {
+		result, err = m.ask.answer(r.Method, r.Params)
+	}
+	reply := map[string]any{"jsonrpc": "2.0", "id": r.ID}
+	if err != nil {
+		code := -32603
+		var d *errDeclined
+		if errors.As(err, &d) {
+			code = d.code
+		}
+		reply["error"] = map[string]any{"code": code, "message": err.Error()}
+	} else {
+		reply["result"] = result
+	}
+	body, _ := json.Marshal(reply)
+	req, rerr := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
+	if rerr == nil {
+		m.headers(req.Header)
+		if resp, derr := m.http.Do(req); derr == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+		}
+	}
+	return m.ask != nil && m.ask.refused != nil
 }
 
 // maxPages bounds tools/list pagination against a server that never ends.
@@ -191,10 +306,23 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 		meta[mcp.MetaContext] = otc.CallContext{Secrets: opts.Secrets, UserID: opts.UserID}
 	}
 	var raw json.RawMessage
-	err := m.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": input, "_meta": meta}, &raw)
+	params := map[string]any{"name": tool, "arguments": input, "_meta": meta}
+	var err error
+	if m.modern {
+		raw, err = m.callModern(ctx, params) // task.go
+	} else {
+		err = m.request(ctx, "tools/call", params, &raw)
+	}
 	if err == nil && m.result != nil {
 		m.result(raw)
 	}
+	value, te, err := decodeResult(raw, err)
+	return value, callID, te, err
+}
+
+// decodeResult reads a CallToolResult: the tool's value, its error, or
+// the failure err or the result itself is.
+func decodeResult(raw json.RawMessage, err error) (json.RawMessage, *otc.ToolError, error) {
 	var res struct {
 		Content []struct {
 			Type string `json:"type"`
@@ -216,9 +344,9 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 	if err != nil {
 		var rf *rpcFailure
 		if errors.As(err, &rf) {
-			return nil, callID, nil, &otc.Error{Code: otc.CodeServerError, Message: rf.Message}
+			return nil, nil, &otc.Error{Code: otc.CodeServerError, Message: rf.Message}
 		}
-		return nil, callID, nil, err
+		return nil, nil, err
 	}
 	var text []string
 	for _, c := range res.Content {
@@ -230,9 +358,9 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 		info := res.Meta[mcp.MetaError]
 		switch {
 		case info.Code == otc.CodeInvalidInput.String():
-			return nil, callID, nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: info.ParameterErrors}
+			return nil, nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: info.ParameterErrors}
 		case info.MissingRequirements != nil:
-			return nil, callID, nil, &otc.Error{Code: otc.CodeServerError, Message: strings.Join(text, "\n"), MissingRequirements: info.MissingRequirements}
+			return nil, nil, &otc.Error{Code: otc.CodeServerError, Message: strings.Join(text, "\n"), MissingRequirements: info.MissingRequirements}
 		}
 		te := &otc.ToolError{CanRetry: info.CanRetry, RetryAfter: time.Duration(info.RetryAfterMS) * time.Millisecond}
 		// The text is for a model: the message, then any further
@@ -243,7 +371,7 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 		}
 		te.Message = paras[0]
 		te.AdditionalPromptContent = strings.Join(paras[1:], "\n\n")
-		return nil, callID, te, nil
+		return nil, te, nil
 	}
 	if len(res.Structured) > 0 {
 		var wrapped struct {
@@ -251,13 +379,13 @@ func (m *mcpServer) call(ctx context.Context, tool string, input json.RawMessage
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(res.Structured, &obj) == nil && len(obj) == 1 && json.Unmarshal(res.Structured, &wrapped) == nil && wrapped.Result != nil {
-			return wrapped.Result, callID, nil, nil
+			return wrapped.Result, nil, nil
 		}
-		return res.Structured, callID, nil, nil
+		return res.Structured, nil, nil
 	}
 	if len(text) == 0 {
-		return nil, callID, nil, nil
+		return nil, nil, nil
 	}
 	b, _ := json.Marshal(strings.Join(text, "\n"))
-	return b, callID, nil, nil
+	return b, nil, nil
 }

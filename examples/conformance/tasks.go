@@ -13,7 +13,10 @@ import (
 // The tools the tasks extension's scenarios (tasks-*) call by name: greet,
 // which never runs as a task; slow_compute, confirm_delete, multi_input
 // and protocol_error_job, which run as tasks for a client that declares
-// the extension; and failing_job, which runs only as one.
+// the extension; failing_job, which runs only as one; and
+// test_tool_with_task, which runs only as one too, but asks its question
+// in input_required rounds of tools/call before it becomes a task
+// (tasks-mrtr-composition).
 
 type greetInput struct {
 	Name string `json:"name" jsonschema:"description=Who to greet."`
@@ -67,7 +70,26 @@ func registerTaskTools(reg *otc.Registry) error {
 		return otc.Tool{ID: "Conformance." + name, Version: "1.0.0", Name: name, Description: description,
 			Tasks: tasks, Timeout: 5 * time.Minute}
 	}
+	withTask := tool("test_tool_with_task", "Asks your name, then greets you from a task a second later.", otc.TasksRequired)
+	withTask.AskBeforeTask = 200 * time.Millisecond
 	return errors.Join(
+		otc.Register(reg, withTask,
+			func(ctx context.Context, _ none) (otc.Content, error) {
+				var who struct {
+					Name string `json:"name" jsonschema:"description=Your name."`
+				}
+				action, err := otc.Elicit(ctx, "What is your user_name?", &who)
+				if err != nil {
+					return nil, err
+				}
+				if action != otc.ElicitAccept {
+					return otc.Content{otc.TextContent("No name given (" + string(action) + ").")}, nil
+				}
+				if err := sleep(ctx, time.Second); err != nil {
+					return nil, err
+				}
+				return otc.Content{otc.TextContent("Hello, " + who.Name + ", from a task.")}, nil
+			}),
 		otc.Register(reg, tool("greet", "Greets someone, at once.", otc.TasksForbidden),
 			func(_ context.Context, in greetInput) (otc.Content, error) {
 				return otc.Content{otc.TextContent("Hello, " + in.Name + "!")}, nil
