@@ -116,7 +116,24 @@ func rpc(t *testing.T, ctx context.Context, conn mcp.Connection, id int, method 
 
 func TestSDKConnectionPollsTask(t *testing.T) {
 	t.Parallel()
-	url := taskServer(t)
+	t.Run("test_server", func(t *testing.T) {
+		t.Parallel()
+		pollTask(t, taskServer(t), "Report_Build", map[string]any{"title": "Q3"}, 50, `"report Q3"`)
+	})
+	// The example server's Timer.Wait is task-optional: a client that
+	// declares the extension gets a task (polled every second, its
+	// default interval).
+	t.Run("example_server", func(t *testing.T) {
+		t.Parallel()
+		pollTask(t, sharedServer.url+"/mcp", "Timer_Wait", map[string]any{"ms": 1500}, 1000, `1500`)
+	})
+}
+
+// pollTask calls tool over the SDK's lowest-level connection, declaring
+// the tasks extension, and polls the task it gets until it ends with
+// want as its text.
+func pollTask(t *testing.T, url, tool string, args map[string]any, interval int, want string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	transport := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
@@ -131,11 +148,11 @@ func TestSDKConnectionPollsTask(t *testing.T) {
 		Status         string `json:"status"`
 		PollIntervalMs int    `json:"pollIntervalMs"`
 	}
-	raw := rpc(t, ctx, conn, 1, "tools/call", map[string]any{"name": "Report_Build", "arguments": map[string]any{"title": "Q3"}})
+	raw := rpc(t, ctx, conn, 1, "tools/call", map[string]any{"name": tool, "arguments": args})
 	require.NoError(t, json.Unmarshal(raw, &created), "%s", raw)
 	require.Equal(t, "task", created.ResultType, "%s", raw)
 	assert.Equal(t, "working", created.Status)
-	assert.Equal(t, 50, created.PollIntervalMs)
+	assert.Equal(t, interval, created.PollIntervalMs)
 	require.NotEmpty(t, created.TaskID)
 
 	var task struct {
@@ -157,7 +174,7 @@ func TestSDKConnectionPollsTask(t *testing.T) {
 	require.Equal(t, "completed", task.Status)
 	require.NotNil(t, task.Result, "the result is the SDK's CallToolResult")
 	require.Len(t, task.Result.Content, 1)
-	assert.Equal(t, `"report Q3"`, task.Result.Content[0].(*mcp.TextContent).Text)
+	assert.Equal(t, want, task.Result.Content[0].(*mcp.TextContent).Text)
 }
 
 func TestSDKSessionHasNoTasks(t *testing.T) {

@@ -46,7 +46,9 @@
 //
 // Timer.Wait has limits: a wait that runs past 2 seconds ends in a tool
 // error that says it may be retried, and a fifth wait while four are
-// running is refused at once, with a hint to retry after a second.
+// running is refused at once, with a hint to retry after a second. Over
+// MCP 2026-07-28, a client that declares the tasks extension gets the
+// wait as a task, which it polls with tasks/get (otc call --task).
 //
 // call_id is an idempotency key: a call sent again with the same call_id
 // (X-Request-Id on the REST API, _meta "io.github.otcgo/call_id" over MCP)
@@ -256,6 +258,9 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		Annotations:       &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
 		Timeout:           waitTimeout,
 		MaxConcurrent:     waitMaxConcurrent,
+		// An MCP 2026-07-28 client that declares the tasks extension gets
+		// the wait as a task to poll; any other waits for the answer.
+		Tasks: otc.TasksOptional,
 	}, func(ctx context.Context, in WaitInput) (int, error) {
 		logger.DebugContext(ctx, "calculator: Timer.Wait started", "call_id", otc.CallID(ctx), "ms", in.Ms)
 		// Over MCP, a client that sent a progressToken sees the wait
