@@ -511,24 +511,31 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeResult answers with a JSON-RPC response whose result is result. A
-// large result (a long tools/list page) is written as it is, between the
-// envelope's head and tail, rather than copied into one buffer with them.
+// writeResult answers with a JSON-RPC response whose result is result,
+// written in parts, the result as it is, rather than copied into one
+// buffer with the envelope: a ResponseWriter buffers small writes itself,
+// and the constant parts need no allocation.
 func writeResult(w http.ResponseWriter, id, result []byte) {
-	if len(result) < 8<<10 {
-		writeJSON(w, http.StatusOK, appendResponse(make([]byte, 0, len(result)+48), id, result))
-		return
+	if id == nil {
+		id = jsonNull
 	}
-	var buf [64]byte
-	head := append(buf[:0], `{"jsonrpc":"2.0","id":`...)
-	head = appendID(head, id)
-	head = append(head, `,"result":`...)
-	wire.SetJSONHeaders(w.Header(), len(head)+len(result)+1, false)
+	wire.SetJSONHeaders(w.Header(), len(responseHead)+len(id)+len(responseResult)+len(result)+1, false)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(head)
-	_, _ = w.Write(result)
-	_, _ = w.Write([]byte{'}'})
+	for _, p := range [...][]byte{responseHead, id, responseResult, result, closeBrace} {
+		if _, err := w.Write(p); err != nil {
+			return // the client has gone
+		}
+	}
 }
+
+// The constant parts of writeResult's answer. Writers must not keep or
+// change what they are given (io.Writer), so they are shared.
+var (
+	responseHead   = []byte(`{"jsonrpc":"2.0","id":`)
+	responseResult = []byte(`,"result":`)
+	jsonNull       = []byte("null")
+	closeBrace     = []byte{'}'}
+)
 
 // writeHTTPError answers with a JSON-RPC error response.
 func writeHTTPError(w http.ResponseWriter, status int, id []byte, e *rpcError) {
