@@ -91,11 +91,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnauthorized, nil, e)
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+	if !isJSONContentType(canonicalHeader(r, "Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, nil, &rpcError{Code: codeInvalidRequest, Message: "Unsupported media type: send the message as Content-Type: application/json"})
 		return
 	}
-	sse, ok := accepts(r.Header.Values("Accept"))
+	sse, ok := accepts(r.Header["Accept"])
 	if !ok {
 		writeHTTPError(w, http.StatusNotAcceptable, nil, &rpcError{Code: codeInvalidRequest, Message: "Not acceptable: the Accept header must allow application/json or text/event-stream"})
 		return
@@ -128,7 +128,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// every message, before the version decides how the message is read:
 	// taken for the newest version, it was answered with that version's
 	// header rules, which told the client nothing of what to send instead.
-	hv := r.Header.Get("MCP-Protocol-Version")
+	hv := canonicalHeader(r, "Mcp-Protocol-Version") // MCP-Protocol-Version
 	if hv != "" && !isSupportedVersion(hv) {
 		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
@@ -228,7 +228,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if hv == "" {
 		return mismatch("Header mismatch: the MCP-Protocol-Version header is required")
 	}
-	method, hasMethod := headerValue(r, "Mcp-Method")
+	method, hasMethod := canonicalHeaderValue(r, "Mcp-Method")
 	if !hasMethod {
 		return mismatch("Header mismatch: the Mcp-Method header is required")
 	}
@@ -236,7 +236,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if isTaskMethod(m.method) { // the task id, for routing to the replica that holds the task
 		want, needsName = taskIDParam(m.params)
 	}
-	name, hasName := headerValue(r, "Mcp-Name")
+	name, hasName := canonicalHeaderValue(r, "Mcp-Name")
 	if needsName && !hasName {
 		return mismatch("Header mismatch: the Mcp-Name header is required for %s", m.method)
 	}
@@ -336,9 +336,28 @@ func headerMatches(h string, v any) bool {
 	return false
 }
 
+// canonicalHeader is r.Header.Get for a key already in canonical form,
+// without the work (and, for a key such as MCP-Protocol-Version, the
+// allocation) of canonicalizing it on every request.
+func canonicalHeader(r *http.Request, key string) string {
+	if vs := r.Header[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
 // headerValue returns a request header and whether it was sent.
 func headerValue(r *http.Request, name string) (string, bool) {
 	vs := r.Header.Values(name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vs[0]), true
+}
+
+// canonicalHeaderValue is headerValue for a key already in canonical form.
+func canonicalHeaderValue(r *http.Request, key string) (string, bool) {
+	vs := r.Header[key]
 	if len(vs) == 0 {
 		return "", false
 	}
@@ -426,7 +445,7 @@ func (h *Handler) checkOrigin(r *http.Request) (string, bool) {
 			}
 		}
 	}
-	origin := r.Header.Get("Origin")
+	origin := canonicalHeader(r, "Origin")
 	if origin == "" {
 		return "", true
 	}
