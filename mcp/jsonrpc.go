@@ -135,7 +135,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 			m.hasID = true
 		case "method":
 			slot = 2
-			str, ok := jsonString(val)
+			str, ok := internedString(val)
 			if !ok {
 				return newError(codeInvalidRequest, `"method" must be a string`)
 			}
@@ -259,7 +259,7 @@ func parseMeta(m *message) *rpcError {
 		switch string(key) {
 		case "io.modelcontextprotocol/protocolVersion":
 			slot = 0
-			v, ok := jsonString(val)
+			v, ok := internedString(val)
 			m.metaVersion, m.hasMetaVersion, m.metaVersionBad = v, true, !ok
 		case "io.modelcontextprotocol/clientCapabilities":
 			slot = 1
@@ -335,6 +335,29 @@ func idLength(raw []byte) int {
 		return len(raw) - 2
 	}
 	return len(raw)
+}
+
+// internedString is jsonString for a member whose value is most often
+// one of a few constants (a method, a protocol version): those are
+// returned without allocating a copy.
+func internedString(raw []byte) (string, bool) {
+	switch string(raw) {
+	case `"tools/call"`:
+		return "tools/call", true
+	case `"tools/list"`:
+		return "tools/list", true
+	case `"` + Version20260728 + `"`:
+		return Version20260728, true
+	case `"` + Version20251125 + `"`:
+		return Version20251125, true
+	case `"initialize"`:
+		return "initialize", true
+	case `"notifications/initialized"`:
+		return "notifications/initialized", true
+	case `"ping"`:
+		return "ping", true
+	}
+	return jsonString(raw)
 }
 
 // jsonString decodes raw when it is a JSON string.
