@@ -119,8 +119,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
 		return
 	}
-	var m message
-	if e := parseMessage(b, &m); e != nil {
+	// The message and a call's stream outlive this frame (the exchange
+	// that carries them goes where the compiler cannot follow): one
+	// allocation holds both.
+	st := new(struct {
+		m      message
+		stream sseStream
+	})
+	m := &st.m
+	if e := parseMessage(b, m); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, m.id, e)
 		return
 	}
@@ -144,10 +151,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := exchange{msg: &m, request: r, body: b, version: hv}
+	x := exchange{msg: m, request: r, body: b, version: hv}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
-		if e := h.checkHeaders(r, &m, hv); e != nil {
+		if e := h.checkHeaders(r, m, hv); e != nil {
 			writeHTTPError(w, e.status, m.id, e)
 			return
 		}
@@ -155,7 +162,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var stream *sseStream
 	if sse && m.method == "tools/call" {
-		stream = &sseStream{w: w, r: r}
+		stream = &st.stream
+		stream.w, stream.r = w, r
 		x.send, x.stream = stream.send, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
