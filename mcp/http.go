@@ -539,15 +539,29 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // writeResult answers with a JSON-RPC response whose result is result,
-// written in parts, the result as it is, rather than copied into one
-// buffer with the envelope: a ResponseWriter buffers small writes itself,
-// and the constant parts need no allocation.
+// in one write from a pooled buffer (a ResponseWriter keeps nothing it is
+// given, so the buffer is free again when Write returns). A large result
+// (a long tools/list page) is written as it is, between the envelope's
+// head and tail, rather than copied.
 func writeResult(w http.ResponseWriter, id, result []byte) {
 	if id == nil {
 		id = jsonNull
 	}
-	wire.SetJSONHeaders(w.Header(), len(responseHead)+len(id)+len(responseResult)+len(result)+1, false)
+	n := len(responseHead) + len(id) + len(responseResult) + len(result) + 1
+	wire.SetJSONHeaders(w.Header(), n, false)
 	w.WriteHeader(http.StatusOK)
+	if len(result) < 8<<10 {
+		buf := wire.GetBuffer()
+		buf.Grow(n)
+		buf.Write(responseHead)
+		buf.Write(id)
+		buf.Write(responseResult)
+		buf.Write(result)
+		buf.WriteByte('}')
+		_, _ = w.Write(buf.Bytes())
+		wire.ReleaseBuffer(buf)
+		return
+	}
 	for _, p := range [...][]byte{responseHead, id, responseResult, result, closeBrace} {
 		if _, err := w.Write(p); err != nil {
 			return // the client has gone
