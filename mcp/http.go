@@ -91,11 +91,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusUnauthorized, nil, e)
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+	if !isJSONContentType(canonicalHeader(r, "Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, nil, &rpcError{Code: codeInvalidRequest, Message: "Unsupported media type: send the message as Content-Type: application/json"})
 		return
 	}
-	sse, ok := accepts(r.Header.Values("Accept"))
+	sse, ok := accepts(r.Header["Accept"])
 	if !ok {
 		writeHTTPError(w, http.StatusNotAcceptable, nil, &rpcError{Code: codeInvalidRequest, Message: "Not acceptable: the Accept header must allow application/json or text/event-stream"})
 		return
@@ -119,8 +119,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
 		return
 	}
-	var m message
-	if e := parseMessage(b, &m); e != nil {
+	// The message and a call's stream outlive this frame (the exchange
+	// that carries them goes where the compiler cannot follow): one
+	// allocation holds both.
+	st := new(struct {
+		m      message
+		stream sseStream
+	})
+	m := &st.m
+	if e := parseMessage(b, m); e != nil {
 		writeHTTPError(w, http.StatusBadRequest, m.id, e)
 		return
 	}
@@ -128,7 +135,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// every message, before the version decides how the message is read:
 	// taken for the newest version, it was answered with that version's
 	// header rules, which told the client nothing of what to send instead.
-	hv := r.Header.Get("MCP-Protocol-Version")
+	hv := canonicalHeader(r, "Mcp-Protocol-Version") // MCP-Protocol-Version
 	if hv != "" && !isSupportedVersion(hv) {
 		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
@@ -144,10 +151,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := exchange{msg: &m, request: r, body: b, version: hv}
+	x := exchange{msg: m, request: r, body: b, version: hv}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
-		if e := h.checkHeaders(r, &m, hv); e != nil {
+		if e := h.checkHeaders(r, m, hv); e != nil {
 			writeHTTPError(w, e.status, m.id, e)
 			return
 		}
@@ -155,7 +162,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var stream *sseStream
 	if sse && m.method == "tools/call" {
-		stream = &sseStream{w: w, r: r}
+		stream = &st.stream
+		stream.w, stream.r = w, r
 		x.send, x.stream = stream.send, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
@@ -228,7 +236,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if hv == "" {
 		return mismatch("Header mismatch: the MCP-Protocol-Version header is required")
 	}
-	method, hasMethod := headerValue(r, "Mcp-Method")
+	method, hasMethod := canonicalHeaderValue(r, "Mcp-Method")
 	if !hasMethod {
 		return mismatch("Header mismatch: the Mcp-Method header is required")
 	}
@@ -236,7 +244,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if isTaskMethod(m.method) { // the task id, for routing to the replica that holds the task
 		want, needsName = taskIDParam(m.params)
 	}
-	name, hasName := headerValue(r, "Mcp-Name")
+	name, hasName := canonicalHeaderValue(r, "Mcp-Name")
 	if needsName && !hasName {
 		return mismatch("Header mismatch: the Mcp-Name header is required for %s", m.method)
 	}
@@ -336,9 +344,28 @@ func headerMatches(h string, v any) bool {
 	return false
 }
 
+// canonicalHeader is r.Header.Get for a key already in canonical form,
+// without the work (and, for a key such as MCP-Protocol-Version, the
+// allocation) of canonicalizing it on every request.
+func canonicalHeader(r *http.Request, key string) string {
+	if vs := r.Header[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
 // headerValue returns a request header and whether it was sent.
 func headerValue(r *http.Request, name string) (string, bool) {
 	vs := r.Header.Values(name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vs[0]), true
+}
+
+// canonicalHeaderValue is headerValue for a key already in canonical form.
+func canonicalHeaderValue(r *http.Request, key string) (string, bool) {
+	vs := r.Header[key]
 	if len(vs) == 0 {
 		return "", false
 	}
@@ -426,7 +453,7 @@ func (h *Handler) checkOrigin(r *http.Request) (string, bool) {
 			}
 		}
 	}
-	origin := r.Header.Get("Origin")
+	origin := canonicalHeader(r, "Origin")
 	if origin == "" {
 		return "", true
 	}
@@ -511,24 +538,45 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeResult answers with a JSON-RPC response whose result is result. A
-// large result (a long tools/list page) is written as it is, between the
-// envelope's head and tail, rather than copied into one buffer with them.
+// writeResult answers with a JSON-RPC response whose result is result,
+// in one write from a pooled buffer (a ResponseWriter keeps nothing it is
+// given, so the buffer is free again when Write returns). A large result
+// (a long tools/list page) is written as it is, between the envelope's
+// head and tail, rather than copied.
 func writeResult(w http.ResponseWriter, id, result []byte) {
+	if id == nil {
+		id = jsonNull
+	}
+	n := len(responseHead) + len(id) + len(responseResult) + len(result) + 1
+	wire.SetJSONHeaders(w.Header(), n, false)
+	w.WriteHeader(http.StatusOK)
 	if len(result) < 8<<10 {
-		writeJSON(w, http.StatusOK, appendResponse(make([]byte, 0, len(result)+48), id, result))
+		buf := wire.GetBuffer()
+		buf.Grow(n)
+		buf.Write(responseHead)
+		buf.Write(id)
+		buf.Write(responseResult)
+		buf.Write(result)
+		buf.WriteByte('}')
+		_, _ = w.Write(buf.Bytes())
+		wire.ReleaseBuffer(buf)
 		return
 	}
-	var buf [64]byte
-	head := append(buf[:0], `{"jsonrpc":"2.0","id":`...)
-	head = appendID(head, id)
-	head = append(head, `,"result":`...)
-	wire.SetJSONHeaders(w.Header(), len(head)+len(result)+1, false)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(head)
-	_, _ = w.Write(result)
-	_, _ = w.Write([]byte{'}'})
+	for _, p := range [...][]byte{responseHead, id, responseResult, result, closeBrace} {
+		if _, err := w.Write(p); err != nil {
+			return // the client has gone
+		}
+	}
 }
+
+// The constant parts of writeResult's answer. Writers must not keep or
+// change what they are given (io.Writer), so they are shared.
+var (
+	responseHead   = []byte(`{"jsonrpc":"2.0","id":`)
+	responseResult = []byte(`,"result":`)
+	jsonNull       = []byte("null")
+	closeBrace     = []byte{'}'}
+)
 
 // writeHTTPError answers with a JSON-RPC error response.
 func writeHTTPError(w http.ResponseWriter, status int, id []byte, e *rpcError) {

@@ -110,7 +110,30 @@ func parseMessage(body []byte, m *message) *rpcError {
 	}
 	var seen [4]bool // jsonrpc, id, method, params
 	var hasResult, longID bool
-	err := s.members(func(key []byte, val []byte) *rpcError {
+	// params is read in the same pass as the message, each byte once, but
+	// its errors are answered where they were when it was read after the
+	// message's own checks.
+	var paramsErr *rpcError
+	err := s.fields(func(key []byte) *rpcError {
+		if string(key) == "params" {
+			if s.peek() != '{' {
+				s.value()
+				return newError(codeInvalidParams, `"params" must be a JSON object`)
+			}
+			start := s.i
+			if seen[3] {
+				s.value()
+				return newError(codeInvalidRequest, "The member %q is given more than once", key)
+			}
+			seen[3] = true
+			if paramsErr = parseParams(&s, m); paramsErr != nil {
+				s.i = start
+				s.value()
+			}
+			m.params = s.b[start:s.i]
+			return nil
+		}
+		val := s.value()
 		slot := -1
 		switch string(key) {
 		case "jsonrpc":
@@ -135,17 +158,11 @@ func parseMessage(body []byte, m *message) *rpcError {
 			m.hasID = true
 		case "method":
 			slot = 2
-			str, ok := jsonString(val)
+			str, ok := internedString(val)
 			if !ok {
 				return newError(codeInvalidRequest, `"method" must be a string`)
 			}
 			m.method = str
-		case "params":
-			slot = 3
-			if val[0] != '{' {
-				return newError(codeInvalidParams, `"params" must be a JSON object`)
-			}
-			m.params = val
 		case "result", "error":
 			hasResult = true
 		}
@@ -173,20 +190,35 @@ func parseMessage(body []byte, m *message) *rpcError {
 	if longID {
 		return newError(codeInvalidRequest, "The request id is longer than %d bytes; send a shorter one, such as a counter or a UUID", MaxIDLength)
 	}
-	if m.params != nil {
-		if err := parseParams(m); err != nil {
-			return err
-		}
+	if paramsErr != nil {
+		return paramsErr
 	}
 	m.parsedOK = true
 	return nil
 }
 
-// parseParams reads the members of params this server uses.
-func parseParams(m *message) *rpcError {
-	s := scanner{b: m.params}
+// parseParams reads the members of params this server uses, from the
+// object at s's position to its end.
+func parseParams(s *scanner, m *message) *rpcError {
 	var seen [9]bool
-	return s.members(func(key, val []byte) *rpcError {
+	return s.fields(func(key []byte) *rpcError {
+		if string(key) == "_meta" {
+			if s.peek() != '{' {
+				s.value()
+				return newError(codeInvalidParams, `"_meta" must be a JSON object`)
+			}
+			start := s.i
+			if err := parseMeta(s, m); err != nil {
+				return err
+			}
+			m.meta, m.metaOK = s.b[start:s.i], true
+			if seen[6] {
+				return newError(codeInvalidParams, "The member %q of params is given more than once", key)
+			}
+			seen[6] = true
+			return nil
+		}
+		val := s.value()
 		slot := -1
 		var ok bool
 		switch string(key) {
@@ -230,15 +262,6 @@ func parseParams(m *message) *rpcError {
 		case "requestState":
 			slot = 8
 			m.roundTrip = true
-		case "_meta":
-			slot = 6
-			if val[0] != '{' {
-				return newError(codeInvalidParams, `"_meta" must be a JSON object`)
-			}
-			m.meta, m.metaOK = val, true
-			if err := parseMeta(m); err != nil {
-				return err
-			}
 		}
 		if slot >= 0 {
 			if seen[slot] {
@@ -250,16 +273,16 @@ func parseParams(m *message) *rpcError {
 	})
 }
 
-// parseMeta reads the members of params._meta this server uses.
-func parseMeta(m *message) *rpcError {
-	s := scanner{b: m.meta}
+// parseMeta reads the members of params._meta this server uses, from the
+// object at s's position to its end.
+func parseMeta(s *scanner, m *message) *rpcError {
 	var seen [7]bool
 	return s.members(func(key, val []byte) *rpcError {
 		slot := -1
 		switch string(key) {
 		case "io.modelcontextprotocol/protocolVersion":
 			slot = 0
-			v, ok := jsonString(val)
+			v, ok := internedString(val)
 			m.metaVersion, m.hasMetaVersion, m.metaVersionBad = v, true, !ok
 		case "io.modelcontextprotocol/clientCapabilities":
 			slot = 1
@@ -337,6 +360,29 @@ func idLength(raw []byte) int {
 	return len(raw)
 }
 
+// internedString is jsonString for a member whose value is most often
+// one of a few constants (a method, a protocol version): those are
+// returned without allocating a copy.
+func internedString(raw []byte) (string, bool) {
+	switch string(raw) {
+	case `"tools/call"`:
+		return "tools/call", true
+	case `"tools/list"`:
+		return "tools/list", true
+	case `"` + Version20260728 + `"`:
+		return Version20260728, true
+	case `"` + Version20251125 + `"`:
+		return Version20251125, true
+	case `"initialize"`:
+		return "initialize", true
+	case `"notifications/initialized"`:
+		return "notifications/initialized", true
+	case `"ping"`:
+		return "ping", true
+	}
+	return jsonString(raw)
+}
+
 // jsonString decodes raw when it is a JSON string.
 func jsonString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
@@ -389,6 +435,12 @@ func (s *scanner) space() {
 // position: its key, unquoted (a key with escapes is decoded), and its raw
 // value.
 func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
+	return s.fields(func(key []byte) *rpcError { return f(key, s.value()) })
+}
+
+// fields is members for a reader that reads each value itself: f is
+// called at the value's first byte and must leave the scanner after it.
+func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
 	s.space()
 	s.i++ // {
 	for {
@@ -409,8 +461,7 @@ func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
 		s.space()
 		s.i++ // :
 		s.space()
-		val := s.value()
-		if err := f(key, val); err != nil {
+		if err := f(key); err != nil {
 			return err
 		}
 		s.space()

@@ -51,6 +51,10 @@ type Document struct {
 	Data     []byte
 	Nodes    []Node
 	Repeated bool // some object repeats a member name
+
+	// keys is the parser's list of key indices, kept with the pooled
+	// document so that a parse does not allocate it anew.
+	keys []int32
 }
 
 // SyntaxError is a JSON text that cannot be parsed. It names the byte
@@ -69,13 +73,17 @@ var docPool = sync.Pool{New: func() any { return &Document{Nodes: make([]Node, 0
 
 const maxPooledNodes = 16 << 10
 
+// maxPooledKeys bounds the key list a pooled document keeps: one object
+// with many members does not pin its list.
+const maxPooledKeys = 1 << 10
+
 // Parse parses data, which must hold exactly one JSON value. The
 // document refers to data, which must not change while it is in use.
 // Release it with Release.
 func Parse(data []byte) (*Document, error) {
 	d := docPool.Get().(*Document)
 	d.Data, d.Nodes, d.Repeated = data, d.Nodes[:0], false
-	p := parser{doc: d, data: data, list: d.Nodes[:0]}
+	p := parser{doc: d, data: data, list: d.Nodes[:0], keys: d.keys[:0]}
 	err := p.value()
 	if err == nil {
 		p.space()
@@ -84,6 +92,9 @@ func Parse(data []byte) (*Document, error) {
 		}
 	}
 	d.Nodes = p.list
+	if cap(p.keys) <= maxPooledKeys {
+		d.keys = p.keys[:0]
+	}
 	if err != nil {
 		Release(d)
 		return nil, err

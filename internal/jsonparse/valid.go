@@ -123,6 +123,12 @@ func skipSpace(data []byte, i int) int {
 // hide).
 func skipString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
+		for i < len(data) && plainByte[data[i]] { // most bytes of most strings
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
 		switch c := data[i]; {
 		case c == '"':
 			return i + 1
@@ -209,3 +215,12 @@ func skipDigits(data []byte, i int) int {
 	}
 	return i
 }
+
+// plainByte marks the bytes a string holds as they are, needing no check
+// beyond their own: printable ASCII other than the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
