@@ -390,5 +390,8 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if x.modern {
 		info = s.infoMeta
 	}
-	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2), res, err, info)
+	// Sized for the result's usual shape (its value twice: as text and as
+	// structured content) and the 2026-07-28 _meta and resultType, so that
+	// it is allocated once.
+	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2+len(info)+len(callExtra)), res, err, info)
 }
