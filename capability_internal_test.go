@@ -22,20 +22,7 @@ type JWKSTimingForTest struct {
 // NewCapabilityAuthForTest is NewCapabilityAuth with the intervals of
 // fetching JWKSURL shortened as timing says.
 func NewCapabilityAuthForTest(ctx context.Context, opts CapabilityOptions, timing JWKSTimingForTest) (*CapabilityAuth, error) {
-	t := jwks.DefaultTiming(opts.RefreshInterval)
-	for _, f := range []struct {
-		set time.Duration
-		to  *time.Duration
-	}{
-		{timing.MinGap, &t.MinGap},
-		{timing.BackoffMin, &t.BackoffMin},
-		{timing.BackoffMax, &t.BackoffMax},
-		{timing.Wait, &t.Wait},
-	} {
-		if f.set != 0 {
-			*f.to = f.set
-		}
-	}
+	t := jwks.DefaultTiming(opts.RefreshInterval).With(timing.MinGap, timing.BackoffMin, timing.BackoffMax, timing.Wait)
 	return newCapabilityAuth(ctx, opts, t)
 }
 

@@ -203,18 +203,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 // await records the outcome of a call that became task id when its
 // function returns, renewing the task's lease meanwhile.
 func (tm *taskManager) await(ctx context.Context, id string, lt *localTask, done <-chan outcome) {
-	defer func() {
-		lt.cancel()
-		tm.mu.Lock()
-		delete(tm.local, id)
-		tm.mu.Unlock()
-		<-tm.slots
-	}()
-	beat := make(chan struct{})
-	go tm.heartbeat(ctx, id, lt, beat)
-	o := <-done
-	close(beat)
-	tm.record(id, o.update())
+	tm.supervise(ctx, id, lt, func() otc.TaskUpdate { return (<-done).update() })
 }
 
 // created is the CreateTaskResult of task t.

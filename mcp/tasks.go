@@ -261,6 +261,22 @@ func (tm *taskManager) refusal(why string, after time.Duration) []byte {
 // run runs the call of task id, renews its lease while it runs, and
 // records its outcome.
 func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *otc.CallRequest) {
+	tm.supervise(ctx, id, lt, func() (u otc.TaskUpdate) {
+		defer func() {
+			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
+				u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
+				tm.s.logger.Error("mcp: a task's call panicked", slog.String("task", id), slog.Any("panic", p))
+			}
+		}()
+		res, err := tm.s.reg.Call(ctx, req)
+		return settle(res, err)
+	})
+}
+
+// supervise renews task id's lease while outcome waits for the task's
+// call to end, records what it returns, and then gives up the task's
+// place among the running ones.
+func (tm *taskManager) supervise(ctx context.Context, id string, lt *localTask, outcome func() otc.TaskUpdate) {
 	defer func() {
 		lt.cancel()
 		tm.mu.Lock()
@@ -270,20 +286,8 @@ func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *o
 	}()
 	beat := make(chan struct{})
 	go tm.heartbeat(ctx, id, lt, beat)
-
-	var u otc.TaskUpdate
-	func() {
-		defer func() {
-			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
-				u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
-				tm.s.logger.Error("mcp: a task's call panicked", slog.String("task", id), slog.Any("panic", p))
-			}
-		}()
-		res, err := tm.s.reg.Call(ctx, req)
-		u = settle(res, err)
-	}()
+	u := outcome()
 	close(beat)
-
 	tm.record(id, u)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/oauth"
 )
 
@@ -60,7 +61,7 @@ func TestDiscoveryIssuerMismatch(t *testing.T) {
 		as.docIssuer = "https://honest.test"
 		as.metadataAt["/.well-known/openid-configuration"] = true
 	})
-	logs := &lockedBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a := newAuth(t, oauth.Options{
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}},
 		Logger:               slog.New(slog.NewTextHandler(logs, nil)),

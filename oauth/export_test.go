@@ -20,20 +20,7 @@ type TimingForTest struct {
 
 // NewForTest is New with the intervals of fetching shortened.
 func NewForTest(ctx context.Context, opts Options, timing TimingForTest) (*Authenticator, error) {
-	t := jwks.DefaultTiming(opts.RefreshInterval)
-	for _, f := range []struct {
-		set time.Duration
-		to  *time.Duration
-	}{
-		{timing.MinGap, &t.MinGap},
-		{timing.BackoffMin, &t.BackoffMin},
-		{timing.BackoffMax, &t.BackoffMax},
-		{timing.Wait, &t.Wait},
-	} {
-		if f.set != 0 {
-			*f.to = f.set
-		}
-	}
+	t := jwks.DefaultTiming(opts.RefreshInterval).With(timing.MinGap, timing.BackoffMin, timing.BackoffMax, timing.Wait)
 	return newAuthenticator(ctx, opts, t)
 }
 

@@ -8,7 +8,6 @@ package oauth_test
 // for its WWW-Authenticate values.
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -420,24 +419,6 @@ func assertRefused(t *testing.T, res response, want string, leaks ...string) {
 // messages of this package hold only printable ASCII, and a double
 // quote becomes a single one.
 func describe(msg string) string { return strings.ReplaceAll(msg, `"`, "'") }
-
-// lockedBuffer is a log sink that tests read while handlers write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // retry calls srv with token every 20 ms until it is accepted or within
 // has passed, and returns the last answer and the refusals before it.

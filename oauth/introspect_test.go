@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/oauth"
 )
 
@@ -132,7 +133,7 @@ func TestIntrospectionDown(t *testing.T) {
 			as := newAuthServer(t, "")
 			as.activate("opaque-live", activeAnswer(as, nil))
 			as.set(tc.edit)
-			logs := &lockedBuffer{}
+			logs := &testkit.SyncBuffer{}
 			in := &oauth.Introspection{Endpoint: as.srv.URL + "/introspect", ClientID: "rs", ClientSecret: "s3cret", Timeout: 300 * time.Millisecond}
 			if tc.name == "connection_refused" {
 				in.Endpoint = "http://127.0.0.1:1/introspect"

@@ -70,6 +70,26 @@ func DefaultTiming(refresh time.Duration) Timing {
 	}
 }
 
+// With returns t with each non-zero duration given in place of its own,
+// for tests that see a rotation, a backoff or a bounded wait in
+// milliseconds rather than seconds.
+func (t Timing) With(minGap, backoffMin, backoffMax, wait time.Duration) Timing {
+	for _, f := range []struct {
+		set time.Duration
+		to  *time.Duration
+	}{
+		{minGap, &t.MinGap},
+		{backoffMin, &t.BackoffMin},
+		{backoffMax, &t.BackoffMax},
+		{wait, &t.Wait},
+	} {
+		if f.set != 0 {
+			*f.to = f.set
+		}
+	}
+	return t
+}
+
 // RetryAfter returns how long after the n-th failed fetch in a row
 // (n ≥ 1) the next one starts; never later than a refresh would.
 func (t Timing) RetryAfter(n int) time.Duration {
