@@ -81,11 +81,26 @@ const maxPooledKeys = 1 << 10
 // document refers to data, which must not change while it is in use.
 // Release it with Release.
 func Parse(data []byte) (*Document, error) {
+	d, _, err := parse(data, 0, true)
+	return d, err
+}
+
+// ParseValue parses the one JSON value that starts at data[i], after any
+// white space, and returns its document and the index just after the
+// value; what follows the value is not looked at. The document's Data is
+// the whole of data, and its nodes' offsets are offsets in data: node 0
+// is the value. A reader that walks a message itself parses the one
+// member it hands on this way, without a second pass over its text.
+func ParseValue(data []byte, i int) (*Document, int, error) {
+	return parse(data, i, false)
+}
+
+func parse(data []byte, i int, whole bool) (*Document, int, error) {
 	d := docPool.Get().(*Document)
 	d.Data, d.Nodes, d.Repeated = data, d.Nodes[:0], false
-	p := parser{doc: d, data: data, list: d.Nodes[:0], keys: d.keys[:0]}
+	p := parser{doc: d, data: data, pos: i, list: d.Nodes[:0], keys: d.keys[:0]}
 	err := p.value()
-	if err == nil {
+	if err == nil && whole {
 		p.space()
 		if p.pos < len(data) {
 			err = p.fail("invalid character " + quoteByte(data[p.pos]) + " after the top-level value")
@@ -97,9 +112,9 @@ func Parse(data []byte) (*Document, error) {
 	}
 	if err != nil {
 		Release(d)
-		return nil, err
+		return nil, 0, err
 	}
-	return d, nil
+	return d, p.pos, nil
 }
 
 // Release returns d to the pool. d may be nil.

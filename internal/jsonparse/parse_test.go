@@ -275,3 +275,22 @@ func treeOf(d *Document, i int32) any {
 	}
 	return v
 }
+
+// TestParseValueReadsOneValueInPlace checks that ParseValue parses the
+// value at an offset, reports where it ends, and keeps the offsets of the
+// whole text, so that Raw returns the value's own bytes.
+func TestParseValueReadsOneValueInPlace(t *testing.T) {
+	data := []byte(`{"arguments": {"a":[1,{"b":"c"}],"n":null} ,"x":1}`)
+	at := bytes.Index(data, []byte(`{"a"`))
+	d, end, err := ParseValue(data, at-1) // white space before the value is skipped
+	require.NoError(t, err)
+	defer Release(d)
+	require.Equal(t, `{"a":[1,{"b":"c"}],"n":null}`, string(d.Raw(0)))
+	require.Equal(t, at+len(`{"a":[1,{"b":"c"}],"n":null}`), end)
+	require.Equal(t, map[string]any{"a": []any{1.0, map[string]any{"b": "c"}}, "n": nil}, treeOf(d, 0))
+
+	_, _, err = ParseValue([]byte(`{"a":[1,}`), 0)
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 8, se.Offset)
+}

@@ -14,18 +14,28 @@ const maxDepth = 10000
 // server that echoes part of a message it accepted, such as a JSON-RPC id,
 // would then answer with text that is not JSON, so Valid refuses them.
 func Valid(data []byte) bool {
+	i := Skip(data, 0)
+	return i >= 0 && skipSpace(data, i) == len(data)
+}
+
+// Skip checks the one JSON value that starts at data[i], after any white
+// space, as Valid checks a whole text, and returns the index just after
+// it, or -1 when no valid value starts there. What follows the value is
+// not looked at: a reader that walks a text's outer structure itself
+// skips the values it has no use for with Skip, and has then checked the
+// text in the same pass.
+func Skip(data []byte, i int) int {
 	var buf [64]byte
 	stack := buf[:0] // the open containers, '{' or '['
-	i := 0
 value:
 	i = skipSpace(data, i)
 	if i >= len(data) {
-		return false
+		return -1
 	}
 	switch data[i] {
 	case '{', '[':
 		if len(stack) >= maxDepth {
-			return false
+			return -1
 		}
 		open := data[i]
 		i = skipSpace(data, i+1)
@@ -36,39 +46,39 @@ value:
 		stack = append(stack, open)
 		if open == '{' {
 			if i = member(data, i); i < 0 {
-				return false
+				return -1
 			}
 		}
 		goto value
 	case '"':
 		if i = skipString(data, i); i < 0 {
-			return false
+			return -1
 		}
 	case 't':
 		if i = literal(data, i, "true"); i < 0 {
-			return false
+			return -1
 		}
 	case 'f':
 		if i = literal(data, i, "false"); i < 0 {
-			return false
+			return -1
 		}
 	case 'n':
 		if i = literal(data, i, "null"); i < 0 {
-			return false
+			return -1
 		}
 	default:
 		if i = skipNumber(data, i); i < 0 {
-			return false
+			return -1
 		}
 	}
 	// After a value: the end, or what follows it in its container.
 	for {
-		i = skipSpace(data, i)
 		if len(stack) == 0 {
-			return i == len(data)
+			return i
 		}
+		i = skipSpace(data, i)
 		if i >= len(data) {
-			return false
+			return -1
 		}
 		top := stack[len(stack)-1]
 		switch c := data[i]; {
@@ -76,7 +86,7 @@ value:
 			i = skipSpace(data, i+1)
 			if top == '{' {
 				if i = member(data, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 			goto value
@@ -84,7 +94,7 @@ value:
 			stack = stack[:len(stack)-1]
 			i++
 		default:
-			return false
+			return -1
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 )
 
 // validJSONInUTF8 is what Valid promises to agree with.
@@ -58,6 +60,49 @@ func BenchmarkValid(b *testing.B) {
 	b.Run("encoding_json", func(b *testing.B) {
 		for b.Loop() {
 			json.Valid(body)
+		}
+	})
+}
+
+// TestSkipStopsAfterTheValue checks that Skip ends where its value ends,
+// whatever follows, and refuses what Valid refuses in the value itself.
+func TestSkipStopsAfterTheValue(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		at   int
+		want int
+	}{
+		{`{"a":[1,2]} trailing`, 0, 11},
+		{`  "s\"q",`, 0, 8},
+		{`[1, 2]]`, 0, 6},
+		{`x:12e3}`, 2, 6},
+		{`x: true,`, 2, 7},
+		{`{"a":1,}`, 0, -1},
+		{`{"a" 1}`, 0, -1},
+		{"\"\xff\"", 0, -1},
+		{`[1,2`, 0, -1},
+		{``, 0, -1},
+		{`   `, 0, -1},
+	} {
+		require.Equal(t, c.want, Skip([]byte(c.data), c.at), "Skip(%q, %d)", c.data, c.at)
+	}
+}
+
+// FuzzSkip checks Skip against Valid: a text is valid exactly when Skip
+// takes its first value and only white space follows.
+func FuzzSkip(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2.5e3,true,null,"\u00e9"]} `, `[{}]x`, `"\"`, `1 2`, `{"a":1,}`, "{\"id\":\"\xff\"}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		end := Skip(data, 0)
+		whole := end >= 0 && strings.TrimLeft(s[end:], " \t\r\n") == ""
+		if got, want := whole, Valid(data); got != want {
+			t.Fatalf("Skip(%q, 0) = %d, Valid says %v", s, end, want)
+		}
+		if end >= 0 && !Valid(data[:end]) {
+			t.Fatalf("Skip(%q, 0) = %d, but the text up to there is not valid", s, end)
 		}
 	})
 }
