@@ -288,13 +288,7 @@ func (p *parser) string() error {
 	p.pos++ // the opening quote
 	var flags uint8
 	for {
-		for p.pos < len(data) {
-			c := data[p.pos]
-			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-				break
-			}
-			p.pos++
-		}
+		p.pos = plainRun(data, p.pos)
 		if p.pos >= len(data) {
 			return p.fail("unexpected end of JSON input in a string")
 		}

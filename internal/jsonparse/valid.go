@@ -1,6 +1,9 @@
 package jsonparse
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // maxDepth is the deepest nesting Valid accepts, encoding/json's.
 const maxDepth = 10000
@@ -133,9 +136,7 @@ func skipSpace(data []byte, i int) int {
 // hide).
 func skipString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
-		for i < len(data) && plainByte[data[i]] { // most bytes of most strings
-			i++
-		}
+		i = plainRun(data, i) // most bytes of most strings
 		if i >= len(data) {
 			break
 		}
@@ -221,6 +222,33 @@ func skipNumber(data []byte, i int) int {
 
 func skipDigits(data []byte, i int) int {
 	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// plainRun returns the index of the first byte at or after i that a
+// string does not hold as it is (a quote, a backslash, a control
+// character, or a byte of a multi-byte sequence), or len(data). It looks
+// at eight bytes at a time while they are all plain, then at one.
+func plainRun(data []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		q := x ^ ('"' * ones)  // a zero byte where a quote is
+		b := x ^ ('\\' * ones) // a zero byte where a backslash is
+		// The high bit of a byte is set by each term where that byte is a
+		// quote, a backslash, below 0x20, or 0x80 and above (the bytes
+		// below 0x20 and the zero bytes of q and b borrow; x's own high
+		// bits are the last term).
+		if ((q-ones)&^q|(b-ones)&^b|(x-0x20*ones)&^x|x)&highs != 0 {
+			break
+		}
+	}
+	for i < len(data) && plainByte[data[i]] {
 		i++
 	}
 	return i

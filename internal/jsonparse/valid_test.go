@@ -106,3 +106,19 @@ func FuzzSkip(f *testing.F) {
 		}
 	})
 }
+
+// TestValidFindsEachByteInLongStrings puts each byte a string may not
+// hold as it is at every offset of a long string, where Valid and Parse
+// look at eight bytes at a time, and checks both against encoding/json.
+func TestValidFindsEachByteInLongStrings(t *testing.T) {
+	for _, special := range []string{`"`, `\`, `\n`, `\u00e9`, "\x00", "\x1f", "\x7f", "\x80", "é", "\xe2\x82", "€", " ", "~", "!", "#", "[", "]", "]"} {
+		for at := 0; at <= 24; at++ {
+			s := `["` + strings.Repeat("a", at) + special + strings.Repeat("b", 17) + `"]`
+			want := validJSONInUTF8([]byte(s))
+			require.Equal(t, want, Valid([]byte(s)), "Valid(%q)", s)
+			d, err := Parse([]byte(s))
+			require.Equal(t, want, err == nil, "Parse(%q): %v", s, err)
+			Release(d)
+		}
+	}
+}
