@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 )
 
 // This file composes the two ways a 2026-07-28 call can ask its client
@@ -99,6 +100,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	// The call outlives the request when it becomes a task: it keeps
 	// copies of the request's buffers, which are reused once answered.
 	run := *req
+	callin.SetParsed(&run, nil, 0) // the parsed input refers to the request's body
 	run.Input = bytes.Clone(req.Input)
 	run.RequestBody = bytes.Clone(req.RequestBody)
 	run.AsTask = true

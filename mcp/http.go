@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -115,10 +114,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := body.Bytes()
-	if !jsonparse.Valid(b) {
-		writeHTTPError(w, http.StatusBadRequest, nil, parseError(b, "body"))
-		return
-	}
 	// The message and a call's stream outlive this frame (the exchange
 	// that carries them goes where the compiler cannot follow): one
 	// allocation holds both.
@@ -127,7 +122,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		stream sseStream
 	})
 	m := &st.m
-	if e := parseMessage(b, m); e != nil {
+	e := readMessage(b, m, "body")
+	defer m.releaseArgs() // before the body they refer to
+	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, m.id, e)
 		return
 	}
@@ -151,7 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := exchange{msg: m, request: r, body: b, version: hv}
+	x := exchange{msg: m, request: r, body: b, version: hv, wantResponse: true}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
 		if e := h.checkHeaders(r, m, hv); e != nil {
@@ -181,6 +178,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case e != nil:
 			h.challenge(w, e.refusal)
 			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
+		case x.response != nil:
+			writeJSON(w, http.StatusOK, x.response)
 		default:
 			writeResult(w, m.id, result)
 		}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
@@ -83,10 +84,42 @@ type message struct {
 	// mrtr.go reads again when it needs them: a flag keeps the message,
 	// made for every request, the size it was.
 	roundTrip bool
+
+	// argsDoc is arguments, parsed as they were read, for the registry to
+	// validate and decode without parsing them again; nil when they were
+	// not. It refers to the body: the transport releases it with
+	// releaseArgs when it is done with the request, and nothing that
+	// outlives the request may keep it.
+	argsDoc *jsonparse.Document
 }
 
-// parseError is the error for a message jsonparse.Valid refused; where names
-// what carried it ("body", "line").
+// releaseArgs returns the parsed arguments to their pool.
+func (m *message) releaseArgs() {
+	jsonparse.Release(m.argsDoc)
+	m.argsDoc = nil
+}
+
+// errSyntax is what the readers below answer for text that is not JSON;
+// readMessage turns it into the parse error of its transport.
+var errSyntax = &rpcError{Code: codeParseError, Message: "Parse error"}
+
+// readMessage reads one JSON-RPC message, checking in the same pass that
+// it is JSON in UTF-8 (where names what carried it in a parse error). A
+// text that is not JSON is answered with a parse error and no id, however
+// far it got: when parseMessage stops early at another error, the text is
+// checked whole before that error is answered.
+func readMessage(body []byte, m *message, where string) *rpcError {
+	e := parseMessage(body, m)
+	if e != nil && (e == errSyntax || !jsonparse.Valid(body)) {
+		m.id = nil
+		m.releaseArgs()
+		return parseError(body, where)
+	}
+	return e
+}
+
+// parseError is the error for a message that is not JSON in UTF-8; where
+// names what carried it ("body", "line").
 func parseError(msg []byte, where string) *rpcError {
 	if !utf8.Valid(msg) {
 		return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid UTF-8, as JSON text must be; send other encodings as UTF-8, or escape characters in strings as \\uXXXX"}
@@ -94,13 +127,14 @@ func parseError(msg []byte, where string) *rpcError {
 	return &rpcError{Code: codeParseError, Message: "Parse error: the " + where + " is not valid JSON"}
 }
 
-// parseMessage reads one JSON-RPC message. body must be valid JSON in
-// UTF-8 (the caller checks with jsonparse.Valid), so that what is echoed from
-// it, such as the id, is too. The returned error is the JSON-RPC error to
-// answer with; m.id is set as far as it could be read, so that the error
-// names the request.
+// parseMessage reads one JSON-RPC message, checking the JSON as it goes
+// (errSyntax where it is not), so that what is echoed from it, such as the
+// id, is JSON too. The returned error is the JSON-RPC error to answer
+// with; m.id is set as far as it could be read, so that the error names
+// the request. An error other than errSyntax may come before the end of
+// the text is reached: readMessage is what transports call.
 func parseMessage(body []byte, m *message) *rpcError {
-	s := scanner{b: body}
+	s := scanner{b: body, check: true}
 	s.space()
 	if s.peek() == '[' {
 		return newError(codeInvalidRequest, "Batch requests are not supported: send one JSON-RPC message per request (protocol versions 2025-06-18 and later have no batches)")
@@ -126,14 +160,21 @@ func parseMessage(body []byte, m *message) *rpcError {
 				return newError(codeInvalidRequest, "The member %q is given more than once", key)
 			}
 			seen[3] = true
-			if paramsErr = parseParams(&s, m); paramsErr != nil {
+			if paramsErr = parseParams(&s, m); paramsErr == errSyntax {
+				return errSyntax
+			} else if paramsErr != nil {
 				s.i = start
-				s.value()
+				if s.value() == nil {
+					return errSyntax
+				}
 			}
 			m.params = s.b[start:s.i]
 			return nil
 		}
 		val := s.value()
+		if val == nil {
+			return errSyntax
+		}
 		slot := -1
 		switch string(key) {
 		case "jsonrpc":
@@ -177,6 +218,9 @@ func parseMessage(body []byte, m *message) *rpcError {
 	if err != nil {
 		return err
 	}
+	if s.space(); s.i != len(s.b) {
+		return errSyntax // something after the message
+	}
 	if !m.jsonrpc {
 		return newError(codeInvalidRequest, `The request must carry "jsonrpc": "2.0"`)
 	}
@@ -218,7 +262,15 @@ func parseParams(s *scanner, m *message) *rpcError {
 			seen[6] = true
 			return nil
 		}
+		if string(key) == "arguments" && s.peek() == '{' {
+			again := seen[1]
+			seen[1] = true
+			return s.arguments(m, again)
+		}
 		val := s.value()
+		if val == nil {
+			return errSyntax
+		}
 		slot := -1
 		var ok bool
 		switch string(key) {
@@ -406,11 +458,15 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// scanner walks JSON that jsonparse.Valid has accepted, so it checks nothing
-// but the shape it is asked for.
+// scanner walks the members of JSON objects. With check set it checks
+// the JSON as it goes, each byte once: a value it skips is checked by
+// jsonparse.Skip, and value returns nil where the text is not JSON, which
+// members and fields answer with errSyntax. Without check it walks text
+// that was checked before, and checks only the shape it is asked for.
 type scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	check bool
 }
 
 func (s *scanner) peek() byte {
@@ -435,21 +491,34 @@ func (s *scanner) space() {
 // position: its key, unquoted (a key with escapes is decoded), and its raw
 // value.
 func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
-	return s.fields(func(key []byte) *rpcError { return f(key, s.value()) })
+	return s.fields(func(key []byte) *rpcError {
+		val := s.value()
+		if val == nil {
+			return errSyntax
+		}
+		return f(key, val)
+	})
 }
 
 // fields is members for a reader that reads each value itself: f is
-// called at the value's first byte and must leave the scanner after it.
+// called at the value's first byte and must leave the scanner after it
+// (or answer errSyntax).
 func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
 	s.space()
-	s.i++ // {
-	for {
+	s.i++ // {, which the caller has seen
+	for first := true; ; first = false {
 		s.space()
-		if s.peek() == '}' {
+		if s.peek() == '}' && first {
 			s.i++
 			return nil
 		}
+		if s.peek() != '"' {
+			return errSyntax
+		}
 		keyRaw := s.value()
+		if keyRaw == nil {
+			return errSyntax
+		}
 		key := keyRaw[1 : len(keyRaw)-1]
 		for _, c := range key {
 			if c == '\\' {
@@ -459,21 +528,62 @@ func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
 			}
 		}
 		s.space()
-		s.i++ // :
+		if s.peek() != ':' {
+			return errSyntax
+		}
+		s.i++
 		s.space()
 		if err := f(key); err != nil {
 			return err
 		}
 		s.space()
-		if s.peek() == ',' {
+		switch s.peek() {
+		case ',':
 			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return errSyntax
 		}
 	}
 }
 
-// value skips the value at the scanner's position and returns its bytes.
+// arguments reads params.arguments, an object, into m: parsed into a
+// document in the same pass when the scanner checks, so that the
+// registry need not parse them again. again says the member came before.
+func (s *scanner) arguments(m *message, again bool) *rpcError {
+	start := s.i
+	if s.check {
+		if d, end, err := jsonparse.ParseValue(s.b, s.i); err == nil {
+			s.i = end
+			m.releaseArgs()
+			m.argsDoc = d
+		} else if s.value() == nil { // what the parser refuses beyond JSON (its depth) is the registry's to answer
+			return errSyntax
+		}
+	} else {
+		s.value()
+	}
+	m.arguments = s.b[start:s.i]
+	if again {
+		return newError(codeInvalidParams, "The member %q of params is given more than once", "arguments")
+	}
+	return nil
+}
+
+// value skips the value at the scanner's position and returns its bytes:
+// nil, when the scanner checks, where no valid value starts.
 func (s *scanner) value() []byte {
 	start := s.i
+	if s.check {
+		end := jsonparse.Skip(s.b, s.i)
+		if end < 0 {
+			return nil
+		}
+		s.i = end
+		return s.b[start:end]
+	}
 	switch s.peek() {
 	case '"':
 		s.i = stringEnd(s.b, s.i)

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/stretchr/testify/assert"
@@ -66,11 +67,21 @@ func FuzzParseMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
-			t.Skip("parseMessage is only given what json.Valid accepts")
-		}
 		var m message
-		e := parseMessage(bytes.Clone(data), &m)
+		e := readMessage(bytes.Clone(data), &m, "body")
+		defer m.releaseArgs()
+		if !json.Valid(data) || !utf8.Valid(data) {
+			// parseMessage checks the JSON as it reads: what is not JSON
+			// in UTF-8 is a parse error, naming no id, wherever it is.
+			require.NotNil(t, e, "accepted a message that is not JSON in UTF-8: %q", data)
+			assert.Equal(t, codeParseError, e.Code, "%s: %q", e.Message, data)
+			assert.Nil(t, m.id)
+			assert.Nil(t, m.argsDoc)
+			return
+		}
+		if m.argsDoc != nil {
+			assert.Equal(t, string(m.arguments), string(m.argsDoc.Raw(0)), "the parsed arguments are the arguments")
+		}
 		checkAgainstEncodingJSON(t, data, &m, e)
 	})
 }

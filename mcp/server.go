@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -137,6 +138,12 @@ type exchange struct {
 	// stream is the SSE stream a tools/call over HTTP may answer on; nil
 	// when the client accepts none, and on stdio.
 	stream *sseStream
+
+	// wantResponse asks the server to build a call's whole JSON-RPC
+	// response around its result, in response, which the transport then
+	// writes as it is rather than copying the result into one.
+	wantResponse bool
+	response     []byte
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
@@ -304,13 +311,20 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if !m.hasName || m.name == "" {
 		return nil, newError(codeInvalidParams, "Invalid params: tools/call names the tool in params.name")
 	}
-	req := otc.CallRequest{
+	// The request, its notifier and its state all outlive this frame (the
+	// registry and the context keep them): one allocation holds the three.
+	f := new(callFrame)
+	req := &f.req
+	*req = otc.CallRequest{
 		ToolName:    m.name,
 		CallID:      m.callID,
 		Input:       m.arguments,
 		Protocol:    otc.ProtocolMCP,
 		HTTPRequest: x.request,
 		RequestBody: x.body,
+	}
+	if m.argsDoc != nil {
+		callin.SetParsed(req, m.argsDoc, 0)
 	}
 	if m.contextRaw != nil {
 		if err := json.Unmarshal(m.contextRaw, &req.Context); err != nil {
@@ -327,10 +341,11 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		metaLevel = l
 	}
-	if r, e, done := s.startTask(ctx, x, &req); done {
+	if r, e, done := s.startTask(ctx, x, req); done {
 		return r, e
 	}
-	n := &callNotifier{progressToken: m.progressToken}
+	n := &f.notifier
+	n.progressToken = m.progressToken
 	x.notifier = n
 	switch {
 	case x.send == nil:
@@ -349,7 +364,8 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}
-	state := &callState{Context: ctx}
+	state := &f.state
+	state.Context = ctx
 	ctx = state
 	if x.modern {
 		state.caps = m.clientCaps
@@ -368,7 +384,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		state.asks, state.notifier, state.request, state.stream = s.asks, n, x.request, x.stream
 		ctx = otc.WithAsker(ctx, state)
 	}
-	res, err := s.reg.Call(ctx, &req)
+	res, err := s.reg.Call(ctx, req)
 	if x.modern {
 		if b, e, ok := s.finishRound(ctx, state, m, res); ok {
 			return b, e
@@ -392,6 +408,26 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	// Sized for the result's usual shape (its value twice: as text and as
 	// structured content) and the 2026-07-28 _meta and resultType, so that
-	// it is allocated once.
-	return appendCallResult(make([]byte, 0, 128+len(res.Value)*2+len(info)+len(callExtra)), res, err, info)
+	// it is allocated once; with the response around it when the transport
+	// writes that as it is (x.response).
+	size := 128 + len(res.Value)*2 + len(info) + len(callExtra)
+	if !x.wantResponse {
+		return appendCallResult(make([]byte, 0, size), res, err, info)
+	}
+	out := make([]byte, 0, len(responseHead)+len(m.id)+len("null")+len(responseResult)+size+1)
+	out = append(appendID(append(out, responseHead...), m.id), responseResult...)
+	head := len(out)
+	out, e := appendCallResult(out, res, err, info)
+	if e != nil {
+		return nil, e
+	}
+	x.response = append(out, '}')
+	return out[head:], nil
+}
+
+// callFrame holds what one tools/call keeps beyond server.call.
+type callFrame struct {
+	req      otc.CallRequest
+	notifier callNotifier
+	state    callState
 }

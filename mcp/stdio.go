@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // ServeStdio serves reg over MCP's stdio transport: newline-delimited
@@ -148,15 +147,18 @@ func readLine(r *bufio.Reader, limit int64) (line []byte, tooLong bool, err erro
 // dispatch handles one line: notifications at once, requests on their own
 // goroutine within the concurrency limit.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
-	if !jsonparse.Valid(line) {
-		c.write(appendErrorResponse(nil, nil, parseError(line, "line")))
-		return
-	}
 	m := new(message)
-	if e := parseMessage(line, m); e != nil {
+	if e := readMessage(line, m, "line"); e != nil {
+		m.releaseArgs()
 		c.write(appendErrorResponse(nil, m.id, e))
 		return
 	}
+	served := false // from then on the request's goroutine releases them
+	defer func() {
+		if !served {
+			m.releaseArgs()
+		}
+	}()
 	if m.isReply {
 		// The answer to what a tool asked (ask.go); one to nothing pending
 		// (answered already, or given up on) has no one to go to.
@@ -208,8 +210,10 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	c.mu.Lock()
 	c.inflight[key] = stop
 	c.mu.Unlock()
+	served = true
 	c.wg.Go(func() {
 		defer func() {
+			m.releaseArgs()
 			cancel()
 			<-c.sem
 		}()

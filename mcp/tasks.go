@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -213,6 +214,7 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	// The request's buffers are reused once it is answered: the call
 	// keeps copies.
 	run := *req
+	callin.SetParsed(&run, nil, 0) // the parsed input refers to the request's body
 	run.Input = bytes.Clone(req.Input)
 	run.RequestBody = bytes.Clone(req.RequestBody)
 	run.AsTask = true
