@@ -58,8 +58,9 @@
 // (redis://127.0.0.1:6379/0), so that several servers share it;
 // OTC_REDIS_LEASE (30s by default) is how long a claim outlives a replica
 // that died mid-call. OTC_RUN_LOG names a file that gets the call id of
-// every run of Counter.Increment, one per line, so that a test of several
-// replicas can count the call ids that ran twice (examples/deploy).
+// every run of Counter.Increment and Timer.Wait, one per line (a wait's
+// when it starts), so that a test of several replicas can count the call
+// ids that ran twice (examples/deploy).
 package main
 
 import (
@@ -169,11 +170,21 @@ const counterScope = "counter:write"
 var counter atomic.Int64
 
 // runLog, when OTC_RUN_LOG names a file, gets one line per run of
-// Counter.Increment: the call's id. Lines are appended with one write
+// Counter.Increment and Timer.Wait (as the wait starts): the call's id. Lines are appended with one write
 // each, so that several replicas may share a file, and what was written
 // survives the process being killed: the deployment's chaos test counts
 // the call ids that ran more than once.
 var runLog atomic.Pointer[os.File]
+
+// recordRun appends the call's id to the run log, if there is one.
+func recordRun(ctx context.Context) error {
+	if f := runLog.Load(); f != nil {
+		if _, err := f.WriteString(otc.CallID(ctx) + "\n"); err != nil {
+			return fmt.Errorf("recording the run in OTC_RUN_LOG: %w", err)
+		}
+	}
+	return nil
+}
 
 // newRegistry registers the example tools. callLog, when not nil, gets one
 // record per call; store, when not nil, records calls by call id, so that
@@ -263,6 +274,9 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		Tasks: otc.TasksOptional,
 	}, func(ctx context.Context, in WaitInput) (int, error) {
 		logger.DebugContext(ctx, "calculator: Timer.Wait started", "call_id", otc.CallID(ctx), "ms", in.Ms)
+		if err := recordRun(ctx); err != nil {
+			return 0, err
+		}
 		// Over MCP, a client that sent a progressToken sees the wait
 		// advance every quarter; elsewhere the reports go nowhere.
 		total := float64(in.Ms)
@@ -305,10 +319,8 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		// the same call id is answered without counting again.
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(false), DestructiveHint: new(false), IdempotentHint: new(false), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ struct{}) (int64, error) {
-		if f := runLog.Load(); f != nil {
-			if _, err := f.WriteString(otc.CallID(ctx) + "\n"); err != nil {
-				return 0, fmt.Errorf("recording the run in OTC_RUN_LOG: %w", err)
-			}
+		if err := recordRun(ctx); err != nil {
+			return 0, err
 		}
 		return counter.Add(1), nil
 	})

@@ -103,8 +103,9 @@ func TestRedisLeaseFromEnv(t *testing.T) {
 	assert.Equal(t, "redis", name)
 }
 
-// TestRunLog: with OTC_RUN_LOG, each run of Counter.Increment appends its
-// call id; a replay, which runs nothing, appends none.
+// TestRunLog: with OTC_RUN_LOG, each run of Counter.Increment and of
+// Timer.Wait appends its call id; a replay, which runs nothing, appends
+// none.
 func TestRunLog(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runs.log")
@@ -113,7 +114,13 @@ func TestRunLog(t *testing.T) {
 	incrementOTC(t, base, "run-1")
 	incrementOTC(t, base, "run-2")
 	assert.True(t, incrementOTC(t, base, "run-1").replayed)
+	wait := func() counterAnswer {
+		return postCounter(t, base+"/tools/call", `{"request":{"tool_id":"Timer.Wait","call_id":"wait-1","input":{"ms":5}}}`, nil,
+			func(m map[string]any) float64 { return m["result"].(map[string]any)["value"].(float64) })
+	}
+	assert.Equal(t, 5.0, wait().count)
+	assert.True(t, wait().replayed)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, "run-1\nrun-2\n", string(raw))
+	assert.Equal(t, "run-1\nrun-2\nwait-1\n", string(raw))
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // TestChaosShort runs the short form, as .ci/run does: the deployment
-// under load, a rolling restart, a crash and a Redis restart, and checks
-// every promise (see the package doc). Without redis-server or haproxy on
+// under load, a rolling restart, a crash (with the probe killed mid-run)
+// and a Redis restart, and checks every promise (see the package doc). Without redis-server or haproxy on
 // PATH it skips, unless OTC_REQUIRE_DEPLOY=1, with which CI fails instead.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
@@ -32,6 +32,9 @@ func TestChaosShort(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^chaos: \d+ calls, \d+ calls/s, \d+ errors, \d+ ran twice$`).Match(out.Bytes()) {
 		t.Errorf("the report does not end with the chaos line:\n%s", out.String())
+	}
+	if res.probe == nil {
+		t.Error("the crash probe did not run")
 	}
 	for _, b := range res.broken() {
 		t.Error(b)

@@ -9,7 +9,9 @@
 // D counts the call ids whose tool ran more than once where the
 // idempotency store promises at most once: every call but those in flight
 // on the replica that was killed, which run at least once, again after
-// their claim's lease lapses. The program exits 1 when a promise was
+// their claim's lease lapses. A probe makes that case certain: a slow call
+// killed mid-run, which must not run again while the lease lives and must
+// run again after it (probe.go). The program exits 1 when a promise was
 // broken: a call that failed for good, a call the balancer could have sent
 // elsewhere that failed during the rolling restart, or D above zero.
 //
@@ -255,15 +257,26 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 	l.setPhase("steady")
 	time.Sleep(cfg.settle)
 
-	// 2. A crash: SIGKILL, with calls in flight.
+	// 2. A crash: SIGKILL, with calls in flight, among them the probe's
+	// (probe.go), which is retried while the lease lives and after.
 	l.setPhase("sigkill")
 	r = d.replicas[1]
+	p, err := startProbe(ctx, r.url(), runLog)
+	if err != nil {
+		return abort(err)
+	}
+	res.probe = p
 	res.killedInFlight = l.inFlightNow()
 	if err := r.p.signal(syscall.SIGKILL, 10*time.Second); err != nil {
 		return abort(err)
 	}
 	res.killedAt = time.Now()
 	res.events = append(res.events, event{res.killedAt, "SIGKILL " + r.name})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		p.retry(ctx, d.lb.url(), res.killedAt, cfg.lease)
+	}()
 	time.Sleep(time.Second)
 	if err := r.start(); err != nil {
 		return abort(err)
@@ -289,6 +302,7 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 	l.setPhase("steady")
 	time.Sleep(cfg.settle)
 
+	<-probeDone
 	stopLoad()
 	<-loadDone
 	res.duration = time.Since(began)
@@ -329,6 +343,7 @@ type result struct {
 	runs           map[string]int
 	killedInFlight map[*call]bool
 	killedAt       time.Time
+	probe          *probe  // the call killed mid-run on purpose
 	events         []event // what the chaos did, when
 }
 
@@ -426,6 +441,9 @@ func (r *result) report(out io.Writer) {
 		fmt.Fprintf(out, "calls that failed for good: %s\n", classes(s.finalFailures))
 	}
 	fmt.Fprintf(out, "crash: %d calls in flight (on any replica) at SIGKILL; %d of them ran again after the lease (at least once, as promised)\n", len(r.killedInFlight), s.crashTwice)
+	if r.probe != nil {
+		fmt.Fprintln(out, r.probe.report())
+	}
 	if s.lost > 0 {
 		fmt.Fprintf(out, "answered without a run in the run log: %d\n", s.lost)
 	}
@@ -488,6 +506,9 @@ func (r *result) broken() []string {
 	}
 	if s.lost > 0 {
 		out = append(out, fmt.Sprintf("%d calls were answered although their tool never ran", s.lost))
+	}
+	if r.probe != nil {
+		out = append(out, r.probe.broken()...)
 	}
 	return out
 }
