@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,8 @@ func servers(tb testing.TB) []server {
 		{name: "otc", handler: otc.NewHandler(reg, nil), path: "/call", body: []byte(otcCall), header: jsonHeader(), want: wantOTC},
 		{name: "otc-rest", handler: rest.NewHandler(reg, nil), path: "/tools/Calculator_Add:invoke", body: []byte(restCall), header: jsonHeader(), want: wantREST},
 		{name: "otc-mcp", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP},
+		{name: "floor-mcp-2026", handler: floorMCPHandler(), path: "/mcp", body: []byte(mcpCall2026),
+			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},
 		{name: "otc-mcp-2026", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall2026),
 			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},
 		{name: "sdk-stateless", path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP,
@@ -154,6 +157,72 @@ func floorHandler() http.Handler {
 		start := time.Now()
 		in := req.Request.Input
 		writeFloorResult(w, req.Request.CallID, in.A+in.B, start)
+	})
+}
+
+// floorMCPHandler is the least a hand-written server of MCP 2026-07-28
+// does for the same call: it reads the body, decodes the message with the
+// arguments in one pass, adds, and encodes the result as that version has
+// it (both content forms, the serverInfo _meta its servers should send,
+// resultType); it checks the method and the tool name and nothing else,
+// neither the headers nor the _meta a request must carry. Beside the
+// floor, it shows what the protocol's own weight costs: a larger request
+// with more headers, a larger answer.
+func floorMCPHandler() http.Handler {
+	type request struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string           `json:"name"`
+			Arguments testkit.AddInput `json:"arguments"`
+		} `json:"params"`
+	}
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	type implementation struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	type result struct {
+		Content           []text             `json:"content"`
+		StructuredContent map[string]float64 `json:"structuredContent"`
+		Meta              struct {
+			ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+		ResultType string `json:"resultType"`
+	}
+	type response struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  result          `json:"result"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, ok := readFloorCall(w, r, func(req *request) string {
+			if req.Method != "tools/call" {
+				return ""
+			}
+			return strings.Replace(req.Params.Name, "_", ".", 1)
+		})
+		if !ok {
+			return
+		}
+		sum := req.Params.Arguments.A + req.Params.Arguments.B
+		res := response{JSONRPC: "2.0", ID: req.ID, Result: result{
+			Content:           []text{{Type: "text", Text: strconv.FormatFloat(sum, 'g', -1, 64)}},
+			StructuredContent: map[string]float64{"result": sum},
+			ResultType:        "complete",
+		}}
+		res.Result.Meta.ServerInfo = implementation{Name: "floor", Version: "1.0.0"}
+		b, err := json.Marshal(res)
+		if err != nil {
+			testkit.WriteFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, _ = w.Write(b)
 	})
 }
 

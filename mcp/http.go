@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -484,13 +485,17 @@ func hostOnly(hostport string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
 }
 
+// isLoopbackHost reports whether a Host header names this machine: localhost,
+// a name under .localhost, or a loopback address. It allocates nothing,
+// as it runs for every request that reaches a loopback listener.
 func isLoopbackHost(hostport string) bool {
-	h := strings.ToLower(hostOnly(hostport))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+	h := hostOnly(hostport)
+	const suffix = ".localhost"
+	if strings.EqualFold(h, "localhost") || len(h) > len(suffix) && strings.EqualFold(h[len(h)-len(suffix):], suffix) {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // sseStream answers a call with an SSE stream once the tool sends its first
