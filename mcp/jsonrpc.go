@@ -515,17 +515,14 @@ func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
 		if s.peek() != '"' {
 			return errSyntax
 		}
-		keyRaw := s.value()
+		keyRaw := s.str()
 		if keyRaw == nil {
 			return errSyntax
 		}
 		key := keyRaw[1 : len(keyRaw)-1]
-		for _, c := range key {
-			if c == '\\' {
-				k, _ := jsonString(keyRaw)
-				key = []byte(k)
-				break
-			}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k, _ := jsonString(keyRaw)
+			key = []byte(k)
 		}
 		s.space()
 		if s.peek() != ':' {
@@ -572,11 +569,29 @@ func (s *scanner) arguments(m *message, again bool) *rpcError {
 	return nil
 }
 
+// str is value for a string, which the scanner is at.
+func (s *scanner) str() []byte {
+	start := s.i
+	if s.check {
+		end := jsonparse.SkipString(s.b, s.i)
+		if end < 0 {
+			return nil
+		}
+		s.i = end
+	} else {
+		s.i = stringEnd(s.b, s.i)
+	}
+	return s.b[start:s.i]
+}
+
 // value skips the value at the scanner's position and returns its bytes:
 // nil, when the scanner checks, where no valid value starts.
 func (s *scanner) value() []byte {
 	start := s.i
 	if s.check {
+		if s.peek() == '"' {
+			return s.str()
+		}
 		end := jsonparse.Skip(s.b, s.i)
 		if end < 0 {
 			return nil

@@ -2,6 +2,7 @@ package jsonparse
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -130,6 +131,11 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
+// SkipString is Skip for a value that starts at data[i] with a quote: it
+// returns the index just after the string, or -1 when it is not a valid
+// one.
+func SkipString(data []byte, i int) int { return skipString(data, i) }
+
 // skipString returns the index after the string at i, or -1 if it is not
 // a valid one: a control character, a bad escape, or bytes that are not
 // UTF-8 (outside strings JSON is ASCII, so this is the only place they can
@@ -230,7 +236,7 @@ func skipDigits(data []byte, i int) int {
 // plainRun returns the index of the first byte at or after i that a
 // string does not hold as it is (a quote, a backslash, a control
 // character, or a byte of a multi-byte sequence), or len(data). It looks
-// at eight bytes at a time while they are all plain, then at one.
+// at eight bytes at a time, and at the last few one by one.
 func plainRun(data []byte, i int) int {
 	const (
 		ones  = 0x0101010101010101
@@ -240,12 +246,12 @@ func plainRun(data []byte, i int) int {
 		x := binary.LittleEndian.Uint64(data[i:])
 		q := x ^ ('"' * ones)  // a zero byte where a quote is
 		b := x ^ ('\\' * ones) // a zero byte where a backslash is
-		// The high bit of a byte is set by each term where that byte is a
-		// quote, a backslash, below 0x20, or 0x80 and above (the bytes
-		// below 0x20 and the zero bytes of q and b borrow; x's own high
-		// bits are the last term).
-		if ((q-ones)&^q|(b-ones)&^b|(x-0x20*ones)&^x|x)&highs != 0 {
-			break
+		// The high bit of a byte is set by some term where that byte is a
+		// quote, a backslash, below 0x20, or 0x80 and above. A term may
+		// also set it in a byte above one that is (a borrow carries up),
+		// never below: the lowest bit set is the first such byte.
+		if m := ((q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x | x) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for i < len(data) && plainByte[data[i]] {
