@@ -115,16 +115,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := body.Bytes()
-	// The message and a call's stream outlive this frame (the exchange
-	// that carries them goes where the compiler cannot follow): one
-	// allocation holds both.
-	st := new(struct {
-		m      message
-		stream sseStream
-	})
-	m := &st.m
+	// The message points into the body, so nothing keeps it past the
+	// request: it comes from a pool, and goes back when the body does.
+	m := getMessage()
+	defer putMessage(m) // before the body it refers to
 	e := readMessage(b, m, "body")
-	defer m.releaseArgs() // before the body they refer to
 	if e != nil {
 		writeHTTPError(w, http.StatusBadRequest, m.id, e)
 		return
@@ -160,8 +155,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var stream *sseStream
 	if sse && m.method == "tools/call" {
-		stream = &st.stream
-		stream.w, stream.r = w, r
+		// Not pooled: a tool that outlives its request may still hold it.
+		stream = &sseStream{w: w, r: r}
 		x.send, x.stream = stream.send, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
@@ -190,6 +185,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		write()
 	}
+	x.releaseResponse()
 }
 
 // challenge sets the WWW-Authenticate header of an answer refusing the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
@@ -91,6 +92,22 @@ type message struct {
 	// releaseArgs when it is done with the request, and nothing that
 	// outlives the request may keep it.
 	argsDoc *jsonparse.Document
+}
+
+// messagePool recycles the messages of HTTP requests, which a request
+// reads into and nothing keeps past it: the message points into the body,
+// which is reused too.
+var messagePool = sync.Pool{New: func() any { return new(message) }}
+
+// getMessage returns an empty message.
+func getMessage() *message { return messagePool.Get().(*message) }
+
+// putMessage releases m's arguments, empties it, and returns it to the
+// pool; nothing may use m afterwards.
+func putMessage(m *message) {
+	m.releaseArgs()
+	*m = message{}
+	messagePool.Put(m)
 }
 
 // releaseArgs returns the parsed arguments to their pool.

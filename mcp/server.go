@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -141,9 +142,29 @@ type exchange struct {
 
 	// wantResponse asks the server to build a call's whole JSON-RPC
 	// response around its result, in response, which the transport then
-	// writes as it is rather than copying the result into one.
+	// writes as it is rather than copying the result into one, and gives
+	// back with releaseResponse once written.
 	wantResponse bool
 	response     []byte
+	responseBuf  *[]byte // the pooled buffer response was built in
+}
+
+// responsePool recycles the buffers of call responses (exchange.response).
+var responsePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxPooledResponse bounds the buffers kept: one large answer does not pin
+// its memory.
+const maxPooledResponse = 16 << 10
+
+// releaseResponse gives the response's buffer back to the pool; nothing
+// may use the response, or the result within it, afterwards.
+func (x *exchange) releaseResponse() {
+	if bp := x.responseBuf; bp != nil {
+		x.response, x.responseBuf = nil, nil
+		if cap(*bp) <= maxPooledResponse {
+			responsePool.Put(bp)
+		}
+	}
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
@@ -406,23 +427,26 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if x.modern {
 		info = s.infoMeta
 	}
-	// Sized for the result's usual shape (its value twice: as text and as
-	// structured content) and the 2026-07-28 _meta and resultType, so that
-	// it is allocated once; with the response around it when the transport
-	// writes that as it is (x.response).
-	size := 128 + len(res.Value)*2 + len(info) + len(callExtra)
 	if !x.wantResponse {
-		return appendCallResult(make([]byte, 0, size), res, err, info)
+		// Sized for the result's usual shape (its value twice: as text and
+		// as structured content) and the 2026-07-28 _meta and resultType,
+		// so that it is allocated once.
+		return appendCallResult(make([]byte, 0, 128+len(res.Value)*2+len(info)+len(callExtra)), res, err, info)
 	}
-	out := make([]byte, 0, len(responseHead)+len(m.id)+len("null")+len(responseResult)+size+1)
-	out = append(appendID(append(out, responseHead...), m.id), responseResult...)
+	// With the response around it, in a pooled buffer, when the transport
+	// writes that as it is (x.response).
+	bp := responsePool.Get().(*[]byte)
+	out := append(appendID(append((*bp)[:0], responseHead...), m.id), responseResult...)
 	head := len(out)
 	out, e := appendCallResult(out, res, err, info)
 	if e != nil {
+		responsePool.Put(bp)
 		return nil, e
 	}
-	x.response = append(out, '}')
-	return out[head:], nil
+	out = append(out, '}')
+	*bp = out // grown, if it had to: kept so
+	x.response, x.responseBuf = out, bp
+	return out[head : len(out)-1], nil
 }
 
 // callFrame holds what one tools/call keeps beyond server.call.
