@@ -282,7 +282,7 @@ func (s *callState) markNeeds(capability string) {
 // calls of protocol versions 2025-06-18 and 2025-11-25.
 func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
 	n := s.notifier
-	if s.asks == nil || n == nil || n.send == nil {
+	if s.asks == nil || n == nil || n.out == nil {
 		return nil, fmt.Errorf("mcp: ask: %w: the request's Accept header does not allow text/event-stream, the only way this server can send a request to its client during a call", otc.ErrInputUnsupported)
 	}
 	methods := make([]string, len(reqs))
@@ -415,10 +415,10 @@ func (s *callState) keepAlive() {
 func (n *callNotifier) sendRequest(msg []byte) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.done || n.send == nil {
+	if n.done || n.out == nil {
 		return false
 	}
-	n.send(msg)
+	n.out.send(msg)
 	return true
 }
 

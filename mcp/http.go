@@ -157,7 +157,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sse && m.method == "tools/call" {
 		// Not pooled: a tool that outlives its request may still hold it.
 		stream = &sseStream{w: w, r: r}
-		x.send, x.stream = stream.send, stream
+		x.out, x.stream = stream, stream
 	}
 	result, e := h.s.handle(r.Context(), &x)
 	write := func() {

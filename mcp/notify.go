@@ -54,12 +54,16 @@ func parseLevel(name string) (slog.Level, bool) {
 	return 0, false
 }
 
+// sender carries a message to the client: a call's SSE stream, or a
+// stdio connection.
+type sender interface{ send(msg []byte) }
+
 // callNotifier turns a tool's progress and log reports into MCP
 // notifications sent by the transport. It implements otc.Notifier.
 type callNotifier struct {
 	mu   sync.Mutex
 	done bool
-	send func(msg []byte) // called with mu held
+	out  sender // called with mu held
 
 	progressToken []byte // nil: the client asked for no progress
 	logs          bool
@@ -95,7 +99,7 @@ func (n *callNotifier) NotifyProgress(progress, total float64, message string) {
 		b = wire.AppendString(b, message)
 	}
 	b = append(b, "}}"...)
-	n.send(b)
+	n.out.send(b)
 }
 
 // NotifyLog sends notifications/message when level is at or above the
@@ -117,7 +121,7 @@ func (n *callNotifier) NotifyLog(level slog.Level, data any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.done {
-		n.send(b)
+		n.out.send(b)
 	}
 }
 

@@ -124,9 +124,9 @@ type exchange struct {
 	// connection's initialize settled on over stdio; "" when unknown.
 	version string
 
-	// send, when not nil, carries a notification to the client; the
+	// out, when not nil, carries a notification to the client; the
 	// transport serializes it with the answer.
-	send func(msg []byte)
+	out sender
 	// notifier is the call's, set by the server for tools/call; the
 	// transport writes the answer through its finish.
 	notifier *callNotifier
@@ -369,7 +369,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	n.progressToken = m.progressToken
 	x.notifier = n
 	switch {
-	case x.send == nil:
+	case x.out == nil:
 		n.progressToken = nil
 	case x.modern:
 		if m.metaLogLevel != "" {
@@ -381,7 +381,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			n.logLevel = x.logLevel.Level()
 		}
 	}
-	n.send = x.send
+	n.out = x.out
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}

@@ -225,7 +225,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 // the answer is written, never after: a client may reuse an id once it has
 // the answer, and the new request's entry must not be removed by the old.
 func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
-	x := exchange{msg: m, body: line, logLevel: &c.level, send: c.write}
+	x := exchange{msg: m, body: line, logLevel: &c.level, out: c}
 	x.modern = m.hasMetaVersion || m.method == "server/discover"
 	if v := c.version.Load(); v != nil {
 		x.version = *v
@@ -267,6 +267,9 @@ func (c *stdioConn) release(key string) {
 	delete(c.inflight, key)
 	c.mu.Unlock()
 }
+
+// send is write, as the sender of a call's notifications.
+func (c *stdioConn) send(msg []byte) { c.write(msg) }
 
 // write sends one message as a line.
 func (c *stdioConn) write(msg []byte) {
