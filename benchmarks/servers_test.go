@@ -169,35 +169,7 @@ func floorHandler() http.Handler {
 // floor, it shows what the protocol's own weight costs: a larger request
 // with more headers, a larger answer.
 func floorMCPHandler() http.Handler {
-	type request struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name      string           `json:"name"`
-			Arguments testkit.AddInput `json:"arguments"`
-		} `json:"params"`
-	}
-	type text struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	type implementation struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	}
-	type result struct {
-		Content           []text             `json:"content"`
-		StructuredContent map[string]float64 `json:"structuredContent"`
-		Meta              struct {
-			ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
-		} `json:"_meta"`
-		ResultType string `json:"resultType"`
-	}
-	type response struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  result          `json:"result"`
-	}
+	type request = testkit.FloorMCPRequest[testkit.AddInput]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := readFloorCall(w, r, func(req *request) string {
 			if req.Method != "tools/call" {
@@ -208,21 +180,7 @@ func floorMCPHandler() http.Handler {
 		if !ok {
 			return
 		}
-		sum := req.Params.Arguments.A + req.Params.Arguments.B
-		res := response{JSONRPC: "2.0", ID: req.ID, Result: result{
-			Content:           []text{{Type: "text", Text: strconv.FormatFloat(sum, 'g', -1, 64)}},
-			StructuredContent: map[string]float64{"result": sum},
-			ResultType:        "complete",
-		}}
-		res.Result.Meta.ServerInfo = implementation{Name: "floor", Version: "1.0.0"}
-		b, err := json.Marshal(res)
-		if err != nil {
-			testkit.WriteFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		_, _ = w.Write(b)
+		testkit.WriteFloorMCPResult(w, req.ID, req.Params.Arguments.A+req.Params.Arguments.B, true)
 	})
 }
 
@@ -279,14 +237,7 @@ func writeFloorResult(w http.ResponseWriter, callID string, sum float64, start t
 	out.Result.Success = true
 	out.Result.Value = sum
 	out.Result.Duration = float64(time.Since(start).Microseconds()) / 1000
-	b, err := json.Marshal(out)
-	if err != nil {
-		testkit.WriteFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	_, _ = w.Write(b)
+	testkit.WriteFloorJSON(w, out)
 }
 
 // newSDKServer is the tool on the official MCP Go SDK, which validates the

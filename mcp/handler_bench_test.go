@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,27 +28,7 @@ const benchMCPCallModern = `{"jsonrpc":"2.0","id":7,"method":"tools/call","param
 // floorMCPHandler answers the benchmark's call as a minimal hand-written
 // MCP server would, without validating anything.
 func floorMCPHandler() http.Handler {
-	type request struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	type text struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	type result struct {
-		Content           []text             `json:"content"`
-		StructuredContent map[string]float64 `json:"structuredContent"`
-	}
-	type response struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  result          `json:"result"`
-	}
+	type request = testkit.FloorMCPRequest[json.RawMessage]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req request
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Method != "tools/call" || req.Params.Name != "Calculator_Add" {
@@ -61,13 +40,7 @@ func floorMCPHandler() http.Handler {
 			http.Error(w, "bad input", http.StatusBadRequest)
 			return
 		}
-		sum := in.A + in.B
-		b, _ := json.Marshal(response{JSONRPC: "2.0", ID: req.ID, Result: result{
-			Content:           []text{{Type: "text", Text: strconv.FormatFloat(sum, 'g', -1, 64)}},
-			StructuredContent: map[string]float64{"result": sum},
-		}})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
+		testkit.WriteFloorMCPResult(w, req.ID, in.A+in.B, false)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -64,4 +65,70 @@ func FloorInput(w http.ResponseWriter, schema *gojsonschema.Schema, input json.R
 		return in, false
 	}
 	return in, true
+}
+
+// FloorMCPRequest is a tools/call request as a hand-written MCP server
+// declares it, its arguments read as an A.
+type FloorMCPRequest[A any] struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string `json:"name"`
+		Arguments A      `json:"arguments"`
+	} `json:"params"`
+}
+
+// FloorMCPResponse is the answer of a successful Calculator_Add call over
+// MCP as a hand-written server declares it: the sum as text and as
+// structured content and, at protocol version 2026-07-28, the serverInfo
+// _meta its servers should send and the resultType.
+type FloorMCPResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  struct {
+		Content           []FloorMCPText     `json:"content"`
+		StructuredContent map[string]float64 `json:"structuredContent"`
+		Meta              *FloorMCPMeta      `json:"_meta,omitempty"`
+		ResultType        string             `json:"resultType,omitempty"`
+	} `json:"result"`
+}
+
+// FloorMCPText is a text content block.
+type FloorMCPText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// FloorMCPMeta is the _meta of a 2026-07-28 result.
+type FloorMCPMeta struct {
+	ServerInfo struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"io.modelcontextprotocol/serverInfo"`
+}
+
+// WriteFloorMCPResult answers request id with sum, as FloorMCPResponse
+// has it (modern: at 2026-07-28).
+func WriteFloorMCPResult(w http.ResponseWriter, id json.RawMessage, sum float64, modern bool) {
+	res := FloorMCPResponse{JSONRPC: "2.0", ID: id}
+	res.Result.Content = []FloorMCPText{{Type: "text", Text: strconv.FormatFloat(sum, 'g', -1, 64)}}
+	res.Result.StructuredContent = map[string]float64{"result": sum}
+	if modern {
+		res.Result.Meta = &FloorMCPMeta{}
+		res.Result.Meta.ServerInfo.Name, res.Result.Meta.ServerInfo.Version = "floor", "1.0.0"
+		res.Result.ResultType = "complete"
+	}
+	WriteFloorJSON(w, res)
+}
+
+// WriteFloorJSON answers 200 with v as JSON, its length declared.
+func WriteFloorJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		WriteFloorError(w, http.StatusInternalServerError, "The result could not be encoded")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }

@@ -206,7 +206,13 @@ func (l *loader) send(c *call) (int64, string) {
 		return 0, "bad request: " + err.Error()
 	}
 	req.Header = header
-	resp, err := l.client.Do(req)
+	return answer(l.client, req, c.proto)
+}
+
+// answer sends req and reads the tool's answer over proto from the
+// response, or says why the attempt failed.
+func answer(client *http.Client, req *http.Request, proto protocol) (int64, string) {
+	resp, err := client.Do(req)
 	if err != nil {
 		if detail {
 			return 0, "network: " + err.Error()
@@ -227,7 +233,7 @@ func (l *loader) send(c *call) (int64, string) {
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		raw = lastEvent(raw)
 	}
-	v, class := value(c.proto, raw)
+	v, class := value(proto, raw)
 	if detail && class != "ok" {
 		class += fmt.Sprintf(": %.200s", raw)
 	}

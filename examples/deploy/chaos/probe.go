@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -85,22 +84,11 @@ func (p *probe) send(ctx context.Context, base string, timeout time.Duration) (i
 		return 0, "bad request"
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, fmt.Sprintf("no answer within %v", timeout)
-		}
-		return 0, "network"
+	v, class := answer(http.DefaultClient, req, otcProto)
+	if class != "ok" && ctx.Err() != nil {
+		return 0, fmt.Sprintf("no answer within %v", timeout)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return 0, "network"
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Sprintf("http %d", resp.StatusCode)
-	}
-	return value(otcProto, raw)
+	return v, class
 }
 
 // runs counts the probe's runs in the run log.
