@@ -145,6 +145,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	x := exchange{msg: m, request: r, body: b, version: hv, wantResponse: true}
+	if sse {
+		x.writer = w // a call may answer on an SSE stream (server.call)
+	}
 	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 	if x.modern {
 		if e := h.checkHeaders(r, m, hv); e != nil {
@@ -153,13 +156,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	var stream *sseStream
-	if sse && m.method == "tools/call" {
-		// Not pooled: a tool that outlives its request may still hold it.
-		stream = &sseStream{w: w, r: r}
-		x.out, x.stream = stream, stream
-	}
 	result, e := h.s.handle(r.Context(), &x)
+	stream := x.stream
 	write := func() {
 		wire.ArmWriteDeadline(w, r)
 		switch {

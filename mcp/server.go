@@ -136,8 +136,10 @@ type exchange struct {
 	// caps are the capabilities the client declared in initialize on this
 	// connection (stdio); nil when unknown.
 	caps []byte
-	// stream is the SSE stream a tools/call over HTTP may answer on; nil
-	// when the client accepts none, and on stdio.
+	// writer, when not nil, is the HTTP response of a client that accepts
+	// an SSE answer; a tools/call then sets stream, the SSE stream it may
+	// answer on (nil otherwise, and on stdio), and out to it.
+	writer http.ResponseWriter
 	stream *sseStream
 
 	// wantResponse asks the server to build a call's whole JSON-RPC
@@ -365,6 +367,12 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if r, e, done := s.startTask(ctx, x, req); done {
 		return r, e
 	}
+	if x.writer != nil {
+		// In the frame, not pooled: a tool that outlives its request may
+		// still hold it.
+		f.stream = sseStream{w: x.writer, r: x.request}
+		x.stream, x.out = &f.stream, &f.stream
+	}
 	n := &f.notifier
 	n.progressToken = m.progressToken
 	x.notifier = n
@@ -454,4 +462,5 @@ type callFrame struct {
 	req      otc.CallRequest
 	notifier callNotifier
 	state    callState
+	stream   sseStream
 }
