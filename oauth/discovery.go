@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -140,12 +139,9 @@ func (d *discovery) fetch(ctx context.Context, u string) (*asMetadata, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("reading the document: %w", err)
-	case len(body) > maxMetadataBytes:
-		return nil, fmt.Errorf("the document is over %d bytes", maxMetadataBytes)
+	body, err := wire.ReadAnswer(resp.Body, maxMetadataBytes, "the document")
+	if err != nil {
+		return nil, err
 	}
 	var doc asMetadata
 	if err := json.Unmarshal(body, &doc); err != nil {

@@ -8,6 +8,7 @@ package oauth_test
 // for its WWW-Authenticate values.
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -128,6 +129,9 @@ type authServer struct {
 	introDelay  time.Duration             // before answering
 	postSecret  bool                      // expect client_secret_post
 	hits        map[string]int            // requests by path
+	// padding, by path, is a member of that many bytes added to the JSON
+	// answered there, to make it too long.
+	padding map[string]int
 }
 
 func newAuthServer(t *testing.T, path string) *authServer {
@@ -137,6 +141,7 @@ func newAuthServer(t *testing.T, path string) *authServer {
 		jwks:       jwksJSON(t, usualJWKs(t)...),
 		active:     map[string]map[string]any{},
 		hits:       map[string]int{},
+		padding:    map[string]int{},
 	}
 	as.srv = httptest.NewServer(http.HandlerFunc(as.serve))
 	t.Cleanup(as.srv.Close)
@@ -148,6 +153,9 @@ func newAuthServer(t *testing.T, path string) *authServer {
 func (as *authServer) serve(w http.ResponseWriter, r *http.Request) {
 	as.mu.Lock()
 	as.hits[r.URL.Path]++
+	if n := as.padding[r.URL.Path]; n > 0 {
+		w = &padded{ResponseWriter: w, n: n}
+	}
 	switch {
 	case as.metadataAt[r.URL.Path]:
 		status := as.metaStatus
@@ -216,6 +224,24 @@ func (as *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		as.mu.Unlock()
 		http.NotFound(w, r)
 	}
+}
+
+// padded adds a member of n bytes to the JSON object written through it.
+type padded struct {
+	http.ResponseWriter
+	n int
+}
+
+func (p *padded) Write(b []byte) (int, error) {
+	if i := bytes.IndexByte(b, '{'); i >= 0 {
+		pad := append([]byte(`{"x_padding":"`+strings.Repeat("p", p.n)+`"`), b[i+1:]...)
+		if len(bytes.TrimSpace(b[i+1:])) > 0 && bytes.TrimSpace(b[i+1:])[0] != '}' {
+			pad = append([]byte(`{"x_padding":"`+strings.Repeat("p", p.n)+`",`), b[i+1:]...)
+		}
+		_, err := p.ResponseWriter.Write(append(b[:i:i], pad...))
+		return len(b), err
+	}
+	return p.ResponseWriter.Write(b)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file is token introspection (RFC 7662): asking the authorization
@@ -301,12 +301,9 @@ func (it *introspector) post(ctx context.Context, endpoint, token string) (answe
 		}
 		return answer{}, fmt.Errorf("the introspection endpoint answered HTTP status %d, not 200%s", resp.StatusCode, hint)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIntrospectionBytes+1))
-	switch {
-	case err != nil:
-		return answer{}, fmt.Errorf("reading the answer: %w", err)
-	case len(body) > maxIntrospectionBytes:
-		return answer{}, fmt.Errorf("the answer is over %d bytes", maxIntrospectionBytes)
+	body, err := wire.ReadAnswer(resp.Body, maxIntrospectionBytes, "the answer")
+	if err != nil {
+		return answer{}, err
 	}
 	var head struct {
 		Active *bool `json:"active"`

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -488,12 +487,9 @@ func (f *fetcher) getURL(ctx context.Context, url string) (Snapshot, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("the JWKS URL answered HTTP status %d, not 200", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	body, err := wire.ReadAnswer(resp.Body, maxJWKSBytes, "the key set")
 	if err != nil {
-		return nil, fmt.Errorf("reading the key set: %w", err)
-	}
-	if len(body) > maxJWKSBytes {
-		return nil, fmt.Errorf("the key set is too large: over %d bytes", maxJWKSBytes)
+		return nil, err
 	}
 	var set jwkset.JWKSMarshal
 	if err := json.Unmarshal(body, &set); err != nil {

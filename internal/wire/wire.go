@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -57,6 +58,22 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout tim
 		return buf, err
 	}
 	return buf, nil
+}
+
+// ReadAnswer reads the body of an answer to a request of ours (a metadata
+// document, a key set, an introspection answer): at most limit bytes,
+// since the server at the other end may send any length. what names the
+// body in errors: "the key set" gives "reading the key set: …" and "the
+// key set is over N bytes".
+func ReadAnswer(r io.Reader, limit int, what string) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	case len(body) > limit:
+		return nil, fmt.Errorf("%s is over %d bytes", what, limit)
+	}
+	return body, nil
 }
 
 // ArmWriteDeadline restarts the server's WriteTimeout, if it has one, as
