@@ -520,7 +520,7 @@ func TestCapabilityAuthJWKSTooLarge(t *testing.T) {
 	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
 	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
-	assert.Contains(t, logs.String(), "too large")
+	assert.Contains(t, logs.String(), "the key set is over 1048576 bytes")
 }
 
 // capPEM and capDER are a public key's encodings, which an attacker who
