@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -646,30 +644,14 @@ func bearerParts(r *http.Request) (header, claims map[string]any) {
 		return nil, nil
 	}
 	token = strings.TrimSpace(token)
-	if len(token) > maxBearerPeek || strings.Count(token, ".") != 2 {
+	if len(token) > maxBearerPeek {
 		return nil, nil
 	}
-	head, rest, _ := strings.Cut(token, ".")
-	payload, _, _ := strings.Cut(rest, ".")
-	header, claims = decodeSegment(head), decodeSegment(payload)
+	header, claims = wire.JWTParts(token)
 	if header == nil || claims == nil {
 		return nil, nil
 	}
 	return header, claims
-}
-
-// decodeSegment decodes one base64url part of a JWT holding a JSON
-// object, or returns nil.
-func decodeSegment(seg string) map[string]any {
-	raw, err := base64.RawURLEncoding.DecodeString(seg)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
 }
 
 // readsBearer reports whether a reads bearer tokens: one of this

@@ -2,8 +2,6 @@ package oauth
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -152,30 +150,11 @@ func (a *Authenticator) BearerFit(header, claims map[string]any) int {
 // three parts, or a first part that is not a JSON object naming an "alg".
 // Nothing is verified.
 func jwtParts(token string) (header, claims map[string]any) {
-	if strings.Count(token, ".") != 2 {
-		return nil, nil
-	}
-	head, rest, _ := strings.Cut(token, ".")
-	payload, _, _ := strings.Cut(rest, ".")
-	header = decodeObject(head)
+	header, claims = wire.JWTParts(token)
 	if _, ok := header["alg"].(string); !ok {
 		return nil, nil
 	}
-	return header, decodeObject(payload)
-}
-
-// decodeObject decodes a base64url part holding a JSON object, or
-// returns nil.
-func decodeObject(part string) map[string]any {
-	raw, err := base64.RawURLEncoding.DecodeString(part)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
+	return header, claims
 }
 
 // b64token reports whether s is a bearer token's b64token (RFC 6750

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +76,33 @@ func ReadAnswer(r io.Reader, limit int, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is over %d bytes", what, limit)
 	}
 	return body, nil
+}
+
+// JWTParts decodes the header and the claims of a compact JWT without
+// verifying anything, for telling which authenticator a refused token was
+// meant for: each is nil when its part is not base64url holding a JSON
+// object, and both are nil when token is not three parts.
+func JWTParts(token string) (header, claims map[string]any) {
+	if strings.Count(token, ".") != 2 {
+		return nil, nil
+	}
+	head, rest, _ := strings.Cut(token, ".")
+	payload, _, _ := strings.Cut(rest, ".")
+	return jwtObject(head), jwtObject(payload)
+}
+
+// jwtObject decodes one base64url part of a JWT holding a JSON object, or
+// returns nil.
+func jwtObject(part string) map[string]any {
+	raw, err := base64.RawURLEncoding.DecodeString(part)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 // ArmWriteDeadline restarts the server's WriteTimeout, if it has one, as

@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +65,42 @@ func TestTruncateNeverSplitsRunes(t *testing.T) {
 			t.Fatalf("truncate(_, %d) kept %d bytes", n, len(prefix))
 		}
 	}
+}
+
+func TestJWTParts(t *testing.T) {
+	t.Parallel()
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	head, claims := enc(`{"alg":"ES256","kid":"k1"}`), enc(`{"sub":"agent"}`)
+	for _, tc := range []struct {
+		name          string
+		token         string
+		header, claim bool
+	}{
+		{"jwt", head + "." + claims + ".sig", true, true},
+		{"two_parts", head + "." + claims, false, false},
+		{"four_parts", head + "." + claims + ".sig.x", false, false},
+		{"claims_not_base64url", head + ".not*b64.sig", true, false},
+		{"claims_not_an_object", head + "." + enc(`[1]`) + ".sig", true, false},
+		{"header_padded_base64", base64.URLEncoding.EncodeToString([]byte(`{"alg":"x"}`)) + "." + claims + ".s", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, c := JWTParts(tc.token)
+			assert.Equal(t, tc.header, h != nil, "header")
+			assert.Equal(t, tc.claim, c != nil, "claims")
+		})
+	}
+	h, c := JWTParts(head + "." + claims + ".sig")
+	assert.Equal(t, "k1", h["kid"])
+	assert.Equal(t, "agent", c["sub"])
+}
+
+func TestReadAnswer(t *testing.T) {
+	t.Parallel()
+	b, err := ReadAnswer(strings.NewReader(strings.Repeat("a", 10)), 10, "the key set")
+	assert.NoError(t, err)
+	assert.Len(t, b, 10)
+	_, err = ReadAnswer(strings.NewReader(strings.Repeat("a", 11)), 10, "the key set")
+	assert.EqualError(t, err, "the key set is over 10 bytes")
+	_, err = ReadAnswer(iotest.ErrReader(errors.New("reset")), 10, "the answer")
+	assert.EqualError(t, err, "reading the answer: reset")
 }
