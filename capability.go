@@ -485,6 +485,9 @@ func capabilityProblem(t *jwt.Token, err error) string {
 			return "The bearer token's algorithm (alg) is not accepted: a capability token is signed with ES256, EdDSA or RS256"
 		}
 	}
+	if msg, ok := jwks.Problem(err, "the issuers'"); ok {
+		return msg
+	}
 	switch {
 	case errors.Is(err, errCritical):
 		return criticalProblem
@@ -494,16 +497,6 @@ func capabilityProblem(t *jwt.Token, err error) string {
 		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
 	case errors.Is(err, errKeyAlgorithm):
 		return "The bearer token's algorithm (alg) is not the one its key allows: ES256 for EC P-256 keys, EdDSA for Ed25519 keys, RS256 for RSA keys of 2048 bits or more"
-	case errors.Is(err, jwks.ErrNoKeys):
-		return "The server has not obtained the issuers' keys yet, so it cannot check the bearer token: try again later"
-	case errors.Is(err, jwks.ErrKeysPending):
-		return "The server is still fetching the issuers' keys and could not check the bearer token in time: try again in a few seconds"
-	case errors.Is(err, jwks.ErrKeyNotRefetched):
-		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds; their key set was fetched moments ago, so if the issuer has just published this key, try again in a few seconds"
-	case errors.Is(err, jwks.ErrKeyRefetchFailed):
-		return "The bearer token's key (kid) is not one of the issuers' keys that the server holds, and fetching their key set again failed: try again later"
-	case errors.Is(err, jwks.ErrKeyUnknown):
-		return "The bearer token's key (kid) is not one of the issuers' keys"
 	case errors.Is(err, errKeyRestricted):
 		return "The bearer token's key (kid) may not verify this token: the issuers' key set limits it to another algorithm or use"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):

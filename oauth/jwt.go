@@ -285,6 +285,9 @@ func jwtProblem(t *jwt.Token, err error, explicit bool) string {
 			return "The bearer token's algorithm (alg) is not accepted: an access token is signed with RS256, PS256, ES256 or EdDSA (or RS384, RS512, PS384, PS512, ES384, ES512)"
 		}
 	}
+	if msg, ok := jwks.Problem(err, "the authorization server's"); ok {
+		return msg
+	}
 	switch {
 	case errors.Is(err, errCritical):
 		return "The bearer token requires extensions that this server does not support (\"crit\" in its header): send a token without \"crit\""
@@ -299,16 +302,6 @@ func jwtProblem(t *jwt.Token, err error, explicit bool) string {
 		return "The bearer token's algorithm (alg) is not the one its key allows: RS or PS algorithms for RSA keys of 2048 bits or more, ES256, ES384 or ES512 for EC keys of that curve, EdDSA for Ed25519 keys"
 	case errors.Is(err, errKeyRestricted):
 		return "The bearer token's key (kid) may not verify this token: the authorization server's key set limits it to another algorithm or use"
-	case errors.Is(err, jwks.ErrNoKeys):
-		return "The server has not obtained the authorization server's keys yet, so it cannot check the bearer token: try again later"
-	case errors.Is(err, jwks.ErrKeysPending):
-		return "The server is still fetching the authorization server's keys and could not check the bearer token in time: try again in a few seconds"
-	case errors.Is(err, jwks.ErrKeyNotRefetched):
-		return "The bearer token's key (kid) is not one of the authorization server's keys that this server holds; their key set was fetched moments ago, so if the key has just been published, try again in a few seconds"
-	case errors.Is(err, jwks.ErrKeyRefetchFailed):
-		return "The bearer token's key (kid) is not one of the authorization server's keys that this server holds, and fetching their key set again failed: try again later"
-	case errors.Is(err, jwks.ErrKeyUnknown):
-		return "The bearer token's key (kid) is not one of the authorization server's keys"
 	case errors.Is(err, jwks.ErrStopped):
 		return "The server no longer fetches the authorization server's keys, and does not hold the bearer token's key (kid)"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):

@@ -130,7 +130,8 @@ func NewSnapshot(jwks []jwkset.JWK) Snapshot {
 	return s
 }
 
-// Why no key could be found for a token's kid, for capabilityProblem.
+// Why no key could be found for a token's kid; Problem words them for
+// the caller.
 var (
 	ErrKeyUnknown       = errors.New("the token's kid is not in the key set")
 	ErrKeyNotRefetched  = errors.New("the token's kid is not in the key set, which was fetched moments ago")
@@ -139,6 +140,25 @@ var (
 	ErrKeysPending      = errors.New("the key set is being fetched and did not arrive in time")
 	ErrStopped          = errors.New("the context given to the authenticator's constructor has ended, so the key set is no longer fetched")
 )
+
+// Problem is the message that refuses a bearer token for err, one of the
+// errors above, and whether err was one; owner names whose keys they are,
+// as a possessive ("the issuers'", "the authorization server's").
+func Problem(err error, owner string) (string, bool) {
+	switch {
+	case errors.Is(err, ErrNoKeys):
+		return "The server has not obtained " + owner + " keys yet, so it cannot check the bearer token: try again later", true
+	case errors.Is(err, ErrKeysPending):
+		return "The server is still fetching " + owner + " keys and could not check the bearer token in time: try again in a few seconds", true
+	case errors.Is(err, ErrKeyNotRefetched):
+		return "The bearer token's key (kid) is not one of " + owner + " keys that this server holds; their key set was fetched moments ago, so if the key has just been published, try again in a few seconds", true
+	case errors.Is(err, ErrKeyRefetchFailed):
+		return "The bearer token's key (kid) is not one of " + owner + " keys that this server holds, and fetching their key set again failed: try again later", true
+	case errors.Is(err, ErrKeyUnknown):
+		return "The bearer token's key (kid) is not one of " + owner + " keys", true
+	}
+	return "", false
+}
 
 // Set is the key set of a [CapabilityAuth].
 type Set struct {

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -138,4 +139,25 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestProblem: each reason a token's key could not be found has its
+// message, naming whose keys they are and whether to try again; other
+// errors have none.
+func TestProblem(t *testing.T) {
+	for err, want := range map[error]string{
+		ErrNoKeys:           "The server has not obtained the issuers' keys yet, so it cannot check the bearer token: try again later",
+		ErrKeysPending:      "The server is still fetching the issuers' keys and could not check the bearer token in time: try again in a few seconds",
+		ErrKeyNotRefetched:  "The bearer token's key (kid) is not one of the issuers' keys that this server holds; their key set was fetched moments ago, so if the key has just been published, try again in a few seconds",
+		ErrKeyRefetchFailed: "The bearer token's key (kid) is not one of the issuers' keys that this server holds, and fetching their key set again failed: try again later",
+		ErrKeyUnknown:       "The bearer token's key (kid) is not one of the issuers' keys",
+	} {
+		got, ok := Problem(fmt.Errorf("verifying: %w", err), "the issuers'")
+		if !ok || got != want {
+			t.Errorf("Problem(%v) = %q, %v; want %q", err, got, ok, want)
+		}
+	}
+	if got, ok := Problem(ErrStopped, "the issuers'"); ok {
+		t.Errorf("Problem(ErrStopped) = %q, want none", got)
+	}
 }
