@@ -2,10 +2,6 @@ package otc
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,15 +284,9 @@ func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS is not a usable JSON Web Key Set: %w", err)
 	}
-	usable := false
-	for _, k := range all {
-		switch k.Key().(type) {
-		case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey, []byte:
-			return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", wire.Truncate(k.Marshal().KID, 80))
-		}
-		if k.Marshal().KID != "" && slices.ContainsFunc(capabilityAlgs, func(alg string) bool { return keyFits(jwt.GetSigningMethod(alg), k.Key()) }) {
-			usable = true
-		}
+	secret, usable := jwks.Vet(all, capabilityAlgs)
+	if secret >= 0 {
+		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", wire.Truncate(all[secret].Marshal().KID, 80))
 	}
 	if !usable {
 		return nil, errors.New("otc: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
@@ -304,31 +294,9 @@ func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
 	return jwks.Static(jwks.NewSnapshot(all)), nil
 }
 
-// keyFits reports whether key may verify tokens signed with method: the
-// one algorithm of each key type.
-func keyFits(method jwt.SigningMethod, key any) bool {
-	switch method {
-	case jwt.SigningMethodES256:
-		k, ok := key.(*ecdsa.PublicKey)
-		return ok && k.Curve == elliptic.P256()
-	case jwt.SigningMethodEdDSA:
-		k, ok := key.(ed25519.PublicKey)
-		return ok && len(k) == ed25519.PublicKeySize
-	case jwt.SigningMethodRS256:
-		k, ok := key.(*rsa.PublicKey)
-		return ok && k.N.BitLen() >= 2048
-	}
-	return false
-}
-
-// Why the key function refused a token, for capabilityProblem; those of
-// the key set are in jwks.go.
-var (
-	errNoKeyID           = errors.New("the token's header has no kid")
-	errKeyAlgorithm      = errors.New("the token's alg is not the one of its key")
-	errKeyRestricted     = errors.New("the JWK's own alg or use forbids the token's")
-	errIssuerNotAccepted = errors.New("the token's iss is not one of the issuers")
-)
+// errIssuerNotAccepted is why the key function refused a token of another
+// issuer, for capabilityProblem; the reasons of the key set are jwks's.
+var errIssuerNotAccepted = errors.New("the token's iss is not one of the issuers")
 
 // keyfunc returns the key that verifies a token: the one its "kid" names,
 // provided that the key's type is the one of the token's algorithm. ctx
@@ -341,12 +309,10 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context, snap **jwks.Snapshot) jwt.
 		if _, ok := t.Header["crit"]; ok {
 			return nil, errCritical
 		}
-		// A kid is required: without one, every key would have to be
-		// tried, and a token could not ask for a key the set does not
-		// hold yet.
+		// A kid is required (KeyFor says why), and is asked for first.
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
-			return nil, errNoKeyID
+			return nil, jwks.ErrNoKeyID
 		}
 		// A token from another issuer (an OAuth access token beside
 		// capability tokens in AnyOf) is refused before its kid is looked
@@ -359,23 +325,14 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context, snap **jwks.Snapshot) jwt.
 				return nil, errIssuerNotAccepted
 			}
 		}
-		k, s, err := a.keys.KeyIn(ctx, kid)
+		// WithValidMethods has let only the three algorithms through;
+		// KeyFor pins each to its key type, whatever the JWK says.
+		key, s, err := a.keys.KeyFor(ctx, kid, t.Method.Alg())
 		if err != nil {
 			return nil, err
 		}
 		*snap = s
-		// A JWK may narrow its key further: to one algorithm, or to
-		// signatures ("use": "sig"); a key meant for encryption verifies
-		// nothing.
-		if k.Alg != "" && k.Alg != t.Method.Alg() || k.Use != "" && k.Use != jwkset.UseSig {
-			return nil, errKeyRestricted
-		}
-		// WithValidMethods has let only the three algorithms through; this
-		// pins each to its key type, whatever the JWK's own "alg" says.
-		if !keyFits(t.Method, k.Key) {
-			return nil, errKeyAlgorithm
-		}
-		return k.Key, nil
+		return key, nil
 	}
 }
 
@@ -493,12 +450,10 @@ func capabilityProblem(t *jwt.Token, err error) string {
 		return criticalProblem
 	case errors.Is(err, errIssuerNotAccepted):
 		return "The bearer token's issuer (iss) is not one this server accepts"
-	case errors.Is(err, errNoKeyID):
+	case errors.Is(err, jwks.ErrNoKeyID):
 		return "The bearer token's header has no key id (kid): a capability token must name the issuer's key that signed it"
-	case errors.Is(err, errKeyAlgorithm):
+	case errors.Is(err, jwks.ErrKeyAlgorithm):
 		return "The bearer token's algorithm (alg) is not the one its key allows: ES256 for EC P-256 keys, EdDSA for Ed25519 keys, RS256 for RSA keys of 2048 bits or more"
-	case errors.Is(err, errKeyRestricted):
-		return "The bearer token's key (kid) may not verify this token: the issuers' key set limits it to another algorithm or use"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		return "The bearer token's signature is not valid"
 	}

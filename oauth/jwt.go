@@ -2,10 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,31 +32,6 @@ var acceptedAlgs = []string{
 	jwt.SigningMethodEdDSA.Alg(),
 }
 
-// keyFits reports whether key may verify a token signed with alg: an RSA
-// key of 2048 bits or more the RSA algorithms, an EC key the one
-// algorithm of its curve, an Ed25519 key EdDSA. A public key thus never
-// verifies as an HMAC secret, nor a key of one type a token of another.
-func keyFits(alg string, key any) bool {
-	switch alg {
-	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
-		k, ok := key.(*rsa.PublicKey)
-		return ok && k.N.BitLen() >= 2048
-	case "ES256":
-		k, ok := key.(*ecdsa.PublicKey)
-		return ok && k.Curve == elliptic.P256()
-	case "ES384":
-		k, ok := key.(*ecdsa.PublicKey)
-		return ok && k.Curve == elliptic.P384()
-	case "ES512":
-		k, ok := key.(*ecdsa.PublicKey)
-		return ok && k.Curve == elliptic.P521()
-	case "EdDSA":
-		k, ok := key.(ed25519.PublicKey)
-		return ok && len(k) == ed25519.PublicKeySize
-	}
-	return false
-}
-
 // staticKeys reads a static JWKS and checks that it can verify something
 // and holds no secret.
 func staticKeys(issuer string, raw json.RawMessage) (jwks.Snapshot, error) {
@@ -70,7 +41,6 @@ func staticKeys(issuer string, raw json.RawMessage) (jwks.Snapshot, error) {
 		return nil, fmt.Errorf("%s is not a JSON Web Key Set: %w", name, err)
 	}
 	var all []jwkset.JWK
-	usable := false
 	for i, m := range set.Keys {
 		j, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{Private: true}, jwkset.JWKValidateOptions{})
 		if errors.Is(err, jwkset.ErrUnsupportedKey) {
@@ -79,14 +49,11 @@ func staticKeys(issuer string, raw json.RawMessage) (jwks.Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %d is not valid: %w", name, i, err)
 		}
-		switch j.Key().(type) {
-		case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey, []byte:
-			return nil, fmt.Errorf("%s holds a private or secret key (kid %q): give only the server's public keys", name, wire.Truncate(m.KID, 80))
-		}
-		if m.KID != "" && slices.ContainsFunc(acceptedAlgs, func(alg string) bool { return keyFits(alg, j.Key()) }) {
-			usable = true
-		}
 		all = append(all, j)
+	}
+	secret, usable := jwks.Vet(all, acceptedAlgs)
+	if secret >= 0 {
+		return nil, fmt.Errorf("%s holds a private or secret key (kid %q): give only the server's public keys", name, wire.Truncate(all[secret].Marshal().KID, 80))
 	}
 	if !usable {
 		return nil, fmt.Errorf("%s holds no key with a kid that can verify an access token (RSA of 2048 bits or more, EC P-256, P-384 or P-521, Ed25519)", name)
@@ -96,11 +63,8 @@ func staticKeys(issuer string, raw json.RawMessage) (jwks.Snapshot, error) {
 
 // Why the key function refused a token, for jwtProblem.
 var (
-	errCritical      = errors.New("the token's header has crit")
-	errType          = errors.New("the token's typ is not an access token's")
-	errNoKeyID       = errors.New("the token's header has no kid")
-	errKeyAlgorithm  = errors.New("the token's alg is not the one of its key")
-	errKeyRestricted = errors.New("the JWK's own alg or use forbids the token's")
+	errCritical = errors.New("the token's header has crit")
+	errType     = errors.New("the token's typ is not an access token's")
 )
 
 // accessTokenType reports whether a JWT's "typ" is acceptable: "at+jwt"
@@ -162,22 +126,12 @@ func (a *Authenticator) keyfunc(ctx context.Context, s *server, chosen **server,
 			return nil, errType
 		}
 		kid, _ := t.Header["kid"].(string)
-		if kid == "" {
-			return nil, errNoKeyID
-		}
-		k, held, err := s.keys.KeyIn(ctx, kid)
+		key, held, err := s.keys.KeyFor(ctx, kid, t.Method.Alg())
 		if err != nil {
 			return nil, err
 		}
 		*snap = held
-		alg := t.Method.Alg()
-		if k.Alg != "" && k.Alg != alg || k.Use != "" && k.Use != jwkset.UseSig {
-			return nil, errKeyRestricted
-		}
-		if !keyFits(alg, k.Key) {
-			return nil, errKeyAlgorithm
-		}
-		return k.Key, nil
+		return key, nil
 	}
 }
 
@@ -296,12 +250,10 @@ func jwtProblem(t *jwt.Token, err error, explicit bool) string {
 			return "The bearer token's type (typ) is not an access token's: this server accepts only JWTs typed at+jwt (RFC 9068)"
 		}
 		return "The bearer token's type (typ) is not an access token's: this server accepts JWTs typed at+jwt (RFC 9068) or JWT"
-	case errors.Is(err, errNoKeyID):
+	case errors.Is(err, jwks.ErrNoKeyID):
 		return "The bearer token's header has no key id (kid): an access token must name the authorization server's key that signed it"
-	case errors.Is(err, errKeyAlgorithm):
+	case errors.Is(err, jwks.ErrKeyAlgorithm):
 		return "The bearer token's algorithm (alg) is not the one its key allows: RS or PS algorithms for RSA keys of 2048 bits or more, ES256, ES384 or ES512 for EC keys of that curve, EdDSA for Ed25519 keys"
-	case errors.Is(err, errKeyRestricted):
-		return "The bearer token's key (kid) may not verify this token: the authorization server's key set limits it to another algorithm or use"
 	case errors.Is(err, jwks.ErrStopped):
 		return "The server no longer fetches the authorization server's keys, and does not hold the bearer token's key (kid)"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):

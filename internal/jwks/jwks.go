@@ -3,11 +3,16 @@ package jwks
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,7 +106,7 @@ func (t Timing) RetryAfter(n int) time.Duration {
 
 // Key is one key of a set, with what its JWK says of its use.
 type Key struct {
-	Key any        // a public key, or a secret that keyFits refuses
+	Key any        // a public key, or a secret that KeyFits refuses
 	Alg string     // the JWK's "alg", "" when it names none
 	Use jwkset.USE // the JWK's "use", "" when it names none
 }
@@ -156,6 +161,8 @@ func Problem(err error, owner string) (string, bool) {
 		return "The bearer token's key (kid) is not one of " + owner + " keys that this server holds, and fetching their key set again failed: try again later", true
 	case errors.Is(err, ErrKeyUnknown):
 		return "The bearer token's key (kid) is not one of " + owner + " keys", true
+	case errors.Is(err, ErrKeyRestricted):
+		return "The bearer token's key (kid) may not verify this token: " + owner + " key set limits it to another algorithm or use", true
 	}
 	return "", false
 }
@@ -215,6 +222,80 @@ func (ks *Set) Empty() bool {
 // fetch. It changes whenever a fetch publishes the set again, so that what
 // was verified with one snapshot's keys can be told apart.
 func (ks *Set) Snapshot() *Snapshot { return ks.current.Load() }
+
+// Why a key could not verify a token; the callers word them (ErrNoKeyID
+// and ErrKeyAlgorithm name what their tokens must carry), Problem words
+// ErrKeyRestricted.
+var (
+	ErrNoKeyID       = errors.New("the token's header has no kid")
+	ErrKeyRestricted = errors.New("the JWK's own alg or use forbids the token's")
+	ErrKeyAlgorithm  = errors.New("the token's alg is not the one of its key")
+)
+
+// KeyFor returns the key of the set that verifies a token signed with alg
+// and naming kid, and the snapshot that held it. A kid is required:
+// without one every key would have to be tried, and a token could not ask
+// for a key the set does not hold yet. The key's JWK may narrow it to one
+// algorithm or to signatures ("use": "sig"), and its type must be the
+// algorithm's (KeyFits), whatever the JWK's own "alg" says.
+func (ks *Set) KeyFor(ctx context.Context, kid, alg string) (any, *Snapshot, error) {
+	if kid == "" {
+		return nil, nil, ErrNoKeyID
+	}
+	k, s, err := ks.KeyIn(ctx, kid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.Alg != "" && k.Alg != alg || k.Use != "" && k.Use != jwkset.UseSig {
+		return nil, nil, ErrKeyRestricted
+	}
+	if !KeyFits(alg, k.Key) {
+		return nil, nil, ErrKeyAlgorithm
+	}
+	return k.Key, s, nil
+}
+
+// KeyFits reports whether key is of the type alg signs with: an RSA key
+// of 2048 bits or more for the RS and PS algorithms, an EC key of the
+// algorithm's curve for ES256, ES384 and ES512, an Ed25519 key for EdDSA.
+// Any other algorithm fits no key.
+func KeyFits(alg string, key any) bool {
+	switch alg {
+	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
+		k, ok := key.(*rsa.PublicKey)
+		return ok && k.N.BitLen() >= 2048
+	case "ES256":
+		k, ok := key.(*ecdsa.PublicKey)
+		return ok && k.Curve == elliptic.P256()
+	case "ES384":
+		k, ok := key.(*ecdsa.PublicKey)
+		return ok && k.Curve == elliptic.P384()
+	case "ES512":
+		k, ok := key.(*ecdsa.PublicKey)
+		return ok && k.Curve == elliptic.P521()
+	case "EdDSA":
+		k, ok := key.(ed25519.PublicKey)
+		return ok && len(k) == ed25519.PublicKeySize
+	}
+	return false
+}
+
+// Vet looks over the keys of a key set given in configuration: the index
+// of the first that is private or secret, which a verifier must never
+// hold (-1 when none is), and whether a key with a kid can verify one of
+// algs.
+func Vet(keys []jwkset.JWK, algs []string) (secret int, usable bool) {
+	for i, k := range keys {
+		switch k.Key().(type) {
+		case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey, []byte:
+			return i, false
+		}
+		if k.Marshal().KID != "" && slices.ContainsFunc(algs, func(alg string) bool { return KeyFits(alg, k.Key()) }) {
+			usable = true
+		}
+	}
+	return -1, usable
+}
 
 // KeyIn is [Set.Key] that also returns the snapshot that held the key.
 func (ks *Set) KeyIn(ctx context.Context, kid string) (Key, *Snapshot, error) {
