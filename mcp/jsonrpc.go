@@ -151,7 +151,7 @@ func parseError(msg []byte, where string) *rpcError {
 // the request. An error other than errSyntax may come before the end of
 // the text is reached: readMessage is what transports call.
 func parseMessage(body []byte, m *message) *rpcError {
-	s := scanner{b: body, check: true}
+	s := scanner{b: body}
 	s.space()
 	if s.peek() == '[' {
 		return newError(codeInvalidRequest, "Batch requests are not supported: send one JSON-RPC message per request (protocol versions 2025-06-18 and later have no batches)")
@@ -475,15 +475,13 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// scanner walks the members of JSON objects. With check set it checks
-// the JSON as it goes, each byte once: a value it skips is checked by
-// jsonparse.Skip, and value returns nil where the text is not JSON, which
-// members and fields answer with errSyntax. Without check it walks text
-// that was checked before, and checks only the shape it is asked for.
+// scanner walks the members of JSON objects and checks the JSON as it
+// goes, each byte once: a value it skips is checked by jsonparse.Skip, and
+// value returns nil where the text is not JSON, which members and fields
+// answer with errSyntax.
 type scanner struct {
-	b     []byte
-	i     int
-	check bool
+	b []byte
+	i int
 }
 
 func (s *scanner) peek() byte {
@@ -564,20 +562,16 @@ func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
 }
 
 // arguments reads params.arguments, an object, into m: parsed into a
-// document in the same pass when the scanner checks, so that the
-// registry need not parse them again. again says the member came before.
+// document in the same pass, so that the registry need not parse them
+// again. again says the member came before.
 func (s *scanner) arguments(m *message, again bool) *rpcError {
 	start := s.i
-	if s.check {
-		if d, end, err := jsonparse.ParseValue(s.b, s.i); err == nil {
-			s.i = end
-			m.releaseArgs()
-			m.argsDoc = d
-		} else if s.value() == nil { // what the parser refuses beyond JSON (its depth) is the registry's to answer
-			return errSyntax
-		}
-	} else {
-		s.value()
+	if d, end, err := jsonparse.ParseValue(s.b, s.i); err == nil {
+		s.i = end
+		m.releaseArgs()
+		m.argsDoc = d
+	} else if s.value() == nil { // what the parser refuses beyond JSON (its depth) is the registry's to answer
+		return errSyntax
 	}
 	m.arguments = s.b[start:s.i]
 	if again {
@@ -589,84 +583,27 @@ func (s *scanner) arguments(m *message, again bool) *rpcError {
 // str is value for a string, which the scanner is at.
 func (s *scanner) str() []byte {
 	start := s.i
-	if s.check {
-		end := jsonparse.SkipString(s.b, s.i)
-		if end < 0 {
-			return nil
-		}
-		s.i = end
-	} else {
-		s.i = stringEnd(s.b, s.i)
+	end := jsonparse.SkipString(s.b, s.i)
+	if end < 0 {
+		return nil
 	}
-	return s.b[start:s.i]
+	s.i = end
+	return s.b[start:end]
 }
 
-// value skips the value at the scanner's position and returns its bytes:
-// nil, when the scanner checks, where no valid value starts.
+// value skips the value at the scanner's position and returns its bytes,
+// or nil where no valid value starts.
 func (s *scanner) value() []byte {
+	if s.peek() == '"' {
+		return s.str()
+	}
 	start := s.i
-	if s.check {
-		if s.peek() == '"' {
-			return s.str()
-		}
-		end := jsonparse.Skip(s.b, s.i)
-		if end < 0 {
-			return nil
-		}
-		s.i = end
-		return s.b[start:end]
+	end := jsonparse.Skip(s.b, s.i)
+	if end < 0 {
+		return nil
 	}
-	switch s.peek() {
-	case '"':
-		s.i = stringEnd(s.b, s.i)
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				s.i = stringEnd(s.b, s.i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return s.b[start:s.i]
-				}
-			}
-			s.i++
-		}
-	default:
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return s.b[start:s.i]
-			}
-			s.i++
-		}
-	}
-	return s.b[start:s.i]
-}
-
-// stringEnd returns the index after the string that starts at i: after
-// the first quote not escaped by an odd run of backslashes.
-func stringEnd(b []byte, i int) int {
-	for i++; ; {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		i += q
-		n := 0
-		for n < i && b[i-1-n] == '\\' {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			return i
-		}
-	}
+	s.i = end
+	return s.b[start:end]
 }
 
 // appendID appends a request id, or null when there is none.

@@ -237,6 +237,17 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 	}
 	l.setPhase("steady")
 	time.Sleep(cfg.settle)
+	// back starts a replica again and lets the load run steady awhile.
+	back := func(r *replica) error {
+		if err := r.start(); err != nil {
+			return err
+		}
+		res.events = append(res.events, event{time.Now(), r.name + " started again"})
+		time.Sleep(upDelay)
+		l.setPhase("steady")
+		time.Sleep(cfg.settle)
+		return nil
+	}
 
 	// 1. A rolling restart: SIGTERM, the drain, the exit, a new process.
 	l.setPhase("sigterm")
@@ -249,13 +260,9 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 		return abort(fmt.Errorf("%s exited with %v after SIGTERM, want 0", r.name, r.p.err))
 	}
 	res.events = append(res.events, event{time.Now(), r.name + " exited"})
-	if err := r.start(); err != nil {
+	if err := back(r); err != nil {
 		return abort(err)
 	}
-	res.events = append(res.events, event{time.Now(), r.name + " started again"})
-	time.Sleep(upDelay)
-	l.setPhase("steady")
-	time.Sleep(cfg.settle)
 
 	// 2. A crash: SIGKILL, with calls in flight, among them the probe's
 	// (probe.go), which is retried while the lease lives and after.
@@ -278,13 +285,9 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 		p.retry(ctx, d.lb.url(), res.killedAt, cfg.lease)
 	}()
 	time.Sleep(time.Second)
-	if err := r.start(); err != nil {
+	if err := back(r); err != nil {
 		return abort(err)
 	}
-	res.events = append(res.events, event{time.Now(), r.name + " started again"})
-	time.Sleep(upDelay)
-	l.setPhase("steady")
-	time.Sleep(cfg.settle)
 
 	// 3. Redis restarts: it goes away for a moment and comes back with
 	// what it had written.
