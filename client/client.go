@@ -31,8 +31,12 @@ const DefaultUserAgent = "otc-go-client/1.0"
 // Options configures a [Client]. The zero value, and nil, give the
 // defaults described on each field.
 type Options struct {
-	// HTTPClient sends the requests. Nil means http.DefaultClient. Give
-	// calls a deadline through their context, or a Timeout here.
+	// HTTPClient sends the requests. Nil means a client with the
+	// settings of http.DefaultClient. Give calls a deadline through their
+	// context, or a Timeout here. An *http.Client is used through a copy
+	// that follows redirects by [CheckRedirect]'s rule (reads within their
+	// origin only, calls never); another Doer must not follow redirects
+	// itself, and a redirect it hands back is refused.
 	HTTPClient Doer
 
 	// UserAgent is sent in the User-Agent header. Empty means
@@ -113,9 +117,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		j := *opts.JWT
 		c.jwt = &j
 	}
-	if c.http == nil {
-		c.http = http.DefaultClient
-	}
+	c.http = withRedirectRule(c.http)
 	if c.agent == "" {
 		c.agent = DefaultUserAgent
 	}
@@ -398,6 +400,13 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
 	defer hresp.Body.Close()
+	if loc := hresp.Header.Get("Location"); loc != "" && isRedirect(hresp.StatusCode) {
+		// A redirect the HTTP client handed back unfollowed.
+		if to, err := req.URL.Parse(loc); err == nil {
+			loc = to.String()
+		}
+		return nil, fmt.Errorf("%s %s: %w", method, u, &RedirectError{Method: method, From: u, Location: loc, Status: hresp.StatusCode})
+	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)

@@ -33,6 +33,10 @@
 //   - [*ResponseError]: any other status, or a body that is not the
 //     protocol's JSON, such as a proxy's HTML error page. It quotes the
 //     first bytes of the body.
+//   - [*RedirectError]: a redirect the client did not follow, which it
+//     names. Calls are never redirected, reads only within their origin
+//     (scheme, host and port), so that credentials and secrets stay with
+//     the server they were meant for; see [CheckRedirect].
 //   - Anything else comes from the HTTP client: a transport failure, or the
 //     context's cancellation (errors.Is(err, context.DeadlineExceeded)).
 //

@@ -14,6 +14,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/mod/semver"
+
+	"github.com/otcgo/otc/client"
 )
 
 // This file is "otc check": a conformance check of any OTC/OXP 1.0
@@ -460,7 +462,7 @@ func (e *cli) check(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stderr, "otc check: --input must be a JSON object")
 		return exitBadInput
 	}
-	c := &checker{base: strings.TrimSuffix(pos[0], "/"), http: &http.Client{Timeout: 30 * time.Second}, header: http.Header{}, maxBody: maxMiB << 20}
+	c := &checker{base: strings.TrimSuffix(pos[0], "/"), http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: client.CheckRedirect}, header: http.Header{}, maxBody: maxMiB << 20}
 	auth := false
 	switch {
 	case o.apiKey != "":

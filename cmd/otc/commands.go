@@ -99,6 +99,11 @@ func setCredentials(h http.Header, apiKey, bearer string) {
 	}
 }
 
+// redirectSafe sends the MCP and REST requests of every command: it
+// follows the client package's redirect rule, so that credentials and a
+// call's body never go to another origin than the URL given.
+var redirectSafe = &http.Client{CheckRedirect: client.CheckRedirect}
+
 // server returns the server at url, in the protocol the options name.
 func (c *common) server(url string) (server, error) {
 	if c.mcp && c.rest {
@@ -108,13 +113,13 @@ func (c *common) server(url string) (server, error) {
 		if c.jwtSecret != "" {
 			return nil, errors.New("--jwt-secret is for OTC servers; give a REST view a token with --bearer")
 		}
-		return &restServer{base: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: http.DefaultClient}, nil
+		return &restServer{base: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
 	}
 	if c.mcp {
 		if c.jwtSecret != "" {
 			return nil, errors.New("--jwt-secret is for OTC servers; give an MCP server a token with --bearer")
 		}
-		return &mcpServer{url: url, apiKey: c.apiKey, bearer: c.bearer, http: http.DefaultClient}, nil
+		return &mcpServer{url: url, apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
 	}
 	cl, err := c.client(url)
 	if err != nil {

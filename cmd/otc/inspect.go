@@ -348,7 +348,7 @@ func (in *inspector) target(kind string) (inspectTarget, bool) {
 
 // connect returns a fresh connection to t whose exchanges rec records.
 func (in *inspector) connect(t inspectTarget, rec *recorder) (server, error) {
-	hc := &http.Client{Transport: rec}
+	hc := &http.Client{Transport: rec, CheckRedirect: client.CheckRedirect}
 	switch t.Kind {
 	case "mcp":
 		return &mcpServer{url: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
