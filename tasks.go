@@ -187,8 +187,9 @@ type TaskStore interface {
 var (
 	// ErrTaskNotFound: the store holds no task with that id.
 	ErrTaskNotFound = errors.New("otc: no such task")
-	// ErrTooManyTasks: the caller already holds as many tasks as the
-	// store keeps for one caller; some must expire first.
+	// ErrTooManyTasks: the caller already holds, or runs, as many tasks
+	// as the store keeps for one caller. Stores return it wrapped in a
+	// [*TaskLimitError], which says which limit and when to try again.
 	ErrTooManyTasks = errors.New("otc: the caller holds as many tasks as the store keeps for one caller")
 	// ErrTaskStoreFull: the store holds as many tasks as it may.
 	ErrTaskStoreFull = errors.New("otc: the task store is full")
@@ -196,6 +197,31 @@ var (
 	// larger than the store keeps.
 	ErrTaskResultTooLarge = errors.New("otc: the task's result is larger than the task store keeps")
 )
+
+// TaskLimitError is the refusal of a task for a caller at one of its
+// limits: the tasks it holds, running or kept for their result, or the
+// tasks it runs. errors.Is(err, ErrTooManyTasks) holds for it.
+type TaskLimitError struct {
+	// Limit is the caller's limit that was reached.
+	Limit int
+	// Running is true for the limit on tasks that have not ended, false
+	// for the limit on tasks held.
+	Running bool
+	// RetryAfter is when a new task may fit: when the caller's oldest
+	// task expires, or, for running tasks, a guess.
+	RetryAfter time.Duration
+}
+
+// Error says which limit the caller reached.
+func (e *TaskLimitError) Error() string {
+	if e.Running {
+		return fmt.Sprintf("otc: the caller runs %d tasks, as many as the store runs for one caller at once", e.Limit)
+	}
+	return fmt.Sprintf("otc: the caller holds %d tasks, as many as the store keeps for one caller", e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooManyTasks) true.
+func (e *TaskLimitError) Is(target error) bool { return target == ErrTooManyTasks }
 
 // Defaults of the task stores ([MemoryTaskStoreOptions] and the Redis
 // store's).
@@ -211,6 +237,10 @@ const (
 	// or kept for their result. Callers without authentication are all
 	// one caller, "a" (see [TaskOwner]), and share it.
 	DefaultMaxTasksPerOwner = 1000
+	// DefaultMaxRunningTasksPerOwner caps the tasks of one caller that
+	// have not ended, so that a few callers cannot fill a store with
+	// running tasks, which it never drops to make room.
+	DefaultMaxRunningTasksPerOwner = 100
 	// DefaultMaxTaskResultBytes is the largest result (or set of
 	// questions) a task keeps: 1 MiB. A larger result fails the task.
 	DefaultMaxTaskResultBytes = 1 << 20

@@ -17,10 +17,18 @@ type MemoryTaskStoreOptions struct {
 	// Lease is how long a running task is shown as running without an
 	// update from its runner. Zero or less means DefaultTaskLease.
 	Lease time.Duration
-	// MaxTasksPerOwner caps the tasks one caller holds. Zero or less
-	// means DefaultMaxTasksPerOwner.
+	// MaxTasksPerOwner caps the tasks one caller holds, running or ended
+	// and kept for their result. Zero or less means
+	// DefaultMaxTasksPerOwner.
 	MaxTasksPerOwner int
-	// MaxTasks caps the tasks the store holds. Zero or less means
+	// MaxRunningPerOwner caps the tasks of one caller that have not
+	// ended, so that a few callers cannot fill the store with running
+	// tasks. Zero or less means DefaultMaxRunningTasksPerOwner.
+	MaxRunningPerOwner int
+	// MaxTasks caps the tasks the store holds. When it is reached, the
+	// task that ended longest ago is dropped to make room; a task that
+	// has not ended is never dropped, and when every task runs, Create
+	// is refused with ErrTaskStoreFull. Zero or less means
 	// DefaultMaxTasks.
 	MaxTasks int
 	// MaxResultBytes is the largest result, or set of questions, a task
@@ -41,28 +49,72 @@ const DefaultMaxTaskStoreBytes = 64 << 20
 // for one server, or for replicas behind a load balancer that sends every
 // request about a task to the replica that created it (MCP clients send
 // the task id in the Mcp-Name header for that). It is bounded in tasks,
-// in tasks per caller and in result size, and drops a task after its TTL.
-// It is safe for concurrent use.
+// in tasks per caller (held and running) and in result size, and drops a
+// task after its TTL, or an ended one earlier when it is full. It is safe
+// for concurrent use.
 type MemoryTaskStore struct {
 	ttl, lease time.Duration
 	perOwner   int
+	runningCap int
 	maxTasks   int
 	maxResult  int
 	maxBytes   int64
 	now        func() time.Time
 
-	mu     sync.Mutex
-	tasks  map[string]*memTask
-	owners map[string]int
-	order  []memTaskOrder // by creation, oldest first, from order[head]
-	head   int
-	bytes  int64 // the size of the results, questions and answers held
+	mu       sync.Mutex
+	tasks    map[string]*memTask
+	owners   map[string]*memOwner
+	order    []memTaskOrder // by creation, oldest first, from order[head]
+	head     int
+	finished fifo // the ids of ended tasks, in the order they ended
+	bytes    int64 // the size of the results, questions and answers held
 }
 
 type memTask struct {
 	t          Task
 	leaseUntil time.Time
 	expires    time.Time
+}
+
+// memOwner is what one caller holds: its tasks in the order they were
+// created (dropped ones are skipped when read), and those not yet ended.
+type memOwner struct {
+	held    fifo
+	n       int
+	running map[string]struct{}
+}
+
+// fifo is a queue of task ids. Ids whose task is gone are dropped from
+// its front as it is read and as ids are pushed, so that it holds about
+// as many ids as the store holds tasks.
+type fifo struct {
+	ids  []string
+	head int
+}
+
+// push adds id at the back, after dropping the ids in front for which
+// keep is false.
+func (q *fifo) push(id string, keep func(string) bool) {
+	q.front(keep)
+	if q.head > 64 && q.head*2 > len(q.ids) {
+		q.ids = append(q.ids[:0:0], q.ids[q.head:]...)
+		q.head = 0
+	}
+	q.ids = append(q.ids, id)
+}
+
+// front returns the first id for which keep holds, dropping those before
+// it; "" when there is none.
+func (q *fifo) front(keep func(string) bool) string {
+	for q.head < len(q.ids) {
+		if id := q.ids[q.head]; keep(id) {
+			return id
+		}
+		q.ids[q.head] = ""
+		q.head++
+	}
+	q.ids, q.head = q.ids[:0], 0
+	return ""
 }
 
 type memTaskOrder struct {
@@ -78,8 +130,9 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 	if opts == nil {
 		opts = &MemoryTaskStoreOptions{}
 	}
-	s := &MemoryTaskStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, maxTasks: opts.MaxTasks,
-		maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, now: time.Now, tasks: map[string]*memTask{}, owners: map[string]int{}}
+	s := &MemoryTaskStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner,
+		maxTasks: opts.MaxTasks, maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, now: time.Now,
+		tasks: map[string]*memTask{}, owners: map[string]*memOwner{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTaskTTL
 	}
@@ -88,6 +141,9 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 	}
 	if s.perOwner <= 0 {
 		s.perOwner = DefaultMaxTasksPerOwner
+	}
+	if s.runningCap <= 0 {
+		s.runningCap = DefaultMaxRunningTasksPerOwner
 	}
 	if s.maxTasks <= 0 {
 		s.maxTasks = DefaultMaxTasks
@@ -117,12 +173,52 @@ func (s *MemoryTaskStore) expire(now time.Time) {
 	}
 }
 
+// drop forgets a task. s.mu is held.
 func (s *MemoryTaskStore) drop(id string, mt *memTask) {
 	s.bytes -= taskSize(&mt.t)
 	delete(s.tasks, id)
-	if s.owners[mt.t.Owner]--; s.owners[mt.t.Owner] <= 0 {
+	o := s.owners[mt.t.Owner]
+	delete(o.running, id)
+	if o.n--; o.n <= 0 {
 		delete(s.owners, mt.t.Owner)
 	}
+}
+
+// ended notes that a task reached a terminal status. s.mu is held.
+func (s *MemoryTaskStore) ended(mt *memTask) {
+	delete(s.owners[mt.t.Owner].running, mt.t.ID)
+	s.finished.push(mt.t.ID, s.holdsEnded)
+}
+
+// holds and holdsEnded report whether the store holds task id, and holds
+// it ended. s.mu is held.
+func (s *MemoryTaskStore) holds(id string) bool { _, ok := s.tasks[id]; return ok }
+
+func (s *MemoryTaskStore) holdsEnded(id string) bool {
+	mt := s.tasks[id]
+	return mt != nil && mt.t.Status.Terminal()
+}
+
+// makeRoom drops the task that ended longest ago, when the store is full.
+// It reports whether there is room. s.mu is held.
+func (s *MemoryTaskStore) makeRoom(now time.Time) bool {
+	if len(s.tasks) < s.maxTasks {
+		return true
+	}
+	if id := s.finished.front(s.holdsEnded); id != "" {
+		s.drop(id, s.tasks[id])
+		return true
+	}
+	// No task has ended that the store knows of: look for runners whose
+	// lease lapsed, which ends their tasks.
+	for id := range s.tasks {
+		s.lookup(id, now)
+	}
+	if id := s.finished.front(s.holdsEnded); id != "" {
+		s.drop(id, s.tasks[id])
+		return true
+	}
+	return false
 }
 
 // lookup returns the live task id, or nil. s.mu is held.
@@ -138,6 +234,7 @@ func (s *MemoryTaskStore) lookup(id string, now time.Time) *memTask {
 	if !mt.t.Status.Terminal() && now.After(mt.leaseUntil) {
 		s.bytes -= taskSize(&mt.t)
 		lose(&mt.t, now)
+		s.ended(mt)
 	}
 	return mt
 }
@@ -171,16 +268,35 @@ func (s *MemoryTaskStore) Create(_ context.Context, t *Task) (*Task, error) {
 	if _, taken := s.tasks[t.ID]; taken {
 		return nil, ErrTaskStoreFull // an id is minted unguessable: a clash is a fault of the minter
 	}
-	if s.owners[t.Owner] >= s.perOwner {
-		return nil, ErrTooManyTasks
+	o := s.owners[t.Owner]
+	if o == nil {
+		o = &memOwner{running: map[string]struct{}{}}
 	}
-	if len(s.tasks) >= s.maxTasks {
+	if o.n >= s.perOwner {
+		e := &TaskLimitError{Limit: s.perOwner, RetryAfter: s.ttl}
+		if oldest := o.held.front(s.holds); oldest != "" {
+			e.RetryAfter = s.tasks[oldest].expires.Sub(now)
+		}
+		return nil, e
+	}
+	if len(o.running) >= s.runningCap {
+		for id := range o.running { // a runner that was lost ends its task here
+			s.lookup(id, now)
+		}
+		if len(o.running) >= s.runningCap {
+			return nil, &TaskLimitError{Limit: s.runningCap, Running: true, RetryAfter: time.Second}
+		}
+	}
+	if !s.makeRoom(now) {
 		return nil, ErrTaskStoreFull
 	}
 	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, Status: TaskWorking, StatusMessage: t.StatusMessage,
 		CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
 	s.tasks[t.ID] = mt
-	s.owners[t.Owner]++
+	s.owners[t.Owner] = o
+	o.n++
+	o.held.push(t.ID, s.holds)
+	o.running[t.ID] = struct{}{}
 	s.order = append(s.order, memTaskOrder{id: t.ID, expires: mt.expires})
 	return snapshot(&mt.t), nil
 }
@@ -241,6 +357,9 @@ func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*
 	s.bytes += grow
 	mt.leaseUntil = now.Add(s.lease)
 	*t = next
+	if t.Status.Terminal() {
+		s.ended(mt)
+	}
 	return snapshot(t), nil
 }
 
@@ -266,6 +385,7 @@ func (s *MemoryTaskStore) Cancel(_ context.Context, id string) error {
 		s.bytes -= taskSize(t)
 		t.Status, t.StatusMessage, t.UpdatedAt = TaskCancelled, "The task was cancelled at the client's request", now
 		t.InputRequests, t.InputResponses = nil, nil
+		s.ended(mt)
 	}
 	return nil
 }

@@ -16,21 +16,69 @@ import (
 func TestMemoryTaskStore(t *testing.T) {
 	t.Parallel()
 	testkit.TaskStoreContract(t, func(_ *testing.T, l testkit.TaskLimits) otc.TaskStore {
-		return otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{TTL: l.TTL, Lease: l.Lease, MaxTasksPerOwner: l.PerOwner, MaxResultBytes: l.MaxResult})
+		return otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{TTL: l.TTL, Lease: l.Lease, MaxTasksPerOwner: l.PerOwner,
+			MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult})
 	})
 }
 
+// TestMemoryTaskStoreFull: a full store drops the task that ended longest
+// ago to make room, and never a running one.
 func TestMemoryTaskStoreFull(t *testing.T) {
 	t.Parallel()
-	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasks: 2})
+	ctx := t.Context()
+	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasks: 3})
+	var ids []string
 	for i := range 3 {
-		_, err := s.Create(t.Context(), &otc.Task{ID: otc.NewCallID(), Owner: string(rune('a' + i)), Status: otc.TaskWorking})
-		if i < 2 {
+		task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: string(rune('a' + i)), Status: otc.TaskWorking})
+		require.NoError(t, err)
+		ids = append(ids, task.ID)
+	}
+	_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "d", Status: otc.TaskWorking})
+	assert.ErrorIs(t, err, otc.ErrTaskStoreFull, "every task runs: none is dropped")
+
+	// ids[2] ends first, then ids[0]; ids[1] still runs.
+	_, err = s.Update(ctx, ids[2], &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.NoError(t, s.Cancel(ctx, ids[0]))
+	_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "d", Status: otc.TaskWorking})
+	require.NoError(t, err)
+	_, err = s.Get(ctx, ids[2])
+	assert.ErrorIs(t, err, otc.ErrTaskNotFound, "the task that ended longest ago went first")
+	_, err = s.Get(ctx, ids[0])
+	assert.NoError(t, err)
+	_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "e", Status: otc.TaskWorking})
+	require.NoError(t, err)
+	_, err = s.Get(ctx, ids[0])
+	assert.ErrorIs(t, err, otc.ErrTaskNotFound, "then the next")
+	got, err := s.Get(ctx, ids[1])
+	require.NoError(t, err)
+	assert.Equal(t, otc.TaskWorking, got.Status, "a running task is never dropped")
+	_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "f", Status: otc.TaskWorking})
+	assert.ErrorIs(t, err, otc.ErrTaskStoreFull)
+}
+
+// TestMemoryTaskStoreCrowd: eleven callers each starting as many quick
+// tasks as they may do not lock a twelfth out. Their tasks end at once
+// (ms:0), and the running cap keeps any one from holding more than its
+// share of the running ones.
+func TestMemoryTaskStoreCrowd(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasks: 1000, MaxTasksPerOwner: 100})
+	for caller := range 11 {
+		owner := "attacker-" + string(rune('a'+caller))
+		for {
+			task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+			if err != nil {
+				assert.ErrorIs(t, err, otc.ErrTooManyTasks)
+				break
+			}
+			_, err = s.Update(ctx, task.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
 			require.NoError(t, err)
-		} else {
-			assert.ErrorIs(t, err, otc.ErrTaskStoreFull)
 		}
 	}
+	_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "bystander", Status: otc.TaskWorking})
+	assert.NoError(t, err, "the store made room from the ended tasks")
 }
 
 func TestMemoryTaskStoreBytes(t *testing.T) {

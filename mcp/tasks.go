@@ -241,7 +241,12 @@ func (tm *taskManager) create(ctx context.Context, tool string) (*otc.Task, []by
 	if err == nil {
 		return t, nil
 	}
+	var limit *otc.TaskLimitError
 	switch {
+	case errors.As(err, &limit) && limit.Running:
+		return nil, tm.refusal(fmt.Sprintf("you run %d tasks, as many as this server runs for one caller at once (your limit); wait for one to end, or cancel one", limit.Limit), limit.RetryAfter)
+	case errors.As(err, &limit):
+		return nil, tm.refusal(fmt.Sprintf("you hold %d tasks, as many as this server keeps for one caller (your limit); each is dropped when its ttlMs has passed", limit.Limit), limit.RetryAfter)
 	case errors.Is(err, otc.ErrTooManyTasks):
 		return nil, tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0)
 	case errors.Is(err, otc.ErrTaskStoreFull):

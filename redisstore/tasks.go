@@ -38,6 +38,9 @@ type TaskOptions struct {
 	// MaxTasksPerOwner caps the tasks one caller holds, running or kept
 	// for their result. Zero or less means otc.DefaultMaxTasksPerOwner.
 	MaxTasksPerOwner int
+	// MaxRunningPerOwner caps the tasks of one caller that have not
+	// ended. Zero or less means otc.DefaultMaxRunningTasksPerOwner.
+	MaxRunningPerOwner int
 	// MaxResultBytes is the largest result, set of questions or set of
 	// answers a task keeps. Zero or less means
 	// otc.DefaultMaxTaskResultBytes.
@@ -52,8 +55,10 @@ type TaskOptions struct {
 // replica runs. Each task is a hash, kept for the TTL from its creation;
 // the times it records, and its lease, are read from the Redis server's
 // clock, so that the replicas' clocks need not agree. A caller's tasks
-// are counted in a sorted set of their expiries. Every script reads and
-// writes one key, so that the store works on a Redis Cluster too. It is safe for
+// are counted in two sorted sets, of the tasks it holds (by expiry) and of
+// those that have not ended; the two share a hash tag, so that one script
+// counts a new task in both. Every other script reads and writes one key,
+// so that the store works on a Redis Cluster too. It is safe for
 // concurrent use.
 type TaskStore struct {
 	ops       *Store // for op: the client and whether it honours deadlines
@@ -61,6 +66,7 @@ type TaskStore struct {
 	ttl       time.Duration
 	lease     time.Duration
 	perOwner  int
+	running   int
 	maxResult int
 	opTimeout time.Duration
 }
@@ -74,7 +80,7 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 		opts = &TaskOptions{}
 	}
 	s := &TaskStore{ops: &Store{client: client, honours: honoursDeadlines(client)}, prefix: opts.Prefix, ttl: opts.TTL,
-		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, maxResult: opts.MaxResultBytes, opTimeout: opts.OpTimeout}
+		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes, opTimeout: opts.OpTimeout}
 	if s.prefix == "" {
 		s.prefix = DefaultTaskPrefix
 	}
@@ -86,6 +92,9 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 	}
 	if s.perOwner <= 0 {
 		s.perOwner = otc.DefaultMaxTasksPerOwner
+	}
+	if s.running <= 0 {
+		s.running = otc.DefaultMaxRunningTasksPerOwner
 	}
 	if s.maxResult <= 0 {
 		s.maxResult = otc.DefaultMaxTaskResultBytes
@@ -135,16 +144,26 @@ const lostMessage = "The server running this task stopped before it ended (its l
 
 var (
 	// countScript counts a new task (ARGV: its id, the TTL, the most a
-	// caller may hold) against its owner, in the owner's sorted set of
-	// task expiries; it returns 1, or 0 when the owner holds too many.
+	// caller may hold, the most it may run) against its owner: in the
+	// sorted set of the tasks it holds, by expiry (KEYS[1]), and in that of
+	// the tasks it runs, by creation (KEYS[2]). It returns {1}; {0, ms}
+	// when the owner holds too many, ms until its oldest expires; or {-1}
+	// when it runs too many.
 	countScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, tonumber(oldest[2]) - now}
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {-1} end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`)
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return {1}`)
 
 	// createScript (ARGV: owner, TTL, lease) returns now, or -1 when the
 	// id is taken. The count and the task are two scripts of one key
@@ -196,15 +215,16 @@ local all = redis.call('HGETALL', KEYS[1])
 table.insert(all, 1, ms(now))
 return all`)
 
-	// cancelScript returns 0 for a missing task, 1 otherwise.
+	// cancelScript returns false for a missing task, and the task's
+	// owner otherwise.
 	cancelScript = redis.NewScript(taskPrologue + `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if live() then
   redis.call('HSET', KEYS[1], 's', 'cancelled', 'm', "The task was cancelled at the client's request", 'u', ms(now))
   clear('q:')
   clear('a:')
 end
-return 1`)
+return redis.call('HGET', KEYS[1], 'o')`)
 
 	// respondScript moves the answers to open questions (ARGV: key,
 	// value, ...) in; it returns 0 for a missing task, 1 otherwise.
@@ -226,29 +246,98 @@ return 1`)
 
 func (s *TaskStore) taskKey(id string) string { return s.prefix + "t:" + id }
 
-func (s *TaskStore) ownerKey(owner string) string {
+// ownerKeys are the keys of the sorted sets of the tasks an owner holds
+// and runs, in one hash slot.
+func (s *TaskStore) ownerKeys(owner string) []string {
 	sum := sha256.Sum256([]byte(owner))
-	return s.prefix + "o:" + hex.EncodeToString(sum[:])
+	tag := "{" + hex.EncodeToString(sum[:]) + "}"
+	return []string{s.prefix + "o:" + tag, s.prefix + "r:" + tag}
+}
+
+// count counts a new task against its owner's limits.
+func (s *TaskStore) count(ctx context.Context, t *otc.Task) error {
+	keys := s.ownerKeys(t.Owner)
+	for swept := false; ; swept = true {
+		v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]int64, error) {
+			return countScript.Run(ctx, s.ops.client, keys, t.ID, s.ttl.Milliseconds(), s.perOwner, s.running).Int64Slice()
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("redisstore: counting a caller's tasks: %w", err)
+		case v[0] == 1:
+			return nil
+		case v[0] == 0 && len(v) > 1:
+			return &otc.TaskLimitError{Limit: s.perOwner, RetryAfter: time.Duration(max(v[1], 1)) * time.Millisecond}
+		case swept:
+			return &otc.TaskLimitError{Limit: s.running, Running: true, RetryAfter: time.Second}
+		}
+		if err := s.sweep(ctx, keys[1]); err != nil {
+			return fmt.Errorf("redisstore: counting a caller's running tasks: %w", err)
+		}
+	}
+}
+
+// sweep drops from a caller's running set the tasks that ended, were
+// dropped, or whose runner's lease lapsed without the store hearing of it.
+func (s *TaskStore) sweep(ctx context.Context, running string) error {
+	_, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (struct{}, error) {
+		ids, err := s.ops.client.ZRange(ctx, running, 0, -1).Result()
+		if err != nil {
+			return struct{}{}, err
+		}
+		pipe := s.ops.client.Pipeline()
+		clock := pipe.Time(ctx)
+		fields := make([]*redis.SliceCmd, len(ids))
+		for i, id := range ids {
+			fields[i] = pipe.HMGet(ctx, s.taskKey(id), "s", "l")
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return struct{}{}, err
+		}
+		now := clock.Val().UnixMilli()
+		var over []any
+		for i, f := range fields {
+			st, _ := f.Val()[0].(string)
+			l, _ := f.Val()[1].(string)
+			lease, _ := strconv.ParseInt(l, 10, 64)
+			if st == "" || otc.TaskStatus(st).Terminal() || lease < now {
+				over = append(over, ids[i])
+			}
+		}
+		if len(over) > 0 {
+			err = s.ops.client.ZRem(ctx, running, over...).Err()
+		}
+		return struct{}{}, err
+	})
+	return err
+}
+
+// ended takes an ended task out of its owner's running set. Should that
+// fail, the sweep of the owner's next count at its limit finds the task
+// ended.
+func (s *TaskStore) ended(ctx context.Context, t *otc.Task) {
+	_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+		return s.ops.client.ZRem(ctx, s.ownerKeys(t.Owner)[1], t.ID).Result()
+	})
 }
 
 // Create implements [otc.TaskStore].
 func (s *TaskStore) Create(ctx context.Context, t *otc.Task) (*otc.Task, error) {
-	ok, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return countScript.Run(ctx, s.ops.client, []string{s.ownerKey(t.Owner)}, t.ID, s.ttl.Milliseconds(), s.perOwner).Int()
-	})
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("redisstore: counting a caller's tasks: %w", err)
-	case ok == 0:
-		return nil, otc.ErrTooManyTasks
+	if err := s.count(ctx, t); err != nil {
+		return nil, err
 	}
 	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
 		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds()).Int64()
 	})
 	if err != nil || n < 0 {
 		// Uncount it, or it counts until its TTL has passed.
+		keys := s.ownerKeys(t.Owner)
 		_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
-			return s.ops.client.ZRem(ctx, s.ownerKey(t.Owner), t.ID).Result()
+			pipe := s.ops.client.TxPipeline()
+			pipe.ZRem(ctx, keys[0], t.ID)
+			pipe.ZRem(ctx, keys[1], t.ID)
+			_, err := pipe.Exec(ctx)
+			return 0, err
 		})
 	}
 	switch {
@@ -297,20 +386,25 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*
 	case err != nil:
 		return nil, fmt.Errorf("redisstore: updating a task: %w", err)
 	}
-	return parseTask(id, v)
+	t, err := parseTask(id, v)
+	if err == nil && t.Status.Terminal() && u.Status.Terminal() {
+		s.ended(ctx, t)
+	}
+	return t, err
 }
 
 // Cancel implements [otc.TaskStore].
 func (s *TaskStore) Cancel(ctx context.Context, id string) error {
-	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return cancelScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).Int()
+	owner, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		return cancelScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).Text()
 	})
 	switch {
+	case errors.Is(err, redis.Nil):
+		return otc.ErrTaskNotFound
 	case err != nil:
 		return fmt.Errorf("redisstore: cancelling a task: %w", err)
-	case n == 0:
-		return otc.ErrTaskNotFound
 	}
+	s.ended(ctx, &otc.Task{ID: id, Owner: owner})
 	return nil
 }
 

@@ -26,7 +26,7 @@ func TestTaskStore(t *testing.T) {
 	client := needRedis(t)
 	testkit.TaskStoreContract(t, func(t *testing.T, l testkit.TaskLimits) otc.TaskStore {
 		return redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: freshPrefix(t, client), TTL: l.TTL, Lease: l.Lease,
-			MaxTasksPerOwner: l.PerOwner, MaxResultBytes: l.MaxResult})
+			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult})
 	})
 }
 

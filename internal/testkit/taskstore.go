@@ -18,6 +18,7 @@ import (
 type TaskLimits struct {
 	TTL, Lease time.Duration
 	PerOwner   int
+	Running    int // tasks per owner that have not ended
 	MaxResult  int
 }
 
@@ -67,12 +68,52 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 	})
 
 	t.Run("tasks_per_owner", func(t *testing.T) {
-		s := newStore(t, TaskLimits{PerOwner: 2})
-		create(t, s, "alice")
-		create(t, s, "alice")
-		_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
-		assert.ErrorIs(t, err, otc.ErrTooManyTasks)
+		s := newStore(t, TaskLimits{PerOwner: 2, TTL: time.Minute})
+		first := create(t, s, "alice")
+		second := create(t, s, "alice")
+		_, err := s.Update(ctx, first.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		_, err = s.Update(ctx, second.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
+		assert.ErrorIs(t, err, otc.ErrTooManyTasks, "ended tasks are held until their TTL")
+		var limit *otc.TaskLimitError
+		require.ErrorAs(t, err, &limit)
+		assert.Equal(t, 2, limit.Limit)
+		assert.False(t, limit.Running)
+		assert.True(t, limit.RetryAfter > 50*time.Second && limit.RetryAfter <= time.Minute, "retry after the oldest task expires: %v", limit.RetryAfter)
+		assert.Contains(t, err.Error(), "holds 2 tasks")
 		create(t, s, "bob") // another caller has room of its own
+	})
+
+	t.Run("running_per_owner", func(t *testing.T) {
+		s := newStore(t, TaskLimits{Running: 2, Lease: 300 * time.Millisecond})
+		done := create(t, s, "alice")
+		cancelled := create(t, s, "alice")
+		create(t, s, "bob")
+		_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
+		var limit *otc.TaskLimitError
+		require.ErrorAs(t, err, &limit)
+		assert.ErrorIs(t, err, otc.ErrTooManyTasks)
+		assert.Equal(t, 2, limit.Limit)
+		assert.True(t, limit.Running)
+		assert.Positive(t, limit.RetryAfter)
+		assert.Contains(t, err.Error(), "runs 2 tasks")
+		create(t, s, "bob") // another caller runs its own
+
+		_, err = s.Update(ctx, done.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		lost := create(t, s, "alice") // a task that ended makes room
+		require.NoError(t, s.Cancel(ctx, cancelled.ID))
+		create(t, s, "alice") // so does a cancelled one
+		_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
+		require.ErrorAs(t, err, &limit)
+
+		// A task whose runner stopped renewing its lease ends, and makes
+		// room, without anyone reading it first.
+		time.Sleep(400 * time.Millisecond)
+		create(t, s, "alice")
+		assert.True(t, get(t, s, lost.ID).Lost)
 	})
 
 	t.Run("completed_is_final", func(t *testing.T) {
