@@ -66,7 +66,7 @@ type MemoryTaskStore struct {
 	owners   map[string]*memOwner
 	order    []memTaskOrder // by creation, oldest first, from order[head]
 	head     int
-	finished fifo // the ids of ended tasks, in the order they ended
+	finished fifo  // the ids of ended tasks, in the order they ended
 	bytes    int64 // the size of the results, questions and answers held
 }
 
