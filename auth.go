@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -109,27 +110,16 @@ type Identity struct {
 }
 
 // Scopes returns the OAuth scopes the identity's token grants: its "scope"
-// claim split on spaces (RFC 9068, RFC 8693), or its "scp" claim, an array
-// of strings (or one string) as some authorization servers write it. It
-// returns nil for an identity without claims, or whose claims name no
-// scope.
+// claim split on single spaces (RFC 6749 section 3.3, RFC 9068), or its
+// "scp" claim, an array of strings (or one string) as some authorization
+// servers write it. It returns nil for an identity without claims, whose
+// claims name no scope, or whose scopes are malformed (another space or a
+// control character, which the authenticators of this module refuse).
 func (id *Identity) Scopes() []string {
 	if id == nil {
 		return nil
 	}
-	switch v := id.Claims["scope"].(type) {
-	case string:
-		return strings.Fields(v)
-	}
-	switch v := id.Claims["scp"].(type) {
-	case string:
-		return strings.Fields(v)
-	case []any:
-		return claimStrings(v)
-	case []string:
-		return v
-	}
-	return nil
+	return slices.Collect(idclaims.Scopes(id.Claims))
 }
 
 type identityKey struct{}
@@ -462,6 +452,9 @@ func (a *JWTAuth) Authenticate(r *http.Request) (*Identity, error) {
 	}
 	if err != nil || len(aud) > 0 && !slices.ContainsFunc(aud, a.allowedAudience) {
 		return nil, unauthenticated("The bearer token's audience (aud) is not accepted", nil)
+	}
+	if problem := idclaims.ScopeProblem(claims); problem != "" {
+		return nil, unauthenticated("The bearer token's scopes are malformed, so it grants none: "+problem, nil)
 	}
 	sub, _ := claims.GetSubject()
 	return &Identity{Method: "jwt", Name: sub, Claims: claims}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
@@ -298,6 +299,14 @@ func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
 // issuer, for capabilityProblem; the reasons of the key set are jwks's.
 var errIssuerNotAccepted = errors.New("the token's iss is not one of the issuers")
 
+// errNotCapabilityType is why the key function refused a token whose
+// "typ" says it is meant for another use.
+var errNotCapabilityType = errors.New("the token's typ is not a capability token's")
+
+// capabilityTypes are the explicit types ("typ") a capability token may
+// carry, besides none: "JWT", as most libraries write by default.
+var capabilityTypes = []string{"jwt"}
+
 // keyfunc returns the key that verifies a token: the one its "kid" names,
 // provided that the key's type is the one of the token's algorithm. ctx
 // is the request's, which bounds its wait for a fetch; the snapshot of the
@@ -308,6 +317,12 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context, snap **jwks.Snapshot) jwt.
 		// §4.1.11), so one that is critical refuses the token.
 		if _, ok := t.Header["crit"]; ok {
 			return nil, errCritical
+		}
+		// A token typed for another use (an OAuth access token, an ID
+		// token, a DPoP proof) is not a capability token, whoever signed
+		// it.
+		if !idclaims.TypeIs(t.Header["typ"], true, capabilityTypes...) {
+			return nil, errNotCapabilityType
 		}
 		// A kid is required (KeyFor says why), and is asked for first.
 		kid, _ := t.Header["kid"].(string)
@@ -396,6 +411,9 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	if err != nil {
 		return nil, invalidToken("The bearer token's subject (sub) is not a string")
 	}
+	if problem := idclaims.ScopeProblem(claims); problem != "" {
+		return nil, invalidToken("The bearer token's scopes are malformed, so it grants none: " + problem)
+	}
 	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && !hasBindingClaims(claims) {
 		a.cache.Put(token, &tokencache.Entry{Claims: claims, Name: sub, Exp: exp.Time, Keys: a.keys, Snapshot: snap})
 	}
@@ -448,6 +466,8 @@ func capabilityProblem(t *jwt.Token, err error) string {
 	switch {
 	case errors.Is(err, errCritical):
 		return criticalProblem
+	case errors.Is(err, errNotCapabilityType):
+		return "The bearer token's type (typ) is not a capability token's: a capability token carries typ \"JWT\" or none; an OAuth access token (at+jwt), an ID token or a DPoP proof is not one, even from the same issuer"
 	case errors.Is(err, errIssuerNotAccepted):
 		return "The bearer token's issuer (iss) is not one this server accepts"
 	case errors.Is(err, jwks.ErrNoKeyID):

@@ -637,6 +637,14 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 	parts := strings.Split(valid, ".")
 	hour := time.Hour
 	otherPayload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"` + capIssuer + `","sub":"admin","exp":9999999999}`))
+	typed := func(typ string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodES256, capClaims(nil))
+		tok.Header["kid"] = kidEC
+		tok.Header["typ"] = typ
+		s, err := tok.SignedString(k.ec)
+		require.NoError(t, err)
+		return s
+	}
 	critical := jwt.NewWithClaims(jwt.SigningMethodES256, capClaims(nil))
 	critical.Header["kid"] = kidEC
 	critical.Header["crit"] = []any{"exp"}
@@ -664,6 +672,15 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 		{"signature_cut", capBearer(parts[0] + "." + parts[1] + "." + parts[2][:20]), otc.ReasonInvalidToken, "signature is not valid"},
 		{"no_kid", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, "", capClaims(nil))), otc.ReasonInvalidToken, "has no key id (kid)"},
 		{"crit", capBearer(withCrit), otc.ReasonInvalidToken, "crit"},
+		// An OAuth access token (or an ID token, a DPoP proof) from the same
+		// issuer, with capability claims, is still not a capability token.
+		{"typ_access_token", capBearer(typed("at+jwt")), otc.ReasonInvalidToken, "type (typ) is not a capability token's"},
+		{"typ_access_token_media_type", capBearer(typed("application/AT+JWT")), otc.ReasonInvalidToken, "type (typ) is not a capability token's"},
+		{"typ_id_token", capBearer(typed("id_token")), otc.ReasonInvalidToken, "type (typ) is not a capability token's"},
+		{"typ_dpop", capBearer(typed("dpop+jwt")), otc.ReasonInvalidToken, "type (typ) is not a capability token's"},
+		{"scope_tab", capBearer(sign(func(c jwt.MapClaims) { c["scope"] = "calc:read\tcounter:write" })), otc.ReasonInvalidToken, "scopes are malformed"},
+		{"scope_newline", capBearer(sign(func(c jwt.MapClaims) { c["scope"] = "calc:read\ncounter:write" })), otc.ReasonInvalidToken, "scopes are malformed"},
+		{"scp_control", capBearer(sign(func(c jwt.MapClaims) { c["scp"] = []any{"calc:read\x00"} })), otc.ReasonInvalidToken, "scopes are malformed"},
 		{"two_parts", capBearer(parts[0] + "." + parts[1]), otc.ReasonInvalidToken, "malformed"},
 		{"four_parts", capBearer(valid + ".x"), otc.ReasonInvalidToken, "malformed"},
 		{"not_base64", capBearer("!!!." + parts[1] + "." + parts[2]), otc.ReasonInvalidToken, "malformed"},
@@ -687,7 +704,11 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 		t.Parallel()
 		requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(valid)))
 	})
-	t.Cleanup(func() { assert.LessOrEqual(t, runs.Load(), int64(1), "only the valid token reached a tool") })
+	t.Run("typ_jwt_accepted", func(t *testing.T) {
+		t.Parallel()
+		requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(typed("JWT"))))
+	})
+	t.Cleanup(func() { assert.LessOrEqual(t, runs.Load(), int64(2), "only the two valid tokens reached a tool") })
 }
 
 // TestCapabilityAuthLeeway: exp, nbf and iat within the leeway pass, and

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -514,7 +515,7 @@ func namedScopes(scopes []string) string {
 func missingScopes(id *Identity, need []string) []string {
 	var missing []string
 	for _, s := range need {
-		if !scopeGranted(id.Claims, s) {
+		if !idclaims.Granted(id.Claims, s) {
 			missing = append(missing, s)
 		}
 	}

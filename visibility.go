@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
 // Visibility is what one caller may see of a registry's catalog through
@@ -232,18 +234,18 @@ func (cl *visibilityClass) key() string {
 }
 
 // caller is what the classes check of a caller's claims, each claim
-// looked up once however many classes read it. Scopes granted as a
-// space-separated string are split into scopes, without allocating, up
-// to its capacity; a longer list is searched in the string itself.
+// looked up once however many classes read it. The scopes granted are
+// read into scopes, without allocating, up to its capacity; a longer list
+// is searched in the claims themselves.
 type caller struct {
 	token      bool // the identity carries claims
 	capability bool // and proved itself with a capability token
 	caps       any  // the "caps" claim
 	blast      string
+	claims     map[string]any
 	scopes     [16]string
 	nScopes    int
-	scopeText  string // the "scope" (or "scp") string when scopes overflowed
-	scopeList  any    // the "scp" array, when scopes come as one
+	overflow   bool // more scopes than scopes holds
 }
 
 // read fills c from id.
@@ -258,19 +260,10 @@ func (c *caller) read(id *Identity) {
 		c.caps = claims["caps"]
 		c.blast, _ = claims["blast_radius"].(string)
 	}
-	text, ok := claims["scope"].(string)
-	if !ok {
-		switch v := claims["scp"].(type) {
-		case string:
-			text = v
-		case []any, []string:
-			c.scopeList = v
-			return
-		}
-	}
-	for f := range strings.FieldsSeq(text) {
+	c.claims = claims
+	for f := range idclaims.Scopes(claims) {
 		if c.nScopes == len(c.scopes) {
-			c.nScopes, c.scopeText = 0, text
+			c.overflow = true
 			return
 		}
 		c.scopes[c.nScopes] = f
@@ -278,14 +271,11 @@ func (c *caller) read(id *Identity) {
 	}
 }
 
-// granted reports whether the caller's token grants scope s, as
-// scopeGranted does.
+// granted reports whether the caller's token grants scope s, as the
+// policy check reads it.
 func (c *caller) granted(s string) bool {
-	switch {
-	case c.scopeList != nil:
-		return claimHas(c.scopeList, s)
-	case c.scopeText != "":
-		return fieldsHold(c.scopeText, s)
+	if c.overflow {
+		return idclaims.Granted(c.claims, s)
 	}
 	return slices.Contains(c.scopes[:c.nScopes], s)
 }
@@ -436,27 +426,3 @@ func claimHas(v any, s string) bool {
 	return false
 }
 
-// scopeGranted reports whether the claims grant the scope s, as
-// slices.Contains(id.Scopes(), s) does, without allocating.
-func scopeGranted(claims map[string]any, s string) bool {
-	if v, ok := claims["scope"].(string); ok {
-		return fieldsHold(v, s)
-	}
-	switch v := claims["scp"].(type) {
-	case string:
-		return fieldsHold(v, s)
-	case []any, []string:
-		return claimHas(v, s)
-	}
-	return false
-}
-
-// fieldsHold reports whether s is one of the space-separated fields of v.
-func fieldsHold(v, s string) bool {
-	for f := range strings.FieldsSeq(v) {
-		if f == s {
-			return true
-		}
-	}
-	return false
-}

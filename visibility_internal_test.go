@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
 // The scope checks that avoid allocating (scopeGranted in calls, caller in
@@ -22,6 +24,8 @@ func TestScopeChecksAgreeWithScopes(t *testing.T) {
 		{},
 		{"scope": "a b"},
 		{"scope": "  a\tb\n"},
+		{"scope": "a\tc"},
+		{"scope": "a  b"},
 		{"scope": ""},
 		{"scope": "a", "scp": []any{"b"}}, // scope wins
 		{"scope": 7, "scp": []any{"b", 3, "c"}},
@@ -36,7 +40,7 @@ func TestScopeChecksAgreeWithScopes(t *testing.T) {
 		c.read(id)
 		for _, s := range append([]string{"a", "b", "c", "a b", "", "s0", "s39", "s40"}, many[10:12]...) {
 			want := slices.Contains(id.Scopes(), s)
-			assert.Equal(t, want, scopeGranted(id.Claims, s), "scopeGranted(%v, %q)", claims, s)
+			assert.Equal(t, want, idclaims.Granted(id.Claims, s), "claims.Granted(%v, %q)", claims, s)
 			if claims != nil {
 				assert.Equal(t, want, c.granted(s), "caller(%v).granted(%q)", claims, s)
 			}

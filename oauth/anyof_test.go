@@ -5,9 +5,12 @@ package oauth_test
 // that authenticator's, and every challenge names the metadata.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -153,4 +156,57 @@ func TestAnyOfOpaqueToken(t *testing.T) {
 	assertRefused(t, call(t, srv, bearer(opaque)), "not active", opaque)
 	as.activate(opaque, activeAnswer(as, nil))
 	assert.Equal(t, oauth.Method, requireAccepted(t, call(t, srv, bearer(opaque))).Method)
+}
+
+// TestAccessTokenIsNotACapabilityToken: when the capability tokens' issuer
+// is also the authorization server, an OAuth access token (typ at+jwt)
+// carrying capability claims is still an OAuth token: a tool that needs a
+// capability token refuses it, over real HTTP, in either order of AnyOf.
+func TestAccessTokenIsNotACapabilityToken(t *testing.T) {
+	t.Parallel()
+	k := keys(t)
+	as := newAuthServer(t, "")
+	capAuth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{as.issuer}, JWKS: jwksJSON(t, jwk(t, &k.ec.PublicKey, kidEC))})
+	require.NoError(t, err)
+	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
+	reg := otc.NewRegistry(nil)
+	tool := otc.Tool{ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.",
+		Policy: &otc.Policy{RequiredCapabilities: []string{"payments:refund"}}}
+	require.NoError(t, otc.Register(reg, tool, func(context.Context, struct{}) (string, error) { return "refunded", nil }))
+	withCaps := func(typ string) string {
+		return sign(t, jwt.SigningMethodES256, k.ec, kidEC, typ, as.claims(func(c jwt.MapClaims) {
+			c["aud"] = []any{resource, "Payments.Refund@1.0.0"}
+			c["caps"] = []any{"payments:refund"}
+			c["exp"] = time.Now().Add(5 * time.Minute).Unix() // within a capability token's lifetime
+		}))
+	}
+	for name, a := range map[string]otc.Authenticator{"capability_first": otc.AnyOf(capAuth, oauthAuth), "oauth_first": otc.AnyOf(oauthAuth, capAuth)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
+			t.Cleanup(srv.Close)
+			post := func(token string) (int, string) {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/tools/call",
+					strings.NewReader(`{"request":{"tool_id":"Payments.Refund","input":{}}}`))
+				require.NoError(t, err)
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := srv.Client().Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			status, body := post(withCaps("at+jwt"))
+			assert.Equal(t, http.StatusUnauthorized, status, body)
+			assert.Contains(t, body, otc.ReasonMissingToken, "an access token is not the capability token the tool needs")
+			assert.NotContains(t, body, "refunded")
+			if name == "capability_first" {
+				// The same claims typed JWT are a capability token, to the
+				// authenticator tried first (OAuth takes JWT-typed tokens too).
+				status, body = post(withCaps("JWT"))
+				assert.Equal(t, http.StatusOK, status, body)
+				assert.Contains(t, body, "refunded")
+			}
+		})
+	}
 }

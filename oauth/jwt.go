@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/otcgo/otc"
+	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
@@ -68,26 +68,12 @@ var (
 )
 
 // accessTokenType reports whether a JWT's "typ" is acceptable: "at+jwt"
-// always (RFC 9068 §2.1; "application/" may be written, and media types
-// compare without case, RFC 7515 §4.1.9), "JWT" or none unless explicit
-// is set.
+// always (RFC 9068 §2.1), "JWT" or none unless explicit is set.
 func accessTokenType(typ any, explicit bool) bool {
-	if typ == nil {
-		return !explicit
+	if explicit {
+		return idclaims.TypeIs(typ, false, "at+jwt")
 	}
-	s, ok := typ.(string)
-	if !ok {
-		return false
-	}
-	s = strings.ToLower(s)
-	s = strings.TrimPrefix(s, "application/")
-	switch s {
-	case "at+jwt":
-		return true
-	case "jwt":
-		return !explicit
-	}
-	return false
+	return idclaims.TypeIs(typ, true, "at+jwt", "jwt")
 }
 
 // keyfunc returns the key that verifies a token: the one its "kid" names
@@ -200,7 +186,7 @@ func (a *Authenticator) checkAudience(aud any) error {
 		return invalidToken("The bearer token's audience (aud) is not a string or a list of strings")
 	}
 	for _, s := range list {
-		if canonicalURI(s) == a.resourceKey || slices.Contains(a.audiences, s) {
+		if idclaims.ResourceKey(s) == a.resourceKey || slices.Contains(a.audiences, s) {
 			return nil
 		}
 	}
@@ -208,15 +194,15 @@ func (a *Authenticator) checkAudience(aud any) error {
 }
 
 // identity builds the caller's identity from verified claims.
-func identity(claims map[string]any) (*otc.Identity, error) {
-	name, ok := claims["sub"].(string)
-	if _, present := claims["sub"]; present && !ok {
+func identity(c map[string]any) (*otc.Identity, error) {
+	if _, ok := c["sub"].(string); !ok && c["sub"] != nil {
 		return nil, invalidToken("The bearer token's subject (sub) is not a string")
 	}
-	if name == "" {
-		name, _ = claims["client_id"].(string)
+	if problem := idclaims.ScopeProblem(c); problem != "" {
+		return nil, invalidToken("The bearer token's scopes are malformed, so it grants none: " + problem)
 	}
-	return &otc.Identity{Method: Method, Name: name, Claims: claims}, nil
+	_, name := idclaims.Subject(c)
+	return &otc.Identity{Method: Method, Name: name, Claims: c}, nil
 }
 
 // jwtProblem says in a few words why a JWT access token was refused. t is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/otcgo/otc"
+	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/tokencache"
 	"github.com/otcgo/otc/internal/wire"
@@ -477,7 +478,7 @@ func checkResource(resource string) (string, error) {
 	case strings.ContainsAny(u.Path, "{}"):
 		return "", fmt.Errorf("otc/oauth: New: Resource %q has braces in its path", shown)
 	}
-	return canonicalURI(resource), nil
+	return idclaims.ResourceKey(resource), nil
 }
 
 // checkIssuerURL checks an issuer whose metadata is discovered.
@@ -520,35 +521,6 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// canonicalURI is the form in which resource identifiers are compared:
-// scheme and host in lower case, the scheme's default port dropped, and a
-// path of "/" dropped, as the MCP authorization spec asks of its canonical
-// URIs; the rest as written. A value that is not an absolute URL is
-// returned as is, and so matches only itself.
-func canonicalURI(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return s
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	if port := u.Port(); scheme == "https" && port == "443" || scheme == "http" && port == "80" {
-		host = strings.ToLower(u.Hostname())
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]"
-		}
-	}
-	path := u.EscapedPath()
-	if path == "/" {
-		path = ""
-	}
-	out := scheme + "://" + host + path
-	if u.RawQuery != "" || u.ForceQuery {
-		out += "?" + u.RawQuery
-	}
-	return out
 }
 
 // serverFor returns the configured server whose issuer is iss, or nil.
