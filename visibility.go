@@ -425,4 +425,3 @@ func claimHas(v any, s string) bool {
 	}
 	return false
 }
-
