@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/otcgo/otc/internal/callin"
 )
 
 // This file makes an execution-bound capability token single-use: the
@@ -96,13 +98,7 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*CallResult, error)
 	b = append(b, jti...)
 	key := string(b)
 
-	var fresh bool
-	var err error
-	if r.idem != nil && !r.idemInProcess {
-		fresh, err = r.spendShared(ctx, key)
-	} else {
-		fresh, err = r.tokens.spend(key, exp.Add(max(id.leeway, 0)+spentMargin))
-	}
+	fresh, err := r.spendOnce(ctx, key, "", exp.Add(max(id.leeway, 0)))
 	switch {
 	case err != nil:
 		r.logger.ErrorContext(ctx, "otc: the record of spent token ids failed; the call was not run",
@@ -123,18 +119,48 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*CallResult, error)
 	return nil, nil
 }
 
+// spendOnce records key as used until the given time (plus a margin for
+// clock steps) and reports whether it was fresh: in the registry's
+// idempotency store when replicas share it, in the in-memory ledger
+// otherwise. A key spent by holder (not empty) is fresh again to the same
+// holder. Token ids are spent under keys starting with 'j'; other
+// single-use things (a requestState, through callin.SpendOnce) under keys
+// starting with 'o'.
+func (r *Registry) spendOnce(ctx context.Context, key, holder string, until time.Time) (bool, error) {
+	if r.idem != nil && !r.idemInProcess {
+		return r.spendShared(ctx, key, holder)
+	}
+	return r.tokens.spend(key, holder, until.Add(spentMargin))
+}
+
+func init() {
+	callin.SpendOnce = func(ctx context.Context, reg any, key, callID string, until time.Time) (bool, error) {
+		r := reg.(*Registry)
+		if r.idem == nil {
+			callID = "" // without a record of call ids, a second use runs again
+		} else if callID != "" {
+			callID = "c" + callID
+		}
+		return r.spendOnce(ctx, "o"+key, callID, until)
+	}
+}
+
 // spendShared spends key in the registry's shared store: a claim, at
 // once completed with the marker. An id that a claim holds, done or in
-// flight, is spent.
-func (r *Registry) spendShared(ctx context.Context, key string) (bool, error) {
-	rec, claim, err := r.idem.Claim(ctx, key, "jti")
+// flight, is spent, unless holder made the claim.
+func (r *Registry) spendShared(ctx context.Context, key, holder string) (bool, error) {
+	fingerprint := "jti"
+	if holder != "" {
+		fingerprint = "h" + holder
+	}
+	rec, claim, err := r.idem.Claim(ctx, key, fingerprint)
 	switch {
 	case err != nil:
 		return false, err
 	case claim == nil && rec == nil:
 		return false, errors.New("Claim returned neither a claim nor a record")
 	case claim == nil:
-		return false, nil
+		return holder != "" && rec.Fingerprint == fingerprint, nil
 	}
 	switch err := claim.Complete(context.WithoutCancel(ctx), spentMarker); {
 	case errors.Is(err, ErrClaimLost):
@@ -163,7 +189,8 @@ func (r *Registry) spendShared(ctx context.Context, key string) (bool, error) {
 type tokenLedger struct {
 	mu     sync.Mutex
 	seeds  [2]maphash.Seed
-	until  map[memKey]int64 // Unix nanoseconds
+	until  map[memKey]int64  // Unix nanoseconds
+	holder map[memKey]uint64 // a hash of the holder, for keys spent by one
 	order  ledgerHeap
 	max    int
 	now    func() time.Time
@@ -193,13 +220,14 @@ func (h *ledgerHeap) Pop() any {
 }
 
 // spend records key as spent until the given time, and reports whether
-// it was fresh.
-func (l *tokenLedger) spend(key string, until time.Time) (bool, error) {
+// it was fresh, or spent by the same holder (not empty).
+func (l *tokenLedger) spend(key, holder string, until time.Time) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.inited {
 		l.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 		l.until = make(map[memKey]int64)
+		l.holder = make(map[memKey]uint64)
 		if l.max <= 0 {
 			l.max = maxSpentTokens
 		}
@@ -213,17 +241,25 @@ func (l *tokenLedger) spend(key string, until time.Time) (bool, error) {
 		e := heap.Pop(&l.order).(ledgerEntry)
 		if l.until[e.key] == e.until {
 			delete(l.until, e.key)
+			delete(l.holder, e.key)
 		}
 	}
 	k := memKey{maphash.String(l.seeds[0], key), maphash.String(l.seeds[1], key)}
+	var h uint64
+	if holder != "" {
+		h = maphash.String(l.seeds[0], holder) | 1 // never 0, which is no holder
+	}
 	if u, ok := l.until[k]; ok && u > now {
-		return false, nil
+		return h != 0 && l.holder[k] == h, nil
 	}
 	if len(l.until) >= l.max {
 		return false, errLedgerFull
 	}
 	u := max(until.UnixNano(), now+1)
 	l.until[k] = u
+	if h != 0 {
+		l.holder[k] = h
+	}
 	heap.Push(&l.order, ledgerEntry{until: u, key: k})
 	return true, nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
 // This file is the protocol-neutral half of tasks: a call that the server
@@ -248,18 +250,42 @@ const (
 	DefaultMaxTasks = 10_000
 )
 
-// TaskOwner returns the owner key of the tasks a caller creates: its
-// identity's method, issuer and name, each length-prefixed so that no
-// identity spells another's key, or "a" for an anonymous caller. Adapters
-// set [Task.Owner] with it.
-func TaskOwner(id *Identity) string {
+// ErrNoOwner is returned by [TaskOwner] for an authenticated caller whose
+// credential names no one: a token with neither "sub" nor "client_id",
+// or an identity without a name.
+var ErrNoOwner = errors.New("otc: the caller's credential names no one (a token with neither sub nor client_id), so nothing can be kept for it alone")
+
+// TaskOwner returns the key of the caller an identity proves, to which
+// what a call leaves behind belongs: its tasks ([Task.Owner]), and the
+// questions it is asked and their answers. The key holds the identity's
+// method, the token's issuer, and the claim that names the caller with
+// its value: "sub", else "client_id" (a subject never equals a client
+// id), else, for an identity without claims (an API key), its Name.
+// Each part is length-prefixed, so that no identity spells another's key.
+//
+// An anonymous caller (nil) is "a": on a server without authentication
+// every caller is the same caller, and the unguessable task id is the
+// only key. An authenticated caller whose credential names no one gets
+// [ErrNoOwner]: nothing is kept for it, since two such callers could not
+// be told apart.
+func TaskOwner(id *Identity) (string, error) {
 	if id == nil {
-		return "a"
+		return "a", nil
 	}
-	iss, _ := id.Claims["iss"].(string)
+	var kind, name, iss string
+	if id.Claims != nil {
+		kind, name = idclaims.Subject(id.Claims)
+		iss = idclaims.Issuer(id.Claims)
+	}
+	if kind == "" && id.Name != "" {
+		kind, name = "name", id.Name
+	}
+	if kind == "" {
+		return "", ErrNoOwner
+	}
 	b := []byte{'i'}
-	for _, s := range [...]string{id.Method, iss, id.Name} {
+	for _, s := range [...]string{id.Method, iss, kind, name} {
 		b = fmt.Appendf(b, "%d:%s", len(s), s)
 	}
-	return string(b)
+	return string(b), nil
 }

@@ -118,9 +118,34 @@ func TestRegisterTaskSupport(t *testing.T) {
 
 func TestTaskOwner(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, "a", otc.TaskOwner(nil))
-	a := otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"})
-	assert.NotEqual(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "bob"}))
-	assert.NotEqual(t, otc.TaskOwner(&otc.Identity{Method: "a", Name: "b:c"}), otc.TaskOwner(&otc.Identity{Method: "a:b", Name: "c"}), "no identity spells another's key")
-	assert.Equal(t, a, otc.TaskOwner(&otc.Identity{Method: "api_key", Name: "alice"}))
+	owner := func(id *otc.Identity) string {
+		t.Helper()
+		k, err := otc.TaskOwner(id)
+		require.NoError(t, err)
+		return k
+	}
+	assert.Equal(t, "a", owner(nil))
+	a := owner(&otc.Identity{Method: "api_key", Name: "alice"})
+	assert.NotEqual(t, a, owner(&otc.Identity{Method: "api_key", Name: "bob"}))
+	assert.NotEqual(t, owner(&otc.Identity{Method: "a", Name: "b:c"}), owner(&otc.Identity{Method: "a:b", Name: "c"}), "no identity spells another's key")
+	assert.Equal(t, a, owner(&otc.Identity{Method: "api_key", Name: "alice"}))
+
+	// A subject never equals a client id, nor one issuer's subject
+	// another's.
+	token := func(claims map[string]any) *otc.Identity { return &otc.Identity{Method: "oauth", Claims: claims} }
+	bySub := owner(token(map[string]any{"iss": "https://as.test", "sub": "alice", "client_id": "evilapp"}))
+	byClient := owner(token(map[string]any{"iss": "https://as.test", "client_id": "alice"}))
+	assert.NotEqual(t, bySub, byClient)
+	assert.NotEqual(t, bySub, owner(token(map[string]any{"iss": "https://other.test", "sub": "alice"})))
+	assert.Equal(t, bySub, owner(token(map[string]any{"iss": "https://as.test", "sub": "alice", "client_id": "otherapp"})), "the subject names the caller, whatever its client")
+
+	// A credential that names no one owns nothing.
+	for _, id := range []*otc.Identity{
+		token(map[string]any{"iss": "https://as.test"}),
+		token(map[string]any{"iss": "https://as.test", "sub": ""}),
+		{Method: "api_key"},
+	} {
+		_, err := otc.TaskOwner(id)
+		assert.ErrorIs(t, err, otc.ErrNoOwner, "%+v", id)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -201,26 +200,37 @@ func parseReply(body []byte) (id string, r askReply, ok bool) {
 // callerKeys returns who is asked: the owner an answer must come from
 // (the caller's identity, "" for none) and the bucket the per-caller limit
 // counts in (the identity, or the remote address of a caller without one).
-func callerKeys(ctx context.Context, remoteAddr string) (owner, bucket string) {
-	owner = identityKey(otc.CallerIdentity(ctx))
-	if owner != "" {
-		return owner, owner
+// A caller whose credential names no one cannot be asked: its answers
+// could not be told from another such caller's.
+func callerKeys(ctx context.Context, remoteAddr string) (owner, bucket string, err error) {
+	owner, err = identityKey(otc.CallerIdentity(ctx))
+	if err != nil || owner != "" {
+		return owner, owner, err
 	}
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
 	}
-	return "", "addr:" + host
+	return "", "addr:" + host, nil
 }
 
-// identityKey names an identity for comparison: its method, its name and,
-// for a token, its issuer. "" is no identity.
-func identityKey(id *otc.Identity) string {
+// identityKey names an identity for comparison, as otc.TaskOwner does; ""
+// is no identity.
+func identityKey(id *otc.Identity) (string, error) {
 	if id == nil {
-		return ""
+		return "", nil
 	}
-	iss, _ := id.Claims["iss"].(string)
-	return "id:" + strconv.Quote(id.Method) + strconv.Quote(id.Name) + strconv.Quote(iss)
+	return otc.TaskOwner(id)
+}
+
+// replier names the sender of an answer for deliver; a caller whose
+// credential names no one matches no question (none was asked of it).
+func replier(ctx context.Context) string {
+	key, err := identityKey(otc.CallerIdentity(ctx))
+	if err != nil {
+		return "\x00nobody"
+	}
+	return key
 }
 
 // capabilityOf is the client capability a request method needs.
@@ -309,7 +319,10 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	}
 	owner, bucket := "", ""
 	if s.request != nil {
-		owner, bucket = callerKeys(ctx, s.request.RemoteAddr)
+		var err error
+		if owner, bucket, err = callerKeys(ctx, s.request.RemoteAddr); err != nil {
+			return nil, fmt.Errorf("mcp: ask: %w: %w", otc.ErrInputUnsupported, err)
+		}
 	}
 	ps, err := s.asks.reserve(methods, bucket, owner)
 	if err != nil {
@@ -455,7 +468,7 @@ func initializeCapabilities(params []byte) []byte {
 // server sent it), or it awaits another caller's answer. Both read the
 // same, so that the answer tells no one what others were asked.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, body []byte) {
-	if id, rep, ok := parseReply(body); ok && h.s.asks.deliver(id, identityKey(otc.CallerIdentity(r.Context())), rep) {
+	if id, rep, ok := parseReply(body); ok && h.s.asks.deliver(id, replier(r.Context()), rep) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

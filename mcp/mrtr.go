@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -99,6 +101,7 @@ func newSealer(keys [][]byte, ttl time.Duration) *sealer {
 
 // roundState is what a requestState holds.
 type roundState struct {
+	ID      string            `json:"n"` // random: the state is spent under it when used
 	Tool    string            `json:"t"`
 	Args    string            `json:"h"` // hex SHA-256 of the canonical arguments
 	Caller  string            `json:"c,omitempty"`
@@ -205,6 +208,9 @@ func (s *roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.R
 			return nil, fmt.Errorf("%w: %w", otc.ErrInputUnsupported, &MissingCapabilityError{Capability: c})
 		}
 	}
+	if _, err := callerOf(ctx); err != nil {
+		return nil, fmt.Errorf("mcp: ask: %w: %w", otc.ErrInputUnsupported, err)
+	}
 	rd := s.round
 	if rd == nil {
 		rd = &round{}
@@ -221,7 +227,10 @@ func (s *roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.R
 		d := questionDigest(r)
 		if a, ok := rd.prior[key]; ok && a.Digest == d {
 			answers[i] = a.Answer
-		} else if a, ok := rd.responses[key]; ok && (rd.asked[key] == "" || rd.asked[key] == d) {
+		} else if a, ok := rd.responses[key]; ok && rd.asked[key] == d {
+			// Only the answer to a question the last round asked, as
+			// its requestState records it: an answer sent unasked
+			// (a confirmation the user never saw) is not used.
 			answers[i] = a
 		}
 		if answers[i] != nil {
@@ -278,12 +287,11 @@ func argsDigest(args []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// callerOf names who made a call, to bind a requestState to them.
-func callerOf(ctx context.Context) string {
-	if id := otc.CallerIdentity(ctx); id != nil {
-		return id.Method + ":" + id.Name
-	}
-	return ""
+// callerOf names who made a call, to bind a requestState to them, as
+// otc.TaskOwner does: an error for a caller whose credential names no
+// one, who cannot be asked.
+func callerOf(ctx context.Context) (string, error) {
+	return otc.TaskOwner(otc.CallerIdentity(ctx))
 }
 
 // maxInputResponses bounds the answers one request may carry.
@@ -337,8 +345,19 @@ func (s *server) resume(ctx context.Context, st *callState, m *message, subject 
 			return newError(codeInvalidParams, "Invalid params: requestState has expired (it lasts %s); call the tool again without inputResponses and requestState to start over", s.sealer.ttl)
 		case state.Tool != subject || state.Args != argsDigest(m.arguments):
 			return newError(codeInvalidParams, "Invalid params: requestState belongs to another request: send it with the name and arguments of the request whose result carried it")
-		case state.Caller != callerOf(ctx):
+		}
+		if caller, err := callerOf(ctx); err != nil || state.Caller != caller {
 			return newError(codeInvalidParams, "Invalid params: requestState belongs to another caller")
+		}
+		// A requestState answers one request: the round that runs the
+		// function with its answers runs once, on whichever replica.
+		fresh, err := callin.SpendOnce(ctx, s.reg, "r"+state.ID, m.callID, time.Unix(state.Expires, 0))
+		switch {
+		case err != nil:
+			s.logger.ErrorContext(ctx, "mcp: the record of used requestStates failed; the request was not run", slog.String("error", err.Error()))
+			return &rpcError{Code: codeInternalError, Message: "Internal error: the server could not record that this requestState is used, so the request was not run; send it again shortly"}
+		case !fresh:
+			return newError(codeInvalidParams, "Invalid params: requestState was already used: each one answers one request, and the request that used it has run; call the tool again without inputResponses and requestState to start over")
 		}
 		rd.prior, rd.asked = state.Answers, state.Asked
 	}
@@ -373,10 +392,14 @@ func (s *server) finishAsking(ctx context.Context, st *callState, m *message, su
 	if len(rd.pending) == 0 {
 		return nil, nil, false
 	}
+	caller, err := callerOf(ctx)
+	if err != nil { // Ask refused to ask it
+		return nil, nil, false
+	}
 	state := &roundState{
 		Tool:    subject,
 		Args:    argsDigest(m.arguments),
-		Caller:  callerOf(ctx),
+		Caller:  caller,
 		Expires: time.Now().Add(s.sealer.ttl).Unix(),
 		Answers: rd.used,
 		Asked:   make(map[string]string, len(rd.pending)),
@@ -384,6 +407,9 @@ func (s *server) finishAsking(ctx context.Context, st *callState, m *message, su
 	for k, r := range rd.pending {
 		state.Asked[k] = questionDigest(r)
 	}
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand documents it)
+	state.ID = base64.RawURLEncoding.EncodeToString(id[:])
 	sealed, err := s.sealer.seal(state)
 	if err != nil {
 		return nil, &rpcError{Code: codeInternalError, Message: "The call cannot go on: " + err.Error()}, true

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,18 +147,41 @@ func TestInputRequiredRounds(t *testing.T) {
 	assert.JSONEq(t, `{"result":"refunded A-1001 (late, 2 copies): Sorry!"}`, string(res.StructuredContent))
 	assert.Equal(t, "complete", object(t, raw)["resultType"])
 
+	t.Run("replay_refused", func(t *testing.T) {
+		t.Parallel()
+		// The last round, sent again with the same answers, does not run
+		// the function again: a requestState answers one request.
+		a := round(t, url, "Shop_Refund", args, allCaps, sample, r2.RequestState)
+		e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "requestState was already used")
+		a = round(t, url, "Shop_Refund", args, allCaps, accept, r1.RequestState)
+		e, _ = a.rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "requestState was already used", "an earlier round's state too")
+	})
 	t.Run("decline", func(t *testing.T) {
 		t.Parallel()
+		r1 := decodeInputRequired(t, round(t, url, "Shop_Refund", args, allCaps, nil, ""))
 		decline := obj{"q1": obj{"action": "decline"}}
 		raw := round(t, url, "Shop_Refund", args, allCaps, decline, r1.RequestState).result(t)
 		assert.JSONEq(t, `{"result":"not refunded (decline)"}`, string(decodeCall(t, raw).StructuredContent))
 	})
-	t.Run("answers_without_state", func(t *testing.T) {
+	t.Run("answers_without_state_are_not_used", func(t *testing.T) {
 		t.Parallel()
-		// A client may answer at once: the state carries nothing it needs.
+		// Answers are used only for questions a requestState says were
+		// asked: a confirmation sent at once, unasked, is not one the
+		// user saw.
 		all := obj{"q1": accept["q1"], "q2": sample["q2"], "unknown": obj{"x": 1}}
-		raw := round(t, url, "Shop_Refund", args, allCaps, all, "").result(t)
-		assert.JSONEq(t, `{"result":"refunded A-1001 (late, 2 copies): Sorry!"}`, string(decodeCall(t, raw).StructuredContent))
+		r := decodeInputRequired(t, round(t, url, "Shop_Refund", args, allCaps, all, ""))
+		assert.Equal(t, []string{"q1"}, slices.Collect(maps.Keys(r.InputRequests)), "the question is asked")
+	})
+	t.Run("answer_to_a_later_question_is_not_used", func(t *testing.T) {
+		t.Parallel()
+		// r1 asked q1 only: an answer to q2 sent with it waits for q2 to
+		// be asked.
+		r1 := decodeInputRequired(t, round(t, url, "Shop_Refund", args, allCaps, nil, ""))
+		both := obj{"q1": accept["q1"], "q2": sample["q2"]}
+		r := decodeInputRequired(t, round(t, url, "Shop_Refund", args, allCaps, both, r1.RequestState))
+		assert.Contains(t, r.InputRequests, "q2")
 	})
 	t.Run("wrong_key_asks_again", func(t *testing.T) {
 		t.Parallel()
@@ -198,6 +223,10 @@ func TestInputRequiredRefusals(t *testing.T) {
 			p := callParams(tc.tool, tc.args, modernMeta(obj{"io.modelcontextprotocol/clientCapabilities": allCaps}))
 			p["inputResponses"] = tc.responses
 			p["requestState"] = tc.state
+			if tc.state == r1.RequestState {
+				// A state of its own: one that a request used is spent.
+				p["requestState"] = decodeInputRequired(t, round(t, url, "Shop_Refund", args, allCaps, nil, "")).RequestState
+			}
 			a := post(t, url, request(7, "tools/call", p), modernHeaders("tools/call", strings.ReplaceAll(tc.tool, ".", "_")))
 			e, id := a.rpcErr(t, http.StatusBadRequest, -32602)
 			assert.Contains(t, e.Message, tc.want)

@@ -189,6 +189,17 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 		}
 		return nil, nil, false
 	}
+	if _, err := otc.TaskOwner(otc.CallerIdentity(ctx)); err != nil {
+		// A task belongs to the caller that made it: one whose credential
+		// names no one could not be told from another such caller.
+		if support == otc.TasksRequired {
+			return appendToolError(nil, &otc.ToolError{
+				Message: "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one " +
+					"(a token with neither sub nor client_id), so no task can be kept for you. Ask for a token that names you.",
+			}, s.infoMeta), nil, true
+		}
+		return nil, nil, false // it runs as any call does
+	}
 	if window > 0 {
 		result, e = s.tasks.startAsking(ctx, x, req, window) // compose.go
 		return result, e, true
@@ -236,7 +247,7 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 // create creates a working task for a call of tool, or returns the tool
 // error that answers the call when the store refuses.
 func (tm *taskManager) create(ctx context.Context, tool string) (*otc.Task, []byte) {
-	owner := otc.TaskOwner(otc.CallerIdentity(ctx))
+	owner, _ := otc.TaskOwner(otc.CallerIdentity(ctx)) // startTask checked it
 	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
 	if err == nil {
 		return t, nil
@@ -244,9 +255,9 @@ func (tm *taskManager) create(ctx context.Context, tool string) (*otc.Task, []by
 	var limit *otc.TaskLimitError
 	switch {
 	case errors.As(err, &limit) && limit.Running:
-		return nil, tm.refusal(fmt.Sprintf("you run %d tasks, as many as this server runs for one caller at once (your limit); wait for one to end, or cancel one", limit.Limit), limit.RetryAfter)
+		return nil, tm.refusal(fmt.Sprintf("you run as many tasks at once as this server runs for one caller (your limit is %d); wait for one to end, or cancel one", limit.Limit), limit.RetryAfter)
 	case errors.As(err, &limit):
-		return nil, tm.refusal(fmt.Sprintf("you hold %d tasks, as many as this server keeps for one caller (your limit); each is dropped when its ttlMs has passed", limit.Limit), limit.RetryAfter)
+		return nil, tm.refusal(fmt.Sprintf("you hold as many tasks as this server keeps for one caller (your limit is %d); each is dropped when its ttlMs has passed", limit.Limit), limit.RetryAfter)
 	case errors.Is(err, otc.ErrTooManyTasks):
 		return nil, tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0)
 	case errors.Is(err, otc.ErrTaskStoreFull):
@@ -434,8 +445,12 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 	}
 	tm := s.tasks
 	id := *p.TaskID
+	owner, err := otc.TaskOwner(otc.CallerIdentity(ctx))
+	if err != nil {
+		return nil, newError(codeInvalidParams, "Invalid params: your credential names no one (a token with neither sub nor client_id), so it owns no task")
+	}
 	t, err := tm.store.Get(ctx, id)
-	if err == nil && t.Owner != otc.TaskOwner(otc.CallerIdentity(ctx)) {
+	if err == nil && t.Owner != owner {
 		err = otc.ErrTaskNotFound // another caller's task is none of this one's business
 	}
 	if err != nil {

@@ -410,7 +410,21 @@ func TestTaskLimits(t *testing.T) {
 		createTask(t, url, "Job_Slow", obj{"ms": 1}, nil)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
 		assert.Equal(t, true, res["isError"])
-		assert.Contains(t, mustJSON(t, res["content"]), "you hold as many tasks as this server keeps for one caller")
+		assert.Contains(t, mustJSON(t, res["content"]), "you hold as many tasks as this server keeps for one caller (your limit is 1)")
+		assert.Regexp(t, `"retry_after_ms":(3[0-9]{6})`, mustJSON(t, res["_meta"]), "retry when the oldest task expires, within the hour")
+	})
+	t.Run("running_per_caller", func(t *testing.T) {
+		t.Parallel()
+		store := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxRunningPerOwner: 1})
+		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
+		id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, nil)["taskId"].(string)
+		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
+		assert.Equal(t, true, res["isError"])
+		assert.Contains(t, mustJSON(t, res["content"]), "you run as many tasks at once as this server runs for one caller (your limit is 1)")
+		assert.Contains(t, mustJSON(t, res["_meta"]), `"can_retry":true`)
+		assert.Contains(t, mustJSON(t, res["_meta"]), `"retry_after_ms":1000`)
+		taskRequest(t, url, "tasks/cancel", id, nil, taskCaps, nil).result(t)
+		createTask(t, url, "Job_Slow", obj{"ms": 1}, nil) // the cancelled task made room
 	})
 	t.Run("result_size", func(t *testing.T) {
 		t.Parallel()
@@ -497,4 +511,58 @@ func TestTaskConcurrentAsks(t *testing.T) {
 	res = awaitTask(t, url, id, nil, "completed", "failed", "cancelled")
 	require.Equal(t, "completed", res["status"], "%v", res)
 	assert.Equal(t, `{"action":"cancel"} {"action":"decline"}`, res["result"].(map[string]any)["structuredContent"].(map[string]any)["result"])
+}
+
+// claimsAuth authenticates as the oauth package does, from the claims of
+// a test header: the caller is named by "sub", else "client_id".
+func claimsAuth() otc.Authenticator {
+	return otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(r.Header.Get("X-Test-Claims")), &c); err != nil {
+			return nil, err
+		}
+		name, _ := c["sub"].(string)
+		if name == "" {
+			name, _ = c["client_id"].(string)
+		}
+		return &otc.Identity{Method: "oauth", Name: name, Claims: c}, nil
+	})
+}
+
+// TestTaskOwnership: a task belongs to exactly one identity. A subject
+// never equals a client id, and a credential that names no one owns no
+// task: a tool that may run as a task then runs at once, one that must is
+// refused.
+func TestTaskOwnership(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Authenticator: claimsAuth()})
+	as := func(claims string) map[string]string { return map[string]string{"X-Test-Claims": claims} }
+	alice := as(`{"iss":"https://as.test","client_id":"alice"}`)
+	id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, alice)["taskId"].(string)
+	getTask(t, url, id, alice)
+
+	for name, other := range map[string]map[string]string{
+		"sub_equal_to_the_client_id": as(`{"iss":"https://as.test","sub":"alice","client_id":"evilapp"}`),
+		"other_issuer":               as(`{"iss":"https://other.test","client_id":"alice"}`),
+		"no_one":                     as(`{"iss":"https://as.test"}`),
+	} {
+		for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+			var extra obj
+			if method == "tasks/update" {
+				extra = obj{"inputResponses": obj{}}
+			}
+			e, _ := taskRequest(t, url, method, id, extra, taskCaps, other).rpcErr(t, http.StatusBadRequest, -32602)
+			assert.NotContains(t, e.Message, "working", "%s %s", name, method)
+		}
+	}
+	assert.Equal(t, "working", getTask(t, url, id, alice)["status"], "no one else cancelled it")
+	taskRequest(t, url, "tasks/cancel", id, nil, taskCaps, alice).result(t)
+
+	noOne := as(`{"iss":"https://as.test","scope":"x"}`)
+	res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, noOne).result(t))
+	assert.Equal(t, "complete", res["resultType"], "a tool that may run as a task runs at once: %v", res)
+	assert.JSONEq(t, `{"slept_ms":1}`, mustJSON(t, res["structuredContent"]))
+	res = object(t, callTool(t, url, "Job_Required", obj{}, taskCaps, noOne).result(t))
+	assert.Equal(t, true, res["isError"])
+	assert.Contains(t, mustJSON(t, res["content"]), "your credential names no one")
 }

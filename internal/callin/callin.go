@@ -1,8 +1,22 @@
 package callin
 
-import "github.com/otcgo/otc/internal/jsonparse"
+import (
+	"context"
+	"time"
+
+	"github.com/otcgo/otc/internal/jsonparse"
+)
 
 // SetParsed records that req's Input is the text of node of doc, so that
 // the pipeline reads the node instead of parsing Input again. req is an
 // *otc.CallRequest; doc must stay unreleased until the call returns.
 var SetParsed func(req any, doc *jsonparse.Document, node int32)
+
+// SpendOnce records key as used until the given time and reports whether
+// it was fresh: once spent, a key is never fresh again before then, but
+// to a request with the same callID (not empty) when the registry records
+// call ids, whose idempotency then answers it. reg is the *otc.Registry
+// whose record holds it: its idempotency store when replicas share one,
+// its in-memory ledger otherwise. An error means the record could not be
+// written, and what the key guards must not run.
+var SpendOnce func(ctx context.Context, reg any, key, callID string, until time.Time) (bool, error)
