@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/validate"
 )
 
 // This file is the typed API a tool function asks its caller with:
@@ -380,4 +383,60 @@ func (e *InvalidAnswerError) Error() string {
 
 func answerError(method, key, reason string) error {
 	return &InvalidAnswerError{Method: method, Key: key, Reason: reason}
+}
+
+// checkAnswer checks an answer against its question as it travels (its
+// method and params), for an adapter that takes the answer where the Go
+// question is not at hand (a task's answer may reach any replica): the
+// checks of [Elicitation], [Sampling] and [RootsQuery], the form of an
+// elicitation read from its requestedSchema. It returns what is wrong
+// with the answer, or "".
+func checkAnswer(method string, params, raw json.RawMessage) string {
+	var err error
+	switch method {
+	case MethodSample:
+		err = (&Sampling{}).settle(raw)
+	case MethodListRoots:
+		err = (&RootsQuery{}).settle(raw)
+	case MethodElicit:
+		var res struct {
+			Action  ElicitAction    `json:"action"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return "it is not an ElicitResult object: " + err.Error()
+		}
+		switch res.Action {
+		case ElicitDecline, ElicitCancel:
+			return ""
+		case ElicitAccept:
+		default:
+			return fmt.Sprintf("its action %q is not accept, decline or cancel", res.Action)
+		}
+		var q struct {
+			Schema json.RawMessage `json:"requestedSchema"`
+		}
+		if json.Unmarshal(params, &q) != nil || len(q.Schema) == 0 {
+			return "" // a URL elicitation: nothing to fill in
+		}
+		v, err := validate.Compile(q.Schema)
+		if err != nil {
+			return "" // the server's own question; its form cannot be checked here
+		}
+		content := res.Content
+		if len(content) == 0 || string(content) == "null" {
+			content = json.RawMessage(`{}`)
+		}
+		return formProblem(v, content)
+	default:
+		return ""
+	}
+	if iae, ok := errors.AsType[*InvalidAnswerError](err); ok {
+		return iae.Reason
+	}
+	return ""
+}
+
+func init() {
+	callin.CheckAnswer = checkAnswer
 }

@@ -143,6 +143,18 @@ func (f *elicitForm) decode(content json.RawMessage, answer any) string {
 	if len(content) == 0 || string(content) == "null" {
 		content = json.RawMessage(`{}`)
 	}
+	if reason := formProblem(f.validator, content); reason != "" {
+		return reason
+	}
+	if err := json.Unmarshal(content, answer); err != nil {
+		return "its content cannot be decoded: " + err.Error()
+	}
+	return ""
+}
+
+// formProblem checks content, the answer of an accepted elicitation,
+// against a form's validator, and returns what is wrong with it, or "".
+func formProblem(v *validate.Schema, content json.RawMessage) string {
 	d, err := jsonparse.Parse(content)
 	if err != nil {
 		return "its content is not valid JSON: " + err.Error()
@@ -151,7 +163,7 @@ func (f *elicitForm) decode(content json.RawMessage, answer any) string {
 	if d.Kind(0) != jsonparse.KindObject {
 		return "its content is not a JSON object"
 	}
-	if errs := f.validator.Validate(d, 0); errs != nil {
+	if errs := v.Validate(d, 0); errs != nil {
 		keys := make([]string, 0, len(errs))
 		for k := range errs {
 			keys = append(keys, k)
@@ -163,9 +175,6 @@ func (f *elicitForm) decode(content json.RawMessage, answer any) string {
 			fmt.Fprintf(&b, " %s: %s;", k, errs[k])
 		}
 		return strings.TrimSuffix(b.String(), ";")
-	}
-	if err := json.Unmarshal(content, answer); err != nil {
-		return "its content cannot be decoded: " + err.Error()
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -469,6 +471,23 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		}
 		return ack, nil
 	case "tasks/update":
+		// Each answer must answer an open question, and fit it, before it
+		// reaches the call: a wrong one is refused and the task waits on.
+		for _, k := range slices.Sorted(maps.Keys(p.InputResponses)) {
+			q, open := t.InputRequests[k]
+			if !open {
+				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q] answers no open question of the task (%s); answer the keys of its inputRequests, as tasks/get shows them",
+					wire.Truncate(k, 64), openKeys(t))
+			}
+			var question struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			_ = json.Unmarshal(q, &question) // written by this server
+			if reason := callin.CheckAnswer(question.Method, question.Params, p.InputResponses[k]); reason != "" {
+				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q]: the answer to %s is invalid: %s; the task still waits for it", wire.Truncate(k, 64), question.Method, reason)
+			}
+		}
 		if err := tm.store.Respond(ctx, id, p.InputResponses); err != nil {
 			if errors.Is(err, otc.ErrTaskResultTooLarge) {
 				return nil, newError(codeInvalidParams, "Invalid params: the answers are larger than the server keeps for a task")
@@ -487,6 +506,18 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		return ack, nil
 	}
 	return tm.detailed(t), nil
+}
+
+// openKeys lists a task's open questions for a message.
+func openKeys(t *otc.Task) string {
+	if len(t.InputRequests) == 0 {
+		return "it has none open"
+	}
+	keys := slices.Sorted(maps.Keys(t.InputRequests))
+	for i, k := range keys {
+		keys[i] = strconv.Quote(wire.Truncate(k, 64))
+	}
+	return "it waits for " + strings.Join(keys, ", ")
 }
 
 // storeError is the JSON-RPC error for a failure of the task store.
@@ -542,8 +573,9 @@ type taskAsker struct {
 	caps []byte
 
 	mu   sync.Mutex
-	next int // numbers the questions' keys, unique over the task's life
-	open int // the questions asked and not yet taken, of every Ask at once
+	next int             // numbers the questions without a key of their own
+	used map[string]bool // the keys given over the task's life
+	open int             // the questions asked and not yet taken, of every Ask at once
 }
 
 // inputCapability names the client capability an input method needs.
@@ -570,8 +602,7 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			a.mu.Unlock()
 			return nil, fmt.Errorf("mcp: ask: %w: the client did not declare the %q capability", otc.ErrInputUnsupported, capName)
 		}
-		a.next++
-		keys[i] = "input-" + strconv.Itoa(a.next)
+		keys[i] = a.keyFor(r.Key)
 		params := r.Params
 		if len(params) == 0 {
 			params = json.RawMessage(`{}`)
@@ -637,6 +668,26 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			t = &otc.Task{Status: otc.TaskInputRequired} // a blip of the store: look again at the next tick
 		}
 	}
+}
+
+// keyFor returns the key of a question: its own key (InputRequest.Key),
+// or "q" and a number for one without, made unique over the task's life
+// (a key asked again gets "#" and a number). a.mu is held.
+func (a *taskAsker) keyFor(own string) string {
+	if a.used == nil {
+		a.used = map[string]bool{}
+	}
+	key := own
+	for key == "" || a.used[key] {
+		a.next++
+		if own == "" {
+			key = "q" + strconv.Itoa(a.next)
+		} else {
+			key = own + "#" + strconv.Itoa(a.next)
+		}
+	}
+	a.used[key] = true
+	return key
 }
 
 // answered returns the answers to keys, in order, when the task holds

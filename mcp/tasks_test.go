@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +92,17 @@ func newTaskRegistry(t *testing.T) *taskFixture {
 		}
 		wg.Wait()
 		return strings.Join(out, " "), errors.Join(errs...)
+	}))
+	require.NoError(t, otc.Register(f.reg, tool("Job.AskKeyed", otc.TasksOptional), func(ctx context.Context, _ struct{}) (string, error) {
+		var out []string
+		for range 2 { // the same key twice: the second is told apart
+			a, err := otc.Ask(ctx, otc.InputRequest{Method: otc.MethodElicit, Key: "confirm", Params: json.RawMessage(`{"mode":"form","message":"Sure?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}`)})
+			if err != nil {
+				return "", err
+			}
+			out = append(out, string(a[0]))
+		}
+		return strings.Join(out, " "), nil
 	}))
 	require.NoError(t, otc.Register(f.reg, tool("Job.Plain", otc.TasksForbidden), func(context.Context, struct{}) (string, error) {
 		return "plain", nil
@@ -265,7 +277,27 @@ func TestTaskInput(t *testing.T) {
 	require.NotEmpty(t, first)
 	require.NotEmpty(t, second)
 
+	// An answer under a key the task did not ask, or one that does not
+	// fit its question, is refused; nothing is taken, and the task waits.
 	a := taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{first: obj{"action": "accept", "content": obj{"name": "Ada"}}, "nope": obj{}}}, taskCaps, nil)
+	e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
+	assert.Contains(t, e.Message, `inputResponses["nope"] answers no open question of the task`)
+	assert.Contains(t, e.Message, strconv.Quote(first))
+	for _, bad := range []obj{
+		{"action": "accept", "content": obj{"name": 7}},
+		{"action": "maybe"},
+		{"content": obj{"name": "Ada"}},
+	} {
+		a = taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{first: bad}}, taskCaps, nil)
+		e, _ = a.rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "is invalid", "%v", bad)
+		assert.Contains(t, e.Message, "the task still waits for it")
+	}
+	res = getTask(t, url, id, nil)
+	assert.Equal(t, "input_required", res["status"])
+	assert.Len(t, res["inputRequests"], 2, "no answer was taken")
+
+	a = taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{first: obj{"action": "accept", "content": obj{"name": "Ada"}}}}, taskCaps, nil)
 	assert.JSONEq(t, `{"resultType":"complete"}`, string(a.result(t)))
 	res = getTask(t, url, id, nil)
 	assert.Equal(t, "input_required", res["status"], "one question is still open")
@@ -305,8 +337,9 @@ func TestTaskInput(t *testing.T) {
 		res := getTask(t, url, id, nil)
 		assert.Equal(t, "cancelled", res["status"])
 		assert.NotContains(t, res, "inputRequests", "a cancelled task asks nothing")
-		a := taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{"input-1": obj{"action": "accept"}}}, taskCaps, nil)
-		assert.JSONEq(t, `{"resultType":"complete"}`, string(a.result(t)), "a late answer is acked and ignored")
+		a := taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{"q1": obj{"action": "accept"}}}, taskCaps, nil)
+		e, _ := a.rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "it has none open", "a late answer answers nothing")
 		assert.Equal(t, "cancelled", getTask(t, url, id, nil)["status"])
 	})
 	t.Run("without_elicitation", func(t *testing.T) {
@@ -565,4 +598,28 @@ func TestTaskOwnership(t *testing.T) {
 	res = object(t, callTool(t, url, "Job_Required", obj{}, taskCaps, noOne).result(t))
 	assert.Equal(t, true, res["isError"])
 	assert.Contains(t, mustJSON(t, res["content"]), "your credential names no one")
+}
+
+// TestTaskInputKeys: a question keeps the key it was asked under; the same
+// key asked again in the task is told apart.
+func TestTaskInputKeys(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newTaskRegistry(t).reg, nil)
+	id := createTask(t, url, "Job_AskKeyed", nil, nil)["taskId"].(string)
+	res := awaitTask(t, url, id, nil, "input_required")
+	assert.Equal(t, []string{"confirm"}, keys(res["inputRequests"].(map[string]any)))
+	taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{"confirm": obj{"action": "accept", "content": obj{"ok": true}}}}, taskCaps, nil).result(t)
+	var second string
+	require.Eventually(t, func() bool {
+		res = getTask(t, url, id, nil)
+		qs, _ := res["inputRequests"].(map[string]any)
+		for k := range qs {
+			second = k
+		}
+		return second != ""
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, strings.HasPrefix(second, "confirm#"), second)
+	taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{second: obj{"action": "decline"}}}, taskCaps, nil).result(t)
+	res = awaitTask(t, url, id, nil, "completed", "failed")
+	assert.Contains(t, mustJSON(t, res["result"]), `{\"action\":\"accept\",\"content\":{\"ok\":true}} {\"action\":\"decline\"}`)
 }

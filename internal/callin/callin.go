@@ -2,6 +2,7 @@ package callin
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -20,3 +21,8 @@ var SetParsed func(req any, doc *jsonparse.Document, node int32)
 // its in-memory ledger otherwise. An error means the record could not be
 // written, and what the key guards must not run.
 var SpendOnce func(ctx context.Context, reg any, key, callID string, until time.Time) (bool, error)
+
+// CheckAnswer checks an answer against its question as both travel (the
+// question's method and params) with the checks the root package makes of
+// answers, and returns what is wrong with it, or "".
+var CheckAnswer func(method string, params, answer json.RawMessage) string
