@@ -36,6 +36,11 @@ const (
 	// does not let it make this call. [Error.Reason] says which check
 	// refused it.
 	CodeForbidden
+	// CodeUnavailable: the server cannot decide about the request just
+	// now, such as an authenticator whose authorization server is slow or
+	// whose budget of questions to it is spent: 503, with a Retry-After
+	// header when [Error.RetryAfter] is set. Try again later.
+	CodeUnavailable
 )
 
 // HTTPStatus is the status an OTC server answers for the class, as in the
@@ -55,6 +60,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusRequestTimeout // 408
 	case CodeForbidden:
 		return http.StatusForbidden // 403
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable // 503
 	}
 	return http.StatusInternalServerError
 }
@@ -74,6 +81,8 @@ func (c Code) String() string {
 		return "request_timeout"
 	case CodeForbidden:
 		return "forbidden"
+	case CodeUnavailable:
+		return "unavailable"
 	}
 	return "unknown"
 }
@@ -112,6 +121,10 @@ type Error struct {
 	// "required_scopes", REST as details.required_scopes and MCP as
 	// data.required_scopes.
 	RequiredScopes []string
+	// RetryAfter, with CodeUnavailable, is how long to wait before trying
+	// again; the handlers send it in a Retry-After header (whole seconds,
+	// rounded up).
+	RetryAfter time.Duration
 
 	// cause is what errors.Is and errors.As see through Unwrap.
 	cause error

@@ -526,6 +526,9 @@ func (h *Handler) writeError(w http.ResponseWriter, schema string, err error) {
 		h.logger.Error("otc: unexpected error", slog.String("error", err.Error()))
 		e = &Error{Message: "The tool server failed unexpectedly"}
 	}
+	if e.Code == CodeUnavailable {
+		wire.SetRetryAfter(w.Header(), e.RetryAfter)
+	}
 	h.writeJSON(w, e.Code.HTTPStatus(), errorBody{
 		Schema:              schema,
 		Message:             e.Message,

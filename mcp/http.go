@@ -88,7 +88,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if aerr.Reason != "" {
 			e.Data = refusalData(aerr)
 		}
-		writeHTTPError(w, http.StatusUnauthorized, nil, e)
+		status := http.StatusUnauthorized
+		if aerr.Code == otc.CodeUnavailable { // the server cannot tell yet: try again
+			status, e.Code = http.StatusServiceUnavailable, codeInternalError
+			wire.SetRetryAfter(w.Header(), aerr.RetryAfter)
+		}
+		writeHTTPError(w, status, nil, e)
 		return
 	}
 	if !isJSONContentType(canonicalHeader(r, "Content-Type")) {

@@ -147,7 +147,7 @@ func TestAnyOfOpaqueToken(t *testing.T) {
 	as := newAuthServer(t, "")
 	capAuth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
 	require.NoError(t, err)
-	in := &oauth.Introspection{Endpoint: as.srv.URL + "/introspect", ClientID: "rs", ClientSecret: "s3cret"}
+	in := &oauth.Introspection{Endpoint: as.srv.URL + "/introspect", ClientID: "rs", ClientSecret: "s3cret", InactiveCacheTTL: -1}
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer, Introspection: in}}}, oauth.TimingForTest{})
 	srv := newProtected(t, otc.AnyOf(capAuth, oauthAuth))
 	b := make([]byte, 32)

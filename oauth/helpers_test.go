@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,7 @@ type authServer struct {
 	active      map[string]map[string]any // introspection answers by token
 	introStatus int                       // when not 0, the endpoint answers it
 	introDelay  time.Duration             // before answering
+	rawAnswers  map[string]string         // introspection answers sent as written, by token
 	postSecret  bool                      // expect client_secret_post
 	hits        map[string]int            // requests by path
 	// padding, by path, is a member of that many bytes added to the JSON
@@ -214,7 +216,13 @@ func (as *authServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		as.mu.Lock()
 		ans, found := as.active[r.PostForm.Get("token")]
+		raw, isRaw := as.rawAnswers[r.PostForm.Get("token")]
 		as.mu.Unlock()
+		if isRaw {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, raw)
+			return
+		}
 		if !found {
 			writeJSON(w, map[string]any{"active": false})
 			return
@@ -348,8 +356,9 @@ type seen struct {
 
 // response is one answer of the protected server.
 type response struct {
-	Status    int
-	Challenge []string // the WWW-Authenticate lines
+	Status     int
+	Challenge  []string // the WWW-Authenticate lines
+	RetryAfter string   // the Retry-After header
 	Message   string
 	Reason    string
 	Seen      seen
@@ -368,6 +377,9 @@ func newProtected(t *testing.T, a otc.Authenticator) *httptest.Server {
 		if e != nil {
 			if c := otc.Challenge(a, e); c != "" {
 				w.Header().Set("WWW-Authenticate", c)
+			}
+			if e.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Round(time.Second)/time.Second)))
 			}
 			w.WriteHeader(e.Code.HTTPStatus())
 			writeJSON(w, map[string]string{"message": e.Message, "reason": e.Reason})
@@ -394,7 +406,7 @@ func call(t *testing.T, srv *httptest.Server, authorization ...string) response 
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	res := response{Status: resp.StatusCode, Challenge: resp.Header.Values("WWW-Authenticate"), Raw: string(raw)}
+	res := response{Status: resp.StatusCode, Challenge: resp.Header.Values("WWW-Authenticate"), RetryAfter: resp.Header.Get("Retry-After"), Raw: string(raw)}
 	if resp.StatusCode == http.StatusOK {
 		require.NoError(t, json.Unmarshal(raw, &res.Seen))
 	} else {
@@ -412,6 +424,21 @@ func requireAccepted(t *testing.T, res response) seen {
 	t.Helper()
 	require.Equal(t, http.StatusOK, res.Status, "refused: %s", res.Raw)
 	return res.Seen
+}
+
+// assertUnavailable checks the answer to a request whose token could not
+// be checked just now: 503 with Retry-After, no challenge (the token was
+// not refused), the message containing want and not quoting any of
+// leaks.
+func assertUnavailable(t *testing.T, res response, want string, leaks ...string) {
+	t.Helper()
+	assert.Equal(t, http.StatusServiceUnavailable, res.Status, "answer: %s", res.Raw)
+	assert.Equal(t, "1", res.RetryAfter)
+	assert.Empty(t, res.Challenge)
+	assert.Contains(t, strings.ToLower(res.Message), strings.ToLower(want))
+	for _, l := range leaks {
+		assert.NotContains(t, res.Raw, l)
+	}
 }
 
 // assertRefused checks a refusal of a token that was sent: 401, reason

@@ -17,7 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -31,6 +34,12 @@ const (
 	defaultCacheTTL             = time.Minute
 	defaultCacheEntries         = 10_000
 	defaultCacheBytes           = 8 << 20
+	defaultInactiveTTL          = 10 * time.Second
+	defaultInactiveEntries      = 10_000
+	defaultRequestsPerSecond    = 50
+	// busyRetry is the Retry-After of a request refused because the
+	// introspections it needed could not be made just now.
+	busyRetry = time.Second
 	// maxIntrospectionBytes caps an answer, which is a few hundred bytes.
 	maxIntrospectionBytes = 64 << 10
 	// cacheEntryOverhead is what an entry costs beside its body, counted
@@ -52,7 +61,10 @@ type introspector struct {
 	all          bool
 	timeout      time.Duration
 	ttl          time.Duration
-	cache        *answerCache // nil when disabled
+	cache        *answerCache // active answers; nil when disabled
+	inactive     *answerCache // inactive answers; nil when disabled
+	inactiveTTL  time.Duration
+	limit        *rate.Limiter // nil for no bound
 	slots        chan struct{}
 	client       *http.Client
 	logger       *slog.Logger
@@ -104,6 +116,23 @@ func newIntrospector(s *server, in *Introspection, client *http.Client, logger *
 		}
 		it.cache = newAnswerCache(entries, size)
 	}
+	it.inactiveTTL = in.InactiveCacheTTL
+	if it.inactiveTTL == 0 {
+		it.inactiveTTL = defaultInactiveTTL
+	}
+	if it.inactiveTTL > 0 {
+		n := in.InactiveCacheEntries
+		if n == 0 {
+			n = defaultInactiveEntries
+		}
+		it.inactive = newAnswerCache(n, n*cacheEntryOverhead)
+	}
+	if per := in.RequestsPerSecond; per >= 0 {
+		if per == 0 {
+			per = defaultRequestsPerSecond
+		}
+		it.limit = rate.NewLimiter(rate.Limit(per), per)
+	}
 	n := in.MaxConcurrent
 	if n == 0 {
 		n = defaultMaxConcurrent
@@ -117,7 +146,11 @@ func newIntrospector(s *server, in *Introspection, client *http.Client, logger *
 func (a *Authenticator) introspect(ctx context.Context, s *server, token string) (*otc.Identity, error) {
 	it := s.intro
 	key := sha256.Sum256([]byte(token))
-	body, ok := it.cache.get(key, it.now())
+	now := it.now()
+	if _, dead := it.inactive.get(key, now); dead {
+		return nil, invalidToken("The bearer token is not active: the authorization server says it has expired, been revoked or was never issued; get a new one")
+	}
+	body, ok := it.cache.get(key, now)
 	if !ok {
 		ans, err := it.ask(ctx, key, token)
 		if err != nil {
@@ -206,7 +239,7 @@ func (it *introspector) ask(ctx context.Context, key [sha256.Size]byte, token st
 	select {
 	case <-f.done:
 	case <-ctx.Done():
-		return answer{}, invalidToken("The request ended before the authorization server said whether the bearer token is active: try again")
+		return answer{}, unavailable("The request ended before the authorization server said whether the bearer token is active: try again")
 	}
 	if f.err != nil {
 		return answer{}, f.err
@@ -224,11 +257,15 @@ func (it *introspector) run(ctx context.Context, key [sha256.Size]byte, token st
 	}()
 	ctx, cancel := context.WithTimeout(ctx, it.timeout)
 	defer cancel()
+	if it.limit != nil && !it.limit.Allow() {
+		f.err = unavailable("The server has asked the authorization server about as many tokens as it may this second, so it cannot check this one now: try again shortly")
+		return
+	}
 	select {
 	case it.slots <- struct{}{}:
 		defer func() { <-it.slots }()
 	case <-ctx.Done():
-		f.err = invalidToken("The server is checking too many tokens with the authorization server at once to check this one: try again in a few seconds")
+		f.err = unavailable("The server is checking too many tokens with the authorization server at once to check this one: try again in a few seconds")
 		return
 	}
 	endpoint, err := it.endpointURL(ctx)
@@ -239,11 +276,13 @@ func (it *introspector) run(ctx context.Context, key [sha256.Size]byte, token st
 	ans, err := it.post(ctx, endpoint, token)
 	if err != nil {
 		it.logFailure(ctx, endpoint, err)
-		f.err = invalidToken("The server could not ask the authorization server whether the bearer token is active (its introspection endpoint failed or did not answer in time): try again later")
+		f.err = unavailable("The server could not ask the authorization server whether the bearer token is active (its introspection endpoint failed, answered what it may not, or did not answer in time): try again later")
 		return
 	}
 	f.ans = ans
-	if ans.active {
+	if !ans.active {
+		it.inactive.put(key, nil, it.now().Add(it.inactiveTTL))
+	} else {
 		until := it.now().Add(it.ttl)
 		if !ans.exp.IsZero() && ans.exp.Before(until) {
 			until = ans.exp
@@ -265,7 +304,7 @@ func (it *introspector) endpointURL(ctx context.Context) (string, error) {
 		doc = d.doc.Load()
 	}
 	if doc == nil {
-		return "", invalidToken("The server has not yet found the authorization server's introspection endpoint, so it cannot check the bearer token: try again later")
+		return "", unavailable("The server has not yet found the authorization server's introspection endpoint, so it cannot check the bearer token: try again later")
 	}
 	return doc.IntrospectionEndpoint, nil
 }
@@ -312,6 +351,12 @@ func (it *introspector) post(ctx context.Context, endpoint, token string) (answe
 	if err := json.Unmarshal(body, &members); err != nil {
 		return answer{}, fmt.Errorf("the answer is not a JSON object: %w", err)
 	}
+	if name := repeatedMember(body); name != "" {
+		// Which of two "active" (or "scope", "sub") counts would be a
+		// guess, and a parser that reads the other differently would let
+		// through what this one refused: the answer is refused whole.
+		return answer{}, fmt.Errorf("the answer names the member %q more than once", wire.Truncate(name, 64))
+	}
 	if err := json.Unmarshal(body, &head); err != nil || head.Active == nil {
 		return answer{}, errors.New(`the answer has no boolean "active" member (RFC 7662 §2.2)`)
 	}
@@ -323,6 +368,30 @@ func (it *introspector) post(ctx context.Context, endpoint, token string) (answe
 		ans.exp = t
 	}
 	return ans, nil
+}
+
+// repeatedMember returns a member name that an object of a JSON text
+// repeats, at any depth, or "".
+func repeatedMember(body []byte) string {
+	d, err := jsonparse.Parse(body)
+	if err != nil {
+		return ""
+	}
+	defer jsonparse.Release(d)
+	for i := range d.Nodes {
+		if d.Nodes[i].Kind == jsonparse.KindObject {
+			if name := d.RepeatedName(int32(i)); name != "" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// unavailable is the refusal of a request whose token could not be
+// checked just now: 503, retryable, never a pass.
+func unavailable(message string) *otc.Error {
+	return &otc.Error{Code: otc.CodeUnavailable, Message: message, RetryAfter: busyRetry}
 }
 
 // logFailure logs a failed introspection, at most once per

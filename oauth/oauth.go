@@ -201,11 +201,30 @@ type Introspection struct {
 	// token: an entry lives until the token's "exp" or CacheTTL after the
 	// answer, whichever comes first, so that a revoked token stops working
 	// at most CacheTTL later. Zero means 1 minute; a negative value
-	// disables the cache. Inactive answers are never cached: a token never
-	// becomes active again, so caching them helps only a client repeating
-	// a dead token, while a flood of made-up tokens would fill the cache
-	// and push out live entries.
+	// disables the cache. Inactive answers have a cache of their own
+	// (InactiveCacheTTL), so that a flood of made-up tokens cannot push
+	// out live entries.
 	CacheTTL time.Duration
+
+	// InactiveCacheTTL is how long an inactive answer is reused for the
+	// same token (keyed by its SHA-256, never the token), so that a dead
+	// token sent again and again costs the authorization server one
+	// request per InactiveCacheTTL, not one per request. A token never
+	// becomes active again, so the time only bounds memory. Zero means 10
+	// seconds; a negative value disables it. At most InactiveCacheEntries
+	// are kept (zero means 10,000, about 2 MiB), the least recently used
+	// going first.
+	InactiveCacheTTL     time.Duration
+	InactiveCacheEntries int
+
+	// RequestsPerSecond bounds the introspection requests sent to this
+	// authorization server, so that a flood of made-up opaque tokens, each
+	// one new, costs it at most that many requests a second (bursts of as
+	// many). A request over the bound is not let through: it is answered
+	// 503 with Retry-After, told to try again. Answers from the caches
+	// and requests sharing an introspection do not count. Zero means 50; a
+	// negative value means no bound.
+	RequestsPerSecond int
 
 	// CacheEntries and CacheBytes bound the cache: at most CacheEntries
 	// answers, whose bodies (plus 128 bytes each) add up to at most
@@ -430,8 +449,8 @@ func checkServer(i int, as AuthorizationServer, earlier []AuthorizationServer) e
 		return fmt.Errorf("otc/oauth: New: %s: Introspection needs ClientID and ClientSecret, with which this server authenticates to the endpoint", name)
 	case in.Timeout < 0:
 		return fmt.Errorf("otc/oauth: New: %s: negative Introspection.Timeout %v", name, in.Timeout)
-	case in.MaxConcurrent < 0 || in.CacheEntries < 0 || in.CacheBytes < 0:
-		return fmt.Errorf("otc/oauth: New: %s: Introspection.MaxConcurrent, CacheEntries and CacheBytes may not be negative", name)
+	case in.MaxConcurrent < 0 || in.CacheEntries < 0 || in.CacheBytes < 0 || in.InactiveCacheEntries < 0:
+		return fmt.Errorf("otc/oauth: New: %s: Introspection.MaxConcurrent, CacheEntries, CacheBytes and InactiveCacheEntries may not be negative", name)
 	}
 	if in.Endpoint != "" {
 		if err := checkFetchURL(in.Endpoint); err != nil {

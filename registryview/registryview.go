@@ -306,6 +306,11 @@ func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c := otc.Challenge(v.auth, err); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
+		if err.Code == otc.CodeUnavailable {
+			wire.SetRetryAfter(w.Header(), err.RetryAfter)
+			v.fail(w, http.StatusServiceUnavailable, registryServerError, err.Message)
+			return
+		}
 		v.fail(w, http.StatusUnauthorized, registryAccessDenied, err.Message)
 		return
 	}

@@ -39,6 +39,7 @@ const (
 	CodeRequestTimeout   = "request.timeout"            // 408
 	CodeCallRefused      = "request.refused"            // 403
 	CodeCallIDReused     = "request.call_id_reused"     // 409
+	CodeUnavailable      = "request.unavailable"        // 503
 )
 
 // restStatus maps each error code to its HTTP status.
@@ -62,6 +63,8 @@ func restStatus(code string) int {
 		return http.StatusRequestTimeout
 	case CodeExecutionError, CodeHandlerError:
 		return http.StatusInternalServerError
+	case CodeUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -285,6 +288,9 @@ func (h *Handler) authenticate(w http.ResponseWriter, r **http.Request) bool {
 		return true
 	}
 	h.challenge(w, err)
+	if err.Code == otc.CodeUnavailable {
+		wire.SetRetryAfter(w.Header(), err.RetryAfter)
+	}
 	var details map[string]any
 	if err.Reason != "" {
 		details = refusalDetails(err)
@@ -328,6 +334,8 @@ func restCodeOf(e *otc.Error) string {
 		return CodeInvalidArgs
 	case e.Code == otc.CodeForbidden:
 		return CodeCallRefused
+	case e.Code == otc.CodeUnavailable:
+		return CodeUnavailable
 	case errors.Is(e, otc.ErrToolNotFound):
 		return CodeToolNotFound
 	case errors.Is(e, otc.ErrCallIDReused):

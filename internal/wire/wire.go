@@ -281,3 +281,12 @@ func AuthorizationRepeated(lines []string) bool {
 	}
 	return false
 }
+
+// SetRetryAfter sets a Retry-After header of d, in whole seconds rounded
+// up; it sets none for d <= 0.
+func SetRetryAfter(h http.Header, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+}
