@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -177,6 +178,10 @@ func TestScopesOnEveryFormat(t *testing.T) {
 		{name: "every_scope_missing", tool: "Notes.Write", caller: oauthCaller(""), status: 403,
 			reason: otc.ReasonInsufficientScope, scopes: []any{"notes:read", "notes:write"},
 			challenge: `Bearer error="insufficient_scope", scope="notes:read notes:write"`, message: "needs the scopes notes:read notes:write"},
+		// Scopes are separated by spaces only: a tab makes the scope
+		// string malformed, and it grants nothing.
+		{name: "scope_string_with_a_tab", tool: "Notes.Write", caller: oauthCaller("notes:read\tnotes:write"), status: 403,
+			reason: otc.ReasonInsufficientScope, scopes: []any{"notes:read", "notes:write"}, challenge: `Bearer error="insufficient_scope", scope="notes:read notes:write"`},
 		{name: "scopes_compared_exactly", tool: "Notes.Read", caller: oauthCaller("notes:READ notes:read:all"), status: 403,
 			reason: otc.ReasonInsufficientScope, scopes: []any{"notes:read"}, challenge: `Bearer error="insufficient_scope", scope="notes:read"`},
 		{name: "api_key_has_no_token", tool: "Notes.Read", caller: scopeCaller{}, status: 401,
@@ -333,4 +338,31 @@ func TestScopesRegistration(t *testing.T) {
 		p.RequiredScopes[0] = "b"
 		assert.Equal(t, []string{"a"}, reg.Tools()[0].Policy.RequiredScopes)
 	})
+}
+
+// TestUnavailableOnEveryFormat: an authenticator that cannot decide just
+// now (CodeUnavailable) is answered 503 with Retry-After by every handler,
+// and never lets the request through.
+func TestUnavailableOnEveryFormat(t *testing.T) {
+	t.Parallel()
+	busy := otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
+		return nil, &otc.Error{Code: otc.CodeUnavailable, Message: "The authorization server is busy: try again shortly", RetryAfter: 1500 * time.Millisecond}
+	})
+	base, _ := newNotesServer(t, busy, nil)
+	for _, format := range allFormats {
+		a, r := callNotes(t, base, format, "Notes.Open", scopeCaller{})
+		assert.Equal(t, http.StatusServiceUnavailable, r.status, "%s: %s", format, a.raw)
+		assert.Equal(t, "2", a.header.Get("Retry-After"), "%s: whole seconds, rounded up", format)
+		assert.Contains(t, r.message, "try again shortly", format)
+		assert.Empty(t, r.challenge, format)
+		assert.NotContains(t, a.raw, "done:", format)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/registry/v1/tools", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the registry view")
+	assert.Equal(t, "2", resp.Header.Get("Retry-After"))
+	assert.Equal(t, "unavailable", otc.CodeUnavailable.String())
 }

@@ -3,7 +3,8 @@ package oauth_test
 // Introspection is not an amplifier: a dead token sent again and again
 // costs one request per InactiveCacheTTL, new junk tokens at most
 // RequestsPerSecond, and an answer the server cannot read one way only is
-// refused whole. Over real HTTP, through the OTC, MCP and REST handlers.
+// refused whole. Over real HTTP (the root package's tests check that every
+// handler answers such a refusal 503 with Retry-After).
 
 import (
 	"context"
@@ -12,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,43 +21,16 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/testkit"
-	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
-	"github.com/otcgo/otc/rest"
 )
 
-// serveAll serves a one-tool registry behind a over OTC (/otc), MCP
-// (/mcp) and REST (/rest).
-func serveAll(t *testing.T, a otc.Authenticator) string {
+// listWith lists the tools at url with token, and returns the status,
+// the Retry-After header and the body.
+func listWith(t *testing.T, url, token string) (int, string, string) {
 	t.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Util.Echo", Version: "1.0.0", Description: "Echoes."},
-		func(context.Context, struct{}) (string, error) { return "ok", nil }))
-	mux := http.NewServeMux()
-	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a})))
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
-	mux.Handle("/rest/", http.StripPrefix("/rest", rest.NewHandler(reg, &rest.Options{Authenticator: a})))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// listWith lists the tools at url through the handler at path with token,
-// and returns the status, the Retry-After header and the body.
-func listWith(t *testing.T, url, path, token string) (int, string, string) {
-	t.Helper()
-	method, body := http.MethodGet, ""
-	if path == "/mcp" {
-		method, body = http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/tools", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
-	if path == "/mcp" {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -70,21 +43,25 @@ func TestIntrospectionRateBound(t *testing.T) {
 	as := newAuthServer(t, "")
 	as.activate("opaque-live", activeAnswer(as, nil))
 	a := introspecting(t, as, oauth.Introspection{RequestsPerSecond: 3}, false)
-	url := serveAll(t, a)
-	paths := []string{"/otc/tools", "/mcp", "/rest/tools"}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Util.Echo", Version: "1.0.0", Description: "Echoes."},
+		func(context.Context, struct{}) (string, error) { return "ok", nil }))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
+	t.Cleanup(srv.Close)
+	url := srv.URL
 	var refused, busy int
 	for i := range 12 {
-		status, retry, body := listWith(t, url, paths[i%3], "junk-"+strconv.Itoa(i))
+		status, retry, body := listWith(t, url, "junk-"+strconv.Itoa(i))
 		switch status {
 		case http.StatusUnauthorized:
 			refused++
 			assert.Contains(t, body, "not active")
 		case http.StatusServiceUnavailable:
 			busy++
-			assert.Equal(t, "1", retry, "%s: %s", paths[i%3], body)
+			assert.Equal(t, "1", retry, body)
 			assert.Contains(t, body, "as many tokens as it may this second")
 		default:
-			t.Errorf("%s: status %d, never a pass: %s", paths[i%3], status, body)
+			t.Errorf("status %d, never a pass: %s", status, body)
 		}
 	}
 	hits := as.count("/introspect")
@@ -95,9 +72,9 @@ func TestIntrospectionRateBound(t *testing.T) {
 	// A live token is let through once the bound allows a request again;
 	// then from the cache.
 	time.Sleep(time.Second)
-	for _, p := range paths {
-		status, _, body := listWith(t, url, p, "opaque-live")
-		assert.Equal(t, http.StatusOK, status, "%s: %s", p, body)
+	for range 3 {
+		status, _, body := listWith(t, url, "opaque-live")
+		assert.Equal(t, http.StatusOK, status, body)
 	}
 }
 

@@ -359,10 +359,10 @@ type response struct {
 	Status     int
 	Challenge  []string // the WWW-Authenticate lines
 	RetryAfter string   // the Retry-After header
-	Message   string
-	Reason    string
-	Seen      seen
-	Raw       string
+	Message    string
+	Reason     string
+	Seen       seen
+	Raw        string
 }
 
 // newProtected serves a protected resource behind a: it authenticates
