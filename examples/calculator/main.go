@@ -55,9 +55,14 @@
 // gets the first call's result without the tool running again.
 // Counter.Increment, which counts its calls, shows it. The record is kept
 // in memory, or in Redis when OTC_REDIS_URL is set
-// (redis://127.0.0.1:6379/0), so that several servers share it;
-// OTC_REDIS_LEASE (30s by default) is how long a claim outlives a replica
-// that died mid-call. OTC_RUN_LOG names a file that gets the call id of
+// (redis://127.0.0.1:6379/0), so that several servers share it, and with
+// it the MCP tasks, which any of them then reads, answers and cancels;
+// OTC_REDIS_LEASE (30s by default) is how long a claim, or a task's lease,
+// outlives a replica that died mid-call. OTC_REQUEST_STATE_KEYS holds the
+// keys that seal the requestState of an MCP input_required round (32
+// random bytes each, hex or base64, comma-separated; the first seals, all
+// open, for rotation): give every replica the same, so that any of them
+// takes the next round. Without it each process makes a key of its own. OTC_RUN_LOG names a file that gets the call id of
 // every run of Counter.Increment and Timer.Wait, one per line (a wait's
 // when it starts), so that a test of several replicas can count the call
 // ids that ran twice (examples/deploy).
@@ -465,10 +470,11 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if os.Getenv("OTC_LOG_CALLS") == "1" {
 		callLog = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
-	store, storeName, err := idempotencyStore(ctx, os.Getenv)
+	sh, err := sharedFromEnv(ctx, os.Getenv)
 	if err != nil {
 		return err
 	}
+	store, storeName := sh.idem, sh.name
 	if rs, ok := store.(*redisstore.Store); ok {
 		// Outcomes Redis has not recorded yet are written in the
 		// background; they get a few seconds once serving has stopped.
@@ -503,7 +509,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		// The client is the process that started this one: there is
 		// nothing to authenticate, and standard output is the protocol's.
 		logger.Info("calculator: serving MCP on standard input and output")
-		err := mcp.ServeStdio(ctx, reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger})
+		err := mcp.ServeStdio(ctx, reg, sh.mcpOptions(logger))
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
@@ -515,7 +521,10 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	logger.Info("calculator: serving OTC tools",
 		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", creds.methods, "idempotency", storeName)
-	handler, otcHandler, err := newServer(reg, creds, logger)
+	if sh.tasks != nil && sh.stateKeys == nil {
+		logger.Warn("calculator: OTC_REDIS_URL is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
+	}
+	handler, otcHandler, err := newServer(reg, creds, sh, logger)
 	if err != nil {
 		return err
 	}
@@ -538,15 +547,18 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 }
 
 // newServer serves the registry over OTC at the root, as the REST API
-// under /v1/, over MCP at /mcp and as a registry listing under /registry/,
-// all behind the same authentication (nil for none). It also returns the
+// under /v1/, over MCP at /mcp (its tasks and requestState keys those sh
+// shares) and as a registry listing under /registry/, all behind the same
+// authentication (nil for none). It also returns the
 // OTC handler, whose readiness shutdown turns off.
-func newServer(reg *otc.Registry, creds credentials, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
+func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
 	auth := creds.auth
 	mux := http.NewServeMux()
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, Authenticator: auth}))
+	mopts := sh.mcpOptions(logger)
+	mopts.Authenticator = auth
+	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
 	if creds.oauth != nil {
 		// The Protected Resource Metadata that MCP clients read to find
 		// where to sign in: at the resource's well-known URL

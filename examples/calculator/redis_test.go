@@ -1,16 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/redistest"
+	"github.com/otcgo/otc/redisstore"
 )
 
 // A redis-server for the tests that need one, started by the first.
@@ -64,20 +74,22 @@ func TestIdempotencyStoreFromEnv(t *testing.T) {
 			return ""
 		}
 	}
-	_, name, err := idempotencyStore(context.Background(), env(""))
+	sh, err := sharedFromEnv(context.Background(), env(""))
 	require.NoError(t, err)
-	assert.Equal(t, "memory", name)
+	assert.Equal(t, "memory", sh.name)
+	assert.Nil(t, sh.tasks, "tasks in this process")
 
-	_, _, err = idempotencyStore(context.Background(), env("http://127.0.0.1:6379"))
+	_, err = sharedFromEnv(context.Background(), env("http://127.0.0.1:6379"))
 	assert.ErrorContains(t, err, "OTC_REDIS_URL")
 	assert.ErrorContains(t, err, "redis://host:port/db")
 
-	_, _, err = idempotencyStore(context.Background(), env("redis://127.0.0.1:1/0"))
+	_, err = sharedFromEnv(context.Background(), env("redis://127.0.0.1:1/0"))
 	assert.ErrorContains(t, err, "cannot reach Redis at 127.0.0.1:1")
 
-	_, name, err = idempotencyStore(context.Background(), env("redis://"+needRedis(t)+"/0"))
+	sh, err = sharedFromEnv(context.Background(), env("redis://"+needRedis(t)+"/0"))
 	require.NoError(t, err)
-	assert.Equal(t, "redis", name)
+	assert.Equal(t, "redis", sh.name)
+	assert.IsType(t, &redisstore.TaskStore{}, sh.tasks, "tasks in Redis too")
 }
 
 func TestRedisLeaseFromEnv(t *testing.T) {
@@ -95,12 +107,12 @@ func TestRedisLeaseFromEnv(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"soon", "500ms", "-3s"} {
-		_, _, err := idempotencyStore(context.Background(), env(bad))
+		_, err := sharedFromEnv(context.Background(), env(bad))
 		assert.ErrorContains(t, err, "OTC_REDIS_LEASE: \""+bad+"\" is not a duration of a second or more", bad)
 	}
-	_, name, err := idempotencyStore(context.Background(), env("3s"))
+	sh, err := sharedFromEnv(context.Background(), env("3s"))
 	require.NoError(t, err)
-	assert.Equal(t, "redis", name)
+	assert.Equal(t, "redis", sh.name)
 }
 
 // TestRunLog: with OTC_RUN_LOG, each run of Counter.Increment and of
@@ -123,4 +135,90 @@ func TestRunLog(t *testing.T) {
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "run-1\nrun-2\nwait-1\n", string(raw))
+}
+
+// TestTasksAndRoundsAcrossReplicas runs two servers sharing Redis and
+// OTC_REQUEST_STATE_KEYS, as the replicas behind a load balancer do: a
+// task one starts is read and cancelled on the other, and an
+// input_required round one asks is answered on the other, once.
+func TestTasksAndRoundsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	keys := newIssuerKeys(t)
+	env := []string{"OTC_REDIS_URL=redis://" + needRedis(t) + "/0", "OTC_REQUEST_STATE_KEYS=" + strings.Repeat("ab", 32) + "," + strings.Repeat("cd", 32)}
+	for k, v := range keys.env() {
+		env = append(env, k+"="+v)
+	}
+	start := func() string {
+		_, lines := startMainEnv(t, "-addr 127.0.0.1:0", env...)
+		return listeningURL(t, nextLine(t, lines))
+	}
+	a, b := start(), start()
+	modern := func(method, name string) map[string]string {
+		return map[string]string{otc.HeaderAPIKey: testAPIKey, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name}
+	}
+	const taskMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	startTask := func(ms int) string {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Timer_Wait","arguments":{"ms":%d},%s}}`, ms, taskMeta)
+		r := send(t, http.MethodPost, a+"/mcp", body, "", modern("tools/call", "Timer_Wait"))
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		res := r.body["result"].(map[string]any)
+		require.Equal(t, "task", res["resultType"], r.raw)
+		return res["taskId"].(string)
+	}
+	task := func(base, method, id string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":2,"method":"` + method + `","params":{"taskId":"` + id + `",` + taskMeta + `}}`
+		r := send(t, http.MethodPost, base+"/mcp", body, "", modern(method, id))
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		return r.body["result"].(map[string]any)
+	}
+
+	t.Run("task_read_on_the_other_replica", func(t *testing.T) {
+		id := startTask(200)
+		assert.Equal(t, "working", task(b, "tasks/get", id)["status"], "b knows a's task")
+		require.Eventually(t, func() bool { return task(b, "tasks/get", id)["status"] == "completed" }, 10*time.Second, 50*time.Millisecond)
+		raw, err := json.Marshal(task(b, "tasks/get", id)["result"])
+		require.NoError(t, err)
+		assert.Contains(t, string(raw), `"result":200`)
+	})
+	t.Run("task_cancelled_on_the_other_replica", func(t *testing.T) {
+		id := startTask(8000)
+		task(b, "tasks/cancel", id)
+		assert.Equal(t, "cancelled", task(a, "tasks/get", id)["status"], "a sees b's cancellation")
+	})
+
+	t.Run("round_answered_on_the_other_replica", func(t *testing.T) {
+		hdr := modern("tools/call", "Payments_Refund")
+		delete(hdr, otc.HeaderAPIKey)
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Payments_Refund","arguments":{"order_id":"A-1","amount_cents":100},` + meta + `}}`
+		r := send(t, http.MethodPost, a+"/mcp", body, keys.sign(t, refundClaims(body, nil)), hdr)
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		res := r.body["result"].(map[string]any)
+		require.Equal(t, "input_required", res["resultType"], r.raw)
+		body = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"Payments_Refund","arguments":{"order_id":"A-1","amount_cents":100},` +
+			`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + res["requestState"].(string) + `",` + meta + `}}`
+		r = send(t, http.MethodPost, b+"/mcp", body, keys.sign(t, refundClaims(body, nil)), hdr)
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		assert.Regexp(t, `rf_[0-9a-f]{12}`, r.raw, "b opened a's requestState")
+		// The same last round again, on a, with a fresh token: the state
+		// was used on b, and the record of it is shared.
+		r = send(t, http.MethodPost, a+"/mcp", body, keys.sign(t, refundClaims(body, nil)), hdr)
+		assert.Equal(t, http.StatusBadRequest, r.status, r.raw)
+		assert.Contains(t, r.raw, "requestState was already used")
+	})
+}
+
+func TestRequestStateKeysFromEnv(t *testing.T) {
+	t.Parallel()
+	keys, err := requestStateKeys("")
+	require.NoError(t, err)
+	assert.Nil(t, keys)
+	k := bytes.Repeat([]byte{7}, 32)
+	keys, err = requestStateKeys(hex.EncodeToString(k) + ", " + base64.StdEncoding.EncodeToString(k) + "," + base64.RawURLEncoding.EncodeToString(k))
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{k, k, k}, keys)
+	for _, bad := range []string{"abcd", hex.EncodeToString(k) + ",", strings.Repeat("zz", 32), base64.StdEncoding.EncodeToString(k[:16])} {
+		_, err := requestStateKeys(bad)
+		assert.ErrorContains(t, err, "OTC_REQUEST_STATE_KEYS: key", bad)
+	}
 }

@@ -2,47 +2,112 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/redisstore"
 )
 
-// idempotencyStore returns the store that records calls by call id, and
-// its name for the log: in memory, unless OTC_REDIS_URL names a Redis
-// server ("redis://127.0.0.1:6379/0") to share the record with other
-// replicas. OTC_REDIS_LEASE sets how long a claim lives unless renewed
-// (30s by default): a call in flight on a replica that died runs again
-// when a retry comes after it. It fails when that server cannot be
-// reached, rather than serve without the record the operator asked for.
-func idempotencyStore(ctx context.Context, getenv func(string) string) (otc.IdempotencyStore, string, error) {
+// shared is what the replicas of a deployment share, so that any of them
+// answers for what another began: the record of calls by call id, the
+// tasks, and the keys that seal the requestState of an input_required
+// round.
+type shared struct {
+	idem      otc.IdempotencyStore
+	tasks     otc.TaskStore // nil: in this process (the mcp package's default)
+	stateKeys [][]byte      // nil: a key of this process
+	name      string        // "memory" or "redis", for the log
+}
+
+// sharedFromEnv reads what the replicas share from the environment: in
+// memory, unless OTC_REDIS_URL names a Redis server
+// ("redis://127.0.0.1:6379/0") that keeps the record of calls and the
+// tasks for every replica. OTC_REDIS_LEASE sets how long a claim, or a
+// task's lease, lives unless renewed (30s by default): a call in flight
+// on a replica that died runs again when a retry comes after it, and its
+// task is shown failed (lost). OTC_REQUEST_STATE_KEYS holds the keys that
+// seal requestStates (see requestStateKeys). It fails when Redis cannot
+// be reached, rather than serve without the record the operator asked
+// for.
+func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, error) {
+	keys, err := requestStateKeys(getenv("OTC_REQUEST_STATE_KEYS"))
+	if err != nil {
+		return shared{}, err
+	}
 	url := getenv("OTC_REDIS_URL")
 	if url == "" {
-		return otc.NewMemoryStore(nil), "memory", nil
+		return shared{idem: otc.NewMemoryStore(nil), stateKeys: keys, name: "memory"}, nil
 	}
 	var lease time.Duration
 	if v := getenv("OTC_REDIS_LEASE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second {
-			return nil, "", fmt.Errorf("OTC_REDIS_LEASE: %q is not a duration of a second or more (such as 30s)", v)
+			return shared{}, fmt.Errorf("OTC_REDIS_LEASE: %q is not a duration of a second or more (such as 30s)", v)
 		}
 		lease = d
 	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, "", fmt.Errorf("OTC_REDIS_URL: %w (the form is redis://host:port/db)", err)
+		return shared{}, fmt.Errorf("OTC_REDIS_URL: %w (the form is redis://host:port/db)", err)
 	}
 	client := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(ctx).Err(); err != nil {
 		client.Close()
-		return nil, "", fmt.Errorf("OTC_REDIS_URL: cannot reach Redis at %s: %w", opts.Addr, err)
+		return shared{}, fmt.Errorf("OTC_REDIS_URL: cannot reach Redis at %s: %w", opts.Addr, err)
 	}
-	return redisstore.New(client, &redisstore.Options{Lease: lease}), "redis", nil
+	return shared{
+		idem:      redisstore.New(client, &redisstore.Options{Lease: lease}),
+		tasks:     redisstore.NewTaskStore(client, &redisstore.TaskOptions{Lease: lease}),
+		stateKeys: keys,
+		name:      "redis",
+	}, nil
+}
+
+// requestStateKeys reads OTC_REQUEST_STATE_KEYS: comma-separated keys of
+// 32 random bytes each, written in hex (64 digits) or base64, the same on
+// every replica. The first seals the requestStates the server issues; all
+// open them, so that a key is rotated by putting the new one first and
+// dropping the old one once the states it sealed have expired (15 minutes).
+// Empty means a random key made for this process.
+func requestStateKeys(v string) ([][]byte, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var keys [][]byte
+	for i, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		k, err := hex.DecodeString(s)
+		if err != nil {
+			if k, err = base64.StdEncoding.DecodeString(s); err != nil {
+				k, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+			}
+		}
+		if err != nil || len(k) != mcp.RequestStateKeySize {
+			return nil, fmt.Errorf("OTC_REQUEST_STATE_KEYS: key %d is not %d bytes in hex or base64 (make one with: openssl rand -hex 32)", i+1, mcp.RequestStateKeySize)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// mcpOptions are the options of the MCP handler (or stdio server) of a
+// server whose replicas share sh.
+func (sh shared) mcpOptions(logger *slog.Logger) *mcp.Options {
+	o := &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, RequestStateKeys: sh.stateKeys}
+	if sh.tasks != nil {
+		o.Tasks = &mcp.TaskOptions{Store: sh.tasks}
+	}
+	return o
 }
 
 // storeShutdown is how long the Redis store may go on writing outcomes
