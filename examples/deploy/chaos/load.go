@@ -22,7 +22,12 @@ import (
 // their own, some to Calculator.Add without one. A call that fails is sent
 // again with the same call id until it succeeds or its retry budget is
 // spent; a share of the calls that succeeded are sent once more with the
-// same id on purpose, and must get the same count back.
+// same id on purpose, and must get the same count back. Some calls are MCP
+// 2026-07-28 tasks (Timer.Wait, polled with tasks/get until it ends, or
+// cancelled with tasks/cancel) and input_required rounds (Payments.Refund,
+// whose question is answered in a second request): each request goes to
+// whichever replica the balancer picks, and a task or round that replica
+// does not know is an error that no retry hides (tasks.go).
 
 // protocol is a wire format of the example server.
 type protocol int
@@ -47,6 +52,9 @@ type call struct {
 	id       string // "" for a call without a call id
 	proto    protocol
 	counter  bool   // Counter.Increment; otherwise Calculator.Add
+	kind     string // "task" or "round" (tasks.go); "" for a plain call
+	cancel   bool   // a task cancelled once it runs
+	ended    string // how a task ended: completed, cancelled or lost
 	phase    string // the phase its first attempt began in
 	attempts []attempt
 	value    int64 // the answer of the successful attempt
@@ -57,6 +65,7 @@ type call struct {
 // loader drives the load and keeps every call.
 type loader struct {
 	base   string
+	issuer *issuer
 	client *http.Client
 	budget time.Duration // how long a call is retried
 	replay float64       // share of successful id'd calls sent again
@@ -69,9 +78,10 @@ type loader struct {
 	inFlight map[*call]struct{}
 }
 
-func newLoader(base string, budget time.Duration) *loader {
+func newLoader(base string, budget time.Duration, is *issuer) *loader {
 	return &loader{
 		base:     base,
+		issuer:   is,
 		budget:   budget,
 		replay:   0.1,
 		phase:    "steady",
@@ -109,7 +119,12 @@ func (l *loader) run(ctx context.Context, workers int) {
 			r := mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
 			for ctx.Err() == nil {
 				c := &call{proto: protocol(r.IntN(3)), counter: r.Float64() < 0.9}
-				if c.counter {
+				switch x := r.Float64(); {
+				case x < 0.04:
+					c = &call{proto: mcpProto, kind: "task", cancel: r.IntN(4) == 0}
+				case x < 0.08:
+					c = &call{proto: mcpProto, kind: "round"}
+				case c.counter:
 					c.id = newID()
 				}
 				l.do(c)
@@ -152,7 +167,7 @@ func (l *loader) do(c *call) {
 			c.ok, c.value = true, v
 			return
 		}
-		if time.Since(first)+backoff > l.budget {
+		if fatal(class) || time.Since(first)+backoff > l.budget {
 			return
 		}
 		time.Sleep(backoff)
@@ -168,9 +183,15 @@ func newID() string {
 
 // send makes one attempt and returns the answer's value, or why it failed.
 func (l *loader) send(c *call) (int64, string) {
+	switch c.kind {
+	case "task":
+		return l.sendTask(c)
+	case "round":
+		return l.sendRound()
+	}
 	var (
 		url, body string
-		header    = http.Header{"Content-Type": {"application/json"}}
+		header    = http.Header{"Content-Type": {"application/json"}, "OXP-API-Key": {chaosAPIKey}}
 	)
 	tool, input := "Calculator.Add", `{"a":10,"b":5}`
 	if c.counter {

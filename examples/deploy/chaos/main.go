@@ -159,12 +159,17 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 		return nil, err
 	}
 	runLog := filepath.Join(dir, "runs.log")
+	is, err := newIssuer(dir)
+	if err != nil {
+		return nil, err
+	}
+	stateKey := newStateKey()
 	for i := range cfg.replicas {
-		r := &replica{name: fmt.Sprintf("replica%d", i+1), bin: calc, drain: cfg.drain, env: []string{
+		r := &replica{name: fmt.Sprintf("replica%d", i+1), bin: calc, drain: cfg.drain, env: append([]string{
 			"OTC_REDIS_URL=redis://" + d.redis.addr() + "/0",
 			"OTC_REDIS_LEASE=" + cfg.lease.String(),
 			"OTC_RUN_LOG=" + runLog,
-		}}
+		}, is.env(stateKey)...)}
 		if r.port, err = freePort(); err != nil {
 			return nil, err
 		}
@@ -174,7 +179,7 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 	if d.lb.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	res, err := exercise(ctx, cfg, d, runLog, out)
+	res, err := exercise(ctx, cfg, d, is, runLog, out)
 	// The processes' output, for -keep.
 	if d.lb.p != nil {
 		_ = os.WriteFile(filepath.Join(dir, "haproxy.log"), []byte(d.lb.p.out.String()), 0o644)
@@ -195,7 +200,7 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 const upDelay = 800 * time.Millisecond
 
 // exercise runs the phases on a started Redis.
-func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out io.Writer) (*result, error) {
+func exercise(ctx context.Context, cfg config, d *deployment, is *issuer, runLog string, out io.Writer) (*result, error) {
 	// Throughput with one, two and three replicas.
 	if err := d.replicas[0].start(); err != nil {
 		return nil, err
@@ -204,7 +209,7 @@ func exercise(ctx context.Context, cfg config, d *deployment, runLog string, out
 		return nil, err
 	}
 	time.Sleep(upDelay)
-	l := newLoader(d.lb.url(), cfg.budget)
+	l := newLoader(d.lb.url(), cfg.budget, is)
 	res := &result{cfg: cfg}
 	for n := 1; n <= len(d.replicas); n++ {
 		if n > 1 {
@@ -370,13 +375,15 @@ func (r *result) crashed(id string) bool {
 // stats sums the calls up.
 type stats struct {
 	calls, failed, twice, crashTwice, lost int
+	tasks, rounds                          int                       // that ended well
+	taskEnds                               map[string]int            // completed, cancelled, lost
 	firstFailures                          map[string]map[string]int // phase → class → count
 	finalFailures                          map[string]int            // class → count
 	latencies                              []time.Duration
 }
 
 func (r *result) stats() stats {
-	s := stats{firstFailures: map[string]map[string]int{}, finalFailures: map[string]int{}}
+	s := stats{firstFailures: map[string]map[string]int{}, finalFailures: map[string]int{}, taskEnds: map[string]int{}}
 	answered := map[string]bool{}
 	for _, c := range r.calls {
 		s.calls++
@@ -390,6 +397,13 @@ func (r *result) stats() stats {
 			if a.class == "ok" {
 				s.latencies = append(s.latencies, a.end.Sub(a.start))
 			}
+		}
+		switch {
+		case c.ok && c.kind == "task":
+			s.tasks++
+			s.taskEnds[c.ended]++
+		case c.ok && c.kind == "round":
+			s.rounds++
 		}
 		if !c.ok {
 			s.failed++
@@ -443,6 +457,8 @@ func (r *result) report(out io.Writer) {
 	if len(s.finalFailures) > 0 {
 		fmt.Fprintf(out, "calls that failed for good: %s\n", classes(s.finalFailures))
 	}
+	fmt.Fprintf(out, "tasks through the balancer: %d (%d completed, %d cancelled, %d lost with their replica); input_required rounds answered on the next request: %d\n",
+		s.tasks, s.taskEnds["completed"], s.taskEnds["cancelled"], s.taskEnds["lost"], s.rounds)
 	fmt.Fprintf(out, "crash: %d calls in flight (on any replica) at SIGKILL; %d of them ran again after the lease (at least once, as promised)\n", len(r.killedInFlight), s.crashTwice)
 	if r.probe != nil {
 		fmt.Fprintln(out, r.probe.report())

@@ -84,6 +84,7 @@ func (p *probe) send(ctx context.Context, base string, timeout time.Duration) (i
 		return 0, "bad request"
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("OXP-API-Key", chaosAPIKey)
 	v, class := answer(http.DefaultClient, req, otcProto)
 	if class != "ok" && ctx.Err() != nil {
 		return 0, fmt.Sprintf("no answer within %v", timeout)
