@@ -39,8 +39,12 @@ func TestChaosShort(t *testing.T) {
 	for _, b := range res.broken() {
 		t.Error(b)
 	}
-	if s := res.stats(); s.calls < 100 {
+	s := res.stats()
+	if s.calls < 100 {
 		t.Errorf("only %d calls were made: the load did not run", s.calls)
+	}
+	if s.tasks == 0 || s.rounds == 0 {
+		t.Errorf("%d tasks and %d input_required rounds went through the balancer: the load made none of one kind", s.tasks, s.rounds)
 	}
 	for i, tp := range res.throughput {
 		if tp <= 0 {

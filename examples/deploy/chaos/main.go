@@ -6,6 +6,11 @@
 //
 //	chaos: N calls, R calls/s, E errors, D ran twice
 //
+// Some of the calls are MCP tasks, polled and cancelled through the
+// balancer, and input_required rounds whose answer reaches another
+// replica than the question: a replica that does not know a task or
+// cannot open a round's requestState is an error (tasks.go).
+//
 // D counts the call ids whose tool ran more than once where the
 // idempotency store promises at most once: every call but those in flight
 // on the replica that was killed, which run at least once, again after
