@@ -130,7 +130,11 @@ func (r *Registry) spendOnce(ctx context.Context, key, holder string, until time
 	if r.idem != nil && !r.idemInProcess {
 		return r.spendShared(ctx, key, holder)
 	}
-	return r.tokens.spend(key, holder, until.Add(spentMargin))
+	ledger := &r.tokens
+	if key[0] == 'o' { // a ledger of their own: filling it cannot lock tokens out
+		ledger = &r.once
+	}
+	return ledger.spend(key, holder, until.Add(spentMargin))
 }
 
 func init() {

@@ -138,6 +138,7 @@ type Registry struct {
 	idemInProcess  bool          // idem is a *MemoryStore
 	idemWait       time.Duration // see RegistryOptions.IdempotencyWait
 	tokens         tokenLedger   // spent token ids, unless idem is shared
+	once           tokenLedger   // other single-use keys (requestStates), unless idem is shared
 	strictNulls    bool
 	listEvery      bool // see RegistryOptions.ListEveryTool
 
