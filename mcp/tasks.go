@@ -471,13 +471,15 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		}
 		return ack, nil
 	case "tasks/update":
-		// Each answer must answer an open question, and fit it, before it
-		// reaches the call: a wrong one is refused and the task waits on.
+		// An answer to an open question must fit it before it reaches the
+		// call: a wrong one is refused, nothing is taken, and the task
+		// waits on. Answers under other keys (never asked, answered
+		// already, or superseded) are ignored, as the extension says a
+		// server should: the store takes only answers to open questions.
 		for _, k := range slices.Sorted(maps.Keys(p.InputResponses)) {
 			q, open := t.InputRequests[k]
 			if !open {
-				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q] answers no open question of the task (%s); answer the keys of its inputRequests, as tasks/get shows them",
-					wire.Truncate(k, 64), openKeys(t))
+				continue
 			}
 			var question struct {
 				Method string          `json:"method"`
@@ -506,18 +508,6 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		return ack, nil
 	}
 	return tm.detailed(t), nil
-}
-
-// openKeys lists a task's open questions for a message.
-func openKeys(t *otc.Task) string {
-	if len(t.InputRequests) == 0 {
-		return "it has none open"
-	}
-	keys := slices.Sorted(maps.Keys(t.InputRequests))
-	for i, k := range keys {
-		keys[i] = strconv.Quote(wire.Truncate(k, 64))
-	}
-	return "it waits for " + strings.Join(keys, ", ")
 }
 
 // storeError is the JSON-RPC error for a failure of the task store.
