@@ -185,7 +185,7 @@ func TestOpenAIStrictFallsBackForAMap(t *testing.T) {
 	tools := client.NewToolset(reg.Tools()).OpenAIStrict()
 	assert.False(t, tools[0].Function.Strict, "a map cannot be strict")
 	assert.JSONEq(t, string(reg.Tools()[0].InputSchema.Parameters), string(tools[0].Function.Parameters))
-	_, err := otc.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
+	_, err := client.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
 	assert.ErrorContains(t, err, "#/properties/labels takes members of any name (a map)")
 }
 
@@ -278,7 +278,7 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 		"5001 properties":  {object(strings.Join(many, ",")), "more than 5000 properties"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := otc.OpenAIStrictParameters(json.RawMessage(tc.schema))
+			_, err := client.OpenAIStrictParameters(json.RawMessage(tc.schema))
 			assert.ErrorContains(t, err, tc.message)
 		})
 	}
@@ -289,13 +289,13 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 			shallow = object(`"d":` + shallow)
 		}
 		for _, schema := range []string{shallow, object(`"v":` + enum(1000, 1)), object(`"v":` + enum(250, 60))} {
-			_, err := otc.OpenAIStrictParameters(json.RawMessage(schema))
+			_, err := client.OpenAIStrictParameters(json.RawMessage(schema))
 			assert.NoError(t, err)
 		}
 	})
 
 	t.Run("a type list with null", func(t *testing.T) {
-		p, err := otc.OpenAIStrictParameters(json.RawMessage(object(`"v":{"type":["string","null"],"pattern":"^a","description":"V."}`)))
+		p, err := client.OpenAIStrictParameters(json.RawMessage(object(`"v":{"type":["string","null"],"pattern":"^a","description":"V."}`)))
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"type":"object","properties":{"v":{"type":["string","null"],"pattern":"^a","description":"V."}},"required":["v"],"additionalProperties":false}`, string(p),
 			"kept as it is: already nullable, and its type's keywords kept")
@@ -306,10 +306,10 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 // rewriting as the schema wrote them, not rounded through float64.
 func TestExportsKeepNumbersExact(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","description":"N.","maximum":9007199254740993,"enum":[9007199254740993]}},"required":["n"]}`)
-	strict, err := otc.OpenAIStrictParameters(schema)
+	strict, err := client.OpenAIStrictParameters(schema)
 	require.NoError(t, err)
 	assert.Contains(t, string(strict), `"maximum":9007199254740993`)
-	gemini, err := otc.GeminiParameters(schema)
+	gemini, err := client.GeminiParameters(schema)
 	require.NoError(t, err)
 	assert.Contains(t, string(gemini), `"maximum":9007199254740993`)
 	assert.Contains(t, string(gemini), `one of 9007199254740993`)

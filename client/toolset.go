@@ -104,7 +104,7 @@ func (ts *Toolset) OpenAI() []OpenAITool {
 
 // OpenAIStrict returns the tools as OpenAI function declarations with
 // "strict": true, their parameters rewritten by
-// [otc.OpenAIStrictParameters] so that the model's arguments always match
+// [OpenAIStrictParameters] so that the model's arguments always match
 // them: every parameter listed in required, optional ones nullable (a
 // server of this library takes null as "not given"), additionalProperties
 // false throughout, and the keywords strict mode refuses removed (their
@@ -114,7 +114,7 @@ func (ts *Toolset) OpenAI() []OpenAITool {
 func (ts *Toolset) OpenAIStrict() []OpenAITool {
 	out := ts.OpenAI()
 	for i := range out {
-		if p, err := otc.OpenAIStrictParameters(out[i].Function.Parameters); err == nil {
+		if p, err := OpenAIStrictParameters(out[i].Function.Parameters); err == nil {
 			out[i].Function.Parameters, out[i].Function.Strict = p, true
 		}
 	}
@@ -132,11 +132,11 @@ type GeminiFunction struct {
 
 // Gemini returns the tools as Gemini function declarations, ready to be
 // encoded into a request's tools[].functionDeclarations, their parameters
-// rewritten by [otc.GeminiParameters].
+// rewritten by [GeminiParameters].
 func (ts *Toolset) Gemini() []GeminiFunction {
 	out := make([]GeminiFunction, len(ts.defs))
 	for i, d := range ts.defs {
-		p, err := otc.GeminiParameters(parameters(d))
+		p, err := GeminiParameters(parameters(d))
 		if err != nil {
 			p = parameters(d) // not an object schema: sent as it is
 		}

@@ -1,4 +1,4 @@
-package otc
+package client
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ var (
 )
 
 // OpenAIStrictParameters rewrites a parameters schema (as
-// [ToolDefinition.InputSchema] holds it) for a function declared with
+// [otc.ToolDefinition.InputSchema] holds it) for a function declared with
 // "strict": true to OpenAI's APIs: every property is listed in required,
 // an optional one becomes {"anyOf": [S, {"type": "null"}]} (unless it
 // already takes null), every object has "additionalProperties": false,
@@ -106,7 +107,7 @@ func (z *strictSize) measure(s map[string]any, at string, depth int) error {
 	if c, ok := s["const"].(string); ok {
 		z.stringLength += len(c)
 	}
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		z.stringLength += len(name)
 		if p, ok := props[name].(map[string]any); ok {
 			next := depth
@@ -521,7 +522,7 @@ func (o keyOrder) keys(m map[string]any) []string {
 	if names, ok := o[reflect.ValueOf(m).Pointer()]; ok && len(names) == len(m) {
 		return names
 	}
-	return sortedKeys(m)
+	return slices.Sorted(maps.Keys(m))
 }
 
 // decodeOrdered decodes a schema object, its numbers kept exact, and
