@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/tasks"
 )
 
 // This file is how a tool asks its client something in the middle of a
@@ -214,13 +215,13 @@ func callerKeys(ctx context.Context, remoteAddr string) (owner, bucket string, e
 	return "", "addr:" + host, nil
 }
 
-// identityKey names an identity for comparison, as otc.TaskOwner does; ""
+// identityKey names an identity for comparison, as tasks.Owner does; ""
 // is no identity.
 func identityKey(id *otc.Identity) (string, error) {
 	if id == nil {
 		return "", nil
 	}
-	return otc.TaskOwner(id)
+	return tasks.Owner(id)
 }
 
 // replier names the sender of an answer for deliver; a caller whose

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/tasks"
 )
 
 // This file composes the two ways a 2026-07-28 call can ask its client
@@ -81,9 +82,9 @@ type outcome struct {
 }
 
 // update is the final update of the task of a call that ended so.
-func (o outcome) update() otc.TaskUpdate {
+func (o outcome) update() tasks.Update {
 	if o.panicked {
-		return otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
+		return tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
 	}
 	return settle(o.res, o.err)
 }
@@ -205,11 +206,11 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 // await records the outcome of a call that became task id when its
 // function returns, renewing the task's lease meanwhile.
 func (tm *taskManager) await(ctx context.Context, id string, lt *localTask, done <-chan outcome) {
-	tm.supervise(ctx, id, lt, func() otc.TaskUpdate { return (<-done).update() })
+	tm.supervise(ctx, id, lt, func() tasks.Update { return (<-done).update() })
 }
 
 // created is the CreateTaskResult of task t.
-func (tm *taskManager) created(t *otc.Task) []byte {
+func (tm *taskManager) created(t *tasks.Task) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"resultType":"task",`...)
 	b = tm.appendTask(b, t)

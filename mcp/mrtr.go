@@ -23,6 +23,7 @@ import (
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/tasks"
 )
 
 // This file is how a tool asks its caller in protocol version 2026-07-28,
@@ -288,10 +289,10 @@ func argsDigest(args []byte) string {
 }
 
 // callerOf names who made a call, to bind a requestState to them, as
-// otc.TaskOwner does: an error for a caller whose credential names no
+// tasks.Owner does: an error for a caller whose credential names no
 // one, who cannot be asked.
 func callerOf(ctx context.Context) (string, error) {
-	return otc.TaskOwner(otc.CallerIdentity(ctx))
+	return tasks.Owner(otc.CallerIdentity(ctx))
 }
 
 // maxInputResponses bounds the answers one request may carry.

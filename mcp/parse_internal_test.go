@@ -14,9 +14,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/otcgo/otc/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // parseSeeds are the seed corpus of FuzzParseMessage, beside the files in

@@ -17,6 +17,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/tasks"
 )
 
 // This file serves MCP's tasks extension (io.modelcontextprotocol/tasks)
@@ -25,7 +26,7 @@ import (
 // extension in the request's client capabilities, is answered at once
 // with a task (resultType "task"); the call runs in the background, and
 // tasks/get, tasks/update and tasks/cancel read, answer and cancel it.
-// The tasks live in an [otc.TaskStore], so that any replica sharing the
+// The tasks live in an [tasks.Store], so that any replica sharing the
 // store answers for a task another one runs.
 //
 // A tool with [otc.Tool.AskBeforeTask] runs for its window before its
@@ -52,14 +53,14 @@ const (
 // ([Options.Tasks]). The zero value, and nil, give the defaults described
 // on each field.
 type TaskOptions struct {
-	// Store keeps the tasks. Nil means an [otc.MemoryTaskStore] with its
+	// Store keeps the tasks. Nil means an [tasks.MemoryStore] with its
 	// defaults (tasks kept an hour, 1,000 per caller, results up to 1 MiB),
 	// which serves one process; replicas behind a load balancer share a
 	// store in Redis (github.com/otcgo/otc/redisstore), or route every
 	// request about a task, by its Mcp-Name header, to the replica that
 	// created it. The store's limits bound what a client can make the
 	// server keep.
-	Store otc.TaskStore
+	Store tasks.Store
 	// MaxRunning caps the tasks this handler runs at once; a call that
 	// would start one more is answered with a tool error whose can_retry
 	// is true. Zero or less means DefaultMaxRunningTasks.
@@ -75,7 +76,7 @@ type TaskOptions struct {
 // taskManager runs the tasks of one server.
 type taskManager struct {
 	s     *server
-	store otc.TaskStore
+	store tasks.Store
 	slots chan struct{}
 	poll  time.Duration
 
@@ -96,7 +97,7 @@ func newTaskManager(s *server, opts *TaskOptions) *taskManager {
 	}
 	tm := &taskManager{s: s, store: opts.Store, poll: opts.PollInterval, local: map[string]*localTask{}}
 	if tm.store == nil {
-		tm.store = otc.NewMemoryTaskStore(nil)
+		tm.store = tasks.NewMemoryStore(nil)
 	}
 	n := opts.MaxRunning
 	if n <= 0 {
@@ -191,7 +192,7 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 		}
 		return nil, nil, false
 	}
-	if _, err := otc.TaskOwner(otc.CallerIdentity(ctx)); err != nil {
+	if _, err := tasks.Owner(otc.CallerIdentity(ctx)); err != nil {
 		// A task belongs to the caller that made it: one whose credential
 		// names no one could not be told from another such caller.
 		if support == otc.TasksRequired {
@@ -248,21 +249,21 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 
 // create creates a working task for a call of tool, or returns the tool
 // error that answers the call when the store refuses.
-func (tm *taskManager) create(ctx context.Context, tool string) (*otc.Task, []byte) {
-	owner, _ := otc.TaskOwner(otc.CallerIdentity(ctx)) // startTask checked it
-	t, err := tm.store.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+func (tm *taskManager) create(ctx context.Context, tool string) (*tasks.Task, []byte) {
+	owner, _ := tasks.Owner(otc.CallerIdentity(ctx)) // startTask checked it
+	t, err := tm.store.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: owner, Status: tasks.Working})
 	if err == nil {
 		return t, nil
 	}
-	var limit *otc.TaskLimitError
+	var limit *tasks.LimitError
 	switch {
 	case errors.As(err, &limit) && limit.Running:
 		return nil, tm.refusal(fmt.Sprintf("you run as many tasks at once as this server runs for one caller (your limit is %d); wait for one to end, or cancel one", limit.Limit), limit.RetryAfter)
 	case errors.As(err, &limit):
 		return nil, tm.refusal(fmt.Sprintf("you hold as many tasks as this server keeps for one caller (your limit is %d); each is dropped when its ttlMs has passed", limit.Limit), limit.RetryAfter)
-	case errors.Is(err, otc.ErrTooManyTasks):
+	case errors.Is(err, tasks.ErrTooMany):
 		return nil, tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0)
-	case errors.Is(err, otc.ErrTaskStoreFull):
+	case errors.Is(err, tasks.ErrStoreFull):
 		return nil, tm.refusal("the server's task store is full", time.Second)
 	}
 	tm.s.logger.ErrorContext(ctx, "mcp: the task store failed to create a task", slog.String("tool", tool), slog.String("error", err.Error()))
@@ -281,10 +282,10 @@ func (tm *taskManager) refusal(why string, after time.Duration) []byte {
 // run runs the call of task id, renews its lease while it runs, and
 // records its outcome.
 func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *otc.CallRequest) {
-	tm.supervise(ctx, id, lt, func() (u otc.TaskUpdate) {
+	tm.supervise(ctx, id, lt, func() (u tasks.Update) {
 		defer func() {
 			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
-				u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
+				u = tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
 				tm.s.logger.Error("mcp: a task's call panicked", slog.String("task", id), slog.Any("panic", p))
 			}
 		}()
@@ -296,7 +297,7 @@ func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *o
 // supervise renews task id's lease while outcome waits for the task's
 // call to end, records what it returns, and then gives up the task's
 // place among the running ones.
-func (tm *taskManager) supervise(ctx context.Context, id string, lt *localTask, outcome func() otc.TaskUpdate) {
+func (tm *taskManager) supervise(ctx context.Context, id string, lt *localTask, outcome func() tasks.Update) {
 	defer func() {
 		lt.cancel()
 		tm.mu.Lock()
@@ -313,19 +314,19 @@ func (tm *taskManager) supervise(ctx context.Context, id string, lt *localTask, 
 
 // record records the outcome of task id's call, and returns the task as
 // it then is (nil when the store failed).
-func (tm *taskManager) record(id string, u otc.TaskUpdate) *otc.Task {
+func (tm *taskManager) record(id string, u tasks.Update) *tasks.Task {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	t, err := tm.store.Update(sctx, id, &u)
-	if errors.Is(err, otc.ErrTaskResultTooLarge) || errors.Is(err, otc.ErrTaskStoreFull) {
+	if errors.Is(err, tasks.ErrResultTooLarge) || errors.Is(err, tasks.ErrStoreFull) {
 		msg := "Internal error: the result of the call is larger than the server's task store keeps"
-		if !errors.Is(err, otc.ErrTaskResultTooLarge) {
+		if !errors.Is(err, tasks.ErrResultTooLarge) {
 			msg = "Internal error: the server's task store is full and could not keep the result of the call"
 		}
-		u = otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
+		u = tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
 		t, err = tm.store.Update(sctx, id, &u)
 	}
-	if err != nil && !errors.Is(err, otc.ErrTaskNotFound) {
+	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
 		tm.s.logger.Error("mcp: the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
 			slog.String("task", id), slog.String("error", err.Error()))
 	}
@@ -339,15 +340,15 @@ func (tm *taskManager) record(id string, u otc.TaskUpdate) *otc.Task {
 // completed with the CallToolResult (a tool error is a result), or failed
 // with the JSON-RPC error the call would have been answered with, or an
 // internal error for a fault (a panic, a value that cannot be encoded).
-func settle(res otc.CallResult, err error) otc.TaskUpdate {
+func settle(res otc.CallResult, err error) tasks.Update {
 	if err == nil && res.Unexpected && res.Error != nil {
-		return otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: " + res.Error.Message})}
+		return tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: " + res.Error.Message})}
 	}
 	b, e := appendCallResult(nil, res, err, nil)
 	if e != nil {
-		return otc.TaskUpdate{Status: otc.TaskFailed, Result: rpcErrorJSON(e)}
+		return tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(e)}
 	}
-	return otc.TaskUpdate{Status: otc.TaskCompleted, Result: b}
+	return tasks.Update{Status: tasks.Completed, Result: b}
 }
 
 // rpcErrorJSON encodes a JSON-RPC error object.
@@ -374,10 +375,10 @@ func (tm *taskManager) heartbeat(ctx context.Context, id string, lt *localTask, 
 		case <-tick.C:
 		}
 		octx, cancel := context.WithTimeout(ctx, tm.poll)
-		t, err := tm.store.Update(octx, id, &otc.TaskUpdate{})
+		t, err := tm.store.Update(octx, id, &tasks.Update{})
 		cancel()
 		switch {
-		case errors.Is(err, otc.ErrTaskNotFound):
+		case errors.Is(err, tasks.ErrNotFound):
 			lt.cancel()
 			return
 		case err != nil:
@@ -400,7 +401,7 @@ func taskTime(t time.Time) string {
 }
 
 // appendTask appends the members of a Task, without braces.
-func (tm *taskManager) appendTask(b []byte, t *otc.Task) []byte {
+func (tm *taskManager) appendTask(b []byte, t *tasks.Task) []byte {
 	b = append(b, `"taskId":`...)
 	b = wire.AppendString(b, t.ID)
 	b = append(b, `,"status":"`...)
@@ -447,13 +448,13 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 	}
 	tm := s.tasks
 	id := *p.TaskID
-	owner, err := otc.TaskOwner(otc.CallerIdentity(ctx))
+	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
 	if err != nil {
 		return nil, newError(codeInvalidParams, "Invalid params: your credential names no one (a token with neither sub nor client_id), so it owns no task")
 	}
 	t, err := tm.store.Get(ctx, id)
 	if err == nil && t.Owner != owner {
-		err = otc.ErrTaskNotFound // another caller's task is none of this one's business
+		err = tasks.ErrNotFound // another caller's task is none of this one's business
 	}
 	if err != nil {
 		return nil, tm.storeError(ctx, err, id)
@@ -491,7 +492,7 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 			}
 		}
 		if err := tm.store.Respond(ctx, id, p.InputResponses); err != nil {
-			if errors.Is(err, otc.ErrTaskResultTooLarge) {
+			if errors.Is(err, tasks.ErrResultTooLarge) {
 				return nil, newError(codeInvalidParams, "Invalid params: the answers are larger than the server keeps for a task")
 			}
 			return nil, tm.storeError(ctx, err, id)
@@ -512,7 +513,7 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 
 // storeError is the JSON-RPC error for a failure of the task store.
 func (tm *taskManager) storeError(ctx context.Context, err error, id string) *rpcError {
-	if errors.Is(err, otc.ErrTaskNotFound) {
+	if errors.Is(err, tasks.ErrNotFound) {
 		return newError(codeInvalidParams, "Invalid params: unknown task %q: it never existed, belongs to another caller, or was dropped after its ttlMs", wire.Truncate(id, 64))
 	}
 	tm.s.logger.ErrorContext(ctx, "mcp: the task store failed", slog.String("task", wire.Truncate(id, 64)), slog.String("error", err.Error()))
@@ -521,12 +522,12 @@ func (tm *taskManager) storeError(ctx context.Context, err error, id string) *rp
 
 // detailed is the tasks/get result: the task, with its questions, result
 // or error inlined.
-func (tm *taskManager) detailed(t *otc.Task) []byte {
+func (tm *taskManager) detailed(t *tasks.Task) []byte {
 	b := make([]byte, 0, 256+len(t.Result))
 	b = append(b, '{')
 	b = tm.appendTask(b, t)
 	switch t.Status {
-	case otc.TaskInputRequired:
+	case tasks.InputRequired:
 		b = append(b, `,"inputRequests":{`...)
 		first := true
 		for k, v := range t.InputRequests {
@@ -539,10 +540,10 @@ func (tm *taskManager) detailed(t *otc.Task) []byte {
 			b = append(b, v...)
 		}
 		b = append(b, '}')
-	case otc.TaskCompleted:
+	case tasks.Completed:
 		b = append(b, `,"result":`...)
 		b = append(b, t.Result...)
-	case otc.TaskFailed:
+	case tasks.Failed:
 		b = append(b, `,"error":`...)
 		if t.Result != nil {
 			b = append(b, t.Result...)
@@ -619,7 +620,7 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	}()
 
 	tm := a.tm
-	t, err := tm.store.Update(ctx, a.id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: questions,
+	t, err := tm.store.Update(ctx, a.id, &tasks.Update{Status: tasks.InputRequired, InputRequests: questions,
 		StatusMessage: "Waiting for the client's answers to the task's inputRequests"})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: ask: recording the task's questions: %w", err)
@@ -632,12 +633,12 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			return nil, fmt.Errorf("mcp: ask: the task ended (%s) before its questions were answered", t.Status)
 		}
 		if answers, ok := answered(t, keys); ok {
-			u := &otc.TaskUpdate{Taken: keys}
+			u := &tasks.Update{Taken: keys}
 			a.mu.Lock()
 			a.open -= len(keys)
 			closed = true
 			if a.open == 0 { // no other Ask waits: the task works again
-				u.Status = otc.TaskWorking
+				u.Status = tasks.Working
 			}
 			a.mu.Unlock()
 			if _, err := tm.store.Update(ctx, a.id, u); err != nil {
@@ -651,11 +652,11 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		case <-a.lt.wake:
 		case <-tick.C:
 		}
-		if t, err = tm.store.Update(ctx, a.id, &otc.TaskUpdate{}); err != nil {
-			if errors.Is(err, otc.ErrTaskNotFound) {
+		if t, err = tm.store.Update(ctx, a.id, &tasks.Update{}); err != nil {
+			if errors.Is(err, tasks.ErrNotFound) {
 				return nil, fmt.Errorf("mcp: ask: the task is gone: %w", err)
 			}
-			t = &otc.Task{Status: otc.TaskInputRequired} // a blip of the store: look again at the next tick
+			t = &tasks.Task{Status: tasks.InputRequired} // a blip of the store: look again at the next tick
 		}
 	}
 }
@@ -682,7 +683,7 @@ func (a *taskAsker) keyFor(own string) string {
 
 // answered returns the answers to keys, in order, when the task holds
 // them all.
-func answered(t *otc.Task, keys []string) ([]json.RawMessage, bool) {
+func answered(t *tasks.Task, keys []string) ([]json.RawMessage, bool) {
 	out := make([]json.RawMessage, len(keys))
 	for i, k := range keys {
 		v, ok := t.InputResponses[k]

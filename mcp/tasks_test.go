@@ -21,6 +21,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/tasks"
 )
 
 type sleepInput struct {
@@ -435,7 +436,7 @@ func TestTaskLimits(t *testing.T) {
 	})
 	t.Run("per_caller", func(t *testing.T) {
 		t.Parallel()
-		store := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxTasksPerOwner: 1})
+		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 1})
 		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
 		createTask(t, url, "Job_Slow", obj{"ms": 1}, nil)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
@@ -445,7 +446,7 @@ func TestTaskLimits(t *testing.T) {
 	})
 	t.Run("running_per_caller", func(t *testing.T) {
 		t.Parallel()
-		store := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxRunningPerOwner: 1})
+		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})
 		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
 		id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, nil)["taskId"].(string)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
@@ -458,7 +459,7 @@ func TestTaskLimits(t *testing.T) {
 	})
 	t.Run("result_size", func(t *testing.T) {
 		t.Parallel()
-		store := otc.NewMemoryTaskStore(&otc.MemoryTaskStoreOptions{MaxResultBytes: 1024})
+		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxResultBytes: 1024})
 		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
 		id := createTask(t, url, "Job_Big", obj{"bytes": 4096}, nil)["taskId"].(string)
 		res := awaitTask(t, url, id, nil, "completed", "failed")

@@ -98,7 +98,7 @@
 // # Tasks
 //
 // [TaskStore] keeps the tasks of MCP's tasks extension (see
-// [otc.TaskStore]) in the same Redis, so that any replica answers
+// [tasks.Store]) in the same Redis, so that any replica answers
 // tasks/get, tasks/update and tasks/cancel for a task another one runs:
 //
 //	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
@@ -112,7 +112,7 @@
 // replicas' clocks need not agree. The replica running a task renews its
 // lease (TaskOptions.Lease) at each update, which it makes every
 // mcp.TaskOptions.PollInterval; a replica that dies stops renewing, and
-// the task is shown failed, with otc.Task.Lost, once the lease has
+// the task is shown failed, with tasks.Task.Lost, once the lease has
 // lapsed. It is not run again. A replica cut off from Redis for longer
 // than the lease finds its task failed when it reaches Redis again, and
 // stops the call.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/tasks"
 )
 
 // DefaultTaskPrefix starts every key a [TaskStore] writes.
@@ -25,7 +25,7 @@ type TaskOptions struct {
 	// Prefix starts every key. Empty means DefaultTaskPrefix.
 	Prefix string
 	// TTL is how long a task is kept after its creation, ended or not.
-	// Zero or less means otc.DefaultTaskTTL. Redis counts it in
+	// Zero or less means tasks.DefaultTTL. Redis counts it in
 	// milliseconds; it is rounded up to whole ones, as Lease is.
 	TTL time.Duration
 	// Lease is how long a task is shown as running without an update
@@ -33,24 +33,24 @@ type TaskOptions struct {
 	// interval of its MCP handler (mcp.TaskOptions.PollInterval, a
 	// second by default), which must be several times shorter. A task
 	// whose replica died is shown failed, with Task.Lost, a Lease after
-	// its last update. Zero or less means otc.DefaultTaskLease.
+	// its last update. Zero or less means tasks.DefaultLease.
 	Lease time.Duration
 	// MaxTasksPerOwner caps the tasks one caller holds, running or kept
-	// for their result. Zero or less means otc.DefaultMaxTasksPerOwner.
+	// for their result. Zero or less means tasks.DefaultMaxPerOwner.
 	MaxTasksPerOwner int
 	// MaxRunningPerOwner caps the tasks of one caller that have not
-	// ended. Zero or less means otc.DefaultMaxRunningTasksPerOwner.
+	// ended. Zero or less means tasks.DefaultMaxRunningPerOwner.
 	MaxRunningPerOwner int
 	// MaxResultBytes is the largest result, set of questions or set of
 	// answers a task keeps. Zero or less means
-	// otc.DefaultMaxTaskResultBytes.
+	// tasks.DefaultMaxResultBytes.
 	MaxResultBytes int
 	// OpTimeout is the deadline of each Redis operation, as for [Options].
 	// Zero or less means DefaultOpTimeout.
 	OpTimeout time.Duration
 }
 
-// TaskStore is an [otc.TaskStore] in Redis: every replica of a server
+// TaskStore is an [tasks.Store] in Redis: every replica of a server
 // that shares it can report on, answer and cancel a task that another
 // replica runs. Each task is a hash, kept for the TTL from its creation;
 // the times it records, and its lease, are read from the Redis server's
@@ -71,7 +71,7 @@ type TaskStore struct {
 	opTimeout time.Duration
 }
 
-var _ otc.TaskStore = (*TaskStore)(nil)
+var _ tasks.Store = (*TaskStore)(nil)
 
 // NewTaskStore returns a task store that keeps its tasks through client.
 // opts may be nil.
@@ -85,19 +85,19 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 		s.prefix = DefaultTaskPrefix
 	}
 	if s.ttl <= 0 {
-		s.ttl = otc.DefaultTaskTTL
+		s.ttl = tasks.DefaultTTL
 	}
 	if s.lease <= 0 {
-		s.lease = otc.DefaultTaskLease
+		s.lease = tasks.DefaultLease
 	}
 	if s.perOwner <= 0 {
-		s.perOwner = otc.DefaultMaxTasksPerOwner
+		s.perOwner = tasks.DefaultMaxPerOwner
 	}
 	if s.running <= 0 {
-		s.running = otc.DefaultMaxRunningTasksPerOwner
+		s.running = tasks.DefaultMaxRunningPerOwner
 	}
 	if s.maxResult <= 0 {
-		s.maxResult = otc.DefaultMaxTaskResultBytes
+		s.maxResult = tasks.DefaultMaxResultBytes
 	}
 	if s.opTimeout <= 0 {
 		s.opTimeout = DefaultOpTimeout
@@ -255,7 +255,7 @@ func (s *TaskStore) ownerKeys(owner string) []string {
 }
 
 // count counts a new task against its owner's limits.
-func (s *TaskStore) count(ctx context.Context, t *otc.Task) error {
+func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 	keys := s.ownerKeys(t.Owner)
 	for swept := false; ; swept = true {
 		v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]int64, error) {
@@ -267,9 +267,9 @@ func (s *TaskStore) count(ctx context.Context, t *otc.Task) error {
 		case v[0] == 1:
 			return nil
 		case v[0] == 0 && len(v) > 1:
-			return &otc.TaskLimitError{Limit: s.perOwner, RetryAfter: time.Duration(max(v[1], 1)) * time.Millisecond}
+			return &tasks.LimitError{Limit: s.perOwner, RetryAfter: time.Duration(max(v[1], 1)) * time.Millisecond}
 		case swept:
-			return &otc.TaskLimitError{Limit: s.running, Running: true, RetryAfter: time.Second}
+			return &tasks.LimitError{Limit: s.running, Running: true, RetryAfter: time.Second}
 		}
 		if err := s.sweep(ctx, keys[1]); err != nil {
 			return fmt.Errorf("redisstore: counting a caller's running tasks: %w", err)
@@ -300,7 +300,7 @@ func (s *TaskStore) sweep(ctx context.Context, running string) error {
 			st, _ := f.Val()[0].(string)
 			l, _ := f.Val()[1].(string)
 			lease, _ := strconv.ParseInt(l, 10, 64)
-			if st == "" || otc.TaskStatus(st).Terminal() || lease < now {
+			if st == "" || tasks.Status(st).Terminal() || lease < now {
 				over = append(over, ids[i])
 			}
 		}
@@ -315,14 +315,14 @@ func (s *TaskStore) sweep(ctx context.Context, running string) error {
 // ended takes an ended task out of its owner's running set. Should that
 // fail, the sweep of the owner's next count at its limit finds the task
 // ended.
-func (s *TaskStore) ended(ctx context.Context, t *otc.Task) {
+func (s *TaskStore) ended(ctx context.Context, t *tasks.Task) {
 	_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
 		return s.ops.client.ZRem(ctx, s.ownerKeys(t.Owner)[1], t.ID).Result()
 	})
 }
 
-// Create implements [otc.TaskStore].
-func (s *TaskStore) Create(ctx context.Context, t *otc.Task) (*otc.Task, error) {
+// Create implements [tasks.Store].
+func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) {
 	if err := s.count(ctx, t); err != nil {
 		return nil, err
 	}
@@ -344,14 +344,14 @@ func (s *TaskStore) Create(ctx context.Context, t *otc.Task) (*otc.Task, error) 
 	case err != nil:
 		return nil, fmt.Errorf("redisstore: creating a task: %w", err)
 	case n < 0:
-		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", otc.ErrTaskStoreFull)
+		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrStoreFull)
 	}
 	now := time.UnixMilli(n)
-	return &otc.Task{ID: t.ID, Owner: t.Owner, Status: otc.TaskWorking, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
+	return &tasks.Task{ID: t.ID, Owner: t.Owner, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
 }
 
-// Get implements [otc.TaskStore].
-func (s *TaskStore) Get(ctx context.Context, id string) (*otc.Task, error) {
+// Get implements [tasks.Store].
+func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
 		return getScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).StringSlice()
 	})
@@ -361,8 +361,8 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*otc.Task, error) {
 	return parseTask(id, v)
 }
 
-// Update implements [otc.TaskStore].
-func (s *TaskStore) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*otc.Task, error) {
+// Update implements [tasks.Store].
+func (s *TaskStore) Update(ctx context.Context, id string, u *tasks.Update) (*tasks.Task, error) {
 	size := len(u.Result)
 	args := make([]any, 0, 8+len(u.Taken)+2*len(u.InputRequests))
 	args = append(args, s.lease.Milliseconds(), string(u.Status), u.StatusMessage, []byte(u.Result), len(u.Taken))
@@ -375,14 +375,14 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*
 		args = append(args, k, []byte(q))
 	}
 	if size > s.maxResult {
-		return nil, otc.ErrTaskResultTooLarge
+		return nil, tasks.ErrResultTooLarge
 	}
 	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
 		return updateScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).StringSlice()
 	})
 	switch {
 	case errors.Is(err, redis.Nil):
-		return nil, otc.ErrTaskNotFound
+		return nil, tasks.ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("redisstore: updating a task: %w", err)
 	}
@@ -393,22 +393,22 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*
 	return t, err
 }
 
-// Cancel implements [otc.TaskStore].
+// Cancel implements [tasks.Store].
 func (s *TaskStore) Cancel(ctx context.Context, id string) error {
 	owner, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 		return cancelScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).Text()
 	})
 	switch {
 	case errors.Is(err, redis.Nil):
-		return otc.ErrTaskNotFound
+		return tasks.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("redisstore: cancelling a task: %w", err)
 	}
-	s.ended(ctx, &otc.Task{ID: id, Owner: owner})
+	s.ended(ctx, &tasks.Task{ID: id, Owner: owner})
 	return nil
 }
 
-// Respond implements [otc.TaskStore].
+// Respond implements [tasks.Store].
 func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error {
 	size := 0
 	args := make([]any, 0, 2*len(answers))
@@ -417,7 +417,7 @@ func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]j
 		args = append(args, k, []byte(a))
 	}
 	if size > s.maxResult {
-		return otc.ErrTaskResultTooLarge
+		return tasks.ErrResultTooLarge
 	}
 	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
 		return respondScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).Int()
@@ -426,19 +426,19 @@ func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]j
 	case err != nil:
 		return fmt.Errorf("redisstore: answering a task: %w", err)
 	case n == 0:
-		return otc.ErrTaskNotFound
+		return tasks.ErrNotFound
 	}
 	return nil
 }
 
 // parseTask reads what getScript returns: now, then the hash's fields
 // and values. A task whose lease lapsed is returned lost.
-func parseTask(id string, v []string) (*otc.Task, error) {
+func parseTask(id string, v []string) (*tasks.Task, error) {
 	if len(v) < 3 {
-		return nil, otc.ErrTaskNotFound
+		return nil, tasks.ErrNotFound
 	}
 	now, _ := strconv.ParseInt(v[0], 10, 64)
-	t := &otc.Task{ID: id}
+	t := &tasks.Task{ID: id}
 	var lease int64
 	msTime := func(s string) time.Time {
 		n, _ := strconv.ParseInt(s, 10, 64)
@@ -450,7 +450,7 @@ func parseTask(id string, v []string) (*otc.Task, error) {
 		case f == "o":
 			t.Owner = val
 		case f == "s":
-			t.Status = otc.TaskStatus(val)
+			t.Status = tasks.Status(val)
 		case f == "m":
 			t.StatusMessage = val
 		case f == "c":
@@ -484,7 +484,7 @@ func parseTask(id string, v []string) (*otc.Task, error) {
 		return nil, errors.New("redisstore: a task in Redis is not one this store wrote; is another program using its prefix?")
 	}
 	if !t.Status.Terminal() && lease < now {
-		t.Status, t.Lost, t.StatusMessage, t.UpdatedAt = otc.TaskFailed, true, lostMessage, time.UnixMilli(now)
+		t.Status, t.Lost, t.StatusMessage, t.UpdatedAt = tasks.Failed, true, lostMessage, time.UnixMilli(now)
 		t.InputRequests, t.InputResponses = nil, nil
 	}
 	return t, nil

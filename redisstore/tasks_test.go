@@ -20,11 +20,12 @@ import (
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/redisstore"
+	"github.com/otcgo/otc/tasks"
 )
 
 func TestTaskStore(t *testing.T) {
 	client := needRedis(t)
-	testkit.TaskStoreContract(t, func(t *testing.T, l testkit.TaskLimits) otc.TaskStore {
+	testkit.TaskStoreContract(t, func(t *testing.T, l testkit.TaskLimits) tasks.Store {
 		return redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: freshPrefix(t, client), TTL: l.TTL, Lease: l.Lease,
 			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult})
 	})
@@ -34,17 +35,17 @@ func TestTaskStore(t *testing.T) {
 // had died: every call then fails, so the replica's leases are no longer
 // renewed.
 type killable struct {
-	otc.TaskStore
+	tasks.Store
 	dead atomic.Bool
 }
 
 var errDead = errors.New("the replica is gone")
 
-func (k *killable) Update(ctx context.Context, id string, u *otc.TaskUpdate) (*otc.Task, error) {
+func (k *killable) Update(ctx context.Context, id string, u *tasks.Update) (*tasks.Task, error) {
 	if k.dead.Load() {
 		return nil, errDead
 	}
-	return k.TaskStore.Update(ctx, id, u)
+	return k.Store.Update(ctx, id, u)
 }
 
 // replicas serves one registry twice, as two replicas sharing a task
@@ -62,7 +63,7 @@ func newReplicas(t *testing.T) *replicas {
 	client := needRedis(t)
 	prefix := freshPrefix(t, client)
 	r := &replicas{started: make(chan struct{}, 4), stopped: make(chan error, 4)}
-	serveReplica := func(store otc.TaskStore) string {
+	serveReplica := func(store tasks.Store) string {
 		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Wait", Version: "1.0.0", Description: "Waits until cancelled.", Tasks: otc.TasksRequired, Timeout: time.Minute},
 			func(ctx context.Context, _ struct{}) (string, error) {
@@ -84,10 +85,10 @@ func newReplicas(t *testing.T) *replicas {
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}
-	newStore := func() otc.TaskStore {
+	newStore := func() tasks.Store {
 		return redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, Lease: 300 * time.Millisecond})
 	}
-	r.aStore = &killable{TaskStore: newStore()}
+	r.aStore = &killable{Store: newStore()}
 	r.a = serveReplica(r.aStore)
 	r.b = serveReplica(newStore())
 	return r

@@ -14,6 +14,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/redisstore"
+	"github.com/otcgo/otc/tasks"
 )
 
 // shared is what the replicas of a deployment share, so that any of them
@@ -22,9 +23,9 @@ import (
 // round.
 type shared struct {
 	idem      otc.IdempotencyStore
-	tasks     otc.TaskStore // nil: in this process (the mcp package's default)
-	stateKeys [][]byte      // nil: a key of this process
-	name      string        // "memory" or "redis", for the log
+	tasks     tasks.Store // nil: in this process (the mcp package's default)
+	stateKeys [][]byte    // nil: a key of this process
+	name      string      // "memory" or "redis", for the log
 }
 
 // sharedFromEnv reads what the replicas share from the environment: in

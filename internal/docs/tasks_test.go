@@ -11,6 +11,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/tasks"
 )
 
 // A tool that runs only as a task, called over MCP 2026-07-28 by a
@@ -33,7 +34,7 @@ func Example_tasks() {
 		panic(err)
 	}
 	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
-		Store:      otc.NewMemoryTaskStore(nil), // or redisstore.NewTaskStore, shared by the replicas
+		Store:      tasks.NewMemoryStore(nil), // or redisstore.NewTaskStore, shared by the replicas
 		MaxRunning: 100,
 	}})
 	// docs:end tasks

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/tasks"
 )
 
 // TaskLimits are the limits a task store under test is made with; zero
@@ -23,17 +24,17 @@ type TaskLimits struct {
 }
 
 // TaskStoreContract checks that a task store keeps the promises of
-// otc.TaskStore: the in-memory one and the Redis one run the same cases.
+// tasks.Store: the in-memory one and the Redis one run the same cases.
 // newStore returns an empty store with the limits given.
-func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) otc.TaskStore) {
+func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) tasks.Store) {
 	ctx := context.Background()
-	create := func(t *testing.T, s otc.TaskStore, owner string) *otc.Task {
+	create := func(t *testing.T, s tasks.Store, owner string) *tasks.Task {
 		t.Helper()
-		task, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: owner, Status: otc.TaskWorking})
+		task, err := s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: owner, Status: tasks.Working})
 		require.NoError(t, err)
 		return task
 	}
-	get := func(t *testing.T, s otc.TaskStore, id string) *otc.Task {
+	get := func(t *testing.T, s tasks.Store, id string) *tasks.Task {
 		t.Helper()
 		task, err := s.Get(ctx, id)
 		require.NoError(t, err)
@@ -44,12 +45,12 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		s := newStore(t, TaskLimits{TTL: time.Minute})
 		before := time.Now().Add(-time.Second)
 		created := create(t, s, "alice")
-		assert.Equal(t, otc.TaskWorking, created.Status)
+		assert.Equal(t, tasks.Working, created.Status)
 		assert.Equal(t, time.Minute, created.TTL)
 		got := get(t, s, created.ID)
 		assert.Equal(t, created.ID, got.ID)
 		assert.Equal(t, "alice", got.Owner)
-		assert.Equal(t, otc.TaskWorking, got.Status)
+		assert.Equal(t, tasks.Working, got.Status)
 		assert.False(t, got.Lost)
 		assert.Equal(t, time.Minute, got.TTL)
 		assert.True(t, got.CreatedAt.After(before) && got.CreatedAt.Before(time.Now().Add(time.Second)), "created at %v", got.CreatedAt)
@@ -60,24 +61,24 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 	t.Run("unknown_task", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		_, err := s.Get(ctx, "nope")
-		assert.ErrorIs(t, err, otc.ErrTaskNotFound)
-		_, err = s.Update(ctx, "nope", &otc.TaskUpdate{})
-		assert.ErrorIs(t, err, otc.ErrTaskNotFound)
-		assert.ErrorIs(t, s.Cancel(ctx, "nope"), otc.ErrTaskNotFound)
-		assert.ErrorIs(t, s.Respond(ctx, "nope", map[string]json.RawMessage{"k": json.RawMessage(`{}`)}), otc.ErrTaskNotFound)
+		assert.ErrorIs(t, err, tasks.ErrNotFound)
+		_, err = s.Update(ctx, "nope", &tasks.Update{})
+		assert.ErrorIs(t, err, tasks.ErrNotFound)
+		assert.ErrorIs(t, s.Cancel(ctx, "nope"), tasks.ErrNotFound)
+		assert.ErrorIs(t, s.Respond(ctx, "nope", map[string]json.RawMessage{"k": json.RawMessage(`{}`)}), tasks.ErrNotFound)
 	})
 
 	t.Run("tasks_per_owner", func(t *testing.T) {
 		s := newStore(t, TaskLimits{PerOwner: 2, TTL: time.Minute})
 		first := create(t, s, "alice")
 		second := create(t, s, "alice")
-		_, err := s.Update(ctx, first.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		_, err := s.Update(ctx, first.ID, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
-		_, err = s.Update(ctx, second.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		_, err = s.Update(ctx, second.ID, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
-		_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
-		assert.ErrorIs(t, err, otc.ErrTooManyTasks, "ended tasks are held until their TTL")
-		var limit *otc.TaskLimitError
+		_, err = s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "alice", Status: tasks.Working})
+		assert.ErrorIs(t, err, tasks.ErrTooMany, "ended tasks are held until their TTL")
+		var limit *tasks.LimitError
 		require.ErrorAs(t, err, &limit)
 		assert.Equal(t, 2, limit.Limit)
 		assert.False(t, limit.Running)
@@ -91,22 +92,22 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		done := create(t, s, "alice")
 		cancelled := create(t, s, "alice")
 		create(t, s, "bob")
-		_, err := s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
-		var limit *otc.TaskLimitError
+		_, err := s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "alice", Status: tasks.Working})
+		var limit *tasks.LimitError
 		require.ErrorAs(t, err, &limit)
-		assert.ErrorIs(t, err, otc.ErrTooManyTasks)
+		assert.ErrorIs(t, err, tasks.ErrTooMany)
 		assert.Equal(t, 2, limit.Limit)
 		assert.True(t, limit.Running)
 		assert.Positive(t, limit.RetryAfter)
 		assert.Contains(t, err.Error(), "runs 2 tasks")
 		create(t, s, "bob") // another caller runs its own
 
-		_, err = s.Update(ctx, done.ID, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		_, err = s.Update(ctx, done.ID, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
 		lost := create(t, s, "alice") // a task that ended makes room
 		require.NoError(t, s.Cancel(ctx, cancelled.ID))
 		create(t, s, "alice") // so does a cancelled one
-		_, err = s.Create(ctx, &otc.Task{ID: otc.NewCallID(), Owner: "alice", Status: otc.TaskWorking})
+		_, err = s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "alice", Status: tasks.Working})
 		require.ErrorAs(t, err, &limit)
 
 		// A task whose runner stopped renewing its lease ends, and makes
@@ -119,15 +120,15 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 	t.Run("completed_is_final", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		id := create(t, s, "alice").ID
-		done, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{"content":[]}`)})
+		done, err := s.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{"content":[]}`)})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskCompleted, done.Status)
-		again, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskFailed, Result: json.RawMessage(`{"code":1}`)})
+		assert.Equal(t, tasks.Completed, done.Status)
+		again, err := s.Update(ctx, id, &tasks.Update{Status: tasks.Failed, Result: json.RawMessage(`{"code":1}`)})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskCompleted, again.Status, "a terminal task does not change")
+		assert.Equal(t, tasks.Completed, again.Status, "a terminal task does not change")
 		require.NoError(t, s.Cancel(ctx, id))
 		got := get(t, s, id)
-		assert.Equal(t, otc.TaskCompleted, got.Status)
+		assert.Equal(t, tasks.Completed, got.Status)
 		assert.JSONEq(t, `{"content":[]}`, string(got.Result))
 	})
 
@@ -138,10 +139,10 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 			"input-1": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Name?"}}`),
 			"input-2": json.RawMessage(`{"method":"elicitation/create","params":{"message":"Sure?"}}`),
 		}
-		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: q})
+		_, err := s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: q})
 		require.NoError(t, err)
 		got := get(t, s, id)
-		assert.Equal(t, otc.TaskInputRequired, got.Status)
+		assert.Equal(t, tasks.InputRequired, got.Status)
 		assert.Len(t, got.InputRequests, 2)
 		assert.JSONEq(t, string(q["input-1"]), string(got.InputRequests["input-1"]))
 
@@ -150,7 +151,7 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 			"never":   json.RawMessage(`{"action":"accept"}`),
 		}))
 		got = get(t, s, id)
-		assert.Equal(t, otc.TaskInputRequired, got.Status, "one question is still open")
+		assert.Equal(t, tasks.InputRequired, got.Status, "one question is still open")
 		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
 		assert.Equal(t, []string{"input-1"}, keys(got.InputResponses), "an answer to no open question is ignored")
 		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(got.InputResponses["input-1"]))
@@ -159,9 +160,9 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(get(t, s, id).InputResponses["input-1"]), "an answered question takes no second answer")
 
 		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-2": json.RawMessage(`{"action":"accept"}`)}))
-		got, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskWorking, Taken: []string{"input-1", "input-2"}})
+		got, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Working, Taken: []string{"input-1", "input-2"}})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskWorking, got.Status)
+		assert.Equal(t, tasks.Working, got.Status)
 		assert.Empty(t, got.InputRequests)
 		assert.Empty(t, got.InputResponses)
 	})
@@ -171,18 +172,18 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		id := create(t, s, "alice").ID
 		one := map[string]json.RawMessage{"input-1": json.RawMessage(`{"method":"elicitation/create","params":{}}`)}
 		two := map[string]json.RawMessage{"input-2": json.RawMessage(`{"method":"sampling/createMessage","params":{}}`)}
-		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: one})
+		_, err := s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: one})
 		require.NoError(t, err)
-		got, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: two})
+		got, err := s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: two})
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{"input-1", "input-2"}, keys(got.InputRequests), "a second question adds to the first")
 		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}))
-		got, err = s.Update(ctx, id, &otc.TaskUpdate{Taken: []string{"input-1"}})
+		got, err = s.Update(ctx, id, &tasks.Update{Taken: []string{"input-1"}})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskInputRequired, got.Status, "an update without a status keeps it")
+		assert.Equal(t, tasks.InputRequired, got.Status, "an update without a status keeps it")
 		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
 		assert.Empty(t, got.InputResponses)
-		got, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskWorking})
+		got, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Working})
 		require.NoError(t, err)
 		assert.Empty(t, got.InputRequests, "working closes the open questions")
 	})
@@ -190,18 +191,18 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 	t.Run("cancel", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		id := create(t, s, "alice").ID
-		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}})
+		_, err := s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}})
 		require.NoError(t, err)
 		require.NoError(t, s.Cancel(ctx, id))
 		got := get(t, s, id)
-		assert.Equal(t, otc.TaskCancelled, got.Status)
+		assert.Equal(t, tasks.Cancelled, got.Status)
 		assert.Empty(t, got.InputRequests, "a cancelled task asks nothing")
-		beat, err := s.Update(ctx, id, &otc.TaskUpdate{})
+		beat, err := s.Update(ctx, id, &tasks.Update{})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskCancelled, beat.Status, "the runner learns of the cancellation at its next update")
-		_, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		assert.Equal(t, tasks.Cancelled, beat.Status, "the runner learns of the cancellation at its next update")
+		_, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskCancelled, get(t, s, id).Status)
+		assert.Equal(t, tasks.Cancelled, get(t, s, id).Status)
 		assert.NoError(t, s.Cancel(ctx, id), "cancelling twice is no error")
 	})
 
@@ -209,11 +210,11 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		s := newStore(t, TaskLimits{MaxResult: 64})
 		id := create(t, s, "alice").ID
 		big := json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)
-		_, err := s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: big})
-		assert.ErrorIs(t, err, otc.ErrTaskResultTooLarge)
-		assert.Equal(t, otc.TaskWorking, get(t, s, id).Status, "a refused update changes nothing")
-		_, err = s.Update(ctx, id, &otc.TaskUpdate{Status: otc.TaskInputRequired, InputRequests: map[string]json.RawMessage{"input-1": big}})
-		assert.ErrorIs(t, err, otc.ErrTaskResultTooLarge)
+		_, err := s.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: big})
+		assert.ErrorIs(t, err, tasks.ErrResultTooLarge)
+		assert.Equal(t, tasks.Working, get(t, s, id).Status, "a refused update changes nothing")
+		_, err = s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: map[string]json.RawMessage{"input-1": big}})
+		assert.ErrorIs(t, err, tasks.ErrResultTooLarge)
 	})
 
 	t.Run("lease_lapses", func(t *testing.T) {
@@ -222,17 +223,17 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		lost := create(t, s, "alice").ID
 		for range 6 {
 			time.Sleep(70 * time.Millisecond)
-			_, err := s.Update(ctx, renewed, &otc.TaskUpdate{})
+			_, err := s.Update(ctx, renewed, &tasks.Update{})
 			require.NoError(t, err)
 		}
-		assert.Equal(t, otc.TaskWorking, get(t, s, renewed).Status, "a renewed lease holds")
+		assert.Equal(t, tasks.Working, get(t, s, renewed).Status, "a renewed lease holds")
 		got := get(t, s, lost)
-		assert.Equal(t, otc.TaskFailed, got.Status, "a task whose runner stopped renewing is failed, not working forever")
+		assert.Equal(t, tasks.Failed, got.Status, "a task whose runner stopped renewing is failed, not working forever")
 		assert.True(t, got.Lost)
 		assert.Contains(t, got.StatusMessage, "lease")
-		late, err := s.Update(ctx, lost, &otc.TaskUpdate{Status: otc.TaskCompleted, Result: json.RawMessage(`{}`)})
+		late, err := s.Update(ctx, lost, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
-		assert.Equal(t, otc.TaskFailed, late.Status, "a runner back from the dead changes nothing")
+		assert.Equal(t, tasks.Failed, late.Status, "a runner back from the dead changes nothing")
 		assert.True(t, get(t, s, lost).Lost)
 	})
 
@@ -241,7 +242,7 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) o
 		id := create(t, s, "alice").ID
 		time.Sleep(300 * time.Millisecond)
 		_, err := s.Get(ctx, id)
-		assert.ErrorIs(t, err, otc.ErrTaskNotFound, "a task is dropped after its TTL")
+		assert.ErrorIs(t, err, tasks.ErrNotFound, "a task is dropped after its TTL")
 		create(t, s, "alice") // and no longer counts against its owner
 	})
 }

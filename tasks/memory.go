@@ -1,4 +1,4 @@
-package otc
+package tasks
 
 import (
 	"context"
@@ -8,51 +8,51 @@ import (
 	"time"
 )
 
-// MemoryTaskStoreOptions configures a [MemoryTaskStore]. The zero value,
+// MemoryStoreOptions configures a [MemoryStore]. The zero value,
 // and nil, give the defaults described on each field.
-type MemoryTaskStoreOptions struct {
+type MemoryStoreOptions struct {
 	// TTL is how long a task is kept after its creation, ended or not.
-	// Zero or less means DefaultTaskTTL.
+	// Zero or less means DefaultTTL.
 	TTL time.Duration
 	// Lease is how long a running task is shown as running without an
-	// update from its runner. Zero or less means DefaultTaskLease.
+	// update from its runner. Zero or less means DefaultLease.
 	Lease time.Duration
 	// MaxTasksPerOwner caps the tasks one caller holds, running or ended
 	// and kept for their result. Zero or less means
-	// DefaultMaxTasksPerOwner.
+	// DefaultMaxPerOwner.
 	MaxTasksPerOwner int
 	// MaxRunningPerOwner caps the tasks of one caller that have not
 	// ended, so that a few callers cannot fill the store with running
-	// tasks. Zero or less means DefaultMaxRunningTasksPerOwner.
+	// tasks. Zero or less means DefaultMaxRunningPerOwner.
 	MaxRunningPerOwner int
 	// MaxTasks caps the tasks the store holds. When it is reached, the
 	// task that ended longest ago is dropped to make room; a task that
 	// has not ended is never dropped, and when every task runs, Create
-	// is refused with ErrTaskStoreFull. Zero or less means
+	// is refused with ErrStoreFull. Zero or less means
 	// DefaultMaxTasks.
 	MaxTasks int
 	// MaxResultBytes is the largest result, or set of questions, a task
-	// keeps. Zero or less means DefaultMaxTaskResultBytes.
+	// keeps. Zero or less means DefaultMaxResultBytes.
 	MaxResultBytes int
 	// MaxBytes caps the size of the results, questions and answers the
 	// store holds, all tasks together; an update that would pass it is
-	// refused with ErrTaskStoreFull, and the task's runner fails the
-	// task. Zero or less means DefaultMaxTaskStoreBytes.
+	// refused with ErrStoreFull, and the task's runner fails the
+	// task. Zero or less means DefaultMaxStoreBytes.
 	MaxBytes int64
 }
 
-// DefaultMaxTaskStoreBytes is the default of
-// [MemoryTaskStoreOptions.MaxBytes]: 64 MiB.
-const DefaultMaxTaskStoreBytes = 64 << 20
+// DefaultMaxStoreBytes is the default of
+// [MemoryStoreOptions.MaxBytes]: 64 MiB.
+const DefaultMaxStoreBytes = 64 << 20
 
-// MemoryTaskStore is a [TaskStore] that keeps its tasks in the process:
+// MemoryStore is a [Store] that keeps its tasks in the process:
 // for one server, or for replicas behind a load balancer that sends every
 // request about a task to the replica that created it (MCP clients send
 // the task id in the Mcp-Name header for that). It is bounded in tasks,
 // in tasks per caller (held and running) and in result size, and drops a
 // task after its TTL, or an ended one earlier when it is full. It is safe
 // for concurrent use.
-type MemoryTaskStore struct {
+type MemoryStore struct {
 	ttl, lease time.Duration
 	perOwner   int
 	runningCap int
@@ -122,43 +122,43 @@ type memTaskOrder struct {
 	expires time.Time
 }
 
-var _ TaskStore = (*MemoryTaskStore)(nil)
+var _ Store = (*MemoryStore)(nil)
 
-// NewMemoryTaskStore returns an empty in-memory task store. opts may be
+// NewMemoryStore returns an empty in-memory task store. opts may be
 // nil.
-func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
+func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts == nil {
-		opts = &MemoryTaskStoreOptions{}
+		opts = &MemoryStoreOptions{}
 	}
-	s := &MemoryTaskStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner,
+	s := &MemoryStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner,
 		maxTasks: opts.MaxTasks, maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, now: time.Now,
 		tasks: map[string]*memTask{}, owners: map[string]*memOwner{}}
 	if s.ttl <= 0 {
-		s.ttl = DefaultTaskTTL
+		s.ttl = DefaultTTL
 	}
 	if s.lease <= 0 {
-		s.lease = DefaultTaskLease
+		s.lease = DefaultLease
 	}
 	if s.perOwner <= 0 {
-		s.perOwner = DefaultMaxTasksPerOwner
+		s.perOwner = DefaultMaxPerOwner
 	}
 	if s.runningCap <= 0 {
-		s.runningCap = DefaultMaxRunningTasksPerOwner
+		s.runningCap = DefaultMaxRunningPerOwner
 	}
 	if s.maxTasks <= 0 {
 		s.maxTasks = DefaultMaxTasks
 	}
 	if s.maxResult <= 0 {
-		s.maxResult = DefaultMaxTaskResultBytes
+		s.maxResult = DefaultMaxResultBytes
 	}
 	if s.maxBytes <= 0 {
-		s.maxBytes = DefaultMaxTaskStoreBytes
+		s.maxBytes = DefaultMaxStoreBytes
 	}
 	return s
 }
 
 // expire drops the tasks whose TTL has passed. s.mu is held.
-func (s *MemoryTaskStore) expire(now time.Time) {
+func (s *MemoryStore) expire(now time.Time) {
 	for s.head < len(s.order) && !s.order[s.head].expires.After(now) {
 		id := s.order[s.head].id
 		if mt, ok := s.tasks[id]; ok && !mt.expires.After(now) {
@@ -174,7 +174,7 @@ func (s *MemoryTaskStore) expire(now time.Time) {
 }
 
 // drop forgets a task. s.mu is held.
-func (s *MemoryTaskStore) drop(id string, mt *memTask) {
+func (s *MemoryStore) drop(id string, mt *memTask) {
 	s.bytes -= taskSize(&mt.t)
 	delete(s.tasks, id)
 	o := s.owners[mt.t.Owner]
@@ -185,23 +185,23 @@ func (s *MemoryTaskStore) drop(id string, mt *memTask) {
 }
 
 // ended notes that a task reached a terminal status. s.mu is held.
-func (s *MemoryTaskStore) ended(mt *memTask) {
+func (s *MemoryStore) ended(mt *memTask) {
 	delete(s.owners[mt.t.Owner].running, mt.t.ID)
 	s.finished.push(mt.t.ID, s.holdsEnded)
 }
 
 // holds and holdsEnded report whether the store holds task id, and holds
 // it ended. s.mu is held.
-func (s *MemoryTaskStore) holds(id string) bool { _, ok := s.tasks[id]; return ok }
+func (s *MemoryStore) holds(id string) bool { _, ok := s.tasks[id]; return ok }
 
-func (s *MemoryTaskStore) holdsEnded(id string) bool {
+func (s *MemoryStore) holdsEnded(id string) bool {
 	mt := s.tasks[id]
 	return mt != nil && mt.t.Status.Terminal()
 }
 
 // makeRoom drops the task that ended longest ago, when the store is full.
 // It reports whether there is room. s.mu is held.
-func (s *MemoryTaskStore) makeRoom(now time.Time) bool {
+func (s *MemoryStore) makeRoom(now time.Time) bool {
 	if len(s.tasks) < s.maxTasks {
 		return true
 	}
@@ -222,7 +222,7 @@ func (s *MemoryTaskStore) makeRoom(now time.Time) bool {
 }
 
 // lookup returns the live task id, or nil. s.mu is held.
-func (s *MemoryTaskStore) lookup(id string, now time.Time) *memTask {
+func (s *MemoryStore) lookup(id string, now time.Time) *memTask {
 	mt := s.tasks[id]
 	if mt == nil {
 		return nil
@@ -246,7 +246,7 @@ func taskSize(t *Task) int64 {
 
 // lose marks a task whose runner's lease lapsed.
 func lose(t *Task, now time.Time) {
-	t.Status, t.Lost, t.UpdatedAt = TaskFailed, true, now
+	t.Status, t.Lost, t.UpdatedAt = Failed, true, now
 	t.StatusMessage = "The server running this task stopped before it ended (its lease in the task store lapsed); its outcome is unknown"
 	t.InputRequests, t.InputResponses, t.Result = nil, nil, nil
 }
@@ -259,21 +259,21 @@ func snapshot(t *Task) *Task {
 	return &c
 }
 
-// Create implements [TaskStore].
-func (s *MemoryTaskStore) Create(_ context.Context, t *Task) (*Task, error) {
+// Create implements [Store].
+func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(now)
 	if _, taken := s.tasks[t.ID]; taken {
-		return nil, ErrTaskStoreFull // an id is minted unguessable: a clash is a fault of the minter
+		return nil, ErrStoreFull // an id is minted unguessable: a clash is a fault of the minter
 	}
 	o := s.owners[t.Owner]
 	if o == nil {
 		o = &memOwner{running: map[string]struct{}{}}
 	}
 	if o.n >= s.perOwner {
-		e := &TaskLimitError{Limit: s.perOwner, RetryAfter: s.ttl}
+		e := &LimitError{Limit: s.perOwner, RetryAfter: s.ttl}
 		if oldest := o.held.front(s.holds); oldest != "" {
 			e.RetryAfter = s.tasks[oldest].expires.Sub(now)
 		}
@@ -284,13 +284,13 @@ func (s *MemoryTaskStore) Create(_ context.Context, t *Task) (*Task, error) {
 			s.lookup(id, now)
 		}
 		if len(o.running) >= s.runningCap {
-			return nil, &TaskLimitError{Limit: s.runningCap, Running: true, RetryAfter: time.Second}
+			return nil, &LimitError{Limit: s.runningCap, Running: true, RetryAfter: time.Second}
 		}
 	}
 	if !s.makeRoom(now) {
-		return nil, ErrTaskStoreFull
+		return nil, ErrStoreFull
 	}
-	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, Status: TaskWorking, StatusMessage: t.StatusMessage,
+	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, Status: Working, StatusMessage: t.StatusMessage,
 		CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
 	s.tasks[t.ID] = mt
 	s.owners[t.Owner] = o
@@ -301,33 +301,33 @@ func (s *MemoryTaskStore) Create(_ context.Context, t *Task) (*Task, error) {
 	return snapshot(&mt.t), nil
 }
 
-// Get implements [TaskStore].
-func (s *MemoryTaskStore) Get(_ context.Context, id string) (*Task, error) {
+// Get implements [Store].
+func (s *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mt := s.lookup(id, now)
 	if mt == nil {
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	return snapshot(&mt.t), nil
 }
 
-// Update implements [TaskStore].
-func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*Task, error) {
+// Update implements [Store].
+func (s *MemoryStore) Update(_ context.Context, id string, u *Update) (*Task, error) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mt := s.lookup(id, now)
 	if mt == nil {
-		return nil, ErrTaskNotFound
+		return nil, ErrNotFound
 	}
 	t := &mt.t
 	if t.Status.Terminal() {
 		return snapshot(t), nil
 	}
 	if size := len(u.Result) + requestsSize(u.InputRequests); size > s.maxResult {
-		return nil, ErrTaskResultTooLarge
+		return nil, ErrResultTooLarge
 	}
 	next := *t
 	next.InputResponses = maps.Clone(t.InputResponses)
@@ -336,7 +336,7 @@ func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*
 	}
 	if u.Status != "" {
 		next.Status, next.StatusMessage, next.UpdatedAt = u.Status, u.StatusMessage, now
-		if u.Status == TaskInputRequired {
+		if u.Status == InputRequired {
 			next.InputRequests = maps.Clone(t.InputRequests)
 			if next.InputRequests == nil {
 				next.InputRequests = map[string]json.RawMessage{}
@@ -352,7 +352,7 @@ func (s *MemoryTaskStore) Update(_ context.Context, id string, u *TaskUpdate) (*
 	}
 	grow := taskSize(&next) - taskSize(t)
 	if grow > 0 && s.bytes+grow > s.maxBytes {
-		return nil, ErrTaskStoreFull
+		return nil, ErrStoreFull
 	}
 	s.bytes += grow
 	mt.leaseUntil = now.Add(s.lease)
@@ -372,32 +372,32 @@ func requestsSize(m map[string]json.RawMessage) int {
 	return n
 }
 
-// Cancel implements [TaskStore].
-func (s *MemoryTaskStore) Cancel(_ context.Context, id string) error {
+// Cancel implements [Store].
+func (s *MemoryStore) Cancel(_ context.Context, id string) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mt := s.lookup(id, now)
 	if mt == nil {
-		return ErrTaskNotFound
+		return ErrNotFound
 	}
 	if t := &mt.t; !t.Status.Terminal() {
 		s.bytes -= taskSize(t)
-		t.Status, t.StatusMessage, t.UpdatedAt = TaskCancelled, "The task was cancelled at the client's request", now
+		t.Status, t.StatusMessage, t.UpdatedAt = Cancelled, "The task was cancelled at the client's request", now
 		t.InputRequests, t.InputResponses = nil, nil
 		s.ended(mt)
 	}
 	return nil
 }
 
-// Respond implements [TaskStore].
-func (s *MemoryTaskStore) Respond(_ context.Context, id string, answers map[string]json.RawMessage) error {
+// Respond implements [Store].
+func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]json.RawMessage) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mt := s.lookup(id, now)
 	if mt == nil {
-		return ErrTaskNotFound
+		return ErrNotFound
 	}
 	t := &mt.t
 	if t.Status.Terminal() {
@@ -412,9 +412,9 @@ func (s *MemoryTaskStore) Respond(_ context.Context, id string, answers map[stri
 	}
 	switch {
 	case size > s.maxResult:
-		return ErrTaskResultTooLarge
+		return ErrResultTooLarge
 	case grow > 0 && s.bytes+int64(grow) > s.maxBytes:
-		return ErrTaskStoreFull
+		return ErrStoreFull
 	}
 	s.bytes += int64(grow)
 	for k, v := range answers {
