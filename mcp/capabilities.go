@@ -19,7 +19,7 @@ type callState struct {
 	mu    sync.Mutex
 	needs string // a capability the tool required and the client lacks
 	// round is what the function asked and was answered, in 2026-07-28
-	// (see mrtr.go); nil until the request brings answers or the function
+	// (see rounds.go); nil until the request brings answers or the function
 	// asks.
 	round *round
 

@@ -15,7 +15,7 @@ import (
 )
 
 // This file composes the two ways a 2026-07-28 call can ask its client
-// something: input_required rounds of tools/call (mrtr.go) and a task's
+// something: input_required rounds of tools/call (rounds.go) and a task's
 // input_required status (tasks.go). A tool with [otc.Tool.AskBeforeTask]
 // gathers its first answers in rounds, then becomes a task: the client
 // sees round 1 answered input_required (no taskId), and the round that

@@ -82,7 +82,7 @@ type message struct {
 	clientCapsWrong bool // clientCapabilities was not an object
 
 	// roundTrip says params carry inputResponses or requestState, which
-	// mrtr.go reads again when it needs them: a flag keeps the message,
+	// rounds.go reads again when it needs them: a flag keeps the message,
 	// made for every request, the size it was.
 	roundTrip bool
 

@@ -21,7 +21,7 @@ type server struct {
 	reg    *otc.Registry
 	logger *slog.Logger
 	lists  listings
-	// sealer seals the requestState of 2026-07-28 (mrtr.go); prompts are
+	// sealer seals the requestState of 2026-07-28 (rounds.go); prompts are
 	// the server's prompts, nil when it has none (prompts.go).
 	sealer  *sealer
 	prompts *prompts
