@@ -24,7 +24,7 @@ import (
 // This file is the capability-token authenticator: bearer JWTs signed by
 // an issuer's asymmetric keys, published as a JSON Web Key Set (RFC 7517),
 // whose claims a tool's [Policy] then checks. The keys are parsed by
-// jwkset and fetched as jwks.go says; this file decides which key may
+// jwkset and fetched as internal/jwks says; this file decides which key may
 // verify which token.
 
 // CapabilityOptions configures [NewCapabilityAuth]. Exactly one of JWKSURL

@@ -38,7 +38,7 @@ import (
 // floor, it reads the body through an io.LimitReader, takes the tool id
 // only with its version, echoes the call's $schema and sets
 // X-Content-Type-Options as the library does (sameAnswer compares the
-// header names); what the two share is in testkit's floors.go.
+// header names); what the two share is in internal/testkit/floors.go.
 func baselineCallHandler(tb testing.TB, inputSchema json.RawMessage) http.Handler {
 	tb.Helper()
 	schema, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(inputSchema))

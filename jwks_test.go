@@ -5,7 +5,7 @@ package otc_test
 // handler serves the tools of capability_test.go behind a capability
 // authenticator. The intervals are shortened through
 // otc.NewCapabilityAuthForTest so that each test takes a second or two;
-// jwks_internal_test.go checks the default intervals themselves.
+// internal/jwks/jwks_test.go checks the default intervals themselves.
 
 import (
 	"context"

@@ -720,7 +720,7 @@ func firstValue[T any](items []T, id string, split func(T) (string, string)) str
 // function's input type is decoded from: parameters under their exact
 // names only, whole numbers for integer fields in integer form, durations
 // in nanoseconds, and the defaults of absent optional parameters filled
-// in (see decode.go and defaults.go).
+// in (see internal/decode/decode.go and internal/decode/defaults.go).
 func (t *registeredTool) decoderInput(doc *jsonparse.Document, root int32) []byte {
 	input := doc.Raw(root)
 	if edits := t.plan.Edits(doc, root, nil); edits != nil {
