@@ -234,48 +234,15 @@ func replier(ctx context.Context) string {
 	return key
 }
 
-// capabilityOf is the client capability a request method needs.
-func capabilityOf(method string) (string, bool) {
-	switch method {
-	case otc.MethodElicit:
-		return "elicitation", true
-	case otc.MethodSample:
-		return "sampling", true
-	case otc.MethodListRoots:
-		return "roots", true
+// allow checks a question against the client's capabilities
+// (clientCaps.allows), and records a capability the client lacks with
+// markNeeds. s.mu must not be held.
+func (s *callState) allow(r otc.InputRequest) error {
+	err := s.caps.allows(r)
+	if mc, ok := errors.AsType[*MissingCapabilityError](err); ok {
+		s.markNeeds(mc.Capability)
 	}
-	return "", false
-}
-
-// declares reports whether the client's capabilities, when known, allow a
-// request: the capability is declared, and for an elicitation in URL mode,
-// its "url" mode too (an empty elicitation object means form mode only).
-func (s *callState) declares(capability string, req otc.InputRequest) bool {
-	if s.caps == nil {
-		return true // unknown: ask, and the client refuses if it must
-	}
-	var declared map[string]json.RawMessage
-	if json.Unmarshal(s.caps, &declared) != nil {
-		return false
-	}
-	c, ok := declared[capability]
-	if !ok {
-		return false
-	}
-	if capability != "elicitation" || len(req.Params) == 0 {
-		return true
-	}
-	var p struct {
-		Mode string `json:"mode"`
-	}
-	_ = json.Unmarshal(req.Params, &p)
-	if p.Mode == "" || p.Mode == "form" {
-		return true // form mode: an empty object, or {"form": {}}
-	}
-	var modes map[string]json.RawMessage
-	_ = json.Unmarshal(c, &modes)
-	_, ok = modes[p.Mode]
-	return ok
+	return err
 }
 
 // markNeeds records that the tool needed a capability the client lacks:
@@ -299,10 +266,6 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	methods := make([]string, len(reqs))
 	params := make([][]byte, len(reqs))
 	for i, r := range reqs {
-		capability, ok := capabilityOf(r.Method)
-		if !ok {
-			return nil, fmt.Errorf("mcp: ask: %q is not a request a server sends its client; use otc.MethodElicit, otc.MethodSample or otc.MethodListRoots", r.Method)
-		}
 		// Compacted, as the message travels on one line (stdio) or one
 		// data field (SSE).
 		var buf bytes.Buffer
@@ -312,9 +275,8 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			}
 		}
 		params[i] = buf.Bytes()
-		if !s.declares(capability, r) {
-			s.markNeeds(capability)
-			return nil, &MissingCapabilityError{Capability: capability}
+		if err := s.allow(r); err != nil {
+			return nil, err
 		}
 		methods[i] = r.Method
 	}
@@ -382,7 +344,7 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 func (s *callState) clientError(p *pendingAsk, e *rpcError) error {
 	msg := wire.Truncate(e.Message, 200)
 	if e.Code == codeMethodNotFound || e.Code == codeUnsupportedMethod || strings.Contains(strings.ToLower(msg), "not support") {
-		capability, _ := capabilityOf(p.method)
+		capability, _, _ := inputCapability(p.method)
 		s.markNeeds(capability)
 		return fmt.Errorf("mcp: ask: %w: the client answered %s with %q (JSON-RPC error %d): it has no %s capability",
 			otc.ErrInputUnsupported, p.method, msg, e.Code, capability)

@@ -15,7 +15,7 @@ import (
 // stateKey: one allocation where a context.WithValue would make two.
 type callState struct {
 	context.Context
-	caps  json.RawMessage // the client's declared capabilities; nil when unknown
+	caps  clientCaps // the client's declared capabilities
 	mu    sync.Mutex
 	needs string // a capability the tool required and the client lacks
 	// round is what the function asked and was answered, in 2026-07-28
@@ -57,10 +57,10 @@ func stateFrom(ctx context.Context) *callState {
 // keeping no sessions, does not see again.
 func ClientCapabilities(ctx context.Context) (caps json.RawMessage, known bool) {
 	s := stateFrom(ctx)
-	if s == nil || s.caps == nil {
+	if s == nil || !s.caps.known() {
 		return nil, false
 	}
-	return s.caps, true
+	return s.caps.raw, true
 }
 
 // RequireClientCapability returns an error when the client is known not
@@ -70,22 +70,11 @@ func ClientCapabilities(ctx context.Context) (caps json.RawMessage, known bool) 
 // error (-32021, and 400 over HTTP) naming it, rather than with a tool
 // error, so that the client can tell its user what to enable.
 func RequireClientCapability(ctx context.Context, name string) error {
-	caps, known := ClientCapabilities(ctx)
-	if !known {
+	s := stateFrom(ctx)
+	if s == nil || !s.caps.known() || s.caps.declares(name) {
 		return nil
 	}
-	var declared map[string]json.RawMessage
-	if json.Unmarshal(caps, &declared) == nil {
-		if _, ok := declared[name]; ok {
-			return nil
-		}
-	}
-	s := stateFrom(ctx)
-	s.mu.Lock()
-	if s.needs == "" {
-		s.needs = name
-	}
-	s.mu.Unlock()
+	s.markNeeds(name)
 	return &MissingCapabilityError{Capability: name}
 }
 

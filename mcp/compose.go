@@ -109,7 +109,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	if run.HTTPRequest != nil {
 		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
 	}
-	state := &callState{Context: runCtx, caps: bytes.Clone(m.clientCaps)}
+	state := &callState{Context: runCtx, caps: m.caps.clone()}
 	if m.roundTrip {
 		if e := tm.s.resume(ctx, state, m, m.name); e != nil {
 			cancel()

@@ -78,8 +78,9 @@ type message struct {
 	contextRaw      []byte
 	callID          string
 	hasClientInfo   bool
-	metaVersionBad  bool // protocolVersion was not a string
-	clientCapsWrong bool // clientCapabilities was not an object
+	metaVersionBad  bool       // protocolVersion was not a string
+	clientCapsWrong bool       // clientCapabilities was not an object
+	caps            clientCaps // clientCapabilities, read
 
 	// roundTrip says params carry inputResponses or requestState, which
 	// rounds.go reads again when it needs them: a flag keeps the message,
@@ -356,6 +357,7 @@ func parseMeta(s *scanner, m *message) *rpcError {
 		case "io.modelcontextprotocol/clientCapabilities":
 			slot = 1
 			m.clientCaps, m.clientCapsWrong = val, val[0] != '{'
+			m.caps = readClientCaps(val)
 		case "io.modelcontextprotocol/clientInfo":
 			slot = 2
 			m.hasClientInfo = true

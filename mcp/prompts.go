@@ -138,7 +138,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange) ([]byte, *rpcError)
 	state := &callState{}
 	subject := "prompt:" + p.Name
 	if x.modern {
-		state.caps = m.clientCaps
+		state.caps = m.caps
 		ctx = otc.WithAsker(ctx, (*roundAsker)(state))
 		if m.roundTrip {
 			if e := s.resume(ctx, state, m, subject); e != nil {

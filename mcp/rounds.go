@@ -180,38 +180,21 @@ type round struct {
 // through another type so that the state's own methods stay apart.
 type roundAsker callState
 
-// declared reports whether the client's capabilities name name.
-func (s *roundAsker) declared(name string) bool {
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(s.caps, &caps) != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && len(v) > 0 && v[0] == '{'
-}
-
 // Ask asks as the file comment says.
 func (s *roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, r := range reqs {
-		c, ok := capabilityOf(r.Method)
-		if !ok {
-			return nil, fmt.Errorf("mcp: ask: %q is not a request a server can send a client; use %s, %s or %s", r.Method, otc.MethodElicit, otc.MethodSample, otc.MethodListRoots)
-		}
 		if len(r.Params) > 0 && (r.Params[0] != '{' || !json.Valid(r.Params)) {
 			return nil, fmt.Errorf("mcp: ask: the params of a %s request must be a JSON object", r.Method)
 		}
-		if !s.declared(c) {
-			if s.needs == "" {
-				s.needs = c
-			}
-			return nil, fmt.Errorf("%w: %w", otc.ErrInputUnsupported, &MissingCapabilityError{Capability: c})
+		if err := (*callState)(s).allow(r); err != nil {
+			return nil, err
 		}
 	}
 	if _, err := callerOf(ctx); err != nil {
 		return nil, fmt.Errorf("mcp: ask: %w: %w", otc.ErrInputUnsupported, err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	rd := s.round
 	if rd == nil {
 		rd = &round{}

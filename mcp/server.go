@@ -135,7 +135,7 @@ type exchange struct {
 	logLevel *slog.LevelVar
 	// caps are the capabilities the client declared in initialize on this
 	// connection (stdio); nil when unknown.
-	caps []byte
+	caps clientCaps
 	// writer, when not nil, is the HTTP response of a client that accepts
 	// an SSE answer; a tools/call then sets stream, the SSE stream it may
 	// answer on (nil otherwise, and on stdio), and out to it.
@@ -397,7 +397,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	state.Context = ctx
 	ctx = state
 	if x.modern {
-		state.caps = m.clientCaps
+		state.caps = m.caps
 		req.Asker = (*roundAsker)(state)
 		if m.roundTrip {
 			if e := s.resume(ctx, state, m, m.name); e != nil {
@@ -408,7 +408,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		// The initialize era asks the client on the call's stream (ask.go).
 		state.caps = x.caps
 		if m.clientCaps != nil && !m.clientCapsWrong {
-			state.caps = m.clientCaps
+			state.caps = m.caps
 		}
 		state.asks, state.notifier, state.request, state.stream = s.asks, n, x.request, x.stream
 		ctx = otc.WithAsker(ctx, state)

@@ -91,7 +91,7 @@ type stdioConn struct {
 	// version is the protocol version initialize settled on, nil before.
 	version atomic.Pointer[string]
 	// caps are the capabilities initialize declared, nil before.
-	caps atomic.Pointer[[]byte]
+	caps atomic.Pointer[clientCaps]
 
 	outMu   sync.Mutex
 	out     *bufio.Writer
@@ -238,7 +238,7 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key stri
 		// Kept before the answer is written: the client sends nothing
 		// else until it has it.
 		c.version.Store(new(c.s.negotiate(m.version)))
-		c.caps.Store(new(initializeCapabilities(m.params)))
+		c.caps.Store(new(readClientCaps(initializeCapabilities(m.params))))
 	}
 	out := make([]byte, 0, len(result)+48)
 	if e != nil {

@@ -110,22 +110,6 @@ func newTaskManager(s *server, opts *TaskOptions) *taskManager {
 	return tm
 }
 
-// declaresTasks reports whether client capabilities declare the tasks
-// extension.
-func declaresTasks(caps []byte) bool {
-	if !bytes.Contains(caps, []byte(ExtensionTasks)) {
-		return false
-	}
-	var c struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
-	if json.Unmarshal(caps, &c) != nil {
-		return false
-	}
-	v, ok := c.Extensions[ExtensionTasks]
-	return ok && string(v) != "null"
-}
-
 // missingTasksCapability is the error for a request that needs the tasks
 // extension from a client that did not declare it.
 func missingTasksCapability(why string) *rpcError {
@@ -186,7 +170,7 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	if support == otc.TasksForbidden {
 		return nil, nil, false
 	}
-	if !declaresTasks(m.clientCaps) {
+	if m.caps.has&capTasks == 0 {
 		if support == otc.TasksRequired {
 			return nil, missingTasksCapability("tool " + strconv.Quote(wire.Truncate(m.name, 64)) + " runs only as a task"), true
 		}
@@ -237,8 +221,9 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
 	}
 	lt := &localTask{cancel: cancel, wake: make(chan struct{}, 1)}
-	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: bytes.Clone(x.msg.clientCaps)})
-	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: bytes.Clone(x.msg.clientCaps)})
+	caps := x.msg.caps.clone()
+	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
+	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: caps})
 	tm.mu.Lock()
 	tm.local[t.ID] = lt
 	tm.mu.Unlock()
@@ -430,7 +415,7 @@ var ack = []byte(`{"resultType":"complete"}`)
 
 // handleTask answers tasks/get, tasks/update and tasks/cancel.
 func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError) {
-	if !declaresTasks(m.clientCaps) {
+	if m.caps.has&capTasks == 0 {
 		return nil, missingTasksCapability(m.method + " is one of its methods")
 	}
 	var raw struct {
@@ -561,7 +546,7 @@ type taskAsker struct {
 	tm   *taskManager
 	id   string
 	lt   *localTask
-	caps []byte
+	caps clientCaps
 
 	mu   sync.Mutex
 	next int             // numbers the questions without a key of their own
@@ -569,30 +554,17 @@ type taskAsker struct {
 	open int             // the questions asked and not yet taken, of every Ask at once
 }
 
-// inputCapability names the client capability an input method needs.
-var inputCapability = map[string]string{
-	otc.MethodElicit:    "elicitation",
-	otc.MethodSample:    "sampling",
-	otc.MethodListRoots: "roots",
-}
-
 // Ask implements [otc.Asker].
 func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
-	var declared map[string]json.RawMessage
-	_ = json.Unmarshal(a.caps, &declared)
+	for _, r := range reqs {
+		if err := a.caps.allows(r); err != nil {
+			return nil, err
+		}
+	}
 	questions := make(map[string]json.RawMessage, len(reqs))
 	keys := make([]string, len(reqs))
 	a.mu.Lock()
 	for i, r := range reqs {
-		capName, known := inputCapability[r.Method]
-		if !known {
-			a.mu.Unlock()
-			return nil, fmt.Errorf("mcp: ask: %w: %q is not a request a client answers", otc.ErrInputUnsupported, r.Method)
-		}
-		if _, ok := declared[capName]; !ok {
-			a.mu.Unlock()
-			return nil, fmt.Errorf("mcp: ask: %w: the client did not declare the %q capability", otc.ErrInputUnsupported, capName)
-		}
 		keys[i] = a.keyFor(r.Key)
 		params := r.Params
 		if len(params) == 0 {
