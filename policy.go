@@ -278,81 +278,20 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 			fmt.Sprintf("Tool '%s' cannot be called through %s", t.def.Name, wire.Truncate(proto, 40)),
 			fmt.Sprintf("%s accepts calls through %s only", t.def.ID, strings.Join(p.Protocols, ", ")))
 	}
-	capability := p.needsToken()
-	if !capability && len(p.RequiredScopes) == 0 {
+	n := t.needs
+	if n == nil {
 		return nil
 	}
 	id := CallerIdentity(ctx)
-	switch {
-	case capability && (id == nil || id.Method != MethodCapability):
-		return refuse(ReasonMissingToken,
-			fmt.Sprintf("Tool '%s' needs a capability token", t.def.Name),
-			"send a bearer token from a configured issuer (see NewCapabilityAuth); other credentials cannot call this tool")
-	case id == nil || id.Claims == nil:
-		e := refuse(ReasonMissingToken,
-			fmt.Sprintf("Tool '%s' needs an access token granting %s", t.def.Name, namedScopes(p.RequiredScopes)),
-			"send a bearer token (an OAuth access token) whose scope claim grants them; other credentials cannot call this tool")
-		e.RequiredScopes = slices.Clone(p.RequiredScopes)
-		return e
+	var who caller
+	who.read(id)
+	if reason := n.firstFailed(&who, id, true); reason != "" {
+		return refusal(reason, t, id)
 	}
-	claims := id.Claims
-
-	if capability {
-		resource := p.ResourceURI
-		if resource == "" {
-			resource = t.def.ID
-		}
-		if !slices.Contains(claimStrings(claims["aud"]), resource) {
-			return refuse(ReasonAudienceMismatch,
-				fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
-				fmt.Sprintf("the token's aud must hold %q", resource))
-		}
-	}
-
-	if len(p.RequiredScopes) > 0 {
-		if missing := missingScopes(id, p.RequiredScopes); missing != nil {
-			e := refuse(ReasonInsufficientScope,
-				fmt.Sprintf("Tool '%s' needs %s, which the token does not grant", t.def.Name, namedScopes(missing)),
-				fmt.Sprintf("ask the authorization server for a token whose scope also holds %s (the tool needs %s)",
-					strings.Join(missing, " "), strings.Join(p.RequiredScopes, " ")))
-			e.RequiredScopes = missing
-			return e
-		}
-	}
-	if !capability {
+	if !n.capability {
 		return nil
 	}
-
-	caps := claimStrings(claims["caps"])
-	var missing []string
-	for _, need := range p.RequiredCapabilities {
-		if !slices.Contains(caps, need) {
-			missing = append(missing, need)
-		}
-	}
-	if missing != nil {
-		return refuse(ReasonInsufficientCapabilities,
-			fmt.Sprintf("The token lacks the capabilities tool '%s' requires", t.def.Name),
-			"missing from the token's caps: "+strings.Join(missing, ", "))
-	}
-
-	if p.MaxBlastRadius != "" {
-		br, _ := claims["blast_radius"].(string)
-		switch {
-		case br == "":
-			return refuse(ReasonBlastRadiusExceeded,
-				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
-				fmt.Sprintf("the token has no blast_radius, and the tool's maximum is %q", p.MaxBlastRadius))
-		case !wellFormedScope(br):
-			return refuse(ReasonBlastRadiusExceeded,
-				fmt.Sprintf("The call's blast radius is not one tool '%s' can check", t.def.Name),
-				fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", wire.Truncate(br, 80)))
-		case !blastRadiusFits(br, p.MaxBlastRadius):
-			return refuse(ReasonBlastRadiusExceeded,
-				fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
-				fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", wire.Truncate(br, 80), p.MaxBlastRadius))
-		}
-	}
+	claims := id.Claims
 
 	if id.revoked != nil {
 		jti, _ := claims["jti"].(string)
@@ -377,6 +316,55 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 		}
 	}
 	return nil
+}
+
+// refusal words the refusal of a call to tool t whose caller id failed
+// the check of reason (callerChecks), saying what the caller lacks.
+func refusal(reason string, t *registeredTool, id *Identity) *Error {
+	p, n := t.def.Policy, t.needs
+	switch reason {
+	case ReasonMissingToken:
+		if n.capability {
+			return refuse(reason, fmt.Sprintf("Tool '%s' needs a capability token", t.def.Name),
+				"send a bearer token from a configured issuer (see NewCapabilityAuth); other credentials cannot call this tool")
+		}
+		e := refuse(reason, fmt.Sprintf("Tool '%s' needs an access token granting %s", t.def.Name, namedScopes(p.RequiredScopes)),
+			"send a bearer token (an OAuth access token) whose scope claim grants them; other credentials cannot call this tool")
+		e.RequiredScopes = slices.Clone(p.RequiredScopes)
+		return e
+	case ReasonAudienceMismatch:
+		return refuse(reason, fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
+			fmt.Sprintf("the token's aud must hold %q", n.resource))
+	case ReasonInsufficientScope:
+		missing := missingScopes(id, p.RequiredScopes)
+		e := refuse(reason, fmt.Sprintf("Tool '%s' needs %s, which the token does not grant", t.def.Name, namedScopes(missing)),
+			fmt.Sprintf("ask the authorization server for a token whose scope also holds %s (the tool needs %s)",
+				strings.Join(missing, " "), strings.Join(p.RequiredScopes, " ")))
+		e.RequiredScopes = missing
+		return e
+	case ReasonInsufficientCapabilities:
+		caps := claimStrings(id.Claims["caps"])
+		var missing []string
+		for _, need := range p.RequiredCapabilities {
+			if !slices.Contains(caps, need) {
+				missing = append(missing, need)
+			}
+		}
+		return refuse(reason, fmt.Sprintf("The token lacks the capabilities tool '%s' requires", t.def.Name),
+			"missing from the token's caps: "+strings.Join(missing, ", "))
+	}
+	// ReasonBlastRadiusExceeded
+	br, _ := id.Claims["blast_radius"].(string)
+	switch {
+	case br == "":
+		return refuse(reason, fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
+			fmt.Sprintf("the token has no blast_radius, and the tool's maximum is %q", p.MaxBlastRadius))
+	case !wellFormedScope(br):
+		return refuse(reason, fmt.Sprintf("The call's blast radius is not one tool '%s' can check", t.def.Name),
+			fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", wire.Truncate(br, 80)))
+	}
+	return refuse(reason, fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
+		fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", wire.Truncate(br, 80), p.MaxBlastRadius))
 }
 
 // bindingClaims are the execution claims a bound token carries.

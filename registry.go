@@ -218,6 +218,7 @@ type registeredTool struct {
 	defaults     []decode.Default // top-level defaults of an input without a struct plan
 	inType       reflect.Type     // the function's input type
 	requirements *Requirements
+	needs        *callerNeeds // what the policy asks of the caller; nil for nothing
 	invoke       invokeFunc
 
 	// The tool's limits, with the registry's defaults applied: zero means
@@ -392,6 +393,7 @@ func prepareTool(t Tool, in, out reflect.Type, strictNulls bool) (rt *registered
 		defaults:      defaults,
 		inType:        in,
 		requirements:  def.Requirements,
+		needs:         needsOf(def.Policy, def.ID),
 		timeout:       t.Timeout,
 		maxConcurrent: int64(t.MaxConcurrent),
 	}, output != nil, nil

@@ -4,11 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
-
-	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
 // Visibility is what one caller may see of a registry's catalog through
@@ -130,7 +127,7 @@ func number(s string) uint32 {
 // name, and each tool's class and audience.
 type visibilityIndex struct {
 	revision   uint64
-	classes    []visibilityClass
+	classes    []*callerNeeds
 	classBytes int              // the bytes of the classes' bitmap in a key
 	resources  map[string]int32 // the audiences of capability tools, numbered
 	tools      map[string]toolVisibility
@@ -153,15 +150,6 @@ type toolVisibility struct {
 	resource int // number of the audience a capability token must name; -1: none
 }
 
-// visibilityClass is one distinct set of checks that policies make of a
-// caller, the audience apart.
-type visibilityClass struct {
-	capability bool     // needs a capability token
-	caps       []string // RequiredCapabilities
-	maxBlast   string   // MaxBlastRadius
-	scopes     []string // RequiredScopes
-}
-
 // visibility returns the catalog's index, building it on first use.
 func (c *catalog) visibility() *visibilityIndex {
 	c.visOnce.Do(func() { c.vis = buildVisibility(c) })
@@ -176,29 +164,22 @@ func buildVisibility(c *catalog) *visibilityIndex {
 	}
 	classes := map[string]int{}
 	for _, t := range c.list {
-		p := t.def.Policy
-		tv := toolVisibility{policy: p, class: -1, resource: -1}
-		if p != nil && (p.needsToken() || len(p.RequiredScopes) > 0) {
-			cl := visibilityClass{capability: p.needsToken(), scopes: sortedSet(p.RequiredScopes)}
-			if cl.capability {
-				cl.caps, cl.maxBlast = sortedSet(p.RequiredCapabilities), p.MaxBlastRadius
-				resource := p.ResourceURI
-				if resource == "" {
-					resource = t.def.ID
-				}
-				n, ok := x.resources[resource]
+		tv := toolVisibility{policy: t.def.Policy, class: -1, resource: -1}
+		if n := t.needs; n != nil {
+			if n.capability {
+				r, ok := x.resources[n.resource]
 				if !ok {
-					n = int32(len(x.resources))
-					x.resources[resource] = n
+					r = int32(len(x.resources))
+					x.resources[n.resource] = r
 				}
-				tv.resource = int(n)
+				tv.resource = int(r)
 			}
-			k := cl.key()
+			k := n.key()
 			i, ok := classes[k]
 			if !ok {
 				i = len(x.classes)
 				classes[k] = i
-				x.classes = append(x.classes, cl)
+				x.classes = append(x.classes, n)
 			}
 			tv.class = i
 		}
@@ -217,96 +198,6 @@ func sortedSet(list []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(list)))
 }
 
-// key names the class among the others of an index.
-func (cl *visibilityClass) key() string {
-	var b strings.Builder
-	if cl.capability {
-		b.WriteByte('c')
-	}
-	for _, part := range [][]string{cl.caps, {cl.maxBlast}, cl.scopes} {
-		b.WriteByte(0)
-		for _, s := range part {
-			b.WriteString(s)
-			b.WriteByte(1)
-		}
-	}
-	return b.String()
-}
-
-// caller is what the classes check of a caller's claims, each claim
-// looked up once however many classes read it. The scopes granted are
-// read into scopes, without allocating, up to its capacity; a longer list
-// is searched in the claims themselves.
-type caller struct {
-	token      bool // the identity carries claims
-	capability bool // and proved itself with a capability token
-	caps       any  // the "caps" claim
-	blast      string
-	claims     map[string]any
-	scopes     [16]string
-	nScopes    int
-	overflow   bool // more scopes than scopes holds
-}
-
-// read fills c from id.
-func (c *caller) read(id *Identity) {
-	if id == nil || id.Claims == nil {
-		return
-	}
-	claims := id.Claims
-	c.token = true
-	if id.Method == MethodCapability {
-		c.capability = true
-		c.caps = claims["caps"]
-		c.blast, _ = claims["blast_radius"].(string)
-	}
-	c.claims = claims
-	for f := range idclaims.Scopes(claims) {
-		if c.nScopes == len(c.scopes) {
-			c.overflow = true
-			return
-		}
-		c.scopes[c.nScopes] = f
-		c.nScopes++
-	}
-}
-
-// granted reports whether the caller's token grants scope s, as the
-// policy check reads it.
-func (c *caller) granted(s string) bool {
-	if c.overflow {
-		return idclaims.Granted(c.claims, s)
-	}
-	return slices.Contains(c.scopes[:c.nScopes], s)
-}
-
-// admits reports whether the caller passes the class's checks, as
-// checkPolicy makes them.
-func (cl *visibilityClass) admits(c *caller) bool {
-	if !c.token {
-		return false // every class needs a token of some kind
-	}
-	if cl.capability {
-		if !c.capability {
-			return false
-		}
-		for _, need := range cl.caps {
-			if !claimHas(c.caps, need) {
-				return false
-			}
-		}
-		if cl.maxBlast != "" && (c.blast == "" || !wellFormedScope(c.blast) || !blastRadiusFits(c.blast, cl.maxBlast)) {
-			return false
-		}
-	}
-	for _, s := range cl.scopes {
-		if !c.granted(s) {
-			return false
-		}
-	}
-	return true
-}
-
 // appendKey appends the key of a caller with identity id: a marker byte,
 // the bitmap of the classes it passes, then the numbers of the audiences
 // its capability token names, ascending, four bytes each.
@@ -320,7 +211,7 @@ func (x *visibilityIndex) appendKey(b []byte, id *Identity) []byte {
 	c.read(id)
 	audiences := false // whether a class that checks the audience admits the caller
 	for i := range x.classes {
-		if x.classes[i].admits(&c) {
+		if x.classes[i].firstFailed(&c, id, false) == "" {
 			b[start+i/8] |= 1 << (i % 8)
 			audiences = audiences || x.classes[i].capability
 		}

@@ -1,18 +1,20 @@
 package otc
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
-// The scope checks that avoid allocating (scopeGranted in calls, caller in
-// catalogs) agree with Identity.Scopes on every shape of claim.
+// The scope checks that avoid allocating (claims.Granted in refusals,
+// caller in the checks) agree with Identity.Scopes on every shape of claim.
 func TestScopeChecksAgreeWithScopes(t *testing.T) {
 	t.Parallel()
 	var many []string
@@ -56,4 +58,51 @@ func TestClaimHasAgreesWithClaimStrings(t *testing.T) {
 			assert.Equal(t, slices.Contains(claimStrings(v), s), claimHas(v, s), "%v holds %q", v, s)
 		}
 	}
+}
+
+// TestEachCallerCheckRefusesAndHides: for every check of callerChecks, a
+// caller that fails it (and passes those before) is refused by the call
+// with its reason and does not see the tool in a catalog; one that passes
+// them all is let through and sees it. A check added to the list without
+// a case here fails the test, so that both paths are shown to follow it.
+func TestEachCallerCheckRefusesAndHides(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(nil)
+	policy := &Policy{ResourceURI: "urn:pay", RequiredCapabilities: []string{"pay"}, MaxBlastRadius: "tenant:*", RequiredScopes: []string{"pay:write"}}
+	require.NoError(t, Register(reg, Tool{ID: "Pay.Out", Version: "1.0.0", Description: "Pays.", Policy: policy},
+		func(context.Context, struct{}) (string, error) { return "paid", nil }))
+	good := func() map[string]any {
+		return map[string]any{"aud": "urn:pay", "caps": []any{"pay"}, "blast_radius": "tenant:acme", "scope": "pay:write"}
+	}
+	capability := func(edit func(map[string]any)) *Identity {
+		c := good()
+		if edit != nil {
+			edit(c)
+		}
+		return &Identity{Method: MethodCapability, Name: "agent", Claims: c}
+	}
+	failing := map[string]*Identity{
+		ReasonMissingToken:             {Method: "oauth", Name: "u", Claims: good()},
+		ReasonAudienceMismatch:         capability(func(c map[string]any) { c["aud"] = "urn:other" }),
+		ReasonInsufficientScope:        capability(func(c map[string]any) { c["scope"] = "pay:read" }),
+		ReasonInsufficientCapabilities: capability(func(c map[string]any) { c["caps"] = []any{"read"} }),
+		ReasonBlastRadiusExceeded:      capability(func(c map[string]any) { c["blast_radius"] = "org:acme" }),
+	}
+	call := func(id *Identity) (CallResult, error) {
+		return reg.Call(WithIdentity(context.Background(), id), &CallRequest{ToolID: "Pay.Out", Protocol: ProtocolOTC})
+	}
+	for _, reason := range callerChecks {
+		id, ok := failing[reason]
+		require.True(t, ok, "callerChecks has %s: give this test a caller that fails it", reason)
+		_, err := call(id)
+		var e *Error
+		require.ErrorAs(t, err, &e, reason)
+		assert.Equal(t, reason, e.Reason, "the call is refused for the check the caller fails")
+		assert.False(t, reg.Visibility(id, ProtocolOTC).Sees("Pay.Out@1.0.0"), "%s: a catalog does not show the tool to a caller the call refuses", reason)
+	}
+	ok := capability(nil)
+	res, err := call(ok)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"paid"`, string(res.Value))
+	assert.True(t, reg.Visibility(ok, ProtocolOTC).Sees("Pay.Out@1.0.0"))
 }
