@@ -421,6 +421,12 @@ func (r *Registry) finishLate(ctx context.Context, claim IdempotencyClaim, t *re
 	}
 }
 
+// releaseClaim gives up the claim of a call that did not run to an
+// outcome: the next call with its id runs.
+func (r *Registry) releaseClaim(ctx context.Context, claim IdempotencyClaim, callID, toolID string) {
+	r.finishClaim(ctx, claim, &CallResult{CallID: callID, Error: &ToolError{CanRetry: true}}, toolID)
+}
+
 // finishClaim ends a claim once the function has returned: it records a
 // recordable outcome and releases the key otherwise.
 func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res *CallResult, toolID string) {

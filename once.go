@@ -76,11 +76,12 @@ func tokenID(claims map[string]any) (jti string, exp time.Time, problem string) 
 }
 
 // spendToken spends the token id of the call's execution-bound token,
-// just before the function runs. It returns nil when the id was fresh;
-// an [*Error] with ReasonTokenReplayed when it was spent before; or, when
-// the record cannot be reached or is full, a retryable failed result: the
-// function must not run unless its token is known to be spent.
-func (r *Registry) spendToken(ctx context.Context, c *Call) (*CallResult, error) {
+// just before the function runs. It returns nil, nil when the id was
+// fresh; an [*Error] with ReasonTokenReplayed when it was spent before;
+// or, when the record cannot be reached or is full, the busy outcome the
+// call is answered with, as a limit answers: the function must not run
+// unless its token is known to be spent.
+func (r *Registry) spendToken(ctx context.Context, c *Call) (*limitedOutcome, error) {
 	id := c.Identity
 	if id == nil {
 		return nil, refuse(ReasonMissingToken, fmt.Sprintf("Tool '%s' needs a capability token", c.tool.def.Name), "")
@@ -98,14 +99,14 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*CallResult, error)
 	b = append(b, jti...)
 	key := string(b)
 
-	fresh, err := r.spendOnce(ctx, key, "", exp.Add(max(id.leeway, 0)))
+	fresh, err := r.tokens.spend(ctx, key, "", exp.Add(max(id.leeway, 0)+spentMargin))
 	switch {
 	case err != nil:
 		r.logger.ErrorContext(ctx, "otc: the record of spent token ids failed; the call was not run",
 			slog.String("tool", c.tool.def.ID),
 			slog.String("call_id", c.CallID),
 			slog.String("error", err.Error()))
-		return &CallResult{CallID: c.CallID, outcome: OutcomeBusy, Error: &ToolError{
+		return &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
 			Message:          fmt.Sprintf("Tool '%s' could not be run just now; try again shortly with the same token", c.tool.def.Name),
 			DeveloperMessage: "the record of spent execution-bound token ids could not be written, and the call is not run unless its token is known to be spent: " + err.Error(),
 			CanRetry:         true,
@@ -119,22 +120,15 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*CallResult, error)
 	return nil, nil
 }
 
-// spendOnce records key as used until the given time (plus a margin for
-// clock steps) and reports whether it was fresh: in the registry's
-// idempotency store when replicas share it, in the in-memory ledger
-// otherwise. A key spent by holder (not empty) is fresh again to the same
-// holder. Token ids are spent under keys starting with 'j'; other
-// single-use things (a requestState, through callin.SpendOnce) under keys
-// starting with 'o'.
-func (r *Registry) spendOnce(ctx context.Context, key, holder string, until time.Time) (bool, error) {
-	if r.idem != nil && !r.idemInProcess {
-		return r.spendShared(ctx, key, holder)
-	}
-	ledger := &r.tokens
-	if key[0] == 'o' { // a ledger of their own: filling it cannot lock tokens out
-		ledger = &r.once
-	}
-	return ledger.spend(key, holder, until.Add(spentMargin))
+// ledger records single-use keys: spend records key as used until the
+// given time and reports whether it was fresh; a key spent by holder (not
+// empty) is fresh again to the same holder. A registry has two: one for
+// execution-bound token ids (keys starting with 'j'), one for other
+// single-use things (a requestState, through callin.SpendOnce; keys
+// starting with 'o'). Both are the registry's idempotency store when
+// replicas share it (sharedLedger), and in memory otherwise (tokenLedger).
+type ledger interface {
+	spend(ctx context.Context, key, holder string, until time.Time) (bool, error)
 }
 
 func init() {
@@ -145,19 +139,25 @@ func init() {
 		} else if callID != "" {
 			callID = "c" + callID
 		}
-		return r.spendOnce(ctx, "o"+key, callID, until)
+		return r.once.spend(ctx, "o"+key, callID, until.Add(spentMargin))
 	}
 }
 
-// spendShared spends key in the registry's shared store: a claim, at
-// once completed with the marker. An id that a claim holds, done or in
-// flight, is spent, unless holder made the claim.
-func (r *Registry) spendShared(ctx context.Context, key, holder string) (bool, error) {
+// sharedLedger is a ledger in the registry's idempotency store, shared by
+// replicas: a key is spent by a claim, at once completed with the marker.
+// The keys of spent ids start with 'j' or 'o' and call keys with 'a' or
+// 'i', so the two never meet.
+type sharedLedger struct{ store IdempotencyStore }
+
+// spend implements ledger: a key that a claim holds, done or in flight,
+// is spent, unless holder made the claim. The store keeps it for its own
+// retention, whatever until says.
+func (l sharedLedger) spend(ctx context.Context, key, holder string, _ time.Time) (bool, error) {
 	fingerprint := "jti"
 	if holder != "" {
 		fingerprint = "h" + holder
 	}
-	rec, claim, err := r.idem.Claim(ctx, key, fingerprint)
+	rec, claim, err := l.store.Claim(ctx, key, fingerprint)
 	switch {
 	case err != nil:
 		return false, err
@@ -223,9 +223,8 @@ func (h *ledgerHeap) Pop() any {
 	return e
 }
 
-// spend records key as spent until the given time, and reports whether
-// it was fresh, or spent by the same holder (not empty).
-func (l *tokenLedger) spend(key, holder string, until time.Time) (bool, error) {
+// spend implements ledger.
+func (l *tokenLedger) spend(_ context.Context, key, holder string, until time.Time) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.inited {

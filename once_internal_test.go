@@ -1,6 +1,7 @@
 package otc
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,7 +17,9 @@ func TestTokenLedger(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	l := &tokenLedger{max: 3, now: func() time.Time { return now }}
-	spend := func(key string, until time.Duration) (bool, error) { return l.spend(key, "", now.Add(until)) }
+	spend := func(key string, until time.Duration) (bool, error) {
+		return l.spend(context.Background(), key, "", now.Add(until))
+	}
 
 	fresh, err := spend("a", time.Minute)
 	require.NoError(t, err)

@@ -466,58 +466,77 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	// With an idempotency store, a call that brought its own call id runs
 	// only if it is the first with that id; a repeat is answered with the
 	// first one's outcome (see idempotency.go).
-	var claim IdempotencyClaim
-	var late func(json.RawMessage, error)
-	if r.idem != nil && req.CallID != "" && !req.CallIDGenerated {
-		replay, cl, err := r.dedupe(ctx, c, doc, root)
-		if err != nil || cl == nil {
-			return replay, err
-		}
-		claim = cl
-		if t.timeout > 0 {
-			late = r.finishLate(ctx, claim, t, c.CallID, start)
-		}
+	if r.idem == nil || req.CallID == "" || req.CallIDGenerated {
+		res, _, err := r.execute(ctx, c, input, start, nil)
+		return res, err
 	}
+	replay, claim, err := r.dedupe(ctx, c, doc, root)
+	if err != nil || claim == nil {
+		return replay, err
+	}
+	var late func(json.RawMessage, error)
+	if t.timeout > 0 {
+		late = r.finishLate(ctx, claim, t, c.CallID, start)
+	}
+	res, end, err := r.execute(ctx, c, input, start, late)
+	// The claim is settled here, once, as execute says: the outcome
+	// recorded, the key released for a call that did not run to an
+	// outcome that stands, or left to late once the function returns.
+	switch end {
+	case settleRecord:
+		r.finishClaim(ctx, claim, &res, t.def.ID)
+	case settleRelease:
+		r.releaseClaim(ctx, claim, c.CallID, t.def.ID)
+	}
+	return res, err
+}
 
+// claimEnd says how a call's idempotency claim is settled once execute
+// returns.
+type claimEnd uint8
+
+const (
+	settleRecord  claimEnd = iota // the result stands: record it (finishClaim decides whether it may)
+	settleRelease                 // the function did not run to a result: release the key
+	settleLate                    // the function outran its timeout: late settles it when it returns
+)
+
+// execute runs a resolved, validated call: its place in the tool's
+// concurrency limit, its execution-bound token, and the function within
+// its timeout. It returns the call's result or error, and how its
+// idempotency claim, if any, is to be settled.
+func (r *Registry) execute(ctx context.Context, c *Call, input []byte, start time.Time, late func(json.RawMessage, error)) (CallResult, claimEnd, error) {
+	t := c.tool
 	res := CallResult{CallID: c.CallID}
-	if busy := r.acquire(t); busy != nil {
+	limitedBy := func(l *limitedOutcome) CallResult {
 		res.Duration = time.Since(start)
-		res.Error, res.outcome = busy.err, busy.outcome
-		if claim != nil {
-			r.finishClaim(ctx, claim, &res, t.def.ID) // not run: released
-		}
-		return res, nil
+		res.Error, res.outcome = l.err, l.outcome
+		return res
+	}
+	if busy := r.acquire(t); busy != nil {
+		return limitedBy(busy), settleRelease, nil
 	}
 	// An execution-bound token is spent once the call holds its place and
 	// nothing is left between it and the function, so that a busy tool
 	// does not use up a token.
 	if p := t.def.Policy; p != nil && p.RequiresExecution {
-		if failed, err := r.spendToken(ctx, c); failed != nil || err != nil {
+		if unspent, err := r.spendToken(ctx, c); unspent != nil || err != nil {
 			r.releaseSlot(t)
-			if claim != nil {
-				r.finishClaim(ctx, claim, &CallResult{CallID: c.CallID, Error: &ToolError{CanRetry: true}}, t.def.ID) // not run: released
-			}
 			if err != nil {
-				return CallResult{}, err
+				return CallResult{}, settleRelease, err
 			}
-			failed.Duration = time.Since(start)
-			return *failed, nil
+			return limitedBy(unspent), settleRelease, nil
 		}
 	}
 	value, limited, err := r.runLimited(ctx, t, input, late)
-	res.Duration = time.Since(start)
 	switch {
 	case limited != nil:
-		res.Error, res.outcome = limited.err, limited.outcome
-		return res, nil
+		return limitedBy(limited), settleLate, nil
 	case err == nil:
 		res.Value, res.Content = value, t.def.Content
 	default:
 		if ie, ok := err.(*inputError); ok {
-			if claim != nil {
-				r.finishClaim(ctx, claim, &CallResult{Error: &ToolError{CanRetry: true}}, t.def.ID)
-			}
-			return CallResult{}, &Error{
+			return CallResult{}, settleRelease, &Error{
 				Code:            CodeInvalidInput,
 				Message:         invalidInputMessage,
 				ParameterErrors: locateDecodeError(t.inType, input, ie.err),
@@ -528,10 +547,8 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 			res.outcome = OutcomeCanceled
 		}
 	}
-	if claim != nil {
-		r.finishClaim(ctx, claim, &res, t.def.ID)
-	}
-	return res, nil
+	res.Duration = time.Since(start)
+	return res, settleRecord, nil
 }
 
 // errInputNotObject is the error for an input that is JSON of another kind.

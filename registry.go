@@ -137,8 +137,8 @@ type Registry struct {
 	idem           IdempotencyStore
 	idemInProcess  bool          // idem is a *MemoryStore
 	idemWait       time.Duration // see RegistryOptions.IdempotencyWait
-	tokens         tokenLedger   // spent token ids, unless idem is shared
-	once           tokenLedger   // other single-use keys (requestStates), unless idem is shared
+	tokens         ledger        // spent execution-bound token ids
+	once           ledger        // other single-use keys (requestStates)
 	strictNulls    bool
 	listEvery      bool // see RegistryOptions.ListEveryTool
 
@@ -172,6 +172,13 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		r.idemWait = DefaultIdempotencyWait
 	}
 	_, r.idemInProcess = r.idem.(*MemoryStore)
+	if r.idem != nil && !r.idemInProcess {
+		r.tokens = sharedLedger{r.idem}
+		r.once = r.tokens
+	} else {
+		// Two ledgers, so that filling one cannot lock the other out.
+		r.tokens, r.once = &tokenLedger{}, &tokenLedger{}
+	}
 	r.chain = r.core
 	for _, mw := range slices.Backward(opts.Middleware) {
 		if mw != nil {
