@@ -18,13 +18,14 @@ import (
 	"github.com/otcgo/otc/internal/wire"
 )
 
-// DefaultMaxBodyBytes is the default limit on a request body: 4 MiB.
-const DefaultMaxBodyBytes = 4 << 20
+// DefaultMaxBodyBytes is the default limit on a request body, for every
+// wire format: 4 MiB.
+const DefaultMaxBodyBytes = wire.DefaultMaxBodyBytes
 
 // DefaultBodyReadTimeout is the default limit on the time a client may
-// take to send a request body: 30 seconds, enough for the largest body at
-// the default limit over a slow link.
-const DefaultBodyReadTimeout = 30 * time.Second
+// take to send a request body, for every wire format: 30 seconds, enough
+// for the largest body at the default limit over a slow link.
+const DefaultBodyReadTimeout = wire.DefaultBodyReadTimeout
 
 // HandlerOptions configures a [Handler]. The zero value, and nil, give the
 // defaults described on each field.
@@ -104,11 +105,8 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 	if opts == nil {
 		opts = &HandlerOptions{}
 	}
-	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, timeout: bodyTimeout(opts.BodyReadTimeout),
-		schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
-	}
+	h := &Handler{reg: reg, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
+	h.maxBody, h.timeout = wire.BodyLimits(opts.MaxBodyBytes, opts.BodyReadTimeout)
 	if h.schema == "" {
 		h.schema = SchemaOTC
 	}
@@ -485,38 +483,21 @@ func unsupportedSchema(s string) *Error {
 // releases it, even on error.
 func readBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout time.Duration) (*bytes.Buffer, error) {
 	buf, err := wire.ReadBody(w, r, maxBody, timeout)
-	switch {
-	case err == nil:
+	if err == nil {
 		return buf, nil
-	case errors.Is(err, wire.ErrTooLarge):
-		return buf, tooLarge(maxBody)
-	case errors.Is(err, wire.ErrTimeout):
-		return buf, &Error{
-			Code:             CodeRequestTimeout,
-			Message:          fmt.Sprintf("The request body did not arrive within %v", timeout),
-			DeveloperMessage: "send the whole body promptly; the server does not wait for slow clients",
-		}
 	}
-	return buf, serverError("The request body could not be read", err.Error())
+	switch status, msg := wire.BodyProblem(err, maxBody, timeout); status {
+	case http.StatusRequestEntityTooLarge:
+		return buf, &Error{Code: CodeTooLarge, Message: msg}
+	case http.StatusRequestTimeout:
+		return buf, &Error{Code: CodeRequestTimeout, Message: msg,
+			DeveloperMessage: "send the whole body promptly; the server does not wait for slow clients"}
+	default:
+		return buf, serverError(msg, err.Error())
+	}
 }
 
 func armWriteDeadline(w http.ResponseWriter, r *http.Request) { wire.ArmWriteDeadline(w, r) }
-
-// bodyTimeout turns a BodyReadTimeout option into the limit to apply:
-// zero is the default, negative none (0).
-func bodyTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultBodyReadTimeout
-	case d < 0:
-		return 0
-	}
-	return d
-}
-
-func tooLarge(limit int64) *Error {
-	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("The request body is larger than the limit of %d bytes", limit)}
-}
 
 // writeError answers err: an [*Error] with its class's status and body. Anything else is a fault of this library and answers 500,
 // still as JSON.

@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"mime"
 	"net"
 	"net/http"
@@ -45,17 +44,11 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	h := &Handler{
 		s:              newServer(reg, opts, opts.Authenticator != nil),
 		auth:           opts.Authenticator,
-		timeout:        opts.BodyReadTimeout,
 		allowedOrigins: map[string]bool{},
 		allowedHosts:   map[string]bool{},
 		hostCheck:      !opts.DisableHostCheck,
 	}
-	switch {
-	case h.timeout == 0:
-		h.timeout = otc.DefaultBodyReadTimeout
-	case h.timeout < 0:
-		h.timeout = 0
-	}
+	_, h.timeout = wire.BodyLimits(0, opts.BodyReadTimeout)
 	for _, o := range opts.AllowedOrigins {
 		h.allowedOrigins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
@@ -109,14 +102,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := wire.ReadBody(w, r, h.s.maxBody, h.timeout)
 	defer wire.ReleaseBuffer(body)
 	if err != nil {
-		switch {
-		case errors.Is(err, wire.ErrTooLarge):
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body is larger than the limit of " + strconv.FormatInt(h.s.maxBody, 10) + " bytes"})
-		case errors.Is(err, wire.ErrTimeout):
-			writeHTTPError(w, http.StatusRequestTimeout, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body did not arrive within " + h.timeout.String()})
-		default:
-			writeHTTPError(w, http.StatusBadRequest, nil, &rpcError{Code: codeInvalidRequest, Message: "The request body could not be read"})
-		}
+		status, msg := wire.BodyProblem(err, h.s.maxBody, h.timeout)
+		writeHTTPError(w, status, nil, &rpcError{Code: codeInvalidRequest, Message: msg})
 		return
 	}
 	b := body.Bytes()

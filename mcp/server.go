@@ -61,9 +61,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	case s.pageSize < 0:
 		s.pageSize = 0
 	}
-	if s.maxBody <= 0 {
-		s.maxBody = otc.DefaultMaxBodyBytes
-	}
+	s.maxBody, _ = wire.BodyLimits(s.maxBody, 0)
 	s.asks = newAskTable(opts)
 	name, version := opts.Name, opts.Version
 	if name == "" {

@@ -130,16 +130,8 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{reg: reg, maxBody: opts.MaxBodyBytes, timeout: opts.BodyReadTimeout, logger: opts.Logger, auth: opts.Authenticator}
-	if h.maxBody <= 0 {
-		h.maxBody = otc.DefaultMaxBodyBytes
-	}
-	switch {
-	case h.timeout == 0:
-		h.timeout = otc.DefaultBodyReadTimeout
-	case h.timeout < 0:
-		h.timeout = 0
-	}
+	h := &Handler{reg: reg, logger: opts.Logger, auth: opts.Authenticator}
+	h.maxBody, h.timeout = wire.BodyLimits(opts.MaxBodyBytes, opts.BodyReadTimeout)
 	if h.logger == nil {
 		h.logger = reg.Logger()
 	}
@@ -493,7 +485,7 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 			req := &otc.CallRequest{ToolName: name, CallID: callID, CallIDGenerated: generated, Protocol: otc.ProtocolHTTP, HTTPRequest: r}
 			_, served = h.reg.Call(r.Context(), req)
 		}
-		if served != nil && !sameError(served, lookupErr) {
+		if served != nil && !unresolved(served) {
 			h.callError(w, served) // middleware answered otherwise
 		} else {
 			h.fail(w, CodeToolNotFound, errorMessage(lookupErr), nil)
@@ -564,24 +556,27 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 // bodyFailed answers a body that could not be read: too large, too slow,
 // or cut short.
 func (h *Handler) bodyFailed(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, wire.ErrTooLarge):
-		h.fail(w, CodeRequestTooLarge, fmt.Sprintf("The request body is larger than the limit of %d bytes", h.maxBody), nil)
-	case errors.Is(err, wire.ErrTimeout):
-		h.fail(w, CodeRequestTimeout, fmt.Sprintf("The request body did not arrive within %v", h.timeout), nil)
+	status, msg := wire.BodyProblem(err, h.maxBody, h.timeout)
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		h.fail(w, CodeRequestTooLarge, msg, nil)
+	case http.StatusRequestTimeout:
+		h.fail(w, CodeRequestTimeout, msg, nil)
 	default:
-		h.fail(w, CodeInvalidJSON, "The request body could not be read", nil)
+		h.fail(w, CodeInvalidJSON, msg, nil)
 	}
 }
 
-// sameError reports whether a and b, errors of resolving one tool name,
-// say the same: resolution is deterministic, so an error the pipeline
-// returns that says what the lookup said is the resolution's own, not a
-// middleware's.
-func sameError(a, b error) bool {
-	ea, ok1 := errors.AsType[*otc.Error](a)
-	eb, ok2 := errors.AsType[*otc.Error](b)
-	return ok1 && ok2 && ea.Code == eb.Code && ea.Message == eb.Message && ea.DeveloperMessage == eb.DeveloperMessage
+// unresolved reports whether err, the pipeline's answer to a call whose
+// name the registry cannot resolve, is the resolution's own refusal (an
+// unknown tool or version, a malformed version), rather than a
+// middleware's answer: the REST view answers the former tool.not_found.
+func unresolved(err error) bool {
+	switch otc.OutcomeOf(otc.CallResult{}, err) {
+	case otc.OutcomeNotFound, otc.OutcomeBadRequest:
+		return true
+	}
+	return false
 }
 
 // callError writes the answer to a call that failed before its function

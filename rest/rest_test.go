@@ -1531,3 +1531,39 @@ func restDetail(e *restErrorDoc, key string) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// TestRESTMiddlewareAnswersUnknownTools: a middleware sees every call,
+// unknown tools included, and an answer of its own is the REST answer;
+// one that passes the call through leaves the unknown tool a 404.
+func TestRESTMiddlewareAnswersUnknownTools(t *testing.T) {
+	t.Parallel()
+	refuse := func(next otc.CallFunc) otc.CallFunc {
+		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
+			return otc.CallResult{}, &otc.Error{Code: otc.CodeForbidden, Message: "Calls are closed for maintenance"}
+		}
+	}
+	passThrough := func(next otc.CallFunc) otc.CallFunc { return next }
+	for name, mw := range map[string]otc.Middleware{"refusing": refuse, "passing": passThrough} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{mw}})
+			srv := httptest.NewServer(rest.NewHandler(reg, nil))
+			t.Cleanup(srv.Close)
+			for _, body := range []string{`{"schema_version":"0.1.0","args":{}}`, `not json`} {
+				for _, tool := range []string{"Nope_Nope", "Nope_Nope@x.y"} {
+					resp, err := http.Post(srv.URL+"/tools/"+tool+":invoke", "application/json", strings.NewReader(body))
+					require.NoError(t, err)
+					raw, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if name == "refusing" {
+						assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s: %s", tool, body, raw)
+						assert.Contains(t, string(raw), "closed for maintenance")
+					} else {
+						assert.Equal(t, http.StatusNotFound, resp.StatusCode, "%s %s: %s", tool, body, raw)
+						assert.Contains(t, string(raw), rest.CodeToolNotFound)
+					}
+				}
+			}
+		})
+	}
+}

@@ -290,3 +290,41 @@ func SetRetryAfter(h http.Header, d time.Duration) {
 	}
 	h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
 }
+
+// The defaults of a handler's body options, the same for every wire
+// format (the root package exports them as DefaultMaxBodyBytes and
+// DefaultBodyReadTimeout).
+const (
+	DefaultMaxBodyBytes    = 4 << 20
+	DefaultBodyReadTimeout = 30 * time.Second
+)
+
+// BodyLimits applies the defaults to a handler's body options: a size of
+// zero or less is DefaultMaxBodyBytes; a timeout of zero is
+// DefaultBodyReadTimeout, and a negative one no limit (0).
+func BodyLimits(maxBytes int64, timeout time.Duration) (int64, time.Duration) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBodyBytes
+	}
+	switch {
+	case timeout == 0:
+		timeout = DefaultBodyReadTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	return maxBytes, timeout
+}
+
+// BodyProblem says why ReadBody failed, as every wire format answers it:
+// the HTTP status (413 for a body over maxBytes, 408 for one that did not
+// arrive within timeout, 400 for one that could not be read) and the
+// message.
+func BodyProblem(err error, maxBytes int64, timeout time.Duration) (status int, message string) {
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("The request body is larger than the limit of %d bytes", maxBytes)
+	case errors.Is(err, ErrTimeout):
+		return http.StatusRequestTimeout, fmt.Sprintf("The request body did not arrive within %v", timeout)
+	}
+	return http.StatusBadRequest, "The request body could not be read"
+}
