@@ -227,7 +227,8 @@ end
 return redis.call('HGET', KEYS[1], 'o')`)
 
 	// respondScript moves the answers to open questions (ARGV: key,
-	// value, ...) in; it returns 0 for a missing task, 1 otherwise.
+	// value, ...) in, and sets a task whose questions are all answered
+	// working again; it returns 0 for a missing task, 1 otherwise.
 	respondScript = redis.NewScript(taskPrologue + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if live() then
@@ -240,6 +241,13 @@ if live() then
     end
   end
   if changed then redis.call('HSET', KEYS[1], 'u', ms(now)) end
+  if redis.call('HGET', KEYS[1], 's') == 'input_required' then
+    local open = false
+    for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+      if string.sub(f, 1, 2) == 'q:' then open = true break end
+    end
+    if not open then redis.call('HSET', KEYS[1], 's', 'working', 'm', '') end
+  end
 end
 return 1`)
 )

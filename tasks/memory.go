@@ -428,5 +428,10 @@ func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]j
 		t.InputResponses[k] = append(json.RawMessage(nil), v...)
 		t.UpdatedAt = now
 	}
+	if t.Status == InputRequired && len(t.InputRequests) == 0 {
+		// Every question is answered: the task works again, and no poll
+		// shows it waiting with nothing to answer.
+		t.Status, t.StatusMessage = Working, ""
+	}
 	return nil
 }

@@ -126,7 +126,8 @@ type Store interface {
 	Cancel(ctx context.Context, id string) error
 	// Respond delivers answers to the task's questions, by key: each
 	// answer to a question still open moves from InputRequests to
-	// InputResponses; others are ignored.
+	// InputResponses; others are ignored. A task whose questions are then
+	// all answered is Working again.
 	Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error
 }
 

@@ -160,6 +160,9 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(get(t, s, id).InputResponses["input-1"]), "an answered question takes no second answer")
 
 		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-2": json.RawMessage(`{"action":"accept"}`)}))
+		got = get(t, s, id)
+		assert.Equal(t, tasks.Working, got.Status, "every question answered: the task works again, and shows nothing to answer")
+		assert.Empty(t, got.InputRequests)
 		got, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Working, Taken: []string{"input-1", "input-2"}})
 		require.NoError(t, err)
 		assert.Equal(t, tasks.Working, got.Status)
