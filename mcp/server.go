@@ -371,68 +371,29 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		f.stream = sseStream{w: x.writer, r: x.request}
 		x.stream, x.out = &f.stream, &f.stream
 	}
+	g := generationOf(x)
 	n := &f.notifier
 	n.progressToken = m.progressToken
 	x.notifier = n
-	switch {
-	case x.out == nil:
+	if x.out == nil {
 		n.progressToken = nil
-	case x.modern:
-		if m.metaLogLevel != "" {
-			n.logs, n.logLevel = true, metaLevel
-		}
-	default:
-		n.logs, n.logLevel = true, s.logLevel
-		if x.logLevel != nil {
-			n.logLevel = x.logLevel.Level()
-		}
 	}
+	g.notifications(s, x, n, metaLevel)
 	n.out = x.out
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}
 	state := &f.state
 	state.Context = ctx
-	ctx = state
-	if x.modern {
-		state.caps = m.caps
-		req.Asker = (*roundAsker)(state)
-		if m.roundTrip {
-			if e := s.resume(ctx, state, m, m.name); e != nil {
-				return nil, e
-			}
-		}
-	} else {
-		// The initialize era asks the client on the call's stream (ask.go).
-		state.caps = x.caps
-		if m.clientCaps != nil && !m.clientCapsWrong {
-			state.caps = m.caps
-		}
-		state.asks, state.notifier, state.request, state.stream = s.asks, n, x.request, x.stream
-		ctx = otc.WithAsker(ctx, state)
+	ctx, refused := g.prepare(s, x, state, req)
+	if refused != nil {
+		return nil, refused
 	}
 	res, err := s.reg.Call(ctx, req)
-	if x.modern {
-		if b, e, ok := s.finishRound(ctx, state, m, res); ok {
-			return b, e
-		}
+	if b, e, ok := g.finish(s, x, state, res); ok {
+		return b, e
 	}
-	if res.Error != nil {
-		state.mu.Lock()
-		needs := state.needs
-		state.mu.Unlock()
-		if needs != "" {
-			e := missingCapability(needs)
-			if !x.modern {
-				e.status = 0 // the initialize era answers a request's errors 200
-			}
-			return nil, e
-		}
-	}
-	var info []byte
-	if x.modern {
-		info = s.infoMeta
-	}
+	info := g.meta(s)
 	if !x.wantResponse {
 		// Sized for the result's usual shape (its value twice: as text and
 		// as structured content) and the 2026-07-28 _meta and resultType,
