@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"log/slog"
+	"net/http"
 
 	"github.com/otcgo/otc"
 )
@@ -15,16 +16,34 @@ import (
 type generation interface {
 	// notifications sets up the call's notifier n; metaLevel is the log
 	// level the request's _meta asked for, if it did.
-	notifications(s *server, x *exchange, n *callNotifier, metaLevel slog.Level)
+	notifications(s *server, c callSite, n *callNotifier, metaLevel slog.Level)
 	// prepare readies the call's state, and its asker, for a call whose
 	// context is state: it returns the context the call runs in, or the
 	// error that refuses the request.
-	prepare(s *server, x *exchange, state *callState, req *otc.CallRequest) (context.Context, *rpcError)
+	prepare(s *server, c callSite, state *callState, req *otc.CallRequest) (context.Context, *rpcError)
 	// finish answers a call that ended with res: with ok false, as any
 	// call is answered, and otherwise with b or e.
-	finish(s *server, x *exchange, state *callState, res otc.CallResult) (b []byte, e *rpcError, ok bool)
+	finish(s *server, c callSite, state *callState, res otc.CallResult) (b []byte, e *rpcError, ok bool)
 	// meta is the _meta every result carries, without braces.
 	meta(s *server) []byte
+}
+
+// callSite is what a generation reads of a tools/call's exchange: copies
+// of its fields, so that the exchange itself, which the transport keeps
+// on its stack, does not escape through the interface.
+type callSite struct {
+	msg      *message
+	out      bool // the call can send notifications
+	logLevel *slog.LevelVar
+	caps     clientCaps // declared in initialize
+	request  *http.Request
+	stream   *sseStream
+	notifier *callNotifier
+}
+
+// siteOf returns the call site of an exchange.
+func siteOf(x *exchange) callSite {
+	return callSite{msg: x.msg, out: x.out != nil, logLevel: x.logLevel, caps: x.caps, request: x.request, stream: x.stream, notifier: x.notifier}
 }
 
 // generationOf returns the generation of a request.
@@ -40,27 +59,27 @@ func generationOf(x *exchange) generation {
 // stream (ask.go), and the errors of a request answered 200.
 type sessions struct{}
 
-func (sessions) notifications(s *server, x *exchange, n *callNotifier, _ slog.Level) {
-	if x.out == nil {
+func (sessions) notifications(s *server, c callSite, n *callNotifier, _ slog.Level) {
+	if !c.out {
 		return
 	}
 	n.logs, n.logLevel = true, s.logLevel
-	if x.logLevel != nil {
-		n.logLevel = x.logLevel.Level()
+	if c.logLevel != nil {
+		n.logLevel = c.logLevel.Level()
 	}
 }
 
-func (sessions) prepare(s *server, x *exchange, state *callState, _ *otc.CallRequest) (context.Context, *rpcError) {
-	m := x.msg
-	state.caps = x.caps
+func (sessions) prepare(s *server, c callSite, state *callState, _ *otc.CallRequest) (context.Context, *rpcError) {
+	m := c.msg
+	state.caps = c.caps
 	if m.clientCaps != nil && !m.clientCapsWrong {
 		state.caps = m.caps
 	}
-	state.asks, state.notifier, state.request, state.stream = s.asks, x.notifier, x.request, x.stream
+	state.asks, state.notifier, state.request, state.stream = s.asks, c.notifier, c.request, c.stream
 	return otc.WithAsker(state, state), nil
 }
 
-func (sessions) finish(_ *server, _ *exchange, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
+func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
 	if e := state.missing(res); e != nil {
 		e.status = 0 // this generation answers a request's errors 200
 		return nil, e, true
@@ -76,14 +95,14 @@ func (sessions) meta(*server) []byte { return nil }
 // every result's _meta.
 type rounds struct{}
 
-func (rounds) notifications(_ *server, x *exchange, n *callNotifier, metaLevel slog.Level) {
-	if x.out != nil && x.msg.metaLogLevel != "" {
+func (rounds) notifications(_ *server, c callSite, n *callNotifier, metaLevel slog.Level) {
+	if c.out && c.msg.metaLogLevel != "" {
 		n.logs, n.logLevel = true, metaLevel
 	}
 }
 
-func (rounds) prepare(s *server, x *exchange, state *callState, req *otc.CallRequest) (context.Context, *rpcError) {
-	m := x.msg
+func (rounds) prepare(s *server, c callSite, state *callState, req *otc.CallRequest) (context.Context, *rpcError) {
+	m := c.msg
 	state.caps = m.caps
 	req.Asker = (*roundAsker)(state)
 	if m.roundTrip {
@@ -94,8 +113,8 @@ func (rounds) prepare(s *server, x *exchange, state *callState, req *otc.CallReq
 	return state, nil
 }
 
-func (rounds) finish(s *server, x *exchange, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
-	if b, e, ok := s.finishRound(state, state, x.msg, res); ok {
+func (rounds) finish(s *server, c callSite, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
+	if b, e, ok := s.finishRound(state, state, c.msg, res); ok {
 		return b, e, true
 	}
 	if e := state.missing(res); e != nil {

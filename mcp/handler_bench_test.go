@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
@@ -86,3 +87,49 @@ func BenchmarkMCPCall(b *testing.B) {
 	})
 	b.Run("otc", func(b *testing.B) { benchHandler(b, otc.NewHandler(reg, nil), "/call", testkit.OTCAddCall, nil) })
 }
+
+// TestCallAllocations holds a tools/call through the MCP handler, in the
+// initialize era and in 2026-07-28, to the allocations it makes now, the
+// test's recorder included: one more means something of the call escaped
+// to the heap (an exchange passed through an interface did once). It
+// runs without the race detector, which allocates (.ci/run).
+func TestCallAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what allocates")
+	}
+	reg := testkit.NewAddRegistry(t)
+	for _, tc := range []struct {
+		name    string
+		body    string
+		headers map[string]string
+		max     float64
+	}{
+		{"2025-11-25", testkit.MCPAddCall, nil, 27},
+		{"2026-07-28", benchMCPCallModern, map[string]string{"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "Calculator_Add"}, 25},
+	} {
+		h := mcp.NewHandler(reg, nil)
+		proto := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		proto.Header.Set("Content-Type", "application/json")
+		proto.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range tc.headers {
+			proto.Header.Set(k, v)
+		}
+		proto.ContentLength = int64(len(tc.body))
+		rd := bytes.NewReader(nil)
+		run := func() {
+			rd.Reset([]byte(tc.body))
+			r := *proto
+			r.Body = io.NopCloser(rd)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, &r)
+			if w.Code != http.StatusOK {
+				t.Fatalf("%s: %d %s", tc.name, w.Code, w.Body.String())
+			}
+		}
+		run()
+		assert.LessOrEqual(t, testing.AllocsPerRun(200, run), tc.max, tc.name)
+	}
+}
+
+// raceEnabled is true under the race detector (race_test.go).
+var raceEnabled bool

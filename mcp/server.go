@@ -378,19 +378,20 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if x.out == nil {
 		n.progressToken = nil
 	}
-	g.notifications(s, x, n, metaLevel)
+	site := siteOf(x)
+	g.notifications(s, site, n, metaLevel)
 	n.out = x.out
 	if n.progressToken != nil || n.logs {
 		ctx = otc.WithNotifier(ctx, n)
 	}
 	state := &f.state
 	state.Context = ctx
-	ctx, refused := g.prepare(s, x, state, req)
+	ctx, refused := g.prepare(s, site, state, req)
 	if refused != nil {
 		return nil, refused
 	}
 	res, err := s.reg.Call(ctx, req)
-	if b, e, ok := g.finish(s, x, state, res); ok {
+	if b, e, ok := g.finish(s, site, state, res); ok {
 		return b, e
 	}
 	info := g.meta(s)

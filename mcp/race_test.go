@@ -1,0 +1,5 @@
+//go:build race
+
+package mcp_test
+
+func init() { raceEnabled = true }
