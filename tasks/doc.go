@@ -1,0 +1,18 @@
+// Package tasks keeps the tasks of a tool server: calls that are answered
+// at once with a handle, run in the background, and whose status and
+// result the client asks for later (MCP's tasks extension,
+// io.modelcontextprotocol/tasks, served by package mcp). A tool says
+// whether its calls may run so with otc.Tool.Tasks; a [Store] keeps the
+// tasks, so that any replica of a server can report on, answer and cancel
+// a task another one runs.
+//
+// [MemoryStore] keeps them in the process, bounded in tasks, in tasks per
+// caller (held and running) and in bytes; the redisstore module
+// (github.com/otcgo/otc/redisstore) shares them between replicas. A task
+// belongs to the caller that made it: [Owner] names the caller an
+// identity proves.
+//
+//	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
+//		Store: tasks.NewMemoryStore(nil), // or redisstore.NewTaskStore
+//	}})
+package tasks
