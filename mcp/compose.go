@@ -48,7 +48,7 @@ import (
 // composedAsker is the Asker of a call that asks in rounds, then through
 // its task.
 type composedAsker struct {
-	round *roundAsker
+	round roundAsker
 
 	mu   sync.Mutex
 	task *taskAsker // set when the call has become a task
@@ -68,7 +68,7 @@ func (a *composedAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]jso
 // asking reports whether the function has questions open in rounds.
 // The caller holds a.mu.
 func (a *composedAsker) asking() bool {
-	st := (*callState)(a.round)
+	st := a.round.callState
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.round != nil && len(st.round.pending) > 0
@@ -117,7 +117,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 			return nil, e
 		}
 	}
-	asker := &composedAsker{round: (*roundAsker)(state)}
+	asker := &composedAsker{round: roundAsker{state}}
 	run.Asker = asker
 
 	done := make(chan outcome, 1)

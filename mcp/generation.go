@@ -104,7 +104,7 @@ func (rounds) notifications(_ *server, c callSite, n *callNotifier, metaLevel sl
 func (rounds) prepare(s *server, c callSite, state *callState, req *otc.CallRequest) (context.Context, *rpcError) {
 	m := c.msg
 	state.caps = m.caps
-	req.Asker = (*roundAsker)(state)
+	req.Asker = roundAsker{state}
 	if m.roundTrip {
 		if e := s.resume(state, state, m, m.name); e != nil {
 			return nil, e

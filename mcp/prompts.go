@@ -139,7 +139,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange) ([]byte, *rpcError)
 	subject := "prompt:" + p.Name
 	if x.modern {
 		state.caps = m.caps
-		ctx = otc.WithAsker(ctx, (*roundAsker)(state))
+		ctx = otc.WithAsker(ctx, roundAsker{state})
 		if m.roundTrip {
 			if e := s.resume(ctx, state, m, subject); e != nil {
 				return nil, e

@@ -176,17 +176,20 @@ type round struct {
 	pending   map[string]otc.InputRequest
 }
 
-// roundAsker is the Asker of a 2026-07-28 call: its callState, seen
-// through another type so that the state's own methods stay apart.
-type roundAsker callState
+// roundAsker is the Asker of a 2026-07-28 call, which asks in
+// input_required rounds: the call's state is what it asks with (its
+// capabilities, its round). It holds one pointer, so that it goes into an
+// otc.Asker without an allocation.
+type roundAsker struct{ *callState }
 
 // Ask asks as the file comment says.
-func (s *roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+func (a roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+	s := a.callState
 	for _, r := range reqs {
 		if len(r.Params) > 0 && (r.Params[0] != '{' || !json.Valid(r.Params)) {
 			return nil, fmt.Errorf("mcp: ask: the params of a %s request must be a JSON object", r.Method)
 		}
-		if err := (*callState)(s).allow(r); err != nil {
+		if err := s.allow(r); err != nil {
 			return nil, err
 		}
 	}
