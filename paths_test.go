@@ -41,10 +41,7 @@ func TestNamedFilesExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	exists := func(from, name string) bool {
-		if strings.Contains(name, "/") {
-			return all[filepath.Clean(name)] || all[filepath.Join(filepath.Dir(from), name)]
-		}
-		return all[filepath.Join(filepath.Dir(from), name)] || all[name] && !strings.Contains(name, "/") && rootFile(name)
+		return all[filepath.Clean(name)] || all[filepath.Join(filepath.Dir(from), name)]
 	}
 	for _, path := range files {
 		if path == "CHANGELOG.md" || strings.HasSuffix(path, ".src.md") {
@@ -70,12 +67,6 @@ func TestNamedFilesExist(t *testing.T) {
 			}
 		}
 	}
-}
-
-// rootFile reports whether a bare name is a file at the repository's root.
-func rootFile(name string) bool {
-	_, err := os.Stat(name)
-	return err == nil
 }
 
 // ignoredName reports whether a name is not one of this repository's

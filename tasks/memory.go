@@ -205,20 +205,20 @@ func (s *MemoryStore) makeRoom(now time.Time) bool {
 	if len(s.tasks) < s.maxTasks {
 		return true
 	}
-	if id := s.finished.front(s.holdsEnded); id != "" {
-		s.drop(id, s.tasks[id])
-		return true
+	for swept := false; ; swept = true {
+		if id := s.finished.front(s.holdsEnded); id != "" {
+			s.drop(id, s.tasks[id])
+			return true
+		}
+		if swept {
+			return false
+		}
+		// No task has ended that the store knows of: look for runners
+		// whose lease lapsed, which ends their tasks, and look again.
+		for id := range s.tasks {
+			s.lookup(id, now)
+		}
 	}
-	// No task has ended that the store knows of: look for runners whose
-	// lease lapsed, which ends their tasks.
-	for id := range s.tasks {
-		s.lookup(id, now)
-	}
-	if id := s.finished.front(s.holdsEnded); id != "" {
-		s.drop(id, s.tasks[id])
-		return true
-	}
-	return false
 }
 
 // lookup returns the live task id, or nil. s.mu is held.
