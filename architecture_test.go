@@ -27,9 +27,9 @@ const modulePath = "github.com/otcgo/otc"
 var wireFormats = []string{"rest", "registryview", "mcp"}
 
 // The packages that, like the wire formats, are built on the root's
-// exported API and import only it and internal/: the OAuth resource
-// server, and the task storage.
-var builtOnRoot = []string{"oauth", "tasks"}
+// exported API and import only it and internal/: the authenticators, the
+// OAuth resource server, and the task storage.
+var builtOnRoot = []string{"auth", "oauth", "tasks"}
 
 // The packages a wire format may import beside the root and internal/:
 // the storage that wire formats with tasks share (MCP now, A2A next).
@@ -169,6 +169,7 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache", "tasks"})
 	assert.Subset(t, code["tasks"], []string{"", "internal/claims"})
 	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
-	assert.Subset(t, code["oauth"], []string{"", "internal/jwks", "internal/wire"})
+	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})
+	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -158,9 +159,9 @@ func TestRevision(t *testing.T) {
 
 func TestAuthenticateForAdapters(t *testing.T) {
 	t.Parallel()
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"ops": "k3y-for-adapter-tests-0123456789"})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ops": "k3y-for-adapter-tests-0123456789"})
 	require.NoError(t, err)
-	jwtAuth, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(strings.Repeat("s", 32))})
+	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(strings.Repeat("s", 32))})
 	require.NoError(t, err)
 
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
@@ -180,7 +181,8 @@ func TestAuthenticateForAdapters(t *testing.T) {
 	assert.Nil(t, e, "no authenticator accepts every request")
 	assert.Nil(t, otc.CallerIdentity(got.Context()))
 
-	assert.Equal(t, "", otc.WWWAuthenticate(keys))
-	assert.Equal(t, "Bearer", otc.WWWAuthenticate(jwtAuth))
-	assert.Equal(t, "Bearer", otc.WWWAuthenticate(otc.AnyOf(keys, jwtAuth)))
+	refused := &otc.Error{Code: otc.CodeUnauthenticated, Message: "no"}
+	assert.Equal(t, "", otc.Challenge(keys, refused))
+	assert.Equal(t, "Bearer", otc.Challenge(jwtAuth, refused))
+	assert.Equal(t, "Bearer", otc.Challenge(auth.AnyOf(keys, jwtAuth), refused))
 }

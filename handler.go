@@ -66,7 +66,7 @@ type HandlerOptions struct {
 	// Authenticator, when set, must accept a request before the catalog is
 	// listed or a tool called; GET /health is never authenticated. Nil
 	// means no authentication, and the Authorization header is ignored.
-	// See [NewAPIKeyAuth], [NewJWTAuth] and [AnyOf].
+	// See package [github.com/otcgo/otc/auth].
 	Authenticator Authenticator
 }
 
@@ -200,7 +200,7 @@ func (h *Handler) allow(w http.ResponseWriter, r *http.Request, methods ...strin
 // On success the request's context carries the caller's [Identity]; on
 // failure the 401 is written.
 func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	r, err := authenticateRequest(h.auth, r)
+	r, err := Authenticate(h.auth, r)
 	if err == nil {
 		return r, true
 	}

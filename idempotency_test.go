@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -53,7 +54,7 @@ type idemFailInput struct {
 	Retry bool `json:"retry,omitempty" jsonschema:"description=Whether the error says can_retry."`
 }
 
-func newIdemFixture(t *testing.T, store otc.IdempotencyStore, auth bool) *idemFixture {
+func newIdemFixture(t *testing.T, store otc.IdempotencyStore, withAuth bool) *idemFixture {
 	t.Helper()
 	f := &idemFixture{store: store, hold: make(chan struct{}), entered: make(chan struct{}, 64)}
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
@@ -121,8 +122,8 @@ func newIdemFixture(t *testing.T, store otc.IdempotencyStore, auth bool) *idemFi
 
 	var hopts *otc.HandlerOptions
 	var ropts *rest.Options
-	if auth {
-		a, err := otc.NewAPIKeyAuth(map[string]string{"alice": idemAlice, "bob": idemBob})
+	if withAuth {
+		a, err := auth.NewAPIKeyAuth(map[string]string{"alice": idemAlice, "bob": idemBob})
 		require.NoError(t, err)
 		hopts = &otc.HandlerOptions{Authenticator: a}
 		ropts = &rest.Options{Authenticator: a}

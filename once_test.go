@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
@@ -34,8 +35,8 @@ type onceInput struct {
 
 // onceServer serves Pay.Refund, which requires an execution-bound token,
 // and Pay.Note, which needs nothing, over OTC (/), REST (/v1/) and MCP
-// (/mcp), behind a capability authenticator that trusts capIssuer and
-// capOtherIssuer.
+// (/mcp), behind a capability authenticator that trusts testkit.CapIssuer and
+// testkit.CapOtherIssuer.
 type onceServer struct {
 	url  string
 	runs atomic.Int64
@@ -52,7 +53,7 @@ func newOnceServer(t *testing.T, opts *otc.RegistryOptions, tool otc.Tool) *once
 	s := &onceServer{}
 	reg := otc.NewRegistry(opts)
 	tool.ID, tool.Version, tool.Description = "Pay.Refund", "1.0.0", "Refunds an order."
-	tool.Policy = &otc.Policy{ResourceURI: capResource, RequiresExecution: true, AllowedOperations: []string{"refund"}}
+	tool.Policy = &otc.Policy{ResourceURI: testkit.CapResource, RequiresExecution: true, AllowedOperations: []string{"refund"}}
 	require.NoError(t, otc.Register(reg, tool, func(ctx context.Context, in onceInput) (string, error) {
 		n := s.runs.Add(1)
 		if s.gate != nil {
@@ -62,12 +63,11 @@ func newOnceServer(t *testing.T, opts *otc.RegistryOptions, tool otc.Tool) *once
 	}))
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Pay.Note", Version: "1.0.0", Description: "Notes nothing."},
 		func(ctx context.Context, _ struct{}) (string, error) { return "noted", nil }))
-	k := capKeys(t)
-	auth := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))})
+	capAuth := testkit.CapabilityAuth(t, auth.CapabilityOptions{})
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: auth})))
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: auth}))
-	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: auth}))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: capAuth})))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: capAuth}))
+	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: capAuth}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
@@ -78,16 +78,15 @@ func newOnceServer(t *testing.T, opts *otc.RegistryOptions, tool otc.Tool) *once
 // changed by edit.
 func execToken(t *testing.T, body string, edit func(jwt.MapClaims)) string {
 	t.Helper()
-	k := capKeys(t)
-	return capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) {
-		c["aud"] = capResource
+	return testkit.CapToken(t, func(c jwt.MapClaims) {
+		c["aud"] = testkit.CapResource
 		c["jti"] = otc.NewCallID()
 		c["exec_act"] = "refund"
 		c["inp_hash"] = testkit.InpHash(body)
 		if edit != nil {
 			edit(c)
 		}
-	}))
+	})
 }
 
 // The three ways of calling Pay.Refund, and how each shows a refusal's
@@ -98,9 +97,9 @@ type onceWire struct {
 	body   func(callID string) string
 	header func(callID string) http.Header
 	// reason reads the refusal's reason and its message from an answer.
-	reason func(t *testing.T, a authResponse) (string, string)
+	reason func(t *testing.T, a testkit.Response) (string, string)
 	// value reads a success's value.
-	value func(t *testing.T, a authResponse) string
+	value func(t *testing.T, a testkit.Response) string
 }
 
 func onceWires() []onceWire {
@@ -121,12 +120,12 @@ func onceWires() []onceWire {
 			return `{"request":{` + id + `"tool_id":"Pay.Refund","input":{"order_id":"A-1","amount_cents":250}}}`
 		},
 		header: func(string) http.Header { return http.Header{} },
-		reason: func(t *testing.T, a authResponse) (string, string) {
+		reason: func(t *testing.T, a testkit.Response) (string, string) {
 			var b struct{ Reason, Message string }
 			require.NoError(t, json.Unmarshal(a.Raw, &b), string(a.Raw))
 			return b.Reason, b.Message
 		},
-		value: func(t *testing.T, a authResponse) string {
+		value: func(t *testing.T, a testkit.Response) string {
 			var b struct {
 				Result struct {
 					Success bool
@@ -150,7 +149,7 @@ func onceWires() []onceWire {
 			}
 			return h
 		},
-		reason: func(t *testing.T, a authResponse) (string, string) {
+		reason: func(t *testing.T, a testkit.Response) (string, string) {
 			var b struct {
 				Error struct {
 					Message string
@@ -160,7 +159,7 @@ func onceWires() []onceWire {
 			require.NoError(t, json.Unmarshal(a.Raw, &b), string(a.Raw))
 			return b.Error.Details.Reason, b.Error.Message
 		},
-		value: func(t *testing.T, a authResponse) string {
+		value: func(t *testing.T, a testkit.Response) string {
 			var b struct {
 				OK     bool
 				Result string
@@ -176,7 +175,7 @@ func onceWires() []onceWire {
 			return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Pay_Refund","arguments":{"order_id":"A-1","amount_cents":250}` + mcpMeta(callID) + `}}`
 		},
 		header: func(string) http.Header { return http.Header{"Accept": {"application/json, text/event-stream"}} },
-		reason: func(t *testing.T, a authResponse) (string, string) {
+		reason: func(t *testing.T, a testkit.Response) (string, string) {
 			var b struct {
 				Error struct {
 					Message string
@@ -186,7 +185,7 @@ func onceWires() []onceWire {
 			require.NoError(t, json.Unmarshal(a.Raw, &b), string(a.Raw))
 			return b.Error.Data.Error, b.Error.Message
 		},
-		value: func(t *testing.T, a authResponse) string {
+		value: func(t *testing.T, a testkit.Response) string {
 			var b struct {
 				Result struct {
 					IsError           bool
@@ -200,10 +199,10 @@ func onceWires() []onceWire {
 	}}
 }
 
-func (s *onceServer) send(t *testing.T, w onceWire, body, token, callID string) authResponse {
+func (s *onceServer) send(t *testing.T, w onceWire, body, token, callID string) testkit.Response {
 	h := w.header(callID)
 	h.Set("Authorization", "Bearer "+token)
-	return authSend(t, http.DefaultClient, http.MethodPost, s.url+w.path, h, []byte(body))
+	return testkit.Send(t, http.DefaultClient, http.MethodPost, s.url+w.path, h, []byte(body))
 }
 
 // TestExecutionTokenRunsOnce: the same request with the same token, sent
@@ -217,7 +216,7 @@ func TestExecutionTokenRunsOnce(t *testing.T) {
 			s := newOnceServer(t, nil, otc.Tool{})
 			body := w.body("")
 			token := execToken(t, body, nil)
-			answers := make([]authResponse, 20)
+			answers := make([]testkit.Response, 20)
 			var wg sync.WaitGroup
 			for i := range answers {
 				wg.Go(func() { answers[i] = s.send(t, w, body, token, "") })
@@ -297,7 +296,7 @@ func TestExecutionTokenNeedsJTI(t *testing.T) {
 			t.Parallel()
 			token := execToken(t, tc.body, tc.edit)
 			a := s.send(t, w, tc.body, token, "")
-			assertCapRefused(t, a, http.StatusUnauthorized, otc.ReasonInvalidToken, tc.want, token)
+			testkit.AssertCapRefused(t, a, http.StatusUnauthorized, otc.ReasonInvalidToken, tc.want, token)
 		})
 	}
 	assert.Equal(t, int64(0), s.runs.Load())
@@ -324,7 +323,7 @@ func TestExecutionTokenSpentOnlyWhenRun(t *testing.T) {
 		t.Parallel()
 		s := newOnceServer(t, nil, otc.Tool{MaxConcurrent: 1})
 		s.gate = make(chan struct{})
-		first := make(chan authResponse, 1)
+		first := make(chan testkit.Response, 1)
 		go func() {
 			body := strings.Replace(w.body(""), "A-1", "A-0", 1)
 			first <- s.send(t, w, body, execToken(t, body, nil), "")
@@ -357,12 +356,12 @@ func TestExecutionTokenPerIssuer(t *testing.T) {
 	with := func(iss, jti, body string) string {
 		return execToken(t, body, func(c jwt.MapClaims) { c["iss"], c["jti"] = iss, jti })
 	}
-	require.Equal(t, http.StatusOK, s.send(t, w, body, with(capIssuer, "jti-1", body), "").Status)
-	other := s.send(t, w, body, with(capOtherIssuer, "jti-1", body), "")
+	require.Equal(t, http.StatusOK, s.send(t, w, body, with(testkit.CapIssuer, "jti-1", body), "").Status)
+	other := s.send(t, w, body, with(testkit.CapOtherIssuer, "jti-1", body), "")
 	require.Equal(t, http.StatusOK, other.Status, "another issuer's jti-1: %s", other.Raw)
 
 	body2 := strings.Replace(body, "A-1", "A-2", 1)
-	again := s.send(t, w, body2, with(capIssuer, "jti-1", body2), "")
+	again := s.send(t, w, body2, with(testkit.CapIssuer, "jti-1", body2), "")
 	reason, _ := w.reason(t, again)
 	assert.Equal(t, http.StatusUnauthorized, again.Status, string(again.Raw))
 	assert.Equal(t, otc.ReasonTokenReplayed, reason)
@@ -388,46 +387,6 @@ func TestExecutionTokenOutlivesMemoryStoreEviction(t *testing.T) {
 	reason, _ := w.reason(t, a)
 	assert.Equal(t, otc.ReasonTokenReplayed, reason, string(a.Raw))
 	assert.Equal(t, int64(1), s.runs.Load())
-}
-
-// TestCapabilityMaxLifetime: a capability token may not live longer than
-// MaxLifetime (15 minutes by default) plus the leeway.
-func TestCapabilityMaxLifetime(t *testing.T) {
-	t.Parallel()
-	k := capKeys(t)
-	jwks := capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	token := func(ttl time.Duration) string {
-		return capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(ttl).Unix() }))
-	}
-	def, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKS: jwks}))
-	hour, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKS: jwks, MaxLifetime: time.Hour}))
-	for _, tc := range []struct {
-		name string
-		srv  *httptest.Server
-		ttl  time.Duration
-		ok   bool
-		want string
-	}{
-		{"default_14_minutes", def, 14 * time.Minute, true, ""},
-		{"default_15_minutes_and_the_leeway", def, 15*time.Minute + 25*time.Second, true, ""},
-		{"default_16_minutes", def, 16 * time.Minute, false, "valid for at most 15m0s"},
-		{"default_ten_years", def, 10 * 365 * 24 * time.Hour, false, "expires too far in the future"},
-		{"hour_59_minutes", hour, 59 * time.Minute, true, ""},
-		{"hour_2_hours", hour, 2 * time.Hour, false, "valid for at most 1h0m0s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tok := token(tc.ttl)
-			res := capCall(t, tc.srv, "Open.WhoAmI", capBearer(tok))
-			if tc.ok {
-				requireCapAccepted(t, res)
-				return
-			}
-			assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, tc.want, tok)
-		})
-	}
-	_, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwks, MaxLifetime: -time.Second})
-	assert.ErrorContains(t, err, "negative MaxLifetime")
 }
 
 // pendingStore is a shared store (not a *MemoryStore) whose writes are

@@ -87,9 +87,11 @@
 // # Authentication
 //
 // [HandlerOptions.Authenticator] makes the server require credentials:
-// [NewAPIKeyAuth] for the OXP-API-Key header, [NewJWTAuth] for HS256
-// bearer tokens, [AnyOf] to accept either, or an [AuthenticatorFunc] of
-// your own. A tool reads who called with [CallerIdentity]. A tool's
+// package auth has [github.com/otcgo/otc/auth.NewAPIKeyAuth] for the OXP-API-Key
+// header, [github.com/otcgo/otc/auth.NewJWTAuth] for HS256 bearer tokens,
+// [github.com/otcgo/otc/auth.NewCapabilityAuth] for capability tokens and
+// [github.com/otcgo/otc/auth.AnyOf] to accept several; package oauth makes the server
+// an OAuth resource server; an [AuthenticatorFunc] plugs in your own. A tool reads who called with [CallerIdentity]. A tool's
 // [Policy] says who may call it (with which OAuth scopes, or which
 // capability token), and each caller's catalogs list only the tools it may
 // call ([Registry.Visibility], [RegistryOptions.ListEveryTool]).

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/rest"
 )
@@ -95,7 +96,7 @@ func newPipeFixture(t *testing.T, opts otc.RegistryOptions) *pipeFixture {
 			}
 			return r.Header.Get("X-Pipe"), nil
 		}))
-	auth, err := otc.NewAPIKeyAuth(map[string]string{"ci": pipeAPIKey})
+	auth, err := auth.NewAPIKeyAuth(map[string]string{"ci": pipeAPIKey})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(f.reg, &otc.HandlerOptions{Authenticator: auth})))

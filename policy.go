@@ -26,8 +26,8 @@ import (
 // a caller whose token grants OAuth scopes, from any authenticator: an
 // OAuth access token above all, or a capability token that carries a
 // "scope" claim. Any of the other fields makes the tool need a capability
-// token (see [NewCapabilityAuth]): a caller that authenticated any other
-// way, or not at all, is refused. A token has two claims for two checks,
+// token (see [github.com/otcgo/otc/auth.NewCapabilityAuth]): a caller
+// that authenticated any other way, or not at all, is refused. A token has two claims for two checks,
 // and may carry either or both: "caps", checked against
 // RequiredCapabilities, and "scope" (or "scp"), checked against
 // RequiredScopes. A policy that sets both needs a capability token that
@@ -367,19 +367,10 @@ func refusal(reason string, t *registeredTool, id *Identity) *Error {
 		fmt.Sprintf("the token's blast_radius %q does not fit the tool's maximum %q", wire.Truncate(br, 80), p.MaxBlastRadius))
 }
 
-// bindingClaims are the execution claims a bound token carries.
-var bindingClaims = []string{"exec_act", "inp_hash", "target", "htm", "htu"}
-
 // checkBinding checks a token's execution binding against the call; it
 // returns what is wrong, or "".
 func checkBinding(p *Policy, claims map[string]any, req *CallRequest) string {
-	has := false
-	for _, k := range bindingClaims {
-		if _, ok := claims[k]; ok {
-			has = true
-		}
-	}
-	if !has {
+	if !idclaims.Bound(claims) {
 		return "the tool requires an execution-bound token (exec_act, inp_hash, target, htm, htu); this one has none"
 	}
 	str := func(k string) (string, bool) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
@@ -47,7 +48,7 @@ type prmChallenger struct{ otc.Authenticator }
 
 const prmChallenge = `Bearer resource_metadata="https://notes.test/.well-known/oauth-protected-resource"`
 
-func (prmChallenger) ChallengeError(e *otc.Error) string {
+func (prmChallenger) Challenge(e *otc.Error) string {
 	if e.Reason == otc.ReasonInsufficientScope {
 		return prmChallenge + `, error="insufficient_scope", scope="` + strings.Join(e.RequiredScopes, " ") + `"`
 	}
@@ -150,7 +151,7 @@ var allFormats = []string{"otc", "rest", "mcp"}
 
 func TestScopesOnEveryFormat(t *testing.T) {
 	t.Parallel()
-	auth := otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())
+	auth := auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())
 	base, _ := newNotesServer(t, auth, nil)
 	adminClaims := func(edit func(map[string]any)) map[string]any {
 		c := map[string]any{"aud": "urn:notes", "caps": []any{"notes:admin"}, "scope": "notes:admin"}
@@ -242,7 +243,7 @@ func TestScopesOnEveryFormat(t *testing.T) {
 // every wire format; other 403s carry none.
 func TestChallengesFromTheAuthenticator(t *testing.T) {
 	t.Parallel()
-	auth := prmChallenger{otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())}
+	auth := prmChallenger{auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())}
 	base, _ := newNotesServer(t, auth, nil)
 	for _, tc := range []struct {
 		name      string

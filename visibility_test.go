@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
@@ -123,7 +124,7 @@ func sameOnEvery(tools ...string) map[string][]string {
 
 func TestCatalogsPerCaller(t *testing.T) {
 	t.Parallel()
-	auth := otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())
+	auth := auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())
 	base, _ := newNotesServer(t, auth, nil)
 	admin := map[string]any{"aud": "urn:notes", "caps": []any{"notes:admin"}, "scope": "notes:admin"}
 	for _, tc := range []struct {
@@ -159,7 +160,7 @@ func TestCatalogsPerCaller(t *testing.T) {
 // were made per caller; calls are refused as before.
 func TestListEveryTool(t *testing.T) {
 	t.Parallel()
-	base, _ := newNotesServer(t, otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), &otc.RegistryOptions{ListEveryTool: true})
+	base, _ := newNotesServer(t, auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), &otc.RegistryOptions{ListEveryTool: true})
 	every := sameOnEvery("Notes.Admin", "Notes.Audit", "Notes.Open", "Notes.Read", "Notes.Write")
 	assert.Equal(t, every, listings(t, base, scopeCaller{}))
 	assert.Equal(t, every, listings(t, base, oauthCaller("notes:read")))
@@ -181,7 +182,7 @@ func TestCatalogsWithoutAuthenticator(t *testing.T) {
 // other's.
 func TestCatalogsPerCallerAfterRegistration(t *testing.T) {
 	t.Parallel()
-	base, reg := newNotesServer(t, otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), nil)
+	base, reg := newNotesServer(t, auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), nil)
 	reader, writer := oauthCaller("notes:read"), oauthCaller("notes:read notes:write")
 	require.Equal(t, sameOnEvery("Notes.Open", "Notes.Read"), listings(t, base, reader))
 	require.Equal(t, sameOnEvery("Notes.Open", "Notes.Read", "Notes.Write"), listings(t, base, writer))
@@ -207,7 +208,7 @@ func TestCatalogsPerCallerAfterRegistration(t *testing.T) {
 // the tool needs, which is how it learns what to ask for.
 func TestLookupsAreNotFiltered(t *testing.T) {
 	t.Parallel()
-	base, _ := newNotesServer(t, otc.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), nil)
+	base, _ := newNotesServer(t, auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth()), nil)
 	a := policyGet(t, base+"/v1/tools/Notes_Write", nil, nil)
 	assert.Equal(t, http.StatusOK, a.status, a.raw)
 	assert.Equal(t, "Notes_Write", a.body["name"])

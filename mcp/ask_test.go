@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -350,7 +351,7 @@ func TestAskOverHTTP(t *testing.T) {
 
 func TestAskAnswerBoundToCaller(t *testing.T) {
 	t.Parallel()
-	auth, err := otc.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
+	auth, err := auth.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
 	require.NoError(t, err)
 	url := serve(t, askRegistry(t, nil), &mcp.Options{Authenticator: auth})
 	as := func(key string) map[string]string {
@@ -410,7 +411,7 @@ func TestAskLimits(t *testing.T) {
 	})
 	t.Run("per_server", func(t *testing.T) {
 		t.Parallel()
-		auth, err := otc.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
+		auth, err := auth.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
 		require.NoError(t, err)
 		url := serve(t, askRegistry(t, nil), &mcp.Options{Authenticator: auth, MaxPendingAsks: 1})
 		s := openStream(t, url, askCall(1, nil, elicitReq), map[string]string{"MCP-Protocol-Version": mcp.Version20251125, otc.HeaderAPIKey: "key-a"})

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -34,7 +35,7 @@ func b64(s string) string {
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t)
-	auth, err := otc.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
+	auth, err := auth.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
 	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}}`
 	for _, tc := range []struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/tasks"
 )
@@ -408,7 +409,7 @@ func TestTaskGate(t *testing.T) {
 
 func TestTaskOwner(t *testing.T) {
 	t.Parallel()
-	auth, err := otc.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
+	auth, err := auth.NewAPIKeyAuth(map[string]string{"alice": "key-a", "bob": "key-b"})
 	require.NoError(t, err)
 	url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Authenticator: auth})
 	alice := map[string]string{otc.HeaderAPIKey: "key-a"}

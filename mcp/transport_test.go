@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -206,10 +207,10 @@ func TestHTTPMalformed(t *testing.T) {
 func TestHTTPAuthentication(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t)
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	jwtAuth, err := otc.NewJWTAuth(otc.JWTOptions{Secret: secret})
+	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: secret})
 	require.NoError(t, err)
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"sub": "alice", "iat": time.Now().Unix(), "exp": time.Now().Add(5 * time.Minute).Unix(),

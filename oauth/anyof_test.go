@@ -1,6 +1,6 @@
 package oauth_test
 
-// OAuth access tokens beside capability tokens and API keys in otc.AnyOf:
+// OAuth access tokens beside capability tokens and API keys in auth.AnyOf:
 // each token reaches the authenticator it was meant for, a refusal is
 // that authenticator's, and every challenge names the metadata.
 
@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/oauth"
 )
 
@@ -41,7 +42,7 @@ func TestAnyOfCapabilityAndOAuth(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
 	require.NoError(t, err)
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
 	es256 := func(edit func(c jwt.MapClaims)) string {
@@ -49,8 +50,8 @@ func TestAnyOfCapabilityAndOAuth(t *testing.T) {
 	}
 
 	for name, combined := range map[string]otc.Authenticator{
-		"capability_first": otc.AnyOf(capAuth, oauthAuth),
-		"oauth_first":      otc.AnyOf(oauthAuth, capAuth),
+		"capability_first": auth.AnyOf(capAuth, oauthAuth),
+		"oauth_first":      auth.AnyOf(oauthAuth, capAuth),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -97,7 +98,7 @@ func TestAnyOfCapabilityAndOAuth(t *testing.T) {
 		// Neither issuer: both read ES256, so the first method's refusal
 		// is reported, as before.
 		stray := sign(t, jwt.SigningMethodES256, k.ec, kidEC, "", jwt.MapClaims{"iss": "https://stray.test", "exp": time.Now().Add(time.Minute).Unix()})
-		res := call(t, newProtected(t, otc.AnyOf(capAuth, oauthAuth)), bearer(stray))
+		res := call(t, newProtected(t, auth.AnyOf(capAuth, oauthAuth)), bearer(stray))
 		assertRefused(t, res, "issuer (iss) is not one this server accepts", stray)
 	})
 }
@@ -109,10 +110,10 @@ func TestAnyOfCapabilityAndOAuth(t *testing.T) {
 func TestAnyOfAPIKeyAndOAuth(t *testing.T) {
 	t.Parallel()
 	as := newAuthServer(t, "")
-	keysAuth, err := otc.NewAPIKeyAuth(map[string]string{"ops": "key-123"})
+	keysAuth, err := auth.NewAPIKeyAuth(map[string]string{"ops": "key-123"})
 	require.NoError(t, err)
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
-	srv := newProtected(t, otc.AnyOf(keysAuth, oauthAuth))
+	srv := newProtected(t, auth.AnyOf(keysAuth, oauthAuth))
 
 	send := func(header http.Header) response {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader("{}"))
@@ -145,11 +146,11 @@ func TestAnyOfOpaqueToken(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
 	require.NoError(t, err)
 	in := &oauth.Introspection{Endpoint: as.srv.URL + "/introspect", ClientID: "rs", ClientSecret: "s3cret", InactiveCacheTTL: -1}
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer, Introspection: in}}}, oauth.TimingForTest{})
-	srv := newProtected(t, otc.AnyOf(capAuth, oauthAuth))
+	srv := newProtected(t, auth.AnyOf(capAuth, oauthAuth))
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	opaque := base64.RawURLEncoding.EncodeToString(b)
@@ -166,7 +167,7 @@ func TestAccessTokenIsNotACapabilityToken(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{as.issuer}, JWKS: jwksJSON(t, jwk(t, &k.ec.PublicKey, kidEC))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{as.issuer}, JWKS: jwksJSON(t, jwk(t, &k.ec.PublicKey, kidEC))})
 	require.NoError(t, err)
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
 	reg := otc.NewRegistry(nil)
@@ -180,7 +181,7 @@ func TestAccessTokenIsNotACapabilityToken(t *testing.T) {
 			c["exp"] = time.Now().Add(5 * time.Minute).Unix() // within a capability token's lifetime
 		}))
 	}
-	for name, a := range map[string]otc.Authenticator{"capability_first": otc.AnyOf(capAuth, oauthAuth), "oauth_first": otc.AnyOf(oauthAuth, capAuth)} {
+	for name, a := range map[string]otc.Authenticator{"capability_first": auth.AnyOf(capAuth, oauthAuth), "oauth_first": auth.AnyOf(oauthAuth, capAuth)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/oauth"
 )
@@ -50,7 +51,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		{"capability_es256", es256, capAuth},
 		{"oauth_rs256", rs256, a},
 		// The capability authenticator refuses the OAuth token first.
-		{"anyof_capability_oauth_es256", es256, otc.AnyOf(capOther, a)},
+		{"anyof_capability_oauth_es256", es256, auth.AnyOf(capOther, a)},
 		{"oauth_es256_again", es256, benchOAuth(b, issuer, 0)},
 		{"capability_es256_again", es256, benchCapability(b, issuer, 0)},
 	} {
@@ -152,8 +153,8 @@ func benchOAuth(b *testing.B, issuer string, cacheSize int) *oauth.Authenticator
 
 // benchCapability returns a capability-token authenticator for issuer
 // with the given cache size (-1: none).
-func benchCapability(b *testing.B, issuer string, cacheSize int) *otc.CapabilityAuth {
-	a, err := otc.NewCapabilityAuth(b.Context(), otc.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...), CacheSize: cacheSize})
+func benchCapability(b *testing.B, issuer string, cacheSize int) *auth.CapabilityAuth {
+	a, err := auth.NewCapabilityAuth(b.Context(), auth.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...), CacheSize: cacheSize})
 	require.NoError(b, err)
 	return a
 }

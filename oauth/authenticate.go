@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/authin"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -39,7 +40,7 @@ import (
 // A refusal is an [*otc.Error] with CodeUnauthenticated and Reason
 // [otc.ReasonInvalidToken], or [otc.ReasonMissingToken] for a request
 // without a bearer token, which also wraps [otc.ErrNoCredentials] for
-// [otc.AnyOf]. The messages say what was wrong and never quote the token.
+// auth.AnyOf. The messages say what was wrong and never quote the token.
 func (a *Authenticator) Authenticate(r *http.Request) (*otc.Identity, error) {
 	lines := r.Header.Values("Authorization")
 	if wire.AuthorizationRepeated(lines) {
@@ -122,7 +123,7 @@ func (s *server) introspectsJWTs(ctx context.Context) bool {
 	return doc != nil && doc.JWKSURI == ""
 }
 
-// BearerFit tells [otc.AnyOf] how surely a refused token was meant for
+// BearerFit tells auth.AnyOf how surely a refused token was meant for
 // this authenticator: 3 for a JWT from one of its issuers typed at+jwt, 2
 // from one of its issuers, 1 for a JWT signed with an algorithm it
 // accepts or, when it introspects, any token that is not a JWT.
@@ -181,16 +182,8 @@ func invalidToken(message string) *otc.Error {
 	return &otc.Error{Code: otc.CodeUnauthenticated, Message: message, Reason: otc.ReasonInvalidToken}
 }
 
-// missing builds the refusal of a request without a bearer token. The
-// [*otc.Error] cannot wrap [otc.ErrNoCredentials] from outside the root
-// package, so it travels in noCredentials, which wraps both: errors.As
-// finds the Error, errors.Is the sentinel, as [otc.AnyOf] asks.
+// missing builds the refusal of a request without a bearer token, which
+// wraps [otc.ErrNoCredentials], as auth.AnyOf asks.
 func missing(message string) error {
-	return noCredentials{&otc.Error{Code: otc.CodeUnauthenticated, Message: message, Reason: otc.ReasonMissingToken}}
+	return authin.Refusal(message, otc.ReasonMissingToken, otc.ErrNoCredentials)
 }
-
-// noCredentials is the refusal of a request that sent no bearer token.
-type noCredentials struct{ e *otc.Error }
-
-func (n noCredentials) Error() string   { return n.e.Error() }
-func (n noCredentials) Unwrap() []error { return []error{n.e, otc.ErrNoCredentials} }

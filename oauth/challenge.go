@@ -14,19 +14,14 @@ import (
 // of every check.
 const maxDescription = 300
 
-// Challenge returns the challenge of a request that sent no token:
-//
-//	Bearer resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/mcp"
-//
-// which tells a client where to read this server's metadata, and so its
-// authorization servers (RFC 9728 §5.1).
-func (a *Authenticator) Challenge() string { return a.challenge }
-
-// ChallengeError returns the challenge of an answer refusing a request
-// with e, whichever authenticator refused it:
+// Challenge returns the challenge of an answer refusing a request with
+// e, whichever authenticator refused it:
 //
 //   - a 401 (CodeUnauthenticated) for a request without a bearer token
-//     (Reason empty or [otc.ReasonMissingToken]): the same as Challenge;
+//     (Reason empty or [otc.ReasonMissingToken]):
+//     `Bearer resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/mcp"`,
+//     which tells a client where to read this server's metadata, and so
+//     its authorization servers (RFC 9728 §5.1);
 //   - a 401 for a token that was sent and refused:
 //     `Bearer resource_metadata="…", error="invalid_token",
 //     error_description="…"`, the description being e's message, which
@@ -41,7 +36,7 @@ func (a *Authenticator) Challenge() string { return a.challenge }
 // Values are quoted strings (RFC 9110 §5.6.4): `"` and `\` are escaped.
 // error_description keeps to the characters RFC 6750 §3 allows, others
 // replaced.
-func (a *Authenticator) ChallengeError(e *otc.Error) string {
+func (a *Authenticator) Challenge(e *otc.Error) string {
 	if e == nil {
 		return ""
 	}

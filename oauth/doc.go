@@ -33,7 +33,7 @@
 // [otc.Policy] RequiredScopes.
 //
 // Capability tokens and OAuth access tokens can be accepted side by side:
-// [otc.AnyOf](capabilityAuth, oauthAuth) sends each token to the
+// auth.AnyOf(capabilityAuth, oauthAuth) sends each token to the
 // authenticator whose issuer it names, and reports that authenticator's
 // refusal when it is refused.
 //
@@ -46,7 +46,7 @@
 // with error="invalid_token" and an error_description when a token was
 // sent and refused; a call refused for lack of scopes is a 403 with
 // error="insufficient_scope" and scope naming what to ask for, so that a
-// client can step up (see [Authenticator.ChallengeError]). The handlers of
+// client can step up (see [Authenticator.Challenge]). The handlers of
 // every wire format ask for these through [otc.Challenge].
 //
 // # Metadata

@@ -195,15 +195,15 @@ func TestMetadataOptionsRefused(t *testing.T) {
 	}
 }
 
-// TestChallengeError: the challenges of each kind of refusal, quoted as
+// TestChallenge: the challenges of each kind of refusal, quoted as
 // RFC 9110 asks.
-func TestChallengeError(t *testing.T) {
+func TestChallenge(t *testing.T) {
 	t.Parallel()
 	// A quote or backslash in the resource's path is percent-encoded in
 	// the URL, so that the quoted value cannot be broken out of.
 	a := newAuth(t, oauth.Options{Resource: `https://tools.example.com/a"b\c`, AuthorizationServers: []oauth.AuthorizationServer{{Issuer: "https://login.example.com", JWKS: jwksJSON(t, usualJWKs(t)...)}}}, oauth.TimingForTest{})
 	meta := `resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/a%22b%5Cc"`
-	assert.Equal(t, "Bearer "+meta, a.Challenge())
+	assert.Equal(t, "Bearer "+meta, a.Challenge(&otc.Error{Code: otc.CodeUnauthenticated}))
 	for _, tc := range []struct {
 		name string
 		e    *otc.Error
@@ -225,13 +225,13 @@ func TestChallengeError(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Equal(t, tc.want, a.ChallengeError(tc.e))
+			assert.Equal(t, tc.want, a.Challenge(tc.e))
 			if tc.e != nil {
 				assert.Equal(t, tc.want, otc.Challenge(a, tc.e), "otc.Challenge asks the authenticator")
 			}
 		})
 	}
 	long := strings.Repeat("x", 1000)
-	c := a.ChallengeError(&otc.Error{Code: otc.CodeUnauthenticated, Reason: otc.ReasonInvalidToken, Message: long})
+	c := a.Challenge(&otc.Error{Code: otc.CodeUnauthenticated, Reason: otc.ReasonInvalidToken, Message: long})
 	assert.Less(t, len(c), 500, "the description is capped")
 }

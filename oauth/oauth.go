@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,8 +236,9 @@ type Introspection struct {
 // Authenticator is an OAuth 2.0 resource server: it accepts requests
 // with "Authorization: Bearer <access token>" whose token one of the
 // configured authorization servers issued for this server's resource. It
-// implements [otc.Authenticator], [otc.Challenger], [otc.ErrorChallenger]
-// and [otc.BearerAuthenticator]. Create one with [New].
+// implements [otc.Authenticator], [otc.Challenger] and
+// auth.BearerAuthenticator, so that auth.AnyOf can combine it with
+// capability tokens. Create one with [New].
 //
 // The identity it returns has Method [Method], the token's claims (or the
 // introspection answer's members) as Claims, so that [otc.Identity.Scopes]
@@ -261,10 +261,8 @@ type Authenticator struct {
 }
 
 var (
-	_ otc.Authenticator       = (*Authenticator)(nil)
-	_ otc.Challenger          = (*Authenticator)(nil)
-	_ otc.ErrorChallenger     = (*Authenticator)(nil)
-	_ otc.BearerAuthenticator = (*Authenticator)(nil)
+	_ otc.Authenticator = (*Authenticator)(nil)
+	_ otc.Challenger    = (*Authenticator)(nil)
 )
 
 // server is one configured authorization server.
@@ -282,7 +280,7 @@ type server struct {
 // It returns at once, without waiting for any network: one goroutine per
 // authorization server whose keys or introspection endpoint are fetched
 // does the fetching in the background, as capability tokens' key sets are
-// fetched (see [otc.CapabilityOptions] JWKSURL): at once, again
+// fetched (see auth.CapabilityOptions.JWKSURL): at once, again
 // RefreshInterval after a good fetch (rediscovering the metadata then),
 // after a failure 1, 2, 4, 8 and 16 seconds later and then every 30
 // seconds until one succeeds, and when a token names a key id the set
@@ -492,7 +490,7 @@ func checkResource(resource string) (string, error) {
 		return "", fmt.Errorf("otc/oauth: New: Resource %q has a query: name the endpoint by its path alone", shown)
 	case u.User != nil:
 		return "", fmt.Errorf("otc/oauth: New: Resource %q holds user information", shown)
-	case !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())):
+	case !(u.Scheme == "https" || u.Scheme == "http" && wire.Loopback(u.Hostname())):
 		return "", fmt.Errorf("otc/oauth: New: Resource %q must be an https URL (or http to a loopback address)", shown)
 	case strings.ContainsAny(u.Path, "{}"):
 		return "", fmt.Errorf("otc/oauth: New: Resource %q has braces in its path", shown)
@@ -508,7 +506,7 @@ func checkIssuerURL(issuer string) error {
 		return fmt.Errorf("%q is not an absolute URL", wire.Truncate(issuer, 200))
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(issuer, "#"):
 		return fmt.Errorf("%q has a query or fragment, which an issuer identifier may not have (RFC 8414 §2)", wire.Truncate(issuer, 200))
-	case !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())):
+	case !(u.Scheme == "https" || u.Scheme == "http" && wire.Loopback(u.Hostname())):
 		return fmt.Errorf("%q must be an https URL (or http to a loopback address)", wire.Truncate(issuer, 200))
 	}
 	return nil
@@ -518,7 +516,7 @@ func checkIssuerURL(issuer string) error {
 // plain http anyone on the path could swap in their keys or answers.
 func checkFetchURL(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
+	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && wire.Loopback(u.Hostname())) {
 		return fmt.Errorf("%q must be an https URL (or http to a loopback address)", wire.Truncate(redact(raw), 200))
 	}
 	return nil
@@ -531,15 +529,6 @@ func redact(raw string) string {
 		return "(an unparsable URL)"
 	}
 	return u.Redacted()
-}
-
-// loopback reports whether host names this machine.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serverFor returns the configured server whose issuer is iss, or nil.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/registryview"
 )
 
@@ -380,9 +381,9 @@ func TestRegistryView_NilRegistry(t *testing.T) {
 
 func TestRegistryView_Authentication(t *testing.T) {
 	t.Parallel()
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"ci": "secret-key"})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "secret-key"})
 	require.NoError(t, err)
-	jwtAuth, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte("an-example-secret-of-32-bytes-or-more")})
+	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("an-example-secret-of-32-bytes-or-more")})
 	require.NoError(t, err)
 	reg := newRegistryViewRegistry(t)
 
@@ -392,7 +393,7 @@ func TestRegistryView_Authentication(t *testing.T) {
 		challenge string
 	}{
 		{"api_key", keys, ""},
-		{"api_key_or_jwt", otc.AnyOf(keys, jwtAuth), "Bearer"},
+		{"api_key_or_jwt", auth.AnyOf(keys, jwtAuth), "Bearer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/rest"
 )
@@ -1293,7 +1294,7 @@ func TestRESTMissingRequirements(t *testing.T) {
 // 401 request.unauthenticated.
 func TestRESTAuthentication(t *testing.T) {
 	t.Parallel()
-	auth, err := otc.NewAPIKeyAuth(map[string]string{"ci": "rest-api-key-1"})
+	auth, err := auth.NewAPIKeyAuth(map[string]string{"ci": "rest-api-key-1"})
 	require.NoError(t, err)
 	f := newRESTFixture(t, auth)
 	key := http.Header{otc.HeaderAPIKey: {"rest-api-key-1"}}

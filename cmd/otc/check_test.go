@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 )
 
 // checkAgainst runs otc check against h and returns its exit code and
@@ -40,7 +41,7 @@ func TestCheckPassesAgainstTheLibrary(t *testing.T) {
 	assert.Contains(t, out, "20 passed, 0 failed, 1 skipped", "all but authentication, which needs credentials")
 	assert.Contains(t, out, "PASS  invalid input")
 
-	a, err := otc.NewAPIKeyAuth(map[string]string{"check": "check-key"})
+	a, err := auth.NewAPIKeyAuth(map[string]string{"check": "check-key"})
 	require.NoError(t, err)
 	code, out = checkAgainst(t, conforming(t, &otc.HandlerOptions{Authenticator: a}), "--api-key", "check-key")
 	assert.Equal(t, exitOK, code, out)

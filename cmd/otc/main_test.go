@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
@@ -62,7 +63,7 @@ func serveTools(t *testing.T, key string) string {
 		}))
 	var opts *otc.HandlerOptions
 	if key != "" {
-		a, err := otc.NewAPIKeyAuth(map[string]string{"cli": key})
+		a, err := auth.NewAPIKeyAuth(map[string]string{"cli": key})
 		require.NoError(t, err)
 		opts = &otc.HandlerOptions{Authenticator: a}
 	}

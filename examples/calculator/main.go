@@ -91,6 +91,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
 	"github.com/otcgo/otc/redisstore"
@@ -627,14 +628,14 @@ func credentialsFromEnv(ctx context.Context, getenv func(string) string) (creden
 	var auths []otc.Authenticator
 	var names []string
 	if key := getenv("OTC_API_KEY"); key != "" {
-		a, err := otc.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": key})
+		a, err := auth.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": key})
 		if err != nil {
 			return credentials{}, err
 		}
 		auths, names = append(auths, a), append(names, "api_key")
 	}
 	if secret := getenv("OTC_JWT_SECRET"); secret != "" {
-		a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
+		a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
 		if err != nil {
 			return credentials{}, fmt.Errorf("OTC_JWT_SECRET: %w", err)
 		}
@@ -661,7 +662,7 @@ func credentialsFromEnv(ctx context.Context, getenv func(string) string) (creden
 	case 1:
 		c.auth, c.methods = auths[0], names[0]
 	default:
-		c.auth, c.methods = otc.AnyOf(auths...), strings.Join(names, "+")
+		c.auth, c.methods = auth.AnyOf(auths...), strings.Join(names, "+")
 	}
 	return c, nil
 }
@@ -703,7 +704,7 @@ type credentials struct {
 // nil when none of them is set. One without the other is an error: a
 // server started with half a configuration would refuse every token, and
 // say so only when a call came.
-func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*otc.CapabilityAuth, error) {
+func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*auth.CapabilityAuth, error) {
 	issuer := strings.TrimSpace(getenv("OTC_TOKEN_ISSUER"))
 	file, url := getenv("OTC_JWKS_FILE"), getenv("OTC_JWKS_URL")
 	switch {
@@ -720,7 +721,7 @@ func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*otc.Ca
 	case file != "" && url != "":
 		return nil, errors.New("OTC_JWKS_FILE and OTC_JWKS_URL are both set: set only one, the file or the URL of the issuer's public keys")
 	}
-	opts := otc.CapabilityOptions{Issuers: []string{issuer}, JWKSURL: url}
+	opts := auth.CapabilityOptions{Issuers: []string{issuer}, JWKSURL: url}
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -728,7 +729,7 @@ func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*otc.Ca
 		}
 		opts.JWKS = b
 	}
-	a, err := otc.NewCapabilityAuth(ctx, opts)
+	a, err := auth.NewCapabilityAuth(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("OTC_TOKEN_ISSUER: %w", err)
 	}

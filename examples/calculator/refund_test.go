@@ -507,9 +507,9 @@ func TestAuthenticatorFromEnv_Capability(t *testing.T) {
 		{"missing_file", with(map[string]string{"OTC_JWKS_FILE": filepath.Join(t.TempDir(), "none.json")}), "",
 			"OTC_JWKS_FILE: open"},
 		{"no_usable_key", with(map[string]string{"OTC_JWKS_FILE": bad}), "",
-			"OTC_TOKEN_ISSUER: otc: NewCapabilityAuth"},
+			"OTC_TOKEN_ISSUER: auth: NewCapabilityAuth"},
 		{"plain_http_url", with(map[string]string{"OTC_JWKS_FILE": "", "OTC_JWKS_URL": "http://issuer.example/jwks.json"}), "",
-			"OTC_TOKEN_ISSUER: otc: NewCapabilityAuth"},
+			"OTC_TOKEN_ISSUER: auth: NewCapabilityAuth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

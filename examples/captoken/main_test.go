@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 )
 
 const testIssuer = "https://issuer.example"
@@ -52,7 +53,7 @@ func verify(t *testing.T, jwksPath, token string) map[string]any {
 	t.Helper()
 	set, err := os.ReadFile(jwksPath)
 	require.NoError(t, err)
-	auth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{testIssuer}, JWKS: set})
+	auth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{testIssuer}, JWKS: set})
 	require.NoError(t, err, "the key set must be one the server accepts")
 	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/tools/call", nil)
 	require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestMint_RoundTrip(t *testing.T) {
 		otherJWKS, _ := keygen(t)
 		set, err := os.ReadFile(otherJWKS)
 		require.NoError(t, err)
-		auth, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{Issuers: []string{testIssuer}, JWKS: set})
+		auth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{testIssuer}, JWKS: set})
 		require.NoError(t, err)
 		req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1/tools", nil)
 		require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/client"
 )
 
@@ -64,12 +64,12 @@ func TestClientOptions(t *testing.T) {
 // credentials, as the example server does when its environment says so.
 func TestRun_Credentials(t *testing.T) {
 	t.Parallel()
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": testAPIKey})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": testAPIKey})
 	require.NoError(t, err)
-	jwts, err := otc.NewJWTAuth(otc.JWTOptions{Secret: []byte(testJWTSecret), Audiences: []string{"calculator"}})
+	jwts, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(testJWTSecret), Audiences: []string{"calculator"}})
 	require.NoError(t, err)
 	srv := calculator()
-	srv.auth = otc.AnyOf(keys, jwts)
+	srv.auth = auth.AnyOf(keys, jwts)
 	url := srv.start(t)
 
 	for _, tc := range []struct {

@@ -213,3 +213,16 @@ func TypeIs(typ any, absentOK bool, want ...string) bool {
 	}
 	return false
 }
+
+// Binding lists the execution claims of a token bound to one call.
+var Binding = []string{"exec_act", "inp_hash", "target", "htm", "htu"}
+
+// Bound reports whether c holds any execution claim.
+func Bound(c map[string]any) bool {
+	for _, k := range Binding {
+		if _, ok := c[k]; ok {
+			return true
+		}
+	}
+	return false
+}

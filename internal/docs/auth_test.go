@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/client"
 )
 
@@ -28,21 +29,21 @@ func Example_authentication() {
 	reg := calculator(nil)
 
 	// docs:start authenticators
-	keys, err := otc.NewAPIKeyAuth(map[string]string{
+	keys, err := auth.NewAPIKeyAuth(map[string]string{
 		"ci":      os.Getenv("CI_KEY"),
 		"partner": os.Getenv("PARTNER_KEY"),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	jwts, err := otc.NewJWTAuth(otc.JWTOptions{
+	jwts, err := auth.NewJWTAuth(auth.JWTOptions{
 		Secret:    []byte(os.Getenv("JWT_SECRET")), // HS256, at least 32 bytes
 		Audiences: []string{"calculator"},          // "aud", when a token has one, must be listed
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: otc.AnyOf(keys, jwts)})
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: auth.AnyOf(keys, jwts)})
 	// docs:end authenticators
 
 	send(h, "GET", "/tools", "", nil, "WWW-Authenticate")
@@ -200,13 +201,13 @@ func (revocations) Has(ctx context.Context, jti string) (bool, error) { return f
 func Example_capabilityTokens() {
 	ctx := context.Background()
 	reg := calculator(nil)
-	apiKeys, err := otc.NewAPIKeyAuth(map[string]string{"ops": os.Getenv("OPS_KEY")})
+	apiKeys, err := auth.NewAPIKeyAuth(map[string]string{"ops": os.Getenv("OPS_KEY")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	var denylist revocations
 	// docs:start capability
-	capAuth, err := otc.NewCapabilityAuth(ctx, otc.CapabilityOptions{
+	capAuth, err := auth.NewCapabilityAuth(ctx, auth.CapabilityOptions{
 		Issuers: []string{"https://issuer.example"},
 		JWKSURL: "https://issuer.example/.well-known/jwks.json", // or JWKS: a static set
 		Revoked: func(ctx context.Context, jti string) (bool, error) {
@@ -216,7 +217,7 @@ func Example_capabilityTokens() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: otc.AnyOf(apiKeys, capAuth)})
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: auth.AnyOf(apiKeys, capAuth)})
 	// docs:end capability
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 )
 
 // tenantKey is the context key under which the quota middleware leaves
@@ -80,7 +81,7 @@ func Example_logCalls() {
 		},
 	}))
 	reg := calculator(&otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"ci": "ci-key-for-the-example"})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "ci-key-for-the-example"})
 	if err != nil {
 		panic(err)
 	}

@@ -167,7 +167,7 @@ func Problem(err error, owner string) (string, bool) {
 	return "", false
 }
 
-// Set is the key set of a [CapabilityAuth].
+// Set is the key set of an auth.CapabilityAuth.
 type Set struct {
 	current atomic.Pointer[Snapshot] // nil until a fetch succeeds
 	fetcher *fetcher                 // nil for a static set

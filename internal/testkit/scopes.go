@@ -20,7 +20,7 @@ const MethodOAuth = "oauth"
 // "sub" and "scope" (the header's value), so that the tests of a tool's
 // RequiredScopes and of per-caller catalogs reach every check without an
 // authorization server. A request without the header carries no
-// credentials of its kind (otc.ErrNoCredentials), so that otc.AnyOf tries
+// credentials of its kind (otc.ErrNoCredentials), so that auth.AnyOf tries
 // the next method, ClaimsAuth for one.
 func ScopesAuth() otc.Authenticator {
 	return otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -327,4 +328,15 @@ func BodyProblem(err error, maxBytes int64, timeout time.Duration) (status int, 
 		return http.StatusRequestTimeout, fmt.Sprintf("The request body did not arrive within %v", timeout)
 	}
 	return http.StatusBadRequest, "The request body could not be read"
+}
+
+// Loopback reports whether host (a URL's host name, without port) names
+// this machine: "localhost" or a loopback address. A key set or metadata
+// document fetched over plain http is trusted only from such a host.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

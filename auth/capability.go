@@ -1,4 +1,4 @@
-package otc
+package auth
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +14,9 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/authin"
 	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/tokencache"
@@ -23,7 +25,7 @@ import (
 
 // This file is the capability-token authenticator: bearer JWTs signed by
 // an issuer's asymmetric keys, published as a JSON Web Key Set (RFC 7517),
-// whose claims a tool's [Policy] then checks. The keys are parsed by
+// whose claims a tool's [otc.Policy] then checks. The keys are parsed by
 // jwkset and fetched as internal/jwks says; this file decides which key may
 // verify which token.
 
@@ -79,7 +81,7 @@ type CapabilityOptions struct {
 
 	// Revoked, when set, tells whether the token with the given id (its
 	// "jti" claim, "" when it has none) has been revoked. A tool's
-	// [Policy] asks it before each call, and refuses the call when it
+	// [otc.Policy] asks it before each call, and refuses the call when it
 	// returns true or an error. Nil means tokens are never revoked before
 	// they expire.
 	Revoked func(ctx context.Context, jti string) (bool, error)
@@ -92,7 +94,7 @@ type CapabilityOptions struct {
 	// [JWTOptions.MaxLifetime] does for HS256 tokens: a token that would
 	// stay valid longer is refused (invalid_token), so that a leaked one is
 	// useful only briefly, and the record of spent execution-bound tokens
-	// (see [Policy.RequiresExecution]) holds each id only that long. Zero
+	// (see [otc.Policy.RequiresExecution]) holds each id only that long. Zero
 	// means DefaultCapabilityMaxLifetime; a negative value is an error.
 	MaxLifetime time.Duration
 
@@ -113,8 +115,8 @@ type CapabilityOptions struct {
 
 // CapabilityAuth accepts requests with "Authorization: Bearer <JWT>",
 // signed by one of the issuers' keys: the capability tokens that a tool's
-// [Policy] asks for. The identity it returns has Method
-// [MethodCapability], the token's subject ("sub") as Name and all its
+// [otc.Policy] asks for. The identity it returns has Method
+// [otc.MethodCapability], the token's subject ("sub") as Name and all its
 // claims as Claims. Create one with [NewCapabilityAuth].
 //
 // Each key verifies one algorithm, chosen by its type and never by the
@@ -178,19 +180,19 @@ func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*Capability
 // JWKSURL given, which tests shorten.
 func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwks.Timing) (*CapabilityAuth, error) {
 	if ctx == nil {
-		return nil, errors.New("otc: NewCapabilityAuth: nil context")
+		return nil, errors.New("auth: NewCapabilityAuth: nil context")
 	}
 	if len(opts.Issuers) == 0 {
-		return nil, errors.New("otc: NewCapabilityAuth: no issuers")
+		return nil, errors.New("auth: NewCapabilityAuth: no issuers")
 	}
 	if slices.Contains(opts.Issuers, "") {
-		return nil, errors.New("otc: NewCapabilityAuth: an issuer is empty")
+		return nil, errors.New("auth: NewCapabilityAuth: an issuer is empty")
 	}
 	if opts.RefreshInterval < 0 {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative RefreshInterval %v", opts.RefreshInterval)
+		return nil, fmt.Errorf("auth: NewCapabilityAuth: negative RefreshInterval %v", opts.RefreshInterval)
 	}
 	if opts.MaxLifetime < 0 {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: negative MaxLifetime %v", opts.MaxLifetime)
+		return nil, fmt.Errorf("auth: NewCapabilityAuth: negative MaxLifetime %v", opts.MaxLifetime)
 	}
 	var (
 		keys *jwks.Set
@@ -198,13 +200,13 @@ func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwks.
 	)
 	switch {
 	case opts.JWKSURL != "" && opts.JWKS != nil:
-		return nil, errors.New("otc: NewCapabilityAuth: both JWKSURL and JWKS are set; set one")
+		return nil, errors.New("auth: NewCapabilityAuth: both JWKSURL and JWKS are set; set one")
 	case opts.JWKSURL != "":
 		keys, err = remoteKeys(ctx, opts, timing)
 	case opts.JWKS != nil:
 		keys, err = staticKeys(opts.JWKS)
 	default:
-		return nil, errors.New("otc: NewCapabilityAuth: neither JWKSURL nor JWKS is set")
+		return nil, errors.New("auth: NewCapabilityAuth: neither JWKSURL nor JWKS is set")
 	}
 	if err != nil {
 		return nil, err
@@ -242,12 +244,12 @@ func newCapabilityAuth(ctx context.Context, opts CapabilityOptions, timing jwks.
 // remoteKeys checks JWKSURL and starts fetching it, without waiting.
 func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwks.Timing) (*jwks.Set, error) {
 	u, err := url.Parse(opts.JWKSURL)
-	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
+	if err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && wire.Loopback(u.Hostname())) {
 		shown := opts.JWKSURL
 		if err == nil {
 			shown = u.Redacted()
 		}
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", wire.Truncate(shown, 200))
+		return nil, fmt.Errorf("auth: NewCapabilityAuth: JWKSURL %q must be an https URL (or http to a loopback address)", wire.Truncate(shown, 200))
 	}
 	client := opts.HTTPClient
 	if client == nil {
@@ -264,15 +266,6 @@ func remoteKeys(ctx context.Context, opts CapabilityOptions, timing jwks.Timing)
 	return jwks.Remote(ctx, opts.JWKSURL, u.Redacted(), client, timeout, logger, timing), nil
 }
 
-// loopback reports whether host names this machine.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // staticKeys reads a static JWKS and checks that it can verify something
 // and holds no secret.
 func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
@@ -283,14 +276,14 @@ func staticKeys(raw json.RawMessage) (*jwks.Set, error) {
 		all, err = set.JWKSlice()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS is not a usable JSON Web Key Set: %w", err)
+		return nil, fmt.Errorf("auth: NewCapabilityAuth: JWKS is not a usable JSON Web Key Set: %w", err)
 	}
 	secret, usable := jwks.Vet(all, capabilityAlgs)
 	if secret >= 0 {
-		return nil, fmt.Errorf("otc: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", wire.Truncate(all[secret].Marshal().KID, 80))
+		return nil, fmt.Errorf("auth: NewCapabilityAuth: JWKS holds a private or secret key (kid %q): give only the issuers' public keys", wire.Truncate(all[secret].Marshal().KID, 80))
 	}
 	if !usable {
-		return nil, errors.New("otc: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
+		return nil, errors.New("auth: NewCapabilityAuth: JWKS holds no key with a kid that can verify ES256, EdDSA or RS256")
 	}
 	return jwks.Static(jwks.NewSnapshot(all)), nil
 }
@@ -351,28 +344,27 @@ func (a *CapabilityAuth) keyfunc(ctx context.Context, snap **jwks.Snapshot) jwt.
 	}
 }
 
-// Challenge returns "Bearer", the scheme of capability tokens.
-func (a *CapabilityAuth) Challenge() string { return "Bearer" }
+// Challenge returns "Bearer", the scheme of capability tokens, for a 401,
+// and "" otherwise.
+func (a *CapabilityAuth) Challenge(e *otc.Error) string { return bearerChallenge(e) }
 
 // Authenticate checks the bearer token: that it was sent once, its
 // algorithm against its key's type, the absence of "crit", its signature,
 // then "exp" (required), "nbf" and "iat", and "iss" (required, one of the
-// issuers). A refusal is an [*Error] with CodeUnauthenticated and Reason
-// [ReasonInvalidToken], or [ReasonMissingToken] wrapping
-// [ErrNoCredentials] when no Authorization header was sent. The messages
+// issuers). A refusal is an [*Error] with otc.CodeUnauthenticated and Reason
+// [otc.ReasonInvalidToken], or [otc.ReasonMissingToken] wrapping
+// [otc.ErrNoCredentials] when no Authorization header was sent. The messages
 // say what was wrong and never quote the token.
 //
 // The token's audience, capabilities and the rest are not checked here:
-// that is the work of each tool's [Policy].
-func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
+// that is the work of each tool's [otc.Policy].
+func (a *CapabilityAuth) Authenticate(r *http.Request) (*otc.Identity, error) {
 	if err := a.ambiguous(r); err != nil {
 		return nil, err
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
-		e := unauthenticated("Authentication required: send a capability token as a bearer token in the Authorization header", ErrNoCredentials)
-		e.Reason = ReasonMissingToken
-		return nil, e
+		return nil, unauthenticated("Authentication required: send a capability token as a bearer token in the Authorization header", otc.ReasonMissingToken, otc.ErrNoCredentials)
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -386,7 +378,7 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 		return nil, invalidToken("The bearer token is malformed: it must be a JWT of three base64url parts")
 	}
 	if e := a.cache.Get(token, time.Now()); e != nil {
-		return &Identity{Method: MethodCapability, Name: e.Name, Claims: e.Claims, revoked: a.revoked, leeway: a.leeway}, nil
+		return a.identity(e.Name, e.Claims), nil
 	}
 	claims := jwt.MapClaims{}
 	var snap *jwks.Snapshot
@@ -414,37 +406,29 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*Identity, error) {
 	if problem := idclaims.ScopeProblem(claims); problem != "" {
 		return nil, invalidToken("The bearer token's scopes are malformed, so it grants none: " + problem)
 	}
-	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && !hasBindingClaims(claims) {
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil && !idclaims.Bound(claims) {
 		a.cache.Put(token, &tokencache.Entry{Claims: claims, Name: sub, Exp: exp.Time, Keys: a.keys, Snapshot: snap})
 	}
-	return &Identity{Method: MethodCapability, Name: sub, Claims: claims, revoked: a.revoked, leeway: a.leeway}, nil
+	return a.identity(sub, claims), nil
 }
 
-// hasBindingClaims reports whether a token carries execution claims: such
-// a token is for one call, and remembering it would only take a place.
-func hasBindingClaims(claims map[string]any) bool {
-	for _, c := range bindingClaims {
-		if _, ok := claims[c]; ok {
-			return true
-		}
-	}
-	return false
+// identity is the caller a verified token proves: its subject and
+// claims, with the revocation check a tool's policy runs and the leeway
+// its "exp" was checked with.
+func (a *CapabilityAuth) identity(sub string, claims map[string]any) *otc.Identity {
+	return authin.CapabilityIdentity(sub, claims, a.revoked, a.leeway).(*otc.Identity)
 }
 
 // invalidToken builds the refusal of a capability token.
-func invalidToken(message string) *Error {
-	e := unauthenticated(message, nil)
-	e.Reason = ReasonInvalidToken
-	return e
+func invalidToken(message string) *otc.Error {
+	return unauthenticated(message, otc.ReasonInvalidToken, nil)
 }
 
 // ambiguous refuses a request that sent more than one Authorization
 // credential, as [JWTAuth] does.
 func (a *CapabilityAuth) ambiguous(r *http.Request) error {
 	if wire.AuthorizationRepeated(r.Header.Values("Authorization")) {
-		e := unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", errAmbiguousCredentials)
-		e.Reason = ReasonInvalidToken
-		return e
+		return unauthenticated("Credentials were sent more than once: send exactly one Authorization header, holding one bearer token", otc.ReasonInvalidToken, errAmbiguousCredentials)
 	}
 	return nil
 }

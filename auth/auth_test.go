@@ -1,4 +1,4 @@
-package otc_test
+package auth_test
 
 // Server authentication (SPEC §8) and the client's side of it, over real
 // HTTP. Every refusal is checked for what SPEC §6 fixes for the
@@ -8,7 +8,7 @@ package otc_test
 // of the credential itself anywhere in the answer.
 //
 // The JWT authenticators of these tests read a pinned clock (authNow, set
-// through SetJWTAuthClockForTest in auth_internal_test.go), so that the
+// through SetJWTAuthClockForTest in export_test.go), so that the
 // boundaries of exp, nbf, iat and the leeway are exact; the rows that go
 // through the client use the real clock, as a deployed server does.
 
@@ -37,8 +37,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/client"
-	"github.com/otcgo/otc/rest"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // Credentials of the tests. They are long and distinctive, so that a leak
@@ -106,22 +107,22 @@ func newAuthServer(t *testing.T, opts *otc.HandlerOptions) *httptest.Server {
 }
 
 // newAuthJWT returns a JWT authenticator on the pinned clock.
-func newAuthJWT(t testing.TB, opts otc.JWTOptions) *otc.JWTAuth {
+func newAuthJWT(t testing.TB, opts auth.JWTOptions) *auth.JWTAuth {
 	t.Helper()
 	if opts.Secret == nil {
 		opts.Secret = authSecret
 	}
-	a, err := otc.NewJWTAuth(opts)
+	a, err := auth.NewJWTAuth(opts)
 	require.NoError(t, err)
-	otc.SetJWTAuthClockForTest(a, authClock)
+	auth.SetJWTAuthClockForTest(a, authClock)
 	return a
 }
 
 // newAuthKeys returns an API key authenticator with the keys "ci" and
 // "partner".
-func newAuthKeys(t testing.TB) *otc.APIKeyAuth {
+func newAuthKeys(t testing.TB) *auth.APIKeyAuth {
 	t.Helper()
-	a, err := otc.NewAPIKeyAuth(map[string]string{"ci": authKeyCI, "partner": authKeyPartner})
+	a, err := auth.NewAPIKeyAuth(map[string]string{"ci": authKeyCI, "partner": authKeyPartner})
 	require.NoError(t, err)
 	return a
 }
@@ -135,48 +136,18 @@ func authHeader(kv ...string) http.Header {
 	return h
 }
 
-// authResponse is an answer, fully read.
-type authResponse struct {
-	Status int
-	Header http.Header
-	Raw    []byte
-}
-
 // authWhoAmICall is the body of a call to Auth.WhoAmI.
 var authWhoAmICall = []byte(`{"request":{"tool_id":"Auth.WhoAmI","input":{}}}`)
 
-// authSend sends one request with the given headers.
-func authSend(t *testing.T, c *http.Client, method, url string, header http.Header, body []byte) authResponse {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
-	require.NoError(t, err)
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return authResponse{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-}
-
 // authCall calls Auth.WhoAmI on srv with the given headers.
-func authCall(t *testing.T, srv *httptest.Server, header http.Header) authResponse {
+func authCall(t *testing.T, srv *httptest.Server, header http.Header) testkit.Response {
 	t.Helper()
-	return authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", header, authWhoAmICall)
+	return testkit.Send(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", header, authWhoAmICall)
 }
 
 // requireAuthAccepted checks a successful call of Auth.WhoAmI and returns
 // what the tool saw.
-func requireAuthAccepted(t *testing.T, res authResponse) authWhoAmI {
+func requireAuthAccepted(t *testing.T, res testkit.Response) authWhoAmI {
 	t.Helper()
 	require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
 	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
@@ -199,7 +170,7 @@ func requireAuthAccepted(t *testing.T, res authResponse) authWhoAmI {
 // folded), the challenge exactly when challenge is true, and none of the
 // credentials in leaks, nor any of their dot- or space-separated pieces
 // of 8 bytes or more, in the body or a header.
-func assertAuthRefused(t *testing.T, res authResponse, wantMsg string, challenge bool, leaks ...string) {
+func assertAuthRefused(t *testing.T, res testkit.Response, wantMsg string, challenge bool, leaks ...string) {
 	t.Helper()
 	assert.Equal(t, http.StatusUnauthorized, res.Status, "body: %s", res.Raw)
 	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
@@ -217,28 +188,7 @@ func assertAuthRefused(t *testing.T, res authResponse, wantMsg string, challenge
 	} else {
 		assert.Empty(t, res.Header.Values("WWW-Authenticate"), "no challenge without JWT")
 	}
-	assertAuthNoLeak(t, res, leaks...)
-}
-
-// assertAuthNoLeak checks that no credential, nor a long piece of one,
-// appears in the body or the headers.
-func assertAuthNoLeak(t *testing.T, res authResponse, leaks ...string) {
-	t.Helper()
-	for _, leak := range leaks {
-		pieces := append([]string{leak}, strings.FieldsFunc(leak, func(r rune) bool { return r == '.' || r == ' ' })...)
-		for _, p := range pieces {
-			if len(p) < 8 {
-				continue
-			}
-			p = p[:min(len(p), 256)]
-			assert.NotContains(t, string(res.Raw), p, "the body quotes a credential")
-			for k, vs := range res.Header {
-				for _, v := range vs {
-					assert.NotContains(t, v, p, "header %s quotes a credential", k)
-				}
-			}
-		}
-	}
+	testkit.AssertNoLeak(t, res, leaks...)
 }
 
 // authClaims returns the claims of a valid token on the pinned clock,
@@ -322,11 +272,11 @@ func TestAuthAPIKey(t *testing.T) {
 			if tt.name == "key_in_query_string_is_not_read" {
 				url += "?api_key=" + authKeyCI
 			}
-			res := authSend(t, srv.Client(), http.MethodPost, url, tt.header, authWhoAmICall)
+			res := testkit.Send(t, srv.Client(), http.MethodPost, url, tt.header, authWhoAmICall)
 			if tt.ok {
 				id := requireAuthAccepted(t, res)
 				assert.Equal(t, authWhoAmI{Authenticated: true, Method: "api_key", Name: tt.want}, id)
-				assertAuthNoLeak(t, res, authKeyCI, authKeyPartner)
+				testkit.AssertNoLeak(t, res, authKeyCI, authKeyPartner)
 				return
 			}
 			assertAuthRefused(t, res, tt.want, false, authKeyCI, authKeyPartner)
@@ -339,7 +289,7 @@ func TestAuthAPIKey(t *testing.T) {
 
 func TestAuthJWT(t *testing.T) {
 	t.Parallel()
-	jwtAuth := newAuthJWT(t, otc.JWTOptions{Audiences: []string{authAudience, "billing"}})
+	jwtAuth := newAuthJWT(t, auth.JWTOptions{Audiences: []string{authAudience, "billing"}})
 	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: jwtAuth})
 
 	bearer := func(c jwt.MapClaims) func(t *testing.T) string {
@@ -478,7 +428,7 @@ func authHS256Header(t testing.TB, secret []byte, header map[string]any, claims 
 // rows without "crit" are the controls: the same headers otherwise pass.
 func TestAuthJWTCrit(t *testing.T) {
 	t.Parallel()
-	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: newAuthJWT(t, otc.JWTOptions{})})
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: newAuthJWT(t, auth.JWTOptions{})})
 	const wantMsg = "requires extensions that this server does not support"
 
 	tests := []struct {
@@ -524,28 +474,28 @@ func TestAuthJWTClock(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		opts   otc.JWTOptions
+		opts   auth.JWTOptions
 		claims jwt.MapClaims
 		want   string // "" for accepted, else a piece of the message
 	}{
 		{name: "expired_5s_ago_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-5 * time.Second) })},
-		{name: "expired_5s_ago_no_leeway", opts: otc.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-5 * time.Second) }), want: "expired"},
+		{name: "expired_5s_ago_no_leeway", opts: auth.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-5 * time.Second) }), want: "expired"},
 		{name: "expired_29s_ago_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-29 * time.Second) })},
 		{name: "expired_30s_ago_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-30 * time.Second) }), want: "expired"},
-		{name: "expires_now_no_leeway", opts: otc.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(0) }), want: "expired"},
-		{name: "expires_in_1s_no_leeway", opts: otc.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(time.Second) })},
-		{name: "expired_90s_ago_2min_leeway", opts: otc.JWTOptions{Leeway: 2 * time.Minute}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-90 * time.Second) })},
+		{name: "expires_now_no_leeway", opts: auth.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(0) }), want: "expired"},
+		{name: "expires_in_1s_no_leeway", opts: auth.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(time.Second) })},
+		{name: "expired_90s_ago_2min_leeway", opts: auth.JWTOptions{Leeway: 2 * time.Minute}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(-90 * time.Second) })},
 		{name: "nbf_in_5s_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["nbf"] = at(5 * time.Second) })},
-		{name: "nbf_in_5s_no_leeway", opts: otc.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["nbf"] = at(5 * time.Second) }), want: "not valid yet"},
+		{name: "nbf_in_5s_no_leeway", opts: auth.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["nbf"] = at(5 * time.Second) }), want: "not valid yet"},
 		{name: "nbf_in_31s_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["nbf"] = at(31 * time.Second) }), want: "not valid yet"},
 		{name: "iat_in_5s_default_leeway", claims: authClaims(func(c jwt.MapClaims) { c["iat"] = at(5 * time.Second) })},
-		{name: "iat_in_5s_no_leeway", opts: otc.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["iat"] = at(5 * time.Second) }), want: "issued in the future"},
+		{name: "iat_in_5s_no_leeway", opts: auth.JWTOptions{Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["iat"] = at(5 * time.Second) }), want: "issued in the future"},
 		{name: "exp_at_default_cap", claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(15 * time.Minute) })},
 		{name: "exp_2h_ahead_default_cap", claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(2 * time.Hour) }), want: "at most 15m0s ahead"},
-		{name: "exp_2h_ahead_3h_cap", opts: otc.JWTOptions{MaxLifetime: 3 * time.Hour}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(2 * time.Hour) })},
-		{name: "exp_4h_ahead_3h_cap", opts: otc.JWTOptions{MaxLifetime: 3 * time.Hour}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(4 * time.Hour) }), want: "at most 3h0m0s ahead"},
-		{name: "exp_5min_ahead_1min_cap_no_leeway", opts: otc.JWTOptions{MaxLifetime: time.Minute, Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(5 * time.Minute) }), want: "too far in the future"},
-		{name: "exp_1min_ahead_1min_cap_no_leeway", opts: otc.JWTOptions{MaxLifetime: time.Minute, Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(time.Minute) })},
+		{name: "exp_2h_ahead_3h_cap", opts: auth.JWTOptions{MaxLifetime: 3 * time.Hour}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(2 * time.Hour) })},
+		{name: "exp_4h_ahead_3h_cap", opts: auth.JWTOptions{MaxLifetime: 3 * time.Hour}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(4 * time.Hour) }), want: "at most 3h0m0s ahead"},
+		{name: "exp_5min_ahead_1min_cap_no_leeway", opts: auth.JWTOptions{MaxLifetime: time.Minute, Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(5 * time.Minute) }), want: "too far in the future"},
+		{name: "exp_1min_ahead_1min_cap_no_leeway", opts: auth.JWTOptions{MaxLifetime: time.Minute, Leeway: -1}, claims: authClaims(func(c jwt.MapClaims) { c["exp"] = at(time.Minute) })},
 		{name: "aud_present_with_empty_allow_list", claims: authClaims(func(c jwt.MapClaims) { c["aud"] = authAudience }), want: "audience"},
 	}
 	for _, tt := range tests {
@@ -567,7 +517,7 @@ func TestAuthJWTClock(t *testing.T) {
 // other tests replaces it.
 func TestAuthJWTRealClock(t *testing.T) {
 	t.Parallel()
-	a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: authSecret})
+	a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: authSecret})
 	require.NoError(t, err)
 	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: a})
 	now := time.Now()
@@ -598,8 +548,8 @@ func TestAuthHugeHeader(t *testing.T) {
 		challenge bool
 		next      http.Header // a valid request afterwards
 	}{
-		{name: "bearer_token_64KB", auth: newAuthJWT(t, otc.JWTOptions{}), header: authHeader("Authorization", "Bearer "+huge), want: "malformed", challenge: true, next: authHeader("Authorization", "Bearer "+good)},
-		{name: "bearer_jwt_shaped_64KB", auth: newAuthJWT(t, otc.JWTOptions{}), header: authHeader("Authorization", "Bearer "+huge[:32<<10]+"."+huge[:16<<10]+"."+huge[:16<<10]), want: "malformed", challenge: true, next: authHeader("Authorization", "Bearer "+good)},
+		{name: "bearer_token_64KB", auth: newAuthJWT(t, auth.JWTOptions{}), header: authHeader("Authorization", "Bearer "+huge), want: "malformed", challenge: true, next: authHeader("Authorization", "Bearer "+good)},
+		{name: "bearer_jwt_shaped_64KB", auth: newAuthJWT(t, auth.JWTOptions{}), header: authHeader("Authorization", "Bearer "+huge[:32<<10]+"."+huge[:16<<10]+"."+huge[:16<<10]), want: "malformed", challenge: true, next: authHeader("Authorization", "Bearer "+good)},
 		{name: "api_key_64KB", auth: newAuthKeys(t), header: authHeader("OXP-API-Key", huge), want: "API key is not valid", next: authHeader("OXP-API-Key", authKeyCI)},
 	}
 	for _, tt := range tests {
@@ -618,7 +568,7 @@ func TestAuthHugeHeader(t *testing.T) {
 // does (SPEC §8).
 func TestAuthAnyOf(t *testing.T) {
 	t.Parallel()
-	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))})
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: auth.AnyOf(newAuthKeys(t), newAuthJWT(t, auth.JWTOptions{}))})
 	good := authHS256(t, authClaims(nil))
 	expired := authHS256(t, authClaims(func(c jwt.MapClaims) { c["exp"] = authNow.Add(-time.Hour).Unix() }))
 	const wrongKey = "oxp-key-wrong-11111111111111111111"
@@ -673,13 +623,13 @@ func TestAuthAnyOfOrder(t *testing.T) {
 		ways      []string
 		challenge bool
 	}{
-		{name: "jwt_then_api_key", auth: otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}), newAuthKeys(t)), ways: []string{otc.HeaderAPIKey, "bearer token"}, challenge: true},
-		{name: "api_key_alone", auth: otc.AnyOf(newAuthKeys(t)), ways: []string{otc.HeaderAPIKey}},
-		{name: "jwt_alone", auth: otc.AnyOf(newAuthJWT(t, otc.JWTOptions{})), ways: []string{"bearer token"}, challenge: true},
-		{name: "custom_and_jwt", auth: otc.AnyOf(otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
+		{name: "jwt_then_api_key", auth: auth.AnyOf(newAuthJWT(t, auth.JWTOptions{}), newAuthKeys(t)), ways: []string{otc.HeaderAPIKey, "bearer token"}, challenge: true},
+		{name: "api_key_alone", auth: auth.AnyOf(newAuthKeys(t)), ways: []string{otc.HeaderAPIKey}},
+		{name: "jwt_alone", auth: auth.AnyOf(newAuthJWT(t, auth.JWTOptions{})), ways: []string{"bearer token"}, challenge: true},
+		{name: "custom_and_jwt", auth: auth.AnyOf(otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
 			return nil, fmt.Errorf("no tenant header: %w", otc.ErrNoCredentials)
-		}), newAuthJWT(t, otc.JWTOptions{})), ways: []string{"bearer token"}, challenge: true},
-		{name: "none", auth: otc.AnyOf(), ways: nil},
+		}), newAuthJWT(t, auth.JWTOptions{})), ways: []string{"bearer token"}, challenge: true},
+		{name: "none", auth: auth.AnyOf(), ways: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -696,7 +646,7 @@ func TestAuthAnyOfOrder(t *testing.T) {
 }
 
 // authMessage returns the message of an OTC error body.
-func authMessage(t *testing.T, res authResponse) string {
+func authMessage(t *testing.T, res testkit.Response) string {
 	t.Helper()
 	var body struct {
 		Message string `json:"message"`
@@ -730,7 +680,7 @@ func TestAuthNoneConfigured(t *testing.T) {
 				srv := newAuthServer(t, tt.opts)
 				id := requireAuthAccepted(t, authCall(t, srv, h))
 				assert.Equal(t, authWhoAmI{}, id, "no identity without an authenticator")
-				res := authSend(t, srv.Client(), http.MethodGet, srv.URL+"/tools", h, nil)
+				res := testkit.Send(t, srv.Client(), http.MethodGet, srv.URL+"/tools", h, nil)
 				assert.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
 			})
 		}
@@ -741,7 +691,7 @@ func TestAuthNoneConfigured(t *testing.T) {
 // call paths are.
 func TestAuthEndpoints(t *testing.T) {
 	t.Parallel()
-	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))})
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: auth.AnyOf(newAuthKeys(t), newAuthJWT(t, auth.JWTOptions{}))})
 	key := authHeader("OXP-API-Key", authKeyCI)
 	badBearer := authHeader("Authorization", "Bearer not.a.token")
 
@@ -771,7 +721,7 @@ func TestAuthEndpoints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := authSend(t, srv.Client(), tt.method, srv.URL+tt.path, tt.header, tt.body)
+			res := testkit.Send(t, srv.Client(), tt.method, srv.URL+tt.path, tt.header, tt.body)
 			assert.Equal(t, tt.status, res.Status, "body: %s", res.Raw)
 			if tt.method == http.MethodHead {
 				return
@@ -828,7 +778,7 @@ func TestAuthBeforeBody(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", tt.header, big)
+			res := testkit.Send(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", tt.header, big)
 			assert.Equal(t, tt.status, res.Status, "body: %s", res.Raw)
 			assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
 			if tt.status != http.StatusUnauthorized {
@@ -862,7 +812,7 @@ func TestAuthIdentityReachesTool(t *testing.T) {
 		}
 		return &otc.Identity{Method: "tenant_token", Name: "tenant-7"}, nil
 	})
-	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{Audiences: []string{authAudience}}), custom)})
+	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: auth.AnyOf(newAuthKeys(t), newAuthJWT(t, auth.JWTOptions{Audiences: []string{authAudience}}), custom)})
 	tok := authHS256(t, authClaims(func(c jwt.MapClaims) { c["aud"] = []string{authAudience}; c["tenant"] = map[string]any{"id": 7.0} }))
 
 	t.Run("api_key", func(t *testing.T) {
@@ -871,7 +821,7 @@ func TestAuthIdentityReachesTool(t *testing.T) {
 			res := authCall(t, srv, authHeader("OXP-API-Key", k.key))
 			id := requireAuthAccepted(t, res)
 			assert.Equal(t, authWhoAmI{Authenticated: true, Method: "api_key", Name: k.name}, id)
-			assertAuthNoLeak(t, res, authKeyCI, authKeyPartner)
+			testkit.AssertNoLeak(t, res, authKeyCI, authKeyPartner)
 		}
 	})
 	t.Run("jwt_claims", func(t *testing.T) {
@@ -967,10 +917,10 @@ func TestNewAPIKeyAuthErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := otc.NewAPIKeyAuth(tt.keys)
+			a, err := auth.NewAPIKeyAuth(tt.keys)
 			require.Error(t, err)
 			assert.Nil(t, a)
-			assert.True(t, strings.HasPrefix(err.Error(), "otc: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "auth: "), err.Error())
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), authKeyCI, "a setup error never quotes a key")
 		})
@@ -979,7 +929,7 @@ func TestNewAPIKeyAuthErrors(t *testing.T) {
 	t.Run("keys_copied", func(t *testing.T) {
 		t.Parallel()
 		keys := map[string]string{"ci": authKeyCI}
-		a, err := otc.NewAPIKeyAuth(keys)
+		a, err := auth.NewAPIKeyAuth(keys)
 		require.NoError(t, err)
 		keys["ci"] = "changed-after-construction"
 		keys["late"] = authKeyPartner
@@ -1004,7 +954,7 @@ func TestNewJWTAuthErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := otc.NewJWTAuth(otc.JWTOptions{Secret: tt.secret})
+			a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: tt.secret})
 			if tt.ok {
 				require.NoError(t, err)
 				assert.NotNil(t, a)
@@ -1012,7 +962,7 @@ func TestNewJWTAuthErrors(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Nil(t, a)
-			assert.True(t, strings.HasPrefix(err.Error(), "otc: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "auth: "), err.Error())
 			assert.Contains(t, err.Error(), "32 bytes")
 		})
 	}
@@ -1021,105 +971,13 @@ func TestNewJWTAuthErrors(t *testing.T) {
 		t.Parallel()
 		secret := bytes.Clone(authSecret)
 		auds := []string{authAudience}
-		a := newAuthJWT(t, otc.JWTOptions{Secret: secret, Audiences: auds})
+		a := newAuthJWT(t, auth.JWTOptions{Secret: secret, Audiences: auds})
 		copy(secret, "XXXXXXXX")
 		auds[0] = "changed.example.com"
 		srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: a})
 		tok := authHS256(t, authClaims(func(c jwt.MapClaims) { c["aud"] = authAudience }))
 		assert.Equal(t, "agent-7", requireAuthAccepted(t, authCall(t, srv, authHeader("Authorization", "Bearer "+tok))).Name)
 	})
-}
-
-// authREST is a REST error envelope.
-type authREST struct {
-	SchemaVersion string `json:"schema_version"`
-	OK            bool   `json:"ok"`
-	Error         *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Result json.RawMessage `json:"result"`
-}
-
-// TestAuthREST: the REST adapter refuses the same requests, in its own
-// envelope, with code request.unauthenticated.
-func TestAuthREST(t *testing.T) {
-	t.Parallel()
-	reg := newAuthRegistry(t)
-	srv := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))}))
-	t.Cleanup(srv.Close)
-	plain := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) {
-		return nil, errors.New("ldap bind failed: password hunter2")
-	})}))
-	t.Cleanup(plain.Close)
-	keysOnly := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: newAuthKeys(t)}))
-	t.Cleanup(keysOnly.Close)
-
-	expired := authHS256(t, authClaims(func(c jwt.MapClaims) { c["exp"] = authNow.Add(-time.Hour).Unix() }))
-	invoke := []byte(`{"schema_version":"0.1.0","args":{}}`)
-
-	tests := []struct {
-		name      string
-		srv       *httptest.Server
-		method    string
-		path      string
-		header    http.Header
-		body      []byte
-		want      string // a piece of the message; "" for 200
-		challenge bool
-	}{
-		{name: "list_without_credentials", srv: srv, method: http.MethodGet, path: "/tools", want: "Authentication required", challenge: true},
-		{name: "describe_without_credentials", srv: srv, method: http.MethodGet, path: "/tools/Auth_WhoAmI", want: "Authentication required", challenge: true},
-		{name: "invoke_without_credentials", srv: srv, method: http.MethodPost, path: "/tools/Auth_WhoAmI:invoke", body: invoke, want: "Authentication required", challenge: true},
-		{name: "invoke_unknown_tool_without_credentials", srv: srv, method: http.MethodPost, path: "/tools/No_Such:invoke", body: invoke, want: "Authentication required", challenge: true},
-		{name: "invoke_expired_token", srv: srv, method: http.MethodPost, path: "/tools/Auth_WhoAmI:invoke", header: authHeader("Authorization", "Bearer "+expired), body: invoke, want: "expired", challenge: true},
-		{name: "invoke_wrong_key", srv: srv, method: http.MethodPost, path: "/tools/Auth_WhoAmI:invoke", header: authHeader("OXP-API-Key", "wrong-key-wrong-key"), body: invoke, want: "API key is not valid", challenge: true},
-		{name: "keys_only_no_challenge", srv: keysOnly, method: http.MethodGet, path: "/tools", want: "Authentication required"},
-		{name: "plain_error_is_generic", srv: plain, method: http.MethodGet, path: "/tools", want: "Authentication failed"},
-		{name: "request_id_echoed", srv: srv, method: http.MethodGet, path: "/tools", header: authHeader("X-Request-Id", "req-auth-0001"), want: "Authentication required", challenge: true},
-		{name: "list_with_key", srv: srv, method: http.MethodGet, path: "/tools", header: authHeader("OXP-API-Key", authKeyCI)},
-		{name: "invoke_with_key", srv: srv, method: http.MethodPost, path: "/tools/Auth_WhoAmI:invoke", header: authHeader("OXP-API-Key", authKeyPartner), body: invoke},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			res := authSend(t, tt.srv.Client(), tt.method, tt.srv.URL+tt.path, tt.header, tt.body)
-			assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
-			assert.NotEmpty(t, res.Header.Get("X-Request-Id"))
-			if want := tt.header.Get("X-Request-Id"); want != "" {
-				assert.Equal(t, want, res.Header.Get("X-Request-Id"))
-			}
-			assertAuthNoLeak(t, res, authKeyCI, authKeyPartner, expired)
-			assert.NotContains(t, string(res.Raw), "hunter2")
-			if tt.want == "" {
-				require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
-				assert.Empty(t, res.Header.Values("WWW-Authenticate"))
-				if strings.HasSuffix(tt.path, ":invoke") {
-					var out authREST
-					require.NoError(t, json.Unmarshal(res.Raw, &out))
-					require.True(t, out.OK, "body: %s", res.Raw)
-					var id authWhoAmI
-					require.NoError(t, json.Unmarshal(out.Result, &id))
-					assert.Equal(t, authWhoAmI{Authenticated: true, Method: "api_key", Name: "partner"}, id)
-				}
-				return
-			}
-			assert.Equal(t, http.StatusUnauthorized, res.Status, "body: %s", res.Raw)
-			var out authREST
-			require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
-			assert.Equal(t, rest.SchemaVersion, out.SchemaVersion)
-			assert.False(t, out.OK)
-			require.NotNil(t, out.Error, "body: %s", res.Raw)
-			assert.Equal(t, rest.CodeUnauthenticated, out.Error.Code)
-			assert.Equal(t, "request.unauthenticated", out.Error.Code)
-			assert.Contains(t, strings.ToLower(out.Error.Message), strings.ToLower(tt.want))
-			if tt.challenge {
-				assert.Equal(t, []string{"Bearer"}, res.Header.Values("WWW-Authenticate"))
-			} else {
-				assert.Empty(t, res.Header.Values("WWW-Authenticate"))
-			}
-		})
-	}
 }
 
 // authLines builds a header from name, value pairs with Header.Add, so
@@ -1148,7 +1006,7 @@ func authWrapper(a otc.Authenticator) otc.Authenticator {
 
 // TestAuthDuplicateCredentials: credentials sent more than once (two
 // header lines, or a proxy's comma-joined line holding a bearer token) are
-// refused on both handlers, even when every copy is right and even when
+// refused, even when every copy is right and even when
 // another method of AnyOf would accept the request, and the tool does not
 // run. Which copy counts would otherwise depend on header order, which
 // whoever adds a header line can choose.
@@ -1160,18 +1018,18 @@ func TestAuthDuplicateCredentials(t *testing.T) {
 	const dup = "Credentials were sent more than once"
 
 	keys := func(t *testing.T) otc.Authenticator { return newAuthKeys(t) }
-	jwts := func(t *testing.T) otc.Authenticator { return newAuthJWT(t, otc.JWTOptions{}) }
+	jwts := func(t *testing.T) otc.Authenticator { return newAuthJWT(t, auth.JWTOptions{}) }
 	keysThenJWT := func(t *testing.T) otc.Authenticator {
-		return otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{}))
+		return auth.AnyOf(newAuthKeys(t), newAuthJWT(t, auth.JWTOptions{}))
 	}
 	jwtThenKeys := func(t *testing.T) otc.Authenticator {
-		return otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}), newAuthKeys(t))
+		return auth.AnyOf(newAuthJWT(t, auth.JWTOptions{}), newAuthKeys(t))
 	}
 	nested := func(t *testing.T) otc.Authenticator {
-		return otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(newAuthJWT(t, otc.JWTOptions{})))
+		return auth.AnyOf(auth.AnyOf(newAuthKeys(t)), auth.AnyOf(newAuthJWT(t, auth.JWTOptions{})))
 	}
 	wrappedJWTThenKeys := func(t *testing.T) otc.Authenticator {
-		return otc.AnyOf(authWrapper(newAuthJWT(t, otc.JWTOptions{})), newAuthKeys(t))
+		return auth.AnyOf(authWrapper(newAuthJWT(t, auth.JWTOptions{})), newAuthKeys(t))
 	}
 
 	tests := []struct {
@@ -1225,100 +1083,29 @@ func TestAuthDuplicateCredentials(t *testing.T) {
 		{name: "custom_wrapper_two_tokens_and_right_api_key", auth: wrappedJWTThenKeys, header: authLines(otc.HeaderAPIKey, authKeyCI, "Authorization", "Bearer "+good, "Authorization", "Bearer "+good), want: dup},
 	}
 	for _, tt := range tests {
-		for _, transport := range []string{"otc", "rest"} {
-			t.Run(tt.name+"/"+transport, func(t *testing.T) {
-				t.Parallel()
-				var runs atomic.Int64
-				reg := newAuthCountingRegistry(t, &runs)
-				var res authResponse
-				if transport == "otc" {
-					srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: tt.auth(t)}))
-					t.Cleanup(srv.Close)
-					res = authCall(t, srv, tt.header)
-				} else {
-					srv := httptest.NewServer(rest.NewHandler(reg, &rest.Options{Authenticator: tt.auth(t)}))
-					t.Cleanup(srv.Close)
-					res = authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/Auth_WhoAmI:invoke", tt.header, []byte(`{"schema_version":"0.1.0","args":{}}`))
-				}
-				assertAuthNoLeak(t, res, authKeyCI, authKeyPartner, wrongKey, good, other)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var runs atomic.Int64
+			reg := newAuthCountingRegistry(t, &runs)
+			srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: tt.auth(t)}))
+			t.Cleanup(srv.Close)
+			res := authCall(t, srv, tt.header)
+			testkit.AssertNoLeak(t, res, authKeyCI, authKeyPartner, wrongKey, good, other)
 
-				if tt.method != "" {
-					var id authWhoAmI
-					if transport == "otc" {
-						id = requireAuthAccepted(t, res)
-					} else {
-						id = requireAuthRESTAccepted(t, res)
-					}
-					assert.Equal(t, tt.method, id.Method)
-					assert.Equal(t, tt.want, id.Name)
-					assert.EqualValues(t, 1, runs.Load(), "the tool runs once")
-					return
-				}
-				if transport == "otc" {
-					assertAuthRefused(t, res, tt.want, tt.challenge)
-				} else {
-					assertAuthRESTRefused(t, res, tt.want, tt.challenge)
-				}
-				if tt.want == dup {
-					assert.Contains(t, authResMessage(t, res, transport), "exactly one", "the message says what to send")
-				}
-				assert.Zero(t, runs.Load(), "the tool ran for a refused request")
-			})
-		}
+			if tt.method != "" {
+				id := requireAuthAccepted(t, res)
+				assert.Equal(t, tt.method, id.Method)
+				assert.Equal(t, tt.want, id.Name)
+				assert.EqualValues(t, 1, runs.Load(), "the tool runs once")
+				return
+			}
+			assertAuthRefused(t, res, tt.want, tt.challenge)
+			if tt.want == dup {
+				assert.Contains(t, authMessage(t, res), "exactly one", "the message says what to send")
+			}
+			assert.Zero(t, runs.Load(), "the tool ran for a refused request")
+		})
 	}
-}
-
-// requireAuthRESTAccepted checks a successful REST invocation of
-// Auth.WhoAmI and returns what the tool saw.
-func requireAuthRESTAccepted(t *testing.T, res authResponse) authWhoAmI {
-	t.Helper()
-	require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
-	assert.Empty(t, res.Header.Values("WWW-Authenticate"), "a 200 carries no challenge")
-	var out authREST
-	require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
-	require.True(t, out.OK, "body: %s", res.Raw)
-	var id authWhoAmI
-	require.NoError(t, json.Unmarshal(out.Result, &id))
-	return id
-}
-
-// assertAuthRESTRefused checks a 401 of the REST handler: the envelope
-// {schema_version, ok: false, error} with code request.unauthenticated, a
-// message containing wantMsg (case folded), and the challenge exactly when
-// challenge is true.
-func assertAuthRESTRefused(t *testing.T, res authResponse, wantMsg string, challenge bool) {
-	t.Helper()
-	assert.Equal(t, http.StatusUnauthorized, res.Status, "body: %s", res.Raw)
-	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
-	var top map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(res.Raw, &top), "body: %s", res.Raw)
-	for k := range top {
-		assert.Contains(t, []string{"schema_version", "ok", "error"}, k, "a REST 401 is {schema_version, ok, error}: %s", res.Raw)
-	}
-	var out authREST
-	require.NoError(t, json.Unmarshal(res.Raw, &out), "body: %s", res.Raw)
-	assert.Equal(t, rest.SchemaVersion, out.SchemaVersion)
-	assert.False(t, out.OK)
-	require.NotNil(t, out.Error, "body: %s", res.Raw)
-	assert.Equal(t, rest.CodeUnauthenticated, out.Error.Code)
-	assert.Contains(t, strings.ToLower(out.Error.Message), strings.ToLower(wantMsg), "message")
-	if challenge {
-		assert.Equal(t, []string{"Bearer"}, res.Header.Values("WWW-Authenticate"))
-	} else {
-		assert.Empty(t, res.Header.Values("WWW-Authenticate"), "no challenge without JWT")
-	}
-}
-
-// authResMessage returns the message of a refusal of either handler.
-func authResMessage(t *testing.T, res authResponse, transport string) string {
-	t.Helper()
-	if transport == "otc" {
-		return authMessage(t, res)
-	}
-	var out authREST
-	require.NoError(t, json.Unmarshal(res.Raw, &out))
-	require.NotNil(t, out.Error)
-	return out.Error.Message
 }
 
 // authTokenRecorder wraps a handler and keeps every bearer token it sees.
@@ -1358,10 +1145,10 @@ func newAuthClientServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *
 }
 
 // authRealJWT is a JWT authenticator on the real clock.
-func authRealJWT(t *testing.T, opts otc.JWTOptions) *otc.JWTAuth {
+func authRealJWT(t *testing.T, opts auth.JWTOptions) *auth.JWTAuth {
 	t.Helper()
 	opts.Secret = authSecret
-	a, err := otc.NewJWTAuth(opts)
+	a, err := auth.NewJWTAuth(opts)
 	require.NoError(t, err)
 	return a
 }
@@ -1429,7 +1216,7 @@ func TestAuthClientAPIKey(t *testing.T) {
 
 func TestAuthClientBearerToken(t *testing.T) {
 	t.Parallel()
-	srv, _ := newAuthClientServer(t, authRealJWT(t, otc.JWTOptions{}))
+	srv, _ := newAuthClientServer(t, authRealJWT(t, auth.JWTOptions{}))
 	now := time.Now()
 
 	good := authHS256(t, jwt.MapClaims{"sub": "static-agent", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()})
@@ -1449,7 +1236,7 @@ func TestAuthClientBearerToken(t *testing.T) {
 
 func TestAuthClientJWTSigner(t *testing.T) {
 	t.Parallel()
-	srv, rec := newAuthClientServer(t, authRealJWT(t, otc.JWTOptions{Audiences: []string{authAudience}}))
+	srv, rec := newAuthClientServer(t, authRealJWT(t, auth.JWTOptions{Audiences: []string{authAudience}}))
 	const lifetime = 2 * time.Minute
 	c, err := client.New(srv.URL, &client.Options{JWT: &client.JWTSigner{
 		Secret: authSecret, Audience: authAudience, Lifetime: lifetime, Subject: "agent-9",
@@ -1489,7 +1276,7 @@ func TestAuthClientJWTSigner(t *testing.T) {
 
 	t.Run("default_lifetime_one_minute", func(t *testing.T) {
 		t.Parallel()
-		srv, rec := newAuthClientServer(t, authRealJWT(t, otc.JWTOptions{}))
+		srv, rec := newAuthClientServer(t, authRealJWT(t, auth.JWTOptions{}))
 		c, err := client.New(srv.URL, &client.Options{JWT: &client.JWTSigner{Secret: authSecret}})
 		require.NoError(t, err)
 		id, err := authClientWhoAmI(t, c)
@@ -1533,7 +1320,7 @@ func TestAuthClientJWTSigner(t *testing.T) {
 // server accepting either lets it in.
 func TestAuthClientBothMethods(t *testing.T) {
 	t.Parallel()
-	srv, rec := newAuthClientServer(t, otc.AnyOf(newAuthKeys(t), authRealJWT(t, otc.JWTOptions{})))
+	srv, rec := newAuthClientServer(t, auth.AnyOf(newAuthKeys(t), authRealJWT(t, auth.JWTOptions{})))
 	c, err := client.New(srv.URL, &client.Options{APIKey: "oxp-key-wrong-33333333333333333333", JWT: &client.JWTSigner{Secret: authSecret, Subject: "agent-3"}})
 	require.NoError(t, err)
 	id, err := authClientWhoAmI(t, c)
@@ -1603,10 +1390,10 @@ func authFuzzIsValidToken(valid, tok string) bool {
 // method: it never panics, answers 401 with a JSON body that does not
 // quote the input, and answers 200 only for the seeded valid token or key.
 func FuzzJWTAuth(f *testing.F) {
-	jwtAuth := newAuthJWT(f, otc.JWTOptions{Audiences: []string{authAudience}})
-	keys, err := otc.NewAPIKeyAuth(map[string]string{"ci": authKeyCI})
+	jwtAuth := newAuthJWT(f, auth.JWTOptions{Audiences: []string{authAudience}})
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": authKeyCI})
 	require.NoError(f, err)
-	h := otc.NewHandler(newAuthRegistry(f), &otc.HandlerOptions{Authenticator: otc.AnyOf(keys, jwtAuth)})
+	h := otc.NewHandler(newAuthRegistry(f), &otc.HandlerOptions{Authenticator: auth.AnyOf(keys, jwtAuth)})
 	valid := authHS256(f, authFuzzClaims())
 
 	f.Add(valid)
@@ -1673,38 +1460,41 @@ func authFuzzIsBearerOfValid(valid, header string) bool {
 // the refusal, as an OAuth resource server's does.
 type errorChallenger struct{ otc.Authenticator }
 
-func (errorChallenger) Challenge() string { return "Custom" }
-func (errorChallenger) ChallengeError(e *otc.Error) string {
+func (errorChallenger) Challenge(e *otc.Error) string {
 	return "Custom for " + e.Code.String()
 }
 
-// TestAnyOfChallengeError: AnyOf asks the first method that decides its
-// challenge by the refusal about every refusal, nested AnyOfs included,
-// and otherwise answers as Challenge does for its first Challenger.
-func TestAnyOfChallengeError(t *testing.T) {
+// TestAnyOfChallenge: AnyOf's challenge is the fullest of its methods':
+// the first that carries more than a scheme, nested AnyOfs included, else
+// the first a method gives; and otc.Challenge fills in its defaults.
+func TestAnyOfChallenge(t *testing.T) {
 	t.Parallel()
 	custom := errorChallenger{otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) { return nil, nil })}
 	unauth := &otc.Error{Code: otc.CodeUnauthenticated, Message: "no"}
+	policy := &otc.Error{Code: otc.CodeUnauthenticated, Reason: otc.ReasonInvalidToken, Message: "no"}
 	scope := &otc.Error{Code: otc.CodeForbidden, Reason: otc.ReasonInsufficientScope, RequiredScopes: []string{"a", "b"}}
+	other := &otc.Error{Code: otc.CodeForbidden, Message: "no"}
 	for _, tc := range []struct {
-		name  string
-		auth  otc.Authenticator
-		e     *otc.Error
-		want  string
-		plain string // the WWW-Authenticate value of WWWAuthenticate
+		name string
+		auth otc.Authenticator
+		e    *otc.Error
+		want string
 	}{
-		{"plain_401", otc.AnyOf(newAuthKeys(t), newAuthJWT(t, otc.JWTOptions{})), unauth, "Bearer", "Bearer"},
-		{"plain_nested_401", otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}))), unauth, "Bearer", "Bearer"},
-		{"plain_scope", otc.AnyOf(newAuthKeys(t)), scope, `Bearer error="insufficient_scope", scope="a b"`, ""},
-		{"custom_401", otc.AnyOf(newAuthKeys(t), custom), unauth, "Custom for unauthenticated", "Custom"},
-		{"custom_after_jwt", otc.AnyOf(newAuthJWT(t, otc.JWTOptions{}), custom), unauth, "Custom for unauthenticated", "Bearer"},
-		{"custom_scope", otc.AnyOf(custom, newAuthKeys(t)), scope, "Custom for forbidden", "Custom"},
-		{"custom_nested", otc.AnyOf(otc.AnyOf(newAuthKeys(t)), otc.AnyOf(custom)), unauth, "Custom for unauthenticated", "Custom"},
+		{"plain_401", auth.AnyOf(newAuthKeys(t), newAuthJWT(t, auth.JWTOptions{})), unauth, "Bearer"},
+		{"plain_nested_401", auth.AnyOf(auth.AnyOf(newAuthKeys(t)), auth.AnyOf(newAuthJWT(t, auth.JWTOptions{}))), unauth, "Bearer"},
+		{"keys_401", auth.AnyOf(newAuthKeys(t)), unauth, ""},
+		{"keys_policy_401", auth.AnyOf(newAuthKeys(t)), policy, "Bearer"},
+		{"plain_scope", auth.AnyOf(newAuthKeys(t)), scope, `Bearer error="insufficient_scope", scope="a b"`},
+		{"jwt_scope", auth.AnyOf(newAuthJWT(t, auth.JWTOptions{})), scope, `Bearer error="insufficient_scope", scope="a b"`},
+		{"not_a_challenge", auth.AnyOf(newAuthJWT(t, auth.JWTOptions{}), custom), other, ""},
+		{"custom_401", auth.AnyOf(newAuthKeys(t), custom), unauth, "Custom for unauthenticated"},
+		{"custom_after_jwt", auth.AnyOf(newAuthJWT(t, auth.JWTOptions{}), custom), unauth, "Custom for unauthenticated"},
+		{"custom_scope", auth.AnyOf(custom, newAuthKeys(t)), scope, "Custom for forbidden"},
+		{"custom_nested", auth.AnyOf(auth.AnyOf(newAuthKeys(t)), auth.AnyOf(custom)), unauth, "Custom for unauthenticated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			assert.Equal(t, tc.want, otc.Challenge(tc.auth, tc.e))
-			assert.Equal(t, tc.plain, otc.WWWAuthenticate(tc.auth))
 		})
 	}
 }

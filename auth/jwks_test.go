@@ -1,10 +1,10 @@
-package otc_test
+package auth_test
 
 // When the issuers' JWKS is fetched, over real HTTP: an httptest server
 // publishes the keys (and rotates them, goes down or hangs), and the OTC
 // handler serves the tools of capability_test.go behind a capability
 // authenticator. The intervals are shortened through
-// otc.NewCapabilityAuthForTest so that each test takes a second or two;
+// auth.NewCapabilityAuthForTest so that each test takes a second or two;
 // internal/jwks/jwks_test.go checks the default intervals themselves.
 
 import (
@@ -24,20 +24,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
 // newCapAuthTimed is newCapAuth with the intervals of fetching the JWKS
 // shortened.
-func newCapAuthTimed(t *testing.T, opts otc.CapabilityOptions, timing otc.JWKSTimingForTest) *otc.CapabilityAuth {
+func newCapAuthTimed(t *testing.T, opts auth.CapabilityOptions, timing auth.JWKSTimingForTest) *auth.CapabilityAuth {
 	t.Helper()
 	if opts.Issuers == nil {
-		opts.Issuers = []string{capIssuer}
+		opts.Issuers = []string{testkit.CapIssuer}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a, err := otc.NewCapabilityAuthForTest(t.Context(), opts, timing)
+	a, err := auth.NewCapabilityAuthForTest(t.Context(), opts, timing)
 	require.NoError(t, err)
 	return a
 }
@@ -45,7 +46,7 @@ func newCapAuthTimed(t *testing.T, opts otc.CapabilityOptions, timing otc.JWKSTi
 // capRetry calls tool with token every 20 ms until it is accepted or
 // within has passed since from, and returns the last answer, the
 // refusals before it and when the last call was answered.
-func capRetry(t *testing.T, srv *httptest.Server, token string, from time.Time, within time.Duration) (last authResponse, refused []authResponse, at time.Time) {
+func capRetry(t *testing.T, srv *httptest.Server, token string, from time.Time, within time.Duration) (last testkit.Response, refused []testkit.Response, at time.Time) {
 	t.Helper()
 	for {
 		last = capCall(t, srv, "Payments.Refund", capBearer(token))
@@ -66,28 +67,28 @@ func capRetry(t *testing.T, srv *httptest.Server, token string, from time.Time, 
 func TestJWKSMadeUpKIDCannotHoldBackRotation(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	first := capJWK(t, &k.ec.PublicKey, kidEC)
+	first := testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC)
 	jwks := newCapJWKS(t, first)
 	const gap = 300 * time.Millisecond
-	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	srv, runs := newCapServer(t, newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}, auth.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))))
 	time.Sleep(gap)
 
 	// The attacker goes first: its kid fetches the set, which lacks it.
-	bogus := capSign(t, jwt.SigningMethodES256, k.ecOther, "attacker-kid", capClaims(nil))
-	assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(bogus)), http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", bogus)
+	bogus := testkit.Sign(t, jwt.SigningMethodES256, k.ecOther, "attacker-kid", testkit.CapClaims(nil))
+	testkit.AssertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(bogus)), http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", bogus)
 	require.Equal(t, 2, jwks.count(), "the made-up kid fetched the JWKS")
 
 	// Then the issuer rotates, and its client retries until accepted.
-	jwks.set(t, first, capJWK(t, &k.ec2.PublicKey, kidEC2))
+	jwks.set(t, first, testkit.JWK(t, &k.ec2.PublicKey, kidEC2))
 	published := time.Now()
-	rotated := capSign(t, jwt.SigningMethodES256, k.ec2, kidEC2, capClaims(nil))
+	rotated := testkit.Sign(t, jwt.SigningMethodES256, k.ec2, kidEC2, testkit.CapClaims(nil))
 	res, refused, at := capRetry(t, srv, rotated, published, gap+5*time.Second)
 	seen := requireCapAccepted(t, res)
 	assert.Equal(t, "agent-7", seen.Name)
 	assert.Less(t, at.Sub(published), gap+2*time.Second, "the new key verified within the gap (and a fetch)")
 	for _, r := range refused {
-		assertCapRefused(t, r, http.StatusUnauthorized, otc.ReasonInvalidToken, "try again in a few seconds", rotated)
+		testkit.AssertCapRefused(t, r, http.StatusUnauthorized, otc.ReasonInvalidToken, "try again in a few seconds", rotated)
 	}
 	assert.Equal(t, 3, jwks.count(), "the rotated key cost one fetch")
 	assert.Equal(t, int64(2), runs.Load())
@@ -99,16 +100,16 @@ func TestJWKSMadeUpKIDCannotHoldBackRotation(t *testing.T) {
 func TestJWKSMadeUpKIDFlood(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	const gap = 200 * time.Millisecond
-	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	srv, runs := newCapServer(t, newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}, auth.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))))
 	time.Sleep(gap)
 
 	const total, workers = 200, 20
 	tokens := make(chan string, total)
 	for i := range total {
-		tokens <- capSign(t, jwt.SigningMethodES256, k.ecOther, "made-up-"+strconv.Itoa(i), capClaims(nil))
+		tokens <- testkit.Sign(t, jwt.SigningMethodES256, k.ecOther, "made-up-"+strconv.Itoa(i), testkit.CapClaims(nil))
 	}
 	close(tokens)
 	var (
@@ -153,17 +154,17 @@ func TestJWKSMadeUpKIDFlood(t *testing.T) {
 func TestJWKSIssuerComesBack(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	jwks.fail(http.StatusServiceUnavailable)
 	var logs testkit.SyncBuffer
 	const backoffMin, backoffMax = 50 * time.Millisecond, 400 * time.Millisecond
-	a := newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
-		otc.JWKSTimingForTest{MinGap: time.Hour, BackoffMin: backoffMin, BackoffMax: backoffMax})
+	a := newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+		auth.JWKSTimingForTest{MinGap: time.Hour, BackoffMin: backoffMin, BackoffMax: backoffMax})
 	srv, runs := newCapServer(t, a)
 
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	assert.Contains(t, authMessage(t, res), "try again")
 	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
 
@@ -180,7 +181,7 @@ func TestJWKSIssuerComesBack(t *testing.T) {
 	requireCapAccepted(t, res)
 	assert.Less(t, at.Sub(back), backoffMax+time.Second, "accepted within the backoff cap of the JWKS's return")
 	for _, r := range refused {
-		assertCapRefused(t, r, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
+		testkit.AssertCapRefused(t, r, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	}
 	assert.Equal(t, int64(1), runs.Load())
 	assert.Contains(t, logs.String(), "fetched the capability issuers' JWKS again")
@@ -212,20 +213,20 @@ func TestJWKSHangingIssuer(t *testing.T) {
 
 	const wait = 500 * time.Millisecond
 	start := time.Now()
-	a, err := otc.NewCapabilityAuthForTest(ctx, otc.CapabilityOptions{
-		Issuers: []string{capIssuer}, JWKSURL: hang.URL, Logger: slog.New(slog.DiscardHandler),
+	a, err := auth.NewCapabilityAuthForTest(ctx, auth.CapabilityOptions{
+		Issuers: []string{testkit.CapIssuer}, JWKSURL: hang.URL, Logger: slog.New(slog.DiscardHandler),
 		HTTPClient: &http.Client{Transport: transport, Timeout: 10 * time.Second},
-	}, otc.JWKSTimingForTest{Wait: wait})
+	}, auth.JWKSTimingForTest{Wait: wait})
 	returned := time.Since(start)
 	require.NoError(t, err)
 	assert.Less(t, returned, time.Second, "NewCapabilityAuth did not wait for the hanging JWKS")
 
 	srv, runs := newCapServer(t, a)
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	began := time.Now()
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
 	took := time.Since(began)
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "still fetching the issuers' keys", token)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "still fetching the issuers' keys", token)
 	assert.Contains(t, authMessage(t, res), "try again")
 	assert.GreaterOrEqual(t, took, wait-50*time.Millisecond, "the call waited for the first fetch")
 	assert.Less(t, took, wait+2*time.Second, "the call waited only the bounded time")
@@ -241,15 +242,15 @@ func TestJWKSHangingIssuer(t *testing.T) {
 func TestJWKSOtherIssuerCostsNoFetch(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	const gap = 50 * time.Millisecond
-	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	srv, runs := newCapServer(t, newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}, auth.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))))
 	before := jwks.count()
 	for range 3 {
 		time.Sleep(gap)
-		other := capSign(t, jwt.SigningMethodES256, k.ecOther, "authorization-server-kid", capClaims(func(c jwt.MapClaims) { c["iss"] = "https://login.test" }))
-		assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(other)), http.StatusUnauthorized, otc.ReasonInvalidToken, "issuer (iss) is not one this server accepts", other)
+		other := testkit.Sign(t, jwt.SigningMethodES256, k.ecOther, "authorization-server-kid", testkit.CapClaims(func(c jwt.MapClaims) { c["iss"] = "https://login.test" }))
+		testkit.AssertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(other)), http.StatusUnauthorized, otc.ReasonInvalidToken, "issuer (iss) is not one this server accepts", other)
 	}
 	assert.Equal(t, before, jwks.count(), "no fetch for another issuer's kid")
 	assert.Equal(t, int64(1), runs.Load())

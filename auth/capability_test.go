@@ -1,4 +1,4 @@
-package otc_test
+package auth_test
 
 // The capability-token authenticator over real HTTP: an httptest server
 // publishes the issuer's JWKS, and the OTC handler serves a registry with
@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -38,21 +37,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
-	"github.com/otcgo/otc/mcp"
-	"github.com/otcgo/otc/rest"
-)
-
-const (
-	capIssuer      = "https://issuer.test"
-	capOtherIssuer = "https://other-issuer.test"
-	capResource    = "urn:test:payments"
-	capCapability  = "payments:refund"
 )
 
 // The key ids of the test JWKS.
 const (
-	kidEC      = "ec-p256-1"
 	kidEC2     = "ec-p256-2"
 	kidED      = "ed25519-1"
 	kidRSA     = "rsa-2048-1"
@@ -92,39 +82,17 @@ func capKeys(t testing.TB) capTestKeys {
 // capOctSecret is a symmetric key published in a JWKS by mistake.
 var capOctSecret = []byte("cap-test-oct-key-that-must-never-verify-3b9d")
 
-// capJWK returns the JWK of a public key (or, for []byte, a secret) with
-// the given kid and no "alg", so that only the authenticator's own checks
-// stand between a key and a token of the wrong algorithm.
-func capJWK(t testing.TB, key any, kid string) jwkset.JWKMarshal {
-	t.Helper()
-	_, secret := key.([]byte)
-	jwk, err := jwkset.NewJWKFromKey(key, jwkset.JWKOptions{
-		Metadata: jwkset.JWKMetadataOptions{KID: kid},
-		Marshal:  jwkset.JWKMarshalOptions{Private: secret},
-	})
-	require.NoError(t, err)
-	return jwk.Marshal()
-}
-
-// capJWKSJSON encodes a key set.
-func capJWKSJSON(t testing.TB, keys ...jwkset.JWKMarshal) []byte {
-	t.Helper()
-	b, err := json.Marshal(jwkset.JWKSMarshal{Keys: keys})
-	require.NoError(t, err)
-	return b
-}
-
 // capAllJWKs is the issuer's usual key set, plus keys of kinds that must
 // never verify a capability token.
 func capAllJWKs(t testing.TB) []jwkset.JWKMarshal {
 	k := capKeys(t)
 	return []jwkset.JWKMarshal{
-		capJWK(t, &k.ec.PublicKey, kidEC),
-		capJWK(t, k.ed.Public(), kidED),
-		capJWK(t, &k.rsa.PublicKey, kidRSA),
-		capJWK(t, &k.ec384.PublicKey, kidEC384),
-		capJWK(t, &k.rsa1024.PublicKey, kidRSA1024),
-		capJWK(t, capOctSecret, kidOct),
+		testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC),
+		testkit.JWK(t, k.ed.Public(), kidED),
+		testkit.JWK(t, &k.rsa.PublicKey, kidRSA),
+		testkit.JWK(t, &k.ec384.PublicKey, kidEC384),
+		testkit.JWK(t, &k.rsa1024.PublicKey, kidRSA1024),
+		testkit.JWK(t, capOctSecret, kidOct),
 	}
 }
 
@@ -141,7 +109,7 @@ type capJWKS struct {
 
 func newCapJWKS(t *testing.T, keys ...jwkset.JWKMarshal) *capJWKS {
 	t.Helper()
-	s := &capJWKS{body: capJWKSJSON(t, keys...), status: http.StatusOK, fetched: make(chan struct{}, 1)}
+	s := &capJWKS{body: testkit.JWKS(t, keys...), status: http.StatusOK, fetched: make(chan struct{}, 1)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
 		s.fetches++
@@ -162,7 +130,7 @@ func newCapJWKS(t *testing.T, keys ...jwkset.JWKMarshal) *capJWKS {
 // set publishes keys and returns the number of fetches so far: every
 // later fetch serves the new set.
 func (s *capJWKS) set(t testing.TB, keys ...jwkset.JWKMarshal) int {
-	body := capJWKSJSON(t, keys...)
+	body := testkit.JWKS(t, keys...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.body = body
@@ -199,21 +167,6 @@ func (s *capJWKS) waitFetches(t *testing.T, n int) {
 	}
 }
 
-// newCapAuth returns a capability authenticator for capIssuer, ending
-// with the test, with opts as given otherwise.
-func newCapAuth(t *testing.T, opts otc.CapabilityOptions) *otc.CapabilityAuth {
-	t.Helper()
-	if opts.Issuers == nil {
-		opts.Issuers = []string{capOtherIssuer, capIssuer}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	a, err := otc.NewCapabilityAuth(t.Context(), opts)
-	require.NoError(t, err)
-	return a
-}
-
 // capSeen is what a tool reports of the identity in its context.
 type capSeen struct {
 	Method string         `json:"method"`
@@ -221,8 +174,8 @@ type capSeen struct {
 	Claims map[string]any `json:"claims"`
 }
 
-// newCapServer serves Payments.Refund (policy: capResource and
-// capCapability) and Open.WhoAmI (no policy) behind a, over httptest.
+// newCapServer serves Payments.Refund (policy: testkit.CapResource and
+// testkit.CapCapability) and Open.WhoAmI (no policy) behind a, over httptest.
 // runs counts the calls that reached a tool.
 func newCapServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
@@ -238,7 +191,7 @@ func newCapServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *atomic.
 	}
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds an order.",
-		Policy: &otc.Policy{ResourceURI: capResource, RequiredCapabilities: []string{capCapability}},
+		Policy: &otc.Policy{ResourceURI: testkit.CapResource, RequiredCapabilities: []string{testkit.CapCapability}},
 	}, whoami))
 	require.NoError(t, otc.Register(reg, otc.Tool{
 		ID: "Open.WhoAmI", Version: "1.0.0", Description: "Returns the caller's identity.",
@@ -249,10 +202,10 @@ func newCapServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *atomic.
 }
 
 // capCall calls tool on srv with the given headers.
-func capCall(t *testing.T, srv *httptest.Server, tool string, header http.Header) authResponse {
+func capCall(t *testing.T, srv *httptest.Server, tool string, header http.Header) testkit.Response {
 	t.Helper()
 	body := []byte(`{"request":{"tool_id":"` + tool + `","input":{}}}`)
-	return authSend(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", header, body)
+	return testkit.Send(t, srv.Client(), http.MethodPost, srv.URL+"/tools/call", header, body)
 }
 
 // capBearer is the header of one bearer token.
@@ -262,7 +215,7 @@ func capBearer(token string) http.Header {
 
 // requireCapAccepted checks a successful call and returns what the tool
 // saw.
-func requireCapAccepted(t *testing.T, res authResponse) capSeen {
+func requireCapAccepted(t *testing.T, res testkit.Response) capSeen {
 	t.Helper()
 	require.Equal(t, http.StatusOK, res.Status, "body: %s", res.Raw)
 	var body struct {
@@ -274,62 +227,6 @@ func requireCapAccepted(t *testing.T, res authResponse) capSeen {
 	require.NoError(t, json.Unmarshal(res.Raw, &body), "body: %s", res.Raw)
 	require.True(t, body.Result.Success, "body: %s", res.Raw)
 	return body.Result.Value
-}
-
-// assertCapRefused checks a refusal: the status, the Bearer challenge on
-// a 401, the reason, a message containing wantMsg (case folded), and no
-// piece of the credentials in leaks anywhere in the answer.
-func assertCapRefused(t *testing.T, res authResponse, status int, reason, wantMsg string, leaks ...string) {
-	t.Helper()
-	assert.Equal(t, status, res.Status, "body: %s", res.Raw)
-	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
-	if status == http.StatusUnauthorized {
-		assert.Equal(t, []string{"Bearer"}, res.Header.Values("WWW-Authenticate"))
-	}
-	var body map[string]any
-	if assert.NoError(t, json.Unmarshal(res.Raw, &body), "body: %s", res.Raw) {
-		assert.NotEmpty(t, body["$schema"], "body: %s", res.Raw)
-		if reason == "" {
-			assert.NotContains(t, body, "reason", "body: %s", res.Raw)
-		} else {
-			assert.Equal(t, reason, body["reason"], "body: %s", res.Raw)
-		}
-		msg, _ := body["message"].(string)
-		assert.Contains(t, strings.ToLower(msg), strings.ToLower(wantMsg), "message")
-	}
-	assertAuthNoLeak(t, res, leaks...)
-}
-
-// capClaims returns the claims of a valid token for Payments.Refund,
-// changed by edit.
-func capClaims(edit func(c jwt.MapClaims)) jwt.MapClaims {
-	now := time.Now()
-	c := jwt.MapClaims{
-		"iss":  capIssuer,
-		"sub":  "agent-7",
-		"aud":  []any{"urn:other", capResource},
-		"caps": []any{"payments:read", capCapability},
-		"jti":  "tok-1",
-		"iat":  now.Add(-10 * time.Second).Unix(),
-		"exp":  now.Add(5 * time.Minute).Unix(),
-	}
-	if edit != nil {
-		edit(c)
-	}
-	return c
-}
-
-// capSign signs claims with method and key, naming kid in the header
-// unless it is empty.
-func capSign(t testing.TB, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, claims)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
-	require.NoError(t, err)
-	return s
 }
 
 // capRaw builds a token from a header and claims of its own and a
@@ -363,7 +260,7 @@ func TestCapabilityAuthAlgorithms(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capAllJWKs(t)...)
-	srv, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	srv, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}))
 
 	for _, c := range []struct {
 		name   string
@@ -371,21 +268,21 @@ func TestCapabilityAuthAlgorithms(t *testing.T) {
 		key    any
 		kid    string
 	}{
-		{"es256_p256", jwt.SigningMethodES256, k.ec, kidEC},
+		{"es256_p256", jwt.SigningMethodES256, k.ec, testkit.KidEC},
 		{"eddsa_ed25519", jwt.SigningMethodEdDSA, k.ed, kidED},
 		{"rs256_rsa2048", jwt.SigningMethodRS256, k.rsa, kidRSA},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			token := capSign(t, c.method, c.key, c.kid, capClaims(nil))
+			token := testkit.Sign(t, c.method, c.key, c.kid, testkit.CapClaims(nil))
 
 			seen := requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(token)))
 			assert.Equal(t, otc.MethodCapability, seen.Method)
 			assert.Equal(t, "agent-7", seen.Name)
-			assert.Equal(t, capIssuer, seen.Claims["iss"])
+			assert.Equal(t, testkit.CapIssuer, seen.Claims["iss"])
 			assert.Equal(t, "tok-1", seen.Claims["jti"])
-			assert.Equal(t, []any{"payments:read", capCapability}, seen.Claims["caps"])
-			assert.Equal(t, []any{"urn:other", capResource}, seen.Claims["aud"])
+			assert.Equal(t, []any{"payments:read", testkit.CapCapability}, seen.Claims["caps"])
+			assert.Equal(t, []any{"urn:other", testkit.CapResource}, seen.Claims["aud"])
 
 			seen = requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(token)))
 			assert.Equal(t, otc.MethodCapability, seen.Method)
@@ -401,18 +298,18 @@ func TestCapabilityAuthAlgorithms(t *testing.T) {
 func TestCapabilityAuthRotation(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	first := capJWK(t, &k.ec.PublicKey, kidEC)
+	first := testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC)
 	jwks := newCapJWKS(t, first)
 	const gap = 2 * time.Second // the 20 calls below take milliseconds
-	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
+	srv, runs := newCapServer(t, newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}, auth.JWKSTimingForTest{MinGap: gap}))
 
 	// The first call waits for the first fetch.
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))))
 	require.Equal(t, 1, jwks.count(), "one fetch at start")
 
-	jwks.set(t, first, capJWK(t, &k.ec2.PublicKey, kidEC2))
+	jwks.set(t, first, testkit.JWK(t, &k.ec2.PublicKey, kidEC2))
 	time.Sleep(gap)
-	rotated := capSign(t, jwt.SigningMethodES256, k.ec2, kidEC2, capClaims(nil))
+	rotated := testkit.Sign(t, jwt.SigningMethodES256, k.ec2, kidEC2, testkit.CapClaims(nil))
 	seen := requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(rotated)))
 	assert.Equal(t, otc.MethodCapability, seen.Method)
 	assert.Equal(t, 2, jwks.count(), "the new kid fetched the JWKS once")
@@ -421,9 +318,9 @@ func TestCapabilityAuthRotation(t *testing.T) {
 	// reaching the issuer.
 	before := runs.Load()
 	for i := range 20 {
-		bogus := capSign(t, jwt.SigningMethodES256, k.ec2, "bogus-"+string(rune('a'+i)), capClaims(nil))
+		bogus := testkit.Sign(t, jwt.SigningMethodES256, k.ec2, "bogus-"+string(rune('a'+i)), testkit.CapClaims(nil))
 		res := capCall(t, srv, "Payments.Refund", capBearer(bogus))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "try again in a few seconds", bogus)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "try again in a few seconds", bogus)
 	}
 	assert.Equal(t, 2, jwks.count(), "unknown kids are rate-limited")
 	assert.Equal(t, before, runs.Load())
@@ -438,16 +335,16 @@ func TestCapabilityAuthRotation(t *testing.T) {
 func TestCapabilityAuthUnknownKID(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	const gap = 50 * time.Millisecond
-	srv, runs := newCapServer(t, newCapAuthTimed(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}, otc.JWKSTimingForTest{MinGap: gap}))
-	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))))
+	srv, runs := newCapServer(t, newCapAuthTimed(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}, auth.JWKSTimingForTest{MinGap: gap}))
+	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))))
 	runs.Store(0)
 	time.Sleep(gap)
 
-	token := capSign(t, jwt.SigningMethodES256, k.ec, "no-such-key", capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, "no-such-key", testkit.CapClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", token)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", token)
 	assert.Equal(t, 2, jwks.count(), "the unknown kid fetched the JWKS again")
 	assert.Zero(t, runs.Load())
 }
@@ -457,19 +354,19 @@ func TestCapabilityAuthUnknownKID(t *testing.T) {
 func TestCapabilityAuthKeyRemoved(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	ec, ed := capJWK(t, &k.ec.PublicKey, kidEC), capJWK(t, k.ed.Public(), kidED)
+	ec, ed := testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC), testkit.JWK(t, k.ed.Public(), kidED)
 	jwks := newCapJWKS(t, ec, ed)
-	srv, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, RefreshInterval: 10 * time.Millisecond}))
+	srv, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL, RefreshInterval: 10 * time.Millisecond}))
 
-	removed := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
-	kept := capSign(t, jwt.SigningMethodEdDSA, k.ed, kidED, capClaims(nil))
+	removed := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
+	kept := testkit.Sign(t, jwt.SigningMethodEdDSA, k.ed, kidED, testkit.CapClaims(nil))
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(removed)))
 
 	n := jwks.set(t, ed)
 	jwks.waitFetches(t, n+2)
 
 	res := capCall(t, srv, "Payments.Refund", capBearer(removed))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", removed)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", removed)
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(kept)))
 }
 
@@ -480,19 +377,19 @@ func TestCapabilityAuthKeyRemoved(t *testing.T) {
 func TestCapabilityAuthFirstFetchFails(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	jwks.fail(http.StatusServiceUnavailable)
 	var logs testkit.SyncBuffer
-	a := newCapAuth(t, otc.CapabilityOptions{
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{
 		JWKSURL: jwks.srv.URL, RefreshInterval: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	srv, runs := newCapServer(t, a)
 
 	// The call waits for the first fetch, which fails and is logged first.
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	assert.Zero(t, runs.Load())
 	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
 	assert.Contains(t, logs.String(), "503")
@@ -509,17 +406,17 @@ func TestCapabilityAuthJWKSTooLarge(t *testing.T) {
 	k := capKeys(t)
 	jwks := newCapJWKS(t)
 	huge := append([]byte(`{"padding":"`), bytes.Repeat([]byte("x"), 2<<20)...)
-	huge = append(huge, `","keys":`+string(capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC)))[len(`{"keys":`):]...)
+	huge = append(huge, `","keys":`+string(testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC)))[len(`{"keys":`):]...)
 	jwks.mu.Lock()
 	jwks.body = huge
 	jwks.mu.Unlock()
 	var logs testkit.SyncBuffer
-	a := newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv, _ := newCapServer(t, a)
 
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	assert.Contains(t, logs.String(), "the key set is over 1048576 bytes")
 }
 
@@ -543,8 +440,8 @@ func TestCapabilityAuthAlgorithmConfusion(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capAllJWKs(t)...)
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
-	claims := capClaims(nil)
+	srv, runs := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	claims := testkit.CapClaims(nil)
 	const (
 		algRefused = "algorithm (alg) is not accepted"
 		keyRefused = "not the one its key allows"
@@ -553,32 +450,32 @@ func TestCapabilityAuthAlgorithmConfusion(t *testing.T) {
 	for _, c := range []struct {
 		name, token, want string
 	}{
-		{"hs256_with_ec_public_pem", capSign(t, jwt.SigningMethodHS256, capPEM(t, &k.ec.PublicKey), kidEC, claims), algRefused},
-		{"hs256_with_ec_public_der", capSign(t, jwt.SigningMethodHS256, capDER(t, &k.ec.PublicKey), kidEC, claims), algRefused},
-		{"hs256_with_rsa_public_pem", capSign(t, jwt.SigningMethodHS256, capPEM(t, &k.rsa.PublicKey), kidRSA, claims), algRefused},
-		{"hs256_with_rsa_public_der", capSign(t, jwt.SigningMethodHS256, capDER(t, &k.rsa.PublicKey), kidRSA, claims), algRefused},
-		{"hs256_with_rsa_pkcs1_der", capSign(t, jwt.SigningMethodHS256, x509.MarshalPKCS1PublicKey(&k.rsa.PublicKey), kidRSA, claims), algRefused},
-		{"hs256_with_ed25519_public", capSign(t, jwt.SigningMethodHS256, []byte(k.ed.Public().(ed25519.PublicKey)), kidED, claims), algRefused},
-		{"hs256_with_jwks_oct_key", capSign(t, jwt.SigningMethodHS256, capOctSecret, kidOct, claims), algRefused},
-		{"hs512_with_ec_public_pem", capSign(t, jwt.SigningMethodHS512, capPEM(t, &k.ec.PublicKey), kidEC, claims), algRefused},
-		{"alg_none", capSign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, kidEC, claims), algRefused},
-		{"alg_none_no_kid", capSign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "", claims), algRefused},
-		{"es384_with_p384_key", capSign(t, jwt.SigningMethodES384, k.ec384, kidEC384, claims), algRefused},
-		{"ps256_with_rsa_key", capSign(t, jwt.SigningMethodPS256, k.rsa, kidRSA, claims), algRefused},
-		{"rs256_header_over_ec_kid", capSign(t, jwt.SigningMethodRS256, k.rsa, kidEC, claims), keyRefused},
-		{"es256_header_over_rsa_kid", capSign(t, jwt.SigningMethodES256, k.ec, kidRSA, claims), keyRefused},
-		{"eddsa_header_over_ec_kid", capSign(t, jwt.SigningMethodEdDSA, k.ed, kidEC, claims), keyRefused},
-		{"rs256_header_over_ed_kid", capSign(t, jwt.SigningMethodRS256, k.rsa, kidED, claims), "may not verify this token"}, // the JWK's own alg, EdDSA, refuses first
+		{"hs256_with_ec_public_pem", testkit.Sign(t, jwt.SigningMethodHS256, capPEM(t, &k.ec.PublicKey), testkit.KidEC, claims), algRefused},
+		{"hs256_with_ec_public_der", testkit.Sign(t, jwt.SigningMethodHS256, capDER(t, &k.ec.PublicKey), testkit.KidEC, claims), algRefused},
+		{"hs256_with_rsa_public_pem", testkit.Sign(t, jwt.SigningMethodHS256, capPEM(t, &k.rsa.PublicKey), kidRSA, claims), algRefused},
+		{"hs256_with_rsa_public_der", testkit.Sign(t, jwt.SigningMethodHS256, capDER(t, &k.rsa.PublicKey), kidRSA, claims), algRefused},
+		{"hs256_with_rsa_pkcs1_der", testkit.Sign(t, jwt.SigningMethodHS256, x509.MarshalPKCS1PublicKey(&k.rsa.PublicKey), kidRSA, claims), algRefused},
+		{"hs256_with_ed25519_public", testkit.Sign(t, jwt.SigningMethodHS256, []byte(k.ed.Public().(ed25519.PublicKey)), kidED, claims), algRefused},
+		{"hs256_with_jwks_oct_key", testkit.Sign(t, jwt.SigningMethodHS256, capOctSecret, kidOct, claims), algRefused},
+		{"hs512_with_ec_public_pem", testkit.Sign(t, jwt.SigningMethodHS512, capPEM(t, &k.ec.PublicKey), testkit.KidEC, claims), algRefused},
+		{"alg_none", testkit.Sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, testkit.KidEC, claims), algRefused},
+		{"alg_none_no_kid", testkit.Sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "", claims), algRefused},
+		{"es384_with_p384_key", testkit.Sign(t, jwt.SigningMethodES384, k.ec384, kidEC384, claims), algRefused},
+		{"ps256_with_rsa_key", testkit.Sign(t, jwt.SigningMethodPS256, k.rsa, kidRSA, claims), algRefused},
+		{"rs256_header_over_ec_kid", testkit.Sign(t, jwt.SigningMethodRS256, k.rsa, testkit.KidEC, claims), keyRefused},
+		{"es256_header_over_rsa_kid", testkit.Sign(t, jwt.SigningMethodES256, k.ec, kidRSA, claims), keyRefused},
+		{"eddsa_header_over_ec_kid", testkit.Sign(t, jwt.SigningMethodEdDSA, k.ed, testkit.KidEC, claims), keyRefused},
+		{"rs256_header_over_ed_kid", testkit.Sign(t, jwt.SigningMethodRS256, k.rsa, kidED, claims), "may not verify this token"}, // the JWK's own alg, EdDSA, refuses first
 		{"es256_header_over_p384_kid", capES256WithP384(t, k.ec384, kidEC384, claims), keyRefused},
-		{"rs256_with_rsa_1024", capSign(t, jwt.SigningMethodRS256, k.rsa1024, kidRSA1024, claims), keyRefused},
-		{"rs256_header_over_oct_kid", capSign(t, jwt.SigningMethodRS256, k.rsa, kidOct, claims), keyRefused},
+		{"rs256_with_rsa_1024", testkit.Sign(t, jwt.SigningMethodRS256, k.rsa1024, kidRSA1024, claims), keyRefused},
+		{"rs256_header_over_oct_kid", testkit.Sign(t, jwt.SigningMethodRS256, k.rsa, kidOct, claims), keyRefused},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			res := capCall(t, srv, "Payments.Refund", capBearer(c.token))
-			assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, c.want, c.token)
+			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, c.want, c.token)
 			res = capCall(t, srv, "Open.WhoAmI", capBearer(c.token))
-			assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, c.want, c.token)
+			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, c.want, c.token)
 		})
 	}
 	t.Cleanup(func() { assert.Zero(t, runs.Load(), "no refused token reached a tool") })
@@ -591,10 +488,10 @@ func TestCapabilityAuthAlgorithmConfusion(t *testing.T) {
 func TestCapabilityAuthIgnoresHeaderKeys(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	attacker := newCapJWKS(t, capJWK(t, &k.ecOther.PublicKey, kidEC))
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
-	attackerJWK := capJWK(t, &k.ecOther.PublicKey, kidEC)
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
+	attacker := newCapJWKS(t, testkit.JWK(t, &k.ecOther.PublicKey, testkit.KidEC))
+	srv, runs := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	attackerJWK := testkit.JWK(t, &k.ecOther.PublicKey, testkit.KidEC)
 
 	for _, c := range []struct {
 		name   string
@@ -606,15 +503,15 @@ func TestCapabilityAuthIgnoresHeaderKeys(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			tok := jwt.NewWithClaims(jwt.SigningMethodES256, capClaims(nil))
-			tok.Header["kid"] = kidEC
+			tok := jwt.NewWithClaims(jwt.SigningMethodES256, testkit.CapClaims(nil))
+			tok.Header["kid"] = testkit.KidEC
 			for name, value := range c.header {
 				tok.Header[name] = value
 			}
 			token, err := tok.SignedString(k.ecOther)
 			require.NoError(t, err)
 			res := capCall(t, srv, "Payments.Refund", capBearer(token))
-			assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "signature is not valid", token)
+			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "signature is not valid", token)
 		})
 	}
 	t.Cleanup(func() {
@@ -629,24 +526,24 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
 	jwks := newCapJWKS(t, capAllJWKs(t)...)
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	srv, runs := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}))
 	sign := func(edit func(jwt.MapClaims)) string {
-		return capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(edit))
+		return testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(edit))
 	}
 	valid := sign(nil)
 	parts := strings.Split(valid, ".")
 	hour := time.Hour
-	otherPayload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"` + capIssuer + `","sub":"admin","exp":9999999999}`))
+	otherPayload := base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"` + testkit.CapIssuer + `","sub":"admin","exp":9999999999}`))
 	typed := func(typ string) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodES256, capClaims(nil))
-		tok.Header["kid"] = kidEC
+		tok := jwt.NewWithClaims(jwt.SigningMethodES256, testkit.CapClaims(nil))
+		tok.Header["kid"] = testkit.KidEC
 		tok.Header["typ"] = typ
 		s, err := tok.SignedString(k.ec)
 		require.NoError(t, err)
 		return s
 	}
-	critical := jwt.NewWithClaims(jwt.SigningMethodES256, capClaims(nil))
-	critical.Header["kid"] = kidEC
+	critical := jwt.NewWithClaims(jwt.SigningMethodES256, testkit.CapClaims(nil))
+	critical.Header["kid"] = testkit.KidEC
 	critical.Header["crit"] = []any{"exp"}
 	withCrit, err := critical.SignedString(k.ec)
 	require.NoError(t, err)
@@ -660,17 +557,17 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 		{"no_authorization", nil, otc.ReasonMissingToken, "authentication required"},
 		{"iss_missing", capBearer(sign(func(c jwt.MapClaims) { delete(c, "iss") })), otc.ReasonInvalidToken, "has no issuer (iss)"},
 		{"iss_not_configured", capBearer(sign(func(c jwt.MapClaims) { c["iss"] = "https://evil.test" })), otc.ReasonInvalidToken, "issuer (iss) is not one this server accepts"},
-		{"iss_not_a_string", capBearer(sign(func(c jwt.MapClaims) { c["iss"] = []any{capIssuer} })), otc.ReasonInvalidToken, "issuer (iss) is not a string"},
+		{"iss_not_a_string", capBearer(sign(func(c jwt.MapClaims) { c["iss"] = []any{testkit.CapIssuer} })), otc.ReasonInvalidToken, "issuer (iss) is not a string"},
 		{"exp_missing", capBearer(sign(func(c jwt.MapClaims) { delete(c, "exp") })), otc.ReasonInvalidToken, "has no expiry (exp)"},
 		{"exp_past", capBearer(sign(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-hour).Unix() })), otc.ReasonInvalidToken, "has expired"},
 		{"exp_not_a_number", capBearer(sign(func(c jwt.MapClaims) { c["exp"] = "tomorrow" })), otc.ReasonInvalidToken, "wrong type"},
 		{"nbf_future", capBearer(sign(func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(hour).Unix() })), otc.ReasonInvalidToken, "not valid yet (nbf)"},
 		{"iat_future", capBearer(sign(func(c jwt.MapClaims) { c["iat"] = time.Now().Add(hour).Unix() })), otc.ReasonInvalidToken, "issued in the future (iat)"},
 		{"sub_not_a_string", capBearer(sign(func(c jwt.MapClaims) { c["sub"] = 7 })), otc.ReasonInvalidToken, "subject (sub) is not a string"},
-		{"wrong_signature", capBearer(capSign(t, jwt.SigningMethodES256, k.ecOther, kidEC, capClaims(nil))), otc.ReasonInvalidToken, "signature is not valid"},
+		{"wrong_signature", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ecOther, testkit.KidEC, testkit.CapClaims(nil))), otc.ReasonInvalidToken, "signature is not valid"},
 		{"payload_swapped", capBearer(parts[0] + "." + otherPayload + "." + parts[2]), otc.ReasonInvalidToken, "signature is not valid"},
 		{"signature_cut", capBearer(parts[0] + "." + parts[1] + "." + parts[2][:20]), otc.ReasonInvalidToken, "signature is not valid"},
-		{"no_kid", capBearer(capSign(t, jwt.SigningMethodES256, k.ec, "", capClaims(nil))), otc.ReasonInvalidToken, "has no key id (kid)"},
+		{"no_kid", capBearer(testkit.Sign(t, jwt.SigningMethodES256, k.ec, "", testkit.CapClaims(nil))), otc.ReasonInvalidToken, "has no key id (kid)"},
 		{"crit", capBearer(withCrit), otc.ReasonInvalidToken, "crit"},
 		// An OAuth access token (or an ID token, a DPoP proof) from the same
 		// issuer, with capability claims, is still not a capability token.
@@ -697,7 +594,7 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			res := capCall(t, srv, "Open.WhoAmI", c.header)
-			assertCapRefused(t, res, http.StatusUnauthorized, c.reason, c.want, c.header.Values("Authorization")...)
+			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, c.reason, c.want, c.header.Values("Authorization")...)
 		})
 	}
 	t.Run("valid_still_accepted", func(t *testing.T) {
@@ -716,10 +613,10 @@ func TestCapabilityAuthRefusals(t *testing.T) {
 func TestCapabilityAuthLeeway(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	lenient, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL}))
-	strict, _ := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL, Leeway: -1}))
-	skewed := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) {
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
+	lenient, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL}))
+	strict, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL, Leeway: -1}))
+	skewed := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) {
 		c["exp"] = time.Now().Add(-10 * time.Second).Unix()
 		c["nbf"] = time.Now().Add(10 * time.Second).Unix()
 		c["iat"] = time.Now().Add(10 * time.Second).Unix()
@@ -727,7 +624,7 @@ func TestCapabilityAuthLeeway(t *testing.T) {
 
 	requireCapAccepted(t, capCall(t, lenient, "Open.WhoAmI", capBearer(skewed)))
 	res := capCall(t, strict, "Open.WhoAmI", capBearer(skewed))
-	assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", skewed)
+	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", skewed)
 }
 
 // TestCapabilityAuthPolicy: the claims of a verified token reach the
@@ -735,9 +632,9 @@ func TestCapabilityAuthLeeway(t *testing.T) {
 func TestCapabilityAuthPolicy(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	var asked sync.Map
-	srv, runs := newCapServer(t, newCapAuth(t, otc.CapabilityOptions{
+	srv, runs := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{
 		JWKSURL: jwks.srv.URL,
 		Revoked: func(_ context.Context, jti string) (bool, error) {
 			asked.Store(jti, true)
@@ -751,7 +648,7 @@ func TestCapabilityAuthPolicy(t *testing.T) {
 		},
 	}))
 	sign := func(edit func(jwt.MapClaims)) string {
-		return capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(edit))
+		return testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(edit))
 	}
 
 	for _, c := range []struct {
@@ -768,7 +665,7 @@ func TestCapabilityAuthPolicy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			res := capCall(t, srv, "Payments.Refund", capBearer(c.token))
-			assertCapRefused(t, res, c.status, c.reason, "", c.token)
+			testkit.AssertCapRefused(t, res, c.status, c.reason, "", c.token)
 			// A tool without a policy takes any valid capability token.
 			requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(c.token)))
 		})
@@ -786,13 +683,13 @@ func TestCapabilityAuthPolicy(t *testing.T) {
 func TestCapabilityAuthStaticJWKS(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	a := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, k.ed.Public(), kidED), capJWK(t, &k.rsa.PublicKey, kidRSA))})
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: testkit.JWKS(t, testkit.JWK(t, k.ed.Public(), kidED), testkit.JWK(t, &k.rsa.PublicKey, kidRSA))})
 	srv, _ := newCapServer(t, a)
 
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodEdDSA, k.ed, kidED, capClaims(nil)))))
-	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capSign(t, jwt.SigningMethodRS256, k.rsa, kidRSA, capClaims(nil)))))
-	unknown := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
-	assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(unknown)), http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", unknown)
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodEdDSA, k.ed, kidED, testkit.CapClaims(nil)))))
+	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(testkit.Sign(t, jwt.SigningMethodRS256, k.rsa, kidRSA, testkit.CapClaims(nil)))))
+	unknown := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
+	testkit.AssertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(unknown)), http.StatusUnauthorized, otc.ReasonInvalidToken, "is not one of the issuers' keys", unknown)
 }
 
 // TestCapabilityAuthAnyOf: capability tokens beside API keys and HS256
@@ -801,17 +698,17 @@ func TestCapabilityAuthStaticJWKS(t *testing.T) {
 func TestCapabilityAuthAnyOf(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	capAuth := newCapAuth(t, otc.CapabilityOptions{JWKSURL: jwks.srv.URL})
-	hs256, err := otc.NewJWTAuth(otc.JWTOptions{Secret: authSecret, Audiences: []string{capResource}})
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
+	capAuth := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL})
+	hs256, err := auth.NewJWTAuth(auth.JWTOptions{Secret: authSecret, Audiences: []string{testkit.CapResource}})
 	require.NoError(t, err)
-	srv, _ := newCapServer(t, otc.AnyOf(newAuthKeys(t), hs256, capAuth))
+	srv, _ := newCapServer(t, auth.AnyOf(newAuthKeys(t), hs256, capAuth))
 
-	hsToken := capSign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{
+	hsToken := testkit.Sign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{
 		"sub": "hs-agent", "exp": time.Now().Add(5 * time.Minute).Unix(),
-		"aud": capResource, "caps": []any{capCapability},
+		"aud": testkit.CapResource, "caps": []any{testkit.CapCapability},
 	})
-	capToken := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	capToken := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 
 	t.Run("hs256_token", func(t *testing.T) {
 		t.Parallel()
@@ -820,20 +717,20 @@ func TestCapabilityAuthAnyOf(t *testing.T) {
 		assert.Equal(t, "hs-agent", seen.Name)
 		// Even with the right claims, an HS256 token is no capability token.
 		res := capCall(t, srv, "Payments.Refund", capBearer(hsToken))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonMissingToken, "needs a capability token", hsToken)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonMissingToken, "needs a capability token", hsToken)
 	})
 	t.Run("capability_token", func(t *testing.T) {
 		t.Parallel()
 		seen := requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(capToken)))
 		assert.Equal(t, otc.MethodCapability, seen.Method)
-		assert.Equal(t, capIssuer, seen.Claims["iss"])
+		assert.Equal(t, testkit.CapIssuer, seen.Claims["iss"])
 	})
 	t.Run("api_key", func(t *testing.T) {
 		t.Parallel()
 		seen := requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", authHeader(otc.HeaderAPIKey, authKeyCI)))
 		assert.Equal(t, "api_key", seen.Method)
 		res := capCall(t, srv, "Payments.Refund", authHeader(otc.HeaderAPIKey, authKeyCI))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonMissingToken, "needs a capability token", authKeyCI)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonMissingToken, "needs a capability token", authKeyCI)
 	})
 	t.Run("no_credentials", func(t *testing.T) {
 		t.Parallel()
@@ -846,28 +743,28 @@ func TestCapabilityAuthAnyOf(t *testing.T) {
 		header := authHeader(otc.HeaderAPIKey, authKeyCI)
 		header["Authorization"] = []string{"Bearer " + capToken, "Bearer " + capToken}
 		res := capCall(t, srv, "Open.WhoAmI", header)
-		assertCapRefused(t, res, http.StatusUnauthorized, "", "more than once", capToken, authKeyCI)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, "", "more than once", capToken, authKeyCI)
 	})
 	t.Run("hs256_refusal_reported", func(t *testing.T) {
 		t.Parallel()
-		expired := capSign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{"sub": "hs-agent", "exp": time.Now().Add(-time.Hour).Unix()})
+		expired := testkit.Sign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{"sub": "hs-agent", "exp": time.Now().Add(-time.Hour).Unix()})
 		res := capCall(t, srv, "Open.WhoAmI", capBearer(expired))
 		assert.Equal(t, http.StatusUnauthorized, res.Status)
 		assert.Contains(t, authMessage(t, res), "has expired")
-		assertAuthNoLeak(t, res, expired)
+		testkit.AssertNoLeak(t, res, expired)
 	})
 	t.Run("capability_refusal_reported", func(t *testing.T) {
 		t.Parallel()
 		// Both bearer methods refuse an expired ES256 token; AnyOf
 		// reports the verdict of the method its algorithm belongs to, the
 		// capability method's, whichever comes first.
-		expired := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
+		expired := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
 		res := capCall(t, srv, "Open.WhoAmI", capBearer(expired))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", expired)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", expired)
 
-		capFirst, _ := newCapServer(t, otc.AnyOf(newAuthKeys(t), capAuth, hs256))
+		capFirst, _ := newCapServer(t, auth.AnyOf(newAuthKeys(t), capAuth, hs256))
 		res = capCall(t, capFirst, "Open.WhoAmI", capBearer(expired))
-		assertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", expired)
+		testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has expired", expired)
 	})
 }
 
@@ -876,9 +773,9 @@ func TestCapabilityAuthAnyOf(t *testing.T) {
 func TestCapabilityAuthDirect(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	a := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))})
-	assert.Equal(t, "Bearer", a.Challenge())
-	assert.Equal(t, "Bearer", otc.WWWAuthenticate(a))
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))})
+	assert.Equal(t, "Bearer", a.Challenge(&otc.Error{Code: otc.CodeUnauthenticated}))
+	assert.Equal(t, "Bearer", otc.Challenge(a, &otc.Error{Code: otc.CodeUnauthenticated}))
 
 	req := httptest.NewRequest(http.MethodGet, "/tools", nil)
 	_, err := a.Authenticate(req)
@@ -888,7 +785,7 @@ func TestCapabilityAuthDirect(t *testing.T) {
 	assert.Equal(t, otc.CodeUnauthenticated, e.Code)
 	assert.Equal(t, otc.ReasonMissingToken, e.Reason)
 
-	hs := capSign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{"sub": "x", "exp": time.Now().Add(time.Minute).Unix()})
+	hs := testkit.Sign(t, jwt.SigningMethodHS256, authSecret, "", jwt.MapClaims{"sub": "x", "exp": time.Now().Add(time.Minute).Unix()})
 	req.Header.Set("Authorization", "Bearer "+hs)
 	_, err = a.Authenticate(req)
 	assert.NotErrorIs(t, err, otc.ErrNoCredentials, "a token was sent")
@@ -898,7 +795,7 @@ func TestCapabilityAuthDirect(t *testing.T) {
 	assert.Equal(t, otc.ReasonInvalidToken, e.Reason)
 	assert.NotContains(t, e.Error(), hs)
 
-	req.Header.Set("Authorization", "Bearer "+capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))
+	req.Header.Set("Authorization", "Bearer "+testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))
 	id, err := a.Authenticate(req)
 	require.NoError(t, err)
 	assert.Equal(t, otc.MethodCapability, id.Method)
@@ -909,7 +806,7 @@ func TestCapabilityAuthDirect(t *testing.T) {
 func TestNewCapabilityAuthErrors(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	good := capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	good := testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	private, err := jwkset.NewJWKFromKey(k.ec, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "leaked"}, Marshal: jwkset.JWKMarshalOptions{Private: true}})
 	require.NoError(t, err)
 	noKID, err := jwkset.NewJWKFromKey(&k.ec.PublicKey, jwkset.JWKOptions{})
@@ -919,41 +816,41 @@ func TestNewCapabilityAuthErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
-		opts otc.CapabilityOptions
+		opts auth.CapabilityOptions
 		want string
 	}{
-		{"nil_context", noContext, otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: good}, "nil context"},
-		{"no_issuers", t.Context(), otc.CapabilityOptions{JWKS: good}, "no issuers"},
-		{"empty_issuer", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer, ""}, JWKS: good}, "an issuer is empty"},
-		{"neither", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}}, "neither JWKSURL nor JWKS"},
-		{"both", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: good, JWKSURL: "https://issuer.test/jwks"}, "both JWKSURL and JWKS"},
-		{"plain_http", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKSURL: "http://issuer.test/jwks"}, "must be an https URL"},
-		{"other_scheme", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKSURL: "file:///etc/jwks.json"}, "must be an https URL"},
-		{"relative_url", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKSURL: "/jwks"}, "must be an https URL"},
-		{"negative_refresh", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: good, RefreshInterval: -time.Second}, "negative RefreshInterval"},
-		{"jwks_not_json", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: json.RawMessage(`{"keys":`)}, "not a usable JSON Web Key Set"},
-		{"jwks_bad_key", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: json.RawMessage(`{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA","kid":"k"}]}`)}, "not a usable JSON Web Key Set"},
-		{"jwks_empty", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: json.RawMessage(`{"keys":[]}`)}, "no key with a kid"},
-		{"jwks_private_key", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: capJWKSJSON(t, private.Marshal())}, "private or secret key"},
-		{"jwks_secret_key", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: capJWKSJSON(t, capJWK(t, capOctSecret, kidOct))}, "private or secret key"},
-		{"jwks_only_p384", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: capJWKSJSON(t, capJWK(t, &k.ec384.PublicKey, kidEC384))}, "no key with a kid"},
-		{"jwks_only_rsa_1024", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: capJWKSJSON(t, capJWK(t, &k.rsa1024.PublicKey, kidRSA1024))}, "no key with a kid"},
-		{"jwks_no_kid", t.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: capJWKSJSON(t, noKID.Marshal())}, "no key with a kid"},
+		{"nil_context", noContext, auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: good}, "nil context"},
+		{"no_issuers", t.Context(), auth.CapabilityOptions{JWKS: good}, "no issuers"},
+		{"empty_issuer", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer, ""}, JWKS: good}, "an issuer is empty"},
+		{"neither", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}}, "neither JWKSURL nor JWKS"},
+		{"both", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: good, JWKSURL: "https://issuer.test/jwks"}, "both JWKSURL and JWKS"},
+		{"plain_http", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKSURL: "http://issuer.test/jwks"}, "must be an https URL"},
+		{"other_scheme", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKSURL: "file:///etc/jwks.json"}, "must be an https URL"},
+		{"relative_url", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKSURL: "/jwks"}, "must be an https URL"},
+		{"negative_refresh", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: good, RefreshInterval: -time.Second}, "negative RefreshInterval"},
+		{"jwks_not_json", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: json.RawMessage(`{"keys":`)}, "not a usable JSON Web Key Set"},
+		{"jwks_bad_key", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: json.RawMessage(`{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA","kid":"k"}]}`)}, "not a usable JSON Web Key Set"},
+		{"jwks_empty", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: json.RawMessage(`{"keys":[]}`)}, "no key with a kid"},
+		{"jwks_private_key", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: testkit.JWKS(t, private.Marshal())}, "private or secret key"},
+		{"jwks_secret_key", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: testkit.JWKS(t, testkit.JWK(t, capOctSecret, kidOct))}, "private or secret key"},
+		{"jwks_only_p384", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: testkit.JWKS(t, testkit.JWK(t, &k.ec384.PublicKey, kidEC384))}, "no key with a kid"},
+		{"jwks_only_rsa_1024", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: testkit.JWKS(t, testkit.JWK(t, &k.rsa1024.PublicKey, kidRSA1024))}, "no key with a kid"},
+		{"jwks_no_kid", t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: testkit.JWKS(t, noKID.Marshal())}, "no key with a kid"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := otc.NewCapabilityAuth(c.ctx, c.opts)
+			a, err := auth.NewCapabilityAuth(c.ctx, c.opts)
 			assert.Nil(t, a)
 			require.Error(t, err)
-			assert.True(t, strings.HasPrefix(err.Error(), "otc: NewCapabilityAuth: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "auth: NewCapabilityAuth: "), err.Error())
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
 	t.Run("loopback_http", func(t *testing.T) {
 		t.Parallel()
 		for _, u := range []string{"http://localhost:1/jwks", "http://127.0.0.1:1/jwks", "http://[::1]:1/jwks"} {
-			a, err := otc.NewCapabilityAuth(t.Context(), otc.CapabilityOptions{
-				Issuers: []string{capIssuer}, JWKSURL: u, Logger: slog.New(slog.DiscardHandler),
+			a, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{
+				Issuers: []string{testkit.CapIssuer}, JWKSURL: u, Logger: slog.New(slog.DiscardHandler),
 				HTTPClient: &http.Client{Timeout: time.Second},
 			})
 			require.NoError(t, err, "%s: a failed first fetch does not fail NewCapabilityAuth", u)
@@ -968,11 +865,11 @@ func TestNewCapabilityAuthErrors(t *testing.T) {
 func TestCapabilityAuthStopsRefreshing(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	transport := &http.Transport{}
 	ctx, cancel := context.WithCancel(t.Context())
-	_, err := otc.NewCapabilityAuth(ctx, otc.CapabilityOptions{
-		Issuers: []string{capIssuer}, JWKSURL: jwks.srv.URL, RefreshInterval: 5 * time.Millisecond,
+	_, err := auth.NewCapabilityAuth(ctx, auth.CapabilityOptions{
+		Issuers: []string{testkit.CapIssuer}, JWKSURL: jwks.srv.URL, RefreshInterval: 5 * time.Millisecond,
 		HTTPClient: &http.Client{Transport: transport, Timeout: 5 * time.Second},
 		Logger:     slog.New(slog.DiscardHandler),
 	})
@@ -991,20 +888,20 @@ func TestCapabilityAuthStopsRefreshing(t *testing.T) {
 // test key signs, which exercises the claim checks on signed garbage.
 func FuzzCapabilityToken(f *testing.F) {
 	k := capKeys(f)
-	jwks := capJWKSJSON(f, capJWK(f, &k.ec.PublicKey, kidEC), capJWK(f, k.ed.Public(), kidED), capJWK(f, &k.rsa.PublicKey, kidRSA))
-	a, err := otc.NewCapabilityAuth(f.Context(), otc.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwks})
+	jwks := testkit.JWKS(f, testkit.JWK(f, &k.ec.PublicKey, testkit.KidEC), testkit.JWK(f, k.ed.Public(), kidED), testkit.JWK(f, &k.rsa.PublicKey, kidRSA))
+	a, err := auth.NewCapabilityAuth(f.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks})
 	require.NoError(f, err)
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a})
-	public := map[string]any{kidEC: &k.ec.PublicKey, kidED: k.ed.Public(), kidRSA: &k.rsa.PublicKey}
-	signedHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","kid":"` + kidEC + `"}`))
+	public := map[string]any{testkit.KidEC: &k.ec.PublicKey, kidED: k.ed.Public(), kidRSA: &k.rsa.PublicKey}
+	signedHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","kid":"` + testkit.KidEC + `"}`))
 
-	f.Add(capSign(f, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil)))
-	f.Add(capSign(f, jwt.SigningMethodEdDSA, k.ed, kidED, capClaims(nil)))
-	f.Add("Bearer " + capSign(f, jwt.SigningMethodRS256, k.rsa, kidRSA, capClaims(nil)))
-	f.Add(capSign(f, jwt.SigningMethodHS256, capPEM(f, &k.ec.PublicKey), kidEC, capClaims(nil)))
-	f.Add(capSign(f, jwt.SigningMethodRS256, k.rsa, kidEC, capClaims(nil)))
-	f.Add(`{"iss":"` + capIssuer + `","exp":9999999999}`)
+	f.Add(testkit.Sign(f, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil)))
+	f.Add(testkit.Sign(f, jwt.SigningMethodEdDSA, k.ed, kidED, testkit.CapClaims(nil)))
+	f.Add("Bearer " + testkit.Sign(f, jwt.SigningMethodRS256, k.rsa, kidRSA, testkit.CapClaims(nil)))
+	f.Add(testkit.Sign(f, jwt.SigningMethodHS256, capPEM(f, &k.ec.PublicKey), testkit.KidEC, testkit.CapClaims(nil)))
+	f.Add(testkit.Sign(f, jwt.SigningMethodRS256, k.rsa, testkit.KidEC, testkit.CapClaims(nil)))
+	f.Add(`{"iss":"` + testkit.CapIssuer + `","exp":9999999999}`)
 
 	f.Fuzz(func(t *testing.T, s string) {
 		signing := signedHeader + "." + base64.RawURLEncoding.EncodeToString([]byte(s))
@@ -1050,7 +947,7 @@ func FuzzCapabilityToken(f *testing.F) {
 
 // capFuzzInvalid checks, without the authenticator's code, that an
 // accepted Authorization header holds a token signed by one of the test's
-// keys with that key's algorithm, from capIssuer and not expired; it
+// keys with that key's algorithm, from testkit.CapIssuer and not expired; it
 // returns what is wrong, or "".
 func capFuzzInvalid(public map[string]any, header string) string {
 	scheme, token, ok := strings.Cut(header, " ")
@@ -1074,7 +971,7 @@ func capFuzzInvalid(public map[string]any, header string) string {
 	if err := json.Unmarshal(rawHeader, &jose); err != nil {
 		return "the header is not JSON"
 	}
-	want := map[string]string{kidEC: "ES256", kidED: "EdDSA", kidRSA: "RS256"}[jose.Kid]
+	want := map[string]string{testkit.KidEC: "ES256", kidED: "EdDSA", kidRSA: "RS256"}[jose.Kid]
 	if want == "" || jose.Alg != want {
 		return "alg " + jose.Alg + " is not the algorithm of key " + jose.Kid
 	}
@@ -1087,8 +984,8 @@ func capFuzzInvalid(public map[string]any, header string) string {
 	if err := json.Unmarshal(rawClaims, &claims); err != nil {
 		return "the claims are not a JSON object"
 	}
-	if claims["iss"] != capIssuer {
-		return "the issuer is not " + capIssuer
+	if claims["iss"] != testkit.CapIssuer {
+		return "the issuer is not " + testkit.CapIssuer
 	}
 	if exp, ok := claims["exp"].(float64); !ok || exp < float64(time.Now().Add(-time.Minute).Unix()) {
 		return "exp is missing or past"
@@ -1096,98 +993,42 @@ func capFuzzInvalid(public map[string]any, header string) string {
 	return ""
 }
 
-// The REST view and MCP carry the reason of a refused token, as OTC does.
-func TestCapabilityRefusalReasonOnEveryFormat(t *testing.T) {
+// TestCapabilityMaxLifetime: a capability token may not live longer than
+// MaxLifetime (15 minutes by default) plus the leeway.
+func TestCapabilityMaxLifetime(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	a := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))})
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Open.Ping", Version: "1.0.0", Description: "Answers."},
-		func(context.Context, struct{}) (int, error) { return 1, nil }))
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: otc.AnyOf(a)})))
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-
-	expired := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() }))
+	jwks := testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
+	token := func(ttl time.Duration) string {
+		return testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(ttl).Unix() }))
+	}
+	def, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: jwks}))
+	hour, _ := newCapServer(t, testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: jwks, MaxLifetime: time.Hour}))
 	for _, tc := range []struct {
-		name, path, body, token, reason string
+		name string
+		srv  *httptest.Server
+		ttl  time.Duration
+		ok   bool
+		want string
 	}{
-		{"rest_invalid", "/v1/tools/Open_Ping:invoke", `{"schema_version":"0.1.0","args":{}}`, expired, otc.ReasonInvalidToken},
-		{"rest_missing", "/v1/tools/Open_Ping:invoke", `{"schema_version":"0.1.0","args":{}}`, "", otc.ReasonMissingToken},
-		{"mcp_invalid", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, expired, otc.ReasonInvalidToken},
-		{"mcp_missing", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "", otc.ReasonMissingToken},
+		{"default_14_minutes", def, 14 * time.Minute, true, ""},
+		{"default_15_minutes_and_the_leeway", def, 15*time.Minute + 25*time.Second, true, ""},
+		{"default_16_minutes", def, 16 * time.Minute, false, "valid for at most 15m0s"},
+		{"default_ten_years", def, 10 * 365 * 24 * time.Hour, false, "expires too far in the future"},
+		{"hour_59_minutes", hour, 59 * time.Minute, true, ""},
+		{"hour_2_hours", hour, 2 * time.Hour, false, "valid for at most 1h0m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			req, err := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader(tc.body))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			if tc.token != "" {
-				req.Header.Set("Authorization", "Bearer "+tc.token)
+			tok := token(tc.ttl)
+			res := capCall(t, tc.srv, "Open.WhoAmI", capBearer(tok))
+			if tc.ok {
+				requireCapAccepted(t, res)
+				return
 			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-			assert.Equal(t, "Bearer", resp.Header.Get("WWW-Authenticate"))
-			var body struct {
-				Error struct {
-					Details map[string]any `json:"details"` // REST
-					Data    map[string]any `json:"data"`    // MCP
-				} `json:"error"`
-			}
-			require.NoError(t, json.Unmarshal(raw, &body), string(raw))
-			got := body.Error.Details["reason"]
-			if strings.HasPrefix(tc.name, "mcp") {
-				got = body.Error.Data["error"]
-			}
-			assert.Equal(t, tc.reason, got, string(raw))
-			if tc.token != "" {
-				assert.NotContains(t, string(raw), tc.token[len(tc.token)-20:])
-			}
+			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, tc.want, tok)
 		})
 	}
-}
-
-// A revoked token is refused with token_revoked on REST and MCP too.
-func TestCapabilityRevokedOnEveryFormat(t *testing.T) {
-	t.Parallel()
-	k := capKeys(t)
-	a := newCapAuth(t, otc.CapabilityOptions{
-		JWKS:    capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC)),
-		Revoked: func(context.Context, string) (bool, error) { return true, nil },
-	})
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Payments.Refund", Version: "1.0.0", Description: "Refunds.",
-		Policy: &otc.Policy{ResourceURI: capResource, RequiredCapabilities: []string{capCapability}}},
-		func(context.Context, struct{}) (int, error) { return 1, nil }))
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: a})))
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
-	for _, tc := range []struct{ name, path, body string }{
-		{"rest", "/v1/tools/Payments_Refund:invoke", `{"schema_version":"0.1.0","args":{}}`},
-		{"mcp", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Payments_Refund"}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			req, err := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader(tc.body))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(raw))
-			assert.Contains(t, string(raw), `"`+otc.ReasonTokenRevoked+`"`)
-		})
-	}
+	_, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks, MaxLifetime: -time.Second})
+	assert.ErrorContains(t, err, "negative MaxLifetime")
 }

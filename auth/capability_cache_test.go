@@ -1,4 +1,4 @@
-package otc_test
+package auth_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/internal/testkit"
 )
 
 // TestCapabilityCacheKeepsPerCallChecks: a token sent again is taken from
@@ -20,29 +22,29 @@ import (
 func TestCapabilityCacheKeepsPerCallChecks(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	jwks := newCapJWKS(t, capJWK(t, &k.ec.PublicKey, kidEC))
+	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	var revoked atomic.Bool
-	a := newCapAuth(t, otc.CapabilityOptions{
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{
 		JWKSURL: jwks.srv.URL,
 		Revoked: func(context.Context, string) (bool, error) { return revoked.Load(), nil },
 	})
 	srv, runs := newCapServer(t, a)
 
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(token)))
 	requireCapAccepted(t, capCall(t, srv, "Payments.Refund", capBearer(token)))
 	assert.Equal(t, 1, a.CachedTokensForTest(), "the token is remembered once")
 
 	revoked.Store(true)
-	assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(token)), http.StatusUnauthorized, otc.ReasonTokenRevoked, "", token)
+	testkit.AssertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(token)), http.StatusUnauthorized, otc.ReasonTokenRevoked, "", token)
 
-	lacking := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) {
+	lacking := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) {
 		c["caps"] = []any{"payments:read"}
 		c["jti"] = "tok-2"
 	}))
 	revoked.Store(false)
 	for range 2 {
-		assertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(lacking)), http.StatusForbidden, otc.ReasonInsufficientCapabilities, "", lacking)
+		testkit.AssertCapRefused(t, capCall(t, srv, "Payments.Refund", capBearer(lacking)), http.StatusForbidden, otc.ReasonInsufficientCapabilities, "", lacking)
 	}
 	assert.Equal(t, int64(2), runs.Load(), "only the two allowed calls ran")
 }
@@ -52,14 +54,14 @@ func TestCapabilityCacheKeepsPerCallChecks(t *testing.T) {
 func TestCapabilityCacheNotPastExpiry(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	a := newCapAuth(t, otc.CapabilityOptions{JWKS: capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC)), Leeway: -1})
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC)), Leeway: -1})
 	srv, _ := newCapServer(t, a)
 	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
-	token := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exp"] = exp.Unix() }))
+	token := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) { c["exp"] = exp.Unix() }))
 	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(token)))
 	assert.Equal(t, 1, a.CachedTokensForTest())
 	time.Sleep(time.Until(exp) + 50*time.Millisecond)
-	assertCapRefused(t, capCall(t, srv, "Open.WhoAmI", capBearer(token)), http.StatusUnauthorized, otc.ReasonInvalidToken, "expired", token)
+	testkit.AssertCapRefused(t, capCall(t, srv, "Open.WhoAmI", capBearer(token)), http.StatusUnauthorized, otc.ReasonInvalidToken, "expired", token)
 }
 
 // TestCapabilityCacheSkipsBoundTokens: a token with execution claims is
@@ -67,16 +69,16 @@ func TestCapabilityCacheNotPastExpiry(t *testing.T) {
 func TestCapabilityCacheSkipsBoundTokens(t *testing.T) {
 	t.Parallel()
 	k := capKeys(t)
-	set := capJWKSJSON(t, capJWK(t, &k.ec.PublicKey, kidEC))
-	a := newCapAuth(t, otc.CapabilityOptions{JWKS: set})
+	set := testkit.JWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
+	a := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: set})
 	srv, _ := newCapServer(t, a)
-	bound := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(func(c jwt.MapClaims) { c["exec_act"] = "refund" }))
+	bound := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(func(c jwt.MapClaims) { c["exec_act"] = "refund" }))
 	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(bound)))
 	assert.Equal(t, 0, a.CachedTokensForTest())
 
-	off := newCapAuth(t, otc.CapabilityOptions{JWKS: set, CacheSize: -1})
+	off := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKS: set, CacheSize: -1})
 	srv, _ = newCapServer(t, off)
-	plain := capSign(t, jwt.SigningMethodES256, k.ec, kidEC, capClaims(nil))
+	plain := testkit.Sign(t, jwt.SigningMethodES256, k.ec, testkit.KidEC, testkit.CapClaims(nil))
 	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(plain)))
 	requireCapAccepted(t, capCall(t, srv, "Open.WhoAmI", capBearer(plain)))
 	assert.Equal(t, 0, off.CachedTokensForTest())

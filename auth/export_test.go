@@ -1,4 +1,4 @@
-package otc
+package auth
 
 import (
 	"context"
@@ -7,9 +7,16 @@ import (
 	"github.com/otcgo/otc/internal/jwks"
 )
 
+// SetJWTAuthClockForTest makes a's checks of "exp", "nbf" and "iat" read
+// the time from now. It lets the black-box tests in auth_test.go (package
+// auth_test, compiled into the same test binary) pin the clock, so that a
+// boundary such as "expired 30 s ago with a 30 s leeway" is exact and a
+// fuzz seed token never expires. Call it before the authenticator serves.
+func SetJWTAuthClockForTest(a *JWTAuth, now func() time.Time) { a.now = now }
+
 // JWKSTimingForTest shortens the intervals of fetching a JWKS, which are
 // seconds in production, so that the black-box tests in jwks_test.go and
-// capability_test.go (package otc_test, compiled into the same test
+// capability_test.go (package auth_test, compiled into the same test
 // binary) see a rotation, a backoff or a bounded wait in milliseconds. A
 // zero field keeps its default.
 type JWKSTimingForTest struct {
