@@ -26,6 +26,21 @@ type generation interface {
 	finish(s *server, c callSite, state *callState, res otc.CallResult) (b []byte, e *rpcError, ok bool)
 	// meta is the _meta every result carries, without braces.
 	meta(s *server) []byte
+
+	// checkHTTP checks the headers of a request over HTTP, whose
+	// MCP-Protocol-Version header is hv, against its body m; it returns
+	// the error that refuses the request, or nil.
+	checkHTTP(h *Handler, r *http.Request, m *message, hv string) *rpcError
+	// httpStatus is the HTTP status of an error answer over HTTP.
+	httpStatus(e *rpcError) int
+}
+
+// isModern reports whether a request is of the 2026-07-28 generation: its
+// _meta names a version (which only that generation sends), it is
+// server/discover, or its MCP-Protocol-Version header (hv, "" over stdio)
+// says so.
+func isModern(m *message, hv string) bool {
+	return m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
 }
 
 // callSite is what a generation reads of a tools/call's exchange: copies
@@ -89,6 +104,18 @@ func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResu
 
 func (sessions) meta(*server) []byte { return nil }
 
+// checkHTTP checks nothing: this generation's headers carry no copy of
+// the body (an unsupported MCP-Protocol-Version is refused before).
+func (sessions) checkHTTP(*Handler, *http.Request, *message, string) *rpcError { return nil }
+
+// httpStatus answers a well-formed request 200 whatever its outcome.
+func (sessions) httpStatus(e *rpcError) int {
+	if st := transportStatus(e); st != 0 {
+		return st
+	}
+	return http.StatusOK
+}
+
 // rounds is the generation of 2026-07-28, which keeps no connection open
 // for a question: logs only when the request's _meta asks, questions
 // asked in input_required rounds (rounds.go), and the server's info in
@@ -124,6 +151,25 @@ func (rounds) finish(s *server, c callSite, state *callState, res otc.CallResult
 }
 
 func (rounds) meta(s *server) []byte { return s.infoMeta }
+
+func (rounds) checkHTTP(h *Handler, r *http.Request, m *message, hv string) *rpcError {
+	return h.checkHeaders(r, m, hv)
+}
+
+// httpStatus gives the errors of 2026-07-28 statuses of their own: 404
+// for an unknown method, 500 for an internal error, 400 otherwise.
+func (rounds) httpStatus(e *rpcError) int {
+	if st := transportStatus(e); st != 0 {
+		return st
+	}
+	switch e.Code {
+	case codeMethodNotFound:
+		return http.StatusNotFound
+	case codeInternalError:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
 
 // missing is the missing-capability error that answers a call whose tool
 // failed for want of a capability the client did not declare, or nil.

@@ -140,12 +140,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sse {
 		x.writer = w // a call may answer on an SSE stream (server.call)
 	}
-	x.modern = m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
-	if x.modern {
-		if e := h.checkHeaders(r, m, hv); e != nil {
-			writeHTTPError(w, e.status, m.id, e)
-			return
-		}
+	x.modern = isModern(m, hv)
+	gen := generationOf(&x)
+	if e := gen.checkHTTP(h, r, m, hv); e != nil {
+		writeHTTPError(w, e.status, m.id, e)
+		return
 	}
 
 	result, e := h.s.handle(r.Context(), &x)
@@ -163,7 +162,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			stream.event(out)
 		case e != nil:
 			h.challenge(w, e.refusal)
-			writeHTTPError(w, errorStatus(e, x.modern), m.id, e)
+			writeHTTPError(w, gen.httpStatus(e), m.id, e)
 		case x.response != nil:
 			writeJSON(w, http.StatusOK, x.response)
 		default:
@@ -187,10 +186,10 @@ func (h *Handler) challenge(w http.ResponseWriter, e *otc.Error) {
 	}
 }
 
-// errorStatus is the HTTP status of a JSON-RPC error answer. 2026-07-28
-// gives its errors statuses of their own; earlier versions answer a
-// well-formed request 200 whatever its outcome.
-func errorStatus(e *rpcError, modern bool) int {
+// transportStatus is the HTTP status of an error answer whatever the
+// generation: the one the error carries, or 400 for a request that is not
+// JSON-RPC; 0 when the generation decides.
+func transportStatus(e *rpcError) int {
 	if e.status != 0 {
 		return e.status
 	}
@@ -198,16 +197,7 @@ func errorStatus(e *rpcError, modern bool) int {
 	case codeParseError, codeInvalidRequest:
 		return http.StatusBadRequest
 	}
-	if !modern {
-		return http.StatusOK
-	}
-	switch e.Code {
-	case codeMethodNotFound:
-		return http.StatusNotFound
-	case codeInternalError:
-		return http.StatusInternalServerError
-	}
-	return http.StatusBadRequest
+	return 0
 }
 
 // checkHeaders checks the headers of a 2026-07-28 request against its

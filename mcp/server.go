@@ -214,7 +214,7 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 var supportedList = strings.Join(supportedVersions[:len(supportedVersions)-1], ", ") + " and " + supportedVersions[len(supportedVersions)-1]
 
 // methodNotFound is the error for a method this server does not have.
-// It carries no status: errorStatus answers it 404 in 2026-07-28 and 200,
+// It carries no status: the generation answers it 404 in 2026-07-28 and 200,
 // as every other error of a well-formed request, in the initialize era,
 // whose clients take a 404 for an expired session.
 func methodNotFound(method string) *rpcError {

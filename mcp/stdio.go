@@ -226,7 +226,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 // the answer, and the new request's entry must not be removed by the old.
 func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
 	x := exchange{msg: m, body: line, logLevel: &c.level, out: c}
-	x.modern = m.hasMetaVersion || m.method == "server/discover"
+	x.modern = isModern(m, "")
 	if v := c.version.Load(); v != nil {
 		x.version = *v
 	}
