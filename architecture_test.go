@@ -173,3 +173,27 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }
+
+// maxRootLines bounds the root package: the API a tool author imports and
+// the OTC/OXP handler. Authenticators, storage and converters live in
+// packages of their own; a root that grows past the bound is taking in
+// something that belongs in one.
+const maxRootLines = 8000
+
+// TestRootSize counts the lines of the root package's non-test Go files.
+func TestRootSize(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		lines += strings.Count(string(b), "\n")
+	}
+	require.Greater(t, lines, 1000, "the root package was read")
+	assert.LessOrEqual(t, lines, maxRootLines, "the root package has %d lines of non-test Go; move what a tool author does not need into a package of its own", lines)
+}
