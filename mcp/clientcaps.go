@@ -14,10 +14,13 @@ import (
 // session. Every question the server would put to the client is checked
 // against them with allows, whichever way it is asked (on the call's
 // stream, in an input_required round, or through a task).
+//
+// It is kept small (it travels in every call's state): the elicitation
+// object, whose modes only an elicitation in another mode than form
+// reads, is found again in raw then.
 type clientCaps struct {
-	raw    json.RawMessage // as declared; nil when unknown
-	has    uint8           // the capabilities below that are declared
-	elicit json.RawMessage // the elicitation object, for its modes
+	raw json.RawMessage // as declared; nil when unknown
+	has uint8           // the capabilities below that are declared
 }
 
 // The capabilities a question, or a task, needs.
@@ -45,7 +48,6 @@ func readClientCaps(raw []byte) clientCaps {
 		switch string(key) {
 		case "elicitation":
 			c.has |= capElicitation
-			c.elicit = val
 		case "sampling":
 			c.has |= capSampling
 		case "roots":
@@ -135,7 +137,7 @@ func (c clientCaps) allows(r otc.InputRequest) error {
 	}
 	if bit == capElicitation && len(r.Params) > 0 {
 		mode, _ := jsonString(memberOf(r.Params, "mode"))
-		if mode != "" && mode != "form" && memberOf(c.elicit, mode) == nil {
+		if mode != "" && mode != "form" && memberOf(memberOf(c.raw, "elicitation"), mode) == nil {
 			return &MissingCapabilityError{Capability: name}
 		}
 	}
