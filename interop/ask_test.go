@@ -161,9 +161,9 @@ func TestTSClientAnswersQuestions(t *testing.T) {
 			want := []map[string]any{
 				{"step": "connected"},
 				{"step": "elicit", "message": "Refund 250 € to order A-1001?"},
-				{"step": "call", "tool": "Shop_Refund", "isError": false, "content": []any{map[string]any{"type": "text", "text": `"refunded A-1001 (damaged)"`}}},
+				{"step": "call", "tool": "Shop_Refund", "isError": false, "content": []any{map[string]any{"type": "text", "text": "refunded A-1001 (damaged)"}}},
 				{"step": "sample", "text": "Summarize: a long text"},
-				{"step": "call", "tool": "Shop_Summarize", "isError": false, "content": []any{map[string]any{"type": "text", "text": `"summary: short"`}}},
+				{"step": "call", "tool": "Shop_Summarize", "isError": false, "content": []any{map[string]any{"type": "text", "text": "summary: short"}}},
 			}
 			require.Len(t, steps, len(want), "%v\n%s", steps, stderr)
 			for i, w := range want {

@@ -118,7 +118,7 @@ func TestSDKConnectionPollsTask(t *testing.T) {
 	t.Parallel()
 	t.Run("test_server", func(t *testing.T) {
 		t.Parallel()
-		pollTask(t, taskServer(t), "Report_Build", map[string]any{"title": "Q3"}, 50, `"report Q3"`)
+		pollTask(t, taskServer(t), "Report_Build", map[string]any{"title": "Q3"}, 50, `report Q3`)
 	})
 	// The example server's Timer.Wait is task-optional: a client that
 	// declares the extension gets a task (polled every second, its

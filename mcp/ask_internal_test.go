@@ -89,5 +89,5 @@ func TestAskKeepAlive(t *testing.T) {
 		assert.Equal(t, ": waiting for the client's answer", l)
 	}
 	assert.Equal(t, "event: message", rest[len(rest)-2])
-	assert.Contains(t, rest[len(rest)-1], `"result":{"content":[{"type":"text","text":"\"{\\\"roots\\\":[]}\""}]`)
+	assert.Contains(t, rest[len(rest)-1], `"result":{"content":[{"type":"text","text":"{\"roots\":[]}"}]`)
 }

@@ -565,7 +565,7 @@ func TestAskAfterWriteTimeout(t *testing.T) {
 	accepted(t, post(t, srv.URL, reply(r.ID, obj{"roots": []any{}}), legacy))
 	text, isErr := toolText(t, decodeResponse(t, s.next()))
 	assert.False(t, isErr)
-	assert.Equal(t, `"{\"roots\":[]}"`, text)
+	assert.Equal(t, `{"roots":[]}`, text)
 }
 
 func TestAskAfterAnswer(t *testing.T) {
@@ -587,7 +587,7 @@ func TestAskAfterAnswer(t *testing.T) {
 	c.recvResponse()
 	c.send(request(1, "tools/call", callParams("Ask_Later", nil, nil)))
 	text, _ := toolText(t, c.recvResponse())
-	assert.Equal(t, `"done"`, text)
+	assert.Equal(t, `done`, text)
 	err := recvWithin(t, errs, "the late Ask")
 	assert.ErrorIs(t, err, otc.ErrInputUnsupported)
 	assert.Contains(t, err.Error(), "the call has already been answered")
@@ -627,13 +627,13 @@ func TestClientCapabilitiesLegacy(t *testing.T) {
 		c2.recvResponse()
 		c2.send(call(1, nil))
 		text, _ := toolText(t, c2.recvResponse())
-		assert.Equal(t, `"known=true {\"sampling\":{}}"`, text)
+		assert.Equal(t, `known=true {"sampling":{}}`, text)
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		url := serve(t, reg, nil)
 		text, _ := toolText(t, post(t, url, call(1, nil), legacy).rpc(t))
-		assert.Equal(t, `"known=false "`, text, "unknown: the server keeps no sessions")
+		assert.Equal(t, `known=false `, text, "unknown: the server keeps no sessions")
 		e, _ := post(t, url, call(2, obj{"io.modelcontextprotocol/clientCapabilities": obj{}}), legacy).rpcErr(t, http.StatusOK, -32021)
 		assert.Equal(t, "Missing required client capability: sampling", e.Message)
 	})

@@ -48,8 +48,10 @@
 // [otc.Tool.Meta] as "_meta", when it has them; a 2025-06-18 client, whose
 // version has no icons, gets the tools without them.
 //
-// A tool's value becomes the call's structuredContent and a text block of
-// its JSON; a value that is not a JSON object is wrapped as {"result": v},
+// A tool's value becomes the call's structuredContent and a text block:
+// the string itself when the value is a string, its JSON otherwise; in
+// structuredContent, a value that is not a JSON object is wrapped as
+// {"result": v},
 // and the listed output schema says so. A tool that returns [otc.Content]
 // answers with its content blocks instead. A tool error, invalid input and
 // missing requirements are results with isError true whose text tells the

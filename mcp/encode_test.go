@@ -67,6 +67,28 @@ func TestEncodeCallResult(t *testing.T) {
 			assert.JSONEq(t, tc.want, string(b))
 		})
 	}
+	t.Run("string_is_its_own_text", func(t *testing.T) {
+		t.Parallel()
+		for _, v := range []string{"done: x", `say "hi"` + "\n\tand go", "<b>&</b>", "", "é ✓"} {
+			raw, err := json.Marshal(v)
+			require.NoError(t, err)
+			b, e := mcp.EncodeCallResult(otc.CallResult{Value: raw}, nil)
+			require.Nil(t, e)
+			var got struct {
+				Content []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"content"`
+				Structured struct {
+					Result string `json:"result"`
+				} `json:"structuredContent"`
+			}
+			require.NoError(t, json.Unmarshal(b, &got), "%s", b)
+			require.Len(t, got.Content, 1)
+			assert.Equal(t, v, got.Content[0].Text, "the text is the string, not its JSON: %s", b)
+			assert.Equal(t, v, got.Structured.Result)
+		}
+	})
 	t.Run("invalid_input", func(t *testing.T) {
 		t.Parallel()
 		b, e := mcp.EncodeCallResult(call("Order_Place", `{"zip":"x","count":1}`))

@@ -373,8 +373,10 @@ func TestToolsCall(t *testing.T) {
 			`{"content":[{"type":"text","text":"15"}],"structuredContent":{"result":15}}`},
 		{"older_version_by_name", callParams("Calculator_Add@1", obj{"a": 10, "b": 5}, nil),
 			`{"content":[{"type":"text","text":"-15"}],"structuredContent":{"result":-15}}`},
+		// A string is its own text, not its JSON: a model reads "done",
+		// not "\"done\"".
 		{"string_wrapped", callParams("Progress_Count", nil, nil),
-			`{"content":[{"type":"text","text":"\"done\""}],"structuredContent":{"result":"done"}}`},
+			`{"content":[{"type":"text","text":"done"}],"structuredContent":{"result":"done"}}`},
 		{"content_blocks", callParams("Media_Chart", obj{}, nil),
 			`{"content":[{"type":"text","text":"The chart:"},{"type":"image","data":"AQID","mimeType":"image/png"}]}`},
 		{"no_output", callParams("Util_Noop", nil, nil), `{"content":[]}`},

@@ -276,7 +276,8 @@ func (l *listing) page(names []string, cursor string, hasCursor bool, size int, 
 
 // EncodeCallResult renders the outcome of [otc.Registry.Call] as an MCP
 // CallToolResult. A value becomes structuredContent (wrapped as
-// {"result": v} unless it is an object) and a text block of its JSON;
+// {"result": v} unless it is an object) and a text block: the string
+// itself for a string, the value's JSON for anything else;
 // [otc.Content] becomes its blocks. A tool error, invalid input, missing
 // requirements or a refusal by middleware become a result whose isError is
 // true, with text a model can act on and the details under [MetaError].
@@ -329,7 +330,13 @@ func appendCallResult(dst []byte, res otc.CallResult, err error, info []byte) ([
 		dst = append(dst, `{"content":[]`...)
 	default:
 		dst = append(dst, `{"content":[{"type":"text","text":`...)
-		dst = wire.AppendString(dst, string(res.Value))
+		if res.Value[0] == '"' {
+			// A string is its own text: the JSON string that encodes the
+			// value encodes the text block's text too.
+			dst = append(dst, res.Value...)
+		} else {
+			dst = wire.AppendString(dst, string(res.Value))
+		}
 		dst = append(dst, `}],"structuredContent":`...)
 		if res.Value[0] == '{' {
 			dst = append(dst, res.Value...)
