@@ -549,6 +549,11 @@ func (h *Handler) invoke(w http.ResponseWriter, r *http.Request, name string) {
 			Details:       toolErrorDetails(te),
 		}
 		status = restStatus(code)
+		if te.CanRetry && te.RetryAfter > 0 {
+			// The delay the tool gave, for clients and proxies that read
+			// the header rather than the body's details.
+			wire.SetRetryAfter(w.Header(), te.RetryAfter)
+		}
 	}
 	h.writeJSON(w, status, out)
 }

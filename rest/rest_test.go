@@ -939,16 +939,17 @@ func TestRESTToolFailures(t *testing.T) {
 		retryable   bool
 		details     map[string]any // nil: no details
 		devContains string         // for messages the test cannot spell out
+		retryAfter  string         // the Retry-After header: the delay in whole seconds, rounded up
 	}{
 		{mode: "tool_error", code: rest.CodeExecutionError, message: "Doorbell ID not found", retryable: true, details: map[string]any{
 			"developer_message":         "The doorbell with ID 'doorbell1' does not exist.",
 			"additional_prompt_content": "ids: doorbell42,doorbell84",
 			"retry_after_ms":            json.Number("500"),
-		}},
-		{mode: "retry_sub_ms", code: rest.CodeExecutionError, message: "Busy", retryable: true, details: map[string]any{"retry_after_ms": json.Number("2")}},
+		}, retryAfter: "1"},
+		{mode: "retry_sub_ms", code: rest.CodeExecutionError, message: "Busy", retryable: true, details: map[string]any{"retry_after_ms": json.Number("2")}, retryAfter: "1"},
 		{mode: "no_retry", code: rest.CodeExecutionError, message: "Quota exhausted"},
 		{mode: "plain", code: rest.CodeExecutionError, message: "the upstream service refused the request"},
-		{mode: "wrapped", code: rest.CodeExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held by another session", "retry_after_ms": json.Number("1000")}},
+		{mode: "wrapped", code: rest.CodeExecutionError, message: "Profile is locked", retryable: true, details: map[string]any{"developer_message": "row lock held by another session", "retry_after_ms": json.Number("1000")}, retryAfter: "1"},
 		{mode: "empty_tool_error", code: rest.CodeExecutionError, message: "Tool 'Errors_Raise' failed"},
 		{mode: "empty_plain", code: rest.CodeExecutionError, message: "Tool 'Errors_Raise' failed"},
 		{mode: "panic", code: rest.CodeHandlerError, message: "Tool 'Errors_Raise' failed unexpectedly", devContains: restPanicValue},
@@ -961,6 +962,7 @@ func TestRESTToolFailures(t *testing.T) {
 			e := r.failure(t, http.StatusInternalServerError, tt.code)
 			assert.Equal(t, tt.message, e.Message)
 			assert.Equal(t, tt.retryable, e.Retryable)
+			assert.Equal(t, tt.retryAfter, r.header.Get("Retry-After"), "Retry-After")
 			if tt.devContains != "" {
 				require.NotNil(t, e.Details)
 				assert.Contains(t, e.Details["developer_message"], tt.devContains)
