@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -212,9 +211,19 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	}
 	var table strings.Builder
 	w := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
+	// A server that names its tools only (MCP) gets one column for both.
+	named := !slices.ContainsFunc(defs, func(d otc.ToolDefinition) bool { return d.ID != d.Name })
+	if named {
+		fmt.Fprintln(w, "NAME\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
+	}
 	for _, d := range defs {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Name, shorten(d.Description, 60))
+		if named {
+			fmt.Fprintf(w, "%s\t%s\n", d.Name, shorten(d.Description, 60))
+		} else {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Name, shorten(d.Description, 60))
+		}
 	}
 	_ = w.Flush()
 	header, rows, _ := strings.Cut(table.String(), "\n")
@@ -243,7 +252,11 @@ func findTool(defs []otc.ToolDefinition, want string) (otc.ToolDefinition, bool)
 
 // describe prints one tool and its parameters as a tree.
 func (e *cli) describe(d otc.ToolDefinition) {
-	fmt.Fprintf(e.stdout, "%s (%s)\n%s\n", d.ID, d.Name, d.Description)
+	if d.ID == d.Name {
+		fmt.Fprintf(e.stdout, "%s\n%s\n", d.Name, d.Description)
+	} else {
+		fmt.Fprintf(e.stdout, "%s (%s)\n%s\n", d.ID, d.Name, d.Description)
+	}
 	var schema map[string]any
 	_ = json.Unmarshal(d.InputSchema.Parameters, &schema)
 	props, _ := schema["properties"].(map[string]any)
@@ -549,78 +562,6 @@ func errOr(err error, s string) string {
 		return err.Error()
 	}
 	return s
-}
-
-// pairs builds the input from key=value pairs, each value read as the
-// tool's schema says: a number for a number, true or false for a boolean,
-// JSON for an object or array, and a string otherwise.
-func (e *cli) pairs(ctx context.Context, srv server, tool string, pairs []string) (json.RawMessage, int) {
-	d, ok, err := srv.describe(ctx, tool)
-	if err != nil {
-		return nil, e.fail("call", err)
-	}
-	if !ok {
-		fmt.Fprintf(e.stderr, "otc call: the server has no tool %q\n", tool)
-		return nil, exitRefused
-	}
-	var schema struct {
-		Properties map[string]map[string]any `json:"properties"`
-	}
-	_ = json.Unmarshal(d.InputSchema.Parameters, &schema)
-	out := map[string]json.RawMessage{}
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			fmt.Fprintf(e.stderr, "otc call: %q is not key=value\n", p)
-			return nil, exitBadInput
-		}
-		prop, known := schema.Properties[k]
-		if !known {
-			fmt.Fprintf(e.stderr, "otc call: %s has no parameter %q; \"otc tools URL %s\" shows them\n", d.ID, k, tool)
-			return nil, exitBadInput
-		}
-		val, err := coerce(typeText(prop), v)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "otc call: %s: %v\n", k, err)
-			return nil, exitBadInput
-		}
-		out[k] = val
-	}
-	b, _ := json.Marshal(out)
-	return b, exitOK
-}
-
-// coerce reads a command-line value as a schema's type names it.
-func coerce(typ, v string) (json.RawMessage, error) {
-	first, _, _ := strings.Cut(typ, " or ")
-	first, _, _ = strings.Cut(first, " ") // "array of string" is an array
-	switch first {
-	case "integer":
-		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, fmt.Errorf("%q is not an integer", v)
-		}
-		return json.RawMessage(v), nil
-	case "number":
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return nil, fmt.Errorf("%q is not a number", v)
-		}
-		return json.RawMessage(v), nil
-	case "boolean":
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not true or false", v)
-		}
-		return json.RawMessage(strconv.FormatBool(b)), nil
-	case "object", "array", "any":
-		if json.Valid([]byte(v)) {
-			return json.RawMessage(v), nil
-		}
-		if first != "any" {
-			return nil, fmt.Errorf("%q is not JSON (an %s)", v, first)
-		}
-	}
-	b, _ := json.Marshal(v)
-	return b, nil
 }
 
 // fail prints a failure that is not a tool error and returns its exit

@@ -267,7 +267,7 @@ func TestMCPAnswersAsEvents(t *testing.T) {
 	t.Cleanup(sse.Close)
 	code, out, errOut := otcRun(t, sse.URL, "", nil, "tools", "--mcp", "URL")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "Echo  Echo  Echoes.")
+	assert.Contains(t, out, "Echo  Echoes.")
 
 	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
