@@ -3,6 +3,7 @@ package otc_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -92,12 +94,134 @@ func TestDefaultsAndNullsInTheSchema(t *testing.T) {
 		func(_ context.Context, in searchInput) (string, error) { return "", nil }))
 	var params struct {
 		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
 	}
 	require.NoError(t, json.Unmarshal(reg.Tools()[0].InputSchema.Parameters, &params))
 	assert.JSONEq(t, `{"type":"string","description":"What to search for."}`, string(params.Properties["query"]))
-	assert.JSONEq(t, `{"anyOf":[{"type":"integer","minimum":1},{"type":"null"}],"default":20,"description":"Page size."}`, string(params.Properties["limit"]))
-	assert.JSONEq(t, `{"anyOf":[{"type":"string","enum":["relevance","date"]},{"type":"null"}],"default":"relevance","description":"The order."}`, string(params.Properties["sort"]))
+	// An optional parameter is published as its plain schema: the null it
+	// may be sent is the validator's leniency, not the schema's.
+	assert.JSONEq(t, `{"type":"integer","minimum":1,"default":20,"description":"Page size."}`, string(params.Properties["limit"]))
+	assert.JSONEq(t, `{"type":"string","enum":["relevance","date"],"default":"relevance","description":"The order."}`, string(params.Properties["sort"]))
+	assert.JSONEq(t, `{"type":"integer","description":"The page; none for the first."}`, string(params.Properties["page"]))
 	assert.JSONEq(t, `{"anyOf":[{"type":"string"},{"type":"null"}],"description":"A cursor or null."}`, string(params.Properties["cursor"]), "nullable as it was")
+	assert.Equal(t, []string{"query"}, params.Required)
+}
+
+// shipInput has optional fields of every kind a converter could strip,
+// at the top level and in a nested object.
+type shipInput struct {
+	To struct {
+		Street string `json:"street" jsonschema:"description=The street."`
+		Zip    string `json:"zip,omitempty" jsonschema:"description=The postal code.,pattern=^[0-9]{5}$"`
+	} `json:"to" jsonschema:"description=Where to ship."`
+	Speed string `json:"speed,omitempty" jsonschema:"description=How fast.,enum=standard,enum=express"`
+	Boxes int    `json:"boxes,omitempty" jsonschema:"description=How many boxes.,minimum=1,maximum=9"`
+}
+
+// TestOptionalParametersPublishedPlain: the catalogs of OTC and MCP, over
+// HTTP, publish optional parameters with their type, enum, bounds and
+// pattern at the top of their schema, where every framework's converter
+// looks (LangChain's keeps only the object branches of an anyOf); a call
+// may still send null for them, except under StrictNulls.
+func TestOptionalParametersPublishedPlain(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict_nulls_%v", strict), func(t *testing.T) {
+			reg := otc.NewRegistry(&otc.RegistryOptions{StrictNulls: strict})
+			require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Ship", Version: "1.0.0", Description: "Ships an order."},
+				func(_ context.Context, in shipInput) (shipInput, error) { return in, nil }))
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", mcp.NewHandler(reg, nil))
+			mux.Handle("/", otc.NewHandler(reg, nil))
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+
+			post := func(path, body string, header ...string) (int, []byte) {
+				req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				raw, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				return resp.StatusCode, raw
+			}
+			resp, err := http.Get(srv.URL + "/tools")
+			require.NoError(t, err)
+			otcList, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			_, mcpList := post("/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version", "2025-11-25")
+
+			var otcCatalog struct {
+				Tools []struct {
+					InputSchema struct {
+						Parameters json.RawMessage `json:"parameters"`
+					} `json:"input_schema"`
+				} `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(otcList, &otcCatalog), "%s", otcList)
+			otcTools := otcCatalog.Tools
+			var mcpTools struct {
+				Result struct {
+					Tools []struct {
+						InputSchema json.RawMessage `json:"inputSchema"`
+					} `json:"tools"`
+				} `json:"result"`
+			}
+			require.NoError(t, json.Unmarshal(mcpList, &mcpTools), "%s", mcpList)
+			require.Len(t, otcTools, 1)
+			require.Len(t, mcpTools.Result.Tools, 1)
+			for name, schema := range map[string]json.RawMessage{"otc": otcTools[0].InputSchema.Parameters, "mcp": mcpTools.Result.Tools[0].InputSchema} {
+				assert.NotContains(t, string(schema), "anyOf", "%s: %s", name, schema)
+				var s struct {
+					Required   []string `json:"required"`
+					Properties map[string]struct {
+						Type       string         `json:"type"`
+						Enum       []string       `json:"enum"`
+						Minimum    *float64       `json:"minimum"`
+						Maximum    *float64       `json:"maximum"`
+						Required   []string       `json:"required"`
+						Properties map[string]any `json:"properties"`
+					} `json:"properties"`
+				}
+				require.NoError(t, json.Unmarshal(schema, &s), "%s", schema)
+				assert.Equal(t, []string{"to"}, s.Required, name)
+				assert.Equal(t, "string", s.Properties["speed"].Type, name)
+				assert.Equal(t, []string{"standard", "express"}, s.Properties["speed"].Enum, name)
+				assert.Equal(t, "integer", s.Properties["boxes"].Type, name)
+				if assert.NotNil(t, s.Properties["boxes"].Minimum, name) && assert.NotNil(t, s.Properties["boxes"].Maximum, name) {
+					assert.Equal(t, 1.0, *s.Properties["boxes"].Minimum, name)
+					assert.Equal(t, 9.0, *s.Properties["boxes"].Maximum, name)
+				}
+				assert.Equal(t, []string{"street"}, s.Properties["to"].Required, name)
+				assert.Equal(t, map[string]any{"type": "string", "pattern": "^[0-9]{5}$", "description": "The postal code."}, s.Properties["to"].Properties["zip"], name)
+			}
+
+			// null for an optional parameter, at any depth: not given by
+			// default, refused under StrictNulls.
+			status, body := post("/tools/call", `{"request":{"tool_id":"Shop.Ship","input":{"to":{"street":"1 Main","zip":null},"speed":null,"boxes":null}}}`)
+			if strict {
+				assert.Equal(t, http.StatusUnprocessableEntity, status, "%s", body)
+				for _, p := range []string{"to.zip", "speed", "boxes"} {
+					assert.Contains(t, string(body), `"`+p+`"`, "%s", body)
+				}
+				return
+			}
+			require.Equal(t, http.StatusOK, status, "%s", body)
+			assert.Contains(t, string(body), `"value":{"to":{"street":"1 Main"}}`, "%s", body)
+			// Values are still checked against the rules published.
+			status, body = post("/tools/call", `{"request":{"tool_id":"Shop.Ship","input":{"to":{"street":"1 Main","zip":"7"},"speed":"slow","boxes":10}}}`)
+			assert.Equal(t, http.StatusUnprocessableEntity, status, "%s", body)
+			for _, p := range []string{"to.zip", "speed", "boxes"} {
+				assert.Contains(t, string(body), `"`+p+`"`, "%s", body)
+			}
+		})
+	}
 }
 
 func TestStrictNullsRefusesNull(t *testing.T) {

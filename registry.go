@@ -60,12 +60,16 @@ type RegistryOptions struct {
 	BusyRetryAfter time.Duration
 
 	// StrictNulls keeps JSON null out of optional parameters. By default
-	// a reflected input schema lets an optional parameter (one with
-	// omitempty and without jsonschema:"required") be null, which the
-	// function sees as absent: the zero value, or nil, or the parameter's
-	// default. Models send null for "not given" all the time. With
-	// StrictNulls, null is refused unless the field is tagged
-	// jsonschema:"nullable". Hand-written input schemas are never changed.
+	// a call may send null for an optional parameter of a reflected input
+	// schema (one with omitempty and without jsonschema:"required"), which
+	// the function sees as absent: the zero value, or nil, or the
+	// parameter's default. Models send null for "not given" all the time.
+	// The published schema does not say so (an optional parameter is
+	// published as its plain schema, left out of "required"), so that
+	// converters that drop anyOf branches keep its type and rules; the
+	// leniency is the validator's. With StrictNulls, null is refused
+	// unless the field is tagged jsonschema:"nullable". Hand-written input
+	// schemas are never changed.
 	StrictNulls bool
 
 	// Idempotency, when set, makes call_id an idempotency key: a call
@@ -416,7 +420,7 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 		base = base.Elem()
 	}
 	decodable := base.Kind() == reflect.Struct || base.Kind() == reflect.Map && base.Key().Kind() == reflect.String
-	var raw json.RawMessage
+	var raw, lenient json.RawMessage
 	if t.InputSchema != nil {
 		if !decodable && in != rawMessageType && in.Kind() != reflect.Interface {
 			return nil, nil, nil, fmt.Errorf("input type %s cannot hold a JSON object: use a struct, a map with string keys, json.RawMessage or any", in)
@@ -437,11 +441,19 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 		if !decodable {
 			return nil, nil, nil, fmt.Errorf("input type %s must be a struct, a pointer to a struct, or a map with string keys", in)
 		}
-		reflected, err := reflectInputSchema(in, !strictNulls)
+		reflected, err := reflectInputSchema(in, false)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("input type: %v", err)
 		}
 		raw = reflected
+		if !strictNulls {
+			// Published plain, so that every converter keeps an optional
+			// field's type and rules; validated leniently, so that null
+			// still stands for an absent optional field.
+			if lenient, err = reflectInputSchema(in, true); err != nil {
+				return nil, nil, nil, fmt.Errorf("input type: %v", err)
+			}
+		}
 	}
 
 	what := "input schema"
@@ -462,7 +474,10 @@ func inputSchema(t Tool, in reflect.Type, strictNulls bool) (params, full json.R
 		}
 		return nil, nil, nil, fmt.Errorf("input parameter %q has no description", undescribed)
 	}
-	validator, err = validate.Compile(raw)
+	if lenient == nil {
+		lenient = raw
+	}
+	validator, err = validate.Compile(lenient)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s %v", what, err)
 	}

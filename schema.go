@@ -198,7 +198,10 @@ func typeSchema(t reflect.Type, input bool) *jsonschema.Schema {
 // With nullAsAbsent, every optional property (not in its object's
 // required list, and not tagged nullable) also accepts null: its schema S
 // becomes {"anyOf": [S, {"type": "null"}]}, with S's description and
-// default moved up beside the anyOf, where models look for them.
+// default moved up beside the anyOf. That form is the validator's only:
+// the published schema keeps S itself, since the converters of agent
+// frameworks keep only some branches of an anyOf, and an optional enum
+// would reach the model without its values.
 func reflectInputSchema(t reflect.Type, nullAsAbsent bool) (json.RawMessage, error) {
 	if !nullAsAbsent {
 		return reflectSchemaWith(t, "", true, nil)

@@ -112,7 +112,7 @@ func TestSchemaFromStructTags(t *testing.T) {
 			}],
 			props: []string{"note"}, property: "note", required: false,
 			// An optional parameter may be null, meaning not given.
-			want:   `{"anyOf":[{"type":"string"},{"type":"null"}],"description":"An optional note."}`,
+			want:   `{"type":"string","description":"An optional note."}`,
 			accept: []string{`{}`, `{"note":"hi"}`, `{"note":null}`},
 			reject: map[string]string{`{"note":1}`: "note"},
 		},
@@ -229,7 +229,7 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Limit int `json:"limit,omitempty" jsonschema:"description=Page size.,default=20"`
 			}],
 			props: []string{"limit"}, property: "limit", required: false,
-			want:   `{"anyOf":[{"type":"integer"},{"type":"null"}],"default":20,"description":"Page size."}`,
+			want:   `{"type":"integer","default":20,"description":"Page size."}`,
 			accept: []string{`{}`, `{"limit":null}`, `{"limit":5}`},
 		},
 		{
@@ -329,7 +329,7 @@ func TestSchemaFromStructTags(t *testing.T) {
 				Count *int `json:"count,omitempty" jsonschema:"description=How many."`
 			}],
 			props: []string{"count"}, property: "count", required: false,
-			want:   `{"anyOf":[{"type":"integer"},{"type":"null"}],"description":"How many."}`,
+			want:   `{"type":"integer","description":"How many."}`,
 			accept: []string{`{}`, `{"count":0}`, `{"count":null}`},
 			reject: map[string]string{`{"count":"0"}`: "count"},
 		},

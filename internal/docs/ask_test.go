@@ -74,6 +74,6 @@ func Example_ask() {
 	fmt.Println("end of input:", <-done)
 	// Output:
 	// {"jsonrpc":"2.0","id":"otc-…","method":"elicitation/create","params":{"message":"Refund order A-1001?","requestedSchema":{"properties":{},"type":"object"}}}
-	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\"refunded A-1001\""}],"structuredContent":{"result":"refunded A-1001"}}}
+	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"refunded A-1001"}],"structuredContent":{"result":"refunded A-1001"}}}
 	// end of input: <nil>
 }

@@ -129,5 +129,5 @@ func Example_declarations() {
 	}
 	// Output:
 	// {"type":"function","function":{"name":"Docs_Search","description":"Searches the docs.","parameters":{"additionalProperties":false,"properties":{"query":{"description":"What to look for. (at least 2 characters)","type":"string"},"limit":{"anyOf":[{"type":"integer"},{"type":"null"}],"description":"How many results. (default 5)"}},"required":["query","limit"],"type":"object"},"strict":true}}
-	// {"name":"Docs_Search","description":"Searches the docs.","parameters":{"properties":{"query":{"description":"What to look for.","minLength":2,"type":"STRING"},"limit":{"default":5,"description":"How many results.","nullable":true,"type":"INTEGER"}},"propertyOrdering":["query","limit"],"required":["query"],"type":"OBJECT"}}
+	// {"name":"Docs_Search","description":"Searches the docs.","parameters":{"properties":{"query":{"description":"What to look for.","minLength":2,"type":"STRING"},"limit":{"default":5,"description":"How many results.","type":"INTEGER"}},"propertyOrdering":["query","limit"],"required":["query"],"type":"OBJECT"}}
 }

@@ -38,7 +38,7 @@ func Example_mcp() {
 	send(mux, "POST", "/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Notes_Delete"}}`, headers)
 	// Output:
 	// 200
-	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"u1 has 3 notes\""}],"structuredContent":{"result":"u1 has 3 notes"}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"u1 has 3 notes"}],"structuredContent":{"result":"u1 has 3 notes"}}}
 	// 200
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Tool 'Notes_Count' cannot run without a user id. The client sends them in _meta[\"io.github.otcgo/context\"]."}],"isError":true,"_meta":{"io.github.otcgo/error":{"code":"server_error","can_retry":false,"missing_requirements":{"user_id":true}}}}}
 	// 200

@@ -74,7 +74,7 @@ func Example_inputRequired() {
 		`"requestState":"` + r.Result.RequestState + `",` + meta + `}`)
 	// Output:
 	// 200 {"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"Refund order A-1001?","requestedSchema":{"properties":{"ok":{"type":"boolean","title":"Refund?","description":"Yes to refund the order."}},"type":"object","required":["ok"]}}}},"requestState":"…","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}}}}
-	// 200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"refunded A-1001\""}],"structuredContent":{"result":"refunded A-1001"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}}
+	// 200 {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"refunded A-1001"}],"structuredContent":{"result":"refunded A-1001"},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"otc","version":"0.0.0"}},"resultType":"complete"}}
 }
 
 // The same tool over OTC: the call ends with a tool error naming the

@@ -66,10 +66,10 @@ func Example_tags() {
 	// Output:
 	// city: {"type":"string","description":"The city to book in."}
 	// start: {"type":"string","format":"date-time","description":"When the meeting starts."}
-	// size: {"anyOf":[{"type":"string","enum":["small","large"]},{"type":"null"}],"description":"The size of room.","default":"small"}
-	// limit: {"anyOf":[{"type":"integer","maximum":10,"minimum":1},{"type":"null"}],"description":"How many offers to return.","default":3}
-	// zip: {"anyOf":[{"type":"string","pattern":"^[0-9]{5}$"},{"type":"null"}],"description":"The postcode, if known, e.g. 75001."}
-	// rooms: {"items":{"properties":{"name":{"type":"string","description":"What to call the room."},"capacity":{"anyOf":[{"type":"integer","maximum":500,"minimum":1},{"type":"null"}],"description":"How many people it seats."}},"additionalProperties":false,"type":"object","required":["name"]},"type":"array","maxItems":3,"minItems":1,"description":"The rooms wanted."}
+	// size: {"type":"string","enum":["small","large"],"description":"The size of room.","default":"small"}
+	// limit: {"type":"integer","maximum":10,"minimum":1,"description":"How many offers to return.","default":3}
+	// zip: {"type":"string","pattern":"^[0-9]{5}$","description":"The postcode, if known, e.g. 75001."}
+	// rooms: {"items":{"properties":{"name":{"type":"string","description":"What to call the room."},"capacity":{"type":"integer","maximum":500,"minimum":1,"description":"How many people it seats."}},"additionalProperties":false,"type":"object","required":["name"]},"type":"array","maxItems":3,"minItems":1,"description":"The rooms wanted."}
 	// required: [city start rooms]
 	// "3 small rooms in Paris"
 }

@@ -73,5 +73,5 @@ func Example_tasks() {
 	}
 	// Output:
 	// {"createdAt":…,"lastUpdatedAt":…,"pollIntervalMs":1000,"resultType":"task","status":"working","taskId":…,"ttlMs":3600000}
-	// {"createdAt":…,"lastUpdatedAt":…,"pollIntervalMs":1000,"result":{"content":[{"text":"\"Sales report for 2026-10: 1,204 orders.\"","type":"text"}],"structuredContent":{"result":"Sales report for 2026-10: 1,204 orders."}},"resultType":"complete","status":"completed","taskId":…,"ttlMs":3600000}
+	// {"createdAt":…,"lastUpdatedAt":…,"pollIntervalMs":1000,"result":{"content":[{"text":"Sales report for 2026-10: 1,204 orders.","type":"text"}],"structuredContent":{"result":"Sales report for 2026-10: 1,204 orders."}},"resultType":"complete","status":"completed","taskId":…,"ttlMs":3600000}
 }
