@@ -140,6 +140,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: a wire-format package imports only the root, internal/ and %s", pkg, imp, strings.Join(sharedByFormats, ", "))
 			case slices.Contains(builtOnRoot, pkg) && imp != "" && !isInternal(imp):
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root and internal/", pkg, imp)
+			case pkg == "mount" && imp != "" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
+				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root and them", imp)
 			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and mcp only", imp)
 			case isInternal(pkg) && !isTestOnly(pkg) && !isInternal(imp):
@@ -170,6 +172,7 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["tasks"], []string{"", "internal/claims"})
 	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})
+	assert.Subset(t, code["mount"], append([]string{""}, wireFormats...))
 	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/mount"
 )
 
 // What the handler answers: the catalog, then a call.
@@ -28,6 +31,33 @@ func Example_handler() {
 	// {"$schema":"otc://1.0","result":{"call_id":"call-1","duration":…,"success":true,"value":15}}
 	// 200
 	// {"$schema":"otc://1.0","status":"ok"}
+}
+
+// Every wire format of one registry on one mux.
+func Example_mount() {
+	reg := calculator(nil)
+	a, err := auth.NewAPIKeyAuth(map[string]string{"ci": "a-long-random-key-for-the-ci-job"})
+	if err != nil {
+		panic(err)
+	}
+	// docs:start mount
+	mux := http.NewServeMux()
+	h := mount.All(mux, reg, &mount.Options{Authenticator: a}) // a guards every format
+	// h.OTC, h.MCP, h.REST, h.Registry: the handlers, e.g. for otc.ServeOptions.Drain
+	// docs:end mount
+
+	_ = h
+	for _, path := range []string{"/otc/tools", "/v1/tools", "/registry/v1/tools"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set(otc.HeaderAPIKey, "a-long-random-key-for-the-ci-job")
+		mux.ServeHTTP(rec, req)
+		fmt.Println(path, rec.Code)
+	}
+	// Output:
+	// /otc/tools 200
+	// /v1/tools 200
+	// /registry/v1/tools 200
 }
 
 // The options of the handler and of the registry.

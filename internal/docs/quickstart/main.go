@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mount"
 )
 
 // AddInput is the tool's input. Its JSON Schema comes from the struct tags.
@@ -28,7 +29,9 @@ func main() {
 		log.Fatal(err)
 	}
 
+	// Every wire format on one mux: OTC/OXP at /otc/, MCP at /mcp (and
+	// /mcp/), the REST view at /v1/, the registry view at /registry/.
 	mux := http.NewServeMux()
-	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
+	mount.All(mux, reg, nil)
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
 }

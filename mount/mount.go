@@ -1,0 +1,124 @@
+// Package mount serves every wire format of one registry on one
+// [http.ServeMux], each under the prefix this module documents, with one
+// authenticator for all:
+//
+//	mux := http.NewServeMux()
+//	mount.All(mux, reg, &mount.Options{Authenticator: auth})
+//
+// serves
+//
+//	/otc/       OTC/OXP: /otc/tools, /otc/tools/call, /otc/health
+//	/mcp        MCP over HTTP (Streamable HTTP), at /mcp and /mcp/
+//	/v1/        the REST view: /v1/tools, /v1/tools/{name}:invoke
+//	/registry/  the registry view: /registry/v1/tools
+//
+// A server that wants other prefixes, or only some of the formats, mounts
+// the handlers itself, as [All] does: each handler's package says how.
+package mount
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/registryview"
+	"github.com/otcgo/otc/rest"
+)
+
+// The prefixes [All] mounts the wire formats under.
+const (
+	PrefixOTC      = "/otc"
+	PrefixMCP      = "/mcp"
+	PrefixREST     = "/v1"
+	PrefixRegistry = "/registry"
+)
+
+// Options configures [All]. The zero value, and nil, serve every format
+// with its defaults and no authentication.
+type Options struct {
+	// Authenticator, when set, is the authenticator of every format whose
+	// own options below do not set one.
+	Authenticator otc.Authenticator
+	// Logger, when set, is the logger of every format whose own options
+	// do not set one. Nil means the registry's.
+	Logger *slog.Logger
+
+	// The options of each format's handler; nil means its defaults (with
+	// Authenticator and Logger above).
+	OTC      *otc.HandlerOptions
+	MCP      *mcp.Options
+	REST     *rest.Options
+	Registry *registryview.Options
+}
+
+// Handlers are the handlers [All] mounted, for what a server does with
+// them afterwards: [otc.ServeOptions].Drain takes the OTC handler, so that
+// health checks fail while a shutdown drains.
+type Handlers struct {
+	OTC      *otc.Handler
+	MCP      *mcp.Handler
+	REST     *rest.Handler
+	Registry *registryview.Handler
+}
+
+// All mounts the OTC, MCP, REST and registry view handlers of reg on mux,
+// under PrefixOTC, PrefixMCP, PrefixREST and PrefixRegistry. MCP answers
+// at PrefixMCP with and without a trailing slash (clients write both),
+// and at nothing below it. Like [http.ServeMux.Handle], it panics when a
+// pattern conflicts with one already on mux; it is meant for a server's
+// setup, as Handle is.
+func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
+	if opts == nil {
+		opts = &Options{}
+	}
+	o := copyOr(opts.OTC)
+	o.Authenticator = orAuth(o.Authenticator, opts.Authenticator)
+	o.Logger = orLogger(o.Logger, opts.Logger)
+	m := copyOr(opts.MCP)
+	m.Authenticator = orAuth(m.Authenticator, opts.Authenticator)
+	m.Logger = orLogger(m.Logger, opts.Logger)
+	r := copyOr(opts.REST)
+	r.Authenticator = orAuth(r.Authenticator, opts.Authenticator)
+	r.Logger = orLogger(r.Logger, opts.Logger)
+	v := copyOr(opts.Registry)
+	v.Authenticator = orAuth(v.Authenticator, opts.Authenticator)
+	v.Logger = orLogger(v.Logger, opts.Logger)
+
+	h := &Handlers{
+		OTC:      otc.NewHandler(reg, o),
+		MCP:      mcp.NewHandler(reg, m),
+		REST:     rest.NewHandler(reg, r),
+		Registry: registryview.NewHandler(reg, v),
+	}
+	mux.Handle(PrefixOTC+"/", http.StripPrefix(PrefixOTC, h.OTC))
+	mux.Handle(PrefixMCP, h.MCP)
+	mux.Handle(PrefixMCP+"/{$}", h.MCP)
+	mux.Handle(PrefixREST+"/", http.StripPrefix(PrefixREST, h.REST))
+	mux.Handle(PrefixRegistry+"/", http.StripPrefix(PrefixRegistry, h.Registry))
+	return h
+}
+
+// copyOr returns a copy of *p, or a zero value when p is nil, so that All
+// never changes the options it is given.
+func copyOr[T any](p *T) *T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return &v
+}
+
+func orAuth(own, shared otc.Authenticator) otc.Authenticator {
+	if own != nil {
+		return own
+	}
+	return shared
+}
+
+func orLogger(own, shared *slog.Logger) *slog.Logger {
+	if own != nil {
+		return own
+	}
+	return shared
+}

@@ -1,0 +1,141 @@
+package mount_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
+)
+
+const key = "mount-test-key-0f3a9c1e7b5d2846"
+
+func newRegistry(t *testing.T) *otc.Registry {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
+		func(_ context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=The first number."`
+			B float64 `json:"b" jsonschema:"description=The second number."`
+		}) (float64, error) {
+			return in.A + in.B, nil
+		}))
+	return reg
+}
+
+// request is one request of the tests: its method, path and body.
+type request struct{ method, path, body string }
+
+// send sends r to srv with the API key header when key is not empty, and
+// returns the status and body.
+func send(t *testing.T, srv *httptest.Server, r request, apiKey string) (int, string) {
+	t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), r.method, srv.URL+r.path, body)
+	require.NoError(t, err)
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	if apiKey != "" {
+		req.Header.Set(otc.HeaderAPIKey, apiKey)
+	}
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+const mcpCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":1,"b":2}}}`
+
+// every is one request to each format, and what its answer holds.
+var every = []struct {
+	name string
+	req  request
+	want string
+}{
+	{"otc_list", request{http.MethodGet, "/otc/tools", ""}, `"Calculator.Add@1.0.0"`},
+	{"otc_call", request{http.MethodPost, "/otc/tools/call", `{"request":{"tool_id":"Calculator.Add","input":{"a":1,"b":2}}}`}, `"value":3`},
+	{"mcp", request{http.MethodPost, "/mcp", mcpCall}, `"structuredContent":{"result":3}`},
+	{"mcp_trailing_slash", request{http.MethodPost, "/mcp/", mcpCall}, `"structuredContent":{"result":3}`},
+	{"rest_list", request{http.MethodGet, "/v1/tools", ""}, `"Calculator_Add"`},
+	{"rest_invoke", request{http.MethodPost, "/v1/tools/Calculator_Add:invoke", `{"schema_version":"0.1.0","args":{"a":1,"b":2}}`}, `"result":3`},
+	{"registry_view", request{http.MethodGet, "/registry/v1/tools", ""}, `"tool_id":"Calculator.Add@1.0.0"`},
+}
+
+// TestAll: every format answers under its prefix, MCP with and without a
+// trailing slash and nowhere below it; one authenticator guards them all.
+func TestAll(t *testing.T) {
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": key})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		opts *mount.Options
+		key  string
+	}{
+		{"no_options", nil, ""},
+		{"authenticated", &mount.Options{Authenticator: keys}, key},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			h := mount.All(mux, newRegistry(t), tc.opts)
+			require.NotNil(t, h.OTC)
+			require.NotNil(t, h.MCP)
+			require.NotNil(t, h.REST)
+			require.NotNil(t, h.Registry)
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			for _, e := range every {
+				status, body := send(t, srv, e.req, tc.key)
+				assert.Equal(t, http.StatusOK, status, "%s: %s", e.name, body)
+				assert.Contains(t, body, e.want, e.name)
+				if tc.key != "" {
+					status, body = send(t, srv, e.req, "")
+					assert.Equal(t, http.StatusUnauthorized, status, "%s without the key: %s", e.name, body)
+				}
+			}
+			for _, path := range []string{"/mcp/x", "/tools", "/otc"} {
+				status, _ := send(t, srv, request{http.MethodPost, path, mcpCall}, tc.key)
+				assert.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusMovedPermanently}, status, path)
+				assert.NotEqual(t, http.StatusOK, status, path)
+			}
+		})
+	}
+}
+
+// TestAllOwnOptions: a format's own options win over the shared ones, and
+// the options given are left as they were.
+func TestAllOwnOptions(t *testing.T) {
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": key})
+	require.NoError(t, err)
+	open := otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) { return &otc.Identity{Method: "test"}, nil })
+	own := &mcp.Options{Authenticator: open}
+	opts := &mount.Options{Authenticator: keys, Logger: slog.New(slog.DiscardHandler), MCP: own}
+	mux := http.NewServeMux()
+	mount.All(mux, newRegistry(t), opts)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	status, body := send(t, srv, request{http.MethodPost, "/mcp", mcpCall}, "")
+	assert.Equal(t, http.StatusOK, status, "MCP takes its own authenticator: %s", body)
+	status, _ = send(t, srv, request{http.MethodGet, "/otc/tools", ""}, "")
+	assert.Equal(t, http.StatusUnauthorized, status, "the others take the shared one")
+	assert.Nil(t, own.Logger, "All fills in copies, not the options given")
+	assert.Nil(t, opts.OTC, "All fills in copies, not the options given")
+}
