@@ -476,9 +476,20 @@ func (r *response) withStatus(e *otc.Error) error {
 	return fmt.Errorf("%s %s: status %d: %w", r.method, r.url, r.status, e)
 }
 
+// hintNotFound is the Hint of a 404: the protocol's endpoints are never
+// missing from a tool server, so the URL is not one.
+const hintNotFound = "no OTC tool server is mounted at this base URL: give New the URL its OTC handler is mounted at " +
+	"(mount.All mounts it at /otc), not the server's root; an MCP endpoint or a REST view is not an OTC server " +
+	"(the otc command speaks to those with --mcp and --rest)"
+
 // unexpected wraps a response the client cannot use.
 func (r *response) unexpected(err error) *ResponseError {
+	hint := ""
+	if r.status == http.StatusNotFound {
+		hint = hintNotFound
+	}
 	return &ResponseError{
+		Hint:        hint,
 		Method:      r.method,
 		URL:         r.url,
 		StatusCode:  r.status,
@@ -507,6 +518,9 @@ type ResponseError struct {
 	Body []byte
 	// Err says what was wrong with the body, when it was the body.
 	Err error
+	// Hint, when not empty, says what to do about it: for a 404, that the
+	// base URL is not the one an OTC handler is mounted at.
+	Hint string
 }
 
 // Error says the status and quotes the start of the body.
@@ -521,6 +535,9 @@ func (e *ResponseError) Error() string {
 	}
 	if len(e.Body) > 0 {
 		fmt.Fprintf(&b, ": body starts %q", e.Body)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, " (%s)", e.Hint)
 	}
 	return b.String()
 }

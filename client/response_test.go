@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/mcp"
 )
 
 // errorKind names which of the documented error types a call returned.
@@ -524,4 +526,40 @@ func FuzzCall(f *testing.F) {
 			t.Fatalf("undocumented error %T: %v", err, err)
 		}
 	})
+}
+
+// TestWrongBaseURL: a base URL that no OTC handler is mounted at (a mux's
+// root, an MCP endpoint) fails with a *ResponseError whose message says
+// which URL to give, over real HTTP; the right one works.
+func TestWrongBaseURL(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."},
+		func(_ context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=A."`
+		}) (float64, error) {
+			return in.A, nil
+		}))
+	mux := http.NewServeMux()
+	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, nil)))
+	mux.Handle("/mcp", mcp.NewHandler(reg, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	for _, base := range []string{srv.URL, srv.URL + "/mcp"} {
+		c, err := client.New(base, nil)
+		require.NoError(t, err)
+		_, err = c.ListTools(t.Context())
+		re, ok := errors.AsType[*client.ResponseError](err)
+		require.True(t, ok, "%s: want a *client.ResponseError, got %T: %v", base, err, err)
+		assert.Equal(t, http.StatusNotFound, re.StatusCode)
+		assert.Contains(t, err.Error(), "give New the URL its OTC handler is mounted at", base)
+		_, err = c.Call(t.Context(), "Calculator.Add", json.RawMessage(`{"a":1}`), nil)
+		assert.Contains(t, err.Error(), "give New the URL its OTC handler is mounted at", base)
+	}
+	c, err := client.New(srv.URL+"/otc", nil)
+	require.NoError(t, err)
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, defs, 1)
 }

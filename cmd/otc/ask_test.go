@@ -248,7 +248,8 @@ func TestCallTask(t *testing.T) {
 		recvOrFail(t, f.answers)
 	})
 	t.Run("needs_mcp", func(t *testing.T) {
-		code, _, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--task", url, "Job.Long")
+		// An OTC server: --task has no meaning there.
+		code, _, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--task", serveTools(t, ""), "Calculator.Add", "a=1", "b=2")
 		assert.Equal(t, exitBadInput, code)
 		assert.Contains(t, errOut, "--task is for MCP servers")
 	})

@@ -103,8 +103,18 @@ func setCredentials(h http.Header, apiKey, bearer string) {
 // call's body never go to another origin than the URL given.
 var redirectSafe = &http.Client{CheckRedirect: client.CheckRedirect}
 
-// server returns the server at url, in the protocol the options name.
-func (c *common) server(url string) (server, error) {
+// server returns the server at url, in the protocol the options name,
+// or, when they name none, the one found there (see detect).
+func (c *common) server(ctx context.Context, url string, note io.Writer) (server, error) {
+	if !c.mcp && !c.rest {
+		return c.detect(ctx, url, note)
+	}
+	return c.serverAs(url)
+}
+
+// serverAs returns the server at url, in the protocol the options name:
+// OTC when they name none.
+func (c *common) serverAs(url string) (server, error) {
 	if c.mcp && c.rest {
 		return nil, errors.New("give --mcp or --rest, not both")
 	}
@@ -182,10 +192,9 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 		fmt.Fprintf(e.stderr, "otc tools: want URL and at most one TOOL, got %d arguments\n", len(pos))
 		return exitBadInput
 	}
-	srv, err := o.server(pos[0])
+	srv, err := o.server(ctx, pos[0], e.stderr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "otc tools: %v\n", err)
-		return exitBadInput
+		return e.serverFailed("tools", err)
 	}
 	if len(pos) == 2 {
 		d, ok, err := srv.describe(ctx, pos[1])
@@ -456,10 +465,9 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		}
 		opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: id, Value: value})
 	}
-	srv, err := o.server(url)
+	srv, err := o.server(ctx, url, e.stderr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "otc call: %v\n", err)
-		return exitBadInput
+		return e.serverFailed("call", err)
 	}
 	if asTask && !o.mcp {
 		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL")

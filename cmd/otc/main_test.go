@@ -40,9 +40,8 @@ type searchInput struct {
 	} `json:"scope,omitempty" jsonschema:"description=Where to search."`
 }
 
-// serveTools serves a small registry over OTC, behind an API key when key
-// is not empty.
-func serveTools(t *testing.T, key string) string {
+// registryOf returns the registry serveTools serves.
+func registryOf(t *testing.T) *otc.Registry {
 	t.Helper()
 	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)})
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
@@ -61,6 +60,14 @@ func serveTools(t *testing.T, key string) string {
 			k, _ := otc.Secret(ctx, "SIGNING_KEY")
 			return k + ":" + in.Message + ":" + otc.UserID(ctx), nil
 		}))
+	return reg
+}
+
+// serveTools serves a small registry over OTC, behind an API key when key
+// is not empty.
+func serveTools(t *testing.T, key string) string {
+	t.Helper()
+	reg := registryOf(t)
 	var opts *otc.HandlerOptions
 	if key != "" {
 		a, err := auth.NewAPIKeyAuth(map[string]string{"cli": key})
