@@ -136,6 +136,24 @@ type RefundOutput struct {
 	RefundID string `json:"refund_id" jsonschema:"description=The ID of the new refund."`
 }
 
+// QuoteInput is the input of Shipping.Quote: a nested object, an optional
+// enum and an optional bounded integer with defaults, and a pattern, the
+// shapes that an agent framework's schema converter must keep.
+type QuoteInput struct {
+	To      ShipTo `json:"to" jsonschema:"description=Where the parcels go."`
+	Speed   string `json:"speed,omitempty" jsonschema:"description=How fast: standard or express.,enum=standard,enum=express,default=standard"`
+	Parcels int    `json:"parcels,omitempty" jsonschema:"description=How many parcels: 1 to 10.,minimum=1,maximum=10,default=1"`
+}
+
+// ShipTo is where Shipping.Quote's parcels go.
+type ShipTo struct {
+	Country  string `json:"country" jsonschema:"description=The country as its two-letter ISO code in capitals (FR or DE).,pattern=^[A-Z]{2}$"`
+	Postcode string `json:"postcode,omitempty" jsonschema:"description=The postcode when known."`
+}
+
+// parcelCents is what one parcel costs, by speed.
+var parcelCents = map[string]int{"standard": 500, "express": 1250}
+
 // refundPolicy lets Payments.Refund be called over OTC and MCP (not the
 // REST API) with a capability token for the payments resource that grants
 // payments:refund within one tenant and is bound to this exact refund.
@@ -305,6 +323,22 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 				return 0, fmt.Errorf("the wait of %d ms was cancelled: %w", in.Ms, ctx.Err())
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	err = otc.Register(reg, otc.Tool{
+		ID:                "Shipping.Quote",
+		Version:           "1.0.0",
+		Description:       "Quotes the price of shipping parcels to a country. (An example: the prices are made up.)",
+		OutputDescription: "The quote, as a sentence.",
+		Title:             "Quote a shipment",
+		Annotations:       &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
+	}, func(ctx context.Context, in QuoteInput) (string, error) {
+		// The schema's defaults have filled in what the call left out.
+		cents := parcelCents[in.Speed] * in.Parcels
+		return fmt.Sprintf("%s to %s: %d parcel(s), %d.%02d EUR", in.Speed, in.To.Country, in.Parcels, cents/100, cents%100), nil
 	})
 	if err != nil {
 		return nil, err

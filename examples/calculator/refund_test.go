@@ -429,7 +429,7 @@ func TestRegistryView(t *testing.T) {
 	}
 
 	all := list(t, "/registry/v1/tools")
-	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Payments.Refund@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
+	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Payments.Refund@1.0.0", "Shipping.Quote@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
 	refund, err := json.Marshal(all[3])
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
