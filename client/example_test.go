@@ -272,3 +272,25 @@ func ExampleRetryPolicy() {
 	// Output:
 	// ring-1 rang after 2 attempts
 }
+
+// What a model reads of a tool's error, for an agent that hands results to
+// a model itself.
+func ExampleModelText() {
+	text, ok := client.ModelText(nil, &otc.ToolError{
+		Message:                 "Doorbell ID not found",
+		AdditionalPromptContent: "ids: doorbell42,doorbell84",
+		CanRetry:                true,
+		RetryAfter:              500 * time.Millisecond,
+	})
+	fmt.Printf("%v\n%s\n", ok, text)
+	text, _ = client.ModelText(json.RawMessage(`"express to FR: 25.00 EUR"`), nil)
+	fmt.Println(text)
+	// Output:
+	// true
+	// Doorbell ID not found
+	//
+	// ids: doorbell42,doorbell84
+	//
+	// This may succeed if tried again after 500ms.
+	// express to FR: 25.00 EUR
+}

@@ -10,12 +10,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -364,17 +364,7 @@ func appendResultEnd(dst, info []byte) []byte {
 
 // appendToolError appends the isError result of a failed tool function.
 func appendToolError(dst []byte, te *otc.ToolError, info []byte) []byte {
-	text := te.Message
-	if te.AdditionalPromptContent != "" {
-		text += "\n\n" + te.AdditionalPromptContent
-	}
-	if te.CanRetry {
-		if te.RetryAfter > 0 {
-			text += fmt.Sprintf("\n\nThis may succeed if tried again after %s.", te.RetryAfter.Round(time.Millisecond))
-		} else {
-			text += "\n\nThis may succeed if tried again."
-		}
-	}
+	text := modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)
 	meta := toolErrorMeta{Code: "tool_error", CanRetry: te.CanRetry}
 	if te.RetryAfter > 0 {
 		ms := (te.RetryAfter + time.Millisecond - 1) / time.Millisecond
@@ -421,16 +411,7 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	switch {
 	case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
 		meta.ParameterErrors = e.ParameterErrors
-		var sb strings.Builder
-		sb.WriteString("The arguments are invalid:")
-		for _, p := range slices.Sorted(maps.Keys(e.ParameterErrors)) {
-			sb.WriteString("\n- ")
-			sb.WriteString(p)
-			sb.WriteString(": ")
-			sb.WriteString(e.ParameterErrors[p])
-		}
-		sb.WriteString("\nCorrect these arguments and call the tool again.")
-		text = sb.String()
+		text = modeltext.InvalidArguments(e.ParameterErrors)
 	case e.MissingRequirements != nil:
 		meta.MissingRequirements = e.MissingRequirements
 		text += ". The client sends them in _meta[\"" + MetaContext + "\"]."

@@ -1,0 +1,44 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/modeltext"
+)
+
+// ModelText returns what a model should read of a call's outcome, for an
+// agent that hands tool results to a model itself (an agent framework's
+// tool, say), in the words an MCP server gives the same outcome:
+//
+//   - a value: a string as its text (unquoted), anything else as its JSON;
+//     "" for a tool that returns nothing;
+//   - a tool error ([*otc.ToolError]): its message, the hint for the model
+//     (AdditionalPromptContent) and whether and when to try again;
+//   - invalid input: each parameter with what is wrong with it, and to
+//     correct them and call again;
+//   - another refusal of the call ([*otc.Error]): its message.
+//
+// value and err are what [Client.Call] returned (the Result's Value). ok is
+// false for any other failure (the server could not be reached, or its
+// answer was not the protocol's), which is the agent's to handle, not the
+// model's; text is then empty.
+func ModelText(value json.RawMessage, err error) (text string, ok bool) {
+	if err == nil {
+		if len(value) == 0 || string(value) == "null" {
+			return "", true
+		}
+		return modeltext.Value(value), true
+	}
+	if te, is := errors.AsType[*otc.ToolError](err); is {
+		return modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter), true
+	}
+	if e, is := errors.AsType[*otc.Error](err); is {
+		if e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0 {
+			return modeltext.InvalidArguments(e.ParameterErrors), true
+		}
+		return e.Message, true
+	}
+	return "", false
+}

@@ -1,0 +1,58 @@
+// Package modeltext writes what a model reads of a call's outcome, in the
+// same words wherever a model reads it: the text of an MCP tool result,
+// and what package client hands an agent framework.
+package modeltext
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Value is the text of a value, given as JSON: a string is its own text
+// (unquoted), anything else its JSON.
+func Value(v []byte) string {
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err == nil {
+			return s
+		}
+	}
+	return string(v)
+}
+
+// ToolError is the text of a tool's error: its message, the hint for the
+// model after a blank line, and whether and when to try again.
+func ToolError(message, hint string, canRetry bool, retryAfter time.Duration) string {
+	text := message
+	if hint != "" {
+		text += "\n\n" + hint
+	}
+	if canRetry {
+		if retryAfter > 0 {
+			text += fmt.Sprintf("\n\nThis may succeed if tried again after %s.", retryAfter.Round(time.Millisecond))
+		} else {
+			text += "\n\nThis may succeed if tried again."
+		}
+	}
+	return text
+}
+
+// InvalidArguments is the text of a refusal of invalid arguments: each
+// parameter with what is wrong with it, in the order of their paths, and
+// what to do.
+func InvalidArguments(params map[string]string) string {
+	var sb strings.Builder
+	sb.WriteString("The arguments are invalid:")
+	for _, p := range slices.Sorted(maps.Keys(params)) {
+		sb.WriteString("\n- ")
+		sb.WriteString(p)
+		sb.WriteString(": ")
+		sb.WriteString(params[p])
+	}
+	sb.WriteString("\nCorrect these arguments and call the tool again.")
+	return sb.String()
+}
