@@ -1,0 +1,108 @@
+// Package eino turns the tools of a remote tool server into tools of Eino
+// (github.com/cloudwego/eino), the agent framework, so that an Eino agent
+// calls them: each tool keeps its name, description and input schema, and
+// a call goes to the server through package client.
+//
+//	c, err := client.New("https://tools.example.com/otc", nil)
+//	...
+//	tools, err := eino.Tools(ctx, c)
+//	...
+//	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+//		ToolCallingModel: model,
+//		ToolsConfig:      compose.ToolsNodeConfig{Tools: tools},
+//	})
+//
+// What the model reads of a call is [client.ModelText]'s: a string value
+// as its text, a tool error with its hint and whether and when to try
+// again, invalid input with each parameter to fix. Those reach the model
+// as the tool's result, so that it can correct itself; only a failure the
+// model cannot act on (the server unreachable) ends the agent's run as an
+// error.
+//
+// It is a module of its own, so that only programs that use Eino download
+// it.
+package eino
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/schema"
+	"github.com/eino-contrib/jsonschema"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// Tools lists the tools of the server c talks to and returns them as Eino
+// tools, one per tool name (the highest version of a tool listed in
+// several, as [client.NewToolset] keeps).
+func Tools(ctx context.Context, c *client.Client) ([]tool.BaseTool, error) {
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts := client.NewToolset(defs)
+	out := make([]tool.BaseTool, 0, len(ts.Definitions()))
+	for _, d := range ts.Definitions() {
+		t, err := NewTool(c, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Tool is one remote tool as an Eino InvokableTool.
+type Tool struct {
+	c    *client.Client
+	def  otc.ToolDefinition
+	info *schema.ToolInfo
+}
+
+var _ tool.InvokableTool = (*Tool)(nil)
+
+// NewTool returns the Eino tool of the definition d, called through c. It
+// fails when d's input schema is not a JSON Schema object.
+func NewTool(c *client.Client, d otc.ToolDefinition) (*Tool, error) {
+	params := d.InputSchema.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(params, &s); err != nil {
+		return nil, fmt.Errorf("eino: tool %q: its input schema is not a JSON Schema object: %w", d.Name, err)
+	}
+	return &Tool{c: c, def: d, info: &schema.ToolInfo{
+		Name:        d.Name,
+		Desc:        d.Description,
+		ParamsOneOf: schema.NewParamsOneOfByJSONSchema(&s),
+	}}, nil
+}
+
+// Info returns the tool's name, description and input schema.
+func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, nil }
+
+// InvokableRun calls the tool with the arguments the model wrote, and
+// returns what the model should read of the outcome: its value, or its
+// tool error or invalid input in words the model can act on. It returns
+// an error only for a failure the model cannot act on.
+func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
+	args := json.RawMessage(argumentsInJSON)
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var value json.RawMessage
+	res, err := t.c.Call(ctx, t.def.ID, args, nil)
+	if err == nil {
+		value = res.Value
+	}
+	text, ok := client.ModelText(value, err)
+	if !ok {
+		return "", fmt.Errorf("eino: calling tool %q: %w", t.def.Name, err)
+	}
+	return text, nil
+}

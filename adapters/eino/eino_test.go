@@ -1,0 +1,149 @@
+package eino_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/flow/agent/react"
+	"github.com/cloudwego/eino/schema"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/adapters/eino"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
+)
+
+// scriptedModel is an Eino chat model that follows a script: its first
+// turn calls tool with args, its next ends the run. It keeps the tools it
+// was bound to and the tool results it read.
+type scriptedModel struct {
+	tool, args string
+	tools      []*schema.ToolInfo
+	seen       *[]string
+}
+
+func (m *scriptedModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+	var results []string
+	for _, msg := range input {
+		if msg.Role == schema.Tool {
+			results = append(results, msg.Content)
+		}
+	}
+	if len(results) == 0 {
+		return schema.AssistantMessage("", []schema.ToolCall{{ID: "call-1", Type: "function", Function: schema.FunctionCall{Name: m.tool, Arguments: m.args}}}), nil
+	}
+	*m.seen = append(*m.seen, results...)
+	return schema.AssistantMessage("done", nil), nil
+}
+
+func (m *scriptedModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	msg, err := m.Generate(ctx, input, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
+}
+
+func (m *scriptedModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	c := *m
+	c.tools = tools
+	return &c, nil
+}
+
+// TestReactAgent: Eino's ReAct agent, with a scripted model, calls the
+// example server's tools through the adapter; the model is given each
+// tool's schema as the server publishes it, and reads a string result as
+// its text, a tool error with its hint and retry delay, and invalid input
+// with the parameter to fix.
+func TestReactAgent(t *testing.T) {
+	url := testkit.ExampleServer(t, "../..")
+	c, err := client.New(url, nil)
+	require.NoError(t, err)
+	tools, err := eino.Tools(t.Context(), c)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name, tool, args string
+		want             []string
+	}{
+		{"string_result", "Shipping_Quote", `{"to":{"country":"FR"},"speed":"express","parcels":2}`, []string{"express to FR: 2 parcel(s), 25.00 EUR"}},
+		{"tool_error", "Doorbell_Ring", `{"doorbell_id":"doorbell1"}`, []string{"Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms."}},
+		{"invalid_input", "Shipping_Quote", `{"to":{"country":"france"}}`, []string{"The arguments are invalid:\n- to.country: Must match the pattern ^[A-Z]{2}$\nCorrect these arguments and call the tool again."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string
+			m := &scriptedModel{tool: tc.tool, args: tc.args, seen: &seen}
+			agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
+				ToolCallingModel: m,
+				ToolsConfig:      compose.ToolsNodeConfig{Tools: tools},
+				MaxStep:          6,
+			})
+			require.NoError(t, err)
+			out, err := agent.Generate(t.Context(), []*schema.Message{schema.UserMessage("Use the tool.")})
+			require.NoError(t, err)
+			assert.Equal(t, "done", out.Content)
+			assert.Equal(t, tc.want, seen)
+		})
+	}
+
+	// The schema the model is given for Shipping_Quote: nested object,
+	// pattern, enum, bounds, and only "to" required.
+	var quote *schema.ToolInfo
+	for _, tl := range tools {
+		info, err := tl.Info(t.Context())
+		require.NoError(t, err)
+		if info.Name == "Shipping_Quote" {
+			quote = info
+		}
+	}
+	require.NotNil(t, quote)
+	js, err := quote.ParamsOneOf.ToJSONSchema()
+	require.NoError(t, err)
+	b, err := json.Marshal(js)
+	require.NoError(t, err)
+	var s struct {
+		Required   []string `json:"required"`
+		Properties struct {
+			To struct {
+				Properties struct {
+					Country struct {
+						Pattern string `json:"pattern"`
+					} `json:"country"`
+				} `json:"properties"`
+			} `json:"to"`
+			Speed struct {
+				Enum []string `json:"enum"`
+			} `json:"speed"`
+			Parcels struct {
+				Minimum *float64 `json:"minimum"`
+				Maximum *float64 `json:"maximum"`
+			} `json:"parcels"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(b, &s), "%s", b)
+	assert.Equal(t, []string{"to"}, s.Required, "%s", b)
+	assert.Equal(t, "^[A-Z]{2}$", s.Properties.To.Properties.Country.Pattern, "%s", b)
+	assert.Equal(t, []string{"standard", "express"}, s.Properties.Speed.Enum, "%s", b)
+	require.NotNil(t, s.Properties.Parcels.Minimum, "%s", b)
+	require.NotNil(t, s.Properties.Parcels.Maximum, "%s", b)
+	assert.Equal(t, 1.0, *s.Properties.Parcels.Minimum)
+	assert.Equal(t, 10.0, *s.Properties.Parcels.Maximum)
+}
+
+// TestUnreachable: a server the adapter cannot reach ends the call with an
+// error, not a result the model would read.
+func TestUnreachable(t *testing.T) {
+	c, err := client.New("http://127.0.0.1:1", nil)
+	require.NoError(t, err)
+	tl, err := eino.NewTool(c, otc.ToolDefinition{ID: "Calculator.Add@1.0.0", Name: "Calculator_Add", Description: "Adds."})
+	require.NoError(t, err)
+	out, err := tl.InvokableRun(t.Context(), `{"a":1,"b":2}`)
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, err.Error(), `eino: calling tool "Calculator_Add"`)
+}
