@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -188,4 +189,15 @@ func parameters(d otc.ToolDefinition) json.RawMessage {
 		return emptyParameters
 	}
 	return d.InputSchema.Parameters
+}
+
+// Toolset lists the server's tools and returns them as a Toolset: one
+// declaration per tool name, ready to hand a model or to turn into an
+// agent framework's tools.
+func (c *Client) Toolset(ctx context.Context) (*Toolset, error) {
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewToolset(defs), nil
 }

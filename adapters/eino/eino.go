@@ -40,11 +40,10 @@ import (
 // tools, one per tool name (the highest version of a tool listed in
 // several, as [client.NewToolset] keeps).
 func Tools(ctx context.Context, c *client.Client) ([]tool.BaseTool, error) {
-	defs, err := c.ListTools(ctx)
+	ts, err := c.Toolset(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ts := client.NewToolset(defs)
 	out := make([]tool.BaseTool, 0, len(ts.Definitions()))
 	for _, d := range ts.Definitions() {
 		t, err := NewTool(c, d)

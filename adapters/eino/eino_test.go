@@ -67,17 +67,10 @@ func TestReactAgent(t *testing.T) {
 	tools, err := eino.Tools(t.Context(), c)
 	require.NoError(t, err)
 
-	for _, tc := range []struct {
-		name, tool, args string
-		want             []string
-	}{
-		{"string_result", "Shipping_Quote", `{"to":{"country":"FR"},"speed":"express","parcels":2}`, []string{"express to FR: 2 parcel(s), 25.00 EUR"}},
-		{"tool_error", "Doorbell_Ring", `{"doorbell_id":"doorbell1"}`, []string{"Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms."}},
-		{"invalid_input", "Shipping_Quote", `{"to":{"country":"france"}}`, []string{"The arguments are invalid:\n- to.country: Must match the pattern ^[A-Z]{2}$\nCorrect these arguments and call the tool again."}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range testkit.AgentCalls {
+		t.Run(tc.Name, func(t *testing.T) {
 			var seen []string
-			m := &scriptedModel{tool: tc.tool, args: tc.args, seen: &seen}
+			m := &scriptedModel{tool: tc.Tool, args: tc.Args, seen: &seen}
 			agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
 				ToolCallingModel: m,
 				ToolsConfig:      compose.ToolsNodeConfig{Tools: tools},
@@ -87,7 +80,7 @@ func TestReactAgent(t *testing.T) {
 			out, err := agent.Generate(t.Context(), []*schema.Message{schema.UserMessage("Use the tool.")})
 			require.NoError(t, err)
 			assert.Equal(t, "done", out.Content)
-			assert.Equal(t, tc.want, seen)
+			assert.Equal(t, []string{tc.Want}, seen)
 		})
 	}
 
@@ -106,33 +99,7 @@ func TestReactAgent(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(js)
 	require.NoError(t, err)
-	var s struct {
-		Required   []string `json:"required"`
-		Properties struct {
-			To struct {
-				Properties struct {
-					Country struct {
-						Pattern string `json:"pattern"`
-					} `json:"country"`
-				} `json:"properties"`
-			} `json:"to"`
-			Speed struct {
-				Enum []string `json:"enum"`
-			} `json:"speed"`
-			Parcels struct {
-				Minimum *float64 `json:"minimum"`
-				Maximum *float64 `json:"maximum"`
-			} `json:"parcels"`
-		} `json:"properties"`
-	}
-	require.NoError(t, json.Unmarshal(b, &s), "%s", b)
-	assert.Equal(t, []string{"to"}, s.Required, "%s", b)
-	assert.Equal(t, "^[A-Z]{2}$", s.Properties.To.Properties.Country.Pattern, "%s", b)
-	assert.Equal(t, []string{"standard", "express"}, s.Properties.Speed.Enum, "%s", b)
-	require.NotNil(t, s.Properties.Parcels.Minimum, "%s", b)
-	require.NotNil(t, s.Properties.Parcels.Maximum, "%s", b)
-	assert.Equal(t, 1.0, *s.Properties.Parcels.Minimum)
-	assert.Equal(t, 10.0, *s.Properties.Parcels.Maximum)
+	testkit.AssertQuoteSchema(t, b)
 }
 
 // TestUnreachable: a server the adapter cannot reach ends the call with an

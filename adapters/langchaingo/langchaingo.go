@@ -1,0 +1,146 @@
+// Package langchaingo turns the tools of a remote tool server into tools
+// of LangChainGo (github.com/tmc/langchaingo), so that a LangChainGo agent
+// calls them: each tool keeps its name and description, and a call goes to
+// the server through package client.
+//
+// LangChainGo's function-calling agent declares every tool to the model
+// with one string parameter, whatever the tool takes. [WithSchemas] wraps
+// the agent's model so that the model is given each of these tools' input
+// schemas instead, as the server publishes them; the model then writes
+// the arguments as a JSON object, which the agent hands the tool as it is:
+//
+//	c, err := client.New("https://tools.example.com/otc", nil)
+//	...
+//	tools, err := langchaingo.Tools(ctx, c)
+//	...
+//	agent := agents.NewOpenAIFunctionsAgent(langchaingo.WithSchemas(llm, tools), tools)
+//	answer, err := chains.Run(ctx, agents.NewExecutor(agent), "...")
+//
+// What the model reads of a call is [client.ModelText]'s: a string value
+// as its text, a tool error with its hint and whether and when to try
+// again, invalid input with each parameter to fix. Those reach the model
+// as the tool's result, so that it can correct itself; only a failure the
+// model cannot act on (the server unreachable) ends the run as an error.
+//
+// It is a module of its own, so that only programs that use LangChainGo
+// download it.
+package langchaingo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// Tools lists the tools of the server c talks to and returns them as
+// LangChainGo tools, one per tool name (the highest version of a tool
+// listed in several, as [client.NewToolset] keeps).
+func Tools(ctx context.Context, c *client.Client) ([]tools.Tool, error) {
+	ts, err := c.Toolset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tools.Tool, 0, len(ts.Definitions()))
+	for _, d := range ts.Definitions() {
+		out = append(out, NewTool(c, d))
+	}
+	return out, nil
+}
+
+// Tool is one remote tool as a LangChainGo tool.
+type Tool struct {
+	c   *client.Client
+	def otc.ToolDefinition
+}
+
+var _ tools.Tool = (*Tool)(nil)
+
+// NewTool returns the LangChainGo tool of the definition d, called
+// through c.
+func NewTool(c *client.Client, d otc.ToolDefinition) *Tool { return &Tool{c: c, def: d} }
+
+// Name returns the tool's name, as the model calls it.
+func (t *Tool) Name() string { return t.def.Name }
+
+// Description returns the tool's description.
+func (t *Tool) Description() string { return t.def.Description }
+
+// Schema returns the tool's input schema, as the server publishes it.
+func (t *Tool) Schema() json.RawMessage {
+	if len(t.def.InputSchema.Parameters) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.def.InputSchema.Parameters
+}
+
+// Call calls the tool with input, the arguments as a JSON object, and
+// returns what the model should read of the outcome: its value, or its
+// tool error or invalid input in words the model can act on. Input that
+// is not a JSON object is answered in words too, so that the model writes
+// it again. It returns an error only for a failure the model cannot act
+// on.
+func (t *Tool) Call(ctx context.Context, input string) (string, error) {
+	args := json.RawMessage(strings.TrimSpace(input))
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	if args[0] != '{' || !json.Valid(args) {
+		return fmt.Sprintf("The arguments of %s must be a JSON object, as its schema says.", t.def.Name), nil
+	}
+	var value json.RawMessage
+	res, err := t.c.Call(ctx, t.def.ID, args, nil)
+	if err == nil {
+		value = res.Value
+	}
+	text, ok := client.ModelText(value, err)
+	if !ok {
+		return "", fmt.Errorf("langchaingo: calling tool %q: %w", t.def.Name, err)
+	}
+	return text, nil
+}
+
+// WithSchemas wraps m so that when an agent declares the tools of ts to it
+// as functions, each of ts's [*Tool]s is declared with its input schema
+// rather than the agent's one string parameter. Other functions, and
+// other tools, are declared as the agent wrote them.
+func WithSchemas(m llms.Model, ts []tools.Tool) llms.Model {
+	schemas := make(map[string]json.RawMessage, len(ts))
+	for _, t := range ts {
+		if rt, ok := t.(*Tool); ok {
+			schemas[rt.Name()] = rt.Schema()
+		}
+	}
+	return &schemaModel{Model: m, schemas: schemas}
+}
+
+// schemaModel is a model whose function declarations carry the schemas of
+// the remote tools.
+type schemaModel struct {
+	llms.Model
+	schemas map[string]json.RawMessage
+}
+
+func (s *schemaModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	if len(opts.Functions) > 0 {
+		fns := make([]llms.FunctionDefinition, len(opts.Functions))
+		for i, f := range opts.Functions {
+			if schema, ok := s.schemas[f.Name]; ok {
+				f.Parameters = schema
+			}
+			fns[i] = f
+		}
+		options = append(options, llms.WithFunctions(fns))
+	}
+	return s.Model.GenerateContent(ctx, messages, options...)
+}

@@ -1,0 +1,102 @@
+package langchaingo_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/adapters/langchaingo"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
+)
+
+// scriptedModel is a LangChainGo model that follows a script: its first
+// turn calls tool with args, its next ends the run. It keeps the function
+// declarations it was given and the tool results it read.
+type scriptedModel struct {
+	tool, args string
+	declared   map[string]any
+	seen       []string
+}
+
+func (m *scriptedModel) GenerateContent(_ context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	var results []string
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			if r, ok := p.(llms.ToolCallResponse); ok {
+				results = append(results, r.Content)
+			}
+		}
+	}
+	if len(results) == 0 {
+		m.declared = map[string]any{}
+		for _, f := range opts.Functions {
+			m.declared[f.Name] = f.Parameters
+		}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{ToolCalls: []llms.ToolCall{{
+			ID: "call-1", Type: "function", FunctionCall: &llms.FunctionCall{Name: m.tool, Arguments: m.args},
+		}}}}}, nil
+	}
+	m.seen = append(m.seen, results...)
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "done"}}}, nil
+}
+
+func (m *scriptedModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// TestFunctionsAgent: LangChainGo's function-calling agent and executor,
+// with a scripted model, call the example server's tools through the
+// adapter; the model is given each tool's schema as the server publishes
+// it (not the agent's one string parameter), writes the arguments as a
+// JSON object, and reads a string result as its text, a tool error with
+// its hint and retry delay, and invalid input with the parameter to fix.
+func TestFunctionsAgent(t *testing.T) {
+	c, err := client.New(testkit.ExampleServer(t, "../.."), nil)
+	require.NoError(t, err)
+	tools, err := langchaingo.Tools(t.Context(), c)
+	require.NoError(t, err)
+
+	for _, tc := range testkit.AgentCalls {
+		t.Run(tc.Name, func(t *testing.T) {
+			m := &scriptedModel{tool: tc.Tool, args: tc.Args}
+			agent := agents.NewOpenAIFunctionsAgent(langchaingo.WithSchemas(m, tools), tools)
+			out, err := chains.Run(t.Context(), agents.NewExecutor(agent, agents.WithMaxIterations(3)), "Use the tool.")
+			require.NoError(t, err)
+			assert.Equal(t, "done", out)
+			assert.Equal(t, []string{tc.Want}, m.seen)
+
+			// What the model was given for Shipping_Quote: the schema as
+			// published, nested object, pattern, enum and bounds kept.
+			b, err := json.Marshal(m.declared["Shipping_Quote"])
+			require.NoError(t, err)
+			testkit.AssertQuoteSchema(t, b)
+		})
+	}
+}
+
+// TestCallInput: input that is not a JSON object is answered in words,
+// and a server the tool cannot reach ends the call with an error.
+func TestCallInput(t *testing.T) {
+	c, err := client.New("http://127.0.0.1:1", nil)
+	require.NoError(t, err)
+	tl := langchaingo.NewTool(c, otc.ToolDefinition{ID: "Calculator.Add@1.0.0", Name: "Calculator_Add", Description: "Adds."})
+	out, err := tl.Call(t.Context(), "1 + 2")
+	require.NoError(t, err)
+	assert.Equal(t, "The arguments of Calculator_Add must be a JSON object, as its schema says.", out)
+	out, err = tl.Call(t.Context(), `{"a":1,"b":2}`)
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, err.Error(), `langchaingo: calling tool "Calculator_Add"`)
+}
