@@ -24,7 +24,7 @@ import (
 const modulePath = "github.com/otcgo/otc"
 
 // The public wire formats other than OTC, built on the root's exported API.
-var wireFormats = []string{"rest", "registryview", "mcp"}
+var wireFormats = []string{"rest", "registryview", "mcp", "a2a"}
 
 // The packages that, like the wire formats, are built on the root's
 // exported API and import only it and internal/: the authenticators, the
@@ -170,6 +170,7 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache", "tasks"})
 	assert.Subset(t, code["tasks"], []string{"", "internal/claims"})
+	assert.Subset(t, code["a2a"], []string{"", "internal/modeltext", "internal/wire"})
 	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})
 	assert.Subset(t, code["mount"], append([]string{""}, wireFormats...))

@@ -37,6 +37,10 @@ const (
 	ProtocolHTTP = "http"
 	// ProtocolMCP is the Model Context Protocol server.
 	ProtocolMCP = "mcp"
+	// ProtocolA2A is the Agent2Agent server (package
+	// github.com/otcgo/otc/a2a). A policy that lists "a2a/2025-draft-01",
+	// the universal registry's name for it, allows it too.
+	ProtocolA2A = "a2a"
 )
 
 // Call is one call of a tool as middleware sees it. The registry builds it

@@ -11,6 +11,8 @@
 //	/mcp        MCP over HTTP (Streamable HTTP), at /mcp and /mcp/
 //	/v1/        the REST view: /v1/tools, /v1/tools/{name}:invoke
 //	/registry/  the registry view: /registry/v1/tools
+//	/a2a        A2A: the JSON-RPC binding at /a2a, the HTTP+JSON one below
+//	            it, the Agent Card at /a2a/.well-known/agent-card.json
 //
 // A server that wants other prefixes, or only some of the formats, mounts
 // the handlers itself, as [All] does: each handler's package says how.
@@ -21,6 +23,7 @@ import (
 	"net/http"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
@@ -32,6 +35,7 @@ const (
 	PrefixMCP      = "/mcp"
 	PrefixREST     = "/v1"
 	PrefixRegistry = "/registry"
+	PrefixA2A      = "/a2a"
 )
 
 // Options configures [All]. The zero value, and nil, serve every format
@@ -50,6 +54,7 @@ type Options struct {
 	MCP      *mcp.Options
 	REST     *rest.Options
 	Registry *registryview.Options
+	A2A      *a2a.Options
 }
 
 // Handlers are the handlers [All] mounted, for what a server does with
@@ -60,10 +65,12 @@ type Handlers struct {
 	MCP      *mcp.Handler
 	REST     *rest.Handler
 	Registry *registryview.Handler
+	A2A      *a2a.Handler
 }
 
-// All mounts the OTC, MCP, REST and registry view handlers of reg on mux,
-// under PrefixOTC, PrefixMCP, PrefixREST and PrefixRegistry. MCP answers
+// All mounts the OTC, MCP, REST, registry view and A2A handlers of reg on
+// mux, under PrefixOTC, PrefixMCP, PrefixREST, PrefixRegistry and
+// PrefixA2A. MCP answers
 // at PrefixMCP with and without a trailing slash (clients write both),
 // and at nothing below it. Like [http.ServeMux.Handle], it panics when a
 // pattern conflicts with one already on mux; it is meant for a server's
@@ -84,18 +91,25 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 	v := copyOr(opts.Registry)
 	v.Authenticator = orAuth(v.Authenticator, opts.Authenticator)
 	v.Logger = orLogger(v.Logger, opts.Logger)
+	x := copyOr(opts.A2A)
+	x.Authenticator = orAuth(x.Authenticator, opts.Authenticator)
+	x.Logger = orLogger(x.Logger, opts.Logger)
 
 	h := &Handlers{
 		OTC:      otc.NewHandler(reg, o),
 		MCP:      mcp.NewHandler(reg, m),
 		REST:     rest.NewHandler(reg, r),
 		Registry: registryview.NewHandler(reg, v),
+		A2A:      a2a.NewHandler(reg, x),
 	}
 	mux.Handle(PrefixOTC+"/", http.StripPrefix(PrefixOTC, h.OTC))
 	mux.Handle(PrefixMCP, h.MCP)
 	mux.Handle(PrefixMCP+"/{$}", h.MCP)
 	mux.Handle(PrefixREST+"/", http.StripPrefix(PrefixREST, h.REST))
 	mux.Handle(PrefixRegistry+"/", http.StripPrefix(PrefixRegistry, h.Registry))
+	a := http.StripPrefix(PrefixA2A, h.A2A)
+	mux.Handle(PrefixA2A, a)
+	mux.Handle(PrefixA2A+"/", a)
 	return h
 }
 

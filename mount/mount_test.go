@@ -50,6 +50,7 @@ func send(t *testing.T, srv *httptest.Server, r request, apiKey string) (int, st
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("A2A-Version", "1.0")
 	}
 	if apiKey != "" {
 		req.Header.Set(otc.HeaderAPIKey, apiKey)
@@ -77,6 +78,8 @@ var every = []struct {
 	{"rest_list", request{http.MethodGet, "/v1/tools", ""}, `"Calculator_Add"`},
 	{"rest_invoke", request{http.MethodPost, "/v1/tools/Calculator_Add:invoke", `{"schema_version":"0.1.0","args":{"a":1,"b":2}}`}, `"result":3`},
 	{"registry_view", request{http.MethodGet, "/registry/v1/tools", ""}, `"tool_id":"Calculator.Add@1.0.0"`},
+	{"a2a", request{http.MethodPost, "/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}}`}, `"state":"TASK_STATE_COMPLETED"`},
+	{"a2a_rest", request{http.MethodPost, "/a2a/message:send", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}`}, `"state":"TASK_STATE_COMPLETED"`},
 }
 
 // TestAll: every format answers under its prefix, MCP with and without a
@@ -99,6 +102,7 @@ func TestAll(t *testing.T) {
 			require.NotNil(t, h.MCP)
 			require.NotNil(t, h.REST)
 			require.NotNil(t, h.Registry)
+			require.NotNil(t, h.A2A)
 			srv := httptest.NewServer(mux)
 			t.Cleanup(srv.Close)
 			for _, e := range every {

@@ -91,6 +91,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
@@ -583,7 +584,8 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 
 // newServer serves the registry over OTC at the root, as the REST API
 // under /v1/, over MCP at /mcp (its tasks and requestState keys those sh
-// shares) and as a registry listing under /registry/, all behind the same
+// shares), over A2A at /a2a and as a registry listing under /registry/,
+// all behind the same
 // authentication (nil for none). It also returns the
 // OTC handler, whose readiness shutdown turns off.
 func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
@@ -594,6 +596,9 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Log
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
+	a2aHandler := http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator"}))
+	mux.Handle("/a2a", a2aHandler)
+	mux.Handle("/a2a/", a2aHandler)
 	if creds.oauth != nil {
 		// The Protected Resource Metadata that MCP clients read to find
 		// where to sign in: at the resource's well-known URL

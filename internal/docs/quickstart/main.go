@@ -30,7 +30,8 @@ func main() {
 	}
 
 	// Every wire format on one mux: OTC/OXP at /otc/, MCP at /mcp (and
-	// /mcp/), the REST view at /v1/, the registry view at /registry/.
+	// /mcp/), the REST view at /v1/, the registry view at /registry/, A2A
+	// at /a2a.
 	mux := http.NewServeMux()
 	mount.All(mux, reg, nil)
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))

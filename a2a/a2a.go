@@ -1,0 +1,187 @@
+package a2a
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// Options configures [NewHandler]. The zero value, and nil, give the
+// defaults described on each field.
+type Options struct {
+	// Name and Description are the agent's, as its card shows them. Empty
+	// means "otc tool server" and a sentence naming the tools' form.
+	Name, Description string
+	// Version is the agent's version on its card. Empty means "1.0.0".
+	Version string
+	// URL is the absolute URL the handler is reached at, which the card
+	// names for both bindings. Empty means the URL the card was fetched
+	// at, less "/.well-known/agent-card.json".
+	URL string
+
+	// Authenticator, when set, must accept every request but the card's,
+	// as for the OTC [otc.Handler]; a refusal is answered 401 with the
+	// WWW-Authenticate value of [otc.Challenge]. Nil means no
+	// authentication.
+	Authenticator otc.Authenticator
+	// MaxBodyBytes caps a request body. Zero means the handlers' default
+	// (4 MiB).
+	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading a request body. Zero means the
+	// handlers' default.
+	BodyReadTimeout time.Duration
+	// Logger receives the handler's own faults. Nil means the registry's.
+	Logger *slog.Logger
+}
+
+// Handler serves a registry as an A2A agent. Create one with
+// [NewHandler]; it is safe for concurrent use.
+type Handler struct {
+	reg     *otc.Registry
+	opts    Options
+	auth    otc.Authenticator
+	maxBody int64
+	timeout time.Duration
+	logger  *slog.Logger
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// NewHandler returns a handler serving reg over A2A. opts may be nil.
+func NewHandler(reg *otc.Registry, opts *Options) *Handler {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &Handler{reg: reg, opts: *opts, auth: opts.Authenticator, logger: opts.Logger}
+	h.maxBody, h.timeout = wire.BodyLimits(opts.MaxBodyBytes, opts.BodyReadTimeout)
+	if h.logger == nil {
+		h.logger = reg.Logger()
+	}
+	return h
+}
+
+// cardPath is where the Agent Card is served, relative to the handler.
+const cardPath = "/.well-known/agent-card.json"
+
+// ServeHTTP routes a request to the card or to a binding.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if path == cardPath {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeRESTError(w, http.StatusMethodNotAllowed, "UNSUPPORTED_OPERATION", "The Agent Card is read with GET")
+			return
+		}
+		h.serveCard(w, r)
+		return
+	}
+	r, e := otc.Authenticate(h.auth, r)
+	if e != nil {
+		if c := otc.Challenge(h.auth, e); c != "" {
+			w.Header().Set("WWW-Authenticate", c)
+		}
+		status := e.Code.HTTPStatus()
+		if isREST(path) {
+			writeRESTError(w, status, errorReason(e), e.Message)
+		} else {
+			writeRPC(w, status, rpcResponse{ID: json.RawMessage("null"), Error: authError(e)})
+		}
+		return
+	}
+	version, ok := requestVersion(r)
+	if !ok {
+		msg := "A2A version " + wire.Truncate(version, 16) + " is not supported: this agent speaks " + Version10 + " and " + Version03
+		if isREST(path) {
+			writeRESTError(w, http.StatusBadRequest, "VERSION_NOT_SUPPORTED", msg)
+		} else {
+			writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeVersionNotSupported, Message: msg, Data: errorInfo("VERSION_NOT_SUPPORTED", nil)}})
+		}
+		return
+	}
+	switch {
+	case path == "/" || path == "":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeRPC(w, http.StatusMethodNotAllowed, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: "A JSON-RPC request is sent with POST"}})
+			return
+		}
+		h.serveRPC(w, r, version)
+	case path == "/message:send":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeRESTError(w, http.StatusMethodNotAllowed, "UNSUPPORTED_OPERATION", "message:send takes POST")
+			return
+		}
+		h.serveRESTSend(w, r)
+	case isREST(path):
+		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", "This operation is not supported by this agent: it serves message:send and the Agent Card")
+	default:
+		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", "Nothing is served at "+wire.Truncate(path, 64))
+	}
+}
+
+// isREST reports whether path is one of the HTTP+JSON binding's.
+func isREST(path string) bool {
+	return strings.HasPrefix(path, "/message:") || strings.HasPrefix(path, "/tasks") || path == "/extendedAgentCard"
+}
+
+// requestVersion returns the A2A version a request asks for (header, else
+// query parameter; none is 0.3), and whether it is one this package
+// speaks.
+func requestVersion(r *http.Request) (string, bool) {
+	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get("A2A-Version"))
+	}
+	switch v {
+	case "":
+		return Version03, true
+	case Version10, "1":
+		return Version10, true
+	case Version03:
+		return Version03, true
+	}
+	return v, false
+}
+
+// readBody reads a request's body within the limits, or answers the
+// failure with write and returns nil.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) []byte {
+	body, err := wire.ReadBody(w, r, h.maxBody, h.timeout)
+	if err != nil {
+		wire.ReleaseBuffer(body)
+		status, msg := wire.BodyProblem(err, h.maxBody, h.timeout)
+		fail(status, msg)
+		return nil
+	}
+	b := append([]byte(nil), body.Bytes()...)
+	wire.ReleaseBuffer(body)
+	return b
+}
+
+// errorReason is the ErrorInfo reason of a refusal.
+func errorReason(e *otc.Error) string {
+	if e.Reason != "" {
+		return strings.ToUpper(e.Reason)
+	}
+	switch e.Code {
+	case otc.CodeUnauthenticated:
+		return "UNAUTHENTICATED"
+	case otc.CodeForbidden:
+		return "PERMISSION_DENIED"
+	case otc.CodeUnavailable:
+		return "UNAVAILABLE"
+	}
+	return "FAILED_PRECONDITION"
+}
+
+// authError is the JSON-RPC error of a request refused for its
+// credentials.
+func authError(e *otc.Error) *rpcError {
+	return &rpcError{Code: codeInvalidRequest, Message: e.Message, Data: errorInfo(errorReason(e), nil)}
+}

@@ -1,0 +1,409 @@
+package a2a_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/auth"
+)
+
+// server serves a registry over A2A at /a2a/, as a server mounts it.
+type server struct {
+	url  string // the A2A endpoint: http://host/a2a
+	runs *atomic.Int64
+}
+
+func newServer(t *testing.T, opts *a2a.Options) *server {
+	t.Helper()
+	runs := &atomic.Int64{}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
+		func(_ context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=The first number."`
+			B float64 `json:"b" jsonschema:"description=The second number."`
+		}) (float64, error) {
+			runs.Add(1)
+			return in.A + in.B, nil
+		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Greeter.Hello", Version: "1.0.0", Description: "Says hello."},
+		func(_ context.Context, in struct {
+			Name string `json:"name" jsonschema:"description=Who to greet."`
+		}) (string, error) {
+			return "hello " + in.Name, nil
+		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Doorbell.Ring", Version: "1.0.0", Description: "Rings a doorbell."},
+		func(_ context.Context, _ struct{}) (otc.NoOutput, error) {
+			return otc.NoOutput{}, &otc.ToolError{Message: "Doorbell not found", AdditionalPromptContent: "ids: d1, d2", CanRetry: true, RetryAfter: 500 * time.Millisecond}
+		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Mcp.Only", Version: "1.0.0", Description: "Only over MCP.",
+		Policy: &otc.Policy{Protocols: []string{otc.ProtocolMCP}}},
+		func(context.Context, struct{}) (int, error) { return 1, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Draft.Listed", Version: "1.0.0", Description: "Lists the registry's A2A draft name.",
+		Policy: &otc.Policy{Protocols: []string{"a2a/2025-draft-01"}}},
+		func(context.Context, struct{}) (int, error) { return 2, nil }))
+	mux := http.NewServeMux()
+	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2a.NewHandler(reg, opts)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &server{url: srv.URL + "/a2a", runs: runs}
+}
+
+// answer is an HTTP answer, read whole.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (s *server) post(t *testing.T, path, version, body string, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+// send is a JSON-RPC SendMessage (1.0) of one message with parts.
+func (s *server) send(t *testing.T, messageID, parts string, header ...string) answer {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":%s}}}`, messageID, parts)
+	return s.post(t, "/", a2a.Version10, body, header...)
+}
+
+// rpc decodes a JSON-RPC answer.
+type rpc struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int              `json:"code"`
+		Message string           `json:"message"`
+		Data    []map[string]any `json:"data"`
+	} `json:"error"`
+}
+
+func decodeRPC(t *testing.T, a answer) rpc {
+	t.Helper()
+	var r rpc
+	require.NoError(t, json.Unmarshal(a.body, &r), "%s", a.body)
+	return r
+}
+
+// taskOf is the task of a 1.0 SendMessageResponse.
+type taskOf struct {
+	Task struct {
+		ID        string `json:"id"`
+		ContextID string `json:"contextId"`
+		Status    struct {
+			State   string `json:"state"`
+			Message *struct {
+				Role  string            `json:"role"`
+				Parts []json.RawMessage `json:"parts"`
+			} `json:"message"`
+			Timestamp string `json:"timestamp"`
+		} `json:"status"`
+		Artifacts []struct {
+			ArtifactID string `json:"artifactId"`
+			Parts      []struct {
+				Text *string         `json:"text"`
+				Data json.RawMessage `json:"data"`
+			} `json:"parts"`
+		} `json:"artifacts"`
+	} `json:"task"`
+}
+
+func TestCard(t *testing.T) {
+	s := newServer(t, nil)
+	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var card struct {
+		Name                string `json:"name"`
+		Description         string `json:"description"`
+		Version             string `json:"version"`
+		SupportedInterfaces []struct {
+			URL             string `json:"url"`
+			ProtocolBinding string `json:"protocolBinding"`
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"supportedInterfaces"`
+		Capabilities       map[string]bool `json:"capabilities"`
+		DefaultInputModes  []string        `json:"defaultInputModes"`
+		DefaultOutputModes []string        `json:"defaultOutputModes"`
+		Skills             []struct {
+			ID       string   `json:"id"`
+			Name     string   `json:"name"`
+			Tags     []string `json:"tags"`
+			Examples []string `json:"examples"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+	assert.NotEmpty(t, card.Name)
+	assert.NotEmpty(t, card.Description)
+	assert.NotEmpty(t, card.Version)
+	require.Len(t, card.SupportedInterfaces, 2)
+	for _, i := range card.SupportedInterfaces {
+		assert.Equal(t, s.url, i.URL, "the endpoint where the handler is mounted")
+		assert.Equal(t, "1.0", i.ProtocolVersion)
+	}
+	assert.Equal(t, []string{"JSONRPC", "HTTP+JSON"}, []string{card.SupportedInterfaces[0].ProtocolBinding, card.SupportedInterfaces[1].ProtocolBinding})
+	assert.Equal(t, map[string]bool{"streaming": false, "pushNotifications": false, "extendedAgentCard": false}, card.Capabilities)
+	assert.NotEmpty(t, card.DefaultInputModes)
+	assert.NotEmpty(t, card.DefaultOutputModes)
+	var ids []string
+	for _, sk := range card.Skills {
+		ids = append(ids, sk.ID)
+		require.Len(t, sk.Examples, 1)
+		var ex struct {
+			Tool  string         `json:"tool"`
+			Input map[string]any `json:"input"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(sk.Examples[0]), &ex), sk.Examples[0])
+		assert.Equal(t, sk.Name, ex.Tool)
+	}
+	assert.ElementsMatch(t, []string{"Calculator.Add@1.0.0", "Greeter.Hello@1.0.0", "Doorbell.Ring@1.0.0", "Draft.Listed@1.0.0"}, ids,
+		"a tool whose policy keeps it off A2A is not a skill; the registry's draft name counts as A2A")
+}
+
+func TestSendMessage(t *testing.T) {
+	s := newServer(t, nil)
+
+	t.Run("value", func(t *testing.T) {
+		a := s.send(t, "m-value", `[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]`)
+		require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+		r := decodeRPC(t, a)
+		require.Nil(t, r.Error, "%s", a.body)
+		var out taskOf
+		require.NoError(t, json.Unmarshal(r.Result, &out))
+		assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
+		assert.NotEmpty(t, out.Task.ID)
+		assert.NotEmpty(t, out.Task.ContextID)
+		require.Len(t, out.Task.Artifacts, 1)
+		parts := out.Task.Artifacts[0].Parts
+		require.Len(t, parts, 2)
+		assert.JSONEq(t, `3`, string(parts[0].Data))
+		require.NotNil(t, parts[1].Text)
+		assert.Equal(t, "3", *parts[1].Text)
+	})
+	t.Run("string_is_plain_text", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-hello", `[{"text":"say hello"},{"data":{"tool":"Greeter.Hello@1.0.0","input":{"name":"Ada"}}}]`))
+		require.Nil(t, r.Error)
+		var out taskOf
+		require.NoError(t, json.Unmarshal(r.Result, &out))
+		parts := out.Task.Artifacts[0].Parts
+		assert.JSONEq(t, `"hello Ada"`, string(parts[0].Data))
+		assert.Equal(t, "hello Ada", *parts[1].Text)
+	})
+	t.Run("tool_error", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-ring", `[{"data":{"tool":"Doorbell_Ring","input":{}}}]`))
+		require.Nil(t, r.Error)
+		var out taskOf
+		require.NoError(t, json.Unmarshal(r.Result, &out))
+		assert.Equal(t, "TASK_STATE_FAILED", out.Task.Status.State)
+		require.NotNil(t, out.Task.Status.Message)
+		assert.Equal(t, "ROLE_AGENT", out.Task.Status.Message.Role)
+		require.Len(t, out.Task.Status.Message.Parts, 2)
+		assert.JSONEq(t, `{"text":"Doorbell not found\n\nids: d1, d2\n\nThis may succeed if tried again after 500ms."}`, string(out.Task.Status.Message.Parts[0]))
+		assert.JSONEq(t, `{"data":{"can_retry":true,"retry_after_ms":500,"additional_prompt_content":"ids: d1, d2"}}`, string(out.Task.Status.Message.Parts[1]))
+	})
+	t.Run("invalid_input", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-bad", `[{"data":{"tool":"Calculator_Add","input":{"a":"x"}}}]`))
+		require.NotNil(t, r.Error)
+		assert.Equal(t, -32602, r.Error.Code)
+		assert.Contains(t, r.Error.Message, "- a: Must be a number")
+		require.Len(t, r.Error.Data, 1)
+		assert.Equal(t, "type.googleapis.com/google.rpc.BadRequest", r.Error.Data[0]["@type"])
+		assert.Equal(t, []any{
+			map[string]any{"field": "a", "description": "Must be a number"},
+			map[string]any{"field": "b", "description": "Is required"},
+		}, r.Error.Data[0]["fieldViolations"])
+	})
+	t.Run("unknown_tool", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-none", `[{"data":{"tool":"No_Such","input":{}}}]`))
+		require.NotNil(t, r.Error)
+		assert.Equal(t, -32602, r.Error.Code)
+		assert.Contains(t, r.Error.Message, "No_Such")
+	})
+	t.Run("no_call_gets_a_guide", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-text", `[{"text":"add one and two"}]`))
+		require.Nil(t, r.Error)
+		var out struct {
+			Message struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result, &out))
+		assert.Equal(t, "ROLE_AGENT", out.Message.Role)
+		require.Len(t, out.Message.Parts, 1)
+		for _, want := range []string{`{"tool": NAME, "input": {...}}`, "Calculator_Add", "Greeter_Hello", `{"input":{"a":0,"b":0},"tool":"Calculator_Add"}`} {
+			assert.Contains(t, out.Message.Parts[0].Text, want)
+		}
+		assert.NotContains(t, out.Message.Parts[0].Text, "Mcp_Only")
+	})
+	t.Run("not_allowed_over_a2a", func(t *testing.T) {
+		a := s.send(t, "m-mcp", `[{"data":{"tool":"Mcp_Only","input":{}}}]`)
+		r := decodeRPC(t, a)
+		require.NotNil(t, r.Error, "%s", a.body)
+		assert.NotEqual(t, http.StatusOK, a.status)
+		assert.Contains(t, strings.ToLower(r.Error.Message), "mcp_only")
+	})
+	t.Run("draft_protocol_name", func(t *testing.T) {
+		r := decodeRPC(t, s.send(t, "m-draft", `[{"data":{"tool":"Draft_Listed"}}]`))
+		require.Nil(t, r.Error)
+		var out taskOf
+		require.NoError(t, json.Unmarshal(r.Result, &out))
+		assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
+	})
+	t.Run("message_id_is_the_call_id", func(t *testing.T) {
+		before := s.runs.Load()
+		for range 3 {
+			r := decodeRPC(t, s.send(t, "m-once", `[{"data":{"tool":"Calculator_Add","input":{"a":5,"b":5}}}]`))
+			require.Nil(t, r.Error)
+		}
+		assert.Equal(t, before+1, s.runs.Load(), "a message sent again is not run again")
+	})
+	t.Run("malformed", func(t *testing.T) {
+		for _, tc := range []struct {
+			parts, want string
+		}{
+			{`[]`, "message.parts"},
+			{`[{"data":{"tool":"Calculator_Add","input":[1]}}]`, "must be a JSON object"},
+			{`[{"data":{"tool":"Calculator_Add","input":{}}},{"data":{"tool":"Greeter_Hello","input":{}}}]`, "one message calls one tool"},
+		} {
+			r := decodeRPC(t, s.send(t, "m-malformed", tc.parts))
+			require.NotNil(t, r.Error, tc.parts)
+			assert.Equal(t, -32602, r.Error.Code, tc.parts)
+			assert.Contains(t, r.Error.Message, tc.want, tc.parts)
+		}
+	})
+}
+
+// TestVersions: a request without A2A-Version is 0.3 (message/send, kind
+// tags, lower-case states), one with an unknown version is refused with
+// VersionNotSupportedError, and each version's methods are its own.
+func TestVersions(t *testing.T) {
+	s := newServer(t, nil)
+	a := s.post(t, "/", "", `{"jsonrpc":"2.0","id":"x","method":"message/send","params":{"message":{"kind":"message","messageId":"v03","role":"user","parts":[{"kind":"data","data":{"tool":"Calculator_Add","input":{"a":2,"b":2}}}]}}}`)
+	r := decodeRPC(t, a)
+	require.Nil(t, r.Error, "%s", a.body)
+	var task struct {
+		Kind   string `json:"kind"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+		Artifacts []struct {
+			Parts []map[string]any `json:"parts"`
+		} `json:"artifacts"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &task))
+	assert.Equal(t, "task", task.Kind)
+	assert.Equal(t, "completed", task.Status.State)
+	assert.Equal(t, "data", task.Artifacts[0].Parts[0]["kind"])
+	assert.Equal(t, "text", task.Artifacts[0].Parts[1]["kind"])
+	assert.JSONEq(t, `"x"`, string(r.ID))
+
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32601, r.Error.Code, "SendMessage is not a 0.3 method")
+
+	r = decodeRPC(t, s.post(t, "/", "2.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32009, r.Error.Code)
+	assert.Equal(t, "VERSION_NOT_SUPPORTED", r.Error.Data[0]["reason"])
+}
+
+// TestRESTBinding: POST /message:send in 1.0's shapes, and its errors as
+// google.rpc.Status.
+func TestRESTBinding(t *testing.T) {
+	s := newServer(t, nil)
+	a := s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":3,"b":4}}}]}}`)
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	assert.Equal(t, "application/a2a+json", a.header.Get("Content-Type"))
+	var out taskOf
+	require.NoError(t, json.Unmarshal(a.body, &out))
+	assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
+	assert.JSONEq(t, `7`, string(out.Task.Artifacts[0].Parts[0].Data))
+
+	a = s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":"x","b":1}}}]}}`)
+	assert.Equal(t, http.StatusBadRequest, a.status)
+	var e struct {
+		Error struct {
+			Code    int              `json:"code"`
+			Status  string           `json:"status"`
+			Message string           `json:"message"`
+			Details []map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(a.body, &e), "%s", a.body)
+	assert.Equal(t, 400, e.Error.Code)
+	assert.Equal(t, "INVALID_ARGUMENT", e.Error.Status)
+	assert.Contains(t, e.Error.Message, "- a: Must be a number")
+	require.Len(t, e.Error.Details, 2)
+	assert.Equal(t, "type.googleapis.com/google.rpc.ErrorInfo", e.Error.Details[0]["@type"])
+	assert.Equal(t, "type.googleapis.com/google.rpc.BadRequest", e.Error.Details[1]["@type"])
+
+	a = s.post(t, "/tasks/t1:cancel", a2a.Version10, `{}`)
+	assert.Equal(t, http.StatusBadRequest, a.status)
+	assert.Contains(t, string(a.body), "UNSUPPORTED_OPERATION")
+}
+
+// TestAuthentication: with an authenticator, a message without credentials
+// is refused 401 with the challenge on both bindings, one with them is
+// served, and the card stays public.
+func TestAuthentication(t *testing.T) {
+	keys, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("a2a-test-secret-of-at-least-32-bytes!")})
+	require.NoError(t, err)
+	s := newServer(t, &a2a.Options{Authenticator: keys})
+
+	a := s.send(t, "m-anon", `[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]`)
+	assert.Equal(t, http.StatusUnauthorized, a.status, "%s", a.body)
+	assert.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
+	r := decodeRPC(t, a)
+	require.NotNil(t, r.Error)
+	assert.Equal(t, "UNAUTHENTICATED", r.Error.Data[0]["reason"])
+
+	a = s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r-anon","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}`)
+	assert.Equal(t, http.StatusUnauthorized, a.status)
+	assert.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
+	assert.Contains(t, string(a.body), `"status":"UNAUTHENTICATED"`)
+
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "agent", "exp": time.Now().Add(time.Minute).Unix()}).
+		SignedString([]byte("a2a-test-secret-of-at-least-32-bytes!"))
+	require.NoError(t, err)
+	a = s.send(t, "m-token", `[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]`, "Authorization", "Bearer "+tok)
+	assert.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	assert.Nil(t, decodeRPC(t, a).Error)
+
+	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the card is public")
+}

@@ -1,0 +1,199 @@
+package a2a
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/otcgo/otc"
+)
+
+// agentCard is an AgentCard, with the fields this package fills in.
+type agentCard struct {
+	Name                string           `json:"name"`
+	Description         string           `json:"description"`
+	SupportedInterfaces []agentInterface `json:"supportedInterfaces"`
+	Version             string           `json:"version"`
+	Capabilities        struct {
+		Streaming         bool `json:"streaming"`
+		PushNotifications bool `json:"pushNotifications"`
+		ExtendedAgentCard bool `json:"extendedAgentCard"`
+	} `json:"capabilities"`
+	DefaultInputModes  []string `json:"defaultInputModes"`
+	DefaultOutputModes []string `json:"defaultOutputModes"`
+	Skills             []skill  `json:"skills"`
+}
+
+// agentInterface is an AgentInterface: where a binding is served.
+type agentInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// skill is an AgentSkill: one tool version.
+type skill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Examples    []string `json:"examples"`
+	InputModes  []string `json:"inputModes"`
+	OutputModes []string `json:"outputModes"`
+}
+
+// The modes of the messages this agent reads and writes.
+var (
+	inputModes  = []string{"application/json", "text/plain"}
+	outputModes = []string{"application/json", "text/plain"}
+)
+
+// serveCard answers the Agent Card: the tools an anonymous caller may call
+// over A2A, as skills.
+func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
+	card := agentCard{
+		Name:               orDefault(h.opts.Name, "otc tool server"),
+		Description:        orDefault(h.opts.Description, "A tool server: each skill is a tool, called with a message holding a data part {\"tool\": NAME, \"input\": {...}}."),
+		Version:            orDefault(h.opts.Version, "1.0.0"),
+		DefaultInputModes:  inputModes,
+		DefaultOutputModes: outputModes,
+		Skills:             h.skills(nil),
+	}
+	base := h.baseURL(r)
+	card.SupportedInterfaces = []agentInterface{
+		{URL: base, ProtocolBinding: "JSONRPC", ProtocolVersion: Version10},
+		{URL: base, ProtocolBinding: "HTTP+JSON", ProtocolVersion: Version10},
+	}
+	b, err := json.Marshal(card)
+	if err != nil {
+		h.logger.ErrorContext(r.Context(), "a2a: encoding the Agent Card failed", "error", err.Error())
+		writeRESTError(w, http.StatusInternalServerError, "INTERNAL", "The Agent Card could not be written")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// baseURL is the URL the handler is reached at: Options.URL, or the URL
+// the card was asked for less its own path.
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.opts.URL != "" {
+		return strings.TrimSuffix(h.opts.URL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	path := r.URL.Path
+	if r.RequestURI != "" {
+		path, _, _ = strings.Cut(r.RequestURI, "?")
+	}
+	return scheme + "://" + r.Host + strings.TrimSuffix(path, cardPath)
+}
+
+// skills returns the tools id may call over A2A, as skills.
+func (h *Handler) skills(id *otc.Identity) []skill {
+	vis := h.reg.Visibility(id, otc.ProtocolA2A)
+	out := []skill{}
+	for _, d := range h.reg.Tools() {
+		if !vis.Sees(d.ID) {
+			continue
+		}
+		toolkit, _, _ := strings.Cut(d.ID, ".")
+		example, _ := json.Marshal(map[string]any{"tool": d.Name, "input": exampleInput(d.InputSchema.Parameters)})
+		out = append(out, skill{
+			ID: d.ID, Name: d.Name, Description: d.Description, Tags: []string{toolkit},
+			Examples: []string{string(example)}, InputModes: []string{"application/json"}, OutputModes: outputModes,
+		})
+	}
+	return out
+}
+
+// onlySkill returns the name of the one tool the caller may call, when
+// there is exactly one.
+func (h *Handler) onlySkill(r *http.Request) (string, bool) {
+	names := map[string]bool{}
+	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
+		names[s.Name] = true
+	}
+	if len(names) != 1 {
+		return "", false
+	}
+	for n := range names {
+		return n, true
+	}
+	return "", false
+}
+
+// guide is the answer to a message that calls no tool: a message naming
+// the skills and the form of a call.
+func (h *Handler) guide(r *http.Request, d dialect, contextID string) any {
+	var names []string
+	example := ""
+	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+		if example == "" {
+			example = s.Examples[0]
+		}
+	}
+	text := "This agent runs tools. To call one, send a message with a data part {\"tool\": NAME, \"input\": {...}}, the input as the tool's skill describes it."
+	if len(names) > 0 {
+		text += " Its tools: " + strings.Join(names, ", ") + ". For example: " + example
+	} else {
+		text += " It has no tool you may call."
+	}
+	m := d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
+	return wrap(d, "message", m)
+}
+
+// exampleInput builds an input for a skill's example from a tool's
+// schema: each required parameter with its default, its first allowed
+// value, or an empty value of its type.
+func exampleInput(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	out := map[string]any{}
+	for _, name := range s.Required {
+		out[name] = exampleValue(s.Properties[name])
+	}
+	return out
+}
+
+func exampleValue(p map[string]any) any {
+	if v, ok := p["default"]; ok {
+		return v
+	}
+	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	switch p["type"] {
+	case "string":
+		return ""
+	case "integer", "number":
+		if m, ok := p["minimum"]; ok {
+			return m
+		}
+		return 0
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	case "object":
+		b, _ := json.Marshal(p)
+		return exampleInput(b)
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,39 @@
+// Package a2a serves a registry's tools as an Agent2Agent (A2A) agent:
+// each tool a skill of the agent's card, and a message carrying a data
+// part {"tool": NAME, "input": {...}} a call of that tool, with the same
+// validation, policy, idempotency and middleware as every other wire
+// format.
+//
+//	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2a.NewHandler(reg, nil)))
+//
+// serves, relative to where it is mounted:
+//
+//	GET  /.well-known/agent-card.json  the Agent Card (public)
+//	POST /                             the JSON-RPC binding (SendMessage, GetTask, ...)
+//	POST /message:send                 the HTTP+JSON binding
+//
+// A2A 1.0 requests say so in the A2A-Version header (or query parameter);
+// a request without one is an A2A 0.3 request, whose JSON-RPC method
+// message/send and kind-tagged parts are read and answered in 0.3's shapes.
+// Another version is refused with the spec's VersionNotSupportedError.
+//
+// # Calls
+//
+// A message whose parts include a data part {"tool": "Calculator_Add",
+// "input": {"a": 1, "b": 2}} calls the tool; "tool" is a tool's name or
+// id, with or without a version, and may be left out when the card has
+// one skill. The message's messageId is the call id, so a message sent
+// again is not run twice. The answer is a task: COMPLETED with an artifact
+// holding the value as a data part and as text (a string as itself), or
+// FAILED with a status message saying what went wrong and, in a data
+// part, whether and when to try again. Invalid input and an unknown tool
+// are JSON-RPC invalid-params errors (400 on the HTTP+JSON binding), with
+// each parameter to fix. A message without such a part is answered with a
+// message naming the skills and the form, so that a model that wrote text
+// can correct itself.
+//
+// Not served yet: streaming, tasks that outlive their call (GetTask,
+// ListTasks and CancelTask find none), questions (input-required), the
+// extended card and push notifications (the card says so). gRPC is not
+// served.
+package a2a

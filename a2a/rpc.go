@@ -1,0 +1,177 @@
+package a2a
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// JSON-RPC error codes: the standard ones, and A2A's (its section 5.4).
+const (
+	codeParseError          = -32700
+	codeInvalidRequest      = -32600
+	codeMethodNotFound      = -32601
+	codeInvalidParams       = -32602
+	codeInternalError       = -32603
+	codeTaskNotFound        = -32001
+	codePushNotSupported    = -32003
+	codeUnsupported         = -32004
+	codeExtendedCardMissing = -32007
+	codeVersionNotSupported = -32009
+)
+
+// rpcRequest is a JSON-RPC 2.0 request.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// rpcResponse is a JSON-RPC 2.0 response: a result or an error.
+type rpcResponse struct {
+	ID     json.RawMessage
+	Result any
+	Error  *rpcError
+}
+
+// MarshalJSON writes the response with "jsonrpc" and exactly one of
+// result and error.
+func (r rpcResponse) MarshalJSON() ([]byte, error) {
+	out := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *rpcError       `json:"error,omitempty"`
+	}{"2.0", r.ID, r.Result, r.Error}
+	return json.Marshal(out)
+}
+
+// rpcError is a JSON-RPC error object; Data is an array of detail
+// objects, each with its "@type", as A2A's section 9.5 asks.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    []any  `json:"data,omitempty"`
+
+	// refusal is the refusal of the caller the error answers, whose
+	// challenge the answer carries.
+	refusal *otc.Error
+}
+
+// errorInfo is the google.rpc.ErrorInfo detail of an error.
+func errorInfo(reason string, metadata map[string]string) []any {
+	d := map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org"}
+	if len(metadata) > 0 {
+		d["metadata"] = metadata
+	}
+	return []any{d}
+}
+
+// badRequest is the google.rpc.BadRequest detail naming each field that
+// is wrong.
+func badRequest(fields map[string]string, order []string) []any {
+	violations := make([]map[string]string, 0, len(order))
+	for _, f := range order {
+		violations = append(violations, map[string]string{"field": f, "description": fields[f]})
+	}
+	return []any{map[string]any{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": violations}}
+}
+
+// writeRPC writes a JSON-RPC response with the given HTTP status.
+func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// serveRPC answers one JSON-RPC request of the given A2A version.
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version string) {
+	body := h.readBody(w, r, func(status int, msg string) {
+		writeRPC(w, status, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: msg}})
+	})
+	if body == nil {
+		return
+	}
+	var req rpcRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
+		return
+	}
+	id := req.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	switch {
+	case req.JSONRPC != "2.0":
+		writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "jsonrpc" must be "2.0"`}})
+		return
+	case len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9') && req.ID[0] != '-'):
+		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "id" must be a string or a number`}})
+		return
+	case len(req.ID) > maxIDBytes:
+		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: "Request payload validation error: the id is too long"}})
+		return
+	}
+	d := dialect{v03: version == Version03}
+	var result any
+	var e *rpcError
+	switch {
+	case version == Version10 && req.Method == "SendMessage", version == Version03 && req.Method == "message/send":
+		var p sendParams
+		if err := json.Unmarshal(req.Params, &p); err != nil || p.Message == nil {
+			e = &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: params must be an object with a message", Data: badRequest(map[string]string{"message": "required"}, []string{"message"})}
+			break
+		}
+		var status int
+		result, e, status = h.send(r, d, p.Message, body)
+		if status != http.StatusOK {
+			h.challenge(w, e)
+			writeRPC(w, status, rpcResponse{ID: id, Error: e})
+			return
+		}
+	case version == Version10 && (req.Method == "GetTask" || req.Method == "CancelTask"), version == Version03 && (req.Method == "tasks/get" || req.Method == "tasks/cancel"):
+		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
+	case version == Version10 && req.Method == "ListTasks":
+		result = map[string]any{"tasks": []any{}, "nextPageToken": "", "pageSize": 0, "totalSize": 0}
+	case version == Version10 && (req.Method == "SendStreamingMessage" || req.Method == "SubscribeToTask"), version == Version03 && (req.Method == "message/stream" || req.Method == "tasks/resubscribe"):
+		e = &rpcError{Code: codeUnsupported, Message: "Streaming is not supported by this agent: send the message with " + sendMethod(d), Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+	case version == Version10 && strings.HasSuffix(req.Method, "PushNotificationConfig"), version == Version10 && req.Method == "ListTaskPushNotificationConfigs",
+		version == Version03 && strings.HasPrefix(req.Method, "tasks/pushNotificationConfig/"):
+		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}
+	case version == Version10 && req.Method == "GetExtendedAgentCard", version == Version03 && req.Method == "agent/getAuthenticatedExtendedCard":
+		e = &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}
+	default:
+		e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(req.Method, 64) + " (A2A " + version + ")"}
+	}
+	writeRPC(w, http.StatusOK, rpcResponse{ID: id, Result: result, Error: e})
+}
+
+// challenge sets the WWW-Authenticate header of an answer refusing the
+// caller with e ([otc.Challenge]).
+func (h *Handler) challenge(w http.ResponseWriter, e *rpcError) {
+	if e == nil || e.refusal == nil {
+		return
+	}
+	if c := otc.Challenge(h.auth, e.refusal); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
+}
+
+// sendMethod names the JSON-RPC method that sends a message.
+func sendMethod(d dialect) string {
+	if d.v03 {
+		return "message/send"
+	}
+	return "SendMessage"
+}
+
+// maxIDBytes bounds a JSON-RPC id.
+const maxIDBytes = 256

@@ -1,0 +1,131 @@
+package a2a
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The A2A protocol versions this package speaks.
+const (
+	// Version10 is A2A 1.0, named in the A2A-Version header.
+	Version10 = "1.0"
+	// Version03 is A2A 0.3, the version of a request without the header.
+	Version03 = "0.3"
+)
+
+// part is a Part of a message or an artifact: one of text and data (the
+// kinds this package reads and writes), with 0.3's kind tag beside.
+type part struct {
+	Kind      string          `json:"kind,omitempty"` // 0.3 only
+	Text      *string         `json:"text,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// message is a Message.
+type message struct {
+	Kind      string          `json:"kind,omitempty"` // 0.3 only
+	MessageID string          `json:"messageId"`
+	ContextID string          `json:"contextId,omitempty"`
+	TaskID    string          `json:"taskId,omitempty"`
+	Role      string          `json:"role"`
+	Parts     []part          `json:"parts"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// task is a Task.
+type task struct {
+	Kind      string     `json:"kind,omitempty"` // 0.3 only
+	ID        string     `json:"id"`
+	ContextID string     `json:"contextId"`
+	Status    taskStatus `json:"status"`
+	Artifacts []artifact `json:"artifacts,omitempty"`
+}
+
+// taskStatus is a TaskStatus.
+type taskStatus struct {
+	State     string   `json:"state"`
+	Message   *message `json:"message,omitempty"`
+	Timestamp string   `json:"timestamp,omitempty"`
+}
+
+// artifact is an Artifact.
+type artifact struct {
+	ArtifactID string `json:"artifactId"`
+	Name       string `json:"name,omitempty"`
+	Parts      []part `json:"parts"`
+}
+
+// sendParams are the params of SendMessage (and 0.3's message/send).
+type sendParams struct {
+	Message       *message `json:"message"`
+	Configuration *struct {
+		ReturnImmediately bool  `json:"returnImmediately"`
+		Blocking          *bool `json:"blocking"` // 0.3
+	} `json:"configuration"`
+}
+
+// dialect writes the shapes of one protocol version: 1.0's ProtoJSON enum
+// names, or 0.3's lower-case ones and kind tags.
+type dialect struct{ v03 bool }
+
+func (d dialect) state(s string) string {
+	if d.v03 {
+		switch s {
+		case stateCompleted:
+			return "completed"
+		case stateFailed:
+			return "failed"
+		}
+	}
+	return s
+}
+
+func (d dialect) roleAgent() string {
+	if d.v03 {
+		return "agent"
+	}
+	return "ROLE_AGENT"
+}
+
+func (d dialect) textPart(s string) part {
+	p := part{Text: &s}
+	if d.v03 {
+		p.Kind = "text"
+	}
+	return p
+}
+
+func (d dialect) dataPart(v json.RawMessage) part {
+	p := part{Data: v}
+	if d.v03 {
+		p.Kind = "data"
+	}
+	return p
+}
+
+func (d dialect) message(m *message) *message {
+	if d.v03 {
+		m.Kind = "message"
+	}
+	return m
+}
+
+func (d dialect) task(t *task) *task {
+	if d.v03 {
+		t.Kind = "task"
+	}
+	return t
+}
+
+// The task states of the answers this package gives.
+const (
+	stateCompleted = "TASK_STATE_COMPLETED"
+	stateFailed    = "TASK_STATE_FAILED"
+)
+
+// now is the timestamp of a status, as A2A writes them (UTC, millisecond
+// precision).
+func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
