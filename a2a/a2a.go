@@ -74,7 +74,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if path == cardPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeRESTError(w, http.StatusMethodNotAllowed, "UNSUPPORTED_OPERATION", "The Agent Card is read with GET")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "The Agent Card is read with GET")
 			return
 		}
 		h.serveCard(w, r)
@@ -114,7 +114,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/message:send":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			writeRESTError(w, http.StatusMethodNotAllowed, "UNSUPPORTED_OPERATION", "message:send takes POST")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "message:send takes POST")
 			return
 		}
 		h.serveRESTSend(w, r)
@@ -149,39 +149,53 @@ func requestVersion(r *http.Request) (string, bool) {
 	return v, false
 }
 
-// readBody reads a request's body within the limits, or answers the
-// failure with write and returns nil.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) []byte {
+// readBody reads a request's body within the limits; ok is false when it
+// could not be read, which fail has then answered.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) (b []byte, ok bool) {
 	body, err := wire.ReadBody(w, r, h.maxBody, h.timeout)
+	defer wire.ReleaseBuffer(body)
 	if err != nil {
-		wire.ReleaseBuffer(body)
 		status, msg := wire.BodyProblem(err, h.maxBody, h.timeout)
 		fail(status, msg)
-		return nil
+		return nil, false
 	}
-	b := append([]byte(nil), body.Bytes()...)
-	wire.ReleaseBuffer(body)
-	return b
+	return append([]byte{}, body.Bytes()...), true
 }
 
-// errorReason is the ErrorInfo reason of a refusal.
+// errorReason is the ErrorInfo reason of a refusal of the caller, as
+// the A2A SDKs name it: UNAUTHENTICATED for a 401, UNAUTHORIZED for a 403.
 func errorReason(e *otc.Error) string {
-	if e.Reason != "" {
-		return strings.ToUpper(e.Reason)
-	}
 	switch e.Code {
 	case otc.CodeUnauthenticated:
 		return "UNAUTHENTICATED"
 	case otc.CodeForbidden:
-		return "PERMISSION_DENIED"
+		return "UNAUTHORIZED"
 	case otc.CodeUnavailable:
 		return "UNAVAILABLE"
 	}
 	return "FAILED_PRECONDITION"
 }
 
+// refusalMetadata is the ErrorInfo metadata of a refusal: the policy's
+// reason, and the scopes to ask for.
+func refusalMetadata(e *otc.Error) map[string]string {
+	m := map[string]string{}
+	if e.Reason != "" {
+		m["reason"] = e.Reason
+	}
+	if len(e.RequiredScopes) > 0 {
+		m["requiredScopes"] = strings.Join(e.RequiredScopes, " ")
+	}
+	return m
+}
+
 // authError is the JSON-RPC error of a request refused for its
-// credentials.
+// credentials: -31401 (unauthenticated) or -31403 (unauthorized), the
+// codes the A2A SDKs give these refusals, which A2A 1.0 leaves to HTTP.
 func authError(e *otc.Error) *rpcError {
-	return &rpcError{Code: codeInvalidRequest, Message: e.Message, Data: errorInfo(errorReason(e), nil)}
+	code := codeUnauthenticated
+	if e.Code == otc.CodeForbidden {
+		code = codeUnauthorized
+	}
+	return &rpcError{Code: code, Message: e.Message, Data: errorInfo(errorReason(e), refusalMetadata(e)), refusal: e}
 }

@@ -236,12 +236,13 @@ func TestSendMessage(t *testing.T) {
 		require.NotNil(t, r.Error)
 		assert.Equal(t, -32602, r.Error.Code)
 		assert.Contains(t, r.Error.Message, "- a: Must be a number")
-		require.Len(t, r.Error.Data, 1)
-		assert.Equal(t, "type.googleapis.com/google.rpc.BadRequest", r.Error.Data[0]["@type"])
+		require.Len(t, r.Error.Data, 2)
+		assert.Equal(t, "INVALID_PARAMS", r.Error.Data[0]["reason"])
+		assert.Equal(t, "type.googleapis.com/google.rpc.BadRequest", r.Error.Data[1]["@type"])
 		assert.Equal(t, []any{
 			map[string]any{"field": "a", "description": "Must be a number"},
 			map[string]any{"field": "b", "description": "Is required"},
-		}, r.Error.Data[0]["fieldViolations"])
+		}, r.Error.Data[1]["fieldViolations"])
 	})
 	t.Run("unknown_tool", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-none", `[{"data":{"tool":"No_Such","input":{}}}]`))
@@ -272,8 +273,14 @@ func TestSendMessage(t *testing.T) {
 		a := s.send(t, "m-mcp", `[{"data":{"tool":"Mcp_Only","input":{}}}]`)
 		r := decodeRPC(t, a)
 		require.NotNil(t, r.Error, "%s", a.body)
-		assert.NotEqual(t, http.StatusOK, a.status)
+		assert.Equal(t, http.StatusOK, a.status, "a JSON-RPC error, as the binding's clients read it")
+		assert.Equal(t, -31403, r.Error.Code)
+		assert.Equal(t, "UNAUTHORIZED", r.Error.Data[0]["reason"])
 		assert.Contains(t, strings.ToLower(r.Error.Message), "mcp_only")
+
+		a = s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r-mcp","role":"ROLE_USER","parts":[{"data":{"tool":"Mcp_Only","input":{}}}]}}`)
+		assert.Equal(t, http.StatusForbidden, a.status, "%s", a.body)
+		assert.Contains(t, string(a.body), `"status":"PERMISSION_DENIED"`)
 	})
 	t.Run("draft_protocol_name", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-draft", `[{"data":{"tool":"Draft_Listed"}}]`))
@@ -388,6 +395,7 @@ func TestAuthentication(t *testing.T) {
 	assert.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
 	r := decodeRPC(t, a)
 	require.NotNil(t, r.Error)
+	assert.Equal(t, -31401, r.Error.Code, "the code the A2A SDKs give an unauthenticated request")
 	assert.Equal(t, "UNAUTHENTICATED", r.Error.Data[0]["reason"])
 
 	a = s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r-anon","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}`)

@@ -5,24 +5,39 @@ import (
 	"net/http"
 )
 
-// restStatus names an HTTP status as google.rpc.Status does.
-var restStatus = map[int]string{
-	http.StatusBadRequest:            "INVALID_ARGUMENT",
-	http.StatusUnauthorized:          "UNAUTHENTICATED",
-	http.StatusForbidden:             "PERMISSION_DENIED",
-	http.StatusNotFound:              "NOT_FOUND",
-	http.StatusMethodNotAllowed:      "UNIMPLEMENTED",
-	http.StatusRequestEntityTooLarge: "INVALID_ARGUMENT",
-	http.StatusRequestTimeout:        "DEADLINE_EXCEEDED",
-	http.StatusServiceUnavailable:    "UNAVAILABLE",
-	http.StatusInternalServerError:   "INTERNAL",
+// restStatus is the google.rpc.Status name of an error, by its reason
+// (as the A2A SDKs map them), or else by its HTTP status.
+func restStatus(reason string, status int) string {
+	switch reason {
+	case "INVALID_PARAMS", "INVALID_REQUEST", "PARSE_ERROR":
+		return "INVALID_ARGUMENT"
+	case "TASK_NOT_FOUND", "NOT_FOUND":
+		return "NOT_FOUND"
+	case "UNSUPPORTED_OPERATION", "PUSH_NOTIFICATION_NOT_SUPPORTED", "VERSION_NOT_SUPPORTED", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "TASK_NOT_CANCELABLE":
+		return "FAILED_PRECONDITION"
+	case "UNAUTHENTICATED":
+		return "UNAUTHENTICATED"
+	case "UNAUTHORIZED":
+		return "PERMISSION_DENIED"
+	}
+	switch status {
+	case http.StatusMethodNotAllowed:
+		return "UNIMPLEMENTED"
+	case http.StatusRequestTimeout:
+		return "DEADLINE_EXCEEDED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusInternalServerError:
+		return "INTERNAL"
+	}
+	return "INVALID_ARGUMENT"
 }
 
 // writeRESTError writes an HTTP+JSON error: a google.rpc.Status with an
 // ErrorInfo naming the reason.
 func writeRESTError(w http.ResponseWriter, status int, reason, message string, details ...any) {
 	body := map[string]any{"error": map[string]any{
-		"code": status, "status": restStatus[status], "message": message,
+		"code": status, "status": restStatus(reason, status), "message": message,
 		"details": append(errorInfo(reason, nil), details...),
 	}}
 	b, _ := json.Marshal(body)
@@ -34,13 +49,13 @@ func writeRESTError(w http.ResponseWriter, status int, reason, message string, d
 // serveRESTSend answers POST /message:send, a SendMessageRequest, in 1.0's
 // shapes.
 func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
-	body := h.readBody(w, r, func(status int, msg string) { writeRESTError(w, status, "INVALID_ARGUMENT", msg) })
-	if body == nil {
+	body, ok := h.readBody(w, r, func(status int, msg string) { writeRESTError(w, status, "INVALID_REQUEST", msg) })
+	if !ok {
 		return
 	}
 	var p sendParams
 	if err := json.Unmarshal(body, &p); err != nil || p.Message == nil {
-		writeRESTError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "The body must be a SendMessageRequest: an object with a message",
+		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", "The body must be a SendMessageRequest: an object with a message",
 			badRequest(map[string]string{"message": "required"}, []string{"message"})...)
 		return
 	}
@@ -53,7 +68,7 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
 				status = http.StatusNotFound
 			}
 		}
-		reason := "INVALID_ARGUMENT"
+		reason := "INVALID_PARAMS"
 		var details []any
 		for _, d := range e.Data {
 			if m, ok := d.(map[string]any); ok && m["reason"] != nil {

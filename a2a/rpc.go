@@ -21,6 +21,8 @@ const (
 	codeUnsupported         = -32004
 	codeExtendedCardMissing = -32007
 	codeVersionNotSupported = -32009
+	codeUnauthenticated     = -31401
+	codeUnauthorized        = -31403
 )
 
 // rpcRequest is a JSON-RPC 2.0 request.
@@ -94,10 +96,10 @@ func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
 
 // serveRPC answers one JSON-RPC request of the given A2A version.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version string) {
-	body := h.readBody(w, r, func(status int, msg string) {
+	body, ok := h.readBody(w, r, func(status int, msg string) {
 		writeRPC(w, status, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: msg}})
 	})
-	if body == nil {
+	if !ok {
 		return
 	}
 	var req rpcRequest
@@ -130,13 +132,12 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			e = &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: params must be an object with a message", Data: badRequest(map[string]string{"message": "required"}, []string{"message"})}
 			break
 		}
-		var status int
-		result, e, status = h.send(r, d, p.Message, body)
-		if status != http.StatusOK {
-			h.challenge(w, e)
-			writeRPC(w, status, rpcResponse{ID: id, Error: e})
-			return
-		}
+		// A refusal of the caller by a tool's policy is a JSON-RPC error
+		// like any other (-31401, -31403), answered 200 as the binding's
+		// clients expect, with its challenge; only a request no
+		// authenticator accepts is refused at the HTTP level (401).
+		result, e, _ = h.send(r, d, p.Message, body)
+		h.challenge(w, e)
 	case version == Version10 && (req.Method == "GetTask" || req.Method == "CancelTask"), version == Version03 && (req.Method == "tasks/get" || req.Method == "tasks/cancel"):
 		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
 	case version == Version10 && req.Method == "ListTasks":

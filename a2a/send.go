@@ -147,14 +147,14 @@ func (h *Handler) refused(d dialect, contextID string, err error) (any, *rpcErro
 	}
 	switch {
 	case errors.Is(err, otc.ErrToolNotFound):
-		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("TOOL_NOT_FOUND", nil)}, http.StatusOK
+		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("INVALID_PARAMS", map[string]string{"field": "message.parts.data.tool"})}, http.StatusOK
 	case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
 		order := slices.Sorted(maps.Keys(e.ParameterErrors))
-		return nil, &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: badRequest(e.ParameterErrors, order)}, http.StatusOK
+		return nil, &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(e.ParameterErrors, order)...)}, http.StatusOK
 	case e.Code == otc.CodeUnauthenticated || e.Code == otc.CodeForbidden:
-		return nil, &rpcError{Code: codeInvalidRequest, Message: e.Message, Data: errorInfo(errorReason(e), nil), refusal: e}, e.Code.HTTPStatus()
+		return nil, authError(e), e.Code.HTTPStatus()
 	case e.Code == otc.CodeInvalidInput || errors.Is(err, otc.ErrCallIDReused):
-		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo(errorReason(e), nil)}, http.StatusOK
+		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo("INVALID_PARAMS", nil)}, http.StatusOK
 	}
 	// Any other refusal (missing requirements, busy): a failed task that
 	// says why, as a tool error would.
@@ -167,5 +167,5 @@ func (h *Handler) refused(d dialect, contextID string, err error) (any, *rpcErro
 
 // invalidParams is the invalid-params error naming one field.
 func invalidParams(field, problem string) *rpcError {
-	return &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: " + field + ": " + problem, Data: badRequest(map[string]string{field: problem}, []string{field})}
+	return &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: " + field + ": " + problem, Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(map[string]string{field: problem}, []string{field})...)}
 }

@@ -1,0 +1,110 @@
+package interop
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/internal/testkit"
+)
+
+// TestA2AGoClient: the official A2A Go SDK's client (v2.3.1) resolves the
+// calculator's Agent Card and, over each binding the card names (JSON-RPC
+// and HTTP+JSON), calls a tool with a data part and reads the completed
+// task's artifact, reads a tool error as a failed task with its hint,
+// gets invalid input as its invalid-params error, and is answered with a
+// message when it sends text.
+func TestA2AGoClient(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, sharedServer.url+"/a2a")
+	require.NoError(t, err)
+	assert.Equal(t, "otc calculator", card.Name)
+	var skills []string
+	for _, s := range card.Skills {
+		skills = append(skills, s.ID)
+	}
+	assert.Contains(t, skills, "Shipping.Quote@1.0.0")
+	assert.NotContains(t, skills, "Payments.Refund@1.0.0", "it needs a capability token")
+
+	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
+		t.Run(string(binding), func(t *testing.T) {
+			t.Parallel()
+			client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = client.Destroy() })
+
+			call := func(tool string, input map[string]any) (a2a.SendMessageResult, error) {
+				msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": tool, "input": input}))
+				return client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+			}
+
+			res, err := call("Shipping_Quote", map[string]any{"to": map[string]any{"country": "FR"}, "speed": "express", "parcels": 2})
+			require.NoError(t, err)
+			task, ok := res.(*a2a.Task)
+			require.True(t, ok, "a task, got %T", res)
+			assert.Equal(t, a2a.TaskStateCompleted, task.Status.State)
+			require.Len(t, task.Artifacts, 1)
+			require.Len(t, task.Artifacts[0].Parts, 2)
+			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", task.Artifacts[0].Parts[0].Data())
+			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", task.Artifacts[0].Parts[1].Text())
+
+			res, err = call("Doorbell_Ring", map[string]any{"doorbell_id": "doorbell1"})
+			require.NoError(t, err)
+			task, ok = res.(*a2a.Task)
+			require.True(t, ok, "a task, got %T", res)
+			assert.Equal(t, a2a.TaskStateFailed, task.Status.State)
+			require.NotNil(t, task.Status.Message)
+			require.Len(t, task.Status.Message.Parts, 2)
+			assert.Equal(t, "Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms.", task.Status.Message.Parts[0].Text())
+			assert.Equal(t, map[string]any{"can_retry": true, "retry_after_ms": float64(500), "additional_prompt_content": "ids: doorbell42,doorbell84"}, task.Status.Message.Parts[1].Data())
+
+			_, err = call("Shipping_Quote", map[string]any{"to": map[string]any{"country": "france"}})
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, a2a.ErrInvalidParams), "%v", err)
+			assert.Contains(t, err.Error(), "to.country")
+
+			// Payments.Refund's policy lists OTC and MCP only.
+			_, err = call("Payments_Refund", map[string]any{"order_id": "A-1", "amount_cents": 100})
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, a2a.ErrUnauthorized), "%v", err)
+
+			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("what can you do?"))})
+			require.NoError(t, err)
+			reply, ok := res.(*a2a.Message)
+			require.True(t, ok, "a message, got %T", res)
+			require.NotEmpty(t, reply.Parts)
+			assert.Contains(t, reply.Parts[0].Text(), "Shipping_Quote")
+		})
+	}
+}
+
+// TestA2AGoClientUnauthenticated: against the calculator with an API key,
+// the official client's message without credentials is refused 401: the
+// HTTP+JSON binding's error is the SDK's ErrUnauthenticated; the card is
+// still public.
+func TestA2AGoClientUnauthenticated(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := testkit.ExampleServer(t, "..", "OTC_API_KEY=interop-a2a-key-0b9f21")
+	card, err := agentcard.DefaultResolver.Resolve(ctx, url+"/a2a")
+	require.NoError(t, err)
+	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
+		client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}))
+		require.NoError(t, err)
+		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Calculator_Add", "input": map[string]any{"a": 1, "b": 2}}))
+		_, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+		require.Error(t, err, binding)
+		if binding == a2a.TransportProtocolHTTPJSON {
+			assert.True(t, errors.Is(err, a2a.ErrUnauthenticated), "%v", err)
+		} else {
+			assert.Contains(t, err.Error(), "401", "the JSON-RPC client reports the HTTP status")
+		}
+		_ = client.Destroy()
+	}
+}
