@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -134,8 +135,13 @@ func isREST(path string) bool {
 // query parameter; none is 0.3), and whether it is one this package
 // speaks.
 func requestVersion(r *http.Request) (string, bool) {
-	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
-	if v == "" {
+	// The header's canonical key, read from the map as it is: Get would
+	// canonicalize "A2A-Version" again on every request.
+	var v string
+	if vs := r.Header["A2a-Version"]; len(vs) > 0 {
+		v = strings.TrimSpace(vs[0])
+	}
+	if v == "" && r.URL.RawQuery != "" {
 		v = strings.TrimSpace(r.URL.Query().Get("A2A-Version"))
 	}
 	switch v {
@@ -149,17 +155,17 @@ func requestVersion(r *http.Request) (string, bool) {
 	return v, false
 }
 
-// readBody reads a request's body within the limits; ok is false when it
-// could not be read, which fail has then answered.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) (b []byte, ok bool) {
+// readBody reads a request's body within the limits, into a pooled
+// buffer the caller releases (even when ok is false); ok is false when the
+// body could not be read, which fail has then answered.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, fail func(status int, msg string)) (body *bytes.Buffer, ok bool) {
 	body, err := wire.ReadBody(w, r, h.maxBody, h.timeout)
-	defer wire.ReleaseBuffer(body)
 	if err != nil {
 		status, msg := wire.BodyProblem(err, h.maxBody, h.timeout)
 		fail(status, msg)
-		return nil, false
+		return body, false
 	}
-	return append([]byte{}, body.Bytes()...), true
+	return body, true
 }
 
 // errorReason is the ErrorInfo reason of a refusal of the caller, as

@@ -128,7 +128,7 @@ func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 
 // guide is the answer to a message that calls no tool: a message naming
 // the skills and the form of a call.
-func (h *Handler) guide(r *http.Request, d dialect, contextID string) any {
+func (h *Handler) guide(dst []byte, r *http.Request, d dialect, contextID string) []byte {
 	var names []string
 	example := ""
 	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
@@ -146,7 +146,7 @@ func (h *Handler) guide(r *http.Request, d dialect, contextID string) any {
 		text += " It has no tool you may call."
 	}
 	m := d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
-	return wrap(d, "message", m)
+	return appendResult(dst, d, nil, m)
 }
 
 // exampleInput builds an input for a skill's example from a tool's

@@ -3,6 +3,9 @@ package a2a
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // restStatus is the google.rpc.Status name of an error, by its reason
@@ -49,17 +52,30 @@ func writeRESTError(w http.ResponseWriter, status int, reason, message string, d
 // serveRESTSend answers POST /message:send, a SendMessageRequest, in 1.0's
 // shapes.
 func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
-	body, ok := h.readBody(w, r, func(status int, msg string) { writeRESTError(w, status, "INVALID_REQUEST", msg) })
+	buf, ok := h.readBody(w, r, func(status int, msg string) { writeRESTError(w, status, "INVALID_REQUEST", msg) })
+	defer wire.ReleaseBuffer(buf) // after the document and the call, which point into it
 	if !ok {
 		return
 	}
-	var p sendParams
-	if err := json.Unmarshal(body, &p); err != nil || p.Message == nil {
-		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", "The body must be a SendMessageRequest: an object with a message",
-			badRequest(map[string]string{"message": "required"}, []string{"message"})...)
+	body := buf.Bytes()
+	doc, err := jsonparse.Parse(body)
+	if err != nil {
+		writeRESTError(w, http.StatusBadRequest, "PARSE_ERROR", "The body is not JSON: "+err.Error())
 		return
 	}
-	result, e, status := h.send(r, dialect{}, p.Message, body)
+	defer jsonparse.Release(doc)
+	var in incoming
+	e := invalidParams("message", "required: the body must be a SendMessageRequest, an object with a message")
+	if doc.Kind(0) == jsonparse.KindObject && !doc.Repeated {
+		in, e = readMessage(doc, doc.Member(0, "message"))
+	}
+	if e != nil {
+		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", e.Message, restDetails(e)...)
+		return
+	}
+	out := wire.GetBuffer()
+	defer wire.ReleaseBuffer(out)
+	result, e, status := h.send(out.AvailableBuffer(), r, dialect{}, in, body)
 	if e != nil {
 		h.challenge(w, e)
 		if status == http.StatusOK {
@@ -68,23 +84,37 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
 				status = http.StatusNotFound
 			}
 		}
-		reason := "INVALID_PARAMS"
-		var details []any
-		for _, d := range e.Data {
-			if m, ok := d.(map[string]any); ok && m["reason"] != nil {
-				reason, _ = m["reason"].(string)
-				continue
-			}
-			details = append(details, d)
-		}
-		writeRESTError(w, status, reason, e.Message, details...)
+		writeRESTError(w, status, restReason(e), e.Message, restDetails(e)...)
 		return
 	}
-	b, err := json.Marshal(result)
-	if err != nil {
-		writeRESTError(w, http.StatusInternalServerError, "INTERNAL", "The answer could not be written")
-		return
-	}
+	out.Write(result) // keeps the grown array for the pool
+	wire.ArmWriteDeadline(w, r)
 	w.Header().Set("Content-Type", "application/a2a+json")
-	_, _ = w.Write(b)
+	_, _ = w.Write(result)
+}
+
+// restReason is the ErrorInfo reason of a JSON-RPC error, for the
+// HTTP+JSON binding.
+func restReason(e *rpcError) string {
+	for _, d := range e.Data {
+		if m, ok := d.(map[string]any); ok {
+			if r, ok := m["reason"].(string); ok {
+				return r
+			}
+		}
+	}
+	return "INVALID_PARAMS"
+}
+
+// restDetails are a JSON-RPC error's details but its ErrorInfo, which
+// writeRESTError writes itself.
+func restDetails(e *rpcError) []any {
+	var out []any
+	for _, d := range e.Data {
+		if m, ok := d.(map[string]any); ok && m["reason"] != nil {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -24,14 +25,6 @@ const (
 	codeUnauthenticated     = -31401
 	codeUnauthorized        = -31403
 )
-
-// rpcRequest is a JSON-RPC 2.0 request.
-type rpcRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
 
 // rpcResponse is a JSON-RPC 2.0 response: a result or an error.
 type rpcResponse struct {
@@ -83,8 +76,21 @@ func badRequest(fields map[string]string, order []string) []any {
 	return []any{map[string]any{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": violations}}
 }
 
-// writeRPC writes a JSON-RPC response with the given HTTP status.
+// writeRPC writes a JSON-RPC response with the given HTTP status. A
+// result already encoded (json.RawMessage) is written around by hand.
 func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
+	if raw, ok := resp.Result.(json.RawMessage); ok && resp.Error == nil {
+		b := make([]byte, 0, len(raw)+len(resp.ID)+40)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, resp.ID...)
+		b = append(b, `,"result":`...)
+		b = append(b, raw...)
+		b = append(b, '}')
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(b)
+		return
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
@@ -96,61 +102,74 @@ func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
 
 // serveRPC answers one JSON-RPC request of the given A2A version.
 func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version string) {
-	body, ok := h.readBody(w, r, func(status int, msg string) {
+	buf, ok := h.readBody(w, r, func(status int, msg string) {
 		writeRPC(w, status, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: msg}})
 	})
+	defer wire.ReleaseBuffer(buf) // after the document and the call, which point into it
 	if !ok {
 		return
 	}
-	var req rpcRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: the body is not a JSON-RPC request object"}})
+	body := buf.Bytes()
+	doc, err := jsonparse.Parse(body)
+	if err != nil {
+		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: " + err.Error()}})
 		return
 	}
-	id := req.ID
+	defer jsonparse.Release(doc)
+	env, rawID, e := readEnvelope(doc)
+	id := json.RawMessage(rawID)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	switch {
-	case req.JSONRPC != "2.0":
-		writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "jsonrpc" must be "2.0"`}})
-		return
-	case len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9') && req.ID[0] != '-'):
-		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "id" must be a string or a number`}})
-		return
-	case len(req.ID) > maxIDBytes:
-		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: "Request payload validation error: the id is too long"}})
+	if e != nil {
+		writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
 		return
 	}
 	d := dialect{v03: version == Version03}
 	var result any
-	var e *rpcError
 	switch {
-	case version == Version10 && req.Method == "SendMessage", version == Version03 && req.Method == "message/send":
-		var p sendParams
-		if err := json.Unmarshal(req.Params, &p); err != nil || p.Message == nil {
-			e = &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: params must be an object with a message", Data: badRequest(map[string]string{"message": "required"}, []string{"message"})}
+	case version == Version10 && env.method == "SendMessage", version == Version03 && env.method == "message/send":
+		if env.params < 0 || doc.Kind(env.params) != jsonparse.KindObject {
+			e = invalidParams("message", "required: params must be an object with a message")
+			break
+		}
+		in, pe := readMessage(doc, doc.Member(env.params, "message"))
+		if pe != nil {
+			e = pe
 			break
 		}
 		// A refusal of the caller by a tool's policy is a JSON-RPC error
 		// like any other (-31401, -31403), answered 200 as the binding's
 		// clients expect, with its challenge; only a request no
 		// authenticator accepts is refused at the HTTP level (401).
-		result, e, _ = h.send(r, d, p.Message, body)
+		out := wire.GetBuffer()
+		defer wire.ReleaseBuffer(out)
+		b := append(out.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b, e, _ = h.send(b, r, d, in, body)
 		h.challenge(w, e)
-	case version == Version10 && (req.Method == "GetTask" || req.Method == "CancelTask"), version == Version03 && (req.Method == "tasks/get" || req.Method == "tasks/cancel"):
+		if e == nil {
+			b = append(b, '}')
+			out.Write(b) // keeps the grown array for the pool
+			wire.ArmWriteDeadline(w, r)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+			return
+		}
+	case version == Version10 && (env.method == "GetTask" || env.method == "CancelTask"), version == Version03 && (env.method == "tasks/get" || env.method == "tasks/cancel"):
 		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
-	case version == Version10 && req.Method == "ListTasks":
+	case version == Version10 && env.method == "ListTasks":
 		result = map[string]any{"tasks": []any{}, "nextPageToken": "", "pageSize": 0, "totalSize": 0}
-	case version == Version10 && (req.Method == "SendStreamingMessage" || req.Method == "SubscribeToTask"), version == Version03 && (req.Method == "message/stream" || req.Method == "tasks/resubscribe"):
+	case version == Version10 && (env.method == "SendStreamingMessage" || env.method == "SubscribeToTask"), version == Version03 && (env.method == "message/stream" || env.method == "tasks/resubscribe"):
 		e = &rpcError{Code: codeUnsupported, Message: "Streaming is not supported by this agent: send the message with " + sendMethod(d), Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
-	case version == Version10 && strings.HasSuffix(req.Method, "PushNotificationConfig"), version == Version10 && req.Method == "ListTaskPushNotificationConfigs",
-		version == Version03 && strings.HasPrefix(req.Method, "tasks/pushNotificationConfig/"):
+	case version == Version10 && strings.HasSuffix(env.method, "PushNotificationConfig"), version == Version10 && env.method == "ListTaskPushNotificationConfigs",
+		version == Version03 && strings.HasPrefix(env.method, "tasks/pushNotificationConfig/"):
 		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}
-	case version == Version10 && req.Method == "GetExtendedAgentCard", version == Version03 && req.Method == "agent/getAuthenticatedExtendedCard":
+	case version == Version10 && env.method == "GetExtendedAgentCard", version == Version03 && env.method == "agent/getAuthenticatedExtendedCard":
 		e = &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}
 	default:
-		e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(req.Method, 64) + " (A2A " + version + ")"}
+		e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(env.method, 64) + " (A2A " + version + ")"}
 	}
 	writeRPC(w, http.StatusOK, rpcResponse{ID: id, Result: result, Error: e})
 }

@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -23,61 +23,60 @@ const (
 	maxToolLength = 200
 )
 
-// callPart is the data part that calls a tool.
-type callPart struct {
-	Tool  string          `json:"tool"`
-	Input json.RawMessage `json:"input"`
-}
-
 // send answers a message: it calls the tool its data part names and
-// returns the SendMessageResponse in d's shape (a 1.0 {"task": ...} or
-// {"message": ...}; 0.3's task or message itself), or the error to
-// answer with and its HTTP status (200 but for refusals of the caller).
-func (h *Handler) send(r *http.Request, d dialect, m *message, body []byte) (any, *rpcError, int) {
+// appends to dst the SendMessageResponse, encoded in d's shape (a 1.0 {"task":
+// ...} or {"message": ...}; 0.3's task or message itself), or the error
+// to answer with and its HTTP status (200 but for refusals of the
+// caller).
+func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body []byte) ([]byte, *rpcError, int) {
 	switch {
-	case m.MessageID == "":
+	case m.messageID == "":
 		return nil, invalidParams("message.messageId", "required: the message's id, which is also the call's id"), http.StatusOK
-	case len(m.MessageID) > maxMessageID:
+	case len(m.messageID) > maxMessageID:
 		return nil, invalidParams("message.messageId", fmt.Sprintf("at most %d bytes", maxMessageID)), http.StatusOK
-	case len(m.Parts) == 0:
+	case m.parts == 0:
 		return nil, invalidParams("message.parts", "At least one part is required"), http.StatusOK
-	case len(m.Parts) > maxParts:
+	case m.parts > maxParts:
 		return nil, invalidParams("message.parts", fmt.Sprintf("at most %d parts", maxParts)), http.StatusOK
-	case len(m.TaskID) > 0:
-		return nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent keeps no task to continue; send a new message without taskId", Data: errorInfo("TASK_NOT_FOUND", map[string]string{"taskId": wire.Truncate(m.TaskID, 64)})}, http.StatusOK
+	case len(m.taskID) > 0:
+		return nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent keeps no task to continue; send a new message without taskId", Data: errorInfo("TASK_NOT_FOUND", map[string]string{"taskId": wire.Truncate(m.taskID, 64)})}, http.StatusOK
 	}
-	call, found, err := findCall(m.Parts)
-	if err != nil {
-		return nil, invalidParams("message.parts", err.Error()), http.StatusOK
-	}
-	contextID := m.ContextID
+	// A task's id is new; a context the message names none of gets the
+	// same value, which is as unique (the two are never compared).
+	taskID := otc.NewCallID()
+	contextID := m.contextID
 	if contextID == "" {
-		contextID = otc.NewCallID()
+		contextID = taskID
 	}
-	if !found {
-		return h.guide(r, d, contextID), nil, http.StatusOK
+	if !m.found {
+		return h.guide(dst, r, d, contextID), nil, http.StatusOK
 	}
-	if call.Tool == "" {
+	tool := m.tool
+	if tool == "" {
 		only, ok := h.onlySkill(r)
 		if !ok {
 			return nil, invalidParams("message.parts.data.tool", "required: this agent has several skills; name one (its card lists them)"), http.StatusOK
 		}
-		call.Tool = only
+		tool = only
 	}
-	if len(call.Tool) > maxToolLength {
+	if len(tool) > maxToolLength {
 		return nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
-	req := &otc.CallRequest{CallID: m.MessageID, Input: call.Input, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
-	if strings.Contains(call.Tool, ".") {
-		req.ToolID = call.Tool
+	req := &otc.CallRequest{CallID: m.messageID, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
+	if m.input >= 0 {
+		req.Input = m.doc.Raw(m.input)
+		callin.SetParsed(req, m.doc, m.input)
+	}
+	if strings.Contains(tool, ".") {
+		req.ToolID = tool
 	} else {
-		req.ToolName = call.Tool
+		req.ToolName = tool
 	}
 	res, err := h.reg.Call(r.Context(), req)
 	if err != nil {
-		return h.refused(d, contextID, err)
+		return h.refused(dst, d, taskID, contextID, err)
 	}
-	t := &task{ID: otc.NewCallID(), ContextID: contextID}
+	t := &task{ID: taskID, ContextID: contextID}
 	if te := res.Error; te != nil {
 		info, _ := json.Marshal(map[string]any{
 			"can_retry":                 te.CanRetry,
@@ -88,23 +87,16 @@ func (h *Handler) send(r *http.Request, d dialect, m *message, body []byte) (any
 			MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
 			Parts: []part{d.textPart(modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)), d.dataPart(info)},
 		})}
-		return wrap(d, "task", d.task(t)), nil, http.StatusOK
+		return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
 	}
 	t.Status = taskStatus{State: d.state(stateCompleted), Timestamp: now()}
 	parts := []part{}
 	if res.Value != nil {
 		parts = append(parts, d.dataPart(res.Value), d.textPart(modeltext.Value(res.Value)))
 	}
-	t.Artifacts = []artifact{{ArtifactID: otc.NewCallID(), Name: "result", Parts: parts}}
-	return wrap(d, "task", d.task(t)), nil, http.StatusOK
-}
-
-// wrap is a SendMessageResponse: 1.0 names what it holds, 0.3 does not.
-func wrap(d dialect, key string, v any) any {
-	if d.v03 {
-		return v
-	}
-	return map[string]any{key: v}
+	// One artifact per task: its id need only be unique within the task.
+	t.Artifacts = []artifact{{ArtifactID: "result", Name: "result", Parts: parts}}
+	return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
 }
 
 // retryMS is a retry delay in whole milliseconds, rounded up.
@@ -112,35 +104,8 @@ func retryMS(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// findCall returns the message's call part: the data part with "tool" or
-// "input", which must be alone of its kind.
-func findCall(parts []part) (callPart, bool, error) {
-	var call callPart
-	found := false
-	for _, p := range parts {
-		if len(p.Data) == 0 || p.Data[0] != '{' {
-			continue
-		}
-		var c callPart
-		if err := json.Unmarshal(p.Data, &c); err != nil {
-			return call, false, errors.New(`a data part's "tool" must be a string and its "input" a JSON object`)
-		}
-		if c.Tool == "" && c.Input == nil {
-			continue
-		}
-		if found {
-			return call, false, errors.New("one message calls one tool: send one data part with \"tool\" and \"input\"")
-		}
-		if c.Input != nil && !bytes.HasPrefix(bytes.TrimSpace(c.Input), []byte("{")) && string(bytes.TrimSpace(c.Input)) != "null" {
-			return call, false, errors.New(`a data part's "input" must be a JSON object of the tool's parameters`)
-		}
-		call, found = c, true
-	}
-	return call, found, nil
-}
-
 // refused answers a call the registry refused before the tool ran.
-func (h *Handler) refused(d dialect, contextID string, err error) (any, *rpcError, int) {
+func (h *Handler) refused(dst []byte, d dialect, taskID, contextID string, err error) ([]byte, *rpcError, int) {
 	e, ok := errors.AsType[*otc.Error](err)
 	if !ok {
 		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
@@ -159,10 +124,10 @@ func (h *Handler) refused(d dialect, contextID string, err error) (any, *rpcErro
 	// Any other refusal (missing requirements, busy): a failed task that
 	// says why, as a tool error would.
 	info, _ := json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
-	t := &task{ID: otc.NewCallID(), ContextID: contextID, Status: taskStatus{State: d.state(stateFailed), Timestamp: now()}}
+	t := &task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateFailed), Timestamp: now()}}
 	t.Status.Message = d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
 		Parts: []part{d.textPart(e.Message), d.dataPart(info)}})
-	return wrap(d, "task", d.task(t)), nil, http.StatusOK
+	return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
 }
 
 // invalidParams is the invalid-params error naming one field.

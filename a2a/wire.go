@@ -48,7 +48,7 @@ type task struct {
 type taskStatus struct {
 	State     string   `json:"state"`
 	Message   *message `json:"message,omitempty"`
-	Timestamp string   `json:"timestamp,omitempty"`
+	Timestamp time.Time
 }
 
 // artifact is an Artifact.
@@ -56,15 +56,6 @@ type artifact struct {
 	ArtifactID string `json:"artifactId"`
 	Name       string `json:"name,omitempty"`
 	Parts      []part `json:"parts"`
-}
-
-// sendParams are the params of SendMessage (and 0.3's message/send).
-type sendParams struct {
-	Message       *message `json:"message"`
-	Configuration *struct {
-		ReturnImmediately bool  `json:"returnImmediately"`
-		Blocking          *bool `json:"blocking"` // 0.3
-	} `json:"configuration"`
 }
 
 // dialect writes the shapes of one protocol version: 1.0's ProtoJSON enum
@@ -126,6 +117,8 @@ const (
 	stateFailed    = "TASK_STATE_FAILED"
 )
 
-// now is the timestamp of a status, as A2A writes them (UTC, millisecond
-// precision).
-func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+// now is the time of a status.
+func now() time.Time { return time.Now() }
+
+// timestampLayout writes a timestamp as A2A does: UTC, milliseconds.
+const timestampLayout = "2006-01-02T15:04:05.000Z"

@@ -22,6 +22,7 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
@@ -54,6 +55,8 @@ const (
 	mcpCall2026 = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"Calculator_Add","arguments":{"a":10,"b":5},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}}}}`
+	// a2aCall is an A2A 1.0 SendMessage with the call's data part.
+	a2aCall        = `{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"m-7","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":10,"b":5}}}]}}}`
 	mcpInitialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1.0.0"}}}`
 	mcpInitialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
@@ -80,6 +83,7 @@ var (
 	wantOTC  = regexp.MustCompile(`"value":15[,}]`)
 	wantREST = regexp.MustCompile(`"result":15[,}]`)
 	wantMCP  = regexp.MustCompile(`"structuredContent":\{"result":15\}`)
+	wantA2A  = regexp.MustCompile(`"TASK_STATE_COMPLETED".*\{"data":15\}`)
 )
 
 func jsonHeader(kv ...string) http.Header {
@@ -112,6 +116,7 @@ func servers(tb testing.TB) []server {
 			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},
 		{name: "otc-mcp-2026", handler: mcpHandler, path: "/mcp", body: []byte(mcpCall2026),
 			header: mcpHeader("2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "Calculator_Add"), want: wantMCP},
+		{name: "otc-a2a", handler: a2a.NewHandler(reg, nil), path: "/", body: []byte(a2aCall), header: jsonHeader("A2A-Version", "1.0"), want: wantA2A},
 		{name: "sdk-stateless", path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP,
 			handler: sdk.NewStreamableHTTPHandler(getSDK, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})},
 		{name: "sdk-sessions", path: "/mcp", body: []byte(mcpCall), header: mcpHeader("2025-11-25"), want: wantMCP, open: openSession,

@@ -1,0 +1,141 @@
+package a2a
+
+import (
+	"encoding/json"
+
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// The answers to messages are written by hand, in the order the protocol's
+// objects list their fields: they are most of what a call writes, and
+// encoding/json would check again every value the pipeline has already
+// encoded.
+
+// appendPart appends a part: its 0.3 kind, then its text or data.
+func appendPart(dst []byte, p part) []byte {
+	dst = append(dst, '{')
+	if p.Kind != "" {
+		dst = append(dst, `"kind":`...)
+		dst = wire.AppendString(dst, p.Kind)
+		dst = append(dst, ',')
+	}
+	switch {
+	case p.Text != nil:
+		dst = append(dst, `"text":`...)
+		dst = wire.AppendString(dst, *p.Text)
+	default:
+		dst = append(dst, `"data":`...)
+		dst = appendRaw(dst, p.Data)
+	}
+	return append(dst, '}')
+}
+
+func appendParts(dst []byte, parts []part) []byte {
+	dst = append(dst, '[')
+	for i, p := range parts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPart(dst, p)
+	}
+	return append(dst, ']')
+}
+
+// appendMessage appends a message the agent writes.
+func appendMessage(dst []byte, m *message) []byte {
+	dst = append(dst, '{')
+	if m.Kind != "" {
+		dst = append(dst, `"kind":`...)
+		dst = wire.AppendString(dst, m.Kind)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"messageId":`...)
+	dst = wire.AppendString(dst, m.MessageID)
+	if m.ContextID != "" {
+		dst = append(dst, `,"contextId":`...)
+		dst = wire.AppendString(dst, m.ContextID)
+	}
+	if m.TaskID != "" {
+		dst = append(dst, `,"taskId":`...)
+		dst = wire.AppendString(dst, m.TaskID)
+	}
+	dst = append(dst, `,"role":`...)
+	dst = wire.AppendString(dst, m.Role)
+	dst = append(dst, `,"parts":`...)
+	dst = appendParts(dst, m.Parts)
+	return append(dst, '}')
+}
+
+// appendTask appends a task.
+func appendTask(dst []byte, t *task) []byte {
+	dst = append(dst, '{')
+	if t.Kind != "" {
+		dst = append(dst, `"kind":`...)
+		dst = wire.AppendString(dst, t.Kind)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"id":`...)
+	dst = wire.AppendString(dst, t.ID)
+	dst = append(dst, `,"contextId":`...)
+	dst = wire.AppendString(dst, t.ContextID)
+	dst = append(dst, `,"status":{"state":`...)
+	dst = wire.AppendString(dst, t.Status.State)
+	if t.Status.Message != nil {
+		dst = append(dst, `,"message":`...)
+		dst = appendMessage(dst, t.Status.Message)
+	}
+	if !t.Status.Timestamp.IsZero() {
+		dst = append(dst, `,"timestamp":"`...)
+		dst = t.Status.Timestamp.UTC().AppendFormat(dst, timestampLayout)
+		dst = append(dst, '"')
+	}
+	dst = append(dst, '}')
+	if len(t.Artifacts) > 0 {
+		dst = append(dst, `,"artifacts":[`...)
+		for i, a := range t.Artifacts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"artifactId":`...)
+			dst = wire.AppendString(dst, a.ArtifactID)
+			if a.Name != "" {
+				dst = append(dst, `,"name":`...)
+				dst = wire.AppendString(dst, a.Name)
+			}
+			dst = append(dst, `,"parts":`...)
+			dst = appendParts(dst, a.Parts)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendRaw appends a JSON value the pipeline encoded, or null.
+func appendRaw(dst []byte, v json.RawMessage) []byte {
+	if len(v) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, v...)
+}
+
+// appendResult appends a SendMessageResponse holding a task or a message:
+// 1.0 names what it holds ({"task": ...}), 0.3 does not.
+func appendResult(dst []byte, d dialect, t *task, m *message) []byte {
+	if !d.v03 {
+		if t != nil {
+			dst = append(dst, `{"task":`...)
+		} else {
+			dst = append(dst, `{"message":`...)
+		}
+	}
+	if t != nil {
+		dst = appendTask(dst, t)
+	} else {
+		dst = appendMessage(dst, m)
+	}
+	if !d.v03 {
+		dst = append(dst, '}')
+	}
+	return dst
+}

@@ -1,0 +1,127 @@
+package a2a
+
+import (
+	"fmt"
+
+	"github.com/otcgo/otc/internal/jsonparse"
+)
+
+// This file reads requests: the body is parsed once (internal/jsonparse),
+// and the call's input handed to the registry as the parsed node, so that
+// it is not parsed again.
+
+// incoming is a message as this package reads it.
+type incoming struct {
+	messageID, contextID, taskID string
+	parts                        int
+	// tool and input are the call part's: input is its node, -1 when it
+	// has none; found says the message has a call part.
+	tool  string
+	input int32
+	found bool
+	doc   *jsonparse.Document
+}
+
+// readMessage reads message node m of d, or returns the invalid-params
+// error that refuses it.
+func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
+	in := incoming{input: -1, doc: d}
+	if m < 0 || d.Kind(m) != jsonparse.KindObject {
+		return in, invalidParams("message", "required: an object")
+	}
+	str := func(name string) (string, *rpcError) {
+		v := d.Member(m, name)
+		if v < 0 || d.Kind(v) == jsonparse.KindNull {
+			return "", nil
+		}
+		if d.Kind(v) != jsonparse.KindString {
+			return "", invalidParams("message."+name, "must be a string")
+		}
+		return d.StringValue(v), nil
+	}
+	var e *rpcError
+	if in.messageID, e = str("messageId"); e != nil {
+		return in, e
+	}
+	if in.contextID, e = str("contextId"); e != nil {
+		return in, e
+	}
+	if in.taskID, e = str("taskId"); e != nil {
+		return in, e
+	}
+	parts := d.Member(m, "parts")
+	if parts < 0 || d.Kind(parts) != jsonparse.KindArray {
+		return in, invalidParams("message.parts", "At least one part is required")
+	}
+	in.parts = int(d.Nodes[parts].Count)
+	for _, p := range d.Elements(parts) {
+		if d.Kind(p) != jsonparse.KindObject {
+			return in, invalidParams("message.parts", "each part must be an object")
+		}
+		data := d.Member(p, "data")
+		if data < 0 || d.Kind(data) != jsonparse.KindObject {
+			continue
+		}
+		tool, input := d.Member(data, "tool"), d.Member(data, "input")
+		if tool < 0 && input < 0 {
+			continue
+		}
+		if in.found {
+			return in, invalidParams("message.parts", "one message calls one tool: send one data part with \"tool\" and \"input\"")
+		}
+		in.found = true
+		if tool >= 0 && d.Kind(tool) != jsonparse.KindNull {
+			if d.Kind(tool) != jsonparse.KindString {
+				return in, invalidParams("message.parts", `a data part's "tool" must be a string`)
+			}
+			in.tool = d.StringValue(tool)
+		}
+		if input >= 0 && d.Kind(input) != jsonparse.KindNull {
+			if d.Kind(input) != jsonparse.KindObject {
+				return in, invalidParams("message.parts", `a data part's "input" must be a JSON object of the tool's parameters`)
+			}
+			in.input = input
+		}
+	}
+	return in, nil
+}
+
+// rpcEnvelope is a JSON-RPC request as read: its id (as sent), method and
+// params node (-1 for none).
+type rpcEnvelope struct {
+	id     []byte
+	method string
+	params int32
+}
+
+// readEnvelope reads the JSON-RPC request of document d, or returns the
+// error to answer (with a null id when the id cannot be read).
+func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
+	env := rpcEnvelope{params: -1}
+	if d.Kind(0) != jsonparse.KindObject {
+		return env, nil, &rpcError{Code: codeInvalidRequest, Message: "Request payload validation error: the body must be a JSON-RPC request object"}
+	}
+	if d.Repeated {
+		return env, nil, &rpcError{Code: codeInvalidRequest, Message: "Request payload validation error: a member name is repeated"}
+	}
+	id := d.Member(0, "id")
+	switch {
+	case id < 0:
+		return env, nil, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "id" is required (this agent answers no notifications)`}
+	case d.Kind(id) != jsonparse.KindString && d.Kind(id) != jsonparse.KindNumber:
+		return env, nil, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "id" must be a string or a number`}
+	case len(d.Raw(id)) > maxIDBytes:
+		return env, nil, &rpcError{Code: codeInvalidRequest, Message: fmt.Sprintf("Request payload validation error: the id is longer than %d bytes", maxIDBytes)}
+	}
+	env.id = append([]byte(nil), d.Raw(id)...)
+	if v := d.Member(0, "jsonrpc"); v < 0 || d.Kind(v) != jsonparse.KindString || !d.StringIs(v, "2.0") {
+		return env, env.id, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "jsonrpc" must be "2.0"`}
+	}
+	m := d.Member(0, "method")
+	if m < 0 || d.Kind(m) != jsonparse.KindString {
+		return env, env.id, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "method" must be a string`}
+	}
+	env.method = d.StringValue(m)
+	env.params = d.Member(0, "params")
+	return env, env.id, nil
+}
