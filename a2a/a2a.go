@@ -112,15 +112,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.serveRPC(w, r, version)
-	case path == "/message:send":
+	case path == "/message:send" || path == "/message:stream":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "message:send takes POST")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", path[1:]+" takes POST")
 			return
 		}
-		h.serveRESTSend(w, r)
+		h.serveRESTSend(w, r, path == "/message:stream")
 	case isREST(path):
-		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", "This operation is not supported by this agent: it serves message:send and the Agent Card")
+		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", "This operation is not supported by this agent: it serves message:send, message:stream and the Agent Card")
 	default:
 		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", "Nothing is served at "+wire.Truncate(path, 64))
 	}

@@ -49,6 +49,12 @@ func newServer(t *testing.T, opts *a2a.Options) *server {
 		func(_ context.Context, _ struct{}) (otc.NoOutput, error) {
 			return otc.NoOutput{}, &otc.ToolError{Message: "Doorbell not found", AdditionalPromptContent: "ids: d1, d2", CanRetry: true, RetryAfter: 500 * time.Millisecond}
 		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Steps", Version: "1.0.0", Description: "Reports two steps, then ends."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			otc.ReportProgress(ctx, 1, 2, "first step")
+			otc.ReportProgress(ctx, 2, 2, "")
+			return "done", nil
+		}))
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Mcp.Only", Version: "1.0.0", Description: "Only over MCP.",
 		Policy: &otc.Policy{Protocols: []string{otc.ProtocolMCP}}},
 		func(context.Context, struct{}) (int, error) { return 1, nil }))
@@ -172,7 +178,7 @@ func TestCard(t *testing.T) {
 		assert.Equal(t, "1.0", i.ProtocolVersion)
 	}
 	assert.Equal(t, []string{"JSONRPC", "HTTP+JSON"}, []string{card.SupportedInterfaces[0].ProtocolBinding, card.SupportedInterfaces[1].ProtocolBinding})
-	assert.Equal(t, map[string]bool{"streaming": false, "pushNotifications": false, "extendedAgentCard": false}, card.Capabilities)
+	assert.Equal(t, map[string]bool{"streaming": true, "pushNotifications": false, "extendedAgentCard": false}, card.Capabilities)
 	assert.NotEmpty(t, card.DefaultInputModes)
 	assert.NotEmpty(t, card.DefaultOutputModes)
 	var ids []string
@@ -186,7 +192,7 @@ func TestCard(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(sk.Examples[0]), &ex), sk.Examples[0])
 		assert.Equal(t, sk.Name, ex.Tool)
 	}
-	assert.ElementsMatch(t, []string{"Calculator.Add@1.0.0", "Greeter.Hello@1.0.0", "Doorbell.Ring@1.0.0", "Draft.Listed@1.0.0"}, ids,
+	assert.ElementsMatch(t, []string{"Calculator.Add@1.0.0", "Greeter.Hello@1.0.0", "Doorbell.Ring@1.0.0", "Job.Steps@1.0.0", "Draft.Listed@1.0.0"}, ids,
 		"a tool whose policy keeps it off A2A is not a skill; the registry's draft name counts as A2A")
 }
 

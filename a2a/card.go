@@ -60,6 +60,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 		DefaultOutputModes: outputModes,
 		Skills:             h.skills(nil),
 	}
+	card.Capabilities.Streaming = true
 	base := h.baseURL(r)
 	card.SupportedInterfaces = []agentInterface{
 		{URL: base, ProtocolBinding: "JSONRPC", ProtocolVersion: Version10},
@@ -128,7 +129,7 @@ func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 
 // guide is the answer to a message that calls no tool: a message naming
 // the skills and the form of a call.
-func (h *Handler) guide(dst []byte, r *http.Request, d dialect, contextID string) []byte {
+func (h *Handler) guide(r *http.Request, d dialect, contextID string) *message {
 	var names []string
 	example := ""
 	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
@@ -145,8 +146,7 @@ func (h *Handler) guide(dst []byte, r *http.Request, d dialect, contextID string
 	} else {
 		text += " It has no tool you may call."
 	}
-	m := d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
-	return appendResult(dst, d, nil, m)
+	return d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
 }
 
 // exampleInput builds an input for a skill's example from a tool's

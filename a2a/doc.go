@@ -10,7 +10,7 @@
 //
 //	GET  /.well-known/agent-card.json  the Agent Card (public)
 //	POST /                             the JSON-RPC binding (SendMessage, GetTask, ...)
-//	POST /message:send                 the HTTP+JSON binding
+//	POST /message:send, /message:stream the HTTP+JSON binding
 //
 // A2A 1.0 requests say so in the A2A-Version header (or query parameter);
 // a request without one is an A2A 0.3 request, whose JSON-RPC method
@@ -32,8 +32,12 @@
 // message naming the skills and the form, so that a model that wrote text
 // can correct itself.
 //
-// Not served yet: streaming, tasks that outlive their call (GetTask,
-// ListTasks and CancelTask find none), questions (input-required), the
-// extended card and push notifications (the card says so). gRPC is not
+// A streaming message is answered with Server-Sent Events: the task, a
+// WORKING status update for each progress report of the tool, the
+// artifact and the final status.
+//
+// Not served yet: tasks that outlive their call (GetTask, ListTasks,
+// CancelTask and SubscribeToTask find none), questions (input-required),
+// the extended card and push notifications (the card says so). gRPC is not
 // served.
 package a2a

@@ -78,36 +78,47 @@ func appendTask(dst []byte, t *task) []byte {
 	dst = wire.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
 	dst = wire.AppendString(dst, t.ContextID)
-	dst = append(dst, `,"status":{"state":`...)
-	dst = wire.AppendString(dst, t.Status.State)
-	if t.Status.Message != nil {
-		dst = append(dst, `,"message":`...)
-		dst = appendMessage(dst, t.Status.Message)
-	}
-	if !t.Status.Timestamp.IsZero() {
-		dst = append(dst, `,"timestamp":"`...)
-		dst = t.Status.Timestamp.UTC().AppendFormat(dst, timestampLayout)
-		dst = append(dst, '"')
-	}
-	dst = append(dst, '}')
+	dst = append(dst, `,"status":`...)
+	dst = appendStatus(dst, t.Status)
 	if len(t.Artifacts) > 0 {
 		dst = append(dst, `,"artifacts":[`...)
 		for i, a := range t.Artifacts {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"artifactId":`...)
-			dst = wire.AppendString(dst, a.ArtifactID)
-			if a.Name != "" {
-				dst = append(dst, `,"name":`...)
-				dst = wire.AppendString(dst, a.Name)
-			}
-			dst = append(dst, `,"parts":`...)
-			dst = appendParts(dst, a.Parts)
-			dst = append(dst, '}')
+			dst = appendArtifact(dst, a)
 		}
 		dst = append(dst, ']')
 	}
+	return append(dst, '}')
+}
+
+// appendStatus appends a TaskStatus.
+func appendStatus(dst []byte, st taskStatus) []byte {
+	dst = append(dst, `{"state":`...)
+	dst = wire.AppendString(dst, st.State)
+	if st.Message != nil {
+		dst = append(dst, `,"message":`...)
+		dst = appendMessage(dst, st.Message)
+	}
+	if !st.Timestamp.IsZero() {
+		dst = append(dst, `,"timestamp":"`...)
+		dst = st.Timestamp.UTC().AppendFormat(dst, timestampLayout)
+		dst = append(dst, '"')
+	}
+	return append(dst, '}')
+}
+
+// appendArtifact appends an Artifact.
+func appendArtifact(dst []byte, a artifact) []byte {
+	dst = append(dst, `{"artifactId":`...)
+	dst = wire.AppendString(dst, a.ArtifactID)
+	if a.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = wire.AppendString(dst, a.Name)
+	}
+	dst = append(dst, `,"parts":`...)
+	dst = appendParts(dst, a.Parts)
 	return append(dst, '}')
 }
 

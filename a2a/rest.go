@@ -49,9 +49,9 @@ func writeRESTError(w http.ResponseWriter, status int, reason, message string, d
 	_, _ = w.Write(b)
 }
 
-// serveRESTSend answers POST /message:send, a SendMessageRequest, in 1.0's
-// shapes.
-func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
+// serveRESTSend answers POST /message:send (or, with stream,
+// /message:stream), a SendMessageRequest, in 1.0's shapes.
+func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream bool) {
 	buf, ok := h.readBody(w, r, func(status int, msg string) { writeRESTError(w, status, "INVALID_REQUEST", msg) })
 	defer wire.ReleaseBuffer(buf) // after the document and the call, which point into it
 	if !ok {
@@ -73,16 +73,22 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request) {
 		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", e.Message, restDetails(e)...)
 		return
 	}
+	if stream {
+		h.serveStream(w, r, dialect{}, in, body, nil, func(e *rpcError, status int) {
+			if status == http.StatusOK {
+				status = restStatusOf(e)
+			}
+			writeRESTError(w, status, restReason(e), e.Message, restDetails(e)...)
+		})
+		return
+	}
 	out := wire.GetBuffer()
 	defer wire.ReleaseBuffer(out)
 	result, e, status := h.send(out.AvailableBuffer(), r, dialect{}, in, body)
 	if e != nil {
 		h.challenge(w, e)
 		if status == http.StatusOK {
-			status = http.StatusBadRequest
-			if e.Code == codeTaskNotFound {
-				status = http.StatusNotFound
-			}
+			status = restStatusOf(e)
 		}
 		writeRESTError(w, status, restReason(e), e.Message, restDetails(e)...)
 		return
@@ -117,4 +123,12 @@ func restDetails(e *rpcError) []any {
 		out = append(out, d)
 	}
 	return out
+}
+
+// restStatusOf is the HTTP status of an error answered 200 on JSON-RPC.
+func restStatusOf(e *rpcError) int {
+	if e.Code == codeTaskNotFound {
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
 }

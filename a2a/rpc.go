@@ -161,8 +161,22 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
 	case version == Version10 && env.method == "ListTasks":
 		result = map[string]any{"tasks": []any{}, "nextPageToken": "", "pageSize": 0, "totalSize": 0}
-	case version == Version10 && (env.method == "SendStreamingMessage" || env.method == "SubscribeToTask"), version == Version03 && (env.method == "message/stream" || env.method == "tasks/resubscribe"):
-		e = &rpcError{Code: codeUnsupported, Message: "Streaming is not supported by this agent: send the message with " + sendMethod(d), Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+	case version == Version10 && env.method == "SendStreamingMessage", version == Version03 && env.method == "message/stream":
+		if env.params < 0 || doc.Kind(env.params) != jsonparse.KindObject {
+			e = invalidParams("message", "required: params must be an object with a message")
+			break
+		}
+		in, pe := readMessage(doc, doc.Member(env.params, "message"))
+		if pe != nil {
+			e = pe
+			break
+		}
+		h.serveStream(w, r, d, in, body, id, func(e *rpcError, _ int) {
+			writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
+		})
+		return
+	case version == Version10 && env.method == "SubscribeToTask", version == Version03 && env.method == "tasks/resubscribe":
+		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call (or its stream) and keeps no task to subscribe to", Data: errorInfo("TASK_NOT_FOUND", nil)}
 	case version == Version10 && strings.HasSuffix(env.method, "PushNotificationConfig"), version == Version10 && env.method == "ListTaskPushNotificationConfigs",
 		version == Version03 && strings.HasPrefix(env.method, "tasks/pushNotificationConfig/"):
 		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}
@@ -183,14 +197,6 @@ func (h *Handler) challenge(w http.ResponseWriter, e *rpcError) {
 	if c := otc.Challenge(h.auth, e.refusal); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
-}
-
-// sendMethod names the JSON-RPC method that sends a message.
-func sendMethod(d dialect) string {
-	if d.v03 {
-		return "message/send"
-	}
-	return "SendMessage"
 }
 
 // maxIDBytes bounds a JSON-RPC id.

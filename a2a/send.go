@@ -23,23 +23,35 @@ const (
 	maxToolLength = 200
 )
 
-// send answers a message: it calls the tool its data part names and
-// appends to dst the SendMessageResponse, encoded in d's shape (a 1.0 {"task":
-// ...} or {"message": ...}; 0.3's task or message itself), or the error
+// send answers a message: it appends to dst the SendMessageResponse of
+// answer's task or message, encoded in d's shape (a 1.0 {"task": ...} or
+// {"message": ...}; 0.3's task or message itself), or returns the error
 // to answer with and its HTTP status (200 but for refusals of the
 // caller).
 func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body []byte) ([]byte, *rpcError, int) {
+	t, msg, e, status := h.answer(r, d, m, body, nil)
+	if e != nil {
+		return dst, e, status
+	}
+	return appendResult(dst, d, t, msg), nil, status
+}
+
+// answer answers a message: it calls the tool its data part names and
+// returns the task that says how the call ended, or the message that
+// guides a caller who called no tool, or the error to answer with and its
+// HTTP status. With st, the call reports its progress on st's stream.
+func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st *streamer) (*task, *message, *rpcError, int) {
 	switch {
 	case m.messageID == "":
-		return nil, invalidParams("message.messageId", "required: the message's id, which is also the call's id"), http.StatusOK
+		return nil, nil, invalidParams("message.messageId", "required: the message's id, which is also the call's id"), http.StatusOK
 	case len(m.messageID) > maxMessageID:
-		return nil, invalidParams("message.messageId", fmt.Sprintf("at most %d bytes", maxMessageID)), http.StatusOK
+		return nil, nil, invalidParams("message.messageId", fmt.Sprintf("at most %d bytes", maxMessageID)), http.StatusOK
 	case m.parts == 0:
-		return nil, invalidParams("message.parts", "At least one part is required"), http.StatusOK
+		return nil, nil, invalidParams("message.parts", "At least one part is required"), http.StatusOK
 	case m.parts > maxParts:
-		return nil, invalidParams("message.parts", fmt.Sprintf("at most %d parts", maxParts)), http.StatusOK
+		return nil, nil, invalidParams("message.parts", fmt.Sprintf("at most %d parts", maxParts)), http.StatusOK
 	case len(m.taskID) > 0:
-		return nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent keeps no task to continue; send a new message without taskId", Data: errorInfo("TASK_NOT_FOUND", map[string]string{"taskId": wire.Truncate(m.taskID, 64)})}, http.StatusOK
+		return nil, nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent keeps no task to continue; send a new message without taskId", Data: errorInfo("TASK_NOT_FOUND", map[string]string{"taskId": wire.Truncate(m.taskID, 64)})}, http.StatusOK
 	}
 	// A task's id is new; a context the message names none of gets the
 	// same value, which is as unique (the two are never compared).
@@ -49,18 +61,18 @@ func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body 
 		contextID = taskID
 	}
 	if !m.found {
-		return h.guide(dst, r, d, contextID), nil, http.StatusOK
+		return nil, h.guide(r, d, contextID), nil, http.StatusOK
 	}
 	tool := m.tool
 	if tool == "" {
 		only, ok := h.onlySkill(r)
 		if !ok {
-			return nil, invalidParams("message.parts.data.tool", "required: this agent has several skills; name one (its card lists them)"), http.StatusOK
+			return nil, nil, invalidParams("message.parts.data.tool", "required: this agent has several skills; name one (its card lists them)"), http.StatusOK
 		}
 		tool = only
 	}
 	if len(tool) > maxToolLength {
-		return nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
+		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
 	req := &otc.CallRequest{CallID: m.messageID, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
 	if m.input >= 0 {
@@ -72,9 +84,17 @@ func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body 
 	} else {
 		req.ToolName = tool
 	}
-	res, err := h.reg.Call(r.Context(), req)
+	ctx := r.Context()
+	if st != nil {
+		st.taskID, st.contextID = taskID, contextID
+		ctx = otc.WithNotifier(ctx, st)
+	}
+	res, err := h.reg.Call(ctx, req)
+	if st != nil {
+		st.end() // nothing the tool reports from now on is sent
+	}
 	if err != nil {
-		return h.refused(dst, d, taskID, contextID, err)
+		return h.refused(d, taskID, contextID, err)
 	}
 	t := &task{ID: taskID, ContextID: contextID}
 	if te := res.Error; te != nil {
@@ -87,7 +107,7 @@ func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body 
 			MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
 			Parts: []part{d.textPart(modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)), d.dataPart(info)},
 		})}
-		return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
+		return d.task(t), nil, nil, http.StatusOK
 	}
 	t.Status = taskStatus{State: d.state(stateCompleted), Timestamp: now()}
 	parts := []part{}
@@ -96,7 +116,7 @@ func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body 
 	}
 	// One artifact per task: its id need only be unique within the task.
 	t.Artifacts = []artifact{{ArtifactID: "result", Name: "result", Parts: parts}}
-	return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
+	return d.task(t), nil, nil, http.StatusOK
 }
 
 // retryMS is a retry delay in whole milliseconds, rounded up.
@@ -105,21 +125,21 @@ func retryMS(d time.Duration) int64 {
 }
 
 // refused answers a call the registry refused before the tool ran.
-func (h *Handler) refused(dst []byte, d dialect, taskID, contextID string, err error) ([]byte, *rpcError, int) {
+func (h *Handler) refused(d dialect, taskID, contextID string, err error) (*task, *message, *rpcError, int) {
 	e, ok := errors.AsType[*otc.Error](err)
 	if !ok {
 		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
 	}
 	switch {
 	case errors.Is(err, otc.ErrToolNotFound):
-		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("INVALID_PARAMS", map[string]string{"field": "message.parts.data.tool"})}, http.StatusOK
+		return nil, nil, &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("INVALID_PARAMS", map[string]string{"field": "message.parts.data.tool"})}, http.StatusOK
 	case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
 		order := slices.Sorted(maps.Keys(e.ParameterErrors))
-		return nil, &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(e.ParameterErrors, order)...)}, http.StatusOK
+		return nil, nil, &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(e.ParameterErrors, order)...)}, http.StatusOK
 	case e.Code == otc.CodeUnauthenticated || e.Code == otc.CodeForbidden:
-		return nil, authError(e), e.Code.HTTPStatus()
+		return nil, nil, authError(e), e.Code.HTTPStatus()
 	case e.Code == otc.CodeInvalidInput || errors.Is(err, otc.ErrCallIDReused):
-		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo("INVALID_PARAMS", nil)}, http.StatusOK
+		return nil, nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo("INVALID_PARAMS", nil)}, http.StatusOK
 	}
 	// Any other refusal (missing requirements, busy): a failed task that
 	// says why, as a tool error would.
@@ -127,7 +147,7 @@ func (h *Handler) refused(dst []byte, d dialect, taskID, contextID string, err e
 	t := &task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateFailed), Timestamp: now()}}
 	t.Status.Message = d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
 		Parts: []part{d.textPart(e.Message), d.dataPart(info)}})
-	return appendResult(dst, d, d.task(t), nil), nil, http.StatusOK
+	return d.task(t), nil, nil, http.StatusOK
 }
 
 // invalidParams is the invalid-params error naming one field.

@@ -69,6 +69,8 @@ func (d dialect) state(s string) string {
 			return "completed"
 		case stateFailed:
 			return "failed"
+		case stateWorking:
+			return "working"
 		}
 	}
 	return s
@@ -113,6 +115,7 @@ func (d dialect) task(t *task) *task {
 
 // The task states of the answers this package gives.
 const (
+	stateWorking   = "TASK_STATE_WORKING"
 	stateCompleted = "TASK_STATE_COMPLETED"
 	stateFailed    = "TASK_STATE_FAILED"
 )

@@ -69,6 +69,35 @@ func TestA2AGoClient(t *testing.T) {
 			assert.True(t, errors.Is(err, a2a.ErrInvalidParams), "%v", err)
 			assert.Contains(t, err.Error(), "to.country")
 
+			// Streaming: the task, progress as WORKING updates, the
+			// artifact, the final status.
+			msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Timer_Wait", "input": map[string]any{"ms": 400}}))
+			var kinds []string
+			var final a2a.TaskState
+			var value any
+			for ev, err := range client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
+				require.NoError(t, err)
+				switch ev := ev.(type) {
+				case *a2a.Task:
+					kinds = append(kinds, "task")
+					assert.Equal(t, a2a.TaskStateWorking, ev.Status.State)
+				case *a2a.TaskStatusUpdateEvent:
+					kinds = append(kinds, "status")
+					final = ev.Status.State
+				case *a2a.TaskArtifactUpdateEvent:
+					kinds = append(kinds, "artifact")
+					value = ev.Artifact.Parts[0].Data()
+				default:
+					t.Fatalf("unexpected event %T", ev)
+				}
+			}
+			require.GreaterOrEqual(t, len(kinds), 4, "%v", kinds)
+			assert.Equal(t, "task", kinds[0])
+			assert.Contains(t, kinds[1:len(kinds)-2], "status", "progress reports: %v", kinds)
+			assert.Equal(t, []string{"artifact", "status"}, kinds[len(kinds)-2:])
+			assert.Equal(t, a2a.TaskStateCompleted, final)
+			assert.Equal(t, float64(400), value)
+
 			// Payments.Refund's policy lists OTC and MCP only.
 			_, err = call("Payments_Refund", map[string]any{"order_id": "A-1", "amount_cents": 100})
 			require.Error(t, err)
