@@ -421,3 +421,35 @@ func TestAuthentication(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the card is public")
 }
+
+// TestDraftForm: the universal tool registry's draft form, JSON-RPC
+// "a2a/tasks/send" with {agentCard, taskType, input}, calls the tool that
+// taskType names and is answered in the task shape.
+func TestDraftForm(t *testing.T) {
+	s := newServer(t, nil)
+	a := s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d1","method":"a2a/tasks/send","params":{"agentCard":{"name":"caller"},"taskType":"Calculator_Add","input":{"a":20,"b":22}}}`, "X-A2A-Version", "2025-draft-01")
+	r := decodeRPC(t, a)
+	require.Nil(t, r.Error, "%s", a.body)
+	var task struct {
+		Kind   string `json:"kind"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+		Artifacts []struct {
+			Parts []map[string]any `json:"parts"`
+		} `json:"artifacts"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &task), "%s", r.Result)
+	assert.Equal(t, "task", task.Kind)
+	assert.Equal(t, "completed", task.Status.State)
+	assert.Equal(t, 42.0, task.Artifacts[0].Parts[0]["data"])
+
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d2","method":"a2a/tasks/send","params":{"taskType":"Calculator_Add","input":{"a":"x","b":1}}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32602, r.Error.Code)
+	assert.Contains(t, r.Error.Message, "- a: Must be a number")
+
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d3","method":"a2a/tasks/send","params":{"input":{}}}`))
+	require.NotNil(t, r.Error)
+	assert.Contains(t, r.Error.Message, "params.taskType")
+}

@@ -20,6 +20,9 @@ type incoming struct {
 	input int32
 	found bool
 	doc   *jsonparse.Document
+	// generated says that messageID is this package's, not the caller's:
+	// such a call is never looked up in the idempotency store.
+	generated bool
 }
 
 // readMessage reads message node m of d, or returns the invalid-params
@@ -124,4 +127,27 @@ func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
 	env.method = d.StringValue(m)
 	env.params = d.Member(0, "params")
 	return env, env.id, nil
+}
+
+// readDraft reads the params of the universal tool registry's draft form,
+// JSON-RPC "a2a/tasks/send" with {agentCard, taskType, input}: taskType
+// names the tool and input is its input. The draft has no message id, so
+// the call gets a generated one.
+func readDraft(d *jsonparse.Document, params int32) (incoming, *rpcError) {
+	in := incoming{input: -1, doc: d, parts: 1, found: true, generated: true}
+	if params < 0 || d.Kind(params) != jsonparse.KindObject {
+		return in, invalidParams("params", "required: an object with taskType and input")
+	}
+	tt := d.Member(params, "taskType")
+	if tt < 0 || d.Kind(tt) != jsonparse.KindString || len(d.Raw(tt)) <= 2 {
+		return in, invalidParams("params.taskType", "required: the name or id of the tool to call")
+	}
+	in.tool = d.StringValue(tt)
+	if v := d.Member(params, "input"); v >= 0 && d.Kind(v) != jsonparse.KindNull {
+		if d.Kind(v) != jsonparse.KindObject {
+			return in, invalidParams("params.input", "must be a JSON object of the tool's parameters")
+		}
+		in.input = v
+	}
+	return in, nil
 }

@@ -161,6 +161,23 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
 	case version == Version10 && env.method == "ListTasks":
 		result = map[string]any{"tasks": []any{}, "nextPageToken": "", "pageSize": 0, "totalSize": 0}
+	case env.method == "a2a/tasks/send":
+		// The universal tool registry's draft form, answered in the task
+		// shape of the request's version.
+		in, pe := readDraft(doc, env.params)
+		if pe != nil {
+			e = pe
+			break
+		}
+		out := wire.GetBuffer()
+		defer wire.ReleaseBuffer(out)
+		b, se, _ := h.send(out.AvailableBuffer(), r, d, in, body)
+		if se != nil {
+			e = se
+			h.challenge(w, e)
+			break
+		}
+		result = json.RawMessage(b)
 	case version == Version10 && env.method == "SendStreamingMessage", version == Version03 && env.method == "message/stream":
 		if env.params < 0 || doc.Kind(env.params) != jsonparse.KindObject {
 			e = invalidParams("message", "required: params must be an object with a message")

@@ -41,6 +41,9 @@ func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body 
 // guides a caller who called no tool, or the error to answer with and its
 // HTTP status. With st, the call reports its progress on st's stream.
 func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st *streamer) (*task, *message, *rpcError, int) {
+	if m.generated {
+		m.messageID = otc.NewCallID()
+	}
 	switch {
 	case m.messageID == "":
 		return nil, nil, invalidParams("message.messageId", "required: the message's id, which is also the call's id"), http.StatusOK
@@ -74,7 +77,7 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if len(tool) > maxToolLength {
 		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
-	req := &otc.CallRequest{CallID: m.messageID, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
+	req := &otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
 	if m.input >= 0 {
 		req.Input = m.doc.Raw(m.input)
 		callin.SetParsed(req, m.doc, m.input)
