@@ -24,6 +24,7 @@ type common struct {
 	json      bool
 	mcp       bool
 	rest      bool
+	a2a       bool
 	apiKey    string
 	bearer    string
 	jwtSecret string
@@ -83,6 +84,8 @@ func (c *common) protocolFlag() string {
 		return "--mcp "
 	case c.rest:
 		return "--rest "
+	case c.a2a:
+		return "--a2a "
 	}
 	return ""
 }
@@ -106,7 +109,7 @@ var redirectSafe = &http.Client{CheckRedirect: client.CheckRedirect}
 // server returns the server at url, in the protocol the options name,
 // or, when they name none, the one found there (see detect).
 func (c *common) server(ctx context.Context, url string, note io.Writer) (server, error) {
-	if !c.mcp && !c.rest {
+	if !c.mcp && !c.rest && !c.a2a {
 		return c.detect(ctx, url, note)
 	}
 	return c.serverAs(url)
@@ -115,8 +118,14 @@ func (c *common) server(ctx context.Context, url string, note io.Writer) (server
 // serverAs returns the server at url, in the protocol the options name:
 // OTC when they name none.
 func (c *common) serverAs(url string) (server, error) {
-	if c.mcp && c.rest {
-		return nil, errors.New("give --mcp or --rest, not both")
+	if btoi(c.mcp)+btoi(c.rest)+btoi(c.a2a) > 1 {
+		return nil, errors.New("give one of --mcp, --rest and --a2a")
+	}
+	if c.a2a {
+		if c.jwtSecret != "" {
+			return nil, errors.New("--jwt-secret is for OTC servers; give an A2A agent a token with --bearer")
+		}
+		return &a2aServer{url: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
 	}
 	if c.rest {
 		if c.jwtSecret != "" {
@@ -140,6 +149,7 @@ func (c *common) serverAs(url string) (server, error) {
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.json, "json", false, "print the raw answer as JSON")
 	fs.BoolVar(&c.mcp, "mcp", false, "URL is an MCP endpoint (Streamable HTTP)")
+	fs.BoolVar(&c.a2a, "a2a", false, "URL is an A2A agent (its Agent Card below it, JSON-RPC at it)")
 	fs.BoolVar(&c.rest, "rest", false, "URL is the base of a REST tool API (GET /tools, POST /tools/{name}:invoke)")
 	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
@@ -620,4 +630,11 @@ func (e *cli) printJSON(v any) int {
 	}
 	fmt.Fprintln(e.stdout, string(b))
 	return exitOK
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -52,15 +52,17 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 	}{
 		{url, format{mcp: true}},
 		{base, format{rest: true}},
+		{base, format{a2a: true}},
 		{base + mount.PrefixOTC, format{}},
 		{base + mount.PrefixMCP, format{mcp: true}},
 		{base + mount.PrefixREST, format{rest: true}},
+		{base + mount.PrefixA2A, format{a2a: true}},
 	} {
 		if c.jwtSecret != "" && cand.f != (format{}) {
 			continue // an HS256 signer speaks OTC only
 		}
 		try := *c
-		try.mcp, try.rest = cand.f.mcp, cand.f.rest
+		try.mcp, try.rest, try.a2a = cand.f.mcp, cand.f.rest, cand.f.a2a
 		srv, err := try.serverAs(cand.url)
 		if err != nil {
 			continue
@@ -68,7 +70,7 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 		if _, err := srv.list(ctx); err != nil {
 			continue
 		}
-		c.mcp, c.rest = cand.f.mcp, cand.f.rest
+		c.mcp, c.rest, c.a2a = cand.f.mcp, cand.f.rest, cand.f.a2a
 		if cand.url == url || cand.url == base {
 			fmt.Fprintf(note, "otc: %s is %s, not an OTC server; going on as with %s(give it to skip this check)\n", url, cand.f.kind(), cand.f.flag())
 		} else {
@@ -77,9 +79,9 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 		return srv, nil
 	}
 	status := strings.TrimSpace(fmt.Sprintf("%d %s", re.StatusCode, http.StatusText(re.StatusCode)))
-	return nil, &noToolServer{fmt.Sprintf("no tool server answers at %s: GET %s/tools answered %s, not an OTC catalog, and no MCP endpoint or REST view answers there or at %s, %s or %s. "+
-		"Give the URL the server's OTC handler is mounted at, or --mcp or --rest with the URL of its MCP endpoint or REST view",
-		url, base, status, base+mount.PrefixOTC, base+mount.PrefixMCP, base+mount.PrefixREST)}
+	return nil, &noToolServer{fmt.Sprintf("no tool server answers at %s: GET %s/tools answered %s, not an OTC catalog, and no MCP endpoint, REST view or A2A agent answers there or at %s, %s, %s or %s. "+
+		"Give the URL the server's OTC handler is mounted at, or --mcp, --rest or --a2a with the URL of its MCP endpoint, REST view or A2A agent",
+		url, base, status, base+mount.PrefixOTC, base+mount.PrefixMCP, base+mount.PrefixREST, base+mount.PrefixA2A)}
 }
 
 // noToolServer is detect's failure: nothing at the URL answers as a tool
@@ -101,8 +103,8 @@ func (e *cli) serverFailed(cmd string, err error) int {
 	return exitBadInput
 }
 
-// format is a wire format the command speaks: OTC when neither is set.
-type format struct{ mcp, rest bool }
+// format is a wire format the command speaks: OTC when none is set.
+type format struct{ mcp, rest, a2a bool }
 
 // kind names the format for a note.
 func (f format) kind() string {
@@ -111,6 +113,8 @@ func (f format) kind() string {
 		return "an MCP endpoint"
 	case f.rest:
 		return "a REST view"
+	case f.a2a:
+		return "an A2A agent"
 	}
 	return "an OTC server"
 }
@@ -122,6 +126,8 @@ func (f format) flag() string {
 		return "--mcp "
 	case f.rest:
 		return "--rest "
+	case f.a2a:
+		return "--a2a "
 	}
 	return ""
 }

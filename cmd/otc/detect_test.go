@@ -45,7 +45,9 @@ func TestDetectFormat(t *testing.T) {
 		{name: "mux_root", url: mounted.URL, args: []string{"call", "URL", "Calculator.Add", "a=1", "b=2"}, code: exitOK, out: "3",
 			note: "URL is not a tool server, but URL/otc is an OTC server; going on with that URL (give URL/otc next time)"},
 		{name: "nothing", url: nothing.URL, args: []string{"tools", "URL"}, code: exitTransport,
-			note: "no tool server answers at URL: GET URL/tools answered 404 Not Found, not an OTC catalog, and no MCP endpoint or REST view answers there or at URL/otc, URL/mcp or URL/v1"},
+			note: "no tool server answers at URL: GET URL/tools answered 404 Not Found, not an OTC catalog, and no MCP endpoint, REST view or A2A agent answers there or at URL/otc, URL/mcp, URL/v1 or URL/a2a"},
+		{name: "a2a_agent", url: mounted.URL, args: []string{"call", "URL/a2a", "Calculator_Add", "a=1", "b=2"}, code: exitOK, out: "3",
+			note: "URL/a2a is an A2A agent, not an OTC server; going on as with --a2a"},
 		{name: "flag_given", url: url, args: []string{"tools", "--mcp", "URL/mcp"}, code: exitOK, out: "Calculator_Add", noteNone: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

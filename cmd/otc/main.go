@@ -155,7 +155,7 @@ func (e *cli) spin(what string) (stop func()) {
 const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 
 Usage:
-  otc tools URL [TOOL] [--json] [--mcp]
+  otc tools URL [TOOL] [--json] [--mcp | --rest | --a2a]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
   otc call --mcp --task URL TOOL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
@@ -163,7 +163,8 @@ Usage:
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
-of a REST tool API (such as http://127.0.0.1:8080/v1).
+of a REST tool API (such as http://127.0.0.1:8080/v1); with --a2a an A2A
+agent (such as http://127.0.0.1:8080/a2a).
 
 Examples:
   otc tools http://127.0.0.1:8080
@@ -175,6 +176,7 @@ Examples:
   otc tools --mcp http://127.0.0.1:8080/mcp
   otc call --mcp http://127.0.0.1:8080/mcp Calculator_Add a=1 b=2
   otc call --rest http://127.0.0.1:8080/v1 Calculator_Add a=1 b=2
+  otc call --a2a http://127.0.0.1:8080/a2a Calculator_Add a=1 b=2
   otc check http://127.0.0.1:8080 --tool Calculator.Add@1.0.0 --input '{"a":1,"b":2}'
   otc inspect http://127.0.0.1:8080 --mcp http://127.0.0.1:8080/mcp --rest http://127.0.0.1:8080/v1
 
@@ -189,6 +191,7 @@ Call options:
   --json               print the raw answer as JSON
   --mcp                URL is an MCP endpoint; tools are named by name
   --rest               URL is a REST tool API; tools are named by name
+  --a2a                URL is an A2A agent; tools are its skills, by name
   --task               with --mcp: call at MCP 2026-07-28 with the tasks
                        extension, and poll a task to its end (Ctrl-C
                        cancels it)

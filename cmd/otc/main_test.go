@@ -215,7 +215,7 @@ func TestCallJSONAndCallID(t *testing.T) {
 
 	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "--mcp", "URL")
 	assert.Equal(t, exitBadInput, code)
-	assert.Contains(t, errOut, "not both")
+	assert.Contains(t, errOut, "give one of --mcp, --rest and --a2a")
 }
 
 func TestCredentials(t *testing.T) {

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// a2aServer talks to an A2A agent at protocol version 1.0 over its
+// JSON-RPC binding: its Agent Card lists the skills (each a tool), and
+// SendMessage with a data part {"tool", "input"} calls one, as this
+// module's a2a package serves them.
+type a2aServer struct {
+	url    string // the agent's base URL: the card is below it, JSON-RPC at it
+	apiKey string
+	bearer string
+	http   *http.Client
+}
+
+// a2aCard is what the command reads of an Agent Card.
+type a2aCard struct {
+	SupportedInterfaces []struct {
+		URL             string `json:"url"`
+		ProtocolBinding string `json:"protocolBinding"`
+	} `json:"supportedInterfaces"`
+	Skills []struct {
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Examples    []string `json:"examples"`
+	} `json:"skills"`
+}
+
+// card fetches the Agent Card.
+func (s *a2aServer) card(ctx context.Context) (*a2aCard, error) {
+	u := strings.TrimSuffix(s.url, "/") + "/.well-known/agent-card.json"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	setCredentials(req.Header, s.apiKey, s.bearer)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMCPAnswer))
+	if err != nil {
+		return nil, err
+	}
+	var c a2aCard
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &c) != nil || c.Skills == nil {
+		return nil, &client.ResponseError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+			Body: raw[:min(len(raw), 256)], Err: errors.New("not an A2A Agent Card")}
+	}
+	return &c, nil
+}
+
+// list lists the agent's skills as tools. The card carries no input
+// schemas: a tool's parameters are those of its skill's example.
+func (s *a2aServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
+	c, err := s.card(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defs := make([]otc.ToolDefinition, 0, len(c.Skills))
+	for _, sk := range c.Skills {
+		d := otc.ToolDefinition{ID: sk.Name, Name: sk.Name, Description: sk.Description}
+		if len(sk.Examples) > 0 {
+			d.InputSchema.Parameters = exampleSchema(sk.Examples[0])
+		}
+		defs = append(defs, d)
+	}
+	return defs, nil
+}
+
+// exampleSchema is a schema whose properties are those of a skill's
+// example call, typed as the example's values are.
+func exampleSchema(example string) json.RawMessage {
+	var ex struct {
+		Input map[string]any `json:"input"`
+	}
+	if json.Unmarshal([]byte(example), &ex) != nil {
+		return nil
+	}
+	props := map[string]any{}
+	for k, v := range ex.Input {
+		t := "string"
+		switch v.(type) {
+		case float64:
+			t = "number"
+		case bool:
+			t = "boolean"
+		case map[string]any:
+			t = "object"
+		case []any:
+			t = "array"
+		}
+		props[k] = map[string]any{"type": t}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	return b
+}
+
+func (s *a2aServer) describe(ctx context.Context, tool string) (otc.ToolDefinition, bool, error) {
+	return describeFromList(ctx, s, tool)
+}
+
+// call sends a message calling tool, and reads the task that answers it.
+func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
+	callID := opts.CallID
+	if callID == "" {
+		callID = otc.NewCallID()
+	}
+	if len(opts.Secrets) > 0 || opts.UserID != "" {
+		return nil, callID, nil, errors.New("A2A carries no secrets or user id: call the tool over OTC or MCP")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
+		"message": map[string]any{"messageId": callID, "role": "ROLE_USER", "parts": []any{map[string]any{"data": map[string]any{"tool": tool, "input": input}}}},
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, callID, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	setCredentials(req.Header, s.apiKey, s.bearer)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, callID, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMCPAnswer))
+	if err != nil {
+		return nil, callID, nil, err
+	}
+	var answer struct {
+		Result *struct {
+			Task *struct {
+				Status struct {
+					State   string `json:"state"`
+					Message *struct {
+						Parts []struct {
+							Text *string         `json:"text"`
+							Data json.RawMessage `json:"data"`
+						} `json:"parts"`
+					} `json:"message"`
+				} `json:"status"`
+				Artifacts []struct {
+					Parts []struct {
+						Data json.RawMessage `json:"data"`
+					} `json:"parts"`
+				} `json:"artifacts"`
+			} `json:"task"`
+			Message *struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    []struct {
+				FieldViolations []struct {
+					Field       string `json:"field"`
+					Description string `json:"description"`
+				} `json:"fieldViolations"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil || answer.Result == nil && answer.Error == nil {
+		return nil, callID, nil, &client.ResponseError{Method: http.MethodPost, URL: s.url, StatusCode: resp.StatusCode,
+			ContentType: resp.Header.Get("Content-Type"), Body: raw[:min(len(raw), 256)], Err: errors.New("not an A2A JSON-RPC answer")}
+	}
+	if e := answer.Error; e != nil {
+		oe := &otc.Error{Code: otc.CodeServerError, Message: e.Message}
+		switch e.Code {
+		case -32602:
+			for _, d := range e.Data {
+				for _, v := range d.FieldViolations {
+					if oe.ParameterErrors == nil {
+						oe.Code, oe.ParameterErrors = otc.CodeInvalidInput, map[string]string{}
+					}
+					oe.ParameterErrors[v.Field] = v.Description
+				}
+			}
+			if oe.ParameterErrors != nil {
+				oe.Message = "Some input parameters are invalid"
+			}
+		case -31401:
+			oe.Code = otc.CodeUnauthenticated
+		case -31403:
+			oe.Code = otc.CodeForbidden
+		}
+		return nil, callID, nil, oe
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, callID, nil, &otc.Error{Code: otc.CodeUnauthenticated, Message: "Authentication required"}
+	}
+	res := answer.Result
+	if res.Task == nil {
+		text := ""
+		if res.Message != nil && len(res.Message.Parts) > 0 {
+			text = res.Message.Parts[0].Text
+		}
+		return nil, callID, nil, fmt.Errorf("the agent answered with a message, not a task: %s", text)
+	}
+	t := res.Task
+	switch t.Status.State {
+	case "TASK_STATE_COMPLETED":
+		if len(t.Artifacts) > 0 && len(t.Artifacts[0].Parts) > 0 {
+			return t.Artifacts[0].Parts[0].Data, callID, nil, nil
+		}
+		return nil, callID, nil, nil
+	case "TASK_STATE_FAILED":
+		te := &otc.ToolError{Message: "The task failed"}
+		if m := t.Status.Message; m != nil {
+			for _, p := range m.Parts {
+				switch {
+				case p.Text != nil:
+					te.Message, _, _ = strings.Cut(*p.Text, "\n\n")
+				case len(p.Data) > 0:
+					var info struct {
+						CanRetry     bool   `json:"can_retry"`
+						RetryAfterMS int64  `json:"retry_after_ms"`
+						Hint         string `json:"additional_prompt_content"`
+					}
+					_ = json.Unmarshal(p.Data, &info)
+					te.CanRetry, te.RetryAfter, te.AdditionalPromptContent = info.CanRetry, time.Duration(info.RetryAfterMS)*time.Millisecond, info.Hint
+				}
+			}
+		}
+		return nil, callID, te, nil
+	}
+	return nil, callID, nil, fmt.Errorf("the task ended in state %s", t.Status.State)
+}
