@@ -3,7 +3,8 @@
 # runs that this project did not write: Node 22, LangChain.js
 # (@langchain/mcp-adapters, @langchain/core and @langchain/langgraph's agent
 # loop), the Vercel AI SDK (ai and @ai-sdk/mcp) and the OpenAI Agents SDK
-# (@openai/agents), each pinned. Everything goes into a cache folder with
+# (@openai/agents), and the official A2A JavaScript SDK (@a2a-js/sdk), each
+# pinned. Everything goes into a cache folder with
 # npm; nothing is installed system-wide. It prints the folder, for
 # OTC_FRAMEWORKS_NODE_DIR.
 #
@@ -20,6 +21,7 @@ PACKAGES=(
   "@ai-sdk/mcp@2.0.99"
   "@openai/agents@0.20.0"
   "zod@4.6.7"
+  "@a2a-js/sdk@1.3.0"
 )
 
 die() { echo "frameworks-deps: $*" >&2; exit 1; }

@@ -453,3 +453,32 @@ func TestDraftForm(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Contains(t, r.Error.Message, "params.taskType")
 }
+
+// TestCardAtRoot: Card serves the Agent Card at the host's well-known URL,
+// naming the endpoint where the handler is mounted.
+func TestCardAtRoot(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	h := a2a.NewHandler(reg, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/agents/tools/", http.StripPrefix("/agents/tools", h))
+	mux.Handle("/.well-known/agent-card.json", h.Card("/agents/tools"))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/.well-known/agent-card.json", "/agents/tools/.well-known/agent-card.json"} {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		var card struct {
+			SupportedInterfaces []struct {
+				URL string `json:"url"`
+			} `json:"supportedInterfaces"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+		resp.Body.Close()
+		require.Len(t, card.SupportedInterfaces, 2, path)
+		assert.Equal(t, srv.URL+"/agents/tools", card.SupportedInterfaces[0].URL, path)
+	}
+	resp, err := http.Post(srv.URL+"/.well-known/agent-card.json", "application/json", strings.NewReader("{}"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}

@@ -49,9 +49,36 @@ var (
 	outputModes = []string{"application/json", "text/plain"}
 )
 
+// Card returns a handler that serves the Agent Card at another place than
+// below the handler: at the host's root, where RFC 8615 puts well-known
+// URIs and clients look first. endpoint is where the handler itself is
+// reached: an absolute URL, or a path ("/a2a") on the host the card was
+// asked for.
+//
+//	mux.Handle("/.well-known/agent-card.json", h.Card("/a2a"))
+func (h *Handler) Card(endpoint string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "The Agent Card is read with GET")
+			return
+		}
+		base := endpoint
+		if strings.HasPrefix(endpoint, "/") {
+			base = requestOrigin(r) + endpoint
+		}
+		h.writeCard(w, r, base)
+	})
+}
+
 // serveCard answers the Agent Card: the tools an anonymous caller may call
 // over A2A, as skills.
 func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
+	h.writeCard(w, r, h.baseURL(r))
+}
+
+// writeCard writes the Agent Card, naming base for both bindings.
+func (h *Handler) writeCard(w http.ResponseWriter, r *http.Request, base string) {
 	card := agentCard{
 		Name:               orDefault(h.opts.Name, "otc tool server"),
 		Description:        orDefault(h.opts.Description, "A tool server: each skill is a tool, called with a message holding a data part {\"tool\": NAME, \"input\": {...}}."),
@@ -61,7 +88,9 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 		Skills:             h.skills(nil),
 	}
 	card.Capabilities.Streaming = true
-	base := h.baseURL(r)
+	if h.opts.URL != "" {
+		base = strings.TrimSuffix(h.opts.URL, "/")
+	}
 	card.SupportedInterfaces = []agentInterface{
 		{URL: base, ProtocolBinding: "JSONRPC", ProtocolVersion: Version10},
 		{URL: base, ProtocolBinding: "HTTP+JSON", ProtocolVersion: Version10},
@@ -82,15 +111,20 @@ func (h *Handler) baseURL(r *http.Request) string {
 	if h.opts.URL != "" {
 		return strings.TrimSuffix(h.opts.URL, "/")
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
 	path := r.URL.Path
 	if r.RequestURI != "" {
 		path, _, _ = strings.Cut(r.RequestURI, "?")
 	}
-	return scheme + "://" + r.Host + strings.TrimSuffix(path, cardPath)
+	return requestOrigin(r) + strings.TrimSuffix(path, cardPath)
+}
+
+// requestOrigin is the scheme and host a request was sent to.
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // skills returns the tools id may call over A2A, as skills.

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -135,5 +136,73 @@ func TestA2AGoClientUnauthenticated(t *testing.T) {
 			assert.Contains(t, err.Error(), "401", "the JSON-RPC client reports the HTTP status")
 		}
 		_ = client.Destroy()
+	}
+}
+
+// TestA2AJSClient: the official A2A JavaScript SDK's client (1.3.0)
+// resolves the calculator's Agent Card at the host's root and, over
+// JSON-RPC and HTTP+JSON, calls a tool, reads a tool error with its hint,
+// gets invalid input refused with the parameter to fix, and streams a
+// call to its end (testdata/frameworks/a2a-js.mjs).
+func TestA2AJSClient(t *testing.T) {
+	t.Parallel()
+	node, dir := frameworkScripts(t)
+	out := runScript(t, node, dir, "a2a-js.mjs", sharedServer.url)
+	type part struct {
+		Content struct {
+			Case  string `json:"$case"`
+			Value any    `json:"value"`
+		} `json:"content"`
+	}
+	var f struct {
+		Bindings map[string]map[string]struct {
+			OK    json.RawMessage `json:"ok"`
+			Error string          `json:"error"`
+		} `json:"bindings"`
+	}
+	require.NoError(t, json.Unmarshal(out, &f), "%s", out)
+	require.Len(t, f.Bindings, 2)
+	for binding, got := range f.Bindings {
+		var quote struct {
+			Status struct {
+				State int `json:"state"`
+			} `json:"status"`
+			Artifacts []struct {
+				Parts []part `json:"parts"`
+			} `json:"artifacts"`
+		}
+		require.NoError(t, json.Unmarshal(got["quote"].OK, &quote), "%s: %s", binding, out)
+		assert.Equal(t, 3, quote.Status.State, "%s: TASK_STATE_COMPLETED", binding)
+		require.NotEmpty(t, quote.Artifacts, binding)
+		assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", quote.Artifacts[0].Parts[0].Content.Value, binding)
+
+		var failed struct {
+			Status struct {
+				State   int `json:"state"`
+				Message struct {
+					Parts []part `json:"parts"`
+				} `json:"message"`
+			} `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(got["error"].OK, &failed), "%s: %s", binding, out)
+		assert.Equal(t, 4, failed.Status.State, "%s: TASK_STATE_FAILED", binding)
+		require.NotEmpty(t, failed.Status.Message.Parts)
+		assert.Contains(t, failed.Status.Message.Parts[0].Content.Value, "ids: doorbell42,doorbell84", binding)
+
+		assert.Contains(t, got["invalid"].Error, "to.country", binding)
+
+		var stream []struct {
+			Payload struct {
+				Case  string          `json:"$case"`
+				Value json.RawMessage `json:"value"`
+			} `json:"payload"`
+		}
+		require.NoError(t, json.Unmarshal(got["stream"].OK, &stream), "%s: %s", binding, out)
+		require.GreaterOrEqual(t, len(stream), 3, binding)
+		assert.Equal(t, "task", stream[0].Payload.Case, binding)
+		assert.Equal(t, "artifactUpdate", stream[len(stream)-2].Payload.Case, binding)
+		last := stream[len(stream)-1]
+		assert.Equal(t, "statusUpdate", last.Payload.Case, binding)
+		assert.Contains(t, string(last.Payload.Value), `"state":3`, binding)
 	}
 }

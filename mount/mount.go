@@ -12,7 +12,8 @@
 //	/v1/        the REST view: /v1/tools, /v1/tools/{name}:invoke
 //	/registry/  the registry view: /registry/v1/tools
 //	/a2a        A2A: the JSON-RPC binding at /a2a, the HTTP+JSON one below
-//	            it, the Agent Card at /a2a/.well-known/agent-card.json
+//	            it, the Agent Card at /a2a/.well-known/agent-card.json and
+//	            at the host's /.well-known/agent-card.json
 //
 // A server that wants other prefixes, or only some of the formats, mounts
 // the handlers itself, as [All] does: each handler's package says how.
@@ -110,6 +111,7 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 	a := http.StripPrefix(PrefixA2A, h.A2A)
 	mux.Handle(PrefixA2A, a)
 	mux.Handle(PrefixA2A+"/", a)
+	mux.Handle("/.well-known/agent-card.json", h.A2A.Card(PrefixA2A))
 	return h
 }
 

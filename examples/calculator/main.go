@@ -596,9 +596,10 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Log
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
-	a2aHandler := http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator"}))
-	mux.Handle("/a2a", a2aHandler)
-	mux.Handle("/a2a/", a2aHandler)
+	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator"})
+	mux.Handle("/a2a", http.StripPrefix("/a2a", a2aHandler))
+	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2aHandler))
+	mux.Handle("/.well-known/agent-card.json", a2aHandler.Card("/a2a"))
 	if creds.oauth != nil {
 		// The Protected Resource Metadata that MCP clients read to find
 		// where to sign in: at the resource's well-known URL
