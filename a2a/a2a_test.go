@@ -340,6 +340,7 @@ func TestVersions(t *testing.T) {
 	assert.Equal(t, "task", task.Kind)
 	assert.Equal(t, "completed", task.Status.State)
 	assert.Equal(t, "data", task.Artifacts[0].Parts[0]["kind"])
+	assert.Equal(t, map[string]any{"result": 4.0}, task.Artifacts[0].Parts[0]["data"], "0.3's data parts hold objects")
 	assert.Equal(t, "text", task.Artifacts[0].Parts[1]["kind"])
 	assert.JSONEq(t, `"x"`, string(r.ID))
 
@@ -442,7 +443,7 @@ func TestDraftForm(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.Result, &task), "%s", r.Result)
 	assert.Equal(t, "task", task.Kind)
 	assert.Equal(t, "completed", task.Status.State)
-	assert.Equal(t, 42.0, task.Artifacts[0].Parts[0]["data"])
+	assert.Equal(t, map[string]any{"result": 42.0}, task.Artifacts[0].Parts[0]["data"])
 
 	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d2","method":"a2a/tasks/send","params":{"taskType":"Calculator_Add","input":{"a":"x","b":1}}}`))
 	require.NotNil(t, r.Error)

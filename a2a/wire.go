@@ -91,10 +91,19 @@ func (d dialect) textPart(s string) part {
 	return p
 }
 
+// dataPart is a data part holding v. In 0.3 a data part holds an
+// object, so another value is wrapped as {"result": v}, as MCP's
+// structuredContent wraps it.
 func (d dialect) dataPart(v json.RawMessage) part {
 	p := part{Data: v}
 	if d.v03 {
 		p.Kind = "data"
+		if len(v) > 0 && v[0] != '{' {
+			w := make([]byte, 0, len(v)+11)
+			w = append(w, `{"result":`...)
+			w = append(w, v...)
+			p.Data = append(w, '}')
+		}
 	}
 	return p
 }

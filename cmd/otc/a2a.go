@@ -115,11 +115,31 @@ func (s *a2aServer) describe(ctx context.Context, tool string) (otc.ToolDefiniti
 	return describeFromList(ctx, s, tool)
 }
 
+// endpoint returns the URL of the agent's JSON-RPC binding, as its card
+// names it (the card may be served at a host's root, the agent elsewhere),
+// or the agent's URL when the card names none.
+func (s *a2aServer) endpoint(ctx context.Context) (string, error) {
+	c, err := s.card(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, i := range c.SupportedInterfaces {
+		if i.ProtocolBinding == "JSONRPC" && i.URL != "" {
+			return i.URL, nil
+		}
+	}
+	return s.url, nil
+}
+
 // call sends a message calling tool, and reads the task that answers it.
 func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
 	callID := opts.CallID
 	if callID == "" {
 		callID = otc.NewCallID()
+	}
+	endpoint, err := s.endpoint(ctx)
+	if err != nil {
+		return nil, callID, nil, err
 	}
 	if len(opts.Secrets) > 0 || opts.UserID != "" {
 		return nil, callID, nil, errors.New("A2A carries no secrets or user id: call the tool over OTC or MCP")
@@ -127,7 +147,7 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
 		"message": map[string]any{"messageId": callID, "role": "ROLE_USER", "parts": []any{map[string]any{"data": map[string]any{"tool": tool, "input": input}}}},
 	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, callID, nil, err
 	}
@@ -179,7 +199,7 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &answer); err != nil || answer.Result == nil && answer.Error == nil {
-		return nil, callID, nil, &client.ResponseError{Method: http.MethodPost, URL: s.url, StatusCode: resp.StatusCode,
+		return nil, callID, nil, &client.ResponseError{Method: http.MethodPost, URL: endpoint, StatusCode: resp.StatusCode,
 			ContentType: resp.Header.Get("Content-Type"), Body: raw[:min(len(raw), 256)], Err: errors.New("not an A2A JSON-RPC answer")}
 	}
 	if e := answer.Error; e != nil {

@@ -52,10 +52,12 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 	}{
 		{url, format{mcp: true}},
 		{base, format{rest: true}},
-		{base, format{a2a: true}},
 		{base + mount.PrefixOTC, format{}},
 		{base + mount.PrefixMCP, format{mcp: true}},
 		{base + mount.PrefixREST, format{rest: true}},
+		// Last, since a mux's root serves the card of an agent mounted
+		// below it: the formats above are the ones a URL names itself.
+		{base, format{a2a: true}},
 		{base + mount.PrefixA2A, format{a2a: true}},
 	} {
 		if c.jwtSecret != "" && cand.f != (format{}) {

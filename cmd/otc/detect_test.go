@@ -48,6 +48,7 @@ func TestDetectFormat(t *testing.T) {
 			note: "no tool server answers at URL: GET URL/tools answered 404 Not Found, not an OTC catalog, and no MCP endpoint, REST view or A2A agent answers there or at URL/otc, URL/mcp, URL/v1 or URL/a2a"},
 		{name: "a2a_agent", url: mounted.URL, args: []string{"call", "URL/a2a", "Calculator_Add", "a=1", "b=2"}, code: exitOK, out: "3",
 			note: "URL/a2a is an A2A agent, not an OTC server; going on as with --a2a"},
+		{name: "a2a_card_at_root", url: mounted.URL, args: []string{"call", "--a2a", "URL", "Calculator_Add", "a=1", "b=2"}, code: exitOK, out: "3", noteNone: true},
 		{name: "flag_given", url: url, args: []string{"tools", "--mcp", "URL/mcp"}, code: exitOK, out: "Calculator_Add", noteNone: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
