@@ -25,6 +25,16 @@ type Options struct {
 	// at, less "/.well-known/agent-card.json".
 	URL string
 
+	// SecuritySchemes names the credentials the agent takes, as the card's
+	// securitySchemes: each an A2A SecurityScheme object (for an API key,
+	// {"apiKeySecurityScheme": {"location": "header", "name":
+	// "OXP-API-Key"}}). The card requires any one of them. Nil means one
+	// derived from the Authenticator's challenge: an HTTP bearer scheme
+	// when it asks for a bearer token (with the OAuth resource metadata
+	// URL, when the challenge names one, in its description), none
+	// otherwise.
+	SecuritySchemes map[string]json.RawMessage
+
 	// Authenticator, when set, must accept every request but the card's,
 	// as for the OTC [otc.Handler]; a refusal is answered 401 with the
 	// WWW-Authenticate value of [otc.Challenge]. Nil means no
@@ -119,6 +129,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.serveRESTSend(w, r, path == "/message:stream")
+	case path == "/extendedAgentCard":
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "extendedAgentCard takes GET")
+			return
+		}
+		if h.auth == nil {
+			writeRESTError(w, http.StatusBadRequest, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "This agent has no extended Agent Card: it authenticates no one, and its card lists every skill")
+			return
+		}
+		b, err := json.Marshal(h.card(h.endpointURL(r, path), otc.CallerIdentity(r.Context())))
+		if err != nil {
+			writeRESTError(w, http.StatusInternalServerError, "INTERNAL", "The Agent Card could not be written")
+			return
+		}
+		w.Header().Set("Content-Type", "application/a2a+json")
+		_, _ = w.Write(b)
 	case isREST(path):
 		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", "This operation is not supported by this agent: it serves message:send, message:stream and the Agent Card")
 	default:

@@ -419,8 +419,13 @@ func TestAuthentication(t *testing.T) {
 
 	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
 	require.NoError(t, err)
+	var card struct {
+		SecuritySchemes map[string]json.RawMessage `json:"securitySchemes"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the card is public")
+	assert.JSONEq(t, `{"httpAuthSecurityScheme":{"scheme":"Bearer","bearerFormat":"JWT"}}`, string(card.SecuritySchemes["bearer"]), "the JWT authenticator's scheme")
 }
 
 // TestDraftForm: the universal tool registry's draft form, JSON-RPC

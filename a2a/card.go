@@ -20,9 +20,19 @@ type agentCard struct {
 		PushNotifications bool `json:"pushNotifications"`
 		ExtendedAgentCard bool `json:"extendedAgentCard"`
 	} `json:"capabilities"`
-	DefaultInputModes  []string `json:"defaultInputModes"`
-	DefaultOutputModes []string `json:"defaultOutputModes"`
-	Skills             []skill  `json:"skills"`
+	SecuritySchemes      map[string]json.RawMessage `json:"securitySchemes,omitempty"`
+	SecurityRequirements []securityRequirement      `json:"securityRequirements,omitempty"`
+	DefaultInputModes    []string                   `json:"defaultInputModes"`
+	DefaultOutputModes   []string                   `json:"defaultOutputModes"`
+	Skills               []skill                    `json:"skills"`
+}
+
+// securityRequirement is a SecurityRequirement: the schemes it needs, each
+// with the scopes it needs.
+type securityRequirement struct {
+	Schemes map[string]struct {
+		List []string `json:"list"`
+	} `json:"schemes"`
 }
 
 // agentInterface is an AgentInterface: where a binding is served.
@@ -77,25 +87,9 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 	h.writeCard(w, r, h.baseURL(r))
 }
 
-// writeCard writes the Agent Card, naming base for both bindings.
+// writeCard writes the public Agent Card, naming base for both bindings.
 func (h *Handler) writeCard(w http.ResponseWriter, r *http.Request, base string) {
-	card := agentCard{
-		Name:               orDefault(h.opts.Name, "otc tool server"),
-		Description:        orDefault(h.opts.Description, "A tool server: each skill is a tool, called with a message holding a data part {\"tool\": NAME, \"input\": {...}}."),
-		Version:            orDefault(h.opts.Version, "1.0.0"),
-		DefaultInputModes:  inputModes,
-		DefaultOutputModes: outputModes,
-		Skills:             h.skills(nil),
-	}
-	card.Capabilities.Streaming = true
-	if h.opts.URL != "" {
-		base = strings.TrimSuffix(h.opts.URL, "/")
-	}
-	card.SupportedInterfaces = []agentInterface{
-		{URL: base, ProtocolBinding: "JSONRPC", ProtocolVersion: Version10},
-		{URL: base, ProtocolBinding: "HTTP+JSON", ProtocolVersion: Version10},
-	}
-	b, err := json.Marshal(card)
+	b, err := json.Marshal(h.card(base, nil))
 	if err != nil {
 		h.logger.ErrorContext(r.Context(), "a2a: encoding the Agent Card failed", "error", err.Error())
 		writeRESTError(w, http.StatusInternalServerError, "INTERNAL", "The Agent Card could not be written")
@@ -103,6 +97,73 @@ func (h *Handler) writeCard(w http.ResponseWriter, r *http.Request, base string)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
+}
+
+// card is the Agent Card naming base, listing the skills id may call (nil:
+// an anonymous caller's, for the public card).
+func (h *Handler) card(base string, id *otc.Identity) agentCard {
+	card := agentCard{
+		Name:               orDefault(h.opts.Name, "otc tool server"),
+		Description:        orDefault(h.opts.Description, "A tool server: each skill is a tool, called with a message holding a data part {\"tool\": NAME, \"input\": {...}}."),
+		Version:            orDefault(h.opts.Version, "1.0.0"),
+		DefaultInputModes:  inputModes,
+		DefaultOutputModes: outputModes,
+		Skills:             h.skills(id),
+	}
+	card.Capabilities.Streaming = true
+	card.Capabilities.ExtendedAgentCard = h.auth != nil
+	card.SecuritySchemes = h.securitySchemes()
+	if len(card.SecuritySchemes) > 0 {
+		for name := range card.SecuritySchemes {
+			var req securityRequirement
+			req.Schemes = map[string]struct {
+				List []string `json:"list"`
+			}{name: {List: []string{}}}
+			card.SecurityRequirements = append(card.SecurityRequirements, req)
+		}
+		slices.SortFunc(card.SecurityRequirements, func(a, b securityRequirement) int {
+			return strings.Compare(firstKey(a.Schemes), firstKey(b.Schemes))
+		})
+	}
+	if h.opts.URL != "" {
+		base = strings.TrimSuffix(h.opts.URL, "/")
+	}
+	card.SupportedInterfaces = []agentInterface{
+		{URL: base, ProtocolBinding: "JSONRPC", ProtocolVersion: Version10},
+		{URL: base, ProtocolBinding: "HTTP+JSON", ProtocolVersion: Version10},
+	}
+	return card
+}
+
+// securitySchemes are the card's security schemes: Options.SecuritySchemes,
+// or the bearer scheme the authenticator's challenge asks for.
+func (h *Handler) securitySchemes() map[string]json.RawMessage {
+	if h.opts.SecuritySchemes != nil {
+		return h.opts.SecuritySchemes
+	}
+	if h.auth == nil {
+		return nil
+	}
+	c := otc.Challenge(h.auth, &otc.Error{Code: otc.CodeUnauthenticated})
+	scheme, params, _ := strings.Cut(c, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil
+	}
+	s := map[string]string{"scheme": "Bearer", "bearerFormat": "JWT"}
+	if _, meta, ok := strings.Cut(params, `resource_metadata="`); ok {
+		if u, _, ok := strings.Cut(meta, `"`); ok {
+			s["description"] = "An OAuth 2.0 access token; the protected resource's metadata (RFC 9728) is at " + u
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"httpAuthSecurityScheme": s})
+	return map[string]json.RawMessage{"bearer": b}
+}
+
+func firstKey[V any](m map[string]V) string {
+	for k := range m {
+		return k
+	}
+	return ""
 }
 
 // baseURL is the URL the handler is reached at: Options.URL, or the URL
@@ -116,6 +177,19 @@ func (h *Handler) baseURL(r *http.Request) string {
 		path, _, _ = strings.Cut(r.RequestURI, "?")
 	}
 	return requestOrigin(r) + strings.TrimSuffix(path, cardPath)
+}
+
+// endpointURL is the URL of the handler, for a request whose path below
+// the handler is suffix: Options.URL, or the request's URL less suffix.
+func (h *Handler) endpointURL(r *http.Request, suffix string) string {
+	if h.opts.URL != "" {
+		return strings.TrimSuffix(h.opts.URL, "/")
+	}
+	path := r.URL.Path
+	if r.RequestURI != "" {
+		path, _, _ = strings.Cut(r.RequestURI, "?")
+	}
+	return requestOrigin(r) + strings.TrimSuffix(strings.TrimSuffix(path, suffix), "/")
 }
 
 // requestOrigin is the scheme and host a request was sent to.

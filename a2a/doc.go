@@ -36,8 +36,12 @@
 // WORKING status update for each progress report of the tool, the
 // artifact and the final status.
 //
+// With an authenticator, the card names its security schemes and says an
+// extended card exists: GetExtendedAgentCard lists the skills the caller
+// may call.
+//
 // Not served yet: tasks that outlive their call (GetTask, ListTasks,
-// CancelTask and SubscribeToTask find none), questions (input-required),
-// the extended card and push notifications (the card says so). gRPC is not
-// served.
+// CancelTask and SubscribeToTask find none) and questions
+// (input-required). Push notifications are not supported (the card says
+// so). gRPC is not served.
 package a2a

@@ -198,7 +198,11 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		version == Version03 && strings.HasPrefix(env.method, "tasks/pushNotificationConfig/"):
 		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}
 	case version == Version10 && env.method == "GetExtendedAgentCard", version == Version03 && env.method == "agent/getAuthenticatedExtendedCard":
-		e = &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}
+		if h.auth == nil {
+			e = &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card: it authenticates no one, and its card lists every skill", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}
+			break
+		}
+		result = h.card(h.endpointURL(r, ""), otc.CallerIdentity(r.Context()))
 	default:
 		e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(env.method, 64) + " (A2A " + version + ")"}
 	}

@@ -1,0 +1,135 @@
+package a2a_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/internal/testkit"
+)
+
+// cardOf decodes the skills, capabilities and security of a card.
+type cardOf struct {
+	Capabilities         map[string]bool            `json:"capabilities"`
+	SecuritySchemes      map[string]json.RawMessage `json:"securitySchemes"`
+	SecurityRequirements []map[string]any           `json:"securityRequirements"`
+	Skills               []struct {
+		ID string `json:"id"`
+	} `json:"skills"`
+}
+
+func (c cardOf) ids() []string {
+	var out []string
+	for _, s := range c.Skills {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+// TestExtendedCard: with an authenticator, the public card lists what an
+// anonymous caller may call and says an extended card exists; the
+// extended card (GetExtendedAgentCard, GET /extendedAgentCard) lists what
+// the authenticated caller may call, by the same per-caller rules as the
+// other formats' catalogs. Without an authenticator there is none.
+func TestExtendedCard(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	add := func(id string, p *otc.Policy) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A tool.", Policy: p},
+			func(context.Context, struct{}) (int, error) { return 1, nil }))
+	}
+	add("Notes.Read", nil)
+	add("Notes.Write", &otc.Policy{RequiredScopes: []string{"notes:write"}})
+	mux := http.NewServeMux()
+	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{Authenticator: testkit.ScopesAuth()})))
+	mux.Handle("/open/", http.StripPrefix("/open", a2a.NewHandler(reg, nil)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s := &server{url: srv.URL + "/a2a"}
+
+	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	var public cardOf
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&public))
+	resp.Body.Close()
+	assert.True(t, public.Capabilities["extendedAgentCard"])
+	assert.Equal(t, []string{"Notes.Read@1.0.0"}, public.ids(), "an anonymous caller may not call Notes.Write")
+	assert.Empty(t, public.SecuritySchemes, "a custom authenticator without a challenge: no scheme derived")
+
+	for _, tc := range []struct {
+		scopes string
+		want   []string
+	}{
+		{"", []string{"Notes.Read@1.0.0"}},
+		{"notes:write", []string{"Notes.Read@1.0.0", "Notes.Write@1.0.0"}},
+	} {
+		r := decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, testkit.ScopesHeader, tc.scopes))
+		require.Nil(t, r.Error)
+		var ext cardOf
+		require.NoError(t, json.Unmarshal(r.Result, &ext))
+		assert.ElementsMatch(t, tc.want, ext.ids(), tc.scopes)
+
+		req, err := http.NewRequest(http.MethodGet, s.url+"/extendedAgentCard", nil)
+		require.NoError(t, err)
+		req.Header.Set(testkit.ScopesHeader, tc.scopes)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var rest cardOf
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&rest))
+		resp.Body.Close()
+		assert.ElementsMatch(t, tc.want, rest.ids(), tc.scopes)
+	}
+
+	open := &server{url: srv.URL + "/open"}
+	r := decodeRPC(t, open.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32007, r.Error.Code)
+}
+
+// TestSecuritySchemes: a bearer authenticator's card names an HTTP bearer
+// scheme and requires it; schemes given in the options are used as given.
+func TestSecuritySchemes(t *testing.T) {
+	bearer := challenger{otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) { return nil, otc.ErrNoCredentials }),
+		`Bearer resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/a2a"`}
+	for _, tc := range []struct {
+		name string
+		opts *a2a.Options
+		want map[string]string
+	}{
+		{"from_the_challenge", &a2a.Options{Authenticator: bearer}, map[string]string{
+			"bearer": `{"httpAuthSecurityScheme":{"bearerFormat":"JWT","description":"An OAuth 2.0 access token; the protected resource's metadata (RFC 9728) is at https://tools.example.com/.well-known/oauth-protected-resource/a2a","scheme":"Bearer"}}`}},
+		{"given", &a2a.Options{Authenticator: bearer, SecuritySchemes: map[string]json.RawMessage{
+			"apiKey": json.RawMessage(`{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`)}}, map[string]string{
+			"apiKey": `{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(a2a.NewHandler(otc.NewRegistry(nil), tc.opts))
+			t.Cleanup(srv.Close)
+			resp, err := http.Get(srv.URL + "/.well-known/agent-card.json")
+			require.NoError(t, err)
+			var card cardOf
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+			resp.Body.Close()
+			require.Len(t, card.SecuritySchemes, len(tc.want))
+			for name, want := range tc.want {
+				assert.JSONEq(t, want, string(card.SecuritySchemes[name]))
+				require.Len(t, card.SecurityRequirements, 1)
+				assert.Equal(t, map[string]any{"schemes": map[string]any{name: map[string]any{"list": []any{}}}}, card.SecurityRequirements[0])
+			}
+		})
+	}
+}
+
+// challenger is an authenticator with a fixed challenge.
+type challenger struct {
+	otc.Authenticator
+	value string
+}
+
+func (c challenger) Challenge(*otc.Error) string { return c.value }
