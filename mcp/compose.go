@@ -92,10 +92,8 @@ func (o outcome) update() tasks.Update {
 // startAsking serves a task-capable call of a tool with a window to ask
 // in, as the file comment says.
 func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.CallRequest, window time.Duration) ([]byte, *rpcError) {
-	select {
-	case tm.slots <- struct{}{}:
-	default:
-		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", cap(tm.slots)), time.Second), nil
+	if !tm.Acquire() {
+		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", tm.MaxRunning()), time.Second), nil
 	}
 	m := x.msg
 	// The call outlives the request when it becomes a task: it keeps
@@ -113,7 +111,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	if m.roundTrip {
 		if e := tm.s.resume(ctx, state, m, m.name); e != nil {
 			cancel()
-			<-tm.slots
+			tm.Release()
 			return nil, e
 		}
 	}
@@ -135,7 +133,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 
 	release := func() { // the call ended without a task
 		cancel()
-		<-tm.slots
+		tm.Release()
 	}
 	timer := time.NewTimer(window)
 	defer timer.Stop()
@@ -144,7 +142,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	case o = <-done:
 	case <-ctx.Done():
 		cancel()
-		go func() { <-done; <-tm.slots }()
+		go func() { <-done; tm.Release() }()
 		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the call was answered"}
 	case <-timer.C:
 		asker.mu.Lock()
@@ -154,14 +152,12 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 			if t == nil {
 				asker.mu.Unlock()
 				cancel() // the function stops; its slot is freed when it has
-				go func() { <-done; <-tm.slots }()
+				go func() { <-done; tm.Release() }()
 				return refused, nil
 			}
-			lt := &localTask{cancel: cancel, wake: make(chan struct{}, 1)}
+			lt := tasks.NewLocal(cancel)
 			asker.task = &taskAsker{tm: tm, id: t.ID, lt: lt, caps: state.caps}
-			tm.mu.Lock()
-			tm.local[t.ID] = lt
-			tm.mu.Unlock()
+			tm.Register(t.ID, lt)
 			asker.mu.Unlock()
 			go tm.await(runCtx, t.ID, lt, done)
 			return tm.created(t), nil
@@ -172,7 +168,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 		case o = <-done:
 		case <-ctx.Done():
 			cancel()
-			go func() { <-done; <-tm.slots }()
+			go func() { <-done; tm.Release() }()
 			return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the call was answered"}
 		}
 	}
@@ -196,7 +192,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 		release()
 		return refused, nil
 	}
-	if final := tm.record(t.ID, o.update()); final != nil {
+	if final := tm.Record(t.ID, o.update()); final != nil {
 		t = final
 	}
 	release()
@@ -205,8 +201,8 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 
 // await records the outcome of a call that became task id when its
 // function returns, renewing the task's lease meanwhile.
-func (tm *taskManager) await(ctx context.Context, id string, lt *localTask, done <-chan outcome) {
-	tm.supervise(ctx, id, lt, func() tasks.Update { return (<-done).update() })
+func (tm *taskManager) await(ctx context.Context, id string, lt *tasks.Local, done <-chan outcome) {
+	tm.Supervise(ctx, id, lt, func() tasks.Update { return (<-done).update() })
 }
 
 // created is the CreateTaskResult of task t.

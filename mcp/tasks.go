@@ -41,12 +41,12 @@ const ExtensionTasks = "io.modelcontextprotocol/tasks"
 // Defaults of [TaskOptions].
 const (
 	// DefaultMaxRunningTasks caps the tasks one handler runs at once.
-	DefaultMaxRunningTasks = 256
+	DefaultMaxRunningTasks = tasks.DefaultMaxRunning
 	// DefaultTaskPollInterval is the polling interval a task suggests to
 	// its client (pollIntervalMs), and the pace at which the replica
 	// running a task renews its lease and looks in the store for a
 	// cancellation or answers that reached another replica.
-	DefaultTaskPollInterval = time.Second
+	DefaultTaskPollInterval = tasks.DefaultPollInterval
 )
 
 // TaskOptions configures the tasks of a [Handler] or stdio server
@@ -73,41 +73,33 @@ type TaskOptions struct {
 	PollInterval time.Duration
 }
 
-// taskManager runs the tasks of one server.
+// taskManager serves the tasks of one server, run by a tasks.Runner that
+// it shares the rules of with every wire format that serves tasks.
 type taskManager struct {
+	*tasks.Runner
 	s     *server
 	store tasks.Store
-	slots chan struct{}
 	poll  time.Duration
-
-	mu    sync.Mutex
-	local map[string]*localTask // the tasks this process runs
-}
-
-// localTask is a task this process runs: how to stop it, and how to wake
-// its wait for answers.
-type localTask struct {
-	cancel context.CancelFunc
-	wake   chan struct{} // buffered 1
 }
 
 func newTaskManager(s *server, opts *TaskOptions) *taskManager {
 	if opts == nil {
 		opts = &TaskOptions{}
 	}
-	tm := &taskManager{s: s, store: opts.Store, poll: opts.PollInterval, local: map[string]*localTask{}}
-	if tm.store == nil {
-		tm.store = tasks.NewMemoryStore(nil)
+	store := opts.Store
+	if store == nil {
+		store = tasks.NewMemoryStore(nil)
 	}
-	n := opts.MaxRunning
-	if n <= 0 {
-		n = DefaultMaxRunningTasks
-	}
-	tm.slots = make(chan struct{}, n)
-	if tm.poll <= 0 {
-		tm.poll = DefaultTaskPollInterval
-	}
-	return tm
+	r := tasks.NewRunner(store, &tasks.RunnerOptions{
+		MaxRunning:   opts.MaxRunning,
+		PollInterval: opts.PollInterval,
+		Failure: func(msg string) json.RawMessage {
+			return rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})
+		},
+		Logger: s.logger,
+		Name:   "mcp",
+	})
+	return &taskManager{Runner: r, s: s, store: store, poll: r.PollInterval()}
 }
 
 // missingTasksCapability is the error for a request that needs the tasks
@@ -198,14 +190,12 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 // start creates the task of a call, starts it and returns its
 // CreateTaskResult.
 func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequest) ([]byte, *rpcError) {
-	select {
-	case tm.slots <- struct{}{}:
-	default:
-		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", cap(tm.slots)), time.Second), nil
+	if !tm.Acquire() {
+		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", tm.MaxRunning()), time.Second), nil
 	}
 	t, refused := tm.create(ctx, req.ToolName)
 	if t == nil {
-		<-tm.slots
+		tm.Release()
 		return refused, nil
 	}
 
@@ -220,13 +210,11 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	if run.HTTPRequest != nil { // the request is over; the call goes on
 		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
 	}
-	lt := &localTask{cancel: cancel, wake: make(chan struct{}, 1)}
+	lt := tasks.NewLocal(cancel)
 	caps := x.msg.caps.clone()
 	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
 	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: caps})
-	tm.mu.Lock()
-	tm.local[t.ID] = lt
-	tm.mu.Unlock()
+	tm.Register(t.ID, lt)
 	go tm.run(runCtx, t.ID, lt, &run)
 
 	return tm.created(t), nil
@@ -266,8 +254,8 @@ func (tm *taskManager) refusal(why string, after time.Duration) []byte {
 
 // run runs the call of task id, renews its lease while it runs, and
 // records its outcome.
-func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *otc.CallRequest) {
-	tm.supervise(ctx, id, lt, func() (u tasks.Update) {
+func (tm *taskManager) run(ctx context.Context, id string, lt *tasks.Local, req *otc.CallRequest) {
+	tm.Supervise(ctx, id, lt, func() (u tasks.Update) {
 		defer func() {
 			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
 				u = tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
@@ -277,48 +265,6 @@ func (tm *taskManager) run(ctx context.Context, id string, lt *localTask, req *o
 		res, err := tm.s.reg.Call(ctx, req)
 		return settle(res, err)
 	})
-}
-
-// supervise renews task id's lease while outcome waits for the task's
-// call to end, records what it returns, and then gives up the task's
-// place among the running ones.
-func (tm *taskManager) supervise(ctx context.Context, id string, lt *localTask, outcome func() tasks.Update) {
-	defer func() {
-		lt.cancel()
-		tm.mu.Lock()
-		delete(tm.local, id)
-		tm.mu.Unlock()
-		<-tm.slots
-	}()
-	beat := make(chan struct{})
-	go tm.heartbeat(ctx, id, lt, beat)
-	u := outcome()
-	close(beat)
-	tm.record(id, u)
-}
-
-// record records the outcome of task id's call, and returns the task as
-// it then is (nil when the store failed).
-func (tm *taskManager) record(id string, u tasks.Update) *tasks.Task {
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	t, err := tm.store.Update(sctx, id, &u)
-	if errors.Is(err, tasks.ErrResultTooLarge) || errors.Is(err, tasks.ErrStoreFull) {
-		msg := "Internal error: the result of the call is larger than the server's task store keeps"
-		if !errors.Is(err, tasks.ErrResultTooLarge) {
-			msg = "Internal error: the server's task store is full and could not keep the result of the call"
-		}
-		u = tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: msg})}
-		t, err = tm.store.Update(sctx, id, &u)
-	}
-	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
-		tm.s.logger.Error("mcp: the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
-			slog.String("task", id), slog.String("error", err.Error()))
-	}
-	if err != nil {
-		return nil
-	}
-	return t
 }
 
 // settle turns the outcome of a call into the final update of its task:
@@ -343,41 +289,6 @@ func rpcErrorJSON(e *rpcError) json.RawMessage {
 		return json.RawMessage(`{"code":-32603,"message":"Internal error"}`)
 	}
 	return b
-}
-
-// heartbeat renews the task's lease every poll interval until beat is
-// closed, and stops the call when the store says the task has ended
-// meanwhile: cancelled from another replica, or lost.
-func (tm *taskManager) heartbeat(ctx context.Context, id string, lt *localTask, beat chan struct{}) {
-	tick := time.NewTicker(tm.poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-beat:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		octx, cancel := context.WithTimeout(ctx, tm.poll)
-		t, err := tm.store.Update(octx, id, &tasks.Update{})
-		cancel()
-		switch {
-		case errors.Is(err, tasks.ErrNotFound):
-			lt.cancel()
-			return
-		case err != nil:
-			tm.s.logger.Warn("mcp: renewing a task's lease failed; trying again", slog.String("task", id), slog.String("error", err.Error()))
-		case t.Status.Terminal():
-			lt.cancel()
-			return
-		case len(t.InputResponses) > 0:
-			select {
-			case lt.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
 }
 
 // taskTime formats a task's time as ISO 8601, in UTC.
@@ -449,11 +360,8 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		if err := tm.store.Cancel(ctx, id); err != nil {
 			return nil, tm.storeError(ctx, err, id)
 		}
-		tm.mu.Lock()
-		lt := tm.local[id]
-		tm.mu.Unlock()
-		if lt != nil {
-			lt.cancel()
+		if lt := tm.Lookup(id); lt != nil {
+			lt.Cancel()
 		}
 		return ack, nil
 	case "tasks/update":
@@ -482,12 +390,9 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 			}
 			return nil, tm.storeError(ctx, err, id)
 		}
-		tm.mu.Lock()
-		lt := tm.local[id]
-		tm.mu.Unlock()
-		if lt != nil {
+		if lt := tm.Lookup(id); lt != nil {
 			select {
-			case lt.wake <- struct{}{}:
+			case lt.Wake <- struct{}{}:
 			default:
 			}
 		}
@@ -545,7 +450,7 @@ func (tm *taskManager) detailed(t *tasks.Task) []byte {
 type taskAsker struct {
 	tm   *taskManager
 	id   string
-	lt   *localTask
+	lt   *tasks.Local
 	caps clientCaps
 
 	mu   sync.Mutex
@@ -601,7 +506,7 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	defer tick.Stop()
 	for {
 		if t.Status.Terminal() {
-			a.lt.cancel()
+			a.lt.Cancel()
 			return nil, fmt.Errorf("mcp: ask: the task ended (%s) before its questions were answered", t.Status)
 		}
 		if answers, ok := answered(t, keys); ok {
@@ -621,7 +526,7 @@ func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
-		case <-a.lt.wake:
+		case <-a.lt.Wake:
 		case <-tick.C:
 		}
 		if t, err = tm.store.Update(ctx, a.id, &tasks.Update{}); err != nil {

@@ -1,0 +1,218 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Defaults of a [Runner].
+const (
+	// DefaultMaxRunning caps the tasks one runner runs at once.
+	DefaultMaxRunning = 256
+	// DefaultPollInterval is how often a runner renews the lease of a
+	// task it runs and looks in the store for its cancellation or for
+	// answers that reached another replica.
+	DefaultPollInterval = time.Second
+)
+
+// RunnerOptions configures [NewRunner]. The zero value, and nil, give the
+// defaults described on each field.
+type RunnerOptions struct {
+	// MaxRunning caps the tasks the runner runs at once ([Runner.Acquire]
+	// refuses one more). Zero or less means DefaultMaxRunning.
+	MaxRunning int
+	// PollInterval is how often a running task's lease is renewed and the
+	// store looked at. Keep the store's lease several times longer. Zero
+	// or less means DefaultPollInterval.
+	PollInterval time.Duration
+	// Failure is the Result of a task failed by the runner itself, for
+	// the message given: when the call's result is larger than the store
+	// keeps, or the store is full. Each wire format writes its own
+	// shape. Nil means {"message": message}.
+	Failure func(message string) json.RawMessage
+	// Logger receives the store's failures. Nil means slog.Default().
+	Logger *slog.Logger
+	// Name prefixes the runner's log messages ("mcp", "a2a").
+	Name string
+}
+
+// Runner runs tasks kept in a [Store], for a wire format that serves
+// tasks (MCP's tasks extension, A2A): it caps how many run at once in this
+// process, keeps how to stop and wake each, renews a running task's lease,
+// stops its call when the store says the task has ended meanwhile
+// (cancelled from another replica, or lost), and records its outcome. The
+// wire formats share it so that a task runs, and ends, one way whichever
+// protocol started it.
+type Runner struct {
+	store  Store
+	opts   RunnerOptions
+	slots  chan struct{}
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	local map[string]*Local
+}
+
+// Local is a task this process runs: how to stop its call, and how to
+// wake its wait for answers.
+type Local struct {
+	Cancel context.CancelFunc
+	Wake   chan struct{} // buffered 1
+}
+
+// NewLocal returns the Local of a call that cancel stops.
+func NewLocal(cancel context.CancelFunc) *Local {
+	return &Local{Cancel: cancel, Wake: make(chan struct{}, 1)}
+}
+
+// NewRunner returns a runner of tasks kept in store. opts may be nil.
+func NewRunner(store Store, opts *RunnerOptions) *Runner {
+	r := &Runner{store: store, local: map[string]*Local{}}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.MaxRunning <= 0 {
+		r.opts.MaxRunning = DefaultMaxRunning
+	}
+	if r.opts.PollInterval <= 0 {
+		r.opts.PollInterval = DefaultPollInterval
+	}
+	if r.opts.Failure == nil {
+		r.opts.Failure = func(message string) json.RawMessage {
+			b, _ := json.Marshal(map[string]string{"message": message})
+			return b
+		}
+	}
+	r.logger = r.opts.Logger
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
+	if r.opts.Name == "" {
+		r.opts.Name = "tasks"
+	}
+	r.slots = make(chan struct{}, r.opts.MaxRunning)
+	return r
+}
+
+// Store returns the store the runner keeps its tasks in.
+func (r *Runner) Store() Store { return r.store }
+
+// PollInterval returns how often a running task's lease is renewed.
+func (r *Runner) PollInterval() time.Duration { return r.opts.PollInterval }
+
+// MaxRunning returns how many tasks the runner runs at once.
+func (r *Runner) MaxRunning() int { return cap(r.slots) }
+
+// Acquire takes a place among the tasks that run, and reports whether one
+// was free. Each place taken is given back with [Runner.Release], which
+// Supervise does for the task it supervises.
+func (r *Runner) Acquire() bool {
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Release gives back a place Acquire took.
+func (r *Runner) Release() { <-r.slots }
+
+// Register records that this process runs task id.
+func (r *Runner) Register(id string, l *Local) {
+	r.mu.Lock()
+	r.local[id] = l
+	r.mu.Unlock()
+}
+
+// Lookup returns the Local of task id, nil when another process runs it or
+// it has ended.
+func (r *Runner) Lookup(id string) *Local {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.local[id]
+}
+
+// Supervise renews task id's lease while outcome waits for the task's
+// call to end, records what it returns, and then forgets the task and
+// releases its place among the running ones. It returns once the outcome
+// is recorded.
+func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome func() Update) {
+	defer func() {
+		l.Cancel()
+		r.mu.Lock()
+		delete(r.local, id)
+		r.mu.Unlock()
+		r.Release()
+	}()
+	beat := make(chan struct{})
+	go r.heartbeat(ctx, id, l, beat)
+	u := outcome()
+	close(beat)
+	r.Record(id, u)
+}
+
+// Record records the outcome of task id's call, and returns the task as
+// it then is (nil when the store failed). A result larger than the store
+// keeps, or a store that is full, fails the task instead, with the
+// format's Failure.
+func (r *Runner) Record(id string, u Update) *Task {
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t, err := r.store.Update(sctx, id, &u)
+	if errors.Is(err, ErrResultTooLarge) || errors.Is(err, ErrStoreFull) {
+		msg := "Internal error: the result of the call is larger than the server's task store keeps"
+		if !errors.Is(err, ErrResultTooLarge) {
+			msg = "Internal error: the server's task store is full and could not keep the result of the call"
+		}
+		u = Update{Status: Failed, Result: r.opts.Failure(msg)}
+		t, err = r.store.Update(sctx, id, &u)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		r.logger.Error(r.opts.Name+": the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
+			slog.String("task", id), slog.String("error", err.Error()))
+	}
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// heartbeat renews the task's lease every poll interval until beat is
+// closed, stops the call when the store says the task has ended
+// meanwhile, and wakes the task when answers reached the store.
+func (r *Runner) heartbeat(ctx context.Context, id string, l *Local, beat chan struct{}) {
+	tick := time.NewTicker(r.opts.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-beat:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		octx, cancel := context.WithTimeout(ctx, r.opts.PollInterval)
+		t, err := r.store.Update(octx, id, &Update{})
+		cancel()
+		switch {
+		case errors.Is(err, ErrNotFound):
+			l.Cancel()
+			return
+		case err != nil:
+			r.logger.Warn(r.opts.Name+": renewing a task's lease failed; trying again", slog.String("task", id), slog.String("error", err.Error()))
+		case t.Status.Terminal():
+			l.Cancel()
+			return
+		case len(t.InputResponses) > 0:
+			select {
+			case l.Wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
