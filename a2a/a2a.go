@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/tasks"
 )
 
 // Options configures [NewHandler]. The zero value, and nil, give the
@@ -35,6 +36,15 @@ type Options struct {
 	// otherwise.
 	SecuritySchemes map[string]json.RawMessage
 
+	// TaskStore keeps the tasks that outlive their message (a message
+	// with returnImmediately calling a tool whose calls may run as tasks).
+	// Nil means a tasks.MemoryStore with its defaults, which serves one
+	// process; replicas share one in Redis (github.com/otcgo/otc/redisstore).
+	TaskStore tasks.Store
+	// MaxRunningTasks caps the tasks this handler runs at once. Zero or
+	// less means tasks.DefaultMaxRunning.
+	MaxRunningTasks int
+
 	// Authenticator, when set, must accept every request but the card's,
 	// as for the OTC [otc.Handler]; a refusal is answered 401 with the
 	// WWW-Authenticate value of [otc.Challenge]. Nil means no
@@ -59,6 +69,7 @@ type Handler struct {
 	maxBody int64
 	timeout time.Duration
 	logger  *slog.Logger
+	runner  *tasks.Runner
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -73,6 +84,7 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if h.logger == nil {
 		h.logger = reg.Logger()
 	}
+	h.runner = newRunner(opts, h.logger)
 	return h
 }
 
@@ -146,6 +158,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/a2a+json")
 		_, _ = w.Write(b)
+	case strings.Contains(path, "/pushNotificationConfigs"):
+		writeRESTError(w, http.StatusBadRequest, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported by this agent")
+	case strings.HasPrefix(path, "/tasks/") && !strings.Contains(path[len("/tasks/"):], "/"):
+		h.serveRESTTask(w, r, path[len("/tasks/"):])
 	case isREST(path):
 		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", "This operation is not supported by this agent: it serves message:send, message:stream and the Agent Card")
 	default:

@@ -385,8 +385,12 @@ func TestRESTBinding(t *testing.T) {
 	assert.Equal(t, "type.googleapis.com/google.rpc.BadRequest", e.Error.Details[1]["@type"])
 
 	a = s.post(t, "/tasks/t1:cancel", a2a.Version10, `{}`)
+	assert.Equal(t, http.StatusNotFound, a.status)
+	assert.Contains(t, string(a.body), "TASK_NOT_FOUND")
+
+	a = s.post(t, "/tasks/t1/pushNotificationConfigs", a2a.Version10, `{}`)
 	assert.Equal(t, http.StatusBadRequest, a.status)
-	assert.Contains(t, string(a.body), "UNSUPPORTED_OPERATION")
+	assert.Contains(t, string(a.body), "PUSH_NOTIFICATION_NOT_SUPPORTED")
 }
 
 // TestAuthentication: with an authenticator, a message without credentials

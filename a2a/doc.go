@@ -40,8 +40,12 @@
 // extended card exists: GetExtendedAgentCard lists the skills the caller
 // may call.
 //
-// Not served yet: tasks that outlive their call (GetTask, ListTasks,
-// CancelTask and SubscribeToTask find none) and questions
+// A message with returnImmediately calling a tool whose calls may run as
+// tasks is answered with a WORKING task that GetTask and CancelTask then
+// read and stop; the tasks are kept in Options.TaskStore and run by a
+// tasks.Runner, as MCP's are.
+//
+// Not served yet: ListTasks, SubscribeToTask and questions
 // (input-required). Push notifications are not supported (the card says
 // so). gRPC is not served.
 package a2a

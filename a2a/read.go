@@ -23,6 +23,23 @@ type incoming struct {
 	// generated says that messageID is this package's, not the caller's:
 	// such a call is never looked up in the idempotency store.
 	generated bool
+	// returnImmediately says the caller wants the task at once, not its
+	// end (1.0's configuration.returnImmediately, 0.3's blocking false).
+	returnImmediately bool
+}
+
+// readConfiguration reads a SendMessageRequest's configuration into in.
+func readConfiguration(d *jsonparse.Document, params int32, in *incoming) {
+	c := d.Member(params, "configuration")
+	if c < 0 || d.Kind(c) != jsonparse.KindObject {
+		return
+	}
+	if v := d.Member(c, "returnImmediately"); v >= 0 && d.Kind(v) == jsonparse.KindTrue {
+		in.returnImmediately = true
+	}
+	if v := d.Member(c, "blocking"); v >= 0 && d.Kind(v) == jsonparse.KindFalse {
+		in.returnImmediately = true
+	}
 }
 
 // readMessage reads message node m of d, or returns the invalid-params

@@ -3,6 +3,8 @@ package a2a
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
@@ -68,6 +70,7 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream b
 	e := invalidParams("message", "required: the body must be a SendMessageRequest, an object with a message")
 	if doc.Kind(0) == jsonparse.KindObject && !doc.Repeated {
 		in, e = readMessage(doc, doc.Member(0, "message"))
+		readConfiguration(doc, 0, &in)
 	}
 	if e != nil {
 		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", e.Message, restDetails(e)...)
@@ -131,4 +134,38 @@ func restStatusOf(e *rpcError) int {
 		return http.StatusNotFound
 	}
 	return http.StatusBadRequest
+}
+
+// serveRESTTask answers GET /tasks/{id} and POST /tasks/{id}:cancel.
+func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest string) {
+	id, action, _ := strings.Cut(rest, ":")
+	if unescaped, err := url.PathUnescape(id); err == nil {
+		id = unescaped
+	}
+	var t *task
+	var e *rpcError
+	switch {
+	case action == "" && r.Method == http.MethodGet:
+		t, e = h.getTask(r.Context(), dialect{}, id)
+	case action == "cancel" && r.Method == http.MethodPost:
+		t, e = h.cancelTask(r.Context(), dialect{}, id)
+	case action == "subscribe" && r.Method == http.MethodPost:
+		e = &rpcError{Code: codeTaskNotFound, Message: "Subscribing to a task is not supported by this agent yet: get the task with GET /tasks/{id}", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", e.Message)
+		return
+	default:
+		writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "A task is read with GET /tasks/{id} and cancelled with POST /tasks/{id}:cancel")
+		return
+	}
+	if e != nil {
+		status := restStatusOf(e)
+		if e.Code == codeInternalError {
+			status = http.StatusInternalServerError
+		}
+		writeRESTError(w, status, restReason(e), e.Message, restDetails(e)...)
+		return
+	}
+	wire.ArmWriteDeadline(w, r)
+	w.Header().Set("Content-Type", "application/a2a+json")
+	_, _ = w.Write(appendTask(nil, t))
 }

@@ -18,6 +18,7 @@ const (
 	codeInvalidParams       = -32602
 	codeInternalError       = -32603
 	codeTaskNotFound        = -32001
+	codeTaskNotCancelable   = -32002
 	codePushNotSupported    = -32003
 	codeUnsupported         = -32004
 	codeExtendedCardMissing = -32007
@@ -138,6 +139,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			e = pe
 			break
 		}
+		readConfiguration(doc, env.params, &in)
 		// A refusal of the caller by a tool's policy is a JSON-RPC error
 		// like any other (-31401, -31403), answered 200 as the binding's
 		// clients expect, with its challenge; only a request no
@@ -158,9 +160,22 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			return
 		}
 	case version == Version10 && (env.method == "GetTask" || env.method == "CancelTask"), version == Version03 && (env.method == "tasks/get" || env.method == "tasks/cancel"):
-		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call and keeps no task to get or cancel", Data: errorInfo("TASK_NOT_FOUND", nil)}
+		id, pe := readTaskID(doc, env.params)
+		if pe != nil {
+			e = pe
+			break
+		}
+		var t *task
+		if env.method == "GetTask" || env.method == "tasks/get" {
+			t, e = h.getTask(r.Context(), d, id)
+		} else {
+			t, e = h.cancelTask(r.Context(), d, id)
+		}
+		if e == nil {
+			result = json.RawMessage(appendTask(nil, t))
+		}
 	case version == Version10 && env.method == "ListTasks":
-		result = map[string]any{"tasks": []any{}, "nextPageToken": "", "pageSize": 0, "totalSize": 0}
+		e = &rpcError{Code: codeUnsupported, Message: "Listing tasks is not supported by this agent yet: get each task by the id its message was answered with", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
 	case env.method == "a2a/tasks/send":
 		// The universal tool registry's draft form, answered in the task
 		// shape of the request's version.

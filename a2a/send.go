@@ -87,6 +87,14 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	} else {
 		req.ToolName = tool
 	}
+	// A tool whose calls may run as tasks runs as one when the caller asks
+	// for it at once, and always when it runs only as a task.
+	if st == nil {
+		if support := h.taskSupport(req); support == otc.TasksRequired || support == otc.TasksOptional && m.returnImmediately {
+			t, e, status := h.startTask(r, d, req, taskID, contextID, !m.returnImmediately)
+			return t, nil, e, status
+		}
+	}
 	ctx := r.Context()
 	if st != nil {
 		st.taskID, st.contextID = taskID, contextID
@@ -156,4 +164,20 @@ func (h *Handler) refused(d dialect, taskID, contextID string, err error) (*task
 // invalidParams is the invalid-params error naming one field.
 func invalidParams(field, problem string) *rpcError {
 	return &rpcError{Code: codeInvalidParams, Message: "Invalid parameters: " + field + ": " + problem, Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(map[string]string{field: problem}, []string{field})...)}
+}
+
+// taskSupport is whether the tool a call names may run as a task;
+// TasksForbidden when it names none.
+func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
+	var def *otc.ToolDefinition
+	var err error
+	if req.ToolID != "" {
+		def, err = h.reg.Lookup(req.ToolID, otc.ProtocolA2A)
+	} else {
+		def, err = h.reg.LookupName(req.ToolName, otc.ProtocolA2A)
+	}
+	if err != nil {
+		return otc.TasksForbidden
+	}
+	return def.Tasks
 }

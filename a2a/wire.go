@@ -71,6 +71,8 @@ func (d dialect) state(s string) string {
 			return "failed"
 		case stateWorking:
 			return "working"
+		case stateCanceled:
+			return "canceled"
 		}
 	}
 	return s
@@ -125,6 +127,7 @@ func (d dialect) task(t *task) *task {
 // The task states of the answers this package gives.
 const (
 	stateWorking   = "TASK_STATE_WORKING"
+	stateCanceled  = "TASK_STATE_CANCELED"
 	stateCompleted = "TASK_STATE_COMPLETED"
 	stateFailed    = "TASK_STATE_FAILED"
 )

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -98,6 +99,28 @@ func TestA2AGoClient(t *testing.T) {
 			assert.Equal(t, []string{"artifact", "status"}, kinds[len(kinds)-2:])
 			assert.Equal(t, a2a.TaskStateCompleted, final)
 			assert.Equal(t, float64(400), value)
+
+			// A task: Timer.Wait may run as one; asked for at once, it is
+			// WORKING, GetTask shows it end; a second is cancelled.
+			msg = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Timer_Wait", "input": map[string]any{"ms": 300}}))
+			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+			require.NoError(t, err)
+			task, ok = res.(*a2a.Task)
+			require.True(t, ok, "a task, got %T", res)
+			assert.Equal(t, a2a.TaskStateWorking, task.Status.State)
+			require.Eventually(t, func() bool {
+				got, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+				return err == nil && got.Status.State == a2a.TaskStateCompleted && len(got.Artifacts) == 1 && got.Artifacts[0].Parts[0].Data() == float64(300)
+			}, 10*time.Second, 50*time.Millisecond)
+			msg = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Timer_Wait", "input": map[string]any{"ms": 1900}}))
+			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+			require.NoError(t, err)
+			task = res.(*a2a.Task)
+			cancelled, err := client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+			require.NoError(t, err)
+			assert.Equal(t, a2a.TaskStateCanceled, cancelled.Status.State)
+			_, err = client.GetTask(ctx, &a2a.GetTaskRequest{ID: "no-such-task"})
+			assert.True(t, errors.Is(err, a2a.ErrTaskNotFound), "%v", err)
 
 			// Payments.Refund's policy lists OTC and MCP only.
 			_, err = call("Payments_Refund", map[string]any{"order_id": "A-1", "amount_cents": 100})
