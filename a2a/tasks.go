@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/tasks"
@@ -115,17 +113,7 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 		}
 		return h.failedTask(d, taskID, contextID, msg, retryInfo(after)), nil, http.StatusOK
 	}
-	// The request's buffers are reused once it is answered: the call
-	// keeps copies.
-	run := *req
-	callin.SetParsed(&run, nil, 0)
-	run.Input = bytes.Clone(req.Input)
-	run.RequestBody = bytes.Clone(req.RequestBody)
-	run.AsTask = true
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if run.HTTPRequest != nil {
-		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
-	}
+	run, runCtx, cancel := tasks.Detach(ctx, req)
 	lt := tasks.NewLocal(cancel)
 	h.runner.Register(taskID, lt)
 	done := make(chan struct{})
@@ -138,7 +126,7 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 					u = tasks.Update{Status: tasks.Failed, Result: failure("Internal error: the call failed unexpectedly")}
 				}
 			}()
-			return settle(h.reg.Call(runCtx, &run))
+			return settle(h.reg.Call(runCtx, run))
 		})
 	}()
 	if wait {

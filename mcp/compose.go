@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -98,15 +96,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	m := x.msg
 	// The call outlives the request when it becomes a task: it keeps
 	// copies of the request's buffers, which are reused once answered.
-	run := *req
-	callin.SetParsed(&run, nil, 0) // the parsed input refers to the request's body
-	run.Input = bytes.Clone(req.Input)
-	run.RequestBody = bytes.Clone(req.RequestBody)
-	run.AsTask = true
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if run.HTTPRequest != nil {
-		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
-	}
+	run, runCtx, cancel := tasks.Detach(ctx, req)
 	state := &callState{Context: runCtx, caps: m.caps.clone()}
 	if m.roundTrip {
 		if e := tm.s.resume(ctx, state, m, m.name); e != nil {
@@ -128,7 +118,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 			}
 			done <- o
 		}()
-		o.res, o.err = tm.s.reg.Call(state, &run)
+		o.res, o.err = tm.s.reg.Call(state, run)
 	}()
 
 	release := func() { // the call ended without a task

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,23 +198,13 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 		return refused, nil
 	}
 
-	// The request's buffers are reused once it is answered: the call
-	// keeps copies.
-	run := *req
-	callin.SetParsed(&run, nil, 0) // the parsed input refers to the request's body
-	run.Input = bytes.Clone(req.Input)
-	run.RequestBody = bytes.Clone(req.RequestBody)
-	run.AsTask = true
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if run.HTTPRequest != nil { // the request is over; the call goes on
-		run.HTTPRequest = run.HTTPRequest.WithContext(runCtx)
-	}
+	run, runCtx, cancel := tasks.Detach(ctx, req)
 	lt := tasks.NewLocal(cancel)
 	caps := x.msg.caps.clone()
 	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
 	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: caps})
 	tm.Register(t.ID, lt)
-	go tm.run(runCtx, t.ID, lt, &run)
+	go tm.run(runCtx, t.ID, lt, run)
 
 	return tm.created(t), nil
 }

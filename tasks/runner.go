@@ -1,12 +1,16 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 )
 
 // Defaults of a [Runner].
@@ -215,4 +219,22 @@ func (r *Runner) heartbeat(ctx context.Context, id string, l *Local, beat chan s
 			}
 		}
 	}
+}
+
+// Detach returns a copy of req that can run as a task after the request
+// that carried it has been answered, and the context it runs in: the
+// copy owns its input and request body (the request's buffers are reused
+// once it is answered) and is marked AsTask; the context keeps ctx's
+// values without its cancellation, and cancel stops the call.
+func Detach(ctx context.Context, req *otc.CallRequest) (run *otc.CallRequest, runCtx context.Context, cancel context.CancelFunc) {
+	c := *req
+	callin.SetParsed(&c, nil, 0) // the parsed input refers to the request's body
+	c.Input = bytes.Clone(req.Input)
+	c.RequestBody = bytes.Clone(req.RequestBody)
+	c.AsTask = true
+	runCtx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if c.HTTPRequest != nil { // the request is over; the call goes on
+		c.HTTPRequest = c.HTTPRequest.WithContext(runCtx)
+	}
+	return &c, runCtx, cancel
 }
