@@ -30,7 +30,7 @@ import (
 //     created in the store (before the answer, so that any replica can
 //     answer tasks/get for it) with its state so far, and the call is
 //     answered with it. From then on the function's questions go through
-//     the task (taskAsker).
+//     the task (a tasks.Asker).
 //
 // The switch from rounds to the task is made under composedAsker's mutex:
 // a question asked while the task is being created waits for it, and
@@ -49,7 +49,7 @@ type composedAsker struct {
 	round roundAsker
 
 	mu   sync.Mutex
-	task *taskAsker // set when the call has become a task
+	task *tasks.Asker // set when the call has become a task
 }
 
 // Ask implements [otc.Asker].
@@ -146,7 +146,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 				return refused, nil
 			}
 			lt := tasks.NewLocal(cancel)
-			asker.task = &taskAsker{tm: tm, id: t.ID, lt: lt, caps: state.caps}
+			asker.task = tm.NewAsker(t.ID, lt, state.caps.allows)
 			tm.Register(t.ID, lt)
 			asker.mu.Unlock()
 			go tm.await(runCtx, t.ID, lt, done)

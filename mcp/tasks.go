@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -202,7 +198,7 @@ func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequ
 	lt := tasks.NewLocal(cancel)
 	caps := x.msg.caps.clone()
 	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
-	runCtx = otc.WithAsker(runCtx, &taskAsker{tm: tm, id: t.ID, lt: lt, caps: caps})
+	runCtx = otc.WithAsker(runCtx, tm.NewAsker(t.ID, lt, caps.allows))
 	tm.Register(t.ID, lt)
 	go tm.run(runCtx, t.ID, lt, run)
 
@@ -358,32 +354,16 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 		// call: a wrong one is refused, nothing is taken, and the task
 		// waits on. Answers under other keys (never asked, answered
 		// already, or superseded) are ignored, as the extension says a
-		// server should: the store takes only answers to open questions.
-		for _, k := range slices.Sorted(maps.Keys(p.InputResponses)) {
-			q, open := t.InputRequests[k]
-			if !open {
-				continue
-			}
-			var question struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			_ = json.Unmarshal(q, &question) // written by this server
-			if reason := callin.CheckAnswer(question.Method, question.Params, p.InputResponses[k]); reason != "" {
-				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q]: the answer to %s is invalid: %s; the task still waits for it", wire.Truncate(k, 64), question.Method, reason)
-			}
-		}
-		if err := tm.store.Respond(ctx, id, p.InputResponses); err != nil {
-			if errors.Is(err, tasks.ErrResultTooLarge) {
+		// server should.
+		if err := tm.Answer(ctx, t, p.InputResponses); err != nil {
+			var bad *tasks.AnswerError
+			switch {
+			case errors.As(err, &bad):
+				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q]: the answer to %s is invalid: %s; the task still waits for it", wire.Truncate(bad.Key, 64), bad.Method, bad.Reason)
+			case errors.Is(err, tasks.ErrResultTooLarge):
 				return nil, newError(codeInvalidParams, "Invalid params: the answers are larger than the server keeps for a task")
 			}
 			return nil, tm.storeError(ctx, err, id)
-		}
-		if lt := tm.Lookup(id); lt != nil {
-			select {
-			case lt.Wake <- struct{}{}:
-			default:
-			}
 		}
 		return ack, nil
 	}
@@ -431,132 +411,4 @@ func (tm *taskManager) detailed(t *tasks.Task) []byte {
 		}
 	}
 	return append(b, `,"resultType":"complete"}`...)
-}
-
-// taskAsker puts a task's questions to its client through the task: the
-// task goes to input_required with them, and the call waits until
-// tasks/update has answered them all.
-type taskAsker struct {
-	tm   *taskManager
-	id   string
-	lt   *tasks.Local
-	caps clientCaps
-
-	mu   sync.Mutex
-	next int             // numbers the questions without a key of their own
-	used map[string]bool // the keys given over the task's life
-	open int             // the questions asked and not yet taken, of every Ask at once
-}
-
-// Ask implements [otc.Asker].
-func (a *taskAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
-	for _, r := range reqs {
-		if err := a.caps.allows(r); err != nil {
-			return nil, err
-		}
-	}
-	questions := make(map[string]json.RawMessage, len(reqs))
-	keys := make([]string, len(reqs))
-	a.mu.Lock()
-	for i, r := range reqs {
-		keys[i] = a.keyFor(r.Key)
-		params := r.Params
-		if len(params) == 0 {
-			params = json.RawMessage(`{}`)
-		}
-		q, err := json.Marshal(struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}{r.Method, params})
-		if err != nil {
-			a.mu.Unlock()
-			return nil, fmt.Errorf("mcp: ask: the params of %s are not valid JSON: %w", r.Method, err)
-		}
-		questions[keys[i]] = q
-	}
-	a.open += len(keys)
-	a.mu.Unlock()
-	closed := false // the questions no longer count as open
-	defer func() {
-		if !closed {
-			a.mu.Lock()
-			a.open -= len(keys)
-			a.mu.Unlock()
-		}
-	}()
-
-	tm := a.tm
-	t, err := tm.store.Update(ctx, a.id, &tasks.Update{Status: tasks.InputRequired, InputRequests: questions,
-		StatusMessage: "Waiting for the client's answers to the task's inputRequests"})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: ask: recording the task's questions: %w", err)
-	}
-	tick := time.NewTicker(tm.poll)
-	defer tick.Stop()
-	for {
-		if t.Status.Terminal() {
-			a.lt.Cancel()
-			return nil, fmt.Errorf("mcp: ask: the task ended (%s) before its questions were answered", t.Status)
-		}
-		if answers, ok := answered(t, keys); ok {
-			u := &tasks.Update{Taken: keys}
-			a.mu.Lock()
-			a.open -= len(keys)
-			closed = true
-			if a.open == 0 { // no other Ask waits: the task works again
-				u.Status = tasks.Working
-			}
-			a.mu.Unlock()
-			if _, err := tm.store.Update(ctx, a.id, u); err != nil {
-				return nil, fmt.Errorf("mcp: ask: resuming the task: %w", err)
-			}
-			return answers, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-a.lt.Wake:
-		case <-tick.C:
-		}
-		if t, err = tm.store.Update(ctx, a.id, &tasks.Update{}); err != nil {
-			if errors.Is(err, tasks.ErrNotFound) {
-				return nil, fmt.Errorf("mcp: ask: the task is gone: %w", err)
-			}
-			t = &tasks.Task{Status: tasks.InputRequired} // a blip of the store: look again at the next tick
-		}
-	}
-}
-
-// keyFor returns the key of a question: its own key (InputRequest.Key),
-// or "q" and a number for one without, made unique over the task's life
-// (a key asked again gets "#" and a number). a.mu is held.
-func (a *taskAsker) keyFor(own string) string {
-	if a.used == nil {
-		a.used = map[string]bool{}
-	}
-	key := own
-	for key == "" || a.used[key] {
-		a.next++
-		if own == "" {
-			key = "q" + strconv.Itoa(a.next)
-		} else {
-			key = own + "#" + strconv.Itoa(a.next)
-		}
-	}
-	a.used[key] = true
-	return key
-}
-
-// answered returns the answers to keys, in order, when the task holds
-// them all.
-func answered(t *tasks.Task, keys []string) ([]json.RawMessage, bool) {
-	out := make([]json.RawMessage, len(keys))
-	for i, k := range keys {
-		v, ok := t.InputResponses[k]
-		if !ok {
-			return nil, false
-		}
-		out[i] = v
-	}
-	return out, true
 }

@@ -61,16 +61,37 @@ type Runner struct {
 	local map[string]*Local
 }
 
-// Local is a task this process runs: how to stop its call, and how to
-// wake its wait for answers.
+// Local is a task this process runs: how to stop its call, how to wake
+// its wait for answers, and how to learn that it changed. Make one with
+// [NewLocal].
 type Local struct {
 	Cancel context.CancelFunc
 	Wake   chan struct{} // buffered 1
+
+	mu      sync.Mutex
+	changed chan struct{}
 }
 
 // NewLocal returns the Local of a call that cancel stops.
 func NewLocal(cancel context.CancelFunc) *Local {
-	return &Local{Cancel: cancel, Wake: make(chan struct{}, 1)}
+	return &Local{Cancel: cancel, Wake: make(chan struct{}, 1), changed: make(chan struct{})}
+}
+
+// Changed returns a channel closed at the task's next change made in this
+// process: its call asked questions, took their answers, or ended (its
+// outcome recorded). Read the task from the store once it is closed.
+func (l *Local) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// notify closes the channel Changed returned, and makes the next.
+func (l *Local) notify() {
+	l.mu.Lock()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
 }
 
 // NewRunner returns a runner of tasks kept in store. opts may be nil.
@@ -158,6 +179,7 @@ func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome fun
 	u := outcome()
 	close(beat)
 	r.Record(id, u)
+	l.notify()
 }
 
 // Record records the outcome of task id's call, and returns the task as
