@@ -23,6 +23,10 @@ type incoming struct {
 	// generated says that messageID is this package's, not the caller's:
 	// such a call is never looked up in the idempotency store.
 	generated bool
+	// answers is the node of a data part's "input_responses", the
+	// answers to a task's questions by key, -1 for none; data is the
+	// first data part that neither calls nor answers, -1 for none.
+	answers, data int32
 	// returnImmediately says the caller wants the task at once, not its
 	// end (1.0's configuration.returnImmediately, 0.3's blocking false).
 	returnImmediately bool
@@ -45,7 +49,7 @@ func readConfiguration(d *jsonparse.Document, params int32, in *incoming) {
 // readMessage reads message node m of d, or returns the invalid-params
 // error that refuses it.
 func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
-	in := incoming{input: -1, doc: d}
+	in := incoming{input: -1, answers: -1, data: -1, doc: d}
 	if m < 0 || d.Kind(m) != jsonparse.KindObject {
 		return in, invalidParams("message", "required: an object")
 	}
@@ -82,8 +86,18 @@ func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
 		if data < 0 || d.Kind(data) != jsonparse.KindObject {
 			continue
 		}
+		if a := d.Member(data, "input_responses"); a >= 0 {
+			if d.Kind(a) != jsonparse.KindObject || in.answers >= 0 {
+				return in, invalidParams("message.parts", `a message answers a task's questions with one data part {"input_responses": {"<key>": answer}}`)
+			}
+			in.answers = a
+			continue
+		}
 		tool, input := d.Member(data, "tool"), d.Member(data, "input")
 		if tool < 0 && input < 0 {
+			if in.data < 0 {
+				in.data = data
+			}
 			continue
 		}
 		if in.found {

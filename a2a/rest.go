@@ -130,8 +130,11 @@ func restDetails(e *rpcError) []any {
 
 // restStatusOf is the HTTP status of an error answered 200 on JSON-RPC.
 func restStatusOf(e *rpcError) int {
-	if e.Code == codeTaskNotFound {
+	switch e.Code {
+	case codeTaskNotFound:
 		return http.StatusNotFound
+	case codeInternalError:
+		return http.StatusInternalServerError
 	}
 	return http.StatusBadRequest
 }
@@ -149,20 +152,17 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 		t, e = h.getTask(r.Context(), dialect{}, id)
 	case action == "cancel" && r.Method == http.MethodPost:
 		t, e = h.cancelTask(r.Context(), dialect{}, id)
-	case action == "subscribe" && r.Method == http.MethodPost:
-		e = &rpcError{Code: codeTaskNotFound, Message: "Subscribing to a task is not supported by this agent yet: get the task with GET /tasks/{id}", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
-		writeRESTError(w, http.StatusBadRequest, "UNSUPPORTED_OPERATION", e.Message)
+	case action == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):
+		h.subscribe(w, r, dialect{}, id, nil, func(e *rpcError) {
+			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
+		})
 		return
 	default:
-		writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "A task is read with GET /tasks/{id} and cancelled with POST /tasks/{id}:cancel")
+		writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "A task is read with GET /tasks/{id}, followed with POST /tasks/{id}:subscribe and cancelled with POST /tasks/{id}:cancel")
 		return
 	}
 	if e != nil {
-		status := restStatusOf(e)
-		if e.Code == codeInternalError {
-			status = http.StatusInternalServerError
-		}
-		writeRESTError(w, status, restReason(e), e.Message, restDetails(e)...)
+		writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
 		return
 	}
 	wire.ArmWriteDeadline(w, r)

@@ -208,7 +208,15 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		})
 		return
 	case version == Version10 && env.method == "SubscribeToTask", version == Version03 && env.method == "tasks/resubscribe":
-		e = &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent answers each message in its call (or its stream) and keeps no task to subscribe to", Data: errorInfo("TASK_NOT_FOUND", nil)}
+		taskID, pe := readTaskID(doc, env.params)
+		if pe != nil {
+			e = pe
+			break
+		}
+		h.subscribe(w, r, d, taskID, id, func(e *rpcError) {
+			writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
+		})
+		return
 	case version == Version10 && strings.HasSuffix(env.method, "PushNotificationConfig"), version == Version10 && env.method == "ListTaskPushNotificationConfigs",
 		version == Version03 && strings.HasPrefix(env.method, "tasks/pushNotificationConfig/"):
 		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}

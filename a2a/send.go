@@ -13,7 +13,6 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/modeltext"
-	"github.com/otcgo/otc/internal/wire"
 )
 
 // Limits of a message, beside the body's size.
@@ -54,7 +53,11 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	case m.parts > maxParts:
 		return nil, nil, invalidParams("message.parts", fmt.Sprintf("at most %d parts", maxParts)), http.StatusOK
 	case len(m.taskID) > 0:
-		return nil, nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: this agent keeps no task to continue; send a new message without taskId", Data: errorInfo("TASK_NOT_FOUND", map[string]string{"taskId": wire.Truncate(m.taskID, 64)})}, http.StatusOK
+		if st != nil {
+			return nil, nil, &rpcError{Code: codeUnsupported, Message: "Answer a task's questions with SendMessage; to follow the task, subscribe to it (SubscribeToTask)", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}, http.StatusOK
+		}
+		t, e := h.continueTask(r, d, m)
+		return t, nil, e, http.StatusOK
 	}
 	// A task's id is new; a context the message names none of gets the
 	// same value, which is as unique (the two are never compared).
@@ -87,13 +90,16 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	} else {
 		req.ToolName = tool
 	}
-	// A tool whose calls may run as tasks runs as one when the caller asks
-	// for it at once, and always when it runs only as a task.
-	if st == nil {
-		if support := h.taskSupport(req); support == otc.TasksRequired || support == otc.TasksOptional && m.returnImmediately {
-			t, e, status := h.startTask(r, d, req, taskID, contextID, !m.returnImmediately)
-			return t, nil, e, status
+	// A call of a tool whose calls may run as tasks runs as one, kept in
+	// the task store: answered at once when the caller asks for that,
+	// else when it ends or asks its caller something.
+	// A stream follows the task to its end or its first question.
+	if support := h.taskSupport(req); support != otc.TasksForbidden {
+		if st != nil {
+			st.taskID, st.contextID = taskID, contextID
 		}
+		t, e, status := h.startTask(r, d, req, taskID, contextID, st == nil && !m.returnImmediately, st)
+		return t, nil, e, status
 	}
 	ctx := r.Context()
 	if st != nil {

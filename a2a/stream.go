@@ -1,14 +1,17 @@
 package a2a
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/tasks"
 )
 
 // This file streams a call's events over Server-Sent Events, for
@@ -27,6 +30,10 @@ type streamer struct {
 	d     dialect
 	rpcID []byte // the JSON-RPC id, nil for HTTP+JSON
 
+	// following says the call runs as a task this stream follows
+	// (set before the task's call starts).
+	following bool
+
 	mu                sync.Mutex
 	started, ended    bool
 	taskID, contextID string
@@ -41,14 +48,19 @@ func (s *streamer) begin() {
 	if s.started {
 		return
 	}
+	s.start()
+	t := s.d.task(&task{ID: s.taskID, ContextID: s.contextID, Status: taskStatus{State: s.d.state(stateWorking), Timestamp: now()}})
+	s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
+}
+
+// start writes the stream's headers. s.mu is held.
+func (s *streamer) start() {
 	s.started = true
 	wire.ArmWriteDeadline(s.w, s.r)
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	s.w.WriteHeader(http.StatusOK)
-	t := s.d.task(&task{ID: s.taskID, ContextID: s.contextID, Status: taskStatus{State: s.d.state(stateWorking), Timestamp: now()}})
-	s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
 }
 
 // event writes one event, whose StreamResponse payload appends. s.mu is
@@ -194,7 +206,75 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, d dialect,
 		st.mu.Unlock()
 	case guide != nil:
 		st.single(guide)
+	case st.following:
+		h.follow(r.Context(), st, t.ID, t.ContextID, true)
 	default:
 		st.finish(t)
+	}
+}
+
+// follow streams task id's changes on s, starting with the task as it is
+// unless s has begun already: a status update at each change of its
+// state (with the questions, when it asks some), then its artifact and
+// final status. It returns when the task has ended, or, with interrupt,
+// when it waits for answers (the caller answers with a new message, and
+// may subscribe again), or when the request ends. A task this process
+// runs is watched; one another replica runs is looked at every poll
+// interval.
+func (h *Handler) follow(ctx context.Context, s *streamer, id, contextID string, interrupt bool) {
+	defer s.end()
+	sent := ""
+	var seen time.Time // when the questions last sent were asked
+	var tick <-chan time.Time
+	for {
+		var changed <-chan struct{}
+		if l := h.runner.Lookup(id); l != nil {
+			changed = l.Changed()
+		}
+		stored, err := h.runner.Store().Get(ctx, id)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.logger.ErrorContext(ctx, "a2a: a followed task could not be read", slog.String("task", wire.Truncate(id, 64)), slog.String("error", err.Error()))
+			}
+			return
+		}
+		t := h.taskOf(s.d, stored, contextID)
+		s.mu.Lock()
+		if !s.started {
+			s.start()
+			s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
+			sent, seen = t.Status.State, stored.UpdatedAt
+		} else if sent == "" {
+			sent = s.d.state(stateWorking) // begin sent the task at WORKING
+		}
+		terminal := stored.Status.Terminal()
+		asks := stored.Status == tasks.InputRequired
+		switch {
+		case terminal:
+			for i := range t.Artifacts {
+				a := t.Artifacts[i]
+				s.event(func(dst []byte) []byte { return appendArtifactUpdate(dst, s.d, t.ID, t.ContextID, a) })
+			}
+			s.event(func(dst []byte) []byte { return appendStatusUpdate(dst, s.d, t.ID, t.ContextID, t.Status, true) })
+		case t.Status.State != sent || asks && !stored.UpdatedAt.Equal(seen):
+			final := asks && interrupt
+			s.event(func(dst []byte) []byte { return appendStatusUpdate(dst, s.d, t.ID, t.ContextID, t.Status, final) })
+			sent, seen = t.Status.State, stored.UpdatedAt
+		}
+		s.mu.Unlock()
+		if terminal || asks && interrupt {
+			return
+		}
+		if tick == nil {
+			tk := time.NewTicker(h.runner.PollInterval())
+			defer tk.Stop()
+			tick = tk.C
+		}
+		select {
+		case <-changed:
+		case <-tick:
+		case <-ctx.Done():
+			return
+		}
 	}
 }

@@ -1,17 +1,22 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/modeltext"
+	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -90,7 +95,7 @@ func toolErrorInfo(te *otc.ToolError) json.RawMessage {
 // the background and returns the task at WORKING; with wait, it returns
 // the task once it has ended. A call that cannot start a task is answered
 // with a failed task saying why.
-func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, taskID, contextID string, wait bool) (*task, *rpcError, int) {
+func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, taskID, contextID string, wait bool, st *streamer) (*task, *rpcError, int) {
 	ctx := r.Context()
 	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
 	if err != nil {
@@ -115,10 +120,13 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 	}
 	run, runCtx, cancel := tasks.Detach(ctx, req)
 	lt := tasks.NewLocal(cancel)
+	run.Asker = h.runner.NewAsker(taskID, lt, allowAsk)
+	if st != nil {
+		st.following = true
+		runCtx = otc.WithNotifier(runCtx, st)
+	}
 	h.runner.Register(taskID, lt)
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		h.runner.Supervise(runCtx, taskID, lt, func() (u tasks.Update) {
 			defer func() {
 				if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
@@ -130,15 +138,11 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 		})
 	}()
 	if wait {
-		select {
-		case <-done:
-		case <-ctx.Done():
+		t, err := h.settled(ctx, taskID)
+		if err != nil {
 			return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the task did; get it with GetTask " + taskID}, http.StatusOK
 		}
-		st, err := h.runner.Store().Get(ctx, taskID)
-		if err == nil {
-			return h.taskOf(d, st, contextID), nil, http.StatusOK
-		}
+		return h.taskOf(d, t, contextID), nil, http.StatusOK
 	}
 	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()}}), nil, http.StatusOK
 }
@@ -180,6 +184,10 @@ func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
 			parts = append(parts, d.dataPart(o.Value), d.textPart(modeltext.Value(o.Value)))
 		}
 		t.Artifacts = []artifact{{ArtifactID: "result", Name: "result", Parts: parts}}
+	case tasks.InputRequired:
+		t.Status = taskStatus{State: d.state(stateInputRequired), Timestamp: st.UpdatedAt,
+			Message: d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: st.ID, Role: d.roleAgent(),
+				Parts: []part{d.textPart(questionsText(st)), d.dataPart(questionsData(st))}})}
 	case tasks.Cancelled:
 		t.Status = taskStatus{State: d.state(stateCanceled), Timestamp: st.UpdatedAt}
 	default:
@@ -260,4 +268,175 @@ func readTaskID(d *jsonparse.Document, params int32) (string, *rpcError) {
 		return "", invalidParams("id", "required: the task's id, a string")
 	}
 	return d.StringValue(v), nil
+}
+
+// settled waits until task id has ended or waits for answers, and returns
+// it as it then is. A task this process runs is watched; one another
+// replica runs is looked at every poll interval.
+func (h *Handler) settled(ctx context.Context, id string) (*tasks.Task, error) {
+	var tick <-chan time.Time
+	for {
+		var changed <-chan struct{}
+		if l := h.runner.Lookup(id); l != nil {
+			changed = l.Changed()
+		}
+		t, err := h.runner.Store().Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status.Terminal() || t.Status == tasks.InputRequired {
+			return t, nil
+		}
+		if tick == nil {
+			tk := time.NewTicker(h.runner.PollInterval())
+			defer tk.Stop()
+			tick = tk.C
+		}
+		select {
+		case <-changed:
+		case <-tick:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// allowAsk refuses the questions an A2A client cannot be asked: it answers
+// elicitation (a question and the schema of its answer), but has neither
+// a model to sample nor roots to list.
+func allowAsk(r otc.InputRequest) error {
+	if r.Method == otc.MethodElicit {
+		return nil
+	}
+	return fmt.Errorf("a2a: ask: %w: an A2A client is asked questions (%s) only, not %s", otc.ErrInputUnsupported, otc.MethodElicit, r.Method)
+}
+
+// questionsText is what an INPUT_REQUIRED task's status message says: the
+// questions, and how to answer them.
+func questionsText(st *tasks.Task) string {
+	qs := tasks.Questions(st)
+	keys := slices.Sorted(maps.Keys(qs))
+	var b strings.Builder
+	b.WriteString("The tool asks:")
+	for _, k := range keys {
+		var p struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		}
+		_ = json.Unmarshal(qs[k].Params, &p)
+		fmt.Fprintf(&b, " [%s] %s", k, p.Message)
+		if p.URL != "" {
+			fmt.Fprintf(&b, " (%s)", p.URL)
+		}
+	}
+	b.WriteString(" Answer with a message on this task (its taskId) carrying a data part")
+	if len(keys) == 1 {
+		b.WriteString(" with the requested fields, or")
+	}
+	fmt.Fprintf(&b, ` {"input_responses": {%q: {"action": "accept", "content": {...}}}} ("decline" or "cancel" to refuse).`, keys[0])
+	return b.String()
+}
+
+// questionsData is the data part of an INPUT_REQUIRED task's status
+// message: {"input_requests": {key: {"method", "params"}}}.
+func questionsData(st *tasks.Task) json.RawMessage {
+	b := []byte(`{"input_requests":{`)
+	for i, k := range slices.Sorted(maps.Keys(st.InputRequests)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, k)
+		b = append(b, ':')
+		b = append(b, st.InputRequests[k]...)
+	}
+	return append(b, "}}"...)
+}
+
+// continueTask answers a message that names a task: the answers it
+// carries go to the task's open questions, and the task is answered as it
+// then is (once it has ended or asks again, unless the caller asked to be
+// answered at once).
+func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *rpcError) {
+	ctx := r.Context()
+	st, e := h.ownTask(ctx, m.taskID)
+	if e != nil {
+		return nil, e
+	}
+	switch {
+	case st.Status.Terminal():
+		return nil, &rpcError{Code: codeUnsupported, Message: "The task has ended (" + string(st.Status) + ") and takes no more messages: send a new message, without taskId, to call the tool again", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+	case st.Status != tasks.InputRequired:
+		return nil, &rpcError{Code: codeUnsupported, Message: "The task is working and waits for no answer: follow it with GetTask or SubscribeToTask", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+	}
+	answers, e := readAnswers(m, st)
+	if e != nil {
+		return nil, e
+	}
+	if err := h.runner.Answer(ctx, st, answers); err != nil {
+		var bad *tasks.AnswerError
+		switch {
+		case errors.As(err, &bad):
+			return nil, invalidParams("message.parts.data.input_responses."+wire.Truncate(bad.Key, 64), "the answer to "+bad.Method+" is invalid: "+bad.Reason+"; the task still waits for it")
+		case errors.Is(err, tasks.ErrResultTooLarge):
+			return nil, invalidParams("message.parts.data.input_responses", "larger than this agent keeps for a task")
+		case errors.Is(err, tasks.ErrNotFound):
+			return nil, &rpcError{Code: codeTaskNotFound, Message: "Task not found: no task " + quoteID(m.taskID) + " of yours is kept here", Data: errorInfo("TASK_NOT_FOUND", nil)}
+		}
+		h.logger.ErrorContext(ctx, "a2a: the task store failed to take answers", slog.String("task", wire.Truncate(m.taskID, 64)), slog.String("error", err.Error()))
+		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the task store failed; try again"}
+	}
+	var err error
+	if m.returnImmediately {
+		st, err = h.runner.Store().Get(ctx, m.taskID)
+	} else {
+		st, err = h.settled(ctx, m.taskID)
+	}
+	if err != nil {
+		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the answers were taken, but the task could not be read; get it with GetTask " + quoteID(m.taskID)}
+	}
+	return h.taskOf(d, st, m.contextID), nil
+}
+
+// readAnswers reads the answers a message gives to task st's questions:
+// a data part {"input_responses": {key: answer}}, each answer the result
+// MCP defines for the question (for elicitation, {"action", "content"}).
+// To a task with one question open, a data part may also give the answer
+// itself ({"action": ...}), or only the content of an accepted one.
+func readAnswers(m incoming, st *tasks.Task) (map[string]json.RawMessage, *rpcError) {
+	d := m.doc
+	if m.answers >= 0 {
+		out := map[string]json.RawMessage{}
+		for k, v := range d.Members(m.answers) {
+			out[d.StringValue(k)] = json.RawMessage(bytes.Clone(d.Raw(v)))
+		}
+		return out, nil
+	}
+	if m.data >= 0 && len(st.InputRequests) == 1 {
+		key := slices.Collect(maps.Keys(st.InputRequests))[0]
+		raw := bytes.Clone(d.Raw(m.data))
+		if d.Member(m.data, "action") < 0 {
+			raw = append(append([]byte(`{"action":"accept","content":`), raw...), '}')
+		}
+		return map[string]json.RawMessage{key: raw}, nil
+	}
+	return nil, invalidParams("message.parts", `the task waits for answers to its questions: send a data part {"input_responses": {"<key>": {"action": "accept", "content": {...}}}}, one key per question its status names`)
+}
+
+// subscribe answers SubscribeToTask: the caller's task, not ended, is
+// followed on a stream to its end (rpcID is the JSON-RPC request's id,
+// nil for HTTP+JSON); an error is answered as fail says. A subscriber
+// sees the task's changes of state, its questions and its end; the
+// progress its tool reports reaches the stream of the message that
+// started it only.
+func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request, d dialect, id string, rpcID []byte, fail func(e *rpcError)) {
+	st, e := h.ownTask(r.Context(), id)
+	if e == nil && st.Status.Terminal() {
+		e = &rpcError{Code: codeUnsupported, Message: "The task has ended (" + string(st.Status) + "): read it with GetTask", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+	}
+	if e != nil {
+		fail(e)
+		return
+	}
+	s := &streamer{w: w, r: r, d: d, rpcID: rpcID, taskID: id, contextID: id}
+	h.follow(r.Context(), s, id, "", false)
 }

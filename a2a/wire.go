@@ -73,6 +73,8 @@ func (d dialect) state(s string) string {
 			return "working"
 		case stateCanceled:
 			return "canceled"
+		case stateInputRequired:
+			return "input-required"
 		}
 	}
 	return s
@@ -130,6 +132,8 @@ const (
 	stateCanceled  = "TASK_STATE_CANCELED"
 	stateCompleted = "TASK_STATE_COMPLETED"
 	stateFailed    = "TASK_STATE_FAILED"
+
+	stateInputRequired = "TASK_STATE_INPUT_REQUIRED"
 )
 
 // now is the time of a status.
