@@ -76,7 +76,7 @@ func statusMessage(t *testing.T, raw json.RawMessage) (string, json.RawMessage) 
 		Status struct {
 			Message struct {
 				Parts []struct {
-					Text *string        `json:"text"`
+					Text *string         `json:"text"`
 					Data json.RawMessage `json:"data"`
 				} `json:"parts"`
 			} `json:"message"`
