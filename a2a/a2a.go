@@ -160,6 +160,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(b)
 	case strings.Contains(path, "/pushNotificationConfigs"):
 		writeRESTError(w, http.StatusBadRequest, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported by this agent")
+	case path == "/tasks":
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "Tasks are listed with GET /tasks")
+			return
+		}
+		q, e := readListQuery(r.URL.Query())
+		var b []byte
+		if e == nil {
+			b, e = h.listTasks(r.Context(), dialect{}, q)
+		}
+		if e != nil {
+			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
+			return
+		}
+		w.Header().Set("Content-Type", "application/a2a+json")
+		_, _ = w.Write(b)
 	case strings.HasPrefix(path, "/tasks/") && !strings.Contains(path[len("/tasks/"):], "/"):
 		h.serveRESTTask(w, r, path[len("/tasks/"):])
 	case isREST(path):

@@ -175,7 +175,15 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			result = json.RawMessage(appendTask(nil, t))
 		}
 	case version == Version10 && env.method == "ListTasks":
-		e = &rpcError{Code: codeUnsupported, Message: "Listing tasks is not supported by this agent yet: get each task by the id its message was answered with", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
+		q, pe := readListParams(doc, env.params)
+		if pe != nil {
+			e = pe
+			break
+		}
+		var b []byte
+		if b, e = h.listTasks(r.Context(), d, q); e == nil {
+			result = json.RawMessage(b)
+		}
 	case env.method == "a2a/tasks/send":
 		// The universal tool registry's draft form, answered in the task
 		// shape of the request's version.

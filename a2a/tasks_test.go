@@ -14,6 +14,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/tasks"
 )
 
 // taskServer serves tools that run as tasks, behind testkit.ClaimsAuth
@@ -152,4 +153,124 @@ func TestTasks(t *testing.T) {
 	assert.Equal(t, "working", state)
 	assert.Contains(t, string(raw), `"kind":"task"`)
 	release <- struct{}{}
+}
+
+// TestListTasks: ListTasks (GET /tasks) lists the caller's own tasks, most
+// recently updated first, without artifacts unless asked, filtered by
+// state, a page at a time; bad paging is refused; a store that cannot
+// list answers UnsupportedOperation.
+func TestListTasks(t *testing.T) {
+	s, release, _ := taskServer(t)
+	send := func(id, tool, caller string) string {
+		tid, _, _ := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"tool":"`+tool+`","input":{}}}]},"configuration":{"returnImmediately":true}}}`, as(caller)...))
+		time.Sleep(3 * time.Millisecond) // distinct update times
+		return tid
+	}
+	type listed struct {
+		Tasks []struct {
+			ID     string `json:"id"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+			Artifacts []json.RawMessage `json:"artifacts"`
+		} `json:"tasks"`
+		NextPageToken *string `json:"nextPageToken"`
+		PageSize      int     `json:"pageSize"`
+		TotalSize     int     `json:"totalSize"`
+	}
+	list := func(params, caller string) (listed, rpc) {
+		t.Helper()
+		r := decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":9,"method":"ListTasks","params":`+params+`}`, as(caller)...))
+		var l listed
+		if r.Error == nil {
+			require.NoError(t, json.Unmarshal(r.Result, &l), "%s", r.Result)
+		}
+		return l, r
+	}
+	done1 := send("l1", "Job_Must", "alice")
+	slow := send("l2", "Job_Slow", "alice")
+	done2 := send("l3", "Job_Must", "alice")
+	send("l4", "Job_Must", "bob")
+	require.Eventually(t, func() bool {
+		l, _ := list(`{"status":"TASK_STATE_COMPLETED"}`, "alice")
+		return l.TotalSize == 2
+	}, 5*time.Second, 10*time.Millisecond)
+
+	l, r := list(`{}`, "alice")
+	require.Nil(t, r.Error)
+	assert.Equal(t, 3, l.TotalSize, "alice's own tasks only")
+	assert.Equal(t, 50, l.PageSize)
+	require.NotNil(t, l.NextPageToken, "always present")
+	assert.Empty(t, *l.NextPageToken)
+	ids := []string{}
+	for _, task := range l.Tasks {
+		ids = append(ids, task.ID)
+		assert.Nil(t, task.Artifacts, "no artifacts unless asked")
+	}
+	assert.ElementsMatch(t, []string{done1, slow, done2}, ids)
+	assert.NotContains(t, ids[1:], ids[0])
+
+	l, _ = list(`{"includeArtifacts":true,"status":"TASK_STATE_COMPLETED"}`, "alice")
+	require.Len(t, l.Tasks, 2)
+	for _, task := range l.Tasks {
+		assert.NotEmpty(t, task.Artifacts)
+		assert.Equal(t, "TASK_STATE_COMPLETED", task.Status.State)
+	}
+	l, _ = list(`{"status":"TASK_STATE_WORKING"}`, "alice")
+	require.Len(t, l.Tasks, 1)
+	assert.Equal(t, slow, l.Tasks[0].ID)
+
+	// A page at a time: every task once, in the same order.
+	var paged []string
+	token := ""
+	for range 5 {
+		l, r = list(`{"pageSize":2,"pageToken":"`+token+`"}`, "alice")
+		require.Nil(t, r.Error)
+		assert.Equal(t, 3, l.TotalSize)
+		for _, task := range l.Tasks {
+			paged = append(paged, task.ID)
+		}
+		token = *l.NextPageToken
+		if token == "" {
+			break
+		}
+	}
+	assert.Equal(t, ids, paged)
+
+	for _, bad := range []string{`{"pageSize":0}`, `{"pageSize":101}`, `{"pageToken":"x"}`, `{"status":"DONE"}`, `{"statusTimestampAfter":"yesterday"}`} {
+		_, r = list(bad, "alice")
+		require.NotNil(t, r.Error, bad)
+		assert.Equal(t, -32602, r.Error.Code, bad)
+	}
+
+	// HTTP+JSON.
+	req, err := http.NewRequest(http.MethodGet, s.url+"/tasks?pageSize=1", nil)
+	require.NoError(t, err)
+	req.Header.Set("A2A-Version", a2a.Version10)
+	req.Header.Set(as("bob")[0], as("bob")[1])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var rl listed
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rl))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 1, rl.TotalSize)
+	assert.Equal(t, 1, rl.PageSize)
+	req, _ = http.NewRequest(http.MethodGet, s.url+"/tasks?pageSize=abc", nil)
+	req.Header.Set("A2A-Version", a2a.Version10)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	release <- struct{}{}
+
+	// A store that cannot list.
+	reg := otc.NewRegistry(nil)
+	h := a2a.NewHandler(reg, &a2a.Options{TaskStore: struct{ tasks.Store }{tasks.NewMemoryStore(nil)}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	a := (&server{url: srv.URL}).post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`)
+	r = decodeRPC(t, a)
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32004, r.Error.Code)
 }

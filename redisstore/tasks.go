@@ -71,7 +71,10 @@ type TaskStore struct {
 	opTimeout time.Duration
 }
 
-var _ tasks.Store = (*TaskStore)(nil)
+var (
+	_ tasks.Store  = (*TaskStore)(nil)
+	_ tasks.Lister = (*TaskStore)(nil)
+)
 
 // NewTaskStore returns a task store that keeps its tasks through client.
 // opts may be nil.
@@ -367,6 +370,50 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 		return nil, fmt.Errorf("redisstore: reading a task: %w", err)
 	}
 	return parseTask(id, v)
+}
+
+// List implements [tasks.Lister]: the tasks of the owner's held set, read
+// in one pipeline.
+func (s *TaskStore) List(ctx context.Context, owner string) ([]*tasks.Task, error) {
+	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([][]string, error) {
+		ids, err := s.ops.client.ZRange(ctx, s.ownerKeys(owner)[0], 0, -1).Result()
+		if err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		if err := getScript.Load(ctx, s.ops.client).Err(); err != nil {
+			return nil, err
+		}
+		pipe := s.ops.client.Pipeline()
+		cmds := make([]*redis.Cmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = getScript.EvalSha(ctx, pipe, []string{s.taskKey(id)})
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		out := make([][]string, 0, len(ids)+1)
+		out = append(out, ids)
+		for _, c := range cmds {
+			f, _ := c.StringSlice()
+			out = append(out, f)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: listing a caller's tasks: %w", err)
+	}
+	if len(v) == 0 {
+		return nil, nil
+	}
+	out := make([]*tasks.Task, 0, len(v[0]))
+	for i, id := range v[0] {
+		t, err := parseTask(id, v[i+1])
+		if err != nil || t.Owner != owner {
+			continue // dropped meanwhile
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // Update implements [tasks.Store].

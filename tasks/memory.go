@@ -122,7 +122,10 @@ type memTaskOrder struct {
 	expires time.Time
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store  = (*MemoryStore)(nil)
+	_ Lister = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty in-memory task store. opts may be
 // nil.
@@ -311,6 +314,25 @@ func (s *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 		return nil, ErrNotFound
 	}
 	return snapshot(&mt.t), nil
+}
+
+// List implements [Lister].
+func (s *MemoryStore) List(_ context.Context, owner string) ([]*Task, error) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(now)
+	o := s.owners[owner]
+	if o == nil {
+		return nil, nil
+	}
+	out := make([]*Task, 0, o.n)
+	for _, id := range o.held.ids[o.held.head:] {
+		if mt := s.lookup(id, now); mt != nil && mt.t.Owner == owner {
+			out = append(out, snapshot(&mt.t))
+		}
+	}
+	return out, nil
 }
 
 // Update implements [Store].

@@ -131,6 +131,16 @@ type Store interface {
 	Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error
 }
 
+// A Lister is a [Store] that lists the tasks one caller holds, for a wire
+// format that lists them (A2A's ListTasks). [MemoryStore] and the Redis
+// store implement it.
+type Lister interface {
+	// List returns the tasks owner holds, oldest first, each as Get
+	// would return it. There are at most as many as the store keeps for
+	// one caller.
+	List(ctx context.Context, owner string) ([]*Task, error)
+}
+
 // Errors of a [Store].
 var (
 	// ErrNotFound: the store holds no task with that id.

@@ -240,6 +240,38 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		assert.True(t, get(t, s, lost).Lost)
 	})
 
+	t.Run("list", func(t *testing.T) {
+		s := newStore(t, TaskLimits{TTL: 300 * time.Millisecond})
+		l, ok := s.(tasks.Lister)
+		require.True(t, ok, "the store lists a caller's tasks (tasks.Lister)")
+		list := func(owner string) []string {
+			t.Helper()
+			got, err := l.List(ctx, owner)
+			require.NoError(t, err)
+			ids := make([]string, len(got))
+			for i, task := range got {
+				assert.Equal(t, owner, task.Owner)
+				ids[i] = task.ID
+			}
+			return ids
+		}
+		assert.Empty(t, list("nobody"))
+		a1 := create(t, s, "alice").ID
+		time.Sleep(5 * time.Millisecond) // the Redis store orders by milliseconds
+		b1 := create(t, s, "bob").ID
+		a2 := create(t, s, "alice").ID
+		_, err := s.Update(ctx, a1, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`1`)})
+		require.NoError(t, err)
+		assert.Equal(t, []string{a1, a2}, list("alice"), "a caller's own tasks, oldest first, ended ones too")
+		assert.Equal(t, []string{b1}, list("bob"))
+		got, err := l.List(ctx, "alice")
+		require.NoError(t, err)
+		assert.Equal(t, tasks.Completed, got[0].Status, "each as Get returns it")
+		assert.JSONEq(t, `1`, string(got[0].Result))
+		time.Sleep(400 * time.Millisecond)
+		assert.Empty(t, list("alice"), "dropped after their TTL")
+	})
+
 	t.Run("ttl", func(t *testing.T) {
 		s := newStore(t, TaskLimits{TTL: 200 * time.Millisecond, PerOwner: 1})
 		id := create(t, s, "alice").ID
