@@ -113,7 +113,11 @@ func readListQuery(v url.Values) (listQuery, *rpcError) {
 	default:
 		return q, invalidParams("includeArtifacts", "must be true or false")
 	}
-	return q, q.parse(v.Get("pageSize"), v.Get("statusTimestampAfter"))
+	after := v.Get("statusTimestampAfter")
+	if after == "" {
+		after = v.Get("lastUpdatedAfter") // the name the Go SDK's HTTP+JSON client sends
+	}
+	return q, q.parse(v.Get("pageSize"), after)
 }
 
 // parse reads the page size and the timestamp, given as text, and checks
