@@ -52,14 +52,14 @@ type Options struct {
 // may destroy something. A tool's _meta, MCP's own extension data, is
 // left to MCP.
 // "protocols" is always written: a tool whose policy names no protocols
-// lists this library's three wire formats, ["otc", "http", "mcp"],
+// lists this library's four wire formats, ["otc", "http", "mcp", "a2a"],
 // because the registries this shape comes from read a missing list as
 // ["mcp"] alone. Entries come in catalog order (by id, then version).
 //
 // The protocol filter compares names, without versions, on both sides:
 // "a2a" selects a tool listing "a2a/2025-draft-01", and so does
 // "a2a/2025-draft-01". A tool without a protocol list matches only the
-// three names it lists.
+// four names it lists.
 //
 // {tool_id} resolves as a call's tool_id does over OTC: "Payments.Refund"
 // is its highest version, "Payments.Refund@1" is 1.0.0, and
@@ -135,7 +135,7 @@ type registryEntry struct {
 
 // defaultProtocols is the protocol list of a tool whose policy names none:
 // the wire formats this library serves.
-var defaultProtocols = [...]string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolMCP}
+var defaultProtocols = [...]string{otc.ProtocolOTC, otc.ProtocolHTTP, otc.ProtocolMCP, otc.ProtocolA2A}
 
 // registryListing is the listing of one revision of the registry,
 // encoded once: each entry alone, for lookups and arbitrary filters, and

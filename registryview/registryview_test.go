@@ -158,14 +158,14 @@ const (
 		"name": "Calculator_Add",
 		"description": "Adds numbers.",
 		"version": "2.0.0",
-		"protocols": ["otc", "http", "mcp"]
+		"protocols": ["otc", "http", "mcp", "a2a"]
 	}`
 	auditEntry = `{
 		"tool_id": "Payments.Audit@1.0.0",
 		"name": "audit",
 		"description": "Lists refunds.",
 		"version": "1.0.0",
-		"protocols": ["otc", "http", "mcp"],
+		"protocols": ["otc", "http", "mcp", "a2a"],
 		"required_capabilities": ["payments:audit"]
 	}`
 )
@@ -235,9 +235,9 @@ func TestRegistryView_ProtocolFilter(t *testing.T) {
 		{"mcp_with_version", "mcp/2025-11-25", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.0.0"}},
 		{"http", "http", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Quote@0.1.0"}},
 		{"otc", "otc", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.0.0", "Payments.Refund@1.2.0"}},
-		{"a2a_by_name", "a2a", []string{"Payments.Refund@1.2.0"}},
-		{"a2a_listed_version", "a2a/2025-draft-01", []string{"Payments.Refund@1.2.0"}},
-		{"a2a_other_version", "a2a/2026-01", []string{"Payments.Refund@1.2.0"}},
+		{"a2a_by_name", "a2a", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.2.0"}},
+		{"a2a_listed_version", "a2a/2025-draft-01", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.2.0"}},
+		{"a2a_other_version", "a2a/2026-01", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.2.0"}},
 		{"unknown", "grpc", []string{}},
 		{"case_sensitive", "MCP", []string{}},
 		{"spaces_trimmed", " mcp ", []string{"Calculator.Add@1.0.0", "Calculator.Add@2.0.0", "Payments.Audit@1.0.0", "Payments.Refund@1.0.0"}},
@@ -252,8 +252,8 @@ func TestRegistryView_ProtocolFilter(t *testing.T) {
 	t.Run("entries_unchanged", func(t *testing.T) {
 		t.Parallel()
 		entries := registryViewGet(t, base+"/v1/tools?protocol=a2a").entries(t)
-		require.Len(t, entries, 1)
-		b, err := json.Marshal(entries[0])
+		require.Len(t, entries, 4)
+		b, err := json.Marshal(entries[3])
 		require.NoError(t, err)
 		assert.JSONEq(t, refundV12Entry, string(b))
 	})
@@ -513,8 +513,8 @@ func TestRegistryView_PerCaller(t *testing.T) {
 		assert.Equal(t, []string{"Notes.Open@1.0.0", "Notes.Read@1.0.0"}, list("/v1/mcp/tools", "notes:read"))
 		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools?protocol=mcp"))
 		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools?protocol=http", "notes:read"))
-		assert.Equal(t, []string{"Notes.Read@1.0.0"}, list("/v1/tools?protocol=a2a", "notes:read"))
-		assert.Equal(t, []string{}, list("/v1/tools?protocol=a2a"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0", "Notes.Read@1.0.0"}, list("/v1/tools?protocol=a2a", "notes:read"))
+		assert.Equal(t, []string{"Notes.Open@1.0.0"}, list("/v1/tools?protocol=a2a"), "a tool without a protocol list is served over A2A too")
 	}
 	resp := registryViewGet(t, base+"/v1/tools/Notes.Read")
 	assert.Equal(t, http.StatusOK, resp.status, "a lookup is not filtered: it tells a caller what the tool needs")

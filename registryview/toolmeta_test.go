@@ -15,7 +15,7 @@ import (
 func TestRegistryView_ToolMetadata(t *testing.T) {
 	t.Parallel()
 	url := serveRegistryView(t, testkit.NewMetaRegistry(t), nil)
-	protocols := `"protocols":["otc","http","mcp"]`
+	protocols := `"protocols":["otc","http","mcp","a2a"]`
 	want := map[string]string{
 		"Calculator.Add@1.0.0": `{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds.","version":"1.0.0",` +
 			protocols + `,"title":"Add two numbers","annotations":{"readOnlyHint":true}}`,

@@ -446,11 +446,29 @@ func TestRegistryView(t *testing.T) {
 		"title": "Refund an order",
 		"annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 	}`, string(refund))
-	assert.Equal(t, []any{"otc", "http", "mcp"}, all[0]["protocols"])
+	assert.Equal(t, []any{"otc", "http", "mcp", "a2a"}, all[0]["protocols"])
 
 	assert.NotContains(t, ids(list(t, "/registry/v1/tools?protocol=http")), "Payments.Refund@1.0.0")
 	assert.Contains(t, ids(list(t, "/registry/v1/mcp/tools")), "Payments.Refund@1.0.0")
-	assert.Empty(t, list(t, "/registry/v1/tools?protocol=a2a"))
+	// ?protocol=a2a lists what the A2A agent serves: its card's skills.
+	req, err := http.NewRequest(http.MethodGet, base+"/a2a/.well-known/agent-card.json", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var card struct {
+		Skills []struct {
+			ID string `json:"id"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+	resp.Body.Close()
+	var skills []string
+	for _, s := range card.Skills {
+		skills = append(skills, s.ID)
+	}
+	require.NotEmpty(t, skills)
+	assert.Equal(t, skills, ids(list(t, "/registry/v1/tools?protocol=a2a")))
+	assert.NotContains(t, skills, "Payments.Refund@1.0.0")
 
 	a := send(t, http.MethodGet, base+"/registry/v1/tools", "", "", apiKey)
 	require.Equal(t, http.StatusOK, a.status, a.raw)

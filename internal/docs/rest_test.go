@@ -53,9 +53,9 @@ func Example_registryView() {
 	send(mux, "GET", "/registry/v1/tools/Payments.Cancel", "", nil)
 	// Output:
 	// 200
-	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp"]}]
+	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp","a2a"]}]
 	// 200
-	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp"]}]
+	// [{"tool_id":"Calculator.Add@1.0.0","name":"Calculator_Add","description":"Adds two numbers together.","version":"1.0.0","protocols":["otc","http","mcp","a2a"]}]
 	// 200
 	// {"tool_id":"Payments.Refund@1.0.0","name":"Payments_Refund","description":"Refunds an order.","version":"1.0.0","protocols":["otc","mcp"],"resource_uri":"urn:otc:example:payments","required_capabilities":["payments:refund"],"max_blast_radius":"tenant:*","requires_execution":true,"allowed_operations":["refund"]}
 	// 404
