@@ -50,3 +50,48 @@ func TestA2A(t *testing.T) {
 	assert.Equal(t, exitBadInput, code)
 	assert.Contains(t, errOut, "give one of --mcp, --rest and --a2a")
 }
+
+// TestInspectA2A: otc inspect --a2a lists an A2A agent's skills and
+// proxies calls to it: a value, invalid input with the parameter to fix,
+// a tool error with its hint.
+func TestInspectA2A(t *testing.T) {
+	mux := http.NewServeMux()
+	mount.All(mux, registryOf(t), nil)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	a := newInspectAPI(t, startInspect(t, nil, "--a2a", srv.URL+"/a2a"))
+
+	resp, body := a.do(t, "GET", "/api/info", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `{"kind":"a2a","url":"`+srv.URL+`/a2a"}`)
+
+	resp, body = a.do(t, "GET", "/api/tools?server=a2a", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	var got struct{ Tools []inspectTool }
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	byName := map[string]inspectTool{}
+	for _, tool := range got.Tools {
+		byName[tool.Name] = tool
+	}
+	add, ok := byName["Calculator_Add"]
+	require.True(t, ok, body)
+	assert.Equal(t, "Calculator", add.Toolkit)
+	assert.Contains(t, string(add.InputSchema), `"a"`, "the parameters of the skill's example")
+
+	_, res := a.callEvents(t, `{"server":"a2a","tool":"`+add.Call+`","input":{"a":10,"b":5}}`)
+	require.True(t, res.OK, "%+v", res.Error)
+	assert.JSONEq(t, `15`, string(res.Value))
+	assert.Equal(t, "a2a", res.Server)
+	require.NotEmpty(t, res.Exchanges)
+
+	_, res = a.callEvents(t, `{"server":"a2a","tool":"`+add.Call+`","input":{"a":1,"b":"infinity"}}`)
+	assert.False(t, res.OK)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, "invalid_input", res.Error.Code)
+	assert.Contains(t, res.Error.ParameterErrors, "b")
+
+	_, res = a.callEvents(t, `{"server":"a2a","tool":"Doorbell_Ring","input":{}}`)
+	require.NotNil(t, res.ToolError, "%+v", res)
+	assert.Equal(t, "Doorbell not found", res.ToolError.Message)
+	assert.Equal(t, "ids: d1, d2", res.ToolError.AdditionalPromptContent)
+}

@@ -56,7 +56,7 @@ const inspectHeaderToken = "X-Otc-Inspect-Token"
 // inspectTarget is a server the inspector proxies to: one given on the
 // command line, and no other.
 type inspectTarget struct {
-	Kind string `json:"kind"` // "otc", "mcp" or "rest"
+	Kind string `json:"kind"` // "otc", "mcp", "rest" or "a2a"
 	URL  string `json:"url"`
 }
 
@@ -79,10 +79,11 @@ type inspector struct {
 func (e *cli) inspect(ctx context.Context, args []string) int {
 	fs := newFlagSet("inspect", e.stderr)
 	var o common
-	var mcpURL, restURL, addr string
+	var mcpURL, restURL, a2aURL, addr string
 	var noOpen bool
 	fs.StringVar(&mcpURL, "mcp", "", "an MCP endpoint (Streamable HTTP) to inspect")
 	fs.StringVar(&restURL, "rest", "", "the base of a REST tool API to inspect")
+	fs.StringVar(&a2aURL, "a2a", "", "an A2A agent (the URL its Agent Card is below) to inspect")
 	fs.StringVar(&addr, "addr", "127.0.0.1:0", "the loopback `host:port` the page is served on")
 	fs.BoolVar(&noOpen, "no-open", false, "print the page's URL but do not open it")
 	fs.StringVar(&o.apiKey, "api-key", e.getenv("OTC_API_KEY"), "sent as OXP-API-Key")
@@ -92,15 +93,15 @@ func (e *cli) inspect(ctx context.Context, args []string) int {
 	if err != nil {
 		return exitBadInput
 	}
-	if len(pos) > 1 || len(pos) == 0 && mcpURL == "" && restURL == "" {
-		fmt.Fprintln(e.stderr, "otc inspect: want the URL of an OTC/OXP server, or --mcp URL, or --rest URL (any of them together)")
+	if len(pos) > 1 || len(pos) == 0 && mcpURL == "" && restURL == "" && a2aURL == "" {
+		fmt.Fprintln(e.stderr, "otc inspect: want the URL of an OTC/OXP server, or --mcp URL, --rest URL or --a2a URL (any of them together)")
 		return exitBadInput
 	}
 	var targets []inspectTarget
 	if len(pos) == 1 {
 		targets = append(targets, inspectTarget{"otc", pos[0]})
 	} else if o.jwtSecret != "" {
-		fmt.Fprintln(e.stderr, "otc inspect: --jwt-secret is for OTC servers; give an MCP server or a REST view a token with --bearer")
+		fmt.Fprintln(e.stderr, "otc inspect: --jwt-secret is for OTC servers; give an MCP server, a REST view or an A2A agent a token with --bearer")
 		return exitBadInput
 	}
 	if mcpURL != "" {
@@ -108,6 +109,9 @@ func (e *cli) inspect(ctx context.Context, args []string) int {
 	}
 	if restURL != "" {
 		targets = append(targets, inspectTarget{"rest", strings.TrimSuffix(restURL, "/")})
+	}
+	if a2aURL != "" {
+		targets = append(targets, inspectTarget{"a2a", strings.TrimSuffix(a2aURL, "/")})
 	}
 	for _, t := range targets {
 		if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
@@ -354,6 +358,8 @@ func (in *inspector) connect(t inspectTarget, rec *recorder) (server, error) {
 		return &mcpServer{url: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
 	case "rest":
 		return &restServer{base: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
+	case "a2a":
+		return &a2aServer{url: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
 	}
 	opts := &client.Options{APIKey: in.creds.apiKey, BearerToken: in.creds.bearer, UserAgent: "otc-inspect/1.0", HTTPClient: hc}
 	if in.creds.jwtSecret != "" {

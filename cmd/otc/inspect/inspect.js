@@ -6,7 +6,7 @@
 // their fields only: never in history, never in storage.
 
 const TOKEN = new URLSearchParams(location.search).get('token') || '';
-const KINDS = { otc: 'OTC/OXP', mcp: 'MCP', rest: 'REST' };
+const KINDS = { otc: 'OTC/OXP', mcp: 'MCP', rest: 'REST', a2a: 'A2A' };
 const state = {
   info: null,        // {servers, credentials}
   server: '',        // the kind shown
