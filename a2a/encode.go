@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -103,7 +104,7 @@ func appendStatus(dst []byte, st taskStatus) []byte {
 	}
 	if !st.Timestamp.IsZero() {
 		dst = append(dst, `,"timestamp":"`...)
-		dst = st.Timestamp.UTC().AppendFormat(dst, timestampLayout)
+		dst = appendTimestamp(dst, st.Timestamp)
 		dst = append(dst, '"')
 	}
 	return append(dst, '}')
@@ -149,4 +150,37 @@ func appendResult(dst []byte, d dialect, t *task, m *message) []byte {
 		dst = append(dst, '}')
 	}
 	return dst
+}
+
+// appendTimestamp appends t as timestampLayout writes it (UTC, to the
+// millisecond), without the layout's parsing.
+func appendTimestamp(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	hour, min, sec := t.Clock()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, timestampLayout)
+	}
+	pad := func(dst []byte, v, width int) []byte {
+		var b [4]byte
+		for i := width - 1; i >= 0; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+		return append(dst, b[:width]...)
+	}
+	dst = pad(dst, year, 4)
+	dst = append(dst, '-')
+	dst = pad(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = pad(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = pad(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = pad(dst, min, 2)
+	dst = append(dst, ':')
+	dst = pad(dst, sec, 2)
+	dst = append(dst, '.')
+	dst = pad(dst, t.Nanosecond()/1e6, 3)
+	return append(dst, 'Z')
 }

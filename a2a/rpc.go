@@ -155,7 +155,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			b = append(b, '}')
 			out.Write(b) // keeps the grown array for the pool
 			wire.ArmWriteDeadline(w, r)
-			w.Header().Set("Content-Type", "application/json")
+			wire.SetJSONHeaders(w.Header(), len(b), false)
 			_, _ = w.Write(b)
 			return
 		}

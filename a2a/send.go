@@ -1,10 +1,13 @@
 package a2a
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -61,7 +64,7 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	}
 	// A task's id is new; a context the message names none of gets the
 	// same value, which is as unique (the two are never compared).
-	taskID := otc.NewCallID()
+	taskID := newTaskID()
 	contextID := m.contextID
 	if contextID == "" {
 		contextID = taskID
@@ -80,7 +83,11 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if len(tool) > maxToolLength {
 		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
-	req := &otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
+	// The request and the answer's task outlive this frame (the registry
+	// and the encoder keep them): one allocation holds them.
+	f := new(callFrame)
+	req := &f.req
+	*req = otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
 	if m.input >= 0 {
 		req.Input = m.doc.Raw(m.input)
 		callin.SetParsed(req, m.doc, m.input)
@@ -95,6 +102,14 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	// else when it ends or asks its caller something.
 	// A stream follows the task to its end or its first question.
 	if support := h.taskSupport(req); support != otc.TasksForbidden {
+		// A kept task's id is a handle to it: unguessable.
+		if contextID == taskID {
+			contextID = ""
+		}
+		taskID = otc.NewCallID()
+		if contextID == "" {
+			contextID = taskID
+		}
 		if st != nil {
 			st.taskID, st.contextID = taskID, contextID
 		}
@@ -113,7 +128,8 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if err != nil {
 		return h.refused(d, taskID, contextID, err)
 	}
-	t := &task{ID: taskID, ContextID: contextID}
+	t := &f.task
+	*t = task{ID: taskID, ContextID: contextID}
 	if te := res.Error; te != nil {
 		info, _ := json.Marshal(map[string]any{
 			"can_retry":                 te.CanRetry,
@@ -127,12 +143,13 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 		return d.task(t), nil, nil, http.StatusOK
 	}
 	t.Status = taskStatus{State: d.state(stateCompleted), Timestamp: now()}
-	parts := []part{}
+	parts := f.parts[:0]
 	if res.Value != nil {
 		parts = append(parts, d.dataPart(res.Value), d.textPart(modeltext.Value(res.Value)))
 	}
 	// One artifact per task: its id need only be unique within the task.
-	t.Artifacts = []artifact{{ArtifactID: "result", Name: "result", Parts: parts}}
+	f.artifacts[0] = artifact{ArtifactID: "result", Name: "result", Parts: parts}
+	t.Artifacts = f.artifacts[:]
 	return d.task(t), nil, nil, http.StatusOK
 }
 
@@ -186,4 +203,36 @@ func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
 		return otc.TasksForbidden
 	}
 	return def.Tasks
+}
+
+// callFrame holds what a message's call allocates: the call's request and
+// the task that answers it.
+type callFrame struct {
+	req       otc.CallRequest
+	task      task
+	artifacts [1]artifact
+	parts     [2]part
+}
+
+// newTaskID returns a new task id, a random UUID (version 4). The random
+// source is the runtime's, which is seeded unpredictably and needs no
+// system call: a task that the store keeps gets an id from
+// [otc.NewCallID] instead.
+func newTaskID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
 }
