@@ -274,3 +274,43 @@ func TestListTasks(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32004, r.Error.Code)
 }
+
+// TestTaskLimits: past the agent's cap on running tasks, and past a
+// caller's cap in the store, a message is answered with a failed task
+// that says which limit, and when to try again.
+func TestTaskLimits(t *testing.T) {
+	release := make(chan struct{})
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Slow", Version: "1.0.0", Description: "Waits to be released.", Tasks: otc.TasksOptional},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "done", nil
+		}))
+	defer close(release)
+	for _, c := range []struct {
+		name string
+		opts *a2a.Options
+		want string
+	}{
+		{"agent", &a2a.Options{MaxRunningTasks: 1}, "this agent runs as many tasks as it may (1)"},
+		{"caller", &a2a.Options{TaskStore: tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})}, "your limit is 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(a2a.NewHandler(reg, c.opts))
+			defer srv.Close()
+			s := &server{url: srv.URL}
+			send := func(id string) answer {
+				return s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Slow","input":{}}}]},"configuration":{"returnImmediately":true}}}`)
+			}
+			_, state, _ := rpcTask(t, send(c.name+"-1"))
+			require.Equal(t, "TASK_STATE_WORKING", state)
+			_, state, raw := rpcTask(t, send(c.name+"-2"))
+			assert.Equal(t, "TASK_STATE_FAILED", state)
+			assert.Contains(t, string(raw), c.want)
+			assert.Contains(t, string(raw), `"can_retry":true`)
+		})
+	}
+}
