@@ -23,6 +23,11 @@ func FuzzRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"SendMessage"}`,
 		`[1,2,3]`, `{`, ``, `{"message":{"parts":[{"data":[]}]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"pageSize":2,"status":"TASK_STATE_COMPLETED","includeArtifacts":true}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"SubscribeToTask","params":{"id":"t"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"messageId":"m2","taskId":"t","role":"ROLE_USER","parts":[{"data":{"input_responses":{"q1":{"action":"accept","content":{}}}}}]}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m3","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]},"configuration":{"returnImmediately":true}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"SendStreamingMessage","params":{"message":{"messageId":"m4","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]}}}`,
 	} {
 		f.Add(seed, true, "1.0")
 		f.Add(seed, false, "")
@@ -35,6 +40,10 @@ func FuzzRequest(f *testing.F) {
 		}) (float64, error) {
 			return in.A + in.B, nil
 		}); err != nil {
+		f.Fatal(err)
+	}
+	if err := otc.Register(reg, otc.Tool{ID: "Job.Quick", Version: "1.0.0", Description: "Runs as a task, quickly.", Tasks: otc.TasksOptional},
+		func(context.Context, struct{}) (int, error) { return 1, nil }); err != nil {
 		f.Fatal(err)
 	}
 	h := a2a.NewHandler(reg, nil)
@@ -50,6 +59,14 @@ func FuzzRequest(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			for line := range strings.Lines(rec.Body.String()) {
+				if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok && !json.Valid([]byte(data)) {
+					t.Fatalf("an event that is not JSON: %q", line)
+				}
+			}
+			return
+		}
 		if !json.Valid(rec.Body.Bytes()) {
 			t.Fatalf("status %d, not JSON: %q", rec.Code, rec.Body.String())
 		}
