@@ -36,9 +36,9 @@ type Options struct {
 	// otherwise.
 	SecuritySchemes map[string]json.RawMessage
 
-	// TaskStore keeps the tasks that outlive their message (a message
-	// with returnImmediately calling a tool whose calls may run as tasks).
-	// Nil means a tasks.MemoryStore with its defaults, which serves one
+	// TaskStore keeps the tasks of the calls of tools whose calls may run
+	// as tasks ([otc.Tool.Tasks]): every such call is one. ListTasks needs
+	// a store that lists ([tasks.Lister]). Nil means a tasks.MemoryStore with its defaults, which serves one
 	// process; replicas share one in Redis (github.com/otcgo/otc/redisstore).
 	TaskStore tasks.Store
 	// MaxRunningTasks caps the tasks this handler runs at once. Zero or

@@ -40,12 +40,17 @@
 // extended card exists: GetExtendedAgentCard lists the skills the caller
 // may call.
 //
-// A message with returnImmediately calling a tool whose calls may run as
-// tasks is answered with a WORKING task that GetTask and CancelTask then
-// read and stop; the tasks are kept in Options.TaskStore and run by a
-// tasks.Runner, as MCP's are.
+// A call of a tool whose calls may run as tasks runs as a task, kept in
+// Options.TaskStore and run by a tasks.Runner, as MCP's are: a message
+// with returnImmediately is answered with the task at WORKING, another
+// waits for its end or its first question, and a stream follows it.
+// GetTask, CancelTask, SubscribeToTask and ListTasks read, stop, follow
+// and list a caller's tasks. A tool that asks (otc.Elicit) makes its task
+// INPUT_REQUIRED, with the questions in a data part
+// {"input_requests": {key: question}}; a message on the task answers them
+// with a data part {"input_responses": {key: answer}}, checked against
+// each question's schema.
 //
-// Not served yet: ListTasks, SubscribeToTask and questions
-// (input-required). Push notifications are not supported (the card says
-// so). gRPC is not served.
+// Push notifications are not supported (the card says so). gRPC is not
+// served.
 package a2a
