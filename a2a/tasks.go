@@ -104,7 +104,7 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 	if !h.runner.Acquire() {
 		return h.failedTask(d, taskID, contextID, fmt.Sprintf("The tool could not be started as a task: this agent runs as many tasks as it may (%d). Try again shortly.", h.runner.MaxRunning()), retryInfo(time.Second)), nil, http.StatusOK
 	}
-	if _, err := h.runner.Store().Create(ctx, &tasks.Task{ID: taskID, Owner: owner, Status: tasks.Working}); err != nil {
+	if _, err := h.runner.Store().Create(ctx, &tasks.Task{ID: taskID, Owner: owner, ContextID: contextID, Status: tasks.Working}); err != nil {
 		h.runner.Release()
 		msg, after := "The tool could not be started as a task: the agent's task store failed.", time.Second
 		var limit *tasks.LimitError
@@ -164,9 +164,13 @@ func (h *Handler) failedTask(d dialect, taskID, contextID, text string, info jso
 		Message: d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: taskID, Role: d.roleAgent(), Parts: parts})}})
 }
 
-// taskOf is the A2A task of a stored task. The context of a task started
-// without one is its own id.
+// taskOf is the A2A task of a stored task, in contextID when given, else
+// in the context it was created in (its own id for a store that keeps no
+// context).
 func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
+	if contextID == "" {
+		contextID = st.ContextID
+	}
 	if contextID == "" {
 		contextID = st.ID
 	}
@@ -394,7 +398,7 @@ func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *
 	if err != nil {
 		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the answers were taken, but the task could not be read; get it with GetTask " + quoteID(m.taskID)}
 	}
-	return h.taskOf(d, st, m.contextID), nil
+	return h.taskOf(d, st, ""), nil
 }
 
 // readAnswers reads the answers a message gives to task st's questions:

@@ -243,6 +243,14 @@ func TestListTasks(t *testing.T) {
 		assert.Equal(t, -32602, r.Error.Code, bad)
 	}
 
+	// A task keeps the context its message named.
+	grouped, _, _ := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"l5","contextId":"trip-1","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Must","input":{}}}]}}}`, as("alice")...))
+	_, _, raw := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+grouped+`"}}`, as("alice")...))
+	assert.Contains(t, string(raw), `"contextId":"trip-1"`)
+	l, _ = list(`{"contextId":"trip-1"}`, "alice")
+	require.Len(t, l.Tasks, 1)
+	assert.Equal(t, grouped, l.Tasks[0].ID)
+
 	// HTTP+JSON.
 	req, err := http.NewRequest(http.MethodGet, s.url+"/tasks?pageSize=1", nil)
 	require.NoError(t, err)

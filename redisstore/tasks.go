@@ -174,6 +174,7 @@ return {1}`)
 	createScript = redis.NewScript(taskPrologue + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('HSET', KEYS[1], 'o', ARGV[1], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[2], 'l', ms(now + tonumber(ARGV[3])))
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'x', ARGV[4]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return now`)
 
@@ -338,7 +339,7 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		return nil, err
 	}
 	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
-		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds()).Int64()
+		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID).Int64()
 	})
 	if err != nil || n < 0 {
 		// Uncount it, or it counts until its TTL has passed.
@@ -358,7 +359,7 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrStoreFull)
 	}
 	now := time.UnixMilli(n)
-	return &tasks.Task{ID: t.ID, Owner: t.Owner, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
+	return &tasks.Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
 }
 
 // Get implements [tasks.Store].
@@ -504,6 +505,8 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 		switch {
 		case f == "o":
 			t.Owner = val
+		case f == "x":
+			t.ContextID = val
 		case f == "s":
 			t.Status = tasks.Status(val)
 		case f == "m":

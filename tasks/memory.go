@@ -293,7 +293,7 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 	if !s.makeRoom(now) {
 		return nil, ErrStoreFull
 	}
-	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, Status: Working, StatusMessage: t.StatusMessage,
+	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: Working, StatusMessage: t.StatusMessage,
 		CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
 	s.tasks[t.ID] = mt
 	s.owners[t.Owner] = o

@@ -47,6 +47,9 @@ type Task struct {
 	// that caller may read, answer or cancel the task, and the store
 	// counts a caller's tasks by it.
 	Owner string
+	// ContextID, optional, is what the wire format groups the task under
+	// (A2A's contextId), set at creation and kept as given.
+	ContextID string
 	// Status is the task's status.
 	Status Status
 	// StatusMessage, optional, describes the status for a person.
@@ -105,8 +108,8 @@ type Update struct {
 // Every method returns [ErrNotFound] for a task the store does not
 // hold: never created, or dropped after its TTL.
 type Store interface {
-	// Create records t, whose ID, Owner and Status (Working) the
-	// caller sets; the store sets the times and the TTL, and starts the
+	// Create records t, whose ID, Owner, ContextID and Status (Working)
+	// the caller sets; the store sets the times and the TTL, and starts the
 	// lease. It returns the task as recorded, [ErrTooMany] when the
 	// owner already holds as many tasks as the store keeps for one, and
 	// [ErrStoreFull] when the store holds as many as it may. When
