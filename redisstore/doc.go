@@ -22,6 +22,13 @@
 // whose outcome is not recorded. Every step that reads and writes a key
 // is one Lua script, so no two replicas can both claim one.
 //
+// # Redis Cluster
+//
+// Both stores take any redis.UniversalClient, a cluster client
+// included. Every script reads and writes keys of one slot: a call id's
+// record and a task are one key each, and a caller's task counts are
+// two keys that share a hash tag.
+//
 // # When Redis fails
 //
 // Every Redis operation has a deadline, Options.OpTimeout (two seconds by

@@ -57,6 +57,9 @@ func TestMain(m *testing.M) {
 	if redisSrv != nil {
 		redisSrv.Stop()
 	}
+	if redisCluster != nil {
+		redisCluster.Stop()
+	}
 	os.Exit(code)
 }
 
@@ -92,7 +95,7 @@ type countInput struct {
 // newCountingRegistry registers Count.Up, which counts its runs in the
 // Redis key counter (so that runs in several processes add up), takes
 // sleep_ms, and returns the count.
-func newCountingRegistry(client *redis.Client, store otc.IdempotencyStore, counter string) (*otc.Registry, error) {
+func newCountingRegistry(client redis.UniversalClient, store otc.IdempotencyStore, counter string) (*otc.Registry, error) {
 	hang := os.Getenv(hangEnv) == "1"
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
 	err := otc.Register(reg, otc.Tool{ID: "Count.Up", Version: "1.0.0", Description: "Counts its runs."},

@@ -343,7 +343,7 @@ func (a answer) value(t *testing.T) float64 {
 }
 
 // runs returns the count of Count.Up's runs under counter.
-func runs(t *testing.T, client *redis.Client, counter string) int {
+func runs(t *testing.T, client redis.UniversalClient, counter string) int {
 	t.Helper()
 	n, err := client.Get(context.Background(), counter).Int()
 	if errors.Is(err, redis.Nil) {

@@ -1,0 +1,113 @@
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cluster is a running Redis Cluster of masters without replicas, each a
+// redis-server on a free loopback port, joined with redis-cli --cluster
+// create.
+type Cluster struct {
+	// Addrs are the masters' host:port.
+	Addrs   []string
+	servers []*Server
+	dir     string
+}
+
+// StartCluster starts a Redis Cluster of n masters (at least 3, as
+// redis-cli requires) and waits until it serves every slot.
+func StartCluster(n int) (*Cluster, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New("redis-server is not on PATH (apt-get install redis-server)")
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		return nil, errors.New("redis-cli is not on PATH (apt-get install redis-tools)")
+	}
+	dir, err := os.MkdirTemp("", "otc-redis-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir}
+	for i := range n {
+		s, err := c.startNode(bin, i)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.servers = append(c.servers, s)
+		c.Addrs = append(c.Addrs, s.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, c.Addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c.ready(cli) {
+			return c, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.Stop()
+	return nil, errors.New("the Redis Cluster did not reach cluster_state:ok")
+}
+
+// startNode starts the i-th node in cluster mode on a free port.
+func (c *Cluster) startNode(bin string, i int) (*Server, error) {
+	for range 5 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		s := &Server{
+			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			args: []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+				"--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
+				"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d-%d.conf", i, port)),
+				"--dir", c.dir},
+		}
+		if err := s.start(); err == nil {
+			return s, nil
+		} else if s.cmd == nil {
+			return nil, err
+		}
+		s.Stop()
+	}
+	return nil, errors.New("a cluster node did not answer on any of 5 ports")
+}
+
+// ready reports whether every node says the cluster serves every slot.
+func (c *Cluster) ready(cli string) bool {
+	for _, a := range c.Addrs {
+		host, port, _ := net.SplitHostPort(a)
+		out, err := exec.Command(cli, "-h", host, "-p", port, "cluster", "info").Output()
+		if err != nil || !strings.Contains(string(out), "cluster_state:ok") {
+			return false
+		}
+	}
+	return true
+}
+
+// Stop kills every node and removes their files.
+func (c *Cluster) Stop() {
+	for _, s := range c.servers {
+		s.Stop()
+	}
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
