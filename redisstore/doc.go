@@ -14,13 +14,23 @@
 // SHA-256 of the registry's key (the caller's identity and the call id),
 // so that keys are short whatever the identity. The first replica to
 // claim a key sets it, atomically, to an in-flight record carrying a
-// random claim token, with a lease (Options.Lease) as its expiry; while
-// the call runs, the replica renews the lease every third of it. The
-// others find the in-flight record and poll until it changes. When the
-// call ends, the replica replaces the record, if its token still holds
-// it, by the outcome, kept for Options.TTL; or deletes it, for a call
-// whose outcome is not recorded. Every step that reads and writes a key
-// is one Lua script, so no two replicas can both claim one.
+// random claim token, with a lease (Options.Lease) as its expiry: one
+// command, SET with NX and GET, which sets the key only if it holds
+// nothing and answers what it held (on a Redis older than 7.0, a Lua
+// script does the same). While the call runs, the replica renews the
+// lease every third of it. The others find the in-flight record and poll
+// until it changes. When the call ends, the replica replaces the record,
+// if its token still holds it, by the outcome, kept for Options.TTL; or
+// deletes it, for a call whose outcome is not recorded. Each step that
+// reads and writes a key is one command or one Lua script, so no two
+// replicas can both claim one.
+//
+// A call costs Redis two commands: its claim and its outcome. Those of
+// calls that run at the same time go to Redis together: each joins the
+// pipeline about to leave, with at most four in flight per store, so
+// that under load one round trip carries many calls' commands (Redis's
+// cost per small command is mostly the reading and writing of its
+// connection), while a call alone is sent at once.
 //
 // # Redis Cluster
 //

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -99,6 +100,11 @@ type Store struct {
 	// honours is true when the client ends an operation at its context's
 	// deadline (ContextTimeoutEnabled), so that op need not watch it.
 	honours bool
+	// batch sends the claims and outcomes of concurrent calls together.
+	batch *batcher
+	// scriptedClaims is set once Redis has refused SET with both NX and
+	// GET (before 7.0): claims are then made by claimScript.
+	scriptedClaims atomic.Bool
 
 	// The outcomes being written in the background (see writeBehind).
 	mu       sync.Mutex
@@ -150,6 +156,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	s.honours = honoursDeadlines(client)
+	s.batch = &batcher{client: client, timeout: s.opTimeout}
 	return s
 }
 
@@ -304,9 +311,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.Idempo
 	held := "R" + hex.EncodeToString(tok[:])
 	rk := s.redisKey(key)
 	sent := time.Now()
-	v, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
-		return claimScript.Run(ctx, s.client, []string{rk}, held+fingerprint, s.lease.Milliseconds()).Text()
-	})
+	v, err := s.claimKey(ctx, rk, held+fingerprint)
 	// A client that sent the script again, after an answer it did not
 	// get, finds the record its first attempt made: the claim is ours.
 	if errors.Is(err, redis.Nil) || err == nil && strings.HasPrefix(v, held) {
@@ -322,6 +327,43 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.Idempo
 		return nil, nil, err
 	}
 	return rec, nil, nil
+}
+
+// claimKey sets rk to the in-flight record rec, with the lease as its
+// expiry, unless it holds a record: it returns that record, or redis.Nil
+// when it set rk. It is one command, SET NX GET (Redis 7.0 and later),
+// sent with the claims of concurrent calls; on an older Redis, one
+// script.
+func (s *Store) claimKey(ctx context.Context, rk, rec string) (string, error) {
+	if !s.scriptedClaims.Load() {
+		octx, cancel := context.WithTimeoutCause(ctx, s.opTimeout, errTimeout)
+		defer cancel()
+		cmd, err := s.batch.do(octx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+			return p.SetArgs(ctx, rk, rec, redis.SetArgs{Mode: "NX", Get: true, TTL: s.lease})
+		})
+		switch {
+		case err == nil:
+			return cmd.(*redis.StatusCmd).Val(), nil
+		case redis.HasErrorPrefix(err, "OOM"):
+			// A full Redis (noeviction) refuses every SET, even one
+			// that would find the key held: a retry of a call in flight
+			// must still learn so. Look, without writing.
+			v, gerr := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+				return s.client.Get(ctx, rk).Result()
+			})
+			if gerr == nil {
+				return v, nil
+			}
+			return "", err
+		case !strings.Contains(err.Error(), "syntax error"):
+			return "", err
+		}
+		s.scriptedClaims.Store(true)
+		s.logger.Info("redisstore: this Redis is older than 7.0 (no SET NX GET): claims are made by a script, which costs Redis more")
+	}
+	return op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		return claimScript.Run(ctx, s.client, []string{rk}, rec, s.lease.Milliseconds()).Text()
+	})
 }
 
 // parseRecord reads a record's value.
@@ -480,9 +522,24 @@ func (c *claim) Complete(ctx context.Context, outcome []byte) error {
 // or nothing; it reports false if another call holds the key.
 func (c *claim) complete(ctx context.Context, v []byte, ttl time.Duration) (bool, error) {
 	s := c.store
-	ok, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return completeScript.Run(ctx, s.client, []string{c.key}, c.held, v, roundUp(ttl).Milliseconds()).Int()
+	octx, cancel := context.WithTimeoutCause(ctx, s.opTimeout, errTimeout)
+	defer cancel()
+	args := []any{c.held, v, roundUp(ttl).Milliseconds()}
+	cmd, err := s.batch.do(octx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return completeScript.EvalSha(ctx, p, []string{c.key}, args...)
 	})
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis has not seen the script (it restarted, or failed over):
+		// send it whole, once, alone.
+		ok, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+			return completeScript.Run(ctx, s.client, []string{c.key}, args...).Int()
+		})
+		return ok == 1, err
+	}
+	if err != nil {
+		return false, err
+	}
+	ok, err := cmd.(*redis.Cmd).Int()
 	return ok == 1, err
 }
 
