@@ -1,4 +1,4 @@
-.PHONY: test lint bench bench-peers fuzz run chaos chaos-short
+.PHONY: test lint bench bench-peers bench-deploy fuzz run chaos chaos-short
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
@@ -39,3 +39,11 @@ chaos:
 # The short form, which .ci/run runs as a Go test.
 chaos-short:
 	cd examples/deploy && go run ./chaos -short
+
+# The deployment's capacity, without the chaos: 256 callers (a process of
+# their own) through HAProxy to 1, 2 and 3 replicas, with no Redis and
+# with Redis in each durability mode; calls/s, p50 and p99, the CPU of
+# each part, Redis's commands and CPU per call, and what bounded each run
+# (examples/deploy; needs redis-server and haproxy). A few minutes.
+bench-deploy:
+	cd examples/deploy && go run ./chaos -capacity

@@ -2,11 +2,100 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
+
+// callersEnv makes the test binary the capacity run's callers process:
+// "URL CONNS WARM FOR".
+const callersEnv = "CHAOS_TEST_CALLERS"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(callersEnv); spec != "" {
+		f := strings.Fields(spec)
+		if len(f) != 4 {
+			fmt.Fprintln(os.Stderr, "callers: want URL CONNS WARM FOR, got", spec)
+			os.Exit(2)
+		}
+		url := f[0]
+		conns, err1 := strconv.Atoi(f[1])
+		warm, err2 := time.ParseDuration(f[2])
+		measure, err3 := time.ParseDuration(f[3])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			fmt.Fprintln(os.Stderr, "callers:", err)
+			os.Exit(2)
+		}
+		if err := runCallers(url, conns, warm, measure); err != nil {
+			fmt.Fprintln(os.Stderr, "callers:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// needDeploy skips the test without redis-server or haproxy on PATH,
+// unless OTC_REQUIRE_DEPLOY=1, with which it fails instead.
+func needDeploy(t *testing.T) {
+	t.Helper()
+	for _, bin := range []string{"redis-server", "haproxy"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("OTC_REQUIRE_DEPLOY") == "1" {
+				t.Fatalf("%s is not on PATH and OTC_REQUIRE_DEPLOY=1: apt-get install %s", bin, bin)
+			}
+			t.Skipf("%s is not on PATH (apt-get install %s)", bin, bin)
+		}
+	}
+}
+
+// TestCapacityShort runs the capacity run's short form: the callers in a
+// process of their own, no Redis and Redis with everysec, 1 to 3
+// replicas; every configuration serves calls without errors, the CPU of
+// each part is read, Redis's commands per call are counted, and the
+// report names each run's bound.
+func TestCapacityShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the capacity run takes about half a minute")
+	}
+	needDeploy(t)
+	cfg := shortCapacity(func(ctx context.Context, url string, conns int, warm, measure time.Duration) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0])
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s %s", callersEnv, url, conns, warm, measure))
+		return cmd
+	})
+	var out bytes.Buffer
+	rows, err := runCapacity(t.Context(), cfg, t.TempDir(), &out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d configurations measured, want 6", len(rows))
+	}
+	for _, r := range rows {
+		name := fmt.Sprintf("%s, %d replicas", r.mode, r.replicas)
+		if r.callsPerSec <= 0 || r.errors != 0 {
+			t.Errorf("%s: %.0f calls/s, %d errors", name, r.callsPerSec, r.errors)
+		}
+		if r.callers <= 0 || r.lb <= 0 || len(r.replicaCores) != r.replicas {
+			t.Errorf("%s: the parts' CPU was not read: %+v", name, r)
+		}
+		if r.mode == "everysec" && (r.redisCmdsPerCall < 2 || r.redisCPUPerCall <= 0) {
+			t.Errorf("%s: %.1f Redis commands and %v of its CPU per call: want a claim and an outcome, at least", name, r.redisCmdsPerCall, r.redisCPUPerCall)
+		}
+	}
+	if !strings.Contains(out.String(), "everysec 3 replicas: 0.") || !strings.Contains(out.String(), "bound by") {
+		t.Errorf("the report gives no ratio to no Redis, or no bound:\n%s", out.String())
+	}
+}
 
 // TestChaosShort runs the short form, as .ci/run does: the deployment
 // under load, a rolling restart, a crash (with the probe killed mid-run)
@@ -16,14 +105,7 @@ func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos test runs for about a minute")
 	}
-	for _, bin := range []string{"redis-server", "haproxy"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("OTC_REQUIRE_DEPLOY") == "1" {
-				t.Fatalf("%s is not on PATH and OTC_REQUIRE_DEPLOY=1: apt-get install %s", bin, bin)
-			}
-			t.Skipf("%s is not on PATH (apt-get install %s)", bin, bin)
-		}
-	}
+	needDeploy(t)
 	var out bytes.Buffer
 	res, err := run(t.Context(), shortConfig, t.TempDir(), &out)
 	t.Log("\n" + out.String())

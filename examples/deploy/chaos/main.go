@@ -23,6 +23,13 @@
 //	go run ./chaos          # the long form (make chaos), a few minutes
 //	go run ./chaos -short   # the short form that CI runs (make chaos-short)
 //
+// With -capacity (make bench-deploy) it runs no chaos and measures the
+// deployment's capacity instead (capacity.go): many callers, a process of
+// their own, through HAProxy to 1, 2 and 3 replicas, with no Redis and
+// with Redis in each durability mode; for each configuration, calls/s
+// with p50 and p99, the CPU of each part, Redis's commands and CPU per
+// call, and what bounded the run.
+//
 // It needs go, redis-server and haproxy on PATH, and runs from anywhere
 // inside the repository.
 package main
@@ -64,6 +71,9 @@ func main() {
 	short := flag.Bool("short", false, "the short form, as CI runs it (about a minute)")
 	keep := flag.Bool("keep", false, "keep the run's folder (logs, haproxy.cfg, the run log) and print its path")
 	flag.Parse()
+	if capacityMain(*short, *keep) {
+		return
+	}
 	cfg := longConfig
 	if *short {
 		cfg = shortConfig

@@ -147,15 +147,21 @@ type redisServer struct {
 	bin, dir string
 	port     int
 	p        *proc
+	// args are the durability arguments; nil means an append-only file
+	// written before each answer (appendfsync always).
+	args []string
 }
 
 func (r *redisServer) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
 
 func (r *redisServer) start() error {
-	p, err := start("redis-server", r.bin, []string{
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(r.port), "--dir", r.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always",
-	}, nil)
+	durability := r.args
+	if durability == nil {
+		durability = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	p, err := start("redis-server", r.bin, append([]string{
+		"--bind", "127.0.0.1", "--port", strconv.Itoa(r.port), "--dir", r.dir, "--save", "",
+	}, durability...), nil)
 	if err != nil {
 		return err
 	}
