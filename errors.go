@@ -41,6 +41,11 @@ const (
 	// whose budget of questions to it is spent: 503, with a Retry-After
 	// header when [Error.RetryAfter] is set. Try again later.
 	CodeUnavailable
+	// CodeRateLimited: the caller has made more calls than its rate limit
+	// allows (see package github.com/otcgo/otc/ratelimit): 429, with a
+	// Retry-After header when [Error.RetryAfter] is set. Try again after
+	// it.
+	CodeRateLimited
 )
 
 // HTTPStatus is the status an OTC server answers for the class, as in the
@@ -62,6 +67,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusForbidden // 403
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable // 503
+	case CodeRateLimited:
+		return http.StatusTooManyRequests // 429
 	}
 	return http.StatusInternalServerError
 }
@@ -83,6 +90,8 @@ func (c Code) String() string {
 		return "forbidden"
 	case CodeUnavailable:
 		return "unavailable"
+	case CodeRateLimited:
+		return "rate_limited"
 	}
 	return "unknown"
 }
@@ -121,9 +130,9 @@ type Error struct {
 	// "required_scopes", REST as details.required_scopes and MCP as
 	// data.required_scopes.
 	RequiredScopes []string
-	// RetryAfter, with CodeUnavailable, is how long to wait before trying
-	// again; the handlers send it in a Retry-After header (whole seconds,
-	// rounded up).
+	// RetryAfter, with CodeUnavailable or CodeRateLimited, is how long to
+	// wait before trying again; the handlers send it in a Retry-After
+	// header (whole seconds, rounded up).
 	RetryAfter time.Duration
 
 	// cause is what errors.Is and errors.As see through Unwrap.

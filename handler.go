@@ -507,7 +507,7 @@ func (h *Handler) writeError(w http.ResponseWriter, schema string, err error) {
 		h.logger.Error("otc: unexpected error", slog.String("error", err.Error()))
 		e = &Error{Message: "The tool server failed unexpectedly"}
 	}
-	if e.Code == CodeUnavailable {
+	if e.Code == CodeUnavailable || e.Code == CodeRateLimited {
 		wire.SetRetryAfter(w.Header(), e.RetryAfter)
 	}
 	h.writeJSON(w, e.Code.HTTPStatus(), errorBody{

@@ -151,6 +151,9 @@ const (
 	OutcomeUnauthenticated Outcome = "unauthenticated"
 	// OutcomeRefused: middleware refused the call.
 	OutcomeRefused Outcome = "refused"
+	// OutcomeRateLimited: middleware refused the call because its caller
+	// is over its rate limit (an [*Error] with CodeRateLimited).
+	OutcomeRateLimited Outcome = "rate_limited"
 	// OutcomeConflict: the call id was already used, by the same caller,
 	// for a call of another tool or with other input (see
 	// [RegistryOptions.Idempotency]).
@@ -184,6 +187,8 @@ func OutcomeOf(res CallResult, err error) Outcome {
 		return OutcomeInvalidInput
 	case e.Code == CodeUnauthenticated:
 		return OutcomeUnauthenticated
+	case e.Code == CodeRateLimited:
+		return OutcomeRateLimited
 	case e.MissingRequirements != nil:
 		return OutcomeMissingRequirements
 	}

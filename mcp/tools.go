@@ -415,6 +415,12 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	case e.MissingRequirements != nil:
 		meta.MissingRequirements = e.MissingRequirements
 		text += ". The client sends them in _meta[\"" + MetaContext + "\"]."
+	case e.Code == otc.CodeRateLimited || e.Code == otc.CodeUnavailable:
+		// Over its rate limit, or the server cannot decide yet: a call
+		// the model may make again, after the delay.
+		meta.CanRetry = true
+		meta.RetryAfterMS = (e.RetryAfter + time.Millisecond - 1).Milliseconds()
+		text = modeltext.ToolError(e.Message, "", true, e.RetryAfter)
 	}
 	return appendErrorResult(dst, text, meta, info), nil
 }

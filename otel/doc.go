@@ -45,7 +45,8 @@
 //   - error.type, on a failed call only: the outcome class, one of
 //     "tool_error", "fault", "timeout", "busy", "canceled", "not_found",
 //     "bad_request", "missing_requirements", "invalid_input",
-//     "unauthenticated", "refused" and "conflict" (see [otc.Outcome]);
+//     "unauthenticated", "refused", "conflict" and "rate_limited" (see
+//     [otc.Outcome]);
 //   - otc.replayed: true on a call answered with the outcome an earlier
 //     call with the same call id recorded, the function not running
 //     (see [otc.RegistryOptions.Idempotency]); absent otherwise.

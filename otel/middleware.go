@@ -89,7 +89,7 @@ var outcomes = []otc.Outcome{
 	otc.OutcomeSuccess, otc.OutcomeToolError, otc.OutcomeFault, otc.OutcomeTimeout,
 	otc.OutcomeBusy, otc.OutcomeCanceled, otc.OutcomeNotFound, otc.OutcomeBadRequest,
 	otc.OutcomeMissingRequirements, otc.OutcomeInvalidInput, otc.OutcomeUnauthenticated,
-	otc.OutcomeRefused, otc.OutcomeConflict,
+	otc.OutcomeRefused, otc.OutcomeConflict, otc.OutcomeRateLimited,
 }
 
 // statusDescription is the span status description of a failed call: a
@@ -121,6 +121,8 @@ func statusDescription(o otc.Outcome) string {
 		return "a middleware refused the call"
 	case otc.OutcomeConflict:
 		return "the call id was already used for a different call"
+	case otc.OutcomeRateLimited:
+		return "the caller was over its rate limit"
 	}
 	return "the call failed"
 }

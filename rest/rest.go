@@ -40,6 +40,7 @@ const (
 	CodeCallRefused      = "request.refused"            // 403
 	CodeCallIDReused     = "request.call_id_reused"     // 409
 	CodeUnavailable      = "request.unavailable"        // 503
+	CodeRateLimited      = "request.rate_limited"       // 429
 )
 
 // restStatus maps each error code to its HTTP status.
@@ -65,6 +66,8 @@ func restStatus(code string) int {
 		return http.StatusInternalServerError
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case CodeRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -328,6 +331,8 @@ func restCodeOf(e *otc.Error) string {
 		return CodeCallRefused
 	case e.Code == otc.CodeUnavailable:
 		return CodeUnavailable
+	case e.Code == otc.CodeRateLimited:
+		return CodeRateLimited
 	case errors.Is(e, otc.ErrToolNotFound):
 		return CodeToolNotFound
 	case errors.Is(e, otc.ErrCallIDReused):
@@ -600,6 +605,12 @@ func (h *Handler) callError(w http.ResponseWriter, err error) {
 	case e.Reason != "":
 		details = refusalDetails(e)
 	}
+	if e.Code == otc.CodeUnavailable || e.Code == otc.CodeRateLimited {
+		wire.SetRetryAfter(w.Header(), e.RetryAfter)
+		if e.RetryAfter > 0 {
+			details = map[string]any{"retry_after_ms": (e.RetryAfter + time.Millisecond - 1).Milliseconds()}
+		}
+	}
 	h.challenge(w, e)
 	h.fail(w, restCodeOf(e), e.Message, details)
 }
@@ -741,6 +752,9 @@ func (h *Handler) fail(w http.ResponseWriter, code, message string, details map[
 			Code:          code,
 			Message:       message,
 			Details:       details,
+			// A caller over its rate limit, or a server that cannot
+			// decide yet, may send the same request again later.
+			Retryable: code == CodeRateLimited || code == CodeUnavailable,
 		},
 	})
 }

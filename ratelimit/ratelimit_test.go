@@ -1,0 +1,204 @@
+package ratelimit_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/ratelimit"
+)
+
+// clock is a settable clock.
+type clock struct{ t atomic.Int64 }
+
+func (c *clock) now() time.Time          { return time.Unix(0, c.t.Load()) }
+func (c *clock) advance(d time.Duration) { c.t.Add(int64(d)) }
+
+// TestMemoryStoreGCRA: Burst calls at once, then one per 1/Rate; a refused
+// call says how long until one fits, and takes nothing.
+func TestMemoryStoreGCRA(t *testing.T) {
+	c := &clock{}
+	c.t.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	s := ratelimit.NewMemoryStore(&ratelimit.MemoryStoreOptions{Now: c.now})
+	ctx := context.Background()
+	l := ratelimit.Limit{Rate: 2, Burst: 3} // one each 500ms, 3 at once
+	for i := range 3 {
+		ok, _, err := s.Take(ctx, "k", l)
+		require.NoError(t, err)
+		assert.True(t, ok, "call %d of the burst", i+1)
+	}
+	ok, after, err := s.Take(ctx, "k", l)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Equal(t, 500*time.Millisecond, after)
+	for range 5 { // refused calls take nothing
+		ok, after, _ = s.Take(ctx, "k", l)
+		assert.False(t, ok)
+		assert.Equal(t, 500*time.Millisecond, after)
+	}
+	c.advance(499 * time.Millisecond)
+	ok, after, _ = s.Take(ctx, "k", l)
+	assert.False(t, ok)
+	assert.Equal(t, time.Millisecond, after)
+	c.advance(time.Millisecond)
+	ok, _, _ = s.Take(ctx, "k", l)
+	assert.True(t, ok, "one more after 1/Rate")
+	ok, _, _ = s.Take(ctx, "other", l)
+	assert.True(t, ok, "each key has its own allowance")
+	c.advance(10 * time.Second)
+	for range 3 {
+		ok, _, _ = s.Take(ctx, "k", l)
+		assert.True(t, ok, "a quiet spell gives the burst back, no more")
+	}
+	ok, _, _ = s.Take(ctx, "k", l)
+	assert.False(t, ok)
+
+	_, _, err = s.Take(ctx, "k", ratelimit.Limit{})
+	assert.ErrorIs(t, err, ratelimit.ErrBadLimit)
+}
+
+// TestMemoryStoreBounded: the store keeps at most MaxKeys keys, dropping
+// those whose allowance is full first.
+func TestMemoryStoreBounded(t *testing.T) {
+	c := &clock{}
+	s := ratelimit.NewMemoryStore(&ratelimit.MemoryStoreOptions{MaxKeys: 64 * 4, Now: c.now})
+	ctx := context.Background()
+	l := ratelimit.Limit{Rate: 1}
+	for i := range 10000 {
+		ok, _, err := s.Take(ctx, string(rune('a'+i%26))+time.Duration(i).String(), l)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	assert.LessOrEqual(t, s.Len(), 64*4)
+}
+
+// TestMemoryStoreConcurrent: callers taking at once from one allowance
+// are admitted exactly Burst times.
+func TestMemoryStoreConcurrent(t *testing.T) {
+	s := ratelimit.NewMemoryStore(nil)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Go(func() {
+			if ok, _, _ := s.Take(context.Background(), "k", ratelimit.Limit{Rate: 0.001, Burst: 50}); ok {
+				admitted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int64(50), admitted.Load())
+}
+
+// TestNewRefuses: limits that cannot be kept are refused when the
+// middleware is made, saying why.
+func TestNewRefuses(t *testing.T) {
+	for _, c := range []struct {
+		opts ratelimit.Options
+		want string
+	}{
+		{ratelimit.Options{All: ratelimit.Limit{Rate: -1}}, "All.Rate is -1"},
+		{ratelimit.Options{Tools: map[string]ratelimit.Limit{"Pay.Refund@1.0.0": {Rate: 1}}}, "without a version"},
+		{ratelimit.Options{All: ratelimit.Limit{Rate: 1e-9}}, "less than one in 11 days"},
+		{ratelimit.Options{All: ratelimit.Limit{Rate: 1, Burst: 2_000_000}}, "at most 1,000,000"},
+	} {
+		_, err := ratelimit.New(&c.opts)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
+
+// serve serves reg over OTC: anonymous callers, or, withKeys, callers
+// named by their API key.
+func serve(t *testing.T, reg *otc.Registry, withKeys bool) *httptest.Server {
+	t.Helper()
+	opts := &otc.HandlerOptions{}
+	if withKeys {
+		opts.Authenticator = otc.AuthenticatorFunc(func(r *http.Request) (*otc.Identity, error) {
+			return &otc.Identity{Method: "api_key", Name: r.Header.Get(otc.HeaderAPIKey)}, nil
+		})
+	}
+	srv := httptest.NewServer(otc.NewHandler(reg, opts))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// statuses makes n calls of Calculator.Add with header kv, and returns
+// their statuses.
+func statuses(t *testing.T, url string, n int, kv ...string) []int {
+	t.Helper()
+	var out []int
+	for range n {
+		req, err := http.NewRequest(http.MethodPost, url+"/tools/call", strings.NewReader(`{"request":{"tool_id":"Calculator.Add","input":{"a":1,"b":2}}}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(kv); i += 2 {
+			req.Header.Set(kv[i], kv[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		out = append(out, resp.StatusCode)
+	}
+	return out
+}
+
+// TestCallers: each identity has its allowance; anonymous callers are
+// their address, read from X-Forwarded-For only when the peer is a
+// trusted proxy.
+func TestCallers(t *testing.T) {
+	limited := func(withKeys bool, proxies ...netip.Prefix) *httptest.Server {
+		mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.01, Burst: 2}, TrustedProxies: proxies})
+		require.NoError(t, err)
+		return serve(t, testkit.NewAddRegistry(t, mw), withKeys)
+	}
+	const ok, over = http.StatusOK, http.StatusTooManyRequests
+
+	srv := limited(true)
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, otc.HeaderAPIKey, "alice"))
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, otc.HeaderAPIKey, "bob"), "bob's allowance is his own")
+
+	srv = limited(false)
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3), "anonymous: the peer's address")
+	assert.Equal(t, []int{over}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.9"), "X-Forwarded-For from an untrusted peer is ignored")
+
+	srv = limited(false, netip.MustParsePrefix("127.0.0.0/8"))
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "203.0.113.9"))
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "203.0.113.10"), "another client behind the trusted proxy")
+	assert.Equal(t, []int{over}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.10, 127.0.0.5"), "the rightmost address that is not a trusted proxy")
+	assert.Equal(t, []int{ok}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.9, 198.51.100.7"), "a client cannot pose as another by writing the header's left part")
+}
+
+// failing is a store that cannot be reached.
+type failing struct{}
+
+func (failing) Take(context.Context, string, ratelimit.Limit) (bool, time.Duration, error) {
+	return false, 0, errors.New("connection refused")
+}
+
+// TestStoreFails: a store that fails refuses the call as unavailable
+// (503), unless FailOpen admits it.
+func TestStoreFails(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 1}, Store: failing{}, FailOpen: open, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		srv := serve(t, testkit.NewAddRegistry(t, mw), false)
+		want := http.StatusServiceUnavailable
+		if open {
+			want = http.StatusOK
+		}
+		assert.Equal(t, []int{want}, statuses(t, srv.URL, 1), "FailOpen %v", open)
+	}
+}
