@@ -219,6 +219,11 @@ func (rl *limiter) caller(ctx context.Context, call *otc.Call) string {
 		}
 	}
 	if r := otc.HTTPRequest(ctx); r != nil {
+		if len(rl.proxies) == 0 { // the peer, as the server read it
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				return "ip:" + host
+			}
+		}
 		if addr, ok := clientAddr(r, rl.proxies); ok {
 			return "ip:" + addr.String()
 		}
