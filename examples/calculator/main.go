@@ -66,6 +66,14 @@
 // every run of Counter.Increment and Timer.Wait, one per line (a wait's
 // when it starts), so that a test of several replicas can count the call
 // ids that ran twice (examples/deploy).
+//
+// OTC_RATE_LIMIT limits every caller's calls ("20/s", "600/m", "3600/h",
+// with an optional ",burst=N"): a caller is its identity (its API key or
+// token), or, anonymous, its address; OTC_TRUSTED_PROXIES lists the load
+// balancers (addresses or prefixes, comma-separated) whose
+// X-Forwarded-For names that address. With OTC_REDIS_URL the limit is kept
+// in Redis and holds across the replicas. A call over the limit is
+// answered 429 with Retry-After over OTC and REST.
 package main
 
 import (
@@ -214,11 +222,12 @@ func recordRun(ctx context.Context) error {
 // newRegistry registers the example tools. callLog, when not nil, gets one
 // record per call; store, when not nil, records calls by call id, so that
 // a call retried with the same call_id is not run twice.
-func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scoped bool) (*otc.Registry, error) {
+func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scoped bool, mw ...otc.Middleware) (*otc.Registry, error) {
 	opts := &otc.RegistryOptions{Logger: logger, Idempotency: store}
 	if callLog != nil {
 		opts.Middleware = []otc.Middleware{otc.LogCalls(callLog, nil)}
 	}
+	opts.Middleware = append(opts.Middleware, mw...)
 	reg := otc.NewRegistry(opts)
 
 	err := otc.Register(reg, otc.Tool{
@@ -537,7 +546,15 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 			return err
 		}
 	}
-	reg, err := newRegistry(logger, callLog, store, creds.oauth != nil)
+	var mw []otc.Middleware
+	limit, err := rateLimitFromEnv(os.Getenv, sh.rate)
+	if err != nil {
+		return err
+	}
+	if limit != nil {
+		mw = append(mw, limit)
+	}
+	reg, err := newRegistry(logger, callLog, store, creds.oauth != nil, mw...)
 	if err != nil {
 		return err
 	}

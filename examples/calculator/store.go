@@ -13,6 +13,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
 	"github.com/otcgo/otc/tasks"
 )
@@ -25,7 +26,8 @@ type shared struct {
 	idem      otc.IdempotencyStore
 	tasks     tasks.Store // nil: in this process (the mcp package's default)
 	stateKeys [][]byte    // nil: a key of this process
-	name      string      // "memory" or "redis", for the log
+	rate      ratelimit.Store
+	name      string // "memory" or "redis", for the log
 }
 
 // sharedFromEnv reads what the replicas share from the environment: in
@@ -45,7 +47,7 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 	}
 	url := getenv("OTC_REDIS_URL")
 	if url == "" {
-		return shared{idem: otc.NewMemoryStore(nil), stateKeys: keys, name: "memory"}, nil
+		return shared{idem: otc.NewMemoryStore(nil), stateKeys: keys, rate: ratelimit.NewMemoryStore(nil), name: "memory"}, nil
 	}
 	var lease time.Duration
 	if v := getenv("OTC_REDIS_LEASE"); v != "" {
@@ -70,6 +72,7 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 		idem:      redisstore.New(client, &redisstore.Options{Lease: lease}),
 		tasks:     redisstore.NewTaskStore(client, &redisstore.TaskOptions{Lease: lease}),
 		stateKeys: keys,
+		rate:      redisstore.NewRateStore(client, nil),
 		name:      "redis",
 	}, nil
 }
