@@ -39,6 +39,10 @@ type capConfig struct {
 	measure  time.Duration // each configuration's measure
 	replicas int           // up to this many
 	modes    []string      // the Redis modes, in order
+	// rate, when set, is a rate limit ("400/s,burst=40") that a last run
+	// sets on three replicas sharing Redis (everysec), to show that the
+	// calls they admit together keep to it.
+	rate string
 	// callers returns the command of the callers process (runCallers)
 	// against url.
 	callers func(ctx context.Context, url string, conns int, warm, measure time.Duration) *exec.Cmd
@@ -73,6 +77,7 @@ type capRow struct {
 	callers, lb      float64 // cores
 	redis            float64 // cores
 	replicaCores     []float64
+	limited          int64 // calls refused 429 (over the rate limit)
 	redisCmdsPerCall float64
 	redisCPUPerCall  time.Duration
 }
@@ -115,11 +120,38 @@ func runCapacity(ctx context.Context, cfg capConfig, dir string, out io.Writer) 
 		}
 	}
 	printSummary(out, rows)
+	if cfg.rate != "" {
+		row, err := measureOne(ctx, cfg, dir, calc, bins, "everysec", capModes["everysec"], cfg.replicas, "OTC_RATE_LIMIT="+cfg.rate)
+		if err != nil {
+			return nil, fmt.Errorf("the rate limit run: %w", err)
+		}
+		row.mode = "rate " + cfg.rate
+		limit, err := limitRate(cfg.rate)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "capacity: rate limit %s, one caller, %d replicas sharing Redis: admitted %.0f calls/s (%.2f× the limit), refused %d (429)\n",
+			cfg.rate, cfg.replicas, row.callsPerSec, row.callsPerSec/limit, row.limited)
+		rows = append(rows, row)
+	}
 	return rows, nil
 }
 
+// limitRate is the calls per second of a rate limit as OTC_RATE_LIMIT
+// gives it ("400/s,burst=40").
+func limitRate(spec string) (float64, error) {
+	rate, _, _ := strings.Cut(spec, ",")
+	n, unit, _ := strings.Cut(rate, "/")
+	count, err := strconv.ParseFloat(n, 64)
+	per := map[string]float64{"s": 1, "m": 60, "h": 3600}[unit]
+	if err != nil || per == 0 {
+		return 0, fmt.Errorf("rate limit %q: want N/s, N/m or N/h", spec)
+	}
+	return count / per, nil
+}
+
 // measureOne starts one configuration, measures it and stops it.
-func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[string]string, mode string, redisArgs []string, n int) (capRow, error) {
+func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[string]string, mode string, redisArgs []string, n int, extraEnv ...string) (capRow, error) {
 	row := capRow{mode: mode, replicas: n}
 	d := &deployment{}
 	defer d.stop()
@@ -139,6 +171,7 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 		env = append(env, "OTC_REDIS_URL=redis://"+d.redis.addr()+"/0")
 	}
 	env = append(env, "OTC_API_KEY="+chaosAPIKey)
+	env = append(env, extraEnv...)
 	for i := range n {
 		r := &replica{name: fmt.Sprintf("replica%d", i+1), bin: calc, drain: 0, env: env}
 		if r.port, err = freePort(); err != nil {
@@ -200,7 +233,7 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 	}
 	cores := func(i int) float64 { return (cpu1[i] - cpu0[i]).Seconds() / wall.Seconds() }
 	row.callsPerSec = float64(res.Calls) / res.Seconds
-	row.errors = res.Errors
+	row.errors, row.limited = res.Errors, res.Limited
 	row.p50, row.p99 = time.Duration(res.P50us)*time.Microsecond, time.Duration(res.P99us)*time.Microsecond
 	row.callers, row.lb = cores(0), cores(1)
 	for i := range d.replicas {
@@ -367,6 +400,7 @@ func limit(r capRow) string {
 type callersResult struct {
 	Calls   int64   `json:"calls"`
 	Errors  int64   `json:"errors"`
+	Limited int64   `json:"limited"` // refused 429: over the rate limit
 	Seconds float64 `json:"seconds"`
 	P50us   int64   `json:"p50_us"`
 	P99us   int64   `json:"p99_us"`
@@ -382,6 +416,7 @@ func runCallers(base string, conns int, warm, measure time.Duration) error {
 		measuring atomic.Bool
 		calls     atomic.Int64
 		errs      atomic.Int64
+		limited   atomic.Int64
 		mu        sync.Mutex
 		lat       []time.Duration
 	)
@@ -405,19 +440,22 @@ func runCallers(base string, conns int, warm, measure time.Duration) error {
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("OXP-API-Key", chaosAPIKey)
 				start := time.Now()
-				ok := false
+				status := 0
 				if resp, err := client.Do(req); err == nil {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
-					ok = resp.StatusCode == http.StatusOK
+					status = resp.StatusCode
 				}
 				if !measuring.Load() {
 					continue
 				}
-				if ok {
+				switch status {
+				case http.StatusOK:
 					calls.Add(1)
 					own = append(own, time.Since(start))
-				} else {
+				case http.StatusTooManyRequests:
+					limited.Add(1)
+				default:
 					errs.Add(1)
 				}
 			}
@@ -433,7 +471,7 @@ func runCallers(base string, conns int, warm, measure time.Duration) error {
 	close(stop)
 	wg.Wait()
 	slices.Sort(lat)
-	res := callersResult{Calls: calls.Load(), Errors: errs.Load(), Seconds: secs}
+	res := callersResult{Calls: calls.Load(), Errors: errs.Load(), Limited: limited.Load(), Seconds: secs}
 	if len(lat) > 0 {
 		res.P50us = lat[len(lat)/2].Microseconds()
 		res.P99us = lat[len(lat)*99/100].Microseconds()
@@ -463,7 +501,7 @@ func capacityMain(short bool, keep bool) bool {
 		return false
 	}
 	cfg := capConfig{conns: *capConns, warm: *capWarm, measure: *capMeasure, replicas: 3,
-		modes: strings.Split(*capModesFlag, ","), callers: selfCallers}
+		modes: strings.Split(*capModesFlag, ","), callers: selfCallers, rate: *capRate}
 	if short {
 		cfg = shortCapacity(selfCallers)
 	}
@@ -487,8 +525,8 @@ func capacityMain(short bool, keep bool) bool {
 // shortCapacity is the capacity run of CI: a few callers, a second per
 // configuration, no Redis and Redis with everysec.
 func shortCapacity(callers func(ctx context.Context, url string, conns int, warm, measure time.Duration) *exec.Cmd) capConfig {
-	return capConfig{conns: 32, warm: 300 * time.Millisecond, measure: time.Second, replicas: 3,
-		modes: []string{"memory", "everysec"}, callers: callers}
+	return capConfig{conns: 32, warm: 300 * time.Millisecond, measure: 2 * time.Second, replicas: 3,
+		modes: []string{"memory", "everysec"}, callers: callers, rate: "300/s,burst=30"}
 }
 
 // The capacity run's flags.
@@ -498,6 +536,7 @@ var (
 	capWarm      = flag.Duration("warm", 2*time.Second, "the capacity run's load before each measure")
 	capMeasure   = flag.Duration("measure", 5*time.Second, "the capacity run's measure of each configuration")
 	capModesFlag = flag.String("modes", "memory,always,everysec,no-aof", "the capacity run's Redis modes, in order: memory (no Redis), always, everysec, no-aof")
+	capRate      = flag.String("rate", "1000/s,burst=100", "the rate limit the capacity run's last run sets on three replicas sharing Redis, to show they keep to it together; empty for none")
 	callersURL   = flag.String("callers", "", "run as the capacity run's callers process, against this URL")
 	callersFor   = flag.Duration("for", 5*time.Second, "the callers process's measure")
 )

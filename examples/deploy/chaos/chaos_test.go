@@ -77,10 +77,19 @@ func TestCapacityShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 6 {
-		t.Fatalf("%d configurations measured, want 6", len(rows))
+	if len(rows) != 7 {
+		t.Fatalf("%d configurations measured, want 6 and the rate limit's", len(rows))
 	}
-	for _, r := range rows {
+	// Three replicas sharing one limit in Redis admit, together, the
+	// limit's rate, within 10%, and refuse the rest with 429.
+	rated := rows[6]
+	if ratio := rated.callsPerSec / 300; ratio < 0.9 || ratio > 1.1 {
+		t.Errorf("the three replicas admitted %.0f calls/s under a limit of 300/s (%.2f×): want within 10%%", rated.callsPerSec, ratio)
+	}
+	if rated.limited == 0 || rated.errors != 0 {
+		t.Errorf("under the limit: %d refused 429, %d other errors: want some refused, no errors", rated.limited, rated.errors)
+	}
+	for _, r := range rows[:6] {
 		name := fmt.Sprintf("%s, %d replicas", r.mode, r.replicas)
 		if r.callsPerSec <= 0 || r.errors != 0 {
 			t.Errorf("%s: %.0f calls/s, %d errors", name, r.callsPerSec, r.errors)
