@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
 )
 
@@ -40,4 +41,32 @@ func ExampleStore_Shutdown() {
 		log.Printf("some outcomes were not recorded: %v", err)
 	}
 	// docs:end shutdown
+}
+
+// Rate limits that hold across the replicas: each caller's allowance is
+// kept in Redis.
+func ExampleNewRateStore() {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	// docs:start rate
+	limit, err := ratelimit.New(&ratelimit.Options{
+		All:   ratelimit.Limit{Rate: 10, Burst: 20},
+		Store: redisstore.NewRateStore(client, nil),
+	})
+	if err != nil {
+		panic(err)
+	}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}})
+	// docs:end rate
+	_ = reg
+}
+
+// Redis Cluster: give the stores a cluster client.
+func Example_cluster() {
+	// docs:start cluster
+	client := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"},
+	})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: redisstore.New(client, nil)})
+	// docs:end cluster
+	_ = reg
 }
