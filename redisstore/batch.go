@@ -38,6 +38,7 @@ type batchOp struct {
 type batcher struct {
 	client  redis.UniversalClient
 	timeout time.Duration
+	failed  func(error) // told of a pipeline that failed
 
 	mu       sync.Mutex
 	pending  []*batchOp
@@ -114,7 +115,10 @@ func (b *batcher) exec(batch []*batchOp) {
 		sent = append(sent, op)
 	}
 	if len(sent) > 0 {
-		_, _ = pipe.Exec(ctx) // each command carries its own error
+		_, err := pipe.Exec(ctx) // each command carries its own error
+		if err != nil && b.failed != nil {
+			b.failed(err)
+		}
 	}
 	for _, op := range sent {
 		close(op.done)

@@ -35,16 +35,23 @@ var (
 // skips without redis-server, or fails when OTC_REQUIRE_REDIS is 1.
 func needCluster(t *testing.T) *redis.ClusterClient {
 	t.Helper()
-	clusterOnce.Do(func() { redisCluster, clusterError = redistest.StartCluster(3) })
+	clusterOnce.Do(func() { redisCluster, clusterError = redistest.StartCluster(3, 0) })
 	if redisCluster == nil {
-		if os.Getenv("OTC_REQUIRE_REDIS") == "1" {
-			t.Fatalf("OTC_REQUIRE_REDIS=1 but no Redis Cluster could be started: %v", clusterError)
-		}
-		t.Skipf("no Redis Cluster: %v", clusterError)
+		failOrSkip(t, clusterError)
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redisCluster.Addrs})
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// failOrSkip ends a test that could not start its cluster: it skips, or
+// fails when OTC_REQUIRE_REDIS is 1.
+func failOrSkip(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("OTC_REQUIRE_REDIS") == "1" {
+		t.Fatalf("OTC_REQUIRE_REDIS=1 but no Redis Cluster could be started: %v", err)
+	}
+	t.Skipf("no Redis Cluster: %v", err)
 }
 
 // clusterPrefix is a key prefix no other test or run uses.

@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if redisCluster != nil {
 		redisCluster.Stop()
 	}
+	if replicatedCluster != nil {
+		replicatedCluster.Stop()
+	}
 	os.Exit(code)
 }
 

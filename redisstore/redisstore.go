@@ -8,10 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -102,6 +105,8 @@ type Store struct {
 	honours bool
 	// batch sends the claims and outcomes of concurrent calls together.
 	batch *batcher
+	// cluster is the client when it is a cluster's, for failed.
+	cluster *redis.ClusterClient
 	// scriptedClaims is set once Redis has refused SET with both NX and
 	// GET (before 7.0): claims are then made by claimScript.
 	scriptedClaims atomic.Bool
@@ -156,7 +161,8 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	s.honours = honoursDeadlines(client)
-	s.batch = &batcher{client: client, timeout: s.opTimeout}
+	s.cluster, _ = client.(*redis.ClusterClient)
+	s.batch = &batcher{client: client, timeout: s.opTimeout, failed: s.failed}
 	return s
 }
 
@@ -225,6 +231,7 @@ func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(cont
 	if s.honours {
 		defer cancel()
 		v, err := f(octx)
+		s.failed(err)
 		if err != nil && octx.Err() != nil {
 			err = context.Cause(octx)
 		}
@@ -234,6 +241,7 @@ func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(cont
 	go func() {
 		defer cancel()
 		v, err := f(octx)
+		s.failed(err)
 		done <- result{v, err}
 	}()
 	select {
@@ -247,6 +255,21 @@ func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(cont
 		}
 		var zero T
 		return zero, context.Cause(octx)
+	}
+}
+
+// failed tells a cluster client to read the cluster's map of slots
+// again after an operation failed for want of a connection: a master
+// that died has been replaced by its replica, which go-redis learns only
+// from a redirect, and a dead node sends none. go-redis reloads the map
+// at most once at a time.
+func (s *Store) failed(err error) {
+	if err == nil || s.cluster == nil {
+		return
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || redis.HasErrorPrefix(err, "CLUSTERDOWN") {
+		s.cluster.ReloadState(context.Background())
 	}
 }
 

@@ -12,19 +12,22 @@ import (
 	"time"
 )
 
-// Cluster is a running Redis Cluster of masters without replicas, each a
-// redis-server on a free loopback port, joined with redis-cli --cluster
-// create.
+// Cluster is a running Redis Cluster, each node a redis-server on a free
+// loopback port, joined with redis-cli --cluster create.
 type Cluster struct {
-	// Addrs are the masters' host:port.
+	// Addrs are the nodes' host:port: the masters, then their replicas,
+	// as redis-cli --cluster create assigns them at the start.
 	Addrs   []string
 	servers []*Server
 	dir     string
+	cli     string
 }
 
-// StartCluster starts a Redis Cluster of n masters (at least 3, as
-// redis-cli requires) and waits until it serves every slot.
-func StartCluster(n int) (*Cluster, error) {
+// StartCluster starts a Redis Cluster of masters (at least 3, as
+// redis-cli requires), each with replicas replicas of its own, and waits
+// until it serves every slot and every replica has synchronised.
+func StartCluster(masters, replicas int) (*Cluster, error) {
+	n := masters * (1 + replicas)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not on PATH (apt-get install redis-server)")
@@ -37,7 +40,7 @@ func StartCluster(n int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir}
+	c := &Cluster{dir: dir, cli: cli}
 	for i := range n {
 		s, err := c.startNode(bin, i)
 		if err != nil {
@@ -48,14 +51,14 @@ func StartCluster(n int) (*Cluster, error) {
 		c.Addrs = append(c.Addrs, s.Addr)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("redis-cli --cluster create: %v: %s", err, out)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if c.ready(cli) {
+		if c.ready(cli) && c.synced(masters*replicas) {
 			return c, nil
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -100,6 +103,39 @@ func (c *Cluster) ready(cli string) bool {
 		}
 	}
 	return true
+}
+
+// synced reports whether want replicas are connected to their masters
+// with their first synchronisation done.
+func (c *Cluster) synced(want int) bool {
+	if want == 0 {
+		return true
+	}
+	got := 0
+	for _, a := range c.Addrs {
+		out, err := c.Do(a, "INFO", "replication")
+		if err == nil && strings.Contains(out, "role:slave") && strings.Contains(out, "master_link_status:up") && !strings.Contains(out, "master_sync_in_progress:1") {
+			got++
+		}
+	}
+	return got == want
+}
+
+// Do runs a command on the node at addr with redis-cli, and returns its
+// output.
+func (c *Cluster) Do(addr string, args ...string) (string, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command(c.cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Kill kills the node at addr, as a crash does.
+func (c *Cluster) Kill(addr string) {
+	for _, s := range c.servers {
+		if s.Addr == addr {
+			s.Stop()
+		}
+	}
 }
 
 // Stop kills every node and removes their files.

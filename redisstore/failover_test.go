@@ -1,0 +1,168 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/redistest"
+	"github.com/otcgo/otc/redisstore"
+)
+
+var (
+	replicatedOnce    sync.Once
+	replicatedCluster *redistest.Cluster
+	replicatedError   error
+)
+
+// needReplicatedCluster returns a cluster of three masters, each with a
+// replica, of this test alone (it fails masters over).
+func needReplicatedCluster(t *testing.T) *redistest.Cluster {
+	t.Helper()
+	replicatedOnce.Do(func() { replicatedCluster, replicatedError = redistest.StartCluster(3, 1) })
+	if replicatedCluster == nil {
+		failOrSkip(t, replicatedError)
+	}
+	return replicatedCluster
+}
+
+// owner returns the master that serves key's slot and its replica, as
+// CLUSTER NODES lists them.
+func owner(t *testing.T, c *redistest.Cluster, client *redis.ClusterClient, key string) (master, replica string) {
+	t.Helper()
+	slot, err := client.ClusterKeySlot(context.Background(), key).Result()
+	require.NoError(t, err)
+	out, err := c.Do(c.Addrs[0], "CLUSTER", "NODES")
+	require.NoError(t, err, out)
+	addrOf := func(f string) string { a, _, _ := strings.Cut(f, "@"); return a }
+	var masterID string
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.Contains(f[2], "master") {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, _ := strings.Cut(r, "-")
+			if hi == "" {
+				hi = lo
+			}
+			l, err1 := strconv.ParseInt(lo, 10, 64)
+			h, err2 := strconv.ParseInt(hi, 10, 64)
+			if err1 == nil && err2 == nil && l <= slot && slot <= h {
+				masterID, master = f[0], addrOf(f[1])
+			}
+		}
+	}
+	require.NotEmpty(t, master, "no master serves slot %d:\n%s", slot, out)
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.Contains(f[2], "slave") && f[3] == masterID {
+			replica = addrOf(f[1])
+		}
+	}
+	require.NotEmpty(t, replica, "the master of slot %d has no replica:\n%s", slot, out)
+	return master, replica
+}
+
+// redisKey is the key the idempotency store keeps key under.
+func redisKey(prefix, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return prefix + hex.EncodeToString(sum[:])
+}
+
+// claimAgain claims key until Redis answers (a failover makes it refuse
+// for a moment), and returns what it found.
+func claimAgain(t *testing.T, s *redisstore.Store, key string) (*otc.IdempotencyRecord, otc.IdempotencyClaim) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rec, c, err := s.Claim(context.Background(), key, "fp")
+		if err == nil {
+			return rec, c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster did not answer a claim within 20s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestClusterFailover: the record of a call in flight, its claim and
+// lease in one key, survives a failover of the master that serves it: a
+// coordinated one (CLUSTER FAILOVER, the replica taking over once it has
+// every write) and a crash of the master (killed; its replica promoted by
+// the cluster) after the claim had reached the replica. A retry during
+// and after either finds the call in flight and does not run it again,
+// and the call's outcome is recorded on the new master and replayed.
+func TestClusterFailover(t *testing.T) {
+	c := needReplicatedCluster(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+	t.Cleanup(func() { client.Close() })
+	prefix := clusterPrefix(t)
+	store := redisstore.New(client, &redisstore.Options{Prefix: prefix, Lease: 10 * time.Second, PollInterval: 10 * time.Millisecond})
+	ctx := context.Background()
+
+	for _, kind := range []string{"coordinated", "crash"} {
+		t.Run(kind, func(t *testing.T) {
+			key := "alice/failover-" + kind
+			rec, claim, err := store.Claim(ctx, key, "fp")
+			require.NoError(t, err)
+			require.Nil(t, rec)
+			require.NotNil(t, claim, "the call is claimed, and runs")
+			master, replica := owner(t, c, client, redisKey(prefix, key))
+			// The claim reaches the replica (replication is asynchronous;
+			// WAIT says when it has).
+			require.NoError(t, waitReplicated(client, redisKey(prefix, key)))
+
+			switch kind {
+			case "coordinated":
+				out, err := c.Do(replica, "CLUSTER", "FAILOVER")
+				require.NoError(t, err, out)
+			case "crash":
+				c.Kill(master)
+			}
+			// During the failover, and after it, a retry finds the call in
+			// flight.
+			rec, other := claimAgain(t, store, key)
+			assert.Nil(t, other, "a retry does not claim the call again")
+			require.NotNil(t, rec)
+			assert.False(t, rec.Done)
+			require.Eventually(t, func() bool {
+				out, err := c.Do(replica, "ROLE")
+				return err == nil && strings.HasPrefix(strings.TrimSpace(out), "master")
+			}, 20*time.Second, 50*time.Millisecond, "the replica became the master")
+			rec, other = claimAgain(t, store, key)
+			assert.Nil(t, other, "nor after the failover")
+			require.NotNil(t, rec)
+
+			require.NoError(t, claim.Complete(ctx, []byte("outcome")), "the outcome is written to the new master")
+			rec, other = claimAgain(t, store, key)
+			assert.Nil(t, other)
+			assert.Equal(t, &otc.IdempotencyRecord{Fingerprint: "fp", Done: true, Outcome: []byte("outcome")}, rec, "and replayed")
+			v, err := c.Do(replica, "GET", redisKey(prefix, key))
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(v, "D"), "the new master holds the outcome: %q", v)
+		})
+	}
+}
+
+// waitReplicated waits until the node serving key has sent its writes to
+// its replica.
+func waitReplicated(c *redis.ClusterClient, key string) error {
+	ctx := context.Background()
+	master, err := c.MasterForKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	return master.Wait(ctx, 1, 5*time.Second).Err()
+}
