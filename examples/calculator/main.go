@@ -55,7 +55,8 @@
 // gets the first call's result without the tool running again.
 // Counter.Increment, which counts its calls, shows it. The record is kept
 // in memory, or in Redis when OTC_REDIS_URL is set
-// (redis://127.0.0.1:6379/0), so that several servers share it, and with
+// (redis://127.0.0.1:6379/0), or in a Redis Cluster when OTC_REDIS_CLUSTER
+// names its nodes (host:port,…), so that several servers share it, and with
 // it the MCP tasks, which any of them then reads, answers and cancels;
 // OTC_REDIS_LEASE (30s by default) is how long a claim, or a task's lease,
 // outlives a replica that died mid-call. OTC_REQUEST_STATE_KEYS holds the
@@ -575,7 +576,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	logger.Info("calculator: serving OTC tools",
 		"url", "http://"+ln.Addr().String(), "rest", "/v1/", "mcp", "/mcp", "registry", "/registry/v1/tools", "auth", creds.methods, "idempotency", storeName)
 	if sh.tasks != nil && sh.stateKeys == nil {
-		logger.Warn("calculator: OTC_REDIS_URL is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
+		logger.Warn("calculator: OTC_REDIS_URL (or OTC_REDIS_CLUSTER) is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
 	}
 	handler, otcHandler, err := newServer(reg, creds, sh, logger)
 	if err != nil {

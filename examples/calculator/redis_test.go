@@ -222,3 +222,41 @@ func TestRequestStateKeysFromEnv(t *testing.T) {
 		assert.ErrorContains(t, err, "OTC_REQUEST_STATE_KEYS: key", bad)
 	}
 }
+
+// TestCounterIncrement_SharedThroughCluster runs two servers with
+// OTC_REDIS_CLUSTER naming the nodes of one Redis Cluster: a call id used
+// on one is replayed on the other.
+func TestCounterIncrement_SharedThroughCluster(t *testing.T) {
+	t.Parallel()
+	c, err := redistest.StartCluster(3, 0)
+	if c == nil {
+		if os.Getenv("OTC_REQUIRE_REDIS") == "1" {
+			t.Fatalf("OTC_REQUIRE_REDIS=1 but no Redis Cluster could be started: %v", err)
+		}
+		t.Skipf("no Redis Cluster: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	start := func() string {
+		_, lines := startMainEnv(t, "-addr 127.0.0.1:0", "OTC_REDIS_CLUSTER="+strings.Join(c.Addrs, ","))
+		line := nextLine(t, lines)
+		assert.Contains(t, line, "idempotency=redis")
+		return listeningURL(t, line)
+	}
+	a, b := start(), start()
+	for i := range 6 { // call ids on several masters
+		id := fmt.Sprintf("cluster-%d", i)
+		first := incrementOTC(t, a, id)
+		onB := incrementOTC(t, b, id)
+		assert.Equal(t, first.count, onB.count, "the second server answers with the first's count")
+		assert.True(t, onB.replayed)
+	}
+
+	_, err = sharedFromEnv(context.Background(), func(k string) string {
+		return map[string]string{"OTC_REDIS_URL": "redis://127.0.0.1:6379/0", "OTC_REDIS_CLUSTER": c.Addrs[0]}[k]
+	})
+	assert.ErrorContains(t, err, "OTC_REDIS_URL and OTC_REDIS_CLUSTER are both set")
+	_, err = sharedFromEnv(context.Background(), func(k string) string {
+		return map[string]string{"OTC_REDIS_CLUSTER": "127.0.0.1:1"}[k]
+	})
+	assert.ErrorContains(t, err, "OTC_REDIS_CLUSTER: cannot reach the Redis Cluster at 127.0.0.1:1")
+}

@@ -33,7 +33,8 @@ type shared struct {
 // sharedFromEnv reads what the replicas share from the environment: in
 // memory, unless OTC_REDIS_URL names a Redis server
 // ("redis://127.0.0.1:6379/0") that keeps the record of calls and the
-// tasks for every replica. OTC_REDIS_LEASE sets how long a claim, or a
+// tasks for every replica, or OTC_REDIS_CLUSTER names the nodes of a
+// Redis Cluster ("10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379") that does. OTC_REDIS_LEASE sets how long a claim, or a
 // task's lease, lives unless renewed (30s by default): a call in flight
 // on a replica that died runs again when a retry comes after it, and its
 // task is shown failed (lost). OTC_REQUEST_STATE_KEYS holds the keys that
@@ -45,8 +46,11 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 	if err != nil {
 		return shared{}, err
 	}
-	url := getenv("OTC_REDIS_URL")
-	if url == "" {
+	url, nodes := getenv("OTC_REDIS_URL"), strings.TrimSpace(getenv("OTC_REDIS_CLUSTER"))
+	if url != "" && nodes != "" {
+		return shared{}, fmt.Errorf("OTC_REDIS_URL and OTC_REDIS_CLUSTER are both set: give one Redis, or the nodes of one cluster")
+	}
+	if url == "" && nodes == "" {
 		return shared{idem: otc.NewMemoryStore(nil), stateKeys: keys, rate: ratelimit.NewMemoryStore(nil), name: "memory"}, nil
 	}
 	var lease time.Duration
@@ -57,16 +61,30 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 		}
 		lease = d
 	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return shared{}, fmt.Errorf("OTC_REDIS_URL: %w (the form is redis://host:port/db)", err)
+	var client redis.UniversalClient
+	name, where := "OTC_REDIS_URL", ""
+	if nodes != "" {
+		var addrs []string
+		for a := range strings.SplitSeq(nodes, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				addrs = append(addrs, a)
+			}
+		}
+		client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+		name, where = "OTC_REDIS_CLUSTER", "the Redis Cluster at "+strings.Join(addrs, ",")
+	} else {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			return shared{}, fmt.Errorf("OTC_REDIS_URL: %w (the form is redis://host:port/db)", err)
+		}
+		client = redis.NewClient(opts)
+		where = "Redis at " + opts.Addr
 	}
-	client := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := client.Ping(ctx).Err(); err != nil {
 		client.Close()
-		return shared{}, fmt.Errorf("OTC_REDIS_URL: cannot reach Redis at %s: %w", opts.Addr, err)
+		return shared{}, fmt.Errorf("%s: cannot reach %s: %w", name, where, err)
 	}
 	return shared{
 		idem:      redisstore.New(client, &redisstore.Options{Lease: lease}),

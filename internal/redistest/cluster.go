@@ -129,6 +129,17 @@ func (c *Cluster) Do(addr string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// Pids are the nodes' process ids (0 for one that is not running).
+func (c *Cluster) Pids() []int {
+	out := make([]int, len(c.servers))
+	for i, s := range c.servers {
+		if s.cmd != nil {
+			out[i] = s.cmd.Process.Pid
+		}
+	}
+	return out
+}
+
 // Kill kills the node at addr, as a crash does.
 func (c *Cluster) Kill(addr string) {
 	for _, s := range c.servers {

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/otcgo/otc/internal/redistest"
 )
 
 // The capacity run (-capacity, make bench-deploy) measures how many calls
@@ -65,6 +67,9 @@ var capModes = map[string][]string{
 	"always":   {"--appendonly", "yes", "--appendfsync", "always"},
 	"everysec": {"--appendonly", "yes", "--appendfsync", "everysec"},
 	"no-aof":   {"--appendonly", "no"},
+	// A Redis Cluster of three masters (no AOF), for the load one Redis
+	// cannot carry.
+	"cluster": {"cluster"},
 }
 
 // capRow is one configuration's figures.
@@ -108,7 +113,7 @@ func runCapacity(ctx context.Context, cfg capConfig, dir string, out io.Writer) 
 	for _, mode := range cfg.modes {
 		args, ok := capModes[mode]
 		if !ok {
-			return nil, fmt.Errorf("unknown mode %q: want memory, always, everysec or no-aof", mode)
+			return nil, fmt.Errorf("unknown mode %q: want memory, always, everysec, no-aof or cluster", mode)
 		}
 		for n := 1; n <= cfg.replicas; n++ {
 			row, err := measureOne(ctx, cfg, dir, calc, bins, mode, args, n)
@@ -160,7 +165,15 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 		return row, err
 	}
 	var env []string
-	if redisArgs != nil {
+	var cluster *redistest.Cluster
+	switch {
+	case mode == "cluster":
+		if cluster, err = redistest.StartCluster(3, 0); err != nil {
+			return row, err
+		}
+		defer cluster.Stop()
+		env = append(env, "OTC_REDIS_CLUSTER="+strings.Join(cluster.Addrs, ","))
+	case redisArgs != nil:
 		d.redis = &redisServer{bin: bins["redis-server"], dir: sub, args: redisArgs}
 		if d.redis.port, err = freePort(); err != nil {
 			return row, err
@@ -169,6 +182,14 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 			return row, err
 		}
 		env = append(env, "OTC_REDIS_URL=redis://"+d.redis.addr()+"/0")
+	}
+	// The Redis servers: one, or the cluster's nodes.
+	var redisAddrs []string
+	var redisPids []int
+	if d.redis != nil {
+		redisAddrs, redisPids = []string{d.redis.addr()}, []int{d.redis.p.cmd.Process.Pid}
+	} else if cluster != nil {
+		redisAddrs, redisPids = cluster.Addrs, cluster.Pids()
 	}
 	env = append(env, "OTC_API_KEY="+chaosAPIKey)
 	env = append(env, extraEnv...)
@@ -211,15 +232,12 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 	for _, r := range d.replicas {
 		pids = append(pids, r.p.cmd.Process.Pid)
 	}
-	if d.redis != nil {
-		pids = append(pids, d.redis.p.cmd.Process.Pid)
-	}
+	firstRedis := len(pids)
+	pids = append(pids, redisPids...)
 	cpu0 := cpuTimes(pids)
-	var info0 redisInfo
-	if d.redis != nil {
-		if info0, err = readRedisInfo(d.redis.addr()); err != nil {
-			return row, err
-		}
+	info0, err := readRedisInfos(redisAddrs)
+	if err != nil {
+		return row, err
 	}
 	began := time.Now()
 	if !sc.Scan() {
@@ -239,9 +257,11 @@ func measureOne(ctx context.Context, cfg capConfig, dir, calc string, bins map[s
 	for i := range d.replicas {
 		row.replicaCores = append(row.replicaCores, cores(2+i))
 	}
-	if d.redis != nil {
-		row.redis = cores(len(pids) - 1)
-		info1, err := readRedisInfo(d.redis.addr())
+	if len(redisAddrs) > 0 {
+		for i := firstRedis; i < len(pids); i++ {
+			row.redis += cores(i)
+		}
+		info1, err := readRedisInfos(redisAddrs)
 		if err != nil {
 			return row, err
 		}
@@ -326,6 +346,20 @@ func readRedisInfo(addr string) (redisInfo, error) {
 	return ri, nil
 }
 
+// readRedisInfos sums readRedisInfo over the servers at addrs.
+func readRedisInfos(addrs []string) (redisInfo, error) {
+	var sum redisInfo
+	for _, a := range addrs {
+		ri, err := readRedisInfo(a)
+		if err != nil {
+			return sum, err
+		}
+		sum.commands += ri.commands
+		sum.cpu += ri.cpu
+	}
+	return sum, nil
+}
+
 // printRow prints one configuration's line.
 func printRow(out io.Writer, r capRow) {
 	reps := make([]string, len(r.replicaCores))
@@ -364,7 +398,7 @@ func printSummary(out io.Writer, rows []capRow) {
 // of them (naming the largest user); else the callers' concurrency (the
 // run was bound by latency, not by any part).
 func limit(r capRow) string {
-	if r.mode != "memory" && r.redis >= 0.85 {
+	if r.mode != "memory" && r.mode != "cluster" && r.redis >= 0.85 {
 		return fmt.Sprintf("Redis (its one thread at %.2f of a core)", r.redis)
 	}
 	parts := map[string]float64{"the callers": r.callers, "the balancer": r.lb, "Redis": r.redis}
@@ -535,7 +569,7 @@ var (
 	capConns     = flag.Int("conns", 256, "the capacity run's concurrent callers")
 	capWarm      = flag.Duration("warm", 2*time.Second, "the capacity run's load before each measure")
 	capMeasure   = flag.Duration("measure", 5*time.Second, "the capacity run's measure of each configuration")
-	capModesFlag = flag.String("modes", "memory,always,everysec,no-aof", "the capacity run's Redis modes, in order: memory (no Redis), always, everysec, no-aof")
+	capModesFlag = flag.String("modes", "memory,always,everysec,no-aof,cluster", "the capacity run's Redis modes, in order: memory (no Redis), always, everysec, no-aof, cluster (three masters)")
 	capRate      = flag.String("rate", "1000/s,burst=100", "the rate limit the capacity run's last run sets on three replicas sharing Redis, to show they keep to it together; empty for none")
 	callersURL   = flag.String("callers", "", "run as the capacity run's callers process, against this URL")
 	callersFor   = flag.Duration("for", 5*time.Second, "the callers process's measure")
