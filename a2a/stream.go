@@ -225,21 +225,10 @@ func (h *Handler) follow(ctx context.Context, s *streamer, id, contextID string,
 	defer s.end()
 	sent := ""
 	var seen time.Time // when the questions last sent were asked
-	var tick <-chan time.Time
-	for {
-		var changed <-chan struct{}
-		if l := h.runner.Lookup(id); l != nil {
-			changed = l.Changed()
-		}
-		stored, err := h.runner.Store().Get(ctx, id)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.logger.ErrorContext(ctx, "a2a: a followed task could not be read", slog.String("task", wire.Truncate(id, 64)), slog.String("error", err.Error()))
-			}
-			return
-		}
+	err := h.watch(ctx, id, func(stored *tasks.Task) bool {
 		t := h.taskOf(s.d, stored, contextID)
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		if !s.started {
 			s.start()
 			s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
@@ -261,20 +250,9 @@ func (h *Handler) follow(ctx context.Context, s *streamer, id, contextID string,
 			s.event(func(dst []byte) []byte { return appendStatusUpdate(dst, s.d, t.ID, t.ContextID, t.Status, final) })
 			sent, seen = t.Status.State, stored.UpdatedAt
 		}
-		s.mu.Unlock()
-		if terminal || asks && interrupt {
-			return
-		}
-		if tick == nil {
-			tk := time.NewTicker(h.runner.PollInterval())
-			defer tk.Stop()
-			tick = tk.C
-		}
-		select {
-		case <-changed:
-		case <-tick:
-		case <-ctx.Done():
-			return
-		}
+		return terminal || asks && interrupt
+	})
+	if err != nil && ctx.Err() == nil {
+		h.logger.ErrorContext(ctx, "a2a: a followed task could not be read", slog.String("task", wire.Truncate(id, 64)), slog.String("error", err.Error()))
 	}
 }

@@ -275,9 +275,21 @@ func readTaskID(d *jsonparse.Document, params int32) (string, *rpcError) {
 }
 
 // settled waits until task id has ended or waits for answers, and returns
-// it as it then is. A task this process runs is watched; one another
-// replica runs is looked at every poll interval.
+// it as it then is.
 func (h *Handler) settled(ctx context.Context, id string) (*tasks.Task, error) {
+	var out *tasks.Task
+	err := h.watch(ctx, id, func(t *tasks.Task) bool {
+		out = t
+		return t.Status.Terminal() || t.Status == tasks.InputRequired
+	})
+	return out, err
+}
+
+// watch reads task id from the store, and again at each change, until
+// done returns true for it; it returns the store's error, or ctx's cause.
+// A task this process runs is watched; one another replica runs is looked
+// at every poll interval.
+func (h *Handler) watch(ctx context.Context, id string, done func(*tasks.Task) bool) error {
 	var tick <-chan time.Time
 	for {
 		var changed <-chan struct{}
@@ -286,10 +298,10 @@ func (h *Handler) settled(ctx context.Context, id string) (*tasks.Task, error) {
 		}
 		t, err := h.runner.Store().Get(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if t.Status.Terminal() || t.Status == tasks.InputRequired {
-			return t, nil
+		if done(t) {
+			return nil
 		}
 		if tick == nil {
 			tk := time.NewTicker(h.runner.PollInterval())
@@ -300,7 +312,7 @@ func (h *Handler) settled(ctx context.Context, id string) (*tasks.Task, error) {
 		case <-changed:
 		case <-tick:
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			return context.Cause(ctx)
 		}
 	}
 }

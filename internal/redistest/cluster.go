@@ -69,28 +69,12 @@ func StartCluster(masters, replicas int) (*Cluster, error) {
 
 // startNode starts the i-th node in cluster mode on a free port.
 func (c *Cluster) startNode(bin string, i int) (*Server, error) {
-	for range 5 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		s := &Server{
-			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			args: []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-				"--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
-				"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d-%d.conf", i, port)),
-				"--dir", c.dir},
-		}
-		if err := s.start(); err == nil {
-			return s, nil
-		} else if s.cmd == nil {
-			return nil, err
-		}
-		s.Stop()
-	}
-	return nil, errors.New("a cluster node did not answer on any of 5 ports")
+	return startFree(func(port int) []string {
+		return []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
+			"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d-%d.conf", i, port)),
+			"--dir", c.dir}
+	})
 }
 
 // ready reports whether every node says the cluster serves every slot.

@@ -27,6 +27,19 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, errors.New("redis-server is not on PATH (apt-get install redis-server)")
 	}
+	return startFree(func(port int) []string {
+		args := []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}
+		if debugNeedsEnabling(bin) {
+			args = append(args, "--enable-debug-command", "local")
+		}
+		return args
+	})
+}
+
+// startFree starts a redis-server with the arguments args gives for a
+// free port of 127.0.0.1, and tries another port, up to five, when one is
+// taken between its choice and the server's bind.
+func startFree(args func(port int) []string) (*Server, error) {
 	for range 5 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -34,13 +47,7 @@ func Start() (*Server, error) {
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		s := &Server{
-			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			args: []string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"},
-		}
-		if debugNeedsEnabling(bin) {
-			s.args = append(s.args, "--enable-debug-command", "local")
-		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: args(port)}
 		if err := s.start(); err == nil {
 			return s, nil
 		} else if s.cmd == nil {

@@ -89,21 +89,7 @@ type capRow struct {
 
 // runCapacity runs every configuration and writes the table to out.
 func runCapacity(ctx context.Context, cfg capConfig, dir string, out io.Writer) ([]capRow, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	repo, err := findRepo(wd)
-	if err != nil {
-		return nil, err
-	}
-	bins := map[string]string{}
-	for _, name := range []string{"redis-server", "haproxy"} {
-		if bins[name], err = exec.LookPath(name); err != nil {
-			return nil, fmt.Errorf("%s is not on PATH (apt-get install %s): %w", name, name, err)
-		}
-	}
-	calc, err := buildCalculator(ctx, repo, dir)
+	calc, bins, err := prepare(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

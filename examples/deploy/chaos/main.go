@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,21 +144,7 @@ func tail(s string, n int) string {
 // run starts the deployment in dir, runs the load and the chaos, and
 // writes the report to out.
 func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	repo, err := findRepo(wd)
-	if err != nil {
-		return nil, err
-	}
-	bins := map[string]string{}
-	for _, name := range []string{"redis-server", "haproxy"} {
-		if bins[name], err = exec.LookPath(name); err != nil {
-			return nil, fmt.Errorf("%s is not on PATH (apt-get install %s): %w", name, name, err)
-		}
-	}
-	calc, err := buildCalculator(ctx, repo, dir)
+	calc, bins, err := prepare(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

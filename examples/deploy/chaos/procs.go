@@ -127,6 +127,27 @@ func findRepo(dir string) (string, error) {
 	}
 }
 
+// prepare finds redis-server and haproxy on PATH, and builds the example
+// server into dir.
+func prepare(ctx context.Context, dir string) (calc string, bins map[string]string, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	repo, err := findRepo(wd)
+	if err != nil {
+		return "", nil, err
+	}
+	bins = map[string]string{}
+	for _, name := range []string{"redis-server", "haproxy"} {
+		if bins[name], err = exec.LookPath(name); err != nil {
+			return "", nil, fmt.Errorf("%s is not on PATH (apt-get install %s): %w", name, name, err)
+		}
+	}
+	calc, err = buildCalculator(ctx, repo, dir)
+	return calc, bins, err
+}
+
 // buildCalculator builds the example server into dir.
 func buildCalculator(ctx context.Context, repo, dir string) (string, error) {
 	bin := filepath.Join(dir, "calculator")
