@@ -25,21 +25,45 @@ import (
 // started from redis-server in cluster mode and joined with redis-cli
 // --cluster create, once, by the first test that needs it.
 
+// sharedCluster is a cluster the tests of this package start once, when
+// the first needs it, and TestMain stops.
+type sharedCluster struct {
+	masters, replicas int
+	once              sync.Once
+	c                 *redistest.Cluster
+	err               error
+}
+
+// need returns the cluster, or ends the test: it skips without
+// redis-server, or fails when OTC_REQUIRE_REDIS is 1.
+func (s *sharedCluster) need(t *testing.T) *redistest.Cluster {
+	t.Helper()
+	s.once.Do(func() { s.c, s.err = redistest.StartCluster(s.masters, s.replicas) })
+	if s.c == nil {
+		failOrSkip(t, s.err)
+	}
+	return s.c
+}
+
+// stop stops the cluster, if it was started.
+func (s *sharedCluster) stop() {
+	if s.c != nil {
+		s.c.Stop()
+	}
+}
+
 var (
-	clusterOnce  sync.Once
-	redisCluster *redistest.Cluster
-	clusterError error
+	// plainCluster has three masters.
+	plainCluster = &sharedCluster{masters: 3}
+	// replicatedCluster has three masters, each with a replica, for the
+	// test that fails masters over.
+	replicatedCluster = &sharedCluster{masters: 3, replicas: 1}
 )
 
-// needCluster returns a client of the test cluster, or ends the test: it
-// skips without redis-server, or fails when OTC_REQUIRE_REDIS is 1.
+// needCluster returns a client of plainCluster.
 func needCluster(t *testing.T) *redis.ClusterClient {
 	t.Helper()
-	clusterOnce.Do(func() { redisCluster, clusterError = redistest.StartCluster(3, 0) })
-	if redisCluster == nil {
-		failOrSkip(t, clusterError)
-	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: redisCluster.Addrs})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: plainCluster.need(t).Addrs})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,23 +17,6 @@ import (
 	"github.com/otcgo/otc/internal/redistest"
 	"github.com/otcgo/otc/redisstore"
 )
-
-var (
-	replicatedOnce    sync.Once
-	replicatedCluster *redistest.Cluster
-	replicatedError   error
-)
-
-// needReplicatedCluster returns a cluster of three masters, each with a
-// replica, of this test alone (it fails masters over).
-func needReplicatedCluster(t *testing.T) *redistest.Cluster {
-	t.Helper()
-	replicatedOnce.Do(func() { replicatedCluster, replicatedError = redistest.StartCluster(3, 1) })
-	if replicatedCluster == nil {
-		failOrSkip(t, replicatedError)
-	}
-	return replicatedCluster
-}
 
 // owner returns the master that serves key's slot and its replica, as
 // CLUSTER NODES lists them.
@@ -105,7 +87,7 @@ func claimAgain(t *testing.T, s *redisstore.Store, key string) (*otc.Idempotency
 // and after either finds the call in flight and does not run it again,
 // and the call's outcome is recorded on the new master and replayed.
 func TestClusterFailover(t *testing.T) {
-	c := needReplicatedCluster(t)
+	c := replicatedCluster.need(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
 	t.Cleanup(func() { client.Close() })
 	prefix := clusterPrefix(t)

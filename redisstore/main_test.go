@@ -57,12 +57,8 @@ func TestMain(m *testing.M) {
 	if redisSrv != nil {
 		redisSrv.Stop()
 	}
-	if redisCluster != nil {
-		redisCluster.Stop()
-	}
-	if replicatedCluster != nil {
-		replicatedCluster.Stop()
-	}
+	plainCluster.stop()
+	replicatedCluster.stop()
 	os.Exit(code)
 }
 
