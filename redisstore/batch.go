@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -63,9 +64,17 @@ func (b *batcher) do(ctx context.Context, add func(ctx context.Context, p redis.
 	}
 	select {
 	case <-op.done:
-		if op.cmd != nil {
-			return op.cmd, op.cmd.Err()
+		if op.cmd == nil {
+			break // not sent: ctx had ended
 		}
+		err := op.cmd.Err()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			if ctx.Err() != nil {
+				break // the caller's deadline, which says why
+			}
+			return nil, errTimeout // the pipeline's, which is OpTimeout too
+		}
+		return op.cmd, err
 	case <-ctx.Done():
 	}
 	return nil, context.Cause(ctx)

@@ -239,29 +239,41 @@ func BenchmarkCallParallel(b *testing.B) {
 	}
 }
 
-// TestRoundTripsShared: calls that reach the store while Redis is busy
-// share round trips: 32 calls that wait behind a DEBUG SLEEP are sent in
-// a few pipelines, not 64 round trips, and each is still claimed once
-// and answered with its own outcome.
+// TestRoundTripsShared: claims that reach the store while Redis is busy
+// share round trips: 32 claims made while a DEBUG SLEEP holds Redis are
+// sent in a few pipelines (the four in flight, then the rest together),
+// not in 32 round trips, and each is still won once.
 func TestRoundTripsShared(t *testing.T) {
 	store, rt := countedStore(t)
-	cb := newCallBench(t, store)
-	cb.call(t) // connections and scripts
+	ctx := context.Background()
+	_, c, err := store.Claim(ctx, "shared/warm", "fp") // the connections
+	require.NoError(t, err)
+	require.NoError(t, c.Release(ctx))
 	admin := redis.NewClient(&redis.Options{Addr: redistest.Need(t, redisSrv, redisError)})
 	t.Cleanup(func() { admin.Close() })
 	slept := make(chan error, 1)
-	go func() { slept <- admin.Do(context.Background(), "DEBUG", "SLEEP", "0.3").Err() }()
+	go func() { slept <- admin.Do(context.Background(), "DEBUG", "SLEEP", "0.5").Err() }()
 	time.Sleep(50 * time.Millisecond) // Redis is asleep
 	before := rt.n.Load()
 	var wg sync.WaitGroup
-	for i := range 32 {
-		wg.Go(func() { cb.callID(t, fmt.Sprintf("shared-%d-%d", time.Now().UnixNano(), i)) })
+	claims := make([]otc.IdempotencyClaim, 32)
+	prefix := fmt.Sprintf("shared/%d/", time.Now().UnixNano())
+	for i := range claims {
+		wg.Go(func() {
+			var err error
+			_, claims[i], err = store.Claim(ctx, prefix+strconv.Itoa(i), "fp")
+			assert.NoError(t, err)
+		})
 	}
 	wg.Wait()
 	require.NoError(t, <-slept)
 	trips := rt.n.Load() - before
-	assert.Less(t, trips, int64(32), "64 commands of 32 calls in %d round trips", trips)
-	t.Logf("32 calls in %d round trips", trips)
+	for i, c := range claims {
+		require.NotNil(t, c, "claim %d of its own id is won", i)
+		assert.NoError(t, c.Release(ctx))
+	}
+	assert.Less(t, trips, int64(16), "32 claims in %d round trips (one each, without sharing)", trips)
+	t.Logf("32 claims in %d round trips", trips)
 }
 
 // TestClaimsBeforeRedis7: a Redis that refuses SET with both NX and GET
