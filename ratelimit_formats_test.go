@@ -32,8 +32,6 @@ import (
 func TestRateLimitFormats(t *testing.T) {
 	for _, format := range []string{"otc", "rest", "mcp", "a2a"} {
 		t.Run(format, func(t *testing.T) {
-			limit, err := ratelimit.New(&ratelimit.Options{Tools: map[string]ratelimit.Limit{"Calculator.Add": {Rate: 0.01}}})
-			require.NoError(t, err)
 			var mu sync.Mutex
 			var outcomes []otc.Outcome
 			record := func(next otc.CallFunc) otc.CallFunc {
@@ -45,8 +43,13 @@ func TestRateLimitFormats(t *testing.T) {
 					return res, err
 				}
 			}
+			limit, err := ratelimit.New(&ratelimit.Options{Tools: map[string]ratelimit.Limit{"Calculator.Add": {Rate: 0.01}, "Job.Task": {Rate: 0.01}}})
+			require.NoError(t, err)
 			reg := testkit.NewAddRegistry(t, record, limit)
 			require.NoError(t, otc.Register(reg, testkit.AddTool("Calculator.Sum", "1.0.0"), testkit.Add))
+			task := testkit.AddTool("Job.Task", "1.0.0")
+			task.Tasks = otc.TasksOptional
+			require.NoError(t, otc.Register(reg, task, testkit.Add))
 			mux := http.NewServeMux()
 			mount.All(mux, reg, nil)
 			srv := httptest.NewServer(mux)
@@ -145,6 +148,11 @@ func TestRateLimitFormats(t *testing.T) {
 				assert.Contains(t, string(body), `"can_retry":true`)
 				assert.Contains(t, string(body), "Too many calls")
 			}
+			if format == "a2a" {
+				// A call of a tool that runs as a task is refused inside its
+				// task, which fails saying so.
+				a2aTask(t, srv.URL)
+			}
 			resp, body = call("Calculator.Sum")
 			assert.Equal(t, http.StatusOK, resp.StatusCode, "a tool without a limit runs: %s", body)
 			if format != "mcp" && format != "a2a" {
@@ -152,7 +160,37 @@ func TestRateLimitFormats(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			assert.Equal(t, []otc.Outcome{otc.OutcomeSuccess, otc.OutcomeRateLimited, otc.OutcomeSuccess}, outcomes)
+			want := []otc.Outcome{otc.OutcomeSuccess, otc.OutcomeRateLimited, otc.OutcomeSuccess}
+			if format == "a2a" { // and the task's two calls
+				want = []otc.Outcome{otc.OutcomeSuccess, otc.OutcomeRateLimited, otc.OutcomeSuccess, otc.OutcomeRateLimited, otc.OutcomeSuccess}
+			}
+			assert.Equal(t, want, outcomes)
 		})
 	}
+}
+
+// a2aTask calls Job.Task, whose calls run as tasks and which is limited
+// to one call, twice over A2A: the second call's task fails saying when
+// to try again.
+func a2aTask(t *testing.T, base string) {
+	t.Helper()
+	send := func() string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"` + otc.NewCallID() + `","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Task","input":{"a":1,"b":2}}}]}}}`
+		req, err := http.NewRequest(http.MethodPost, base+"/a2a", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	first := send()
+	assert.Contains(t, first, `"TASK_STATE_COMPLETED"`, first)
+	second := send()
+	assert.Contains(t, second, `"TASK_STATE_FAILED"`, second)
+	assert.Contains(t, second, `"code":"rate_limited"`, second)
+	assert.Contains(t, second, `"can_retry":true`, second)
 }

@@ -66,6 +66,9 @@ func settle(res otc.CallResult, err error) tasks.Update {
 			if e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0 {
 				o.Text = modeltext.InvalidArguments(e.ParameterErrors)
 			}
+			// A refusal that may pass later (a rate limit, a busy
+			// server) says when, as a message's refusal does.
+			o.Info, _ = json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
 		}
 	case res.Error != nil:
 		te := res.Error
