@@ -12,14 +12,20 @@ import (
 // encoding/json would check again every value the pipeline has already
 // encoded.
 
-// appendPart appends a part: its 0.3 kind, then its text or data.
-func appendPart(dst []byte, p part) []byte {
+// openObject opens an object, with 0.3's kind tag first when kind is set.
+func openObject(dst []byte, kind string) []byte {
 	dst = append(dst, '{')
-	if p.Kind != "" {
+	if kind != "" {
 		dst = append(dst, `"kind":`...)
-		dst = wire.AppendString(dst, p.Kind)
+		dst = wire.AppendString(dst, kind)
 		dst = append(dst, ',')
 	}
+	return dst
+}
+
+// appendPart appends a part: its 0.3 kind, then its text or data.
+func appendPart(dst []byte, p part) []byte {
+	dst = openObject(dst, p.Kind)
 	switch {
 	case p.Text != nil:
 		dst = append(dst, `"text":`...)
@@ -44,12 +50,7 @@ func appendParts(dst []byte, parts []part) []byte {
 
 // appendMessage appends a message the agent writes.
 func appendMessage(dst []byte, m *message) []byte {
-	dst = append(dst, '{')
-	if m.Kind != "" {
-		dst = append(dst, `"kind":`...)
-		dst = wire.AppendString(dst, m.Kind)
-		dst = append(dst, ',')
-	}
+	dst = openObject(dst, m.Kind)
 	dst = append(dst, `"messageId":`...)
 	dst = wire.AppendString(dst, m.MessageID)
 	if m.ContextID != "" {
@@ -69,12 +70,7 @@ func appendMessage(dst []byte, m *message) []byte {
 
 // appendTask appends a task.
 func appendTask(dst []byte, t *task) []byte {
-	dst = append(dst, '{')
-	if t.Kind != "" {
-		dst = append(dst, `"kind":`...)
-		dst = wire.AppendString(dst, t.Kind)
-		dst = append(dst, ',')
-	}
+	dst = openObject(dst, t.Kind)
 	dst = append(dst, `"id":`...)
 	dst = wire.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)

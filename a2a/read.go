@@ -46,6 +46,20 @@ func readConfiguration(d *jsonparse.Document, params int32, in *incoming) {
 	}
 }
 
+// readSend reads the SendMessageRequest at node params of d: its message
+// and configuration. problem says what is wrong when params is not an
+// object.
+func readSend(d *jsonparse.Document, params int32, problem string) (incoming, *rpcError) {
+	if params < 0 || d.Kind(params) != jsonparse.KindObject {
+		return incoming{}, invalidParams("message", problem)
+	}
+	in, e := readMessage(d, d.Member(params, "message"))
+	if e == nil {
+		readConfiguration(d, params, &in)
+	}
+	return in, e
+}
+
 // readMessage reads message node m of d, or returns the invalid-params
 // error that refuses it.
 func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {

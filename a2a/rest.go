@@ -66,12 +66,11 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream b
 		return
 	}
 	defer jsonparse.Release(doc)
-	var in incoming
-	e := invalidParams("message", "required: the body must be a SendMessageRequest, an object with a message")
-	if doc.Kind(0) == jsonparse.KindObject && !doc.Repeated {
-		in, e = readMessage(doc, doc.Member(0, "message"))
-		readConfiguration(doc, 0, &in)
+	root := int32(0)
+	if doc.Repeated {
+		root = -1 // a body with a member named twice is refused whole
 	}
+	in, e := readSend(doc, root, "required: the body must be a SendMessageRequest, an object with a message")
 	if e != nil {
 		writeRESTError(w, http.StatusBadRequest, "INVALID_PARAMS", e.Message, restDetails(e)...)
 		return

@@ -130,16 +130,11 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 	var result any
 	switch {
 	case version == Version10 && env.method == "SendMessage", version == Version03 && env.method == "message/send":
-		if env.params < 0 || doc.Kind(env.params) != jsonparse.KindObject {
-			e = invalidParams("message", "required: params must be an object with a message")
-			break
-		}
-		in, pe := readMessage(doc, doc.Member(env.params, "message"))
+		in, pe := readSend(doc, env.params, sendParamsProblem)
 		if pe != nil {
 			e = pe
 			break
 		}
-		readConfiguration(doc, env.params, &in)
 		// A refusal of the caller by a tool's policy is a JSON-RPC error
 		// like any other (-31401, -31403), answered 200 as the binding's
 		// clients expect, with its challenge; only a request no
@@ -202,11 +197,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		}
 		result = json.RawMessage(b)
 	case version == Version10 && env.method == "SendStreamingMessage", version == Version03 && env.method == "message/stream":
-		if env.params < 0 || doc.Kind(env.params) != jsonparse.KindObject {
-			e = invalidParams("message", "required: params must be an object with a message")
-			break
-		}
-		in, pe := readMessage(doc, doc.Member(env.params, "message"))
+		in, pe := readSend(doc, env.params, sendParamsProblem)
 		if pe != nil {
 			e = pe
 			break
@@ -250,6 +241,10 @@ func (h *Handler) challenge(w http.ResponseWriter, e *rpcError) {
 		w.Header().Set("WWW-Authenticate", c)
 	}
 }
+
+// sendParamsProblem is the problem of a send whose params are not an
+// object.
+const sendParamsProblem = "required: params must be an object with a message"
 
 // maxIDBytes bounds a JSON-RPC id.
 const maxIDBytes = 256

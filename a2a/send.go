@@ -128,20 +128,12 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if err != nil {
 		return h.refused(d, taskID, contextID, err)
 	}
+	if te := res.Error; te != nil {
+		text := modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)
+		return h.failedTask(d, taskID, contextID, text, toolErrorInfo(te)), nil, nil, http.StatusOK
+	}
 	t := &f.task
 	*t = task{ID: taskID, ContextID: contextID}
-	if te := res.Error; te != nil {
-		info, _ := json.Marshal(map[string]any{
-			"can_retry":                 te.CanRetry,
-			"retry_after_ms":            retryMS(te.RetryAfter),
-			"additional_prompt_content": te.AdditionalPromptContent,
-		})
-		t.Status = taskStatus{State: d.state(stateFailed), Timestamp: now(), Message: d.message(&message{
-			MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
-			Parts: []part{d.textPart(modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)), d.dataPart(info)},
-		})}
-		return d.task(t), nil, nil, http.StatusOK
-	}
 	t.Status = taskStatus{State: d.state(stateCompleted), Timestamp: now()}
 	parts := f.parts[:0]
 	if res.Value != nil {
@@ -177,11 +169,14 @@ func (h *Handler) refused(d dialect, taskID, contextID string, err error) (*task
 	}
 	// Any other refusal (missing requirements, busy): a failed task that
 	// says why, as a tool error would.
-	info, _ := json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
-	t := &task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateFailed), Timestamp: now()}}
-	t.Status.Message = d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: t.ID, Role: d.roleAgent(),
-		Parts: []part{d.textPart(e.Message), d.dataPart(info)}})
-	return d.task(t), nil, nil, http.StatusOK
+	return h.failedTask(d, taskID, contextID, e.Message, refusalInfo(e)), nil, nil, http.StatusOK
+}
+
+// refusalInfo is the data part of a task failed by a refusal of its call:
+// its class, and whether and when to try again.
+func refusalInfo(e *otc.Error) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
+	return b
 }
 
 // invalidParams is the invalid-params error naming one field.

@@ -68,7 +68,7 @@ func settle(res otc.CallResult, err error) tasks.Update {
 			}
 			// A refusal that may pass later (a rate limit, a busy
 			// server) says when, as a message's refusal does.
-			o.Info, _ = json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
+			o.Info = refusalInfo(e)
 		}
 	case res.Error != nil:
 		te := res.Error

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -41,4 +42,25 @@ func ModelText(value json.RawMessage, err error) (text string, ok bool) {
 		return e.Message, true
 	}
 	return "", false
+}
+
+// CallText calls the tool toolID with the arguments a model wrote (a JSON
+// object; empty means {}) and returns what the model should read of the
+// outcome, in [ModelText]'s words: for an agent framework's tool, which
+// hands the model text. It returns an error only for a failure the model
+// cannot act on (ModelText's ok false): the error of [Client.Call].
+func (c *Client) CallText(ctx context.Context, toolID string, args json.RawMessage) (string, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var value json.RawMessage
+	res, err := c.Call(ctx, toolID, args, nil)
+	if err == nil {
+		value = res.Value
+	}
+	text, ok := ModelText(value, err)
+	if !ok {
+		return "", err
+	}
+	return text, nil
 }

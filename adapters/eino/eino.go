@@ -90,17 +90,8 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, 
 // tool error or invalid input in words the model can act on. It returns
 // an error only for a failure the model cannot act on.
 func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
-	args := json.RawMessage(argumentsInJSON)
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	var value json.RawMessage
-	res, err := t.c.Call(ctx, t.def.ID, args, nil)
-	if err == nil {
-		value = res.Value
-	}
-	text, ok := client.ModelText(value, err)
-	if !ok {
+	text, err := t.c.CallText(ctx, t.def.ID, json.RawMessage(argumentsInJSON))
+	if err != nil {
 		return "", fmt.Errorf("eino: calling tool %q: %w", t.def.Name, err)
 	}
 	return text, nil

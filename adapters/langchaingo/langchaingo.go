@@ -94,13 +94,8 @@ func (t *Tool) Call(ctx context.Context, input string) (string, error) {
 	if args[0] != '{' || !json.Valid(args) {
 		return fmt.Sprintf("The arguments of %s must be a JSON object, as its schema says.", t.def.Name), nil
 	}
-	var value json.RawMessage
-	res, err := t.c.Call(ctx, t.def.ID, args, nil)
-	if err == nil {
-		value = res.Value
-	}
-	text, ok := client.ModelText(value, err)
-	if !ok {
+	text, err := t.c.CallText(ctx, t.def.ID, args)
+	if err != nil {
 		return "", fmt.Errorf("langchaingo: calling tool %q: %w", t.def.Name, err)
 	}
 	return text, nil

@@ -41,10 +41,11 @@ type capConfig struct {
 	measure  time.Duration // each configuration's measure
 	replicas int           // up to this many
 	modes    []string      // the Redis modes, in order
-	// rate, when set, is a rate limit ("400/s,burst=40") that a last run
-	// sets on three replicas sharing Redis (everysec), to show that the
-	// calls they admit together keep to it.
-	rate string
+	// rate, when above zero, is a rate limit (calls per second, with a
+	// burst of a tenth of a second's) that a last run sets on three
+	// replicas sharing Redis (everysec), to show that the calls they
+	// admit together keep to it.
+	rate float64
 	// callers returns the command of the callers process (runCallers)
 	// against url.
 	callers func(ctx context.Context, url string, conns int, warm, measure time.Duration) *exec.Cmd
@@ -111,34 +112,18 @@ func runCapacity(ctx context.Context, cfg capConfig, dir string, out io.Writer) 
 		}
 	}
 	printSummary(out, rows)
-	if cfg.rate != "" {
-		row, err := measureOne(ctx, cfg, dir, calc, bins, "everysec", capModes["everysec"], cfg.replicas, "OTC_RATE_LIMIT="+cfg.rate)
+	if cfg.rate > 0 {
+		spec := fmt.Sprintf("%g/s,burst=%d", cfg.rate, max(int(cfg.rate/10), 1))
+		row, err := measureOne(ctx, cfg, dir, calc, bins, "everysec", capModes["everysec"], cfg.replicas, "OTC_RATE_LIMIT="+spec)
 		if err != nil {
 			return nil, fmt.Errorf("the rate limit run: %w", err)
 		}
-		row.mode = "rate " + cfg.rate
-		limit, err := limitRate(cfg.rate)
-		if err != nil {
-			return nil, err
-		}
+		row.mode = "rate " + spec
 		fmt.Fprintf(out, "capacity: rate limit %s, one caller, %d replicas sharing Redis: admitted %.0f calls/s (%.2f× the limit), refused %d (429)\n",
-			cfg.rate, cfg.replicas, row.callsPerSec, row.callsPerSec/limit, row.limited)
+			spec, cfg.replicas, row.callsPerSec, row.callsPerSec/cfg.rate, row.limited)
 		rows = append(rows, row)
 	}
 	return rows, nil
-}
-
-// limitRate is the calls per second of a rate limit as OTC_RATE_LIMIT
-// gives it ("400/s,burst=40").
-func limitRate(spec string) (float64, error) {
-	rate, _, _ := strings.Cut(spec, ",")
-	n, unit, _ := strings.Cut(rate, "/")
-	count, err := strconv.ParseFloat(n, 64)
-	per := map[string]float64{"s": 1, "m": 60, "h": 3600}[unit]
-	if err != nil || per == 0 {
-		return 0, fmt.Errorf("rate limit %q: want N/s, N/m or N/h", spec)
-	}
-	return count / per, nil
 }
 
 // measureOne starts one configuration, measures it and stops it.
@@ -387,31 +372,23 @@ func limit(r capRow) string {
 	if r.mode != "memory" && r.mode != "cluster" && r.redis >= 0.85 {
 		return fmt.Sprintf("Redis (its one thread at %.2f of a core)", r.redis)
 	}
-	parts := map[string]float64{"the callers": r.callers, "the balancer": r.lb, "Redis": r.redis}
 	var replicas float64
 	for _, c := range r.replicaCores {
 		replicas += c
 	}
-	parts["the replicas"] = replicas
 	total := r.callers + r.lb + r.redis + replicas
 	cores := float64(runtime.NumCPU())
 	if total >= 0.85*cores {
-		names := slices.SortedFunc(func(yield func(string) bool) {
-			for k := range parts {
-				if !yield(k) {
-					return
-				}
+		most, used := "the replicas", replicas
+		for _, p := range []struct {
+			name  string
+			cores float64
+		}{{"the callers", r.callers}, {"the balancer", r.lb}, {"Redis", r.redis}} {
+			if p.cores > used {
+				most, used = p.name, p.cores
 			}
-		}, func(a, b string) int {
-			switch {
-			case parts[a] > parts[b]:
-				return -1
-			case parts[a] < parts[b]:
-				return 1
-			}
-			return strings.Compare(a, b)
-		})
-		return fmt.Sprintf("the machine's %d cores (%.2f used; most by %s, %.2f)", int(cores), total, names[0], parts[names[0]])
+		}
+		return fmt.Sprintf("the machine's %d cores (%.2f used; most by %s, %.2f)", int(cores), total, most, used)
 	}
 	return fmt.Sprintf("the callers' concurrency (%.2f of %d cores used: latency, not a part, bounded it)", total, int(cores))
 }
@@ -546,7 +523,7 @@ func capacityMain(short bool, keep bool) bool {
 // configuration, no Redis and Redis with everysec.
 func shortCapacity(callers func(ctx context.Context, url string, conns int, warm, measure time.Duration) *exec.Cmd) capConfig {
 	return capConfig{conns: 32, warm: 300 * time.Millisecond, measure: 2 * time.Second, replicas: 3,
-		modes: []string{"memory", "everysec"}, callers: callers, rate: "300/s,burst=30"}
+		modes: []string{"memory", "everysec"}, callers: callers, rate: 300}
 }
 
 // The capacity run's flags.
@@ -556,7 +533,7 @@ var (
 	capWarm      = flag.Duration("warm", 2*time.Second, "the capacity run's load before each measure")
 	capMeasure   = flag.Duration("measure", 5*time.Second, "the capacity run's measure of each configuration")
 	capModesFlag = flag.String("modes", "memory,always,everysec,no-aof,cluster", "the capacity run's Redis modes, in order: memory (no Redis), always, everysec, no-aof, cluster (three masters)")
-	capRate      = flag.String("rate", "1000/s,burst=100", "the rate limit the capacity run's last run sets on three replicas sharing Redis, to show they keep to it together; empty for none")
+	capRate      = flag.Float64("rate", 1000, "the rate limit, in calls/s, that the capacity run's last run sets on three replicas sharing Redis, to show they keep to it together; 0 for none")
 	callersURL   = flag.String("callers", "", "run as the capacity run's callers process, against this URL")
 	callersFor   = flag.Duration("for", 5*time.Second, "the callers process's measure")
 )
