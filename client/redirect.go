@@ -81,6 +81,43 @@ func withRedirectRule(d Doer) Doer {
 	return &cp
 }
 
+// OriginError is a URL that a server handed back, other than by a
+// redirect (an Agent Card's interface, an OAuth metadata document, a
+// Location header), on another origin than the URL the client was given.
+// Credentials and calls go only to the origin they were given for, so the
+// URL is not used: a card served at one origin cannot send a caller's
+// key to another. To call the server at that URL, give it yourself.
+type OriginError struct {
+	// What is what named the URL: "the Agent Card's JSON-RPC interface".
+	What string
+	// Given is the URL the client was given; Named the URL the server
+	// named, resolved against it.
+	Given, Named string
+}
+
+// Error names both URLs and says how to use the one the server named.
+func (e *OriginError) Error() string {
+	return fmt.Sprintf("%s is %s, on another origin than %s; credentials and calls go only to the origin you gave, so it is not used: to call it, give that URL itself", e.What, e.Named, origin(e.Given))
+}
+
+// CheckOrigin returns the URL named (absolute, or relative to given) when
+// it is on the origin of given (scheme, host and port, a scheme's default
+// port standing for an absent one), and otherwise an [*OriginError]
+// saying that what named it pointed elsewhere. Every URL a server hands
+// back that the client would send credentials or a call to passes through
+// it; so does the command's reading of an Agent Card.
+func CheckOrigin(given, named, what string) (string, error) {
+	g, err := url.Parse(given)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", given, err)
+	}
+	n, err := g.Parse(named)
+	if err != nil || !sameOrigin(g, n) {
+		return "", &OriginError{What: what, Given: given, Named: named}
+	}
+	return n.String(), nil
+}
+
 // sameOrigin reports whether a and b have the same scheme, host and port,
 // the default port of the scheme standing for an absent one.
 func sameOrigin(a, b *url.URL) bool {

@@ -117,16 +117,30 @@ func (s *a2aServer) describe(ctx context.Context, tool string) (otc.ToolDefiniti
 
 // endpoint returns the URL of the agent's JSON-RPC binding, as its card
 // names it (the card may be served at a host's root, the agent elsewhere),
-// or the agent's URL when the card names none.
+// or the agent's URL when the card names none. Credentials and calls go
+// only to the origin the user gave: an interface on another origin is not
+// used, and when the card names no other, the error says which URL it
+// named and how to call it there.
 func (s *a2aServer) endpoint(ctx context.Context) (string, error) {
 	c, err := s.card(ctx)
 	if err != nil {
 		return "", err
 	}
+	var elsewhere error
 	for _, i := range c.SupportedInterfaces {
-		if i.ProtocolBinding == "JSONRPC" && i.URL != "" {
-			return i.URL, nil
+		if i.ProtocolBinding != "JSONRPC" || i.URL == "" {
+			continue
 		}
+		u, err := client.CheckOrigin(s.url, i.URL, "the JSON-RPC interface its Agent Card names")
+		if err == nil {
+			return u, nil
+		}
+		if elsewhere == nil {
+			elsewhere = fmt.Errorf("%w: --a2a %s", err, i.URL)
+		}
+	}
+	if elsewhere != nil {
+		return "", elsewhere
 	}
 	return s.url, nil
 }
