@@ -27,14 +27,16 @@ const modulePath = "github.com/otcgo/otc"
 var wireFormats = []string{"rest", "registryview", "mcp", "a2a"}
 
 // The packages that, like the wire formats, are built on the root's
-// exported API and import only it and internal/: the authenticators, the
-// OAuth resource server, the task storage and the rate limits (which may
-// also import tasks, for the key of a caller, tasks.Owner).
-var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit"}
+// exported API and import only it, internal/ and caller: the
+// authenticators, the OAuth resource server, the task storage, the rate
+// limits and caller itself, which says who a caller is for everything
+// that keeps or counts things per caller.
+var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller"}
 
 // The packages a wire format may import beside the root and internal/:
-// the storage that wire formats with tasks share (MCP now, A2A next).
-var sharedByFormats = []string{"tasks"}
+// the storage that the wire formats with tasks share (MCP and A2A), and
+// who a caller is.
+var sharedByFormats = []string{"tasks", "caller"}
 
 // The packages under internal/ that may import the root, because only
 // tests and documentation use them.
@@ -139,10 +141,10 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("the root package imports %s: it may import only packages under internal/", imp)
 			case slices.Contains(wireFormats, pkg) && imp != "" && !isInternal(imp) && !slices.Contains(sharedByFormats, imp):
 				t.Errorf("%s imports %s: a wire-format package imports only the root, internal/ and %s", pkg, imp, strings.Join(sharedByFormats, ", "))
-			case slices.Contains(builtOnRoot, pkg) && imp != "" && !isInternal(imp) && (imp != "tasks" || pkg != "ratelimit"):
-				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root and internal/", pkg, imp)
-			case pkg == "mount" && imp != "" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
-				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root and them", imp)
+			case slices.Contains(builtOnRoot, pkg) && imp != "" && !isInternal(imp) && imp != "caller":
+				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and caller", pkg, imp)
+			case pkg == "mount" && imp != "" && imp != "caller" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
+				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
 			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and mcp only", imp)
 			case isInternal(pkg) && !isTestOnly(pkg) && !isInternal(imp):
@@ -170,7 +172,9 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code[""], []string{"internal/jsonparse", "internal/validate", "internal/decode", "internal/envelope", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache", "tasks"})
-	assert.Subset(t, code["tasks"], []string{"", "internal/claims"})
+	assert.Subset(t, code["tasks"], []string{"", "internal/callin"})
+	assert.Subset(t, code["caller"], []string{"", "internal/claims"})
+	assert.Subset(t, code["ratelimit"], []string{"", "caller"})
 	assert.Subset(t, code["a2a"], []string{"", "internal/modeltext", "internal/wire"})
 	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})

@@ -437,7 +437,7 @@ func (h *Handler) callTool(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, schema, err)
 		return
 	}
-	armWriteDeadline(w, r)
+	wire.ArmWriteDeadline(w, r)
 	if res.Replayed {
 		w.Header().Set(HeaderReplayed, "true")
 	}
@@ -496,8 +496,6 @@ func readBody(w http.ResponseWriter, r *http.Request, maxBody int64, timeout tim
 		return buf, serverError(msg, err.Error())
 	}
 }
-
-func armWriteDeadline(w http.ResponseWriter, r *http.Request) { wire.ArmWriteDeadline(w, r) }
 
 // writeError answers err: an [*Error] with its class's status and body. Anything else is a fault of this library and answers 500,
 // still as JSON.

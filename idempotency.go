@@ -382,7 +382,7 @@ func (r *Registry) storeFailure(ctx context.Context, c *Call, err error) CallRes
 		slog.String("error", err.Error()))
 	return CallResult{CallID: c.CallID, outcome: OutcomeBusy, Error: &ToolError{
 		Message:          fmt.Sprintf("Tool '%s' could not be run just now; try again shortly", c.tool.def.Name),
-		DeveloperMessage: "the idempotency store failed: " + err.Error(),
+		DeveloperMessage: "the server's record of calls could not be reached, so the call did not run; the server's log has the store's error under this call id",
 		CanRetry:         true,
 		RetryAfter:       r.busyRetryAfter,
 	}}

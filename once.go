@@ -108,7 +108,7 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*limitedOutcome, er
 			slog.String("error", err.Error()))
 		return &limitedOutcome{outcome: OutcomeBusy, err: &ToolError{
 			Message:          fmt.Sprintf("Tool '%s' could not be run just now; try again shortly with the same token", c.tool.def.Name),
-			DeveloperMessage: "the record of spent execution-bound token ids could not be written, and the call is not run unless its token is known to be spent: " + err.Error(),
+			DeveloperMessage: "the record of spent execution-bound token ids could not be written, and the call is not run unless its token is known to be spent; the server's log has the store's error under this call id",
 			CanRetry:         true,
 			RetryAfter:       r.busyRetryAfter,
 		}}, nil

@@ -254,6 +254,8 @@ type CallRequest struct {
 	// doc, when set by a handler that parsed the body already, holds the
 	// input at node root; Input is then its text.
 	doc *jsonparse.Document
+
+	admitted func() error // runs once the call is admitted (callin.SetAdmitted)
 }
 
 func init() {
@@ -261,6 +263,7 @@ func init() {
 		r := req.(*CallRequest)
 		r.doc, r.root = doc, node
 	}
+	callin.SetAdmitted = func(req any, admitted func() error) { req.(*CallRequest).admitted = admitted }
 }
 
 // LogValue hides the secrets and tokens of the call context, which
@@ -470,6 +473,11 @@ func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	}
 
 	input := t.decoderInput(doc, root)
+	if req.admitted != nil { // every refusal is behind: the adapter may keep the call now
+		if err := req.admitted(); err != nil {
+			return CallResult{}, err
+		}
+	}
 
 	// With an idempotency store, a call that brought its own call id runs
 	// only if it is the first with that id; a repeat is answered with the

@@ -264,12 +264,19 @@ func refuse(reason, message, developer string) *Error {
 
 // checkPolicy enforces a tool's policy on a call, in the order the Policy
 // documentation gives.
+// A caller that sees the tool through no protocol is answered as for an
+// unknown tool, but for the refusals it can act on: a missing token, and
+// missing scopes (step up: the challenge names them).
 func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) error {
 	p := t.def.Policy
 	if p == nil {
 		return nil
 	}
+	id := CallerIdentity(ctx)
 	if !p.AllowsProtocol(c.Protocol) {
+		if !r.Visibility(id, "").Sees(t.def.ID) {
+			return unknownTo(c.req)
+		}
 		proto := c.Protocol
 		if proto == "" {
 			proto = "a direct call"
@@ -282,10 +289,12 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 	if n == nil {
 		return nil
 	}
-	id := CallerIdentity(ctx)
 	var who caller
 	who.read(id)
 	if reason := n.firstFailed(&who, id, true); reason != "" {
+		if reason != ReasonMissingToken && reason != ReasonInsufficientScope && !r.Visibility(id, "").Sees(t.def.ID) {
+			return unknownTo(c.req)
+		}
 		return refusal(reason, t, id)
 	}
 	if !n.capability {

@@ -32,7 +32,10 @@ type refundInput struct {
 
 func newPolicyServer(t *testing.T) string {
 	t.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	// Every tool is listed to everyone, so that each refusal names its
+	// reason; without it, a caller that sees a tool through no protocol
+	// is answered as for an unknown tool (TestHiddenToolsAnswerAsUnknown).
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), ListEveryTool: true})
 	reg2 := func(id string, p *otc.Policy) {
 		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A payments tool.", Policy: p},
 			func(ctx context.Context, in refundInput) (string, error) { return "done:" + in.OrderID, nil }))

@@ -784,12 +784,7 @@ func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) 
 	}
 	fam := cat.tools[key]
 	if fam == nil {
-		return nil, &Error{
-			Code:             CodeServerError,
-			Message:          fmt.Sprintf("Tool '%s' was not found", strings.ReplaceAll(key, ".", "_")),
-			DeveloperMessage: fmt.Sprintf("%s is not registered", key),
-			cause:            ErrToolNotFound,
-		}
+		return nil, notFound(strings.ReplaceAll(key, ".", "_"), key+" is not registered")
 	}
 	if version == "" {
 		if t := latestAllowed(fam, protocol); t != nil && protocol != "" {
@@ -802,12 +797,24 @@ func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) 
 			return t, nil
 		}
 	}
-	return nil, &Error{
-		Code:             CodeServerError,
-		Message:          fmt.Sprintf("Tool '%s' was not found", fam.name),
-		DeveloperMessage: fmt.Sprintf("%s version %s is not available", key, version),
-		cause:            ErrToolNotFound,
+	return nil, notFound(fam.name, fmt.Sprintf("%s version %s is not available", key, version))
+}
+
+// notFound is the error for a call of a tool the registry does not hold,
+// or that its caller may not see: named as the call named it.
+func notFound(named, developer string) *Error {
+	return &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", named), DeveloperMessage: developer, cause: ErrToolNotFound}
+}
+
+// unknownTo is the error of req's call of a tool the registry does not
+// hold, word for word: what a caller that may not see a tool is told.
+func unknownTo(req *CallRequest) *Error {
+	if req.ToolID == "" {
+		name, _, _ := strings.Cut(req.ToolName, "@")
+		return notFound(wire.Truncate(name, 80), "no tool has that name")
 	}
+	key, _, _ := strings.Cut(req.ToolID, "@")
+	return notFound(strings.ReplaceAll(key, ".", "_"), key+" is not registered")
 }
 
 // resolveNameFor finds a tool version by the name a model sees, with an
@@ -818,12 +825,7 @@ func (r *Registry) resolveNameFor(nameAndVersion, protocol string) (*registeredT
 	name, version, hasVersion := strings.Cut(nameAndVersion, "@")
 	key, ok := r.current.Load().names[name]
 	if !ok {
-		return nil, &Error{
-			Code:             CodeServerError,
-			Message:          fmt.Sprintf("Tool '%s' was not found", wire.Truncate(name, 80)),
-			DeveloperMessage: "no tool has that name",
-			cause:            ErrToolNotFound,
-		}
+		return nil, notFound(wire.Truncate(name, 80), "no tool has that name")
 	}
 	if hasVersion {
 		// Checked here so that the message names what the caller sent,

@@ -152,7 +152,9 @@ var allFormats = []string{"otc", "rest", "mcp"}
 func TestScopesOnEveryFormat(t *testing.T) {
 	t.Parallel()
 	auth := auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())
-	base, _ := newNotesServer(t, auth, nil)
+	// Every tool listed to everyone, so that each refusal names its
+	// reason (see TestHiddenToolsAnswerAsUnknown).
+	base, _ := newNotesServer(t, auth, &otc.RegistryOptions{ListEveryTool: true})
 	adminClaims := func(edit func(map[string]any)) map[string]any {
 		c := map[string]any{"aud": "urn:notes", "caps": []any{"notes:admin"}, "scope": "notes:admin"}
 		if edit != nil {
@@ -244,7 +246,9 @@ func TestScopesOnEveryFormat(t *testing.T) {
 func TestChallengesFromTheAuthenticator(t *testing.T) {
 	t.Parallel()
 	auth := prmChallenger{auth.AnyOf(testkit.ScopesAuth(), testkit.ClaimsAuth())}
-	base, _ := newNotesServer(t, auth, nil)
+	// Every tool listed to everyone, so that each refusal names its
+	// reason (see TestHiddenToolsAnswerAsUnknown).
+	base, _ := newNotesServer(t, auth, &otc.RegistryOptions{ListEveryTool: true})
 	for _, tc := range []struct {
 		name      string
 		tool      string

@@ -88,20 +88,32 @@ func TestEachCallerCheckRefusesAndHides(t *testing.T) {
 		ReasonInsufficientCapabilities: capability(func(c map[string]any) { c["caps"] = []any{"read"} }),
 		ReasonBlastRadiusExceeded:      capability(func(c map[string]any) { c["blast_radius"] = "org:acme" }),
 	}
-	call := func(id *Identity) (CallResult, error) {
+	call := func(reg *Registry, id *Identity) (CallResult, error) {
 		return reg.Call(WithIdentity(context.Background(), id), &CallRequest{ToolID: "Pay.Out", Protocol: ProtocolOTC})
 	}
+	listed := NewRegistry(&RegistryOptions{ListEveryTool: true})
+	require.NoError(t, Register(listed, Tool{ID: "Pay.Out", Version: "1.0.0", Description: "Pays.", Policy: policy},
+		func(context.Context, struct{}) (string, error) { return "paid", nil }))
 	for _, reason := range callerChecks {
 		id, ok := failing[reason]
 		require.True(t, ok, "callerChecks has %s: give this test a caller that fails it", reason)
-		_, err := call(id)
+		_, err := call(reg, id)
 		var e *Error
 		require.ErrorAs(t, err, &e, reason)
-		assert.Equal(t, reason, e.Reason, "the call is refused for the check the caller fails")
+		if reason == ReasonMissingToken || reason == ReasonInsufficientScope {
+			assert.Equal(t, reason, e.Reason, "a refusal its caller can act on (send a token, step up) is precise")
+		} else {
+			assert.ErrorIs(t, err, ErrToolNotFound, "%s: a caller that sees the tool nowhere is answered as for an unknown tool", reason)
+			assert.Equal(t, notFound("Pay_Out", "Pay.Out is not registered"), e, reason)
+		}
 		assert.False(t, reg.Visibility(id, ProtocolOTC).Sees("Pay.Out@1.0.0"), "%s: a catalog does not show the tool to a caller the call refuses", reason)
+
+		_, err = call(listed, id)
+		require.ErrorAs(t, err, &e, reason)
+		assert.Equal(t, reason, e.Reason, "with every tool listed, the call is refused for the check the caller fails")
 	}
 	ok := capability(nil)
-	res, err := call(ok)
+	res, err := call(reg, ok)
 	require.NoError(t, err)
 	assert.JSONEq(t, `"paid"`, string(res.Value))
 	assert.True(t, reg.Visibility(ok, ProtocolOTC).Sees("Pay.Out@1.0.0"))

@@ -22,8 +22,13 @@ type Options struct {
 	// Version is the agent's version on its card. Empty means "1.0.0".
 	Version string
 	// URL is the absolute URL the handler is reached at, which the card
-	// names for both bindings. Empty means the URL the card was fetched
-	// at, less "/.well-known/agent-card.json".
+	// names for both bindings: set it to the public URL clients reach the
+	// agent at. Empty means the URL the card was fetched at (its Host
+	// header), less "/.well-known/agent-card.json"; such a card is served
+	// with Cache-Control: private and Vary: Host, so that no shared cache
+	// hands one client a card naming the host another asked for, but a
+	// client whose request names a host (a proxy that passes any Host on)
+	// is told that host: set URL wherever a proxy stands in front.
 	URL string
 
 	// SecuritySchemes names the credentials the agent takes, as the card's
@@ -108,6 +113,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c := otc.Challenge(h.auth, e); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
+		if e.Code == otc.CodeUnavailable || e.Code == otc.CodeRateLimited {
+			wire.SetRetryAfter(w.Header(), e.RetryAfter)
+		}
 		status := e.Code.HTTPStatus()
 		if isREST(path) {
 			writeRESTError(w, status, errorReason(e), e.Message)
@@ -157,6 +165,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/a2a+json")
+		w.Header().Set("Cache-Control", "private") // the caller's own card
+		w.Header().Add("Vary", "Host")
 		_, _ = w.Write(b)
 	case strings.Contains(path, "/pushNotificationConfigs"):
 		writeRESTError(w, http.StatusBadRequest, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported by this agent")
@@ -169,7 +179,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q, e := readListQuery(r.URL.Query())
 		var b []byte
 		if e == nil {
-			b, e = h.listTasks(r.Context(), dialect{}, q)
+			b, e = h.listTasks(r, dialect{}, q)
 		}
 		if e != nil {
 			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
@@ -238,6 +248,8 @@ func errorReason(e *otc.Error) string {
 		return "UNAUTHORIZED"
 	case otc.CodeUnavailable:
 		return "UNAVAILABLE"
+	case otc.CodeRateLimited:
+		return "RESOURCE_EXHAUSTED"
 	}
 	return "FAILED_PRECONDITION"
 }
@@ -260,8 +272,11 @@ func refusalMetadata(e *otc.Error) map[string]string {
 // codes the A2A SDKs give these refusals, which A2A 1.0 leaves to HTTP.
 func authError(e *otc.Error) *rpcError {
 	code := codeUnauthenticated
-	if e.Code == otc.CodeForbidden {
+	switch e.Code {
+	case otc.CodeForbidden:
 		code = codeUnauthorized
+	case otc.CodeUnavailable, otc.CodeRateLimited: // the server cannot check now, or will not for a while
+		code = codeInternalError
 	}
 	return &rpcError{Code: code, Message: e.Message, Data: errorInfo(errorReason(e), refusalMetadata(e)), refusal: e}
 }

@@ -77,9 +77,18 @@ type answer struct {
 
 func (s *server) post(t *testing.T, path, version, body string, header ...string) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+path, strings.NewReader(body))
+	return s.do(t, http.MethodPost, path, version, body, header...)
+}
+
+// do sends a request with A2A-Version version (none when empty), a JSON
+// body when not empty, and the header pairs, and reads the answer.
+func (s *server) do(t *testing.T, method, path, version, body string, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if version != "" {
 		req.Header.Set("A2A-Version", version)
 	}
@@ -92,6 +101,12 @@ func (s *server) post(t *testing.T, path, version, body string, header ...string
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return answer{resp.StatusCode, resp.Header, b}
+}
+
+// get sends a GET of path with A2A-Version 1.0 and the header pairs.
+func (s *server) get(t *testing.T, path string, header ...string) answer {
+	t.Helper()
+	return s.do(t, http.MethodGet, path, a2a.Version10, "", header...)
 }
 
 // send is a JSON-RPC SendMessage (1.0) of one message with parts.

@@ -73,29 +73,38 @@ func (h *Handler) Card(endpoint string) http.Handler {
 			writeRESTError(w, http.StatusMethodNotAllowed, "METHOD_NOT_FOUND", "The Agent Card is read with GET")
 			return
 		}
-		base := endpoint
+		base, fromHost := endpoint, false
 		if strings.HasPrefix(endpoint, "/") {
-			base = requestOrigin(r) + endpoint
+			base, fromHost = requestOrigin(r)+endpoint, h.opts.URL == ""
 		}
-		h.writeCard(w, r, base)
+		h.writeCard(w, r, base, fromHost)
 	})
 }
 
 // serveCard answers the Agent Card: the tools an anonymous caller may call
 // over A2A, as skills.
 func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
-	h.writeCard(w, r, h.baseURL(r))
+	h.writeCard(w, r, h.baseURL(r), h.opts.URL == "")
 }
 
 // writeCard writes the public Agent Card, naming base for both bindings.
-func (h *Handler) writeCard(w http.ResponseWriter, r *http.Request, base string) {
+// A card whose URLs come from the request's Host (fromHost: no
+// Options.URL) says so to caches: one that a shared cache kept could
+// send every client to a host another request named, and the clients'
+// credentials with them.
+func (h *Handler) writeCard(w http.ResponseWriter, r *http.Request, base string, fromHost bool) {
 	b, err := json.Marshal(h.card(base, nil))
 	if err != nil {
 		h.logger.ErrorContext(r.Context(), "a2a: encoding the Agent Card failed", "error", err.Error())
 		writeRESTError(w, http.StatusInternalServerError, "INTERNAL", "The Agent Card could not be written")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	if fromHost {
+		hdr.Set("Cache-Control", "private")
+		hdr.Add("Vary", "Host")
+	}
 	_, _ = w.Write(b)
 }
 

@@ -1,10 +1,10 @@
 package a2a
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/tasks"
 )
@@ -162,21 +163,25 @@ func readPageToken(s string) (time.Time, string, bool) {
 	return time.Unix(0, n), id, true
 }
 
-// listTasks answers ListTasks: a ListTasksResponse.
-func (h *Handler) listTasks(ctx context.Context, d dialect, q listQuery) ([]byte, *rpcError) {
+// listTasks answers ListTasks: a ListTasksResponse. An anonymous caller
+// is listed nothing: it cannot prove that it started any task (callers
+// behind one address, or one /64, share its key), so it follows its tasks
+// by the ids it was given, and never learns another's.
+func (h *Handler) listTasks(r *http.Request, d dialect, q listQuery) ([]byte, *rpcError) {
+	ctx := r.Context()
 	lister, ok := h.runner.Store().(tasks.Lister)
 	if !ok {
 		return nil, &rpcError{Code: codeUnsupported, Message: "Listing tasks is not supported by this agent: its task store cannot list them; get each task by its id", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
 	}
-	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
+	owner, err := caller.Key(ctx, r)
 	var all []*tasks.Task
-	if err == nil {
+	if err == nil && otc.CallerIdentity(ctx) != nil {
 		all, err = lister.List(ctx, owner)
 		if err != nil {
 			h.logger.ErrorContext(ctx, "a2a: the task store failed to list tasks", slog.String("error", err.Error()))
 			return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the task store failed; try again"}
 		}
-	} // a caller whose credential names no one holds no task
+	} // an anonymous caller, or one whose credential names no one, is listed none
 	// Most recently updated first; the id breaks ties, so that a cursor
 	// names one place.
 	slices.SortFunc(all, func(a, b *tasks.Task) int {

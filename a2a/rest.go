@@ -148,9 +148,9 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 	var e *rpcError
 	switch {
 	case action == "" && r.Method == http.MethodGet:
-		t, e = h.getTask(r.Context(), dialect{}, id)
+		t, e = h.getTask(r, dialect{}, id)
 	case action == "cancel" && r.Method == http.MethodPost:
-		t, e = h.cancelTask(r.Context(), dialect{}, id)
+		t, e = h.cancelTask(r, dialect{}, id)
 	case action == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):
 		h.subscribe(w, r, dialect{}, id, nil, func(e *rpcError) {
 			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)

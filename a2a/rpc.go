@@ -162,9 +162,9 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 		}
 		var t *task
 		if env.method == "GetTask" || env.method == "tasks/get" {
-			t, e = h.getTask(r.Context(), d, id)
+			t, e = h.getTask(r, d, id)
 		} else {
-			t, e = h.cancelTask(r.Context(), d, id)
+			t, e = h.cancelTask(r, d, id)
 		}
 		if e == nil {
 			result = json.RawMessage(appendTask(nil, t))
@@ -176,7 +176,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 			break
 		}
 		var b []byte
-		if b, e = h.listTasks(r.Context(), d, q); e == nil {
+		if b, e = h.listTasks(r, d, q); e == nil {
 			result = json.RawMessage(b)
 		}
 	case env.method == "a2a/tasks/send":

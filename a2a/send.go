@@ -125,12 +125,23 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if st != nil {
 		st.end() // nothing the tool reports from now on is sent
 	}
+	return h.outcome(d, taskID, contextID, res, err, f)
+}
+
+// outcome answers a call that ended within its message, as
+// [otc.Registry.Call] returned it: with the task that says how it ended,
+// or the error its refusal is answered with. f, when not nil, holds the
+// answer's task.
+func (h *Handler) outcome(d dialect, taskID, contextID string, res otc.CallResult, err error, f *callFrame) (*task, *message, *rpcError, int) {
 	if err != nil {
 		return h.refused(d, taskID, contextID, err)
 	}
 	if te := res.Error; te != nil {
 		text := modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)
 		return h.failedTask(d, taskID, contextID, text, toolErrorInfo(te)), nil, nil, http.StatusOK
+	}
+	if f == nil {
+		f = new(callFrame)
 	}
 	t := &f.task
 	*t = task{ID: taskID, ContextID: contextID}

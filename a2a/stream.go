@@ -30,8 +30,8 @@ type streamer struct {
 	d     dialect
 	rpcID []byte // the JSON-RPC id, nil for HTTP+JSON
 
-	// following says the call runs as a task this stream follows
-	// (set before the task's call starts).
+	// following says the call runs as a task this stream follows (set
+	// once the task is kept).
 	following bool
 
 	mu                sync.Mutex
@@ -229,15 +229,18 @@ func (h *Handler) follow(ctx context.Context, s *streamer, id, contextID string,
 		t := h.taskOf(s.d, stored, contextID)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		terminal := stored.Status.Terminal()
+		asks := stored.Status == tasks.InputRequired
 		if !s.started {
 			s.start()
 			s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
 			sent, seen = t.Status.State, stored.UpdatedAt
+			if asks && interrupt {
+				seen = time.Time{} // a stream that ends at a question ends with its final status update
+			}
 		} else if sent == "" {
 			sent = s.d.state(stateWorking) // begin sent the task at WORKING
 		}
-		terminal := stored.Status.Terminal()
-		asks := stored.Status == tasks.InputRequired
 		switch {
 		case terminal:
 			for i := range t.Artifacts {

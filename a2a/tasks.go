@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
@@ -94,52 +95,29 @@ func toolErrorInfo(te *otc.ToolError) json.RawMessage {
 	return b
 }
 
-// startTask runs a call as a task: it creates the task, starts the call in
-// the background and returns the task at WORKING; with wait, it returns
-// the task once it has ended. A call that cannot start a task is answered
-// with a failed task saying why.
+// startTask runs a call as a task (see tasks.Runner.Start): it returns
+// the task at WORKING once the call is admitted and its task kept, or,
+// with wait, once the task has ended or asks something. A call refused
+// before its task was kept (by the registry, or by the task's limits) is
+// answered as any call is, and leaves no task behind.
 func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, taskID, contextID string, wait bool, st *streamer) (*task, *rpcError, int) {
 	ctx := r.Context()
-	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
+	owner, err := caller.Key(ctx, r)
 	if err != nil {
 		return h.failedTask(d, taskID, contextID, "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one (a token with neither sub nor client_id). Ask for a token that names you.", nil), nil, http.StatusOK
 	}
-	if !h.runner.Acquire() {
-		return h.failedTask(d, taskID, contextID, fmt.Sprintf("The tool could not be started as a task: this agent runs as many tasks as it may (%d). Try again shortly.", h.runner.MaxRunning()), retryInfo(time.Second)), nil, http.StatusOK
+	var prepare func(context.Context) context.Context
+	if st != nil {
+		prepare = func(runCtx context.Context) context.Context { return otc.WithNotifier(runCtx, st) }
 	}
-	if _, err := h.runner.Store().Create(ctx, &tasks.Task{ID: taskID, Owner: owner, ContextID: contextID, Status: tasks.Working}); err != nil {
-		h.runner.Release()
-		msg, after := "The tool could not be started as a task: the agent's task store failed.", time.Second
-		var limit *tasks.LimitError
-		switch {
-		case errors.As(err, &limit):
-			msg, after = fmt.Sprintf("The tool could not be started as a task: you hold or run as many tasks as this agent keeps for one caller (your limit is %d).", limit.Limit), limit.RetryAfter
-		case errors.Is(err, tasks.ErrStoreFull):
-			msg = "The tool could not be started as a task: the agent's task store is full."
-		default:
-			h.logger.ErrorContext(ctx, "a2a: the task store failed to create a task", slog.String("error", err.Error()))
-		}
-		return h.failedTask(d, taskID, contextID, msg, retryInfo(after)), nil, http.StatusOK
+	kept, res, err := h.runner.Start(ctx, h.reg, req, tasks.Task{ID: taskID, Owner: owner, ContextID: contextID}, allowAsk, prepare, settle)
+	if kept == nil {
+		t, _, e, status := h.outcome(d, taskID, contextID, res, err, nil)
+		return t, e, status
 	}
-	run, runCtx, cancel := tasks.Detach(ctx, req)
-	lt := tasks.NewLocal(cancel)
-	run.Asker = h.runner.NewAsker(taskID, lt, allowAsk)
 	if st != nil {
 		st.following = true
-		runCtx = otc.WithNotifier(runCtx, st)
 	}
-	h.runner.Register(taskID, lt)
-	go func() {
-		h.runner.Supervise(runCtx, taskID, lt, func() (u tasks.Update) {
-			defer func() {
-				if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
-					h.logger.Error("a2a: a task's call panicked", slog.String("task", taskID), slog.Any("panic", p))
-					u = tasks.Update{Status: tasks.Failed, Result: failure("Internal error: the call failed unexpectedly")}
-				}
-			}()
-			return settle(h.reg.Call(runCtx, run))
-		})
-	}()
 	if wait {
 		t, err := h.settled(ctx, taskID)
 		if err != nil {
@@ -206,9 +184,10 @@ func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
 // ownTask returns the stored task id if it is the caller's, or the error
 // that answers a request for it: TaskNotFound for a task of another
 // caller as for none.
-func (h *Handler) ownTask(ctx context.Context, id string) (*tasks.Task, *rpcError) {
+func (h *Handler) ownTask(r *http.Request, id string) (*tasks.Task, *rpcError) {
+	ctx := r.Context()
 	notFound := &rpcError{Code: codeTaskNotFound, Message: "Task not found: no task " + quoteID(id) + " of yours is kept here", Data: errorInfo("TASK_NOT_FOUND", nil)}
-	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
+	owner, err := caller.Key(ctx, r)
 	if err != nil || id == "" || len(id) > maxMessageID {
 		return nil, notFound
 	}
@@ -226,8 +205,8 @@ func (h *Handler) ownTask(ctx context.Context, id string) (*tasks.Task, *rpcErro
 }
 
 // getTask answers GetTask.
-func (h *Handler) getTask(ctx context.Context, d dialect, id string) (*task, *rpcError) {
-	st, e := h.ownTask(ctx, id)
+func (h *Handler) getTask(r *http.Request, d dialect, id string) (*task, *rpcError) {
+	st, e := h.ownTask(r, id)
 	if e != nil {
 		return nil, e
 	}
@@ -237,8 +216,9 @@ func (h *Handler) getTask(ctx context.Context, d dialect, id string) (*task, *rp
 // cancelTask answers CancelTask: a task that has not ended is cancelled
 // (its call stopped, here or on the replica that runs it); one that has is
 // not cancelable.
-func (h *Handler) cancelTask(ctx context.Context, d dialect, id string) (*task, *rpcError) {
-	st, e := h.ownTask(ctx, id)
+func (h *Handler) cancelTask(r *http.Request, d dialect, id string) (*task, *rpcError) {
+	ctx := r.Context()
+	st, e := h.ownTask(r, id)
 	if e != nil {
 		return nil, e
 	}
@@ -377,7 +357,7 @@ func questionsData(st *tasks.Task) json.RawMessage {
 // answered at once).
 func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *rpcError) {
 	ctx := r.Context()
-	st, e := h.ownTask(ctx, m.taskID)
+	st, e := h.ownTask(r, m.taskID)
 	if e != nil {
 		return nil, e
 	}
@@ -448,7 +428,7 @@ func readAnswers(m incoming, st *tasks.Task) (map[string]json.RawMessage, *rpcEr
 // progress its tool reports reaches the stream of the message that
 // started it only.
 func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request, d dialect, id string, rpcID []byte, fail func(e *rpcError)) {
-	st, e := h.ownTask(r.Context(), id)
+	st, e := h.ownTask(r, id)
 	if e == nil && st.Status.Terminal() {
 		e = &rpcError{Code: codeUnsupported, Message: "The task has ended (" + string(st.Status) + "): read it with GetTask", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +15,9 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -303,7 +307,7 @@ func TestTaskLimits(t *testing.T) {
 		opts *a2a.Options
 		want string
 	}{
-		{"agent", &a2a.Options{MaxRunningTasks: 1}, "this agent runs as many tasks as it may (1)"},
+		{"agent", &a2a.Options{MaxRunningTasks: 1}, "this server runs as many tasks as it may (1)"},
 		{"caller", &a2a.Options{TaskStore: tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})}, "your limit is 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -321,4 +325,120 @@ func TestTaskLimits(t *testing.T) {
 			assert.Contains(t, string(raw), `"can_retry":true`)
 		})
 	}
+}
+
+// anonServer serves a task tool to anonymous callers behind a trusted
+// proxy (loopback), whose X-Forwarded-For names each caller's address;
+// mw are the registry's middleware, store the task store.
+func anonServer(t *testing.T, store tasks.Store, mw ...otc.Middleware) *server {
+	t.Helper()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: mw})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Quick", Version: "1.0.0", Description: "Ends at once.", Tasks: otc.TasksOptional},
+		func(context.Context, struct {
+			N int `json:"n,omitempty" jsonschema:"minimum=0,description=A count."`
+		}) (int, error) {
+			return 1, nil
+		}))
+	h := caller.Handler(http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{TaskStore: store})),
+		&caller.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	mux := http.NewServeMux()
+	mux.Handle("/a2a/", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &server{url: srv.URL + "/a2a"}
+}
+
+// from is the header of an anonymous caller at addr, behind the proxy.
+func from(addr string) []string { return []string{"X-Forwarded-For", addr} }
+
+// TestAnonymousCallersApart: on a server without authentication, an
+// anonymous caller is never listed a task (not its own, which it cannot
+// prove it started, nor another's), and cannot read or cancel a task
+// another address started; its tasks count against its address's caps
+// alone, so that one client filling its caps locks out no other.
+func TestAnonymousCallersApart(t *testing.T) {
+	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 3})
+	s := anonServer(t, store)
+	start := func(id, addr string) answer {
+		return s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]},"configuration":{"returnImmediately":true}}}`, from(addr)...)
+	}
+	id, _, _ := rpcTask(t, start("m1", "198.51.100.7"))
+	rpcCall := func(method, params, addr string) rpc {
+		return decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`, from(addr)...))
+	}
+	for _, addr := range []string{"198.51.100.7", "203.0.113.9"} {
+		r := rpcCall("ListTasks", `{}`, addr)
+		require.Nil(t, r.Error, addr)
+		assert.JSONEq(t, `[]`, string(jsonField(t, r.Result, "tasks")), "%s is listed nothing", addr)
+		assert.JSONEq(t, `0`, string(jsonField(t, r.Result, "totalSize")))
+	}
+	rest := s.get(t, "/tasks", from("203.0.113.9")...)
+	assert.Equal(t, http.StatusOK, rest.status)
+	assert.NotContains(t, string(rest.body), id, "nor over HTTP+JSON")
+
+	for _, method := range []string{"GetTask", "CancelTask"} {
+		r := rpcCall(method, `{"id":"`+id+`"}`, "203.0.113.9")
+		require.NotNil(t, r.Error, "%s from another address", method)
+		assert.Equal(t, -32001, r.Error.Code)
+	}
+	r := rpcCall("GetTask", `{"id":"`+id+`"}`, "198.51.100.7")
+	require.Nil(t, r.Error, "the address that started it reads it by its id")
+
+	// Crowding: the first address fills its caps; another is not refused.
+	for i := range 2 {
+		_, state, _ := rpcTask(t, start("m"+strconv.Itoa(i+2), "198.51.100.7"))
+		assert.Equal(t, "TASK_STATE_WORKING", state)
+	}
+	_, state, raw := rpcTask(t, start("m9", "198.51.100.7"))
+	assert.Equal(t, "TASK_STATE_FAILED", state)
+	assert.Contains(t, string(raw), "you hold as many tasks as this server keeps for one caller (your limit is 3)")
+	_, state, _ = rpcTask(t, start("m10", "203.0.113.9"))
+	assert.Equal(t, "TASK_STATE_WORKING", state, "another address has caps of its own")
+	_, state, _ = rpcTask(t, start("m11", "2001:db8:1:2::99"))
+	assert.Equal(t, "TASK_STATE_WORKING", state)
+}
+
+// TestRefusedCallLeavesNoTask: a call the registry refuses (over its rate
+// limit, or with invalid input) is answered without a task kept: the
+// store holds only the admitted calls' tasks, and a refusal costs the
+// caller none of its task caps.
+func TestRefusedCallLeavesNoTask(t *testing.T) {
+	limit, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.001, Burst: 3}}) // the bad call takes one too
+	require.NoError(t, err)
+	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 2})
+	s := anonServer(t, store, limit)
+	send := func(id, input string) answer {
+		return s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":`+input+`}}]},"configuration":{"returnImmediately":true}}}`, from("198.51.100.7")...)
+	}
+	r := decodeRPC(t, send("bad", `{"n":-1}`))
+	require.NotNil(t, r.Error, "invalid input: refused before a task is kept")
+	assert.Equal(t, -32602, r.Error.Code)
+	var kept []string
+	for i := range 2 {
+		id, state, _ := rpcTask(t, send("ok"+strconv.Itoa(i), `{}`))
+		assert.Equal(t, "TASK_STATE_WORKING", state)
+		kept = append(kept, id)
+	}
+	for i := range 50 {
+		id, state, raw := rpcTask(t, send("over"+strconv.Itoa(i), `{}`))
+		require.Equal(t, "TASK_STATE_FAILED", state)
+		require.Contains(t, string(raw), "Too many calls", "the rate limit's refusal, not the store's")
+		r := decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+id+`"}}`, from("198.51.100.7")...))
+		require.NotNil(t, r.Error, "a refused call's task is not kept")
+	}
+	held, err := store.List(t.Context(), "a:198.51.100.7")
+	require.NoError(t, err)
+	var ids []string
+	for _, h := range held {
+		ids = append(ids, h.ID)
+	}
+	assert.ElementsMatch(t, kept, ids, "only the admitted calls' tasks")
+}
+
+// jsonField is one member of a JSON object.
+func jsonField(t *testing.T, raw json.RawMessage, name string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
+	return m[name]
 }

@@ -180,7 +180,10 @@ type capSeen struct {
 func newCapServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	runs := &atomic.Int64{}
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	// Every tool is listed to everyone, so that each refusal names its
+	// reason; without it, a caller that sees a tool through no protocol
+	// is answered as for an unknown tool (the root's TestHiddenToolsAnswerAsUnknown).
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), ListEveryTool: true})
 	whoami := func(ctx context.Context, _ struct{}) (capSeen, error) {
 		runs.Add(1)
 		id := otc.CallerIdentity(ctx)

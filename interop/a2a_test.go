@@ -122,10 +122,13 @@ func TestA2AGoClient(t *testing.T) {
 			_, err = client.GetTask(ctx, &a2a.GetTaskRequest{ID: "no-such-task"})
 			assert.True(t, errors.Is(err, a2a.ErrTaskNotFound), "%v", err)
 
-			// Payments.Refund's policy lists OTC and MCP only.
+			// Payments.Refund's policy lists OTC and MCP only, and needs a
+			// capability token: an anonymous caller, which sees it through
+			// no protocol, is told no more than of an unknown tool.
 			_, err = call("Payments_Refund", map[string]any{"order_id": "A-1", "amount_cents": 100})
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, a2a.ErrUnauthorized), "%v", err)
+			assert.True(t, errors.Is(err, a2a.ErrInvalidParams), "%v", err)
+			assert.ErrorContains(t, err, "Tool 'Payments_Refund' was not found")
 
 			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("what can you do?"))})
 			require.NoError(t, err)

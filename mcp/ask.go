@@ -7,15 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/wire"
-	"github.com/otcgo/otc/tasks"
 )
 
 // This file is how a tool asks its client something in the middle of a
@@ -67,15 +66,14 @@ type askTable struct {
 
 	mu        sync.Mutex
 	pending   map[string]*pendingAsk
-	perBucket map[string]int
+	perCaller map[string]int
 }
 
 // pendingAsk is one request awaiting its answer.
 type pendingAsk struct {
 	id     string
 	method string
-	bucket string // what the per-caller limit counts by
-	owner  string // the identity the answer must come from; "" for none
+	owner  string // the caller (caller.Key) the answer must come from, who the per-caller limit counts; "" on stdio
 	reply  chan askReply
 }
 
@@ -92,7 +90,7 @@ func newAskTable(opts *Options) *askTable {
 		max:          opts.MaxPendingAsks,
 		maxPerCaller: opts.MaxPendingAsksPerCaller,
 		pending:      map[string]*pendingAsk{},
-		perBucket:    map[string]int{},
+		perCaller:    map[string]int{},
 	}
 	switch {
 	case t.timeout == 0:
@@ -117,23 +115,23 @@ const codeUnsupportedMethod = -31001
 var errAskBusy = errors.New("too many questions await answers")
 
 // reserve adds n requests for one caller, all or none.
-func (t *askTable) reserve(methods []string, bucket, owner string) ([]*pendingAsk, error) {
+func (t *askTable) reserve(methods []string, owner string) ([]*pendingAsk, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(methods)
 	if len(t.pending)+n > t.max {
 		return nil, fmt.Errorf("%w: the questions awaiting answers on this server would pass its limit of %d (Options.MaxPendingAsks); try again once some calls have ended", errAskBusy, t.max)
 	}
-	if t.perBucket[bucket]+n > t.maxPerCaller {
+	if t.perCaller[owner]+n > t.maxPerCaller {
 		return nil, fmt.Errorf("%w: the questions awaiting this caller's answers would pass its limit of %d (Options.MaxPendingAsksPerCaller); answer those first", errAskBusy, t.maxPerCaller)
 	}
 	out := make([]*pendingAsk, n)
 	for i, m := range methods {
-		p := &pendingAsk{id: "otc-" + rand.Text(), method: m, bucket: bucket, owner: owner, reply: make(chan askReply, 1)}
+		p := &pendingAsk{id: "otc-" + rand.Text(), method: m, owner: owner, reply: make(chan askReply, 1)}
 		t.pending[p.id] = p
 		out[i] = p
 	}
-	t.perBucket[bucket] += n
+	t.perCaller[owner] += n
 	return out, nil
 }
 
@@ -151,8 +149,8 @@ func (t *askTable) release(ps []*pendingAsk) {
 // drop removes p; t.mu is held.
 func (t *askTable) drop(p *pendingAsk) {
 	delete(t.pending, p.id)
-	if t.perBucket[p.bucket]--; t.perBucket[p.bucket] <= 0 {
-		delete(t.perBucket, p.bucket)
+	if t.perCaller[p.owner]--; t.perCaller[p.owner] <= 0 {
+		delete(t.perCaller, p.owner)
 	}
 }
 
@@ -198,36 +196,11 @@ func parseReply(body []byte) (id string, r askReply, ok bool) {
 	return id, r, true
 }
 
-// callerKeys returns who is asked: the owner an answer must come from
-// (the caller's identity, "" for none) and the bucket the per-caller limit
-// counts in (the identity, or the remote address of a caller without one).
-// A caller whose credential names no one cannot be asked: its answers
-// could not be told from another such caller's.
-func callerKeys(ctx context.Context, remoteAddr string) (owner, bucket string, err error) {
-	owner, err = identityKey(otc.CallerIdentity(ctx))
-	if err != nil || owner != "" {
-		return owner, owner, err
-	}
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	return "", "addr:" + host, nil
-}
-
-// identityKey names an identity for comparison, as tasks.Owner does; ""
-// is no identity.
-func identityKey(id *otc.Identity) (string, error) {
-	if id == nil {
-		return "", nil
-	}
-	return tasks.Owner(id)
-}
-
-// replier names the sender of an answer for deliver; a caller whose
-// credential names no one matches no question (none was asked of it).
-func replier(ctx context.Context) string {
-	key, err := identityKey(otc.CallerIdentity(ctx))
+// replier names the sender of an answer for deliver, as caller.Key
+// names the caller asked; a caller whose credential names no one matches
+// no question (none was asked of it).
+func replier(r *http.Request) string {
+	key, err := caller.Key(r.Context(), r)
 	if err != nil {
 		return "\x00nobody"
 	}
@@ -280,14 +253,14 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 		}
 		methods[i] = r.Method
 	}
-	owner, bucket := "", ""
+	owner := "" // on stdio, the connection is the one client
 	if s.request != nil {
 		var err error
-		if owner, bucket, err = callerKeys(ctx, s.request.RemoteAddr); err != nil {
+		if owner, err = caller.Key(ctx, s.request); err != nil {
 			return nil, fmt.Errorf("mcp: ask: %w: %w", otc.ErrInputUnsupported, err)
 		}
 	}
-	ps, err := s.asks.reserve(methods, bucket, owner)
+	ps, err := s.asks.reserve(methods, owner)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: ask: %w", err)
 	}
@@ -431,7 +404,7 @@ func initializeCapabilities(params []byte) []byte {
 // server sent it), or it awaits another caller's answer. Both read the
 // same, so that the answer tells no one what others were asked.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, body []byte) {
-	if id, rep, ok := parseReply(body); ok && h.s.asks.deliver(id, replier(r.Context()), rep) {
+	if id, rep, ok := parseReply(body); ok && h.s.asks.deliver(id, replier(r), rep) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -90,14 +89,14 @@ func (o outcome) update() tasks.Update {
 // startAsking serves a task-capable call of a tool with a window to ask
 // in, as the file comment says.
 func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.CallRequest, window time.Duration) ([]byte, *rpcError) {
-	if !tm.Acquire() {
-		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", tm.MaxRunning()), time.Second), nil
+	if err := tm.Admit(); err != nil {
+		return appendCallError(nil, err, tm.s.infoMeta)
 	}
 	m := x.msg
 	// The call outlives the request when it becomes a task: it keeps
 	// copies of the request's buffers, which are reused once answered.
 	run, runCtx, cancel := tasks.Detach(ctx, req)
-	state := &callState{Context: runCtx, caps: m.caps.clone()}
+	state := &callState{Context: runCtx, caps: m.caps.clone(), request: run.HTTPRequest}
 	if m.roundTrip {
 		if e := tm.s.resume(ctx, state, m, m.name); e != nil {
 			cancel()
@@ -138,7 +137,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 		asker.mu.Lock()
 		if !asker.asking() {
 			// Still running, with no question open: it becomes a task.
-			t, refused := tm.create(ctx, run.ToolName)
+			t, refused := tm.create(ctx, run.HTTPRequest)
 			if t == nil {
 				asker.mu.Unlock()
 				cancel() // the function stops; its slot is freed when it has
@@ -177,7 +176,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 			return nil, missingCapability(needs)
 		}
 	}
-	t, refused := tm.create(ctx, run.ToolName)
+	t, refused := tm.create(ctx, run.HTTPRequest)
 	if t == nil {
 		release()
 		return refused, nil

@@ -130,7 +130,7 @@ func (rounds) notifications(_ *server, c callSite, n *callNotifier, metaLevel sl
 
 func (rounds) prepare(s *server, c callSite, state *callState, req *otc.CallRequest) (context.Context, *rpcError) {
 	m := c.msg
-	state.caps = m.caps
+	state.caps, state.request = m.caps, c.request
 	req.Asker = roundAsker{state}
 	if m.roundTrip {
 		if e := s.resume(state, state, m, m.name); e != nil {

@@ -82,8 +82,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.Data = refusalData(aerr)
 		}
 		status := http.StatusUnauthorized
-		if aerr.Code == otc.CodeUnavailable { // the server cannot tell yet: try again
+		switch aerr.Code {
+		case otc.CodeUnavailable: // the server cannot tell yet: try again
 			status, e.Code = http.StatusServiceUnavailable, codeInternalError
+			wire.SetRetryAfter(w.Header(), aerr.RetryAfter)
+		case otc.CodeRateLimited: // too many failed authentications: try again later
+			status, e.Code = http.StatusTooManyRequests, codeServerBusy
 			wire.SetRetryAfter(w.Header(), aerr.RetryAfter)
 		}
 		writeHTTPError(w, status, nil, e)

@@ -20,7 +20,9 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 	// codeServerBusy, in the range left to implementations, answers a
-	// request over the concurrency limit of a stdio connection.
+	// request over the concurrency limit of a stdio connection, and over
+	// HTTP (429) one from a client refused for its failed
+	// authentications.
 	codeServerBusy = -32000
 	// 2026-07-28.
 	codeHeaderMismatch      = -32020

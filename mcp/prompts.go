@@ -135,7 +135,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange) ([]byte, *rpcError)
 			return nil, newError(codeInvalidParams, "Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
 		}
 	}
-	state := &callState{}
+	state := &callState{request: x.request}
 	subject := "prompt:" + p.Name
 	if x.modern {
 		state.caps = m.caps

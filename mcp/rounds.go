@@ -14,16 +14,17 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
-	"github.com/otcgo/otc/tasks"
 )
 
 // This file is how a tool asks its caller in protocol version 2026-07-28,
@@ -193,7 +194,7 @@ func (a roundAsker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 			return nil, err
 		}
 	}
-	if _, err := callerOf(ctx); err != nil {
+	if _, err := callerOf(ctx, s.request); err != nil {
 		return nil, fmt.Errorf("mcp: ask: %w: %w", otc.ErrInputUnsupported, err)
 	}
 	s.mu.Lock()
@@ -274,11 +275,11 @@ func argsDigest(args []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// callerOf names who made a call, to bind a requestState to them, as
-// tasks.Owner does: an error for a caller whose credential names no
-// one, who cannot be asked.
-func callerOf(ctx context.Context) (string, error) {
-	return tasks.Owner(otc.CallerIdentity(ctx))
+// callerOf names who made a call that came in r (nil on stdio), to bind
+// a requestState to them: an error for a caller whose credential names
+// no one, who cannot be asked.
+func callerOf(ctx context.Context, r *http.Request) (string, error) {
+	return caller.Key(ctx, r)
 }
 
 // maxInputResponses bounds the answers one request may carry.
@@ -333,7 +334,7 @@ func (s *server) resume(ctx context.Context, st *callState, m *message, subject 
 		case state.Tool != subject || state.Args != argsDigest(m.arguments):
 			return newError(codeInvalidParams, "Invalid params: requestState belongs to another request: send it with the name and arguments of the request whose result carried it")
 		}
-		if caller, err := callerOf(ctx); err != nil || state.Caller != caller {
+		if who, err := callerOf(ctx, st.request); err != nil || state.Caller != who {
 			return newError(codeInvalidParams, "Invalid params: requestState belongs to another caller")
 		}
 		// A requestState answers one request: the round that runs the
@@ -379,14 +380,14 @@ func (s *server) finishAsking(ctx context.Context, st *callState, m *message, su
 	if len(rd.pending) == 0 {
 		return nil, nil, false
 	}
-	caller, err := callerOf(ctx)
+	who, err := callerOf(ctx, st.request)
 	if err != nil { // Ask refused to ask it
 		return nil, nil, false
 	}
 	state := &roundState{
 		Tool:    subject,
 		Args:    argsDigest(m.arguments),
-		Caller:  caller,
+		Caller:  who,
 		Expires: time.Now().Add(s.sealer.ttl).Unix(),
 		Answers: rd.used,
 		Asked:   make(map[string]string, len(rd.pending)),

@@ -240,7 +240,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "tools/call":
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":
-			return s.handleTask(ctx, m)
+			return s.handleTask(ctx, m, x.request)
 		}
 		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
 			return b, e

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -163,7 +164,7 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 		}
 		return nil, nil, false
 	}
-	if _, err := tasks.Owner(otc.CallerIdentity(ctx)); err != nil {
+	if _, err := caller.Key(ctx, x.request); err != nil {
 		// A task belongs to the caller that made it: one whose credential
 		// names no one could not be told from another such caller.
 		if support == otc.TasksRequired {
@@ -182,74 +183,33 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	return result, e, true
 }
 
-// start creates the task of a call, starts it and returns its
-// CreateTaskResult.
+// start starts a call as a task (see tasks.Runner.Start) and returns its
+// CreateTaskResult; a call refused before its task was made (by the
+// registry, or by the task's limits) is answered as any call is.
 func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequest) ([]byte, *rpcError) {
-	if !tm.Acquire() {
-		return tm.refusal(fmt.Sprintf("this server runs as many tasks as it may (%d)", tm.MaxRunning()), time.Second), nil
-	}
-	t, refused := tm.create(ctx, req.ToolName)
-	if t == nil {
-		tm.Release()
-		return refused, nil
-	}
-
-	run, runCtx, cancel := tasks.Detach(ctx, req)
-	lt := tasks.NewLocal(cancel)
+	owner, _ := caller.Key(ctx, x.request) // startTask checked it
 	caps := x.msg.caps.clone()
-	runCtx = context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
-	runCtx = otc.WithAsker(runCtx, tm.NewAsker(t.ID, lt, caps.allows))
-	tm.Register(t.ID, lt)
-	go tm.run(runCtx, t.ID, lt, run)
-
+	t, res, err := tm.Start(ctx, tm.s.reg, req, tasks.Task{ID: otc.NewCallID(), Owner: owner}, caps.allows,
+		func(runCtx context.Context) context.Context {
+			return context.WithValue(runCtx, stateKey{}, &callState{caps: caps})
+		}, settle)
+	if t == nil {
+		return appendCallResult(nil, res, err, tm.s.infoMeta)
+	}
 	return tm.created(t), nil
 }
 
-// create creates a working task for a call of tool, or returns the tool
-// error that answers the call when the store refuses.
-func (tm *taskManager) create(ctx context.Context, tool string) (*tasks.Task, []byte) {
-	owner, _ := tasks.Owner(otc.CallerIdentity(ctx)) // startTask checked it
-	t, err := tm.store.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: owner, Status: tasks.Working})
-	if err == nil {
-		return t, nil
+// create creates a working task for a call whose function runs already
+// (compose.go), or returns the answer of a call whose task the store
+// refuses.
+func (tm *taskManager) create(ctx context.Context, r *http.Request) (*tasks.Task, []byte) {
+	owner, _ := caller.Key(ctx, r) // startTask checked it
+	t, err := tm.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: owner, Status: tasks.Working})
+	if err != nil {
+		refused, _ := appendCallError(nil, err, tm.s.infoMeta) // a retryable refusal: a tool error
+		return nil, refused
 	}
-	var limit *tasks.LimitError
-	switch {
-	case errors.As(err, &limit) && limit.Running:
-		return nil, tm.refusal(fmt.Sprintf("you run as many tasks at once as this server runs for one caller (your limit is %d); wait for one to end, or cancel one", limit.Limit), limit.RetryAfter)
-	case errors.As(err, &limit):
-		return nil, tm.refusal(fmt.Sprintf("you hold as many tasks as this server keeps for one caller (your limit is %d); each is dropped when its ttlMs has passed", limit.Limit), limit.RetryAfter)
-	case errors.Is(err, tasks.ErrTooMany):
-		return nil, tm.refusal("you hold as many tasks as this server keeps for one caller; they are dropped when their ttlMs has passed", 0)
-	case errors.Is(err, tasks.ErrStoreFull):
-		return nil, tm.refusal("the server's task store is full", time.Second)
-	}
-	tm.s.logger.ErrorContext(ctx, "mcp: the task store failed to create a task", slog.String("tool", tool), slog.String("error", err.Error()))
-	return nil, tm.refusal("the server's task store failed", time.Second)
-}
-
-// refusal is the tool error of a call that could not start a task.
-func (tm *taskManager) refusal(why string, after time.Duration) []byte {
-	return appendToolError(nil, &otc.ToolError{
-		Message:    "The tool could not be started as a task: " + why + ".",
-		CanRetry:   true,
-		RetryAfter: after,
-	}, tm.s.infoMeta)
-}
-
-// run runs the call of task id, renews its lease while it runs, and
-// records its outcome.
-func (tm *taskManager) run(ctx context.Context, id string, lt *tasks.Local, req *otc.CallRequest) {
-	tm.Supervise(ctx, id, lt, func() (u tasks.Update) {
-		defer func() {
-			if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
-				u = tasks.Update{Status: tasks.Failed, Result: rpcErrorJSON(&rpcError{Code: codeInternalError, Message: "Internal error: the call failed unexpectedly"})}
-				tm.s.logger.Error("mcp: a task's call panicked", slog.String("task", id), slog.Any("panic", p))
-			}
-		}()
-		res, err := tm.s.reg.Call(ctx, req)
-		return settle(res, err)
-	})
+	return t, nil
 }
 
 // settle turns the outcome of a call into the final update of its task:
@@ -310,7 +270,7 @@ func (tm *taskManager) appendTask(b []byte, t *tasks.Task) []byte {
 var ack = []byte(`{"resultType":"complete"}`)
 
 // handleTask answers tasks/get, tasks/update and tasks/cancel.
-func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError) {
+func (s *server) handleTask(ctx context.Context, m *message, r *http.Request) ([]byte, *rpcError) {
 	if m.caps.has&capTasks == 0 {
 		return nil, missingTasksCapability(m.method + " is one of its methods")
 	}
@@ -329,7 +289,7 @@ func (s *server) handleTask(ctx context.Context, m *message) ([]byte, *rpcError)
 	}
 	tm := s.tasks
 	id := *p.TaskID
-	owner, err := tasks.Owner(otc.CallerIdentity(ctx))
+	owner, err := caller.Key(ctx, r)
 	if err != nil {
 		return nil, newError(codeInvalidParams, "Invalid params: your credential names no one (a token with neither sub nor client_id), so it owns no task")
 	}

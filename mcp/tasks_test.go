@@ -11,6 +11,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +23,9 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -40,9 +44,9 @@ type taskFixture struct {
 	stopped chan error // the error with which Job.Slow returned
 }
 
-func newTaskRegistry(t *testing.T) *taskFixture {
+func newTaskRegistry(t *testing.T, mw ...otc.Middleware) *taskFixture {
 	t.Helper()
-	f := &taskFixture{reg: otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)}), stopped: make(chan error, 16)}
+	f := &taskFixture{reg: otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Middleware: mw}), stopped: make(chan error, 16)}
 	tool := func(id string, tasks otc.TaskSupport) otc.Tool {
 		return otc.Tool{ID: id, Version: "1.0.0", Description: "A tool of the tests: " + id + ".", Tasks: tasks, Timeout: time.Minute}
 	}
@@ -621,4 +625,50 @@ func TestTaskInputKeys(t *testing.T) {
 	taskRequest(t, url, "tasks/update", id, obj{"inputResponses": obj{second: obj{"action": "decline"}}}, taskCaps, nil).result(t)
 	res = awaitTask(t, url, id, nil, "completed", "failed")
 	assert.Contains(t, mustJSON(t, res["result"]), `{\"action\":\"accept\",\"content\":{\"ok\":true}} {\"action\":\"decline\"}`)
+}
+
+// TestAnonymousTasks: on a server without authentication, a task belongs
+// to the client address that started it (read behind the trusted proxy),
+// so another address's tasks/get and tasks/cancel find none of it, and
+// one address at its cap leaves the others theirs; a call the registry
+// refuses (its rate limit, invalid input) is answered without a task, so
+// that refusals cost no cap.
+func TestAnonymousTasks(t *testing.T) {
+	t.Parallel()
+	limit, err := ratelimit.New(&ratelimit.Options{Tools: map[string]ratelimit.Limit{"Job.Required": {Rate: 0.001, Burst: 1}}})
+	require.NoError(t, err)
+	reg := newTaskRegistry(t, limit).reg
+	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 2})
+	srv := httptest.NewServer(caller.Handler(mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}}),
+		&caller.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
+	t.Cleanup(srv.Close)
+	url := srv.URL
+	at := func(addr string) map[string]string { return map[string]string{"X-Forwarded-For": addr} }
+
+	id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, at("198.51.100.7"))["taskId"].(string)
+	for _, method := range []string{"tasks/get", "tasks/cancel"} {
+		e, _ := taskRequest(t, url, method, id, nil, taskCaps, at("203.0.113.9")).rpcErr(t, http.StatusBadRequest, -32602)
+		assert.Contains(t, e.Message, "unknown task", "another address's task is unknown to %s", method)
+	}
+	assert.Equal(t, "working", getTask(t, url, id, at("198.51.100.7"))["status"])
+
+	createTask(t, url, "Job_Slow", obj{"ms": 1}, at("198.51.100.7"))
+	res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, at("198.51.100.7")).result(t))
+	assert.Contains(t, mustJSON(t, res["content"]), "your limit is 2", "the first address is at its cap")
+	createTask(t, url, "Job_Slow", obj{"ms": 1}, at("203.0.113.9")) // another is not
+	taskRequest(t, url, "tasks/cancel", id, nil, taskCaps, at("198.51.100.7")).result(t)
+
+	// Refusals before the task: no task is answered, none is kept.
+	res = object(t, callTool(t, url, "Job_Slow", obj{"ms": "soon"}, taskCaps, at("192.0.2.1")).result(t))
+	assert.Equal(t, true, res["isError"], "invalid input: %v", res)
+	assert.NotEqual(t, "task", res["resultType"])
+	createTask(t, url, "Job_Required", nil, at("192.0.2.1"))
+	for range 20 {
+		res = object(t, callTool(t, url, "Job_Required", nil, taskCaps, at("192.0.2.1")).result(t))
+		require.NotEqual(t, "task", res["resultType"], "%v", res)
+		require.Contains(t, mustJSON(t, res["content"]), "Too many calls")
+	}
+	held, err := store.List(t.Context(), "a:192.0.2.1")
+	require.NoError(t, err)
+	assert.Len(t, held, 1, "only the admitted call's task is kept")
 }

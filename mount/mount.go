@@ -22,9 +22,11 @@ package mount
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
@@ -43,11 +45,25 @@ const (
 // with its defaults and no authentication.
 type Options struct {
 	// Authenticator, when set, is the authenticator of every format whose
-	// own options below do not set one.
+	// own options below do not set one. Wrap it in ratelimit.Guard to
+	// bound each client's failed authentications.
 	Authenticator otc.Authenticator
 	// Logger, when set, is the logger of every format whose own options
 	// do not set one. Nil means the registry's.
 	Logger *slog.Logger
+	// URL is the absolute URL clients reach the mux at
+	// ("https://tools.example.com"), below which the formats that name
+	// their own URLs say they are served: the Agent Card names
+	// URL+PrefixA2A (unless the A2A options set a URL of their own).
+	// Empty means each request's Host, which a proxy in front may let a
+	// client choose: set it behind one.
+	URL string
+	// Callers, when set, says how every format reads the client of a
+	// request (the proxies whose X-Forwarded-For to trust, how IPv6
+	// clients are grouped): for the rate limits, the bound on failed
+	// authentications and an anonymous caller's tasks. Nil means the TCP
+	// peer, as caller.Handler says.
+	Callers *caller.Options
 
 	// The options of each format's handler; nil means its defaults (with
 	// Authenticator and Logger above).
@@ -95,6 +111,9 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 	x := copyOr(opts.A2A)
 	x.Authenticator = orAuth(x.Authenticator, opts.Authenticator)
 	x.Logger = orLogger(x.Logger, opts.Logger)
+	if x.URL == "" && opts.URL != "" {
+		x.URL = strings.TrimSuffix(opts.URL, "/") + PrefixA2A
+	}
 
 	h := &Handlers{
 		OTC:      otc.NewHandler(reg, o),
@@ -103,12 +122,14 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 		Registry: registryview.NewHandler(reg, v),
 		A2A:      a2a.NewHandler(reg, x),
 	}
-	mux.Handle(PrefixOTC+"/", http.StripPrefix(PrefixOTC, h.OTC))
-	mux.Handle(PrefixMCP, h.MCP)
-	mux.Handle(PrefixMCP+"/{$}", h.MCP)
-	mux.Handle(PrefixREST+"/", http.StripPrefix(PrefixREST, h.REST))
-	mux.Handle(PrefixRegistry+"/", http.StripPrefix(PrefixRegistry, h.Registry))
-	a := http.StripPrefix(PrefixA2A, h.A2A)
+	at := func(h http.Handler) http.Handler { return caller.Handler(h, opts.Callers) }
+	mux.Handle(PrefixOTC+"/", at(http.StripPrefix(PrefixOTC, h.OTC)))
+	mh := at(h.MCP)
+	mux.Handle(PrefixMCP, mh)
+	mux.Handle(PrefixMCP+"/{$}", mh)
+	mux.Handle(PrefixREST+"/", at(http.StripPrefix(PrefixREST, h.REST)))
+	mux.Handle(PrefixRegistry+"/", at(http.StripPrefix(PrefixRegistry, h.Registry)))
+	a := at(http.StripPrefix(PrefixA2A, h.A2A))
 	mux.Handle(PrefixA2A, a)
 	mux.Handle(PrefixA2A+"/", a)
 	mux.Handle("/.well-known/agent-card.json", h.A2A.Card(PrefixA2A))

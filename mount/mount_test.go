@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,8 +16,10 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
+	"github.com/otcgo/otc/ratelimit"
 )
 
 const key = "mount-test-key-0f3a9c1e7b5d2846"
@@ -142,4 +146,65 @@ func TestAllOwnOptions(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, status, "the others take the shared one")
 	assert.Nil(t, own.Logger, "All fills in copies, not the options given")
 	assert.Nil(t, opts.OTC, "All fills in copies, not the options given")
+}
+
+// TestAllURLAndCallers: Options.URL is what the Agent Card names, whatever
+// Host a request gives, and Options.Callers tells every format's clients
+// apart behind a trusted proxy: a rate limit counts each client of the
+// proxy on its own.
+func TestAllURLAndCallers(t *testing.T) {
+	limit, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.001, Burst: 1}})
+	require.NoError(t, err)
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
+		func(_ context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=The first number."`
+			B float64 `json:"b" jsonschema:"description=The second number."`
+		}) (float64, error) {
+			return in.A + in.B, nil
+		}))
+	mux := http.NewServeMux()
+	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}
+	mount.All(mux, reg, &mount.Options{URL: "https://tools.example.com/", Callers: &caller.Options{TrustedProxies: trusted}})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	for _, path := range []string{"/.well-known/agent-card.json", "/a2a/.well-known/agent-card.json"} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		req.Host = "attacker.test"
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Contains(t, string(b), `"url":"https://tools.example.com/a2a"`, path)
+		assert.NotContains(t, string(b), "attacker.test", path)
+	}
+	call := func(r request, client string) (int, string) {
+		req, err := http.NewRequest(r.method, srv.URL+r.path, strings.NewReader(r.body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("X-Forwarded-For", client+", 10.9.9.9")
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// Each client of the proxy has its one call, on whichever format;
+	// the next is refused.
+	for i, e := range every {
+		if e.req.method != http.MethodPost {
+			continue
+		}
+		client := "198.51.100." + strconv.Itoa(i+1)
+		status, body := call(e.req, client)
+		assert.Equal(t, http.StatusOK, status, "%s: %s", e.name, body)
+		assert.Contains(t, body, e.want, "%s: the first call of %s", e.name, client)
+		status, body = call(every[1].req, client)
+		assert.Equal(t, http.StatusTooManyRequests, status, "%s: the second call of %s: %s", e.name, client, body)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/ratelimit"
 )
@@ -38,12 +39,41 @@ func benchLimiter(b *testing.B, opts *ratelimit.Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bare := otc.NewHandler(testkit.NewAddRegistry(b), nil)
-	limited := otc.NewHandler(testkit.NewAddRegistry(b, limit), nil)
+	alternate(b, otc.NewHandler(testkit.NewAddRegistry(b), nil), otc.NewHandler(testkit.NewAddRegistry(b, limit), nil), nil, "limited/bare")
+}
+
+// BenchmarkGuard times an OTC call with a good API key, in process,
+// authenticated by the API keys alone and by them behind Guard, in
+// alternating blocks, and reports the guarded call's time as a ratio to
+// the other's: what the bound on failed authentications costs a good
+// call.
+//
+//	go test -run '^$' -bench Guard ./ratelimit
+func BenchmarkGuard(b *testing.B) {
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "bench-key-7d1e0c9a4b2f5863"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	guarded, err := ratelimit.Guard(keys, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := testkit.NewAddRegistry(b)
+	alternate(b, otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: keys}), otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: guarded}),
+		http.Header{otc.HeaderAPIKey: {"bench-key-7d1e0c9a4b2f5863"}}, "guarded/keys")
+}
+
+// alternate calls Calculator.Add through base and other in alternating
+// blocks of 256 calls, with header, and reports other's time as a ratio
+// to base's under metric.
+func alternate(b *testing.B, base, other http.Handler, header http.Header, metric string) {
 	const body = `{"request":{"tool_id":"Calculator.Add","input":{"a":10,"b":5}}}`
 	call := func(h http.Handler) {
 		req := httptest.NewRequest(http.MethodPost, "/tools/call", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		for k, v := range header {
+			req.Header.Set(k, v[0])
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -51,22 +81,22 @@ func benchLimiter(b *testing.B, opts *ratelimit.Options) {
 		}
 	}
 	const block = 256
-	var tBare, tLimited time.Duration
+	var tBase, tOther time.Duration
 	for i := 0; b.Loop(); i++ {
 		if i%block != 0 {
 			continue
 		}
 		start := time.Now()
 		for range block {
-			call(bare)
+			call(base)
 		}
 		mid := time.Now()
 		for range block {
-			call(limited)
+			call(other)
 		}
-		tBare, tLimited = tBare+mid.Sub(start), tLimited+time.Since(mid)
+		tBase, tOther = tBase+mid.Sub(start), tOther+time.Since(mid)
 	}
-	if tBare > 0 {
-		b.ReportMetric(float64(tLimited)/float64(tBare), "limited/bare")
+	if tBase > 0 {
+		b.ReportMetric(float64(tOther)/float64(tBase), metric)
 	}
 }

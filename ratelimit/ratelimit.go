@@ -25,17 +25,17 @@
 //
 // # Who is a caller
 //
-// A caller that authenticated is its identity (the key tasks.Owner gives
-// it: the token's issuer and subject, or the API key's name). A caller
-// without one is its client address: the TCP peer's address, or, when
-// that peer is one of Options.TrustedProxies (a load balancer), the
-// address the proxies say they received the request from in
-// X-Forwarded-For (the rightmost address not itself a trusted proxy).
-// X-Forwarded-For is never read from a peer that is not a trusted proxy,
-// since any client can write it. Behind a balancer that is not listed,
-// every anonymous caller is the balancer, and shares one limit. A call
-// that did not come over HTTP and names no identity is the caller
-// "local".
+// A caller is what package github.com/otcgo/otc/caller says it is: its
+// identity when it authenticated (the token's issuer and subject, the
+// API key's name), else its client, the network it calls from: its
+// address (IPv4) or /64 (IPv6), read from X-Forwarded-For only behind
+// the proxies that [caller.Handler] trusts. Behind a balancer that is not
+// trusted, every anonymous caller is the balancer, and shares one limit.
+// A call that did not come over HTTP and names no identity is one caller.
+//
+// A refusal tells the caller which limit it reached and when to try
+// again; what the limiter keeps of the caller goes to the server's log
+// (at debug level, with the call id), never into the answer.
 package ratelimit
 
 import (
@@ -44,14 +44,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
-	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/tasks"
+	"github.com/otcgo/otc/caller"
 )
 
 // Limit is a rate limit: Rate calls per second on average, and Burst at
@@ -80,10 +77,6 @@ type Options struct {
 	// Store keeps the limits' state. Nil means a [MemoryStore] of this
 	// process with its defaults; several replicas share one in Redis.
 	Store Store
-	// TrustedProxies are the peers (load balancers, reverse proxies)
-	// whose X-Forwarded-For header names the client of an anonymous call.
-	// Nil means none: an anonymous caller is its TCP peer.
-	TrustedProxies []netip.Prefix
 	// FailOpen admits a call when the store fails (Redis unreachable),
 	// logging it; the default refuses it as unavailable, so that a
 	// failing store cannot lift the limit.
@@ -117,7 +110,7 @@ func New(opts *Options) (otc.Middleware, error) {
 			return nil, fmt.Errorf("ratelimit: Tools[%q]: name the tool by its id without a version: every version shares the limit", id)
 		}
 	}
-	rl := &limiter{all: opts.All, tools: opts.Tools, store: opts.Store, proxies: opts.TrustedProxies, failOpen: opts.FailOpen, logger: opts.Logger}
+	rl := &limiter{all: opts.All, tools: opts.Tools, store: opts.Store, failOpen: opts.FailOpen, logger: opts.Logger}
 	if rl.store == nil {
 		rl.store = NewMemoryStore(nil)
 	}
@@ -144,7 +137,6 @@ type limiter struct {
 	all      Limit
 	tools    map[string]Limit
 	store    Store
-	proxies  []netip.Prefix
 	failOpen bool
 	logger   *slog.Logger
 }
@@ -159,14 +151,14 @@ func (rl *limiter) middleware(next otc.CallFunc) otc.CallFunc {
 		if rl.all.Rate == 0 && (!hasTool || perTool.Rate == 0) {
 			return next(ctx, call)
 		}
-		who := rl.caller(ctx, call)
+		who, _ := caller.Key(ctx, otc.HTTPRequest(ctx)) // a credential that names no one counts as its client
 		if rl.all.Rate > 0 {
-			if err := rl.take(ctx, who, "*", rl.all, "calls"); err != nil {
+			if err := rl.take(ctx, call, who, "*", rl.all, "calls"); err != nil {
 				return otc.CallResult{}, err
 			}
 		}
 		if hasTool && perTool.Rate > 0 {
-			if err := rl.take(ctx, who, "t:"+tool, perTool, "calls of "+tool); err != nil {
+			if err := rl.take(ctx, call, who, "t:"+tool, perTool, "calls of "+tool); err != nil {
 				return otc.CallResult{}, err
 			}
 		}
@@ -175,24 +167,24 @@ func (rl *limiter) middleware(next otc.CallFunc) otc.CallFunc {
 }
 
 // take takes a call from the allowance of caller who under l, or returns
-// the refusal.
-func (rl *limiter) take(ctx context.Context, who, what string, l Limit, words string) error {
+// the refusal. The refusal says which limit and when; the caller's key
+// and the store's failure go to the log, with the call id.
+func (rl *limiter) take(ctx context.Context, call *otc.Call, who, what string, l Limit, words string) error {
 	ok, after, err := rl.store.Take(ctx, who+"|"+what, l)
 	switch {
 	case err != nil && rl.failOpen:
-		rl.logger.WarnContext(ctx, "ratelimit: the store failed; the call is admitted (FailOpen)", slog.String("error", err.Error()))
+		rl.logger.WarnContext(ctx, "ratelimit: the store failed; the call is admitted (FailOpen)", slog.String("call_id", call.CallID), slog.String("error", err.Error()))
 		return nil
 	case err != nil:
-		rl.logger.ErrorContext(ctx, "ratelimit: the store failed; the call is refused", slog.String("error", err.Error()))
-		return &otc.Error{Code: otc.CodeUnavailable, Message: "The server could not check the caller's rate limit just now; try again shortly",
-			DeveloperMessage: err.Error(), RetryAfter: time.Second}
+		rl.logger.ErrorContext(ctx, "ratelimit: the store failed; the call is refused", slog.String("call_id", call.CallID), slog.String("error", err.Error()))
+		return &otc.Error{Code: otc.CodeUnavailable, Message: "The server could not check the caller's rate limit just now; try again shortly", RetryAfter: time.Second}
 	case ok:
 		return nil
 	}
 	after = max(after, time.Millisecond)
+	rl.logger.DebugContext(ctx, "ratelimit: a call over its caller's limit is refused", slog.String("call_id", call.CallID), slog.String("caller", who), slog.String("limit", what))
 	return &otc.Error{Code: otc.CodeRateLimited, RetryAfter: after,
-		Message:          fmt.Sprintf("Too many calls: this caller may make %s; try again in %s", describe(l, words), after.Round(time.Millisecond)),
-		DeveloperMessage: "rate limit " + what + " of caller " + who}
+		Message: fmt.Sprintf("Too many calls: this caller may make %s; try again in %s", describe(l, words), after.Round(time.Millisecond))}
 }
 
 // describe says a limit in words: "10 calls a second, 20 at once".
@@ -208,71 +200,6 @@ func describe(l Limit, words string) string {
 		rate = fmt.Sprintf("%g %s an hour", l.Rate*3600, words)
 	}
 	return fmt.Sprintf("%s, %d at once", rate, burst)
-}
-
-// caller is the key of the caller of call: its identity, else its client
-// address, else "local".
-func (rl *limiter) caller(ctx context.Context, call *otc.Call) string {
-	if call.Identity != nil {
-		if owner, err := tasks.Owner(call.Identity); err == nil {
-			return "id:" + owner
-		}
-	}
-	if r := otc.HTTPRequest(ctx); r != nil {
-		if len(rl.proxies) == 0 { // the peer, as the server read it
-			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-				return "ip:" + host
-			}
-		}
-		if addr, ok := clientAddr(r, rl.proxies); ok {
-			return "ip:" + addr.String()
-		}
-	}
-	return "local"
-}
-
-// clientAddr is the address of the client of r: its peer, or, when the
-// peer is a trusted proxy, the rightmost address of X-Forwarded-For that
-// is not one.
-func clientAddr(r *http.Request, proxies []netip.Prefix) (netip.Addr, bool) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	peer = peer.Unmap()
-	if !trusted(peer, proxies) {
-		return peer, true
-	}
-	hops := r.Header.Values("X-Forwarded-For")
-	for i := len(hops) - 1; i >= 0; i-- {
-		parts := strings.Split(hops[i], ",")
-		for j := len(parts) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-			if err != nil {
-				return peer, true // a hop the proxies did not write: stop at the last trusted one
-			}
-			a = a.Unmap()
-			if !trusted(a, proxies) {
-				return a, true
-			}
-			peer = a
-		}
-	}
-	return peer, true
-}
-
-// trusted reports whether a is one of the proxies.
-func trusted(a netip.Addr, proxies []netip.Prefix) bool {
-	for _, p := range proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // ErrBadLimit is returned by a store for a limit New would refuse.

@@ -3,6 +3,8 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/ratelimit"
 )
@@ -121,8 +124,8 @@ func TestNewRefuses(t *testing.T) {
 }
 
 // serve serves reg over OTC: anonymous callers, or, withKeys, callers
-// named by their API key.
-func serve(t *testing.T, reg *otc.Registry, withKeys bool) *httptest.Server {
+// named by their API key; behind proxies, when given.
+func serve(t *testing.T, reg *otc.Registry, withKeys bool, proxies ...netip.Prefix) *httptest.Server {
 	t.Helper()
 	opts := &otc.HandlerOptions{}
 	if withKeys {
@@ -130,7 +133,7 @@ func serve(t *testing.T, reg *otc.Registry, withKeys bool) *httptest.Server {
 			return &otc.Identity{Method: "api_key", Name: r.Header.Get(otc.HeaderAPIKey)}, nil
 		})
 	}
-	srv := httptest.NewServer(otc.NewHandler(reg, opts))
+	srv := httptest.NewServer(caller.Handler(otc.NewHandler(reg, opts), &caller.Options{TrustedProxies: proxies}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -160,9 +163,9 @@ func statuses(t *testing.T, url string, n int, kv ...string) []int {
 // trusted proxy.
 func TestCallers(t *testing.T) {
 	limited := func(withKeys bool, proxies ...netip.Prefix) *httptest.Server {
-		mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.01, Burst: 2}, TrustedProxies: proxies})
+		mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.01, Burst: 2}})
 		require.NoError(t, err)
-		return serve(t, testkit.NewAddRegistry(t, mw), withKeys)
+		return serve(t, testkit.NewAddRegistry(t, mw), withKeys, proxies...)
 	}
 	const ok, over = http.StatusOK, http.StatusTooManyRequests
 
@@ -179,6 +182,72 @@ func TestCallers(t *testing.T) {
 	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "203.0.113.10"), "another client behind the trusted proxy")
 	assert.Equal(t, []int{over}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.10, 127.0.0.5"), "the rightmost address that is not a trusted proxy")
 	assert.Equal(t, []int{ok}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.9, 198.51.100.7"), "a client cannot pose as another by writing the header's left part")
+
+	// The forms proxies write: with a port, bracketed IPv6.
+	assert.Equal(t, []int{over}, statuses(t, srv.URL, 1, "X-Forwarded-For", "203.0.113.10:5555"), "an address with a port is that address")
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "[2001:db8:1:2::1]:443"))
+	// An entry that is no address is its own caller, never the proxy:
+	// it cannot starve the proxy's other clients, nor they it.
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "010.0.0.1"))
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3, "X-Forwarded-For", "0x7f.1"))
+	assert.Equal(t, []int{ok, ok}, statuses(t, srv.URL, 2, "X-Forwarded-For", "unknown"))
+	assert.Equal(t, []int{ok, ok, over}, statuses(t, srv.URL, 3), "the proxy's own allowance is untouched")
+}
+
+// TestIPv6Networks: the addresses of one IPv6 /64 are one caller, so a
+// host cannot buy fresh allowances with fresh addresses; another /64 is
+// another caller. IPv4 callers are their address.
+func TestIPv6Networks(t *testing.T) {
+	mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.01, Burst: 2}})
+	require.NoError(t, err)
+	srv := serve(t, testkit.NewAddRegistry(t, mw), false, netip.MustParsePrefix("127.0.0.0/8"))
+	admitted := 0
+	for i := range 40 {
+		if s := statuses(t, srv.URL, 1, "X-Forwarded-For", fmt.Sprintf("2001:db8:aa:bb:%x::%x", i, i+1)); s[0] == http.StatusOK {
+			admitted++
+		}
+	}
+	assert.Equal(t, 2, admitted, "40 addresses of one /64: its burst of 2")
+	assert.Equal(t, []int{http.StatusOK}, statuses(t, srv.URL, 1, "X-Forwarded-For", "2001:db8:aa:bc::1"), "the next /64 is another caller")
+	assert.Equal(t, []int{http.StatusOK}, statuses(t, srv.URL, 1, "X-Forwarded-For", "198.51.100.1"))
+	assert.Equal(t, []int{http.StatusOK}, statuses(t, srv.URL, 1, "X-Forwarded-For", "198.51.100.2"), "IPv4: each address")
+}
+
+// body makes one call of Calculator.Add, and returns its answer's body.
+func body(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Post(url+"/tools/call", "application/json", strings.NewReader(`{"request":{"tool_id":"Calculator.Add","input":{"a":1,"b":2}}}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestRefusalsShowNoInternals: a refusal says which limit and when to try
+// again, never the key the limiter keeps for the caller, nor the store's
+// error; both go to the log with the call id.
+func TestRefusalsShowNoInternals(t *testing.T) {
+	var logs testkit.SyncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	mw, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.001, Burst: 1}, Logger: logger})
+	require.NoError(t, err)
+	srv := serve(t, testkit.NewAddRegistry(t, mw), false)
+	body(t, srv.URL)
+	b := body(t, srv.URL)
+	assert.Contains(t, b, "1 at once; try again in")
+	assert.NotContains(t, b, "127.0.0.1")
+	assert.NotContains(t, b, "a:")
+	assert.Contains(t, logs.String(), "caller=a:127.0.0.1")
+	assert.Contains(t, logs.String(), "call_id=")
+
+	mw, err = ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 1}, Store: failing{}, Logger: logger})
+	require.NoError(t, err)
+	srv = serve(t, testkit.NewAddRegistry(t, mw), false)
+	b = body(t, srv.URL)
+	assert.Contains(t, b, "could not check the caller's rate limit just now")
+	assert.NotContains(t, b, "connection refused")
+	assert.Contains(t, logs.String(), `error="connection refused"`)
 }
 
 // failing is a store that cannot be reached.

@@ -256,6 +256,11 @@ func TestOutcomeRefusedWhileRedisRestarts(t *testing.T) {
 	r := timedCall(t, f.url, "restart")
 	te := r.toolError(t)
 	assert.Equal(t, true, te["can_retry"], "a retry while Redis is down is refused, retryably: %v", te)
+	body := fmt.Sprint(te)
+	for _, internal := range []string{"redisstore", "OpTimeout", "dial", "deadline", "connection"} {
+		assert.NotContains(t, body, internal, "the answer says what the caller can act on; the store's error goes to the log")
+	}
+	assert.True(t, f.logs.logged("call_id=restart", "error=redisstore"), "the log has the store's error with the call id")
 	assert.Less(t, r.took, time.Second, "within OpTimeout")
 	assert.EqualValues(t, 2, f.runs.Load(), "and does not run")
 

@@ -549,8 +549,9 @@ func onlyKey(t *testing.T, client *redis.Client) string {
 
 // logRecorder is a slog.Handler that keeps the messages logged.
 type logRecorder struct {
-	mu   sync.Mutex
-	msgs []string
+	mu    sync.Mutex
+	msgs  []string
+	lines []string // each message with its attributes, "msg k=v k=v"
 }
 
 func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -561,7 +562,29 @@ func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.msgs = append(h.msgs, r.Message)
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	h.lines = append(h.lines, line)
 	return nil
+}
+
+// logged reports whether a record logged holds every one of parts.
+func (h *logRecorder) logged(parts ...string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range h.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *logRecorder) messages() []string {

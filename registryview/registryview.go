@@ -110,6 +110,7 @@ const (
 	registryNotFound         = "not_found"
 	registryMethodNotAllowed = "method_not_allowed"
 	registryServerError      = "server_error"
+	registryRateLimited      = "rate_limited"
 )
 
 // registryEntry is one tool version in the listing.
@@ -306,12 +307,16 @@ func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c := otc.Challenge(v.auth, err); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
-		if err.Code == otc.CodeUnavailable {
+		switch err.Code {
+		case otc.CodeUnavailable:
 			wire.SetRetryAfter(w.Header(), err.RetryAfter)
 			v.fail(w, http.StatusServiceUnavailable, registryServerError, err.Message)
-			return
+		case otc.CodeRateLimited: // too many failed authentications
+			wire.SetRetryAfter(w.Header(), err.RetryAfter)
+			v.fail(w, http.StatusTooManyRequests, registryRateLimited, err.Message)
+		default:
+			v.fail(w, http.StatusUnauthorized, registryAccessDenied, err.Message)
 		}
-		v.fail(w, http.StatusUnauthorized, registryAccessDenied, err.Message)
 		return
 	}
 	if v.reg == nil {

@@ -283,7 +283,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r **http.Request) bool {
 		return true
 	}
 	h.challenge(w, err)
-	if err.Code == otc.CodeUnavailable {
+	if err.Code == otc.CodeUnavailable || err.Code == otc.CodeRateLimited {
 		wire.SetRetryAfter(w.Header(), err.RetryAfter)
 	}
 	var details map[string]any

@@ -9,8 +9,8 @@
 // [MemoryStore] keeps them in the process, bounded in tasks, in tasks per
 // caller (held and running) and in bytes; the redisstore module
 // (github.com/otcgo/otc/redisstore) shares them between replicas. A task
-// belongs to the caller that made it: [Owner] names the caller an
-// identity proves.
+// belongs to the caller that made it, as package
+// github.com/otcgo/otc/caller keys it (caller.Key).
 //
 //	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
 //		Store: tasks.NewMemoryStore(nil), // or redisstore.NewTaskStore

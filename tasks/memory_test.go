@@ -99,37 +99,3 @@ func TestMemoryTaskStoreBytes(t *testing.T) {
 	_, err = s.Update(ctx, ids[1], &tasks.Update{Status: tasks.Failed, Result: json.RawMessage(`{"code":-32603}`)})
 	assert.NoError(t, err, "a small error still fits")
 }
-
-func TestTaskOwner(t *testing.T) {
-	t.Parallel()
-	owner := func(id *otc.Identity) string {
-		t.Helper()
-		k, err := tasks.Owner(id)
-		require.NoError(t, err)
-		return k
-	}
-	assert.Equal(t, "a", owner(nil))
-	a := owner(&otc.Identity{Method: "api_key", Name: "alice"})
-	assert.NotEqual(t, a, owner(&otc.Identity{Method: "api_key", Name: "bob"}))
-	assert.NotEqual(t, owner(&otc.Identity{Method: "a", Name: "b:c"}), owner(&otc.Identity{Method: "a:b", Name: "c"}), "no identity spells another's key")
-	assert.Equal(t, a, owner(&otc.Identity{Method: "api_key", Name: "alice"}))
-
-	// A subject never equals a client id, nor one issuer's subject
-	// another's.
-	token := func(claims map[string]any) *otc.Identity { return &otc.Identity{Method: "oauth", Claims: claims} }
-	bySub := owner(token(map[string]any{"iss": "https://as.test", "sub": "alice", "client_id": "evilapp"}))
-	byClient := owner(token(map[string]any{"iss": "https://as.test", "client_id": "alice"}))
-	assert.NotEqual(t, bySub, byClient)
-	assert.NotEqual(t, bySub, owner(token(map[string]any{"iss": "https://other.test", "sub": "alice"})))
-	assert.Equal(t, bySub, owner(token(map[string]any{"iss": "https://as.test", "sub": "alice", "client_id": "otherapp"})), "the subject names the caller, whatever its client")
-
-	// A credential that names no one owns nothing.
-	for _, id := range []*otc.Identity{
-		token(map[string]any{"iss": "https://as.test"}),
-		token(map[string]any{"iss": "https://as.test", "sub": ""}),
-		{Method: "api_key"},
-	} {
-		_, err := tasks.Owner(id)
-		assert.ErrorIs(t, err, tasks.ErrNoOwner, "%+v", id)
-	}
-}

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/otcgo/otc"
-	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
 // Status is the status of a task, as MCP names it.
@@ -195,8 +192,10 @@ const (
 	// it, and a task whose runner died is shown failed this long after.
 	DefaultLease = 30 * time.Second
 	// DefaultMaxPerOwner caps the tasks one caller holds, running
-	// or kept for their result. Callers without authentication are all
-	// one caller, "a" (see [Owner]), and share it.
+	// or kept for their result. A caller without authentication is its
+	// client address (its /64 for IPv6; see package
+	// github.com/otcgo/otc/caller), so that one anonymous client cannot
+	// crowd the others out.
 	DefaultMaxPerOwner = 1000
 	// DefaultMaxRunningPerOwner caps the tasks of one caller that
 	// have not ended, so that a few callers cannot fill a store with
@@ -208,43 +207,3 @@ const (
 	// DefaultMaxTasks caps the tasks a [MemoryStore] holds.
 	DefaultMaxTasks = 10_000
 )
-
-// ErrNoOwner is returned by [Owner] for an authenticated caller whose
-// credential names no one: a token with neither "sub" nor "client_id",
-// or an identity without a name.
-var ErrNoOwner = errors.New("otc/tasks: the caller's credential names no one (a token with neither sub nor client_id), so nothing can be kept for it alone")
-
-// Owner returns the key of the caller an identity proves, to which
-// what a call leaves behind belongs: its tasks ([Task.Owner]), and the
-// questions it is asked and their answers. The key holds the identity's
-// method, the token's issuer, and the claim that names the caller with
-// its value: "sub", else "client_id" (a subject never equals a client
-// id), else, for an identity without claims (an API key), its Name.
-// Each part is length-prefixed, so that no identity spells another's key.
-//
-// An anonymous caller (nil) is "a": on a server without authentication
-// every caller is the same caller, and the unguessable task id is the
-// only key. An authenticated caller whose credential names no one gets
-// [ErrNoOwner]: nothing is kept for it, since two such callers could not
-// be told apart.
-func Owner(id *otc.Identity) (string, error) {
-	if id == nil {
-		return "a", nil
-	}
-	var kind, name, iss string
-	if id.Claims != nil {
-		kind, name = idclaims.Subject(id.Claims)
-		iss = idclaims.Issuer(id.Claims)
-	}
-	if kind == "" && id.Name != "" {
-		kind, name = "name", id.Name
-	}
-	if kind == "" {
-		return "", ErrNoOwner
-	}
-	b := []byte{'i'}
-	for _, s := range [...]string{id.Method, iss, kind, name} {
-		b = fmt.Appendf(b, "%d:%s", len(s), s)
-	}
-	return string(b), nil
-}

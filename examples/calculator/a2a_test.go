@@ -65,3 +65,40 @@ func TestA2A(t *testing.T) {
 	status, body = send(keyed, "OXP-API-Key", "let-me-in-please")
 	assert.Equal(t, http.StatusOK, status, body)
 }
+
+// TestAgentCardURL: with OTC_PUBLIC_URL the Agent Card names the A2A
+// endpoint below it, whatever Host a request gives (at the root and at
+// /a2a); without it, the card names the request's host and says that a
+// shared cache must not keep it for another.
+func TestAgentCardURL(t *testing.T) {
+	t.Parallel()
+	card := func(base, path, host string) (string, http.Header) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var c struct {
+			SupportedInterfaces []struct {
+				URL string `json:"url"`
+			} `json:"supportedInterfaces"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+		require.NotEmpty(t, c.SupportedInterfaces)
+		return c.SupportedInterfaces[0].URL, resp.Header
+	}
+	_, lines := startMainEnv(t, "-addr 127.0.0.1:0", "OTC_PUBLIC_URL=https://tools.example.com/")
+	set := listeningURL(t, nextLine(t, lines))
+	_, lines = startMainEnv(t, "-addr 127.0.0.1:0")
+	unset := listeningURL(t, nextLine(t, lines))
+	for _, path := range []string{"/.well-known/agent-card.json", "/a2a/.well-known/agent-card.json"} {
+		u, h := card(set, path, "attacker.test")
+		assert.Equal(t, "https://tools.example.com/a2a", u, path)
+		assert.Empty(t, h.Get("Vary"), path)
+		u, h = card(unset, path, "attacker.test")
+		assert.Equal(t, "http://attacker.test/a2a", u, path)
+		assert.Equal(t, "private", h.Get("Cache-Control"), path)
+		assert.Equal(t, "Host", h.Get("Vary"), path)
+	}
+}

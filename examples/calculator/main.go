@@ -70,11 +70,20 @@
 //
 // OTC_RATE_LIMIT limits every caller's calls ("20/s", "600/m", "3600/h",
 // with an optional ",burst=N"): a caller is its identity (its API key or
-// token), or, anonymous, its address; OTC_TRUSTED_PROXIES lists the load
-// balancers (addresses or prefixes, comma-separated) whose
-// X-Forwarded-For names that address. With OTC_REDIS_URL the limit is kept
-// in Redis and holds across the replicas. A call over the limit is
-// answered 429 with Retry-After over OTC and REST.
+// token), or, anonymous, its address (its /64 for IPv6);
+// OTC_TRUSTED_PROXIES lists the load balancers (addresses or prefixes,
+// comma-separated) whose X-Forwarded-For names that address. With
+// OTC_REDIS_URL the limit is kept in Redis and holds across the replicas.
+// A call over the limit is answered 429 with Retry-After over OTC and
+// REST. With authentication on, a client address's failed
+// authentications are bounded (20 at once, then 20 a minute; in Redis
+// too): past the bound, its requests are answered 429 for a while. An
+// anonymous caller's MCP and A2A tasks belong to its address, which holds
+// at most 1,000 of them.
+//
+// OTC_PUBLIC_URL is the absolute URL clients reach the server at (such as
+// https://tools.example.com): the Agent Card names its endpoints below it
+// rather than below the Host each request gives. Set it behind a proxy.
 package main
 
 import (
@@ -104,6 +113,7 @@ import (
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
@@ -542,8 +552,20 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		defer runLog.Store(nil)
 	}
 	var creds credentials
+	var where site
 	if !cfg.stdio {
 		if creds, err = credentialsFromEnv(ctx, os.Getenv); err != nil {
+			return err
+		}
+		if creds.auth != nil {
+			// A client's failed authentications are bounded, across the
+			// replicas when they share Redis: guesses cost a guesser its
+			// access for a while, on every format.
+			if creds.auth, err = ratelimit.Guard(creds.auth, &ratelimit.GuardOptions{Store: sh.rate, Logger: logger}); err != nil {
+				return err
+			}
+		}
+		if where, err = siteFromEnv(os.Getenv); err != nil {
 			return err
 		}
 	}
@@ -578,7 +600,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if sh.tasks != nil && sh.stateKeys == nil {
 		logger.Warn("calculator: OTC_REDIS_URL (or OTC_REDIS_CLUSTER) is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
 	}
-	handler, otcHandler, err := newServer(reg, creds, sh, logger)
+	handler, otcHandler, err := newServer(reg, creds, sh, where, logger)
 	if err != nil {
 		return err
 	}
@@ -601,12 +623,12 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 }
 
 // newServer serves the registry over OTC at the root, as the REST API
-// under /v1/, over MCP at /mcp (its tasks and requestState keys those sh
-// shares), over A2A at /a2a and as a registry listing under /registry/,
-// all behind the same
-// authentication (nil for none). It also returns the
-// OTC handler, whose readiness shutdown turns off.
-func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
+// under /v1/, over MCP at /mcp and over A2A at /a2a (their tasks, and
+// MCP's requestState keys, those sh shares), and as a registry listing
+// under /registry/, all behind the same authentication (nil for none)
+// and the site's trusted proxies. It also returns the OTC handler, whose
+// readiness shutdown turns off.
+func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
 	auth := creds.auth
 	mux := http.NewServeMux()
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
@@ -614,7 +636,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Log
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
-	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator"})
+	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", TaskStore: sh.tasks, URL: where.a2aURL("/a2a")})
 	mux.Handle("/a2a", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/.well-known/agent-card.json", a2aHandler.Card("/a2a"))
@@ -630,7 +652,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, logger *slog.Log
 	}
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
 	mux.Handle("/", h)
-	return mux, h, nil
+	return where.serve(mux), h, nil
 }
 
 // writeToken writes a bearer token the server accepts when started with

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -12,11 +11,10 @@ import (
 
 // rateLimitFromEnv reads OTC_RATE_LIMIT, the limit of every caller's calls
 // ("20/s", "600/m" or "3600/h", with an optional ",burst=N"; none when
-// empty), and OTC_TRUSTED_PROXIES, the load balancers whose
-// X-Forwarded-For names an anonymous caller (comma-separated addresses or
-// CIDR prefixes). The limit is kept in store: in Redis when
-// OTC_REDIS_URL is set, so that it holds across the replicas, else in
-// this process. It returns nil without a limit.
+// empty). A caller is its identity, or its client address as the site's
+// trusted proxies tell it (see siteFromEnv). The limit is kept in store:
+// in Redis when OTC_REDIS_URL is set, so that it holds across the
+// replicas, else in this process. It returns nil without a limit.
 func rateLimitFromEnv(getenv func(string) string, store ratelimit.Store) (otc.Middleware, error) {
 	spec := strings.TrimSpace(getenv("OTC_RATE_LIMIT"))
 	if spec == "" {
@@ -26,22 +24,7 @@ func rateLimitFromEnv(getenv func(string) string, store ratelimit.Store) (otc.Mi
 	if err != nil {
 		return nil, fmt.Errorf("OTC_RATE_LIMIT: %w", err)
 	}
-	var proxies []netip.Prefix
-	for p := range strings.SplitSeq(getenv("OTC_TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		prefix, err := netip.ParsePrefix(p)
-		if err != nil {
-			a, aerr := netip.ParseAddr(p)
-			if aerr != nil {
-				return nil, fmt.Errorf("OTC_TRUSTED_PROXIES: %q is not an address or a prefix (such as 10.0.0.0/8)", p)
-			}
-			prefix = netip.PrefixFrom(a, a.BitLen())
-		}
-		proxies = append(proxies, prefix)
-	}
-	return ratelimit.New(&ratelimit.Options{All: l, Store: store, TrustedProxies: proxies})
+	return ratelimit.New(&ratelimit.Options{All: l, Store: store})
 }
 
 // parseRateLimit reads "N/s", "N/m" or "N/h", with an optional

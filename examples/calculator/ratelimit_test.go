@@ -47,10 +47,14 @@ func TestRateLimitFromEnv(t *testing.T) {
 	}
 	assert.Equal(t, []int{200, 200, 200, 429, 429, 429}, got, "the two servers share one limit")
 
-	_, err := rateLimitFromEnv(func(k string) string {
-		return map[string]string{"OTC_RATE_LIMIT": "1/s", "OTC_TRUSTED_PROXIES": "lb.internal"}[k]
-	}, ratelimit.NewMemoryStore(nil))
+	_, err := siteFromEnv(func(k string) string {
+		return map[string]string{"OTC_TRUSTED_PROXIES": "lb.internal"}[k]
+	})
 	assert.ErrorContains(t, err, `OTC_TRUSTED_PROXIES: "lb.internal" is not an address or a prefix`)
+	for _, bad := range []string{"tools.example.com", "ftp://tools.example.com", "https://", "https://x.test/?q=1"} {
+		_, err := siteFromEnv(func(k string) string { return map[string]string{"OTC_PUBLIC_URL": bad}[k] })
+		assert.ErrorContains(t, err, "OTC_PUBLIC_URL", bad)
+	}
 
 	for _, bad := range []string{"20", "20/d", "x/s", "20/s,burst=0", "20/s,max=3"} {
 		l, err := parseRateLimit(bad)

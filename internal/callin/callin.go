@@ -22,6 +22,13 @@ var SetParsed func(req any, doc *jsonparse.Document, node int32)
 // written, and what the key guards must not run.
 var SpendOnce func(ctx context.Context, reg any, key, callID string, until time.Time) (bool, error)
 
+// SetAdmitted makes admitted run once req's call is admitted: its
+// middleware passed it, its requirements are met and its input is valid;
+// an error it returns refuses the call with that error, before the
+// function runs. req is an *otc.CallRequest. A task starter keeps a task
+// from then on, so that a call refused earlier leaves none behind.
+var SetAdmitted func(req any, admitted func() error)
+
 // CheckAnswer checks an answer against its question as both travel (the
 // question's method and params) with the checks the root package makes of
 // answers, and returns what is wrong with it, or "".

@@ -130,7 +130,7 @@ func Example_policy() {
 
 	// Output:
 	// otc 401 missing_token Tool 'Payments_Refund' needs a capability token
-	// http 403 protocol_denied Tool 'Payments_Refund' cannot be called through http
+	// http 400  Tool 'Payments_Refund' was not found
 }
 
 // noteInput is the input of Notes.Write.
