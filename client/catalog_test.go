@@ -287,7 +287,7 @@ func FuzzListTools(f *testing.F) {
 			var params map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal(d.InputSchema.Parameters, &params), "parameters of %s: %s", d.ID, d.InputSchema.Parameters)
 		}
-		ts := client.NewToolset(defs)
+		ts := mustToolset(t, defs)
 		_, err = json.Marshal(ts.OpenAI())
 		require.NoError(t, err)
 		_, err = json.Marshal(ts.Anthropic())

@@ -9,7 +9,8 @@
 //	if err != nil { ... }
 //	defs, err := c.ListTools(ctx)
 //	if err != nil { ... }
-//	tools := client.NewToolset(defs)
+//	tools, err := client.NewToolset(defs, nil) // checks what the server chose
+//	if err != nil { ... }
 //	// Give tools.OpenAI() or tools.Anthropic() to the model; when it picks
 //	// a tool by name, with arguments args:
 //	def, ok := tools.Lookup(name)

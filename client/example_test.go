@@ -148,7 +148,10 @@ func ExampleToolset_OpenAI() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools := client.NewToolset(defs)
+	tools, err := client.NewToolset(defs, nil)
+	if err != nil {
+		log.Fatal(err) // a tool a model cannot take: a hostile name, a schema that does not resolve
+	}
 
 	// The "tools" array of a Chat Completions request.
 	decl, err := json.MarshalIndent(tools.OpenAI()[0], "", "  ")
@@ -210,8 +213,12 @@ func ExampleToolset_Anthropic() {
 		log.Fatal(err)
 	}
 
+	tools, err := client.NewToolset(defs, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	// The "tools" array of a Messages request.
-	decl, err := json.MarshalIndent(client.NewToolset(defs).Anthropic()[1], "", "  ")
+	decl, err := json.MarshalIndent(tools.Anthropic()[1], "", "  ")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func exportToolset(t *testing.T) *client.Toolset {
 	reg := otc.NewRegistry(nil)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.PlaceOrder", Version: "1.2.0", Description: "Places an order."},
 		func(context.Context, orderInput) (string, error) { return "", nil }))
-	return client.NewToolset(reg.Tools())
+	return mustToolset(t, reg.Tools())
 }
 
 // TestExportsGolden compares each declaration format with its golden
@@ -182,7 +182,7 @@ func TestOpenAIStrictFallsBackForAMap(t *testing.T) {
 	}
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.Label", Version: "1.0.0", Description: "Labels."},
 		func(context.Context, in) (string, error) { return "", nil }))
-	tools := client.NewToolset(reg.Tools()).OpenAIStrict()
+	tools := mustToolset(t, reg.Tools()).OpenAIStrict()
 	assert.False(t, tools[0].Function.Strict, "a map cannot be strict")
 	assert.JSONEq(t, string(reg.Tools()[0].InputSchema.Parameters), string(tools[0].Function.Parameters))
 	_, err := client.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
@@ -232,7 +232,10 @@ func ExampleToolset_inProcess() {
 	_ = otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
 		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil })
 
-	ts := client.NewToolset(reg.Tools())
+	ts, err := client.NewToolset(reg.Tools(), nil)
+	if err != nil {
+		panic(err)
+	}
 	decl, _ := json.Marshal(ts.OpenAIStrict()) // the request's "tools"
 	fmt.Println(len(decl) > 0)
 

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -24,30 +25,79 @@ type Toolset struct {
 }
 
 // NewToolset builds a Toolset from the definitions [Client.ListTools]
-// returned. Definitions without a name are named from their id
+// returned, checking what a remote server chose before a model reads it.
+// Definitions without a name are named from their id
 // ("Toolkit.Tool@1.0.0" becomes "Toolkit_Tool"), as servers do by default.
+// It returns a [*CatalogError] naming the tool for:
+//
+//   - a name a model's function names cannot take (1 to 64 letters,
+//     digits, underscores and hyphens): no line breaks, no spaces, nothing
+//     that reads as an instruction;
+//   - two tools of one name with different ids, unless
+//     [ToolsetOptions].Prefer chooses one (two versions of one tool keep
+//     the highest);
+//   - an input schema larger or deeper than the options' bounds, or with a
+//     $ref that leaves it, names nothing in it, or leads back to itself.
+//
+// A description longer than the options' bound is cut. opts may be nil.
 //
 // An agent that runs in the same process as its tools builds its Toolset
-// from the registry's own catalog, NewToolset(reg.Tools()), and runs the
-// tool the model chose with [otc.Registry.Call] on the ID that
+// from the registry's own catalog, NewToolset(reg.Tools(), nil), and runs
+// the tool the model chose with [otc.Registry.Call] on the ID that
 // [Toolset.Lookup] returns: the same declarations, no HTTP in between.
-func NewToolset(defs []otc.ToolDefinition) *Toolset {
+func NewToolset(defs []otc.ToolDefinition, opts *ToolsetOptions) (*Toolset, error) {
+	var o ToolsetOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxDescriptionBytes <= 0 {
+		o.MaxDescriptionBytes = DefaultMaxDescriptionBytes
+	}
+	if o.MaxSchemaBytes <= 0 {
+		o.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
+	if o.MaxSchemaDepth <= 0 {
+		o.MaxSchemaDepth = DefaultMaxSchemaDepth
+	}
 	ts := &Toolset{byName: make(map[string]int, len(defs))}
 	for _, d := range defs {
 		if d.Name == "" {
 			key, _, _ := strings.Cut(d.ID, "@")
 			d.Name = strings.ReplaceAll(key, ".", "_")
 		}
-		if i, seen := ts.byName[d.Name]; seen {
-			if newer(d.Version, ts.defs[i].Version) {
-				ts.defs[i] = d
-			}
+		if e := checkName(d); e != nil {
+			return nil, e
+		}
+		if e := checkSchema(d, o.MaxSchemaBytes, o.MaxSchemaDepth); e != nil {
+			return nil, e
+		}
+		d.Description = cutDescription(d.Description, o.MaxDescriptionBytes)
+		i, seen := ts.byName[d.Name]
+		if !seen {
+			ts.byName[d.Name] = len(ts.defs)
+			ts.defs = append(ts.defs, d)
 			continue
 		}
-		ts.byName[d.Name] = len(ts.defs)
-		ts.defs = append(ts.defs, d)
+		kept := ts.defs[i]
+		switch {
+		case toolKey(kept.ID) == toolKey(d.ID):
+			if newer(d.Version, kept.Version) {
+				ts.defs[i] = d
+			}
+		case o.Prefer != nil:
+			ts.defs[i] = o.Prefer(kept, d)
+		default:
+			return nil, &CatalogError{ID: d.ID, Name: d.Name, Other: kept.ID,
+				Problem: fmt.Sprintf("its name is also tool %q's, and a model could not tell the two apart; choose one with ToolsetOptions.Prefer, or have the server rename one", kept.ID)}
+		}
 	}
-	return ts
+	return ts, nil
+}
+
+// toolKey is a tool id without its version: the tool, whatever version.
+func toolKey(id string) string {
+	key, _, _ := strings.Cut(id, "@")
+	return key
 }
 
 // newer reports whether version a is higher than b. Versions that are not
@@ -191,13 +241,14 @@ func parameters(d otc.ToolDefinition) json.RawMessage {
 	return d.InputSchema.Parameters
 }
 
-// Toolset lists the server's tools and returns them as a Toolset: one
-// declaration per tool name, ready to hand a model or to turn into an
-// agent framework's tools.
-func (c *Client) Toolset(ctx context.Context) (*Toolset, error) {
+// Toolset lists the server's tools and returns them as a Toolset (see
+// [NewToolset], whose checks it makes, with opts): one declaration per
+// tool name, ready to hand a model or to turn into an agent framework's
+// tools.
+func (c *Client) Toolset(ctx context.Context, opts *ToolsetOptions) (*Toolset, error) {
 	defs, err := c.ListTools(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return NewToolset(defs), nil
+	return NewToolset(defs, opts)
 }

@@ -43,7 +43,7 @@ import (
 // LangChainGo tools, one per tool name (the highest version of a tool
 // listed in several, as [client.NewToolset] keeps).
 func Tools(ctx context.Context, c *client.Client) ([]tools.Tool, error) {
-	ts, err := c.Toolset(ctx)
+	ts, err := c.Toolset(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

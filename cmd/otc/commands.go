@@ -225,6 +225,11 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.fail("tools", err)
 	}
+	// What a model could not take is not printed either: a name or a
+	// description may carry anything, a terminal's escapes included.
+	if _, err := client.NewToolset(defs, nil); err != nil {
+		return e.fail("tools", err)
+	}
 	if o.json {
 		return e.printJSON(defs)
 	}
@@ -253,7 +258,10 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 // findTool finds a tool by id (with or without a version) or by name;
 // without a version, the highest listed.
 func findTool(defs []otc.ToolDefinition, want string) (otc.ToolDefinition, bool) {
-	ts := client.NewToolset(defs)
+	ts, err := client.NewToolset(defs, nil)
+	if err != nil {
+		ts, _ = client.NewToolset(nil, nil) // a catalog a model cannot take: look the id up below
+	}
 	if d, ok := ts.Lookup(want); ok {
 		return d, true
 	}

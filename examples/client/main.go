@@ -84,7 +84,10 @@ func run(ctx context.Context, url string, opts *client.Options, out io.Writer) e
 	if len(defs) == 0 {
 		return errors.New("the server lists no tools")
 	}
-	tools := client.NewToolset(defs)
+	tools, err := client.NewToolset(defs, nil)
+	if err != nil {
+		return fmt.Errorf("the catalog: %w", err)
+	}
 	fmt.Fprintf(out, "%d tools:\n", len(defs))
 	for _, d := range defs {
 		fmt.Fprintf(out, "  %s  %s\n", d.ID, d.Description)

@@ -57,7 +57,10 @@ func Example_client() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		tools := client.NewToolset(defs)
+		tools, err := client.NewToolset(defs, nil)
+		if err != nil {
+			log.Fatal(err) // a tool a model cannot take: a hostile name, a schema that does not resolve
+		}
 
 		// tools.OpenAI(), tools.OpenAIStrict(), tools.Anthropic(), tools.Gemini()
 		// and tools.MCP() are the function-calling declarations of each API.
@@ -101,7 +104,10 @@ func Example_inProcess() {
 	ctx := context.Background()
 	name, args := "Calculator_Add", `{"a":2,"b":3}`
 	// docs:start in-process
-	tools := client.NewToolset(reg.Tools())
+	tools, err := client.NewToolset(reg.Tools(), nil)
+	if err != nil {
+		panic(err)
+	}
 	def, _ := tools.Lookup(name)
 	res, err := reg.Call(ctx, &otc.CallRequest{ToolID: def.ID, Input: json.RawMessage(args)})
 	// docs:end in-process
@@ -122,7 +128,10 @@ func Example_declarations() {
 	if err != nil {
 		panic(err)
 	}
-	tools := client.NewToolset(reg.Tools())
+	tools, err := client.NewToolset(reg.Tools(), nil)
+	if err != nil {
+		panic(err)
+	}
 	for _, decl := range []any{tools.OpenAIStrict()[0], tools.Gemini()[0]} {
 		out, _ := json.Marshal(decl)
 		fmt.Println(string(out))
