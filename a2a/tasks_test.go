@@ -442,3 +442,19 @@ func jsonField(t *testing.T, raw json.RawMessage, name string) json.RawMessage {
 	require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
 	return m[name]
 }
+
+// TestLostTask: a task whose replica stopped renewing its lease is shown
+// FAILED, saying its outcome is unknown, never COMPLETED without a result.
+func TestLostTask(t *testing.T) {
+	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{Lease: 50 * time.Millisecond})
+	s := anonServer(t, store)
+	_, err := store.Create(t.Context(), &tasks.Task{ID: "lost-1", Owner: "a:198.51.100.7", Status: tasks.Working})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, state, _ := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"lost-1"}}`, from("198.51.100.7")...))
+		return state == "TASK_STATE_FAILED"
+	}, 5*time.Second, 20*time.Millisecond)
+	_, _, raw := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"lost-1"}}`, from("198.51.100.7")...))
+	assert.Contains(t, string(raw), "its outcome is unknown")
+	assert.NotContains(t, string(raw), "artifacts")
+}

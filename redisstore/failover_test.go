@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/redistest"
 	"github.com/otcgo/otc/redisstore"
+	"github.com/otcgo/otc/tasks"
 )
 
 // owner returns the master that serves key's slot and its replica, as
@@ -164,4 +166,46 @@ func waitReplicated(c *redis.ClusterClient, key string) error {
 		return err
 	}
 	return master.Wait(ctx, 1, 5*time.Second).Err()
+}
+
+// TestClusterTaskFailover: a task kept on a Redis Cluster survives the
+// crash of the master that serves it (killed, its replica promoted): the
+// task store finds the new master by itself, as the idempotency store
+// does, so that the task is read while and after the cluster fails over,
+// and its outcome is recorded on the new master.
+func TestClusterTaskFailover(t *testing.T) {
+	c := replicatedCluster.need(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+	t.Cleanup(func() { client.Close() })
+	prefix := clusterPrefix(t)
+	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, Lease: 30 * time.Second, OpTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+
+	id := "task-failover-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	_, err := store.Create(ctx, &tasks.Task{ID: id, Owner: "alice", Status: tasks.Working})
+	require.NoError(t, err)
+	key := prefix + "t:" + id
+	master, replica := owner(t, c, client, key)
+	require.NoError(t, waitReplicated(client, key))
+	c.Kill(master)
+
+	// Read until the cluster answers: the task is there, still working.
+	var got *tasks.Task
+	require.Eventually(t, func() bool {
+		got, err = store.Get(ctx, id)
+		return err == nil
+	}, 20*time.Second, 100*time.Millisecond, "the task store reached the new master: %v", err)
+	assert.Equal(t, tasks.Working, got.Status)
+	assert.Equal(t, "alice", got.Owner)
+	require.Eventually(t, func() bool {
+		out, err := c.Do(replica, "ROLE")
+		return err == nil && strings.HasPrefix(strings.TrimSpace(out), "master")
+	}, 20*time.Second, 50*time.Millisecond, "the replica became the master")
+
+	done, err := store.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`{"ok":true}`)})
+	require.NoError(t, err, "the outcome is written to the new master")
+	assert.Equal(t, tasks.Completed, done.Status)
+	v, err := c.Do(replica, "HGET", key, "s")
+	require.NoError(t, err)
+	assert.Equal(t, string(tasks.Completed), strings.TrimSpace(v), "the new master holds it")
 }

@@ -36,7 +36,7 @@ type RateOptions struct {
 // idempotency store's commands do. It works on a Redis Cluster (one key
 // per check). It is safe for concurrent use.
 type RateStore struct {
-	s      *Store // the client, the deadline and the batcher
+	s      *conn
 	prefix string
 }
 
@@ -48,7 +48,7 @@ func NewRateStore(client redis.UniversalClient, opts *RateOptions) *RateStore {
 	if opts == nil {
 		opts = &RateOptions{}
 	}
-	rs := &RateStore{s: New(client, &Options{OpTimeout: opts.OpTimeout}), prefix: opts.Prefix}
+	rs := &RateStore{s: newConn(client, opts.OpTimeout), prefix: opts.Prefix}
 	if rs.prefix == "" {
 		rs.prefix = DefaultRatePrefix
 	}

@@ -89,24 +89,44 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// conn is a store's connection to Redis, the one shape the three stores
+// of this package (idempotency, tasks, rate limits) share, so that each
+// bounds its operations, shares round trips and recovers from a cluster's
+// failover the same way.
+type conn struct {
+	client    redis.UniversalClient
+	opTimeout time.Duration
+	// honours is true when the client ends an operation at its context's
+	// deadline (ContextTimeoutEnabled), so that op need not watch it.
+	honours bool
+	// batch sends the commands of concurrent operations together.
+	batch *batcher
+	// cluster is the client when it is a cluster's, for failed.
+	cluster *redis.ClusterClient
+}
+
+// newConn returns the connection of a store through client, whose
+// operations end at opTimeout (DefaultOpTimeout when zero or less).
+func newConn(client redis.UniversalClient, opTimeout time.Duration) *conn {
+	if opTimeout <= 0 {
+		opTimeout = DefaultOpTimeout
+	}
+	c := &conn{client: client, opTimeout: opTimeout, honours: honoursDeadlines(client)}
+	c.cluster, _ = client.(*redis.ClusterClient)
+	c.batch = &batcher{client: client, timeout: opTimeout, failed: c.failed}
+	return c
+}
+
 // Store is an [otc.IdempotencyStore] in Redis. It is safe for concurrent
 // use.
 type Store struct {
-	client     redis.UniversalClient
+	*conn
 	prefix     string
 	ttl        time.Duration
 	lease      time.Duration
 	maxOutcome int
 	poll       time.Duration
-	opTimeout  time.Duration
 	logger     *slog.Logger
-	// honours is true when the client ends an operation at its context's
-	// deadline (ContextTimeoutEnabled), so that op need not watch it.
-	honours bool
-	// batch sends the claims and outcomes of concurrent calls together.
-	batch *batcher
-	// cluster is the client when it is a cluster's, for failed.
-	cluster *redis.ClusterClient
 	// scriptedClaims is set once Redis has refused SET with both NX and
 	// GET (before 7.0): claims are then made by claimScript.
 	scriptedClaims atomic.Bool
@@ -128,13 +148,12 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		opts = &Options{}
 	}
 	s := &Store{
-		client:     client,
+		conn:       newConn(client, opts.OpTimeout),
 		prefix:     opts.Prefix,
 		ttl:        opts.TTL,
 		lease:      opts.Lease,
 		maxOutcome: opts.MaxOutcomeBytes,
 		poll:       opts.PollInterval,
-		opTimeout:  opts.OpTimeout,
 		logger:     opts.Logger,
 		quit:       make(chan struct{}),
 	}
@@ -153,16 +172,10 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 	if s.poll <= 0 {
 		s.poll = DefaultPollInterval
 	}
-	if s.opTimeout <= 0 {
-		s.opTimeout = DefaultOpTimeout
-	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
-	s.honours = honoursDeadlines(client)
-	s.cluster, _ = client.(*redis.ClusterClient)
-	s.batch = &batcher{client: client, timeout: s.opTimeout, failed: s.failed}
 	return s
 }
 
@@ -222,7 +235,7 @@ var errTimeout = fmt.Errorf("redisstore: Redis did not answer within the deadlin
 // the client honours deadlines itself, f runs in a goroutine of its own,
 // which ends when the client gives up; its result is then dropped. At the
 // deadline, op returns errTimeout, or ctx's cause if ctx ended first.
-func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
+func op[T any](s *conn, ctx context.Context, timeout time.Duration, f func(context.Context) (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -263,7 +276,7 @@ func op[T any](s *Store, ctx context.Context, timeout time.Duration, f func(cont
 // that died has been replaced by its replica, which go-redis learns only
 // from a redirect, and a dead node sends none. go-redis reloads the map
 // at most once at a time.
-func (s *Store) failed(err error) {
+func (s *conn) failed(err error) {
 	if err == nil || s.cluster == nil {
 		return
 	}
@@ -371,7 +384,7 @@ func (s *Store) claimKey(ctx context.Context, rk, rec string) (string, error) {
 			// A full Redis (noeviction) refuses every SET, even one
 			// that would find the key held: a retry of a call in flight
 			// must still learn so. Look, without writing.
-			v, gerr := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+			v, gerr := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 				return s.client.Get(ctx, rk).Result()
 			})
 			if gerr == nil {
@@ -384,7 +397,7 @@ func (s *Store) claimKey(ctx context.Context, rk, rec string) (string, error) {
 		s.scriptedClaims.Store(true)
 		s.logger.Info("redisstore: this Redis is older than 7.0 (no SET NX GET): claims are made by a script, which costs Redis more")
 	}
-	return op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+	return op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 		return claimScript.Run(ctx, s.client, []string{rk}, rec, s.lease.Milliseconds()).Text()
 	})
 }
@@ -413,7 +426,7 @@ func (s *Store) Wait(ctx context.Context, key string) error {
 	t := time.NewTimer(pause)
 	defer t.Stop()
 	for {
-		v, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
 			return s.client.Get(ctx, rk).Result()
 		})
 		switch {
@@ -482,7 +495,7 @@ func (c *claim) renew() {
 func (c *claim) renewLease() (int, error) {
 	s := c.store
 	sent := time.Now()
-	n, err := op(s, context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
+	n, err := op(s.conn, context.Background(), min(s.opTimeout, s.lease/3), func(ctx context.Context) (int, error) {
 		return renewScript.Run(ctx, s.client, []string{c.key}, c.held, s.lease.Milliseconds(), c.held+c.fingerprint).Int()
 	})
 	switch {
@@ -554,7 +567,7 @@ func (c *claim) complete(ctx context.Context, v []byte, ttl time.Duration) (bool
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Redis has not seen the script (it restarted, or failed over):
 		// send it whole, once, alone.
-		ok, err := op(s, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		ok, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
 			return completeScript.Run(ctx, s.client, []string{c.key}, args...).Int()
 		})
 		return ok == 1, err
@@ -619,7 +632,7 @@ func (c *claim) Release(ctx context.Context) error {
 }
 
 func (c *claim) release(ctx context.Context) error {
-	ok, err := op(c.store, ctx, c.store.opTimeout, func(ctx context.Context) (int, error) {
+	ok, err := op(c.store.conn, ctx, c.store.opTimeout, func(ctx context.Context) (int, error) {
 		return releaseScript.Run(ctx, c.store.client, []string{c.key}, c.held).Int()
 	})
 	switch {

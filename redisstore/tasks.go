@@ -61,14 +61,13 @@ type TaskOptions struct {
 // so that the store works on a Redis Cluster too. It is safe for
 // concurrent use.
 type TaskStore struct {
-	ops       *Store // for op: the client and whether it honours deadlines
+	*conn
 	prefix    string
 	ttl       time.Duration
 	lease     time.Duration
 	perOwner  int
 	running   int
 	maxResult int
-	opTimeout time.Duration
 }
 
 var (
@@ -82,8 +81,8 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 	if opts == nil {
 		opts = &TaskOptions{}
 	}
-	s := &TaskStore{ops: &Store{client: client, honours: honoursDeadlines(client)}, prefix: opts.Prefix, ttl: opts.TTL,
-		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes, opTimeout: opts.OpTimeout}
+	s := &TaskStore{conn: newConn(client, opts.OpTimeout), prefix: opts.Prefix, ttl: opts.TTL,
+		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes}
 	if s.prefix == "" {
 		s.prefix = DefaultTaskPrefix
 	}
@@ -101,9 +100,6 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 	}
 	if s.maxResult <= 0 {
 		s.maxResult = tasks.DefaultMaxResultBytes
-	}
-	if s.opTimeout <= 0 {
-		s.opTimeout = DefaultOpTimeout
 	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	return s
@@ -270,8 +266,8 @@ func (s *TaskStore) ownerKeys(owner string) []string {
 func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 	keys := s.ownerKeys(t.Owner)
 	for swept := false; ; swept = true {
-		v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]int64, error) {
-			return countScript.Run(ctx, s.ops.client, keys, t.ID, s.ttl.Milliseconds(), s.perOwner, s.running).Int64Slice()
+		v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([]int64, error) {
+			return countScript.Run(ctx, s.client, keys, t.ID, s.ttl.Milliseconds(), s.perOwner, s.running).Int64Slice()
 		})
 		switch {
 		case err != nil:
@@ -292,12 +288,12 @@ func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 // sweep drops from a caller's running set the tasks that ended, were
 // dropped, or whose runner's lease lapsed without the store hearing of it.
 func (s *TaskStore) sweep(ctx context.Context, running string) error {
-	_, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (struct{}, error) {
-		ids, err := s.ops.client.ZRange(ctx, running, 0, -1).Result()
+	_, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (struct{}, error) {
+		ids, err := s.client.ZRange(ctx, running, 0, -1).Result()
 		if err != nil {
 			return struct{}{}, err
 		}
-		pipe := s.ops.client.Pipeline()
+		pipe := s.client.Pipeline()
 		clock := pipe.Time(ctx)
 		fields := make([]*redis.SliceCmd, len(ids))
 		for i, id := range ids {
@@ -317,7 +313,7 @@ func (s *TaskStore) sweep(ctx context.Context, running string) error {
 			}
 		}
 		if len(over) > 0 {
-			err = s.ops.client.ZRem(ctx, running, over...).Err()
+			err = s.client.ZRem(ctx, running, over...).Err()
 		}
 		return struct{}{}, err
 	})
@@ -328,8 +324,8 @@ func (s *TaskStore) sweep(ctx context.Context, running string) error {
 // fail, the sweep of the owner's next count at its limit finds the task
 // ended.
 func (s *TaskStore) ended(ctx context.Context, t *tasks.Task) {
-	_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
-		return s.ops.client.ZRem(ctx, s.ownerKeys(t.Owner)[1], t.ID).Result()
+	_, _ = op(s.conn, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+		return s.client.ZRem(ctx, s.ownerKeys(t.Owner)[1], t.ID).Result()
 	})
 }
 
@@ -338,14 +334,14 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 	if err := s.count(ctx, t); err != nil {
 		return nil, err
 	}
-	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
-		return createScript.Run(ctx, s.ops.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID).Int64()
+	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
+		return createScript.Run(ctx, s.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID).Int64()
 	})
 	if err != nil || n < 0 {
 		// Uncount it, or it counts until its TTL has passed.
 		keys := s.ownerKeys(t.Owner)
-		_, _ = op(s.ops, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
-			pipe := s.ops.client.TxPipeline()
+		_, _ = op(s.conn, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+			pipe := s.client.TxPipeline()
 			pipe.ZRem(ctx, keys[0], t.ID)
 			pipe.ZRem(ctx, keys[1], t.ID)
 			_, err := pipe.Exec(ctx)
@@ -364,8 +360,8 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 
 // Get implements [tasks.Store].
 func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
-	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
-		return getScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).StringSlice()
+	v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
+		return getScript.Run(ctx, s.client, []string{s.taskKey(id)}).StringSlice()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: reading a task: %w", err)
@@ -376,15 +372,15 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 // List implements [tasks.Lister]: the tasks of the owner's held set, read
 // in one pipeline.
 func (s *TaskStore) List(ctx context.Context, owner string) ([]*tasks.Task, error) {
-	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([][]string, error) {
-		ids, err := s.ops.client.ZRange(ctx, s.ownerKeys(owner)[0], 0, -1).Result()
+	v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([][]string, error) {
+		ids, err := s.client.ZRange(ctx, s.ownerKeys(owner)[0], 0, -1).Result()
 		if err != nil || len(ids) == 0 {
 			return nil, err
 		}
-		if err := getScript.Load(ctx, s.ops.client).Err(); err != nil {
+		if err := getScript.Load(ctx, s.client).Err(); err != nil {
 			return nil, err
 		}
-		pipe := s.ops.client.Pipeline()
+		pipe := s.client.Pipeline()
 		cmds := make([]*redis.Cmd, len(ids))
 		for i, id := range ids {
 			cmds[i] = getScript.EvalSha(ctx, pipe, []string{s.taskKey(id)})
@@ -433,8 +429,8 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *tasks.Update) (*ta
 	if size > s.maxResult {
 		return nil, tasks.ErrResultTooLarge
 	}
-	v, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
-		return updateScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).StringSlice()
+	v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([]string, error) {
+		return updateScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).StringSlice()
 	})
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -451,8 +447,8 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *tasks.Update) (*ta
 
 // Cancel implements [tasks.Store].
 func (s *TaskStore) Cancel(ctx context.Context, id string) error {
-	owner, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
-		return cancelScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}).Text()
+	owner, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		return cancelScript.Run(ctx, s.client, []string{s.taskKey(id)}).Text()
 	})
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -475,8 +471,8 @@ func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]j
 	if size > s.maxResult {
 		return tasks.ErrResultTooLarge
 	}
-	n, err := op(s.ops, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return respondScript.Run(ctx, s.ops.client, []string{s.taskKey(id)}, args...).Int()
+	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return respondScript.Run(ctx, s.client, []string{s.taskKey(id)}, args...).Int()
 	})
 	switch {
 	case err != nil:

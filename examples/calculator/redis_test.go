@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -184,6 +185,29 @@ func TestTasksAndRoundsAcrossReplicas(t *testing.T) {
 		id := startTask(8000)
 		task(b, "tasks/cancel", id)
 		assert.Equal(t, "cancelled", task(a, "tasks/get", id)["status"], "a sees b's cancellation")
+	})
+
+	// A2A's tasks live in the same store: started on a, read, listed and
+	// cancelled on b.
+	a2aCall := func(base, method, params string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":3,"method":"` + method + `","params":` + params + `}`
+		r := send(t, http.MethodPost, base+"/a2a", body, "", map[string]string{otc.HeaderAPIKey: testAPIKey, "A2A-Version": "1.0"})
+		require.Equal(t, http.StatusOK, r.status, r.raw)
+		res, ok := r.body["result"].(map[string]any)
+		require.True(t, ok, r.raw)
+		return res
+	}
+	state := func(task map[string]any) any { return task["status"].(map[string]any)["state"] }
+	t.Run("a2a_task_on_the_other_replica", func(t *testing.T) {
+		res := a2aCall(a, "SendMessage", `{"message":{"messageId":"a2a-`+strconv.FormatInt(time.Now().UnixNano(), 36)+`","role":"ROLE_USER","parts":[{"data":{"tool":"Timer_Wait","input":{"ms":8000}}}]},"configuration":{"returnImmediately":true}}`)
+		id := res["task"].(map[string]any)["id"].(string)
+		assert.Equal(t, "TASK_STATE_WORKING", state(a2aCall(b, "GetTask", `{"id":"`+id+`"}`)), "b reads a's task")
+		listed := a2aCall(b, "ListTasks", `{"pageSize":100}`)
+		raw, err := json.Marshal(listed["tasks"])
+		require.NoError(t, err)
+		assert.Contains(t, string(raw), id, "b lists it")
+		assert.Equal(t, "TASK_STATE_CANCELED", state(a2aCall(b, "CancelTask", `{"id":"`+id+`"}`)), "b cancels it")
+		assert.Equal(t, "TASK_STATE_CANCELED", state(a2aCall(a, "GetTask", `{"id":"`+id+`"}`)), "a sees b's cancellation")
 	})
 
 	t.Run("round_answered_on_the_other_replica", func(t *testing.T) {

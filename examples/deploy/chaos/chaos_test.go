@@ -134,8 +134,8 @@ func TestChaosShort(t *testing.T) {
 	if s.calls < 100 {
 		t.Errorf("only %d calls were made: the load did not run", s.calls)
 	}
-	if s.tasks == 0 || s.rounds == 0 {
-		t.Errorf("%d tasks and %d input_required rounds went through the balancer: the load made none of one kind", s.tasks, s.rounds)
+	if s.tasks == 0 || s.a2aTasks == 0 || s.rounds == 0 {
+		t.Errorf("%d tasks (%d over A2A) and %d input_required rounds went through the balancer: the load made none of one kind", s.tasks, s.a2aTasks, s.rounds)
 	}
 	for i, tp := range res.throughput {
 		if tp <= 0 {

@@ -36,9 +36,10 @@ const (
 	otcProto protocol = iota
 	restProto
 	mcpProto
+	a2aProto // tasks only: plain calls are spread over the three above
 )
 
-func (p protocol) String() string { return [...]string{"otc", "rest", "mcp"}[p] }
+func (p protocol) String() string { return [...]string{"otc", "rest", "mcp", "a2a"}[p] }
 
 // attempt is one request of a call.
 type attempt struct {
@@ -122,7 +123,9 @@ func (l *loader) run(ctx context.Context, workers int) {
 				switch x := r.Float64(); {
 				case x < 0.04:
 					c = &call{proto: mcpProto, kind: "task", cancel: r.IntN(4) == 0}
-				case x < 0.08:
+				case x < 0.06:
+					c = &call{proto: a2aProto, kind: "task", cancel: r.IntN(4) == 0}
+				case x < 0.10:
 					c = &call{proto: mcpProto, kind: "round"}
 				case c.counter:
 					c.id = newID()
@@ -185,6 +188,9 @@ func newID() string {
 func (l *loader) send(c *call) (int64, string) {
 	switch c.kind {
 	case "task":
+		if c.proto == a2aProto {
+			return l.sendA2ATask(c)
+		}
 		return l.sendTask(c)
 	case "round":
 		return l.sendRound()

@@ -375,7 +375,7 @@ func (r *result) crashed(id string) bool {
 // stats sums the calls up.
 type stats struct {
 	calls, failed, twice, crashTwice, lost int
-	tasks, rounds                          int                       // that ended well
+	tasks, a2aTasks, rounds                int                       // that ended well (a2aTasks: of tasks, those over A2A)
 	taskEnds                               map[string]int            // completed, cancelled, lost
 	firstFailures                          map[string]map[string]int // phase → class → count
 	finalFailures                          map[string]int            // class → count
@@ -402,6 +402,9 @@ func (r *result) stats() stats {
 		case c.ok && c.kind == "task":
 			s.tasks++
 			s.taskEnds[c.ended]++
+			if c.proto == a2aProto {
+				s.a2aTasks++
+			}
 		case c.ok && c.kind == "round":
 			s.rounds++
 		}
@@ -457,8 +460,8 @@ func (r *result) report(out io.Writer) {
 	if len(s.finalFailures) > 0 {
 		fmt.Fprintf(out, "calls that failed for good: %s\n", classes(s.finalFailures))
 	}
-	fmt.Fprintf(out, "tasks through the balancer: %d (%d completed, %d cancelled, %d lost with their replica); input_required rounds answered on the next request: %d\n",
-		s.tasks, s.taskEnds["completed"], s.taskEnds["cancelled"], s.taskEnds["lost"], s.rounds)
+	fmt.Fprintf(out, "tasks through the balancer: %d, %d of them over A2A (%d completed, %d cancelled, %d lost with their replica); input_required rounds answered on the next request: %d\n",
+		s.tasks, s.a2aTasks, s.taskEnds["completed"], s.taskEnds["cancelled"], s.taskEnds["lost"], s.rounds)
 	fmt.Fprintf(out, "crash: %d calls in flight (on any replica) at SIGKILL; %d of them ran again after the lease (at least once, as promised)\n", len(r.killedInFlight), s.crashTwice)
 	if r.probe != nil {
 		fmt.Fprintln(out, r.probe.report())

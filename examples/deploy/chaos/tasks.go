@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// Tasks and input_required rounds through the balancer (MCP 2026-07-28).
+// Tasks and input_required rounds through the balancer (MCP 2026-07-28),
+// and tasks over A2A.
 // Every request of one goes to whichever replica the balancer picks: a
 // task started on one replica is polled and cancelled on others, and the
 // answer to a round's question reaches another replica than the one that
@@ -86,6 +87,119 @@ func (l *loader) sendTask(c *call) (int64, string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return 0, "task not ended within the budget"
+}
+
+// sendA2ATask starts a Timer.Wait as an A2A task (a message with
+// returnImmediately) and follows it to its end with GetTask (cancelling
+// it first with CancelTask when c.cancel), as sendTask does over MCP: the
+// replicas share A2A's tasks in the same Redis store, so a replica that
+// answers TaskNotFound is fatal.
+func (l *loader) sendA2ATask(c *call) (int64, string) {
+	ms := 20 + mrand.IntN(80)
+	token, err := l.issuer.callerToken(fmt.Sprintf("chaos-tasks-%d", mrand.IntN(taskCallers)))
+	if err != nil {
+		return 0, err.Error()
+	}
+	res, class := l.a2a(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"data":{"tool":"Timer_Wait","input":{"ms":%d}}}]},"configuration":{"returnImmediately":true}}}`, newID(), ms), token)
+	if class != "ok" {
+		return 0, class
+	}
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["id"].(string)
+	if id == "" {
+		return 0, fmt.Sprintf("bad answer: no task (%.120v)", res)
+	}
+	deadline := time.Now().Add(l.budget)
+	cancelled := !c.cancel
+	for time.Now().Before(deadline) {
+		if !cancelled {
+			_, class := l.a2a(`{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"`+id+`"}}`, token)
+			if fatal(class) {
+				return 0, class
+			}
+			cancelled = class == "ok" || strings.Contains(class, "-32002") // ended before it could be cancelled
+		}
+		res, class := l.a2a(`{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"`+id+`"}}`, token)
+		switch {
+		case fatal(class):
+			return 0, class
+		case class != "ok":
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		status, _ := res["status"].(map[string]any)
+		switch status["state"] {
+		case "TASK_STATE_COMPLETED":
+			c.ended = "completed"
+			return 0, "ok"
+		case "TASK_STATE_CANCELED":
+			c.ended = "cancelled"
+			return 0, "ok"
+		case "TASK_STATE_FAILED":
+			if msg := fmt.Sprint(status["message"]); strings.Contains(msg, "lease") {
+				c.ended = "lost" // its replica died: its outcome is unknown, as promised
+				return 0, "ok"
+			}
+			return 0, "task failed: " + firstText(status["message"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0, "task not ended within the budget"
+}
+
+// firstText is the first line of the first text part of an A2A message,
+// at most 120 bytes of it.
+func firstText(message any) string {
+	m, _ := message.(map[string]any)
+	parts, _ := m["parts"].([]any)
+	for _, p := range parts {
+		if text, ok := p.(map[string]any)["text"].(string); ok {
+			line, _, _ := strings.Cut(text, "\n")
+			return fmt.Sprintf("%.120s", line)
+		}
+	}
+	return "(no text)"
+}
+
+// a2a sends one A2A 1.0 JSON-RPC request through the balancer with a
+// bearer token, and returns the result, or why the request failed: an
+// unknown task's error is "unknown task".
+func (l *loader) a2a(body, token string) (map[string]any, string) {
+	req, err := http.NewRequest(http.MethodPost, l.base+"/a2a", strings.NewReader(body))
+	if err != nil {
+		return nil, "bad request: " + err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return nil, "network"
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, "network"
+	}
+	var m struct {
+		Result map[string]any
+		Error  *struct {
+			Code    int
+			Message string
+		}
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, fmt.Sprintf("http %d", resp.StatusCode)
+	}
+	switch {
+	case m.Error != nil && m.Error.Code == -32001:
+		return nil, "unknown task: " + m.Error.Message
+	case m.Error != nil:
+		return nil, fmt.Sprintf("json-rpc error %d: %s", m.Error.Code, m.Error.Message)
+	case m.Result == nil:
+		return nil, fmt.Sprintf("http %d", resp.StatusCode)
+	}
+	return m.Result, "ok"
 }
 
 // sendRound calls Payments.Refund, which asks for a confirmation
