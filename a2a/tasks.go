@@ -159,7 +159,7 @@ func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
 	switch st.Status {
 	case tasks.Completed, tasks.Failed:
 		var o outcome
-		_ = json.Unmarshal(st.Result, &o) // written by this package
+		_ = json.Unmarshal(st.Result, &o)           // written by this package
 		if st.Status == tasks.Failed && !o.Failed { // lost with its replica: no outcome was recorded
 			o.Failed, o.Text = true, orDefault(st.StatusMessage, "The task failed; its outcome is unknown")
 		}
