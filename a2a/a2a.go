@@ -124,9 +124,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	version, ok := requestVersion(r)
+	version, named, ok := requestVersion(r)
 	if !ok {
-		msg := "A2A version " + wire.Truncate(version, 16) + " is not supported: this agent speaks " + Version10 + " and " + Version03
+		msg := "A2A version " + wire.Truncate(named, 16) + " is not supported: this agent speaks " + Version10 + " and " + Version03
 		if isREST(path) {
 			writeRESTError(w, http.StatusBadRequest, "VERSION_NOT_SUPPORTED", msg)
 		} else {
@@ -141,7 +141,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, http.StatusMethodNotAllowed, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: "A JSON-RPC request is sent with POST"}})
 			return
 		}
-		h.serveRPC(w, r, version)
+		h.serveRPC(w, r, version, named != "")
 	case path == "/message:send" || path == "/message:stream":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
@@ -179,7 +179,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		q, e := readListQuery(r.URL.Query())
 		var b []byte
 		if e == nil {
-			b, e = h.listTasks(r, dialect{}, q)
+			b, e = h.listTasks(r, v10, q)
 		}
 		if e != nil {
 			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
@@ -202,27 +202,25 @@ func isREST(path string) bool {
 }
 
 // requestVersion returns the A2A version a request asks for (header, else
-// query parameter; none is 0.3), and whether it is one this package
+// query parameter; none is 0.3), the version it named ("" for none), and
+// whether it is one this package
 // speaks.
-func requestVersion(r *http.Request) (string, bool) {
+func requestVersion(r *http.Request) (d dialect, named string, ok bool) {
 	// The header's canonical key, read from the map as it is: Get would
 	// canonicalize "A2A-Version" again on every request.
-	var v string
 	if vs := r.Header["A2a-Version"]; len(vs) > 0 {
-		v = strings.TrimSpace(vs[0])
+		named = strings.TrimSpace(vs[0])
 	}
-	if v == "" && r.URL.RawQuery != "" {
-		v = strings.TrimSpace(r.URL.Query().Get("A2A-Version"))
+	if named == "" && r.URL.RawQuery != "" {
+		named = strings.TrimSpace(r.URL.Query().Get("A2A-Version"))
 	}
-	switch v {
-	case "":
-		return Version03, true
+	switch named {
+	case "", Version03:
+		return v03, named, true
 	case Version10, "1":
-		return Version10, true
-	case Version03:
-		return Version03, true
+		return v10, named, true
 	}
-	return v, false
+	return v03, named, false
 }
 
 // readBody reads a request's body within the limits, into a pooled

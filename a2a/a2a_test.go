@@ -359,9 +359,22 @@ func TestVersions(t *testing.T) {
 	assert.Equal(t, "text", task.Artifacts[0].Parts[1]["kind"])
 	assert.JSONEq(t, `"x"`, string(r.ID))
 
-	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`))
+	// Without the header, a method only 1.0 has is served as 1.0 (a 1.0
+	// client that leaves the header out); a header naming 0.3 is obeyed.
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"v10","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":2,"b":3}}}]}}}`))
+	require.Nil(t, r.Error)
+	assert.Contains(t, string(r.Result), `"state":"TASK_STATE_COMPLETED"`, "1.0's shapes")
+	assert.Contains(t, string(r.Result), `{"data":5}`)
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32001, r.Error.Code, "GetTask, 1.0's, looks the task up")
+	r = decodeRPC(t, s.post(t, "/", "0.3", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`))
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32601, r.Error.Code, "SendMessage is not a 0.3 method")
+	assert.Contains(t, r.Error.Message, "(A2A 0.3)")
+	r = decodeRPC(t, s.post(t, "/", "1.0", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+	require.NotNil(t, r.Error)
+	assert.Equal(t, -32601, r.Error.Code, "message/send is not a 1.0 method")
 
 	r = decodeRPC(t, s.post(t, "/", "2.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`))
 	require.NotNil(t, r.Error)

@@ -130,7 +130,7 @@ func appendRaw(dst []byte, v json.RawMessage) []byte {
 // appendResult appends a SendMessageResponse holding a task or a message:
 // 1.0 names what it holds ({"task": ...}), 0.3 does not.
 func appendResult(dst []byte, d dialect, t *task, m *message) []byte {
-	if !d.v03 {
+	if d != v03 {
 		if t != nil {
 			dst = append(dst, `{"task":`...)
 		} else {
@@ -142,7 +142,7 @@ func appendResult(dst []byte, d dialect, t *task, m *message) []byte {
 	} else {
 		dst = appendMessage(dst, m)
 	}
-	if !d.v03 {
+	if d != v03 {
 		dst = append(dst, '}')
 	}
 	return dst

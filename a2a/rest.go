@@ -76,7 +76,7 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream b
 		return
 	}
 	if stream {
-		h.serveStream(w, r, dialect{}, in, body, nil, func(e *rpcError, status int) {
+		h.serveStream(w, r, v10, in, body, nil, func(e *rpcError, status int) {
 			if status == http.StatusOK {
 				status = restStatusOf(e)
 			}
@@ -86,7 +86,7 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream b
 	}
 	out := wire.GetBuffer()
 	defer wire.ReleaseBuffer(out)
-	result, e, status := h.send(out.AvailableBuffer(), r, dialect{}, in, body)
+	result, e, status := h.send(out.AvailableBuffer(), r, v10, in, body)
 	if e != nil {
 		h.challenge(w, e)
 		if status == http.StatusOK {
@@ -148,11 +148,11 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 	var e *rpcError
 	switch {
 	case action == "" && r.Method == http.MethodGet:
-		t, e = h.getTask(r, dialect{}, id)
+		t, e = h.getTask(r, v10, id)
 	case action == "cancel" && r.Method == http.MethodPost:
-		t, e = h.cancelTask(r, dialect{}, id)
+		t, e = h.cancelTask(r, v10, id)
 	case action == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):
-		h.subscribe(w, r, dialect{}, id, nil, func(e *rpcError) {
+		h.subscribe(w, r, v10, id, nil, func(e *rpcError) {
 			writeRESTError(w, restStatusOf(e), restReason(e), e.Message, restDetails(e)...)
 		})
 		return

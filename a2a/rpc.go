@@ -3,7 +3,6 @@ package a2a
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -101,8 +100,63 @@ func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
 	_, _ = w.Write(b)
 }
 
-// serveRPC answers one JSON-RPC request of the given A2A version.
-func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version string) {
+// rpcCall is one JSON-RPC request as a method answers it.
+type rpcCall struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	d      dialect
+	doc    *jsonparse.Document
+	params int32
+	id     json.RawMessage
+	body   []byte
+}
+
+// An rpcMethod answers one JSON-RPC method: with its result, or an
+// error; written is true when it wrote the answer itself (a stream, or a
+// result encoded in a pooled buffer).
+type rpcMethod func(h *Handler, c *rpcCall) (result any, e *rpcError, written bool)
+
+// rpcMethods are the methods of each version, by name.
+var rpcMethods = [...]map[string]rpcMethod{
+	v10: {
+		"SendMessage":                      sendMethod,
+		"SendStreamingMessage":             streamMethod,
+		"GetTask":                          getMethod,
+		"CancelTask":                       cancelMethod,
+		"ListTasks":                        listMethod,
+		"SubscribeToTask":                  subscribeMethod,
+		"GetExtendedAgentCard":             extendedCardMethod,
+		"CreateTaskPushNotificationConfig": pushMethod,
+		"GetTaskPushNotificationConfig":    pushMethod,
+		"ListTaskPushNotificationConfigs":  pushMethod,
+		"DeleteTaskPushNotificationConfig": pushMethod,
+		draftMethodName:                    draftMethod,
+	},
+	v03: {
+		"message/send":                        sendMethod,
+		"message/stream":                      streamMethod,
+		"tasks/get":                           getMethod,
+		"tasks/cancel":                        cancelMethod,
+		"tasks/resubscribe":                   subscribeMethod,
+		"agent/getAuthenticatedExtendedCard":  extendedCardMethod,
+		"tasks/pushNotificationConfig/set":    pushMethod,
+		"tasks/pushNotificationConfig/get":    pushMethod,
+		"tasks/pushNotificationConfig/list":   pushMethod,
+		"tasks/pushNotificationConfig/delete": pushMethod,
+		draftMethodName:                       draftMethod,
+	},
+}
+
+// draftMethodName is the universal tool registry's draft method, served
+// in the task shape of the request's version.
+const draftMethodName = "a2a/tasks/send"
+
+// serveRPC answers one JSON-RPC request of A2A version d. A request
+// whose A2A-Version named none (named is false) is 0.3's, as the spec
+// says, unless its method is 1.0's alone: 1.0 clients that leave the
+// header out are served, and no method is both versions' under one name
+// but the draft's.
+func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, d dialect, named bool) {
 	buf, ok := h.readBody(w, r, func(status int, msg string) {
 		writeRPC(w, status, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeInvalidRequest, Message: msg}})
 	})
@@ -110,8 +164,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 	if !ok {
 		return
 	}
-	body := buf.Bytes()
-	doc, err := jsonparse.Parse(body)
+	doc, err := jsonparse.Parse(buf.Bytes())
 	if err != nil {
 		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: " + err.Error()}})
 		return
@@ -122,113 +175,141 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, version strin
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	if e != nil {
-		writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
-		return
-	}
-	d := dialect{v03: version == Version03}
 	var result any
-	switch {
-	case version == Version10 && env.method == "SendMessage", version == Version03 && env.method == "message/send":
-		in, pe := readSend(doc, env.params, sendParamsProblem)
-		if pe != nil {
-			e = pe
-			break
+	if e == nil {
+		m, found := rpcMethods[d][env.method]
+		if !found && !named {
+			if m, found = rpcMethods[v10][env.method]; found {
+				d = v10
+			}
 		}
-		// A refusal of the caller by a tool's policy is a JSON-RPC error
-		// like any other (-31401, -31403), answered 200 as the binding's
-		// clients expect, with its challenge; only a request no
-		// authenticator accepts is refused at the HTTP level (401).
-		out := wire.GetBuffer()
-		defer wire.ReleaseBuffer(out)
-		b := append(out.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
-		b = append(b, id...)
-		b = append(b, `,"result":`...)
-		b, e, _ = h.send(b, r, d, in, body)
-		h.challenge(w, e)
-		if e == nil {
-			b = append(b, '}')
-			out.Write(b) // keeps the grown array for the pool
-			wire.ArmWriteDeadline(w, r)
-			wire.SetJSONHeaders(w.Header(), len(b), false)
-			_, _ = w.Write(b)
-			return
-		}
-	case version == Version10 && (env.method == "GetTask" || env.method == "CancelTask"), version == Version03 && (env.method == "tasks/get" || env.method == "tasks/cancel"):
-		id, pe := readTaskID(doc, env.params)
-		if pe != nil {
-			e = pe
-			break
-		}
-		var t *task
-		if env.method == "GetTask" || env.method == "tasks/get" {
-			t, e = h.getTask(r, d, id)
+		if !found {
+			e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(env.method, 64) + " (A2A " + d.String() + ")"}
 		} else {
-			t, e = h.cancelTask(r, d, id)
+			var written bool
+			result, e, written = m(h, &rpcCall{w: w, r: r, d: d, doc: doc, params: env.params, id: id, body: buf.Bytes()})
+			if written {
+				return
+			}
 		}
-		if e == nil {
-			result = json.RawMessage(appendTask(nil, t))
-		}
-	case version == Version10 && env.method == "ListTasks":
-		q, pe := readListParams(doc, env.params)
-		if pe != nil {
-			e = pe
-			break
-		}
-		var b []byte
-		if b, e = h.listTasks(r, d, q); e == nil {
-			result = json.RawMessage(b)
-		}
-	case env.method == "a2a/tasks/send":
-		// The universal tool registry's draft form, answered in the task
-		// shape of the request's version.
-		in, pe := readDraft(doc, env.params)
-		if pe != nil {
-			e = pe
-			break
-		}
-		out := wire.GetBuffer()
-		defer wire.ReleaseBuffer(out)
-		b, se, _ := h.send(out.AvailableBuffer(), r, d, in, body)
-		if se != nil {
-			e = se
-			h.challenge(w, e)
-			break
-		}
-		result = json.RawMessage(b)
-	case version == Version10 && env.method == "SendStreamingMessage", version == Version03 && env.method == "message/stream":
-		in, pe := readSend(doc, env.params, sendParamsProblem)
-		if pe != nil {
-			e = pe
-			break
-		}
-		h.serveStream(w, r, d, in, body, id, func(e *rpcError, _ int) {
-			writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
-		})
-		return
-	case version == Version10 && env.method == "SubscribeToTask", version == Version03 && env.method == "tasks/resubscribe":
-		taskID, pe := readTaskID(doc, env.params)
-		if pe != nil {
-			e = pe
-			break
-		}
-		h.subscribe(w, r, d, taskID, id, func(e *rpcError) {
-			writeRPC(w, http.StatusOK, rpcResponse{ID: id, Error: e})
-		})
-		return
-	case version == Version10 && strings.HasSuffix(env.method, "PushNotificationConfig"), version == Version10 && env.method == "ListTaskPushNotificationConfigs",
-		version == Version03 && strings.HasPrefix(env.method, "tasks/pushNotificationConfig/"):
-		e = &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}
-	case version == Version10 && env.method == "GetExtendedAgentCard", version == Version03 && env.method == "agent/getAuthenticatedExtendedCard":
-		if h.auth == nil {
-			e = &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card: it authenticates no one, and its card lists every skill", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}
-			break
-		}
-		result = h.card(h.endpointURL(r, ""), otc.CallerIdentity(r.Context()))
-	default:
-		e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(env.method, 64) + " (A2A " + version + ")"}
 	}
+	h.challenge(w, e)
 	writeRPC(w, http.StatusOK, rpcResponse{ID: id, Result: result, Error: e})
+}
+
+// sendMethod answers SendMessage (0.3: message/send). A refusal of the
+// caller by a tool's policy is a JSON-RPC error like any other (-31401,
+// -31403), answered 200 as the binding's clients expect, with its
+// challenge; only a request no authenticator accepts is refused at the
+// HTTP level (401).
+func sendMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	in, e := readSend(c.doc, c.params, sendParamsProblem)
+	if e != nil {
+		return nil, e, false
+	}
+	out := wire.GetBuffer()
+	defer wire.ReleaseBuffer(out)
+	b := append(out.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
+	b = append(b, c.id...)
+	b = append(b, `,"result":`...)
+	b, e, _ = h.send(b, c.r, c.d, in, c.body)
+	if e != nil {
+		return nil, e, false
+	}
+	b = append(b, '}')
+	out.Write(b) // keeps the grown array for the pool
+	wire.ArmWriteDeadline(c.w, c.r)
+	wire.SetJSONHeaders(c.w.Header(), len(b), false)
+	_, _ = c.w.Write(b)
+	return nil, nil, true
+}
+
+// streamMethod answers SendStreamingMessage (0.3: message/stream).
+func streamMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	in, e := readSend(c.doc, c.params, sendParamsProblem)
+	if e != nil {
+		return nil, e, false
+	}
+	h.serveStream(c.w, c.r, c.d, in, c.body, c.id, func(e *rpcError, _ int) {
+		writeRPC(c.w, http.StatusOK, rpcResponse{ID: c.id, Error: e})
+	})
+	return nil, nil, true
+}
+
+// getMethod answers GetTask (0.3: tasks/get).
+func getMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	return taskMethod(c, h.getTask)
+}
+
+// cancelMethod answers CancelTask (0.3: tasks/cancel).
+func cancelMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	return taskMethod(c, h.cancelTask)
+}
+
+// taskMethod answers a method on the task params.id names with op.
+func taskMethod(c *rpcCall, op func(*http.Request, dialect, string) (*task, *rpcError)) (any, *rpcError, bool) {
+	id, e := readTaskID(c.doc, c.params)
+	if e != nil {
+		return nil, e, false
+	}
+	t, e := op(c.r, c.d, id)
+	if e != nil {
+		return nil, e, false
+	}
+	return json.RawMessage(appendTask(nil, t)), nil, false
+}
+
+// listMethod answers ListTasks.
+func listMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	q, e := readListParams(c.doc, c.params)
+	if e != nil {
+		return nil, e, false
+	}
+	b, e := h.listTasks(c.r, c.d, q)
+	if e != nil {
+		return nil, e, false
+	}
+	return json.RawMessage(b), nil, false
+}
+
+// subscribeMethod answers SubscribeToTask (0.3: tasks/resubscribe).
+func subscribeMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	taskID, e := readTaskID(c.doc, c.params)
+	if e != nil {
+		return nil, e, false
+	}
+	h.subscribe(c.w, c.r, c.d, taskID, c.id, func(e *rpcError) {
+		writeRPC(c.w, http.StatusOK, rpcResponse{ID: c.id, Error: e})
+	})
+	return nil, nil, true
+}
+
+// draftMethod answers the universal tool registry's draft form, in the
+// task shape of the request's version.
+func draftMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	in, e := readDraft(c.doc, c.params)
+	if e != nil {
+		return nil, e, false
+	}
+	b, e, _ := h.send(nil, c.r, c.d, in, c.body)
+	if e != nil {
+		return nil, e, false
+	}
+	return json.RawMessage(b), nil, false
+}
+
+// pushMethod answers the push notification configuration methods.
+func pushMethod(*Handler, *rpcCall) (any, *rpcError, bool) {
+	return nil, &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}, false
+}
+
+// extendedCardMethod answers GetExtendedAgentCard (0.3:
+// agent/getAuthenticatedExtendedCard).
+func extendedCardMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
+	if h.auth == nil {
+		return nil, &rpcError{Code: codeExtendedCardMissing, Message: "This agent has no extended Agent Card: it authenticates no one, and its card lists every skill", Data: errorInfo("EXTENDED_AGENT_CARD_NOT_CONFIGURED", nil)}, false
+	}
+	return h.card(h.endpointURL(c.r, ""), otc.CallerIdentity(c.r.Context())), nil, false
 }
 
 // challenge sets the WWW-Authenticate header of an answer refusing the

@@ -146,7 +146,7 @@ func appendStreamTask(dst []byte, d dialect, t *task) []byte {
 // appendStatusUpdate appends a StreamResponse holding a
 // TaskStatusUpdateEvent; final marks the last (0.3 says so in the event).
 func appendStatusUpdate(dst []byte, d dialect, taskID, contextID string, st taskStatus, final bool) []byte {
-	if !d.v03 {
+	if d != v03 {
 		dst = append(dst, `{"statusUpdate":{`...)
 	} else {
 		dst = append(dst, `{"kind":"status-update",`...)
@@ -157,7 +157,7 @@ func appendStatusUpdate(dst []byte, d dialect, taskID, contextID string, st task
 	dst = wire.AppendString(dst, contextID)
 	dst = append(dst, `,"status":`...)
 	dst = appendStatus(dst, st)
-	if d.v03 {
+	if d == v03 {
 		dst = append(dst, `,"final":`...)
 		dst = strconv.AppendBool(dst, final)
 		return append(dst, '}')
@@ -168,7 +168,7 @@ func appendStatusUpdate(dst []byte, d dialect, taskID, contextID string, st task
 // appendArtifactUpdate appends a StreamResponse holding a
 // TaskArtifactUpdateEvent with the whole artifact.
 func appendArtifactUpdate(dst []byte, d dialect, taskID, contextID string, a artifact) []byte {
-	if !d.v03 {
+	if d != v03 {
 		dst = append(dst, `{"artifactUpdate":{`...)
 	} else {
 		dst = append(dst, `{"kind":"artifact-update",`...)
@@ -180,7 +180,7 @@ func appendArtifactUpdate(dst []byte, d dialect, taskID, contextID string, a art
 	dst = append(dst, `,"artifact":`...)
 	dst = appendArtifact(dst, a)
 	dst = append(dst, `,"lastChunk":true`...)
-	if !d.v03 {
+	if d != v03 {
 		return append(dst, "}}"...)
 	}
 	return append(dst, '}')

@@ -128,12 +128,6 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()}}), nil, http.StatusOK
 }
 
-// retryInfo is the data of a failed task that may be tried again after.
-func retryInfo(after time.Duration) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"can_retry": true, "retry_after_ms": retryMS(after)})
-	return b
-}
-
 // failedTask is a task that failed for the reason text, with info (nil for
 // none) in a data part.
 func (h *Handler) failedTask(d dialect, taskID, contextID, text string, info json.RawMessage) *task {

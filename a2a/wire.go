@@ -58,12 +58,26 @@ type artifact struct {
 	Parts      []part `json:"parts"`
 }
 
-// dialect writes the shapes of one protocol version: 1.0's ProtoJSON enum
-// names, or 0.3's lower-case ones and kind tags.
-type dialect struct{ v03 bool }
+// dialect is a protocol version this package speaks, and writes its
+// shapes: 1.0's ProtoJSON enum names, or 0.3's lower-case ones and kind
+// tags. The zero value is 1.0.
+type dialect uint8
+
+const (
+	v10 dialect = iota
+	v03
+)
+
+// String is the version as A2A-Version names it.
+func (d dialect) String() string {
+	if d == v03 {
+		return Version03
+	}
+	return Version10
+}
 
 func (d dialect) state(s string) string {
-	if d.v03 {
+	if d == v03 {
 		switch s {
 		case stateCompleted:
 			return "completed"
@@ -81,7 +95,7 @@ func (d dialect) state(s string) string {
 }
 
 func (d dialect) roleAgent() string {
-	if d.v03 {
+	if d == v03 {
 		return "agent"
 	}
 	return "ROLE_AGENT"
@@ -89,7 +103,7 @@ func (d dialect) roleAgent() string {
 
 func (d dialect) textPart(s string) part {
 	p := part{Text: &s}
-	if d.v03 {
+	if d == v03 {
 		p.Kind = "text"
 	}
 	return p
@@ -100,7 +114,7 @@ func (d dialect) textPart(s string) part {
 // structuredContent wraps it.
 func (d dialect) dataPart(v json.RawMessage) part {
 	p := part{Data: v}
-	if d.v03 {
+	if d == v03 {
 		p.Kind = "data"
 		if len(v) > 0 && v[0] != '{' {
 			w := make([]byte, 0, len(v)+11)
@@ -113,14 +127,14 @@ func (d dialect) dataPart(v json.RawMessage) part {
 }
 
 func (d dialect) message(m *message) *message {
-	if d.v03 {
+	if d == v03 {
 		m.Kind = "message"
 	}
 	return m
 }
 
 func (d dialect) task(t *task) *task {
-	if d.v03 {
+	if d == v03 {
 		t.Kind = "task"
 	}
 	return t
