@@ -3,12 +3,15 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -34,11 +37,13 @@ type Options struct {
 	// SecuritySchemes names the credentials the agent takes, as the card's
 	// securitySchemes: each an A2A SecurityScheme object (for an API key,
 	// {"apiKeySecurityScheme": {"location": "header", "name":
-	// "OXP-API-Key"}}). The card requires any one of them. Nil means one
-	// derived from the Authenticator's challenge: an HTTP bearer scheme
-	// when it asks for a bearer token (with the OAuth resource metadata
-	// URL, when the challenge names one, in its description), none
-	// otherwise.
+	// "OXP-API-Key"}}). The card requires any one of them. Nil means those
+	// of the Authenticator's methods (each of an auth.AnyOf, the one a
+	// ratelimit.Guard guards): an API key header for auth's API keys (an
+	// authenticator with an APIKeyHeader method), an HTTP bearer scheme
+	// for a method whose challenge asks for a bearer token (with the
+	// OAuth resource metadata URL, when the challenge names one, in its
+	// description).
 	SecuritySchemes map[string]json.RawMessage
 
 	// TaskStore keeps the tasks of the calls of tools whose calls may run
@@ -75,6 +80,7 @@ type Handler struct {
 	timeout time.Duration
 	logger  *slog.Logger
 	runner  *tasks.Runner
+	schemes map[string]json.RawMessage // the card's securitySchemes
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -90,6 +96,7 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 		h.logger = reg.Logger()
 	}
 	h.runner = newRunner(opts, h.logger)
+	h.schemes = securitySchemes(opts, h.auth)
 	return h
 }
 
@@ -110,6 +117,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r, e := otc.Authenticate(h.auth, r)
 	if e != nil {
+		if errors.Is(e, otc.ErrNoCredentials) && h.servePublicCard(w, r, path) {
+			return
+		}
 		if c := otc.Challenge(h.auth, e); c != "" {
 			w.Header().Set("WWW-Authenticate", c)
 		}
@@ -194,6 +204,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", "Nothing is served at "+wire.Truncate(path, 64))
 	}
+}
+
+// maxCardRequest bounds the body read of a JSON-RPC request without
+// credentials, to see whether it asks for the extended card.
+const maxCardRequest = 4 << 10
+
+// servePublicCard answers a request without credentials that asks for the
+// extended Agent Card (GET /extendedAgentCard, or JSON-RPC
+// GetExtendedAgentCard) with the public card, and reports whether it did:
+// the SDKs ask for the extended card whenever the public one says there is
+// one, and a caller without credentials is owed the public card, not an
+// error. Any other request is left to be refused.
+func (h *Handler) servePublicCard(w http.ResponseWriter, r *http.Request, path string) bool {
+	switch {
+	case path == "/extendedAgentCard" && r.Method == http.MethodGet:
+		b, err := json.Marshal(h.card(h.endpointURL(r, path), nil))
+		if err != nil {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/a2a+json")
+		_, _ = w.Write(b)
+		return true
+	case (path == "/" || path == "") && r.Method == http.MethodPost:
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxCardRequest+1))
+		if err != nil || len(body) > maxCardRequest {
+			return false
+		}
+		doc, err := jsonparse.Parse(body)
+		if err != nil {
+			return false
+		}
+		defer jsonparse.Release(doc)
+		env, id, e := readEnvelope(doc)
+		if e != nil || env.method != "GetExtendedAgentCard" && env.method != "agent/getAuthenticatedExtendedCard" {
+			return false
+		}
+		writeRPC(w, http.StatusOK, rpcResponse{ID: id, Result: h.card(h.endpointURL(r, ""), nil)})
+		return true
+	}
+	return false
 }
 
 // isREST reports whether path is one of the HTTP+JSON binding's.

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -28,11 +29,13 @@ type agentCard struct {
 }
 
 // securityRequirement is a SecurityRequirement: the schemes it needs, each
-// with the scopes it needs.
+// with the scopes it needs. The scopes are written as a JSON array, the
+// form a2a-go (v2.3.1) reads and writes; @a2a-js/sdk reads it too (its
+// StringList reader takes any value, keeping what it finds under "list",
+// and the lists here are empty), while the proto's {"list": [...]} makes
+// a2a-go refuse the whole card.
 type securityRequirement struct {
-	Schemes map[string]struct {
-		List []string `json:"list"`
-	} `json:"schemes"`
+	Schemes map[string][]string `json:"schemes"`
 }
 
 // agentInterface is an AgentInterface: where a binding is served.
@@ -121,18 +124,9 @@ func (h *Handler) card(base string, id *otc.Identity) agentCard {
 	}
 	card.Capabilities.Streaming = true
 	card.Capabilities.ExtendedAgentCard = h.auth != nil
-	card.SecuritySchemes = h.securitySchemes()
-	if len(card.SecuritySchemes) > 0 {
-		for name := range card.SecuritySchemes {
-			var req securityRequirement
-			req.Schemes = map[string]struct {
-				List []string `json:"list"`
-			}{name: {List: []string{}}}
-			card.SecurityRequirements = append(card.SecurityRequirements, req)
-		}
-		slices.SortFunc(card.SecurityRequirements, func(a, b securityRequirement) int {
-			return strings.Compare(firstKey(a.Schemes), firstKey(b.Schemes))
-		})
+	card.SecuritySchemes = h.schemes
+	for _, name := range slices.Sorted(maps.Keys(h.schemes)) { // any one of them will do
+		card.SecurityRequirements = append(card.SecurityRequirements, securityRequirement{Schemes: map[string][]string{name: {}}})
 	}
 	if h.opts.URL != "" {
 		base = strings.TrimSuffix(h.opts.URL, "/")
@@ -145,34 +139,59 @@ func (h *Handler) card(base string, id *otc.Identity) agentCard {
 }
 
 // securitySchemes are the card's security schemes: Options.SecuritySchemes,
-// or the bearer scheme the authenticator's challenge asks for.
-func (h *Handler) securitySchemes() map[string]json.RawMessage {
-	if h.opts.SecuritySchemes != nil {
-		return h.opts.SecuritySchemes
+// or those of the authenticator's methods (see methodsOf): an API key
+// header for a method that takes API keys, an HTTP bearer scheme for one
+// whose challenge asks for a bearer token (JWTs, capability tokens, the
+// OAuth resource server, whose metadata URL the scheme's description
+// names). They are found once, when the handler is made.
+func securitySchemes(opts *Options, a otc.Authenticator) map[string]json.RawMessage {
+	if opts.SecuritySchemes != nil {
+		return opts.SecuritySchemes
 	}
-	if h.auth == nil {
-		return nil
-	}
-	c := otc.Challenge(h.auth, &otc.Error{Code: otc.CodeUnauthenticated})
-	scheme, params, _ := strings.Cut(c, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return nil
-	}
-	s := map[string]string{"scheme": "Bearer", "bearerFormat": "JWT"}
-	if _, meta, ok := strings.Cut(params, `resource_metadata="`); ok {
-		if u, _, ok := strings.Cut(meta, `"`); ok {
-			s["description"] = "An OAuth 2.0 access token; the protected resource's metadata (RFC 9728) is at " + u
+	out := map[string]json.RawMessage{}
+	for _, m := range methodsOf(a) {
+		if k, ok := m.(interface{ APIKeyHeader() string }); ok {
+			out["apiKey"], _ = json.Marshal(map[string]any{"apiKeySecurityScheme": map[string]string{"location": "header", "name": k.APIKeyHeader()}})
+			continue
+		}
+		c := otc.Challenge(m, &otc.Error{Code: otc.CodeUnauthenticated})
+		scheme, params, _ := strings.Cut(c, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			continue
+		}
+		s := map[string]string{"scheme": "Bearer", "bearerFormat": "JWT"}
+		if _, meta, ok := strings.Cut(params, `resource_metadata="`); ok {
+			if u, _, ok := strings.Cut(meta, `"`); ok {
+				s["description"] = "An OAuth 2.0 access token; the protected resource's metadata (RFC 9728) is at " + u
+			}
+		}
+		if _, seen := out["bearer"]; !seen || s["description"] != "" {
+			out["bearer"], _ = json.Marshal(map[string]any{"httpAuthSecurityScheme": s})
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"httpAuthSecurityScheme": s})
-	return map[string]json.RawMessage{"bearer": b}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
-func firstKey[V any](m map[string]V) string {
-	for k := range m {
-		return k
+// methodsOf lists the methods an authenticator accepts credentials by:
+// the methods of an auth.AnyOf (its Methods), the authenticator a wrapper
+// guards (its Unwrap, as ratelimit.Guard's), or a itself.
+func methodsOf(a otc.Authenticator) []otc.Authenticator {
+	switch x := a.(type) {
+	case nil:
+		return nil
+	case interface{ Methods() []otc.Authenticator }:
+		var out []otc.Authenticator
+		for _, m := range x.Methods() {
+			out = append(out, methodsOf(m)...)
+		}
+		return out
+	case interface{ Unwrap() otc.Authenticator }:
+		return methodsOf(x.Unwrap())
 	}
-	return ""
+	return []otc.Authenticator{a}
 }
 
 // baseURL is the URL the handler is reached at: Options.URL, or the URL

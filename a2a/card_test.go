@@ -3,8 +3,10 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -93,10 +96,18 @@ func TestExtendedCard(t *testing.T) {
 }
 
 // TestSecuritySchemes: a bearer authenticator's card names an HTTP bearer
-// scheme and requires it; schemes given in the options are used as given.
+// scheme and requires it; auth.AnyOf of an API key and a JWT names both,
+// and requires either; schemes given in the options are used as given.
+// Each requirement lists its scopes as an array (a2a-go's form).
 func TestSecuritySchemes(t *testing.T) {
 	bearer := challenger{otc.AuthenticatorFunc(func(*http.Request) (*otc.Identity, error) { return nil, otc.ErrNoCredentials }),
 		`Bearer resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/a2a"`}
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "card-test-key-2d8e4f1a9c3b7065"})
+	require.NoError(t, err)
+	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("card-test-secret-of-32-bytes-or-more")})
+	require.NoError(t, err)
+	const apiKey = `{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`
+	const jwtBearer = `{"httpAuthSecurityScheme":{"bearerFormat":"JWT","scheme":"Bearer"}}`
 	for _, tc := range []struct {
 		name string
 		opts *a2a.Options
@@ -104,9 +115,10 @@ func TestSecuritySchemes(t *testing.T) {
 	}{
 		{"from_the_challenge", &a2a.Options{Authenticator: bearer}, map[string]string{
 			"bearer": `{"httpAuthSecurityScheme":{"bearerFormat":"JWT","description":"An OAuth 2.0 access token; the protected resource's metadata (RFC 9728) is at https://tools.example.com/.well-known/oauth-protected-resource/a2a","scheme":"Bearer"}}`}},
-		{"given", &a2a.Options{Authenticator: bearer, SecuritySchemes: map[string]json.RawMessage{
-			"apiKey": json.RawMessage(`{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`)}}, map[string]string{
-			"apiKey": `{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`}},
+		{"api_key", &a2a.Options{Authenticator: keys}, map[string]string{"apiKey": apiKey}},
+		{"any_of", &a2a.Options{Authenticator: auth.AnyOf(keys, jwtAuth)}, map[string]string{"apiKey": apiKey, "bearer": jwtBearer}},
+		{"given", &a2a.Options{Authenticator: bearer, SecuritySchemes: map[string]json.RawMessage{"apiKey": json.RawMessage(apiKey)}},
+			map[string]string{"apiKey": apiKey}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(a2a.NewHandler(otc.NewRegistry(nil), tc.opts))
@@ -117,11 +129,12 @@ func TestSecuritySchemes(t *testing.T) {
 			require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
 			resp.Body.Close()
 			require.Len(t, card.SecuritySchemes, len(tc.want))
-			for name, want := range tc.want {
-				assert.JSONEq(t, want, string(card.SecuritySchemes[name]))
-				require.Len(t, card.SecurityRequirements, 1)
-				assert.Equal(t, map[string]any{"schemes": map[string]any{name: map[string]any{"list": []any{}}}}, card.SecurityRequirements[0])
+			var reqs []map[string]any
+			for _, name := range slices.Sorted(maps.Keys(tc.want)) {
+				assert.JSONEq(t, tc.want[name], string(card.SecuritySchemes[name]))
+				reqs = append(reqs, map[string]any{"schemes": map[string]any{name: []any{}}})
 			}
+			assert.Equal(t, reqs, card.SecurityRequirements, "any one scheme will do")
 		})
 	}
 }
@@ -133,3 +146,31 @@ type challenger struct {
 }
 
 func (c challenger) Challenge(*otc.Error) string { return c.value }
+
+// TestExtendedCardWithoutCredentials: a caller that sends no credentials
+// asks for the extended card, as the SDKs do whenever the public card says
+// there is one, and gets the public card, over both bindings; one that
+// sends a wrong key is refused; another method without credentials is
+// refused too.
+func TestExtendedCardWithoutCredentials(t *testing.T) {
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "ext-card-key-5b9d2e7c1a4f8036"})
+	require.NoError(t, err)
+	s := newServer(t, &a2a.Options{Authenticator: keys})
+	r := decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":7,"method":"GetExtendedAgentCard","params":{}}`))
+	require.Nil(t, r.Error)
+	assert.JSONEq(t, `7`, string(r.ID))
+	var card cardOf
+	require.NoError(t, json.Unmarshal(r.Result, &card))
+	assert.Contains(t, card.ids(), "Calculator.Add@1.0.0")
+	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":8,"method":"agent/getAuthenticatedExtendedCard"}`))
+	require.Nil(t, r.Error, "0.3's name for it")
+
+	a := s.get(t, "/extendedAgentCard")
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	assert.Contains(t, string(a.body), `"Calculator.Add@1.0.0"`)
+
+	a = s.get(t, "/extendedAgentCard", otc.HeaderAPIKey, "wrong")
+	assert.Equal(t, http.StatusUnauthorized, a.status)
+	a = s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"x"}}`)
+	assert.Equal(t, http.StatusUnauthorized, a.status)
+}

@@ -84,6 +84,11 @@ type APIKeyAuth struct {
 	keys []apiKey
 }
 
+// APIKeyHeader returns the header a client sends its key in,
+// otc.HeaderAPIKey, for what describes the credentials a server takes
+// (the A2A Agent Card).
+func (a *APIKeyAuth) APIKeyHeader() string { return otc.HeaderAPIKey }
+
 type apiKey struct {
 	name string
 	sum  [sha256.Size]byte
@@ -369,6 +374,10 @@ func AnyOf(as ...otc.Authenticator) otc.Authenticator {
 }
 
 type anyOf []otc.Authenticator
+
+// Methods returns the authenticators AnyOf tries, in order, for what
+// describes the credentials a server takes (the A2A Agent Card).
+func (as anyOf) Methods() []otc.Authenticator { return slices.Clone(as) }
 
 func (as anyOf) Authenticate(r *http.Request) (*otc.Identity, error) {
 	if err := as.ambiguous(r); err != nil {
