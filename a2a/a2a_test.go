@@ -173,9 +173,9 @@ func TestCard(t *testing.T) {
 			ProtocolBinding string `json:"protocolBinding"`
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"supportedInterfaces"`
-		Capabilities       map[string]bool `json:"capabilities"`
-		DefaultInputModes  []string        `json:"defaultInputModes"`
-		DefaultOutputModes []string        `json:"defaultOutputModes"`
+		Capabilities       capabilities `json:"capabilities"`
+		DefaultInputModes  []string     `json:"defaultInputModes"`
+		DefaultOutputModes []string     `json:"defaultOutputModes"`
 		Skills             []struct {
 			ID       string   `json:"id"`
 			Name     string   `json:"name"`
@@ -193,7 +193,7 @@ func TestCard(t *testing.T) {
 		assert.Equal(t, "1.0", i.ProtocolVersion)
 	}
 	assert.Equal(t, []string{"JSONRPC", "HTTP+JSON"}, []string{card.SupportedInterfaces[0].ProtocolBinding, card.SupportedInterfaces[1].ProtocolBinding})
-	assert.Equal(t, map[string]bool{"streaming": true, "pushNotifications": false, "extendedAgentCard": false}, card.Capabilities)
+	assert.Equal(t, map[string]bool{"streaming": true, "pushNotifications": false, "extendedAgentCard": false}, card.Capabilities.flags)
 	assert.NotEmpty(t, card.DefaultInputModes)
 	assert.NotEmpty(t, card.DefaultOutputModes)
 	var ids []string

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -17,9 +18,10 @@ type agentCard struct {
 	SupportedInterfaces []agentInterface `json:"supportedInterfaces"`
 	Version             string           `json:"version"`
 	Capabilities        struct {
-		Streaming         bool `json:"streaming"`
-		PushNotifications bool `json:"pushNotifications"`
-		ExtendedAgentCard bool `json:"extendedAgentCard"`
+		Streaming         bool             `json:"streaming"`
+		PushNotifications bool             `json:"pushNotifications"`
+		ExtendedAgentCard bool             `json:"extendedAgentCard"`
+		Extensions        []agentExtension `json:"extensions,omitempty"`
 	} `json:"capabilities"`
 	SecuritySchemes      map[string]json.RawMessage `json:"securitySchemes,omitempty"`
 	SecurityRequirements []securityRequirement      `json:"securityRequirements,omitempty"`
@@ -36,6 +38,35 @@ type agentCard struct {
 // a2a-go refuse the whole card.
 type securityRequirement struct {
 	Schemes map[string][]string `json:"schemes"`
+}
+
+// ExtensionSkillSchemas is the URI of this package's A2A extension that
+// gives each skill its tool's JSON Schemas, which A2A's AgentSkill has no
+// field for. The card lists it in capabilities.extensions, its params
+// {"skills": {SKILL_ID: {"inputSchema": {...}, "outputSchema": {...}}}},
+// the schemas as the tool publishes them over OTC ("outputSchema" only
+// for a tool that has one). A client that knows the extension builds a
+// call's data part from the input schema; one that does not is unaffected.
+// The extension is never required.
+const ExtensionSkillSchemas = "https://github.com/otcgo/otc/blob/main/docs/a2a.md#skill-schemas-v1"
+
+// agentExtension is an AgentExtension.
+type agentExtension struct {
+	URI         string `json:"uri"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+	Params      any    `json:"params,omitempty"`
+}
+
+// skillSchemas are the params of ExtensionSkillSchemas.
+type skillSchemas struct {
+	Skills map[string]skillSchema `json:"skills"`
+}
+
+// skillSchema is one skill's schemas.
+type skillSchema struct {
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // agentInterface is an AgentInterface: where a binding is served.
@@ -120,8 +151,8 @@ func (h *Handler) card(base string, id *otc.Identity) agentCard {
 		Version:            orDefault(h.opts.Version, "1.0.0"),
 		DefaultInputModes:  inputModes,
 		DefaultOutputModes: outputModes,
-		Skills:             h.skills(id),
 	}
+	card.Skills, card.Capabilities.Extensions = h.skills(id)
 	card.Capabilities.Streaming = true
 	card.Capabilities.ExtendedAgentCard = h.auth != nil
 	card.SecuritySchemes = h.schemes
@@ -229,10 +260,12 @@ func requestOrigin(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// skills returns the tools id may call over A2A, as skills.
-func (h *Handler) skills(id *otc.Identity) []skill {
+// skills returns the tools id may call over A2A, as skills, and the
+// extension that gives their schemas (none without skills).
+func (h *Handler) skills(id *otc.Identity) ([]skill, []agentExtension) {
 	vis := h.reg.Visibility(id, otc.ProtocolA2A)
 	out := []skill{}
+	schemas := skillSchemas{Skills: map[string]skillSchema{}}
 	for _, d := range h.reg.Tools() {
 		if !vis.Sees(d.ID) {
 			continue
@@ -243,15 +276,21 @@ func (h *Handler) skills(id *otc.Identity) []skill {
 			ID: d.ID, Name: d.Name, Description: d.Description, Tags: []string{toolkit},
 			Examples: []string{string(example)}, InputModes: []string{"application/json"}, OutputModes: outputModes,
 		})
+		schemas.Skills[d.ID] = skillSchema{InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema}
 	}
-	return out
+	if len(out) == 0 {
+		return out, nil
+	}
+	return out, []agentExtension{{URI: ExtensionSkillSchemas, Params: schemas,
+		Description: "Each skill's JSON Schemas, by skill id: the input a call's data part {\"tool\": NAME, \"input\": {...}} takes, and the value its result holds."}}
 }
 
 // onlySkill returns the name of the one tool the caller may call, when
 // there is exactly one.
 func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 	names := map[string]bool{}
-	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
+	skills, _ := h.skills(otc.CallerIdentity(r.Context()))
+	for _, s := range skills {
 		names[s.Name] = true
 	}
 	if len(names) != 1 {
@@ -268,7 +307,8 @@ func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 func (h *Handler) guide(r *http.Request, d dialect, contextID string) *message {
 	var names []string
 	example := ""
-	for _, s := range h.skills(otc.CallerIdentity(r.Context())) {
+	skills, _ := h.skills(otc.CallerIdentity(r.Context()))
+	for _, s := range skills {
 		if !slices.Contains(names, s.Name) {
 			names = append(names, s.Name)
 		}
@@ -286,8 +326,8 @@ func (h *Handler) guide(r *http.Request, d dialect, contextID string) *message {
 }
 
 // exampleInput builds an input for a skill's example from a tool's
-// schema: each required parameter with its default, its first allowed
-// value, or an empty value of its type.
+// schema: each required parameter with a value it takes (see
+// exampleValue).
 func exampleInput(schema json.RawMessage) map[string]any {
 	var s struct {
 		Properties map[string]map[string]any `json:"properties"`
@@ -296,24 +336,44 @@ func exampleInput(schema json.RawMessage) map[string]any {
 	_ = json.Unmarshal(schema, &s)
 	out := map[string]any{}
 	for _, name := range s.Required {
-		out[name] = exampleValue(s.Properties[name])
+		out[name] = exampleValue(name, s.Properties[name])
 	}
 	return out
 }
 
-func exampleValue(p map[string]any) any {
+// exampleValue is a value parameter name, of schema p, takes: its first
+// example, its default, its first allowed value, a bound, a value of its
+// format; else its name for a string, the zero of another type.
+func exampleValue(name string, p map[string]any) any {
+	if e, ok := p["examples"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
 	if v, ok := p["default"]; ok {
 		return v
 	}
 	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
 		return e[0]
 	}
+	if v, ok := p["const"]; ok {
+		return v
+	}
 	switch p["type"] {
 	case "string":
-		return ""
+		if f, ok := formatExamples[fmt.Sprint(p["format"])]; ok {
+			return f
+		}
+		return name
 	case "integer", "number":
-		if m, ok := p["minimum"]; ok {
-			return m
+		for _, bound := range []string{"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"} {
+			if m, ok := p[bound].(float64); ok {
+				switch {
+				case bound == "exclusiveMinimum" && p["type"] == "integer":
+					return m + 1
+				case bound == "exclusiveMaximum" && p["type"] == "integer":
+					return m - 1
+				}
+				return m
+			}
 		}
 		return 0
 	case "boolean":
@@ -325,6 +385,13 @@ func exampleValue(p map[string]any) any {
 		return exampleInput(b)
 	}
 	return nil
+}
+
+// formatExamples are values of the string formats tools use.
+var formatExamples = map[string]string{
+	"date-time": "2026-01-01T12:00:00Z", "date": "2026-01-01", "time": "12:00:00",
+	"email": "ada@example.com", "uri": "https://example.com/", "uuid": "123e4567-e89b-42d3-a456-426614174000",
+	"duration": "PT1H", "hostname": "example.com", "ipv4": "192.0.2.1", "ipv6": "2001:db8::1",
 }
 
 func orDefault(s, def string) string {

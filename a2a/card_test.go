@@ -20,12 +20,44 @@ import (
 
 // cardOf decodes the skills, capabilities and security of a card.
 type cardOf struct {
-	Capabilities         map[string]bool            `json:"capabilities"`
+	Capabilities         capabilities               `json:"capabilities"`
 	SecuritySchemes      map[string]json.RawMessage `json:"securitySchemes"`
 	SecurityRequirements []map[string]any           `json:"securityRequirements"`
 	Skills               []struct {
 		ID string `json:"id"`
 	} `json:"skills"`
+}
+
+// capabilities are a card's capabilities: the flags, and the extensions.
+type capabilities struct {
+	flags      map[string]bool
+	Extensions []struct {
+		URI      string          `json:"uri"`
+		Required bool            `json:"required"`
+		Params   json.RawMessage `json:"params"`
+	}
+}
+
+func (c *capabilities) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	c.flags = map[string]bool{}
+	for k, v := range raw {
+		if k == "extensions" {
+			if err := json.Unmarshal(v, &c.Extensions); err != nil {
+				return err
+			}
+			continue
+		}
+		var f bool
+		if err := json.Unmarshal(v, &f); err != nil {
+			return err
+		}
+		c.flags[k] = f
+	}
+	return nil
 }
 
 func (c cardOf) ids() []string {
@@ -61,7 +93,7 @@ func TestExtendedCard(t *testing.T) {
 	var public cardOf
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&public))
 	resp.Body.Close()
-	assert.True(t, public.Capabilities["extendedAgentCard"])
+	assert.True(t, public.Capabilities.flags["extendedAgentCard"])
 	assert.Equal(t, []string{"Notes.Read@1.0.0"}, public.ids(), "an anonymous caller may not call Notes.Write")
 	assert.Empty(t, public.SecuritySchemes, "a custom authenticator without a challenge: no scheme derived")
 
@@ -173,4 +205,57 @@ func TestExtendedCardWithoutCredentials(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, a.status)
 	a = s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"x"}}`)
 	assert.Equal(t, http.StatusUnauthorized, a.status)
+}
+
+// TestSkillSchemas: the card lists the skill-schemas extension, not
+// required, whose params give each skill's input schema (and output
+// schema) as the tool publishes them; the examples hold values the
+// parameters take: an example, a default, the first enum value, a bound,
+// a value of the format.
+func TestSkillSchemas(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	type to struct {
+		Country string `json:"country" jsonschema:"description=Two letters.,pattern=^[A-Z]{2}$,example=FR"`
+	}
+	type quoteIn struct {
+		To      to     `json:"to" jsonschema:"description=Where."`
+		Speed   string `json:"speed" jsonschema:"description=How fast.,enum=standard,enum=express"`
+		Parcels int    `json:"parcels" jsonschema:"description=How many.,minimum=1,maximum=9"`
+		When    string `json:"when" jsonschema:"description=When.,format=date"`
+		Note    string `json:"note,omitempty" jsonschema:"description=A note."`
+	}
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shipping.Quote", Version: "1.0.0", Description: "Quotes."},
+		func(context.Context, quoteIn) (string, error) { return "", nil }))
+	srv := httptest.NewServer(a2a.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	var card struct {
+		cardOf
+		Skills []struct {
+			Examples []string `json:"examples"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+	resp.Body.Close()
+	require.Len(t, card.Capabilities.Extensions, 1)
+	ext := card.Capabilities.Extensions[0]
+	assert.Equal(t, a2a.ExtensionSkillSchemas, ext.URI)
+	assert.False(t, ext.Required, "clients that do not know it are unaffected")
+	var params struct {
+		Skills map[string]struct {
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.Unmarshal(ext.Params, &params))
+	def, err := reg.Lookup("Shipping.Quote", "")
+	require.NoError(t, err)
+	s, ok := params.Skills["Shipping.Quote@1.0.0"]
+	require.True(t, ok, "%s", ext.Params)
+	assert.JSONEq(t, string(def.InputSchema.Parameters), string(s.InputSchema))
+	assert.JSONEq(t, string(def.OutputSchema), string(s.OutputSchema))
+
+	require.Len(t, card.Skills, 1)
+	assert.JSONEq(t, `{"tool":"Shipping_Quote","input":{"to":{"country":"FR"},"speed":"standard","parcels":1,"when":"2026-01-01"}}`, card.Skills[0].Examples[0])
 }

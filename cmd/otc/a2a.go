@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/client"
 )
 
@@ -38,6 +39,17 @@ type a2aCard struct {
 		Description string   `json:"description"`
 		Examples    []string `json:"examples"`
 	} `json:"skills"`
+	Capabilities struct {
+		Extensions []struct {
+			URI    string `json:"uri"`
+			Params struct {
+				Skills map[string]struct {
+					InputSchema  json.RawMessage `json:"inputSchema"`
+					OutputSchema json.RawMessage `json:"outputSchema"`
+				} `json:"skills"`
+			} `json:"params"`
+		} `json:"extensions"`
+	} `json:"capabilities"`
 }
 
 // card fetches the Agent Card.
@@ -65,8 +77,9 @@ func (s *a2aServer) card(ctx context.Context) (*a2aCard, error) {
 	return &c, nil
 }
 
-// list lists the agent's skills as tools. The card carries no input
-// schemas: a tool's parameters are those of its skill's example.
+// list lists the agent's skills as tools, with the schemas the card's
+// skill-schemas extension gives (a2a.ExtensionSkillSchemas); a skill
+// without one has the parameters of its example.
 func (s *a2aServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	c, err := s.card(ctx)
 	if err != nil {
@@ -75,7 +88,12 @@ func (s *a2aServer) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	defs := make([]otc.ToolDefinition, 0, len(c.Skills))
 	for _, sk := range c.Skills {
 		d := otc.ToolDefinition{ID: sk.Name, Name: sk.Name, Description: sk.Description}
-		if len(sk.Examples) > 0 {
+		for _, ext := range c.Capabilities.Extensions {
+			if sch, ok := ext.Params.Skills[sk.ID]; ok && ext.URI == a2a.ExtensionSkillSchemas && len(sch.InputSchema) > 0 {
+				d.InputSchema.Parameters, d.OutputSchema = sch.InputSchema, sch.OutputSchema
+			}
+		}
+		if d.InputSchema.Parameters == nil && len(sk.Examples) > 0 {
 			d.InputSchema.Parameters = exampleSchema(sk.Examples[0])
 		}
 		defs = append(defs, d)

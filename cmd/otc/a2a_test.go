@@ -26,6 +26,12 @@ func TestA2A(t *testing.T) {
 	assert.Contains(t, out, "NAME")
 	assert.Contains(t, out, "Calculator_Add  Adds two numbers together.")
 
+	// The skill-schemas extension gives each parameter its type, whether
+	// it is required, and its description, as over OTC.
+	code, out, errOut = otcRun(t, srv.URL, "", nil, "tools", "--a2a", "URL/a2a", "Calculator_Add")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "a  number, required\n      The first number.")
+
 	code, out, errOut = otcRun(t, srv.URL, "", nil, "call", "--a2a", "URL/a2a", "Calculator_Add", "a=1", "b=2", "--json")
 	require.Equal(t, exitOK, code, errOut)
 	var got struct {
