@@ -143,14 +143,14 @@ func TestRateLimitFormats(t *testing.T) {
 				assert.Contains(t, r.Result.Content[0].Text, "may succeed if tried again after")
 			case "a2a":
 				require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-				assert.Contains(t, string(body), `"TASK_STATE_FAILED"`)
+				assert.Contains(t, string(body), `"io.github.otcgo/outcome":"failed"`)
 				assert.Contains(t, string(body), `"code":"rate_limited"`)
 				assert.Contains(t, string(body), `"can_retry":true`)
 				assert.Contains(t, string(body), "Too many calls")
 			}
 			if format == "a2a" {
-				// A call of a tool that runs as a task is refused inside its
-				// task, which fails saying so.
+				// A call of a tool that runs as a task is refused before its
+				// task is kept, and answered as any call is.
 				a2aTask(t, srv.URL)
 			}
 			resp, body = call("Calculator.Sum")
@@ -170,8 +170,8 @@ func TestRateLimitFormats(t *testing.T) {
 }
 
 // a2aTask calls Job.Task, whose calls run as tasks and which is limited
-// to one call, twice over A2A: the second call's task fails saying when
-// to try again.
+// to one call, twice over A2A: the second call is refused before its task
+// is kept, and answered by a message saying when to try again.
 func a2aTask(t *testing.T, base string) {
 	t.Helper()
 	send := func() string {
@@ -190,7 +190,8 @@ func a2aTask(t *testing.T, base string) {
 	first := send()
 	assert.Contains(t, first, `"TASK_STATE_COMPLETED"`, first)
 	second := send()
-	assert.Contains(t, second, `"TASK_STATE_FAILED"`, second)
+	assert.NotContains(t, second, `"TASK_STATE`, second)
+	assert.Contains(t, second, `"io.github.otcgo/outcome":"failed"`, second)
 	assert.Contains(t, second, `"code":"rate_limited"`, second)
 	assert.Contains(t, second, `"can_retry":true`, second)
 }

@@ -46,6 +46,18 @@ type Options struct {
 	// description).
 	SecuritySchemes map[string]json.RawMessage
 
+	// TextTool names the tool (by name or id) that a message of text
+	// calls: a message without a call part whose parts hold text calls
+	// it, with the text (its text parts, a blank line between them) as
+	// the tool's one string parameter, and is answered as any call of it
+	// is (a task for a tool whose calls may run as tasks, with its
+	// questions and its stream). An A2A agent is often driven by text:
+	// name an LLM-backed assistant, a router or a search here. The tool
+	// must have exactly one string parameter; NewHandler panics when the
+	// registry holds it and it has not. Empty means a message of text gets
+	// a message naming the skills and the form of a call.
+	TextTool string
+
 	// TaskStore keeps the tasks of the calls of tools whose calls may run
 	// as tasks ([otc.Tool.Tasks]): every such call is one. ListTasks needs
 	// a store that lists ([tasks.Lister]). Nil means a tasks.MemoryStore with its defaults, which serves one
@@ -97,6 +109,11 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	}
 	h.runner = newRunner(opts, h.logger)
 	h.schemes = securitySchemes(opts, h.auth)
+	if opts.TextTool != "" {
+		if _, err := h.textParam(); err != nil && !errors.Is(err, otc.ErrToolNotFound) {
+			panic("a2a: Options.TextTool: " + err.Error())
+		}
+	}
 	return h
 }
 

@@ -49,7 +49,7 @@ func newServer(t *testing.T, opts *a2a.Options) *server {
 		func(_ context.Context, _ struct{}) (otc.NoOutput, error) {
 			return otc.NoOutput{}, &otc.ToolError{Message: "Doorbell not found", AdditionalPromptContent: "ids: d1, d2", CanRetry: true, RetryAfter: 500 * time.Millisecond}
 		}))
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Steps", Version: "1.0.0", Description: "Reports two steps, then ends."},
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Steps", Version: "1.0.0", Description: "Reports two steps, then ends.", Tasks: otc.TasksOptional},
 		func(ctx context.Context, _ struct{}) (string, error) {
 			otc.ReportProgress(ctx, 1, 2, "first step")
 			otc.ReportProgress(ctx, 2, 2, "")
@@ -132,6 +132,30 @@ func decodeRPC(t *testing.T, a answer) rpc {
 	var r rpc
 	require.NoError(t, json.Unmarshal(a.body, &r), "%s", a.body)
 	return r
+}
+
+// reply is a message answering a call, as the tests read it.
+type reply struct {
+	MessageID string          `json:"messageId"`
+	ContextID string          `json:"contextId"`
+	TaskID    string          `json:"taskId"`
+	Role      string          `json:"role"`
+	Metadata  json.RawMessage `json:"metadata"`
+	Parts     []struct {
+		Text *string         `json:"text"`
+		Data json.RawMessage `json:"data"`
+	} `json:"parts"`
+}
+
+// replyOf is the message of a 1.0 SendMessageResponse.
+func replyOf(t *testing.T, raw json.RawMessage) reply {
+	t.Helper()
+	var out struct {
+		Message *reply `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	require.NotNil(t, out.Message, "a message: %s", raw)
+	return *out.Message
 }
 
 // taskOf is the task of a 1.0 SendMessageResponse.
@@ -219,38 +243,36 @@ func TestSendMessage(t *testing.T) {
 		require.Equal(t, http.StatusOK, a.status, "%s", a.body)
 		r := decodeRPC(t, a)
 		require.Nil(t, r.Error, "%s", a.body)
-		var out taskOf
-		require.NoError(t, json.Unmarshal(r.Result, &out))
-		assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
-		assert.NotEmpty(t, out.Task.ID)
-		assert.NotEmpty(t, out.Task.ContextID)
-		require.Len(t, out.Task.Artifacts, 1)
-		parts := out.Task.Artifacts[0].Parts
-		require.Len(t, parts, 2)
-		assert.JSONEq(t, `3`, string(parts[0].Data))
-		require.NotNil(t, parts[1].Text)
-		assert.Equal(t, "3", *parts[1].Text)
+		out := replyOf(t, r.Result)
+		assert.Equal(t, "ROLE_AGENT", out.Role)
+		assert.NotEmpty(t, out.MessageID)
+		assert.NotEmpty(t, out.ContextID)
+		assert.Empty(t, out.TaskID, "a call answered within its message hands out no task")
+		assert.JSONEq(t, `{"io.github.otcgo/outcome":"succeeded"}`, string(out.Metadata))
+		require.Len(t, out.Parts, 2)
+		assert.JSONEq(t, `3`, string(out.Parts[0].Data))
+		require.NotNil(t, out.Parts[1].Text)
+		assert.Equal(t, "3", *out.Parts[1].Text)
+
+		again := replyOf(t, decodeRPC(t, s.send(t, "m-value", `[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]`)).Result)
+		assert.Equal(t, out, again, "the message sent again gets the same answer")
 	})
 	t.Run("string_is_plain_text", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-hello", `[{"text":"say hello"},{"data":{"tool":"Greeter.Hello@1.0.0","input":{"name":"Ada"}}}]`))
 		require.Nil(t, r.Error)
-		var out taskOf
-		require.NoError(t, json.Unmarshal(r.Result, &out))
-		parts := out.Task.Artifacts[0].Parts
+		parts := replyOf(t, r.Result).Parts
 		assert.JSONEq(t, `"hello Ada"`, string(parts[0].Data))
 		assert.Equal(t, "hello Ada", *parts[1].Text)
 	})
 	t.Run("tool_error", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-ring", `[{"data":{"tool":"Doorbell_Ring","input":{}}}]`))
 		require.Nil(t, r.Error)
-		var out taskOf
-		require.NoError(t, json.Unmarshal(r.Result, &out))
-		assert.Equal(t, "TASK_STATE_FAILED", out.Task.Status.State)
-		require.NotNil(t, out.Task.Status.Message)
-		assert.Equal(t, "ROLE_AGENT", out.Task.Status.Message.Role)
-		require.Len(t, out.Task.Status.Message.Parts, 2)
-		assert.JSONEq(t, `{"text":"Doorbell not found\n\nids: d1, d2\n\nThis may succeed if tried again after 500ms."}`, string(out.Task.Status.Message.Parts[0]))
-		assert.JSONEq(t, `{"data":{"can_retry":true,"retry_after_ms":500,"additional_prompt_content":"ids: d1, d2"}}`, string(out.Task.Status.Message.Parts[1]))
+		out := replyOf(t, r.Result)
+		assert.Equal(t, "ROLE_AGENT", out.Role)
+		assert.JSONEq(t, `{"io.github.otcgo/outcome":"failed"}`, string(out.Metadata))
+		require.Len(t, out.Parts, 2)
+		assert.Equal(t, "Doorbell not found\n\nids: d1, d2\n\nThis may succeed if tried again after 500ms.", *out.Parts[0].Text)
+		assert.JSONEq(t, `{"code":"tool_error","can_retry":true,"retry_after_ms":500,"additional_prompt_content":"ids: d1, d2"}`, string(out.Parts[1].Data))
 	})
 	t.Run("invalid_input", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-bad", `[{"data":{"tool":"Calculator_Add","input":{"a":"x"}}}]`))
@@ -306,9 +328,7 @@ func TestSendMessage(t *testing.T) {
 	t.Run("draft_protocol_name", func(t *testing.T) {
 		r := decodeRPC(t, s.send(t, "m-draft", `[{"data":{"tool":"Draft_Listed"}}]`))
 		require.Nil(t, r.Error)
-		var out taskOf
-		require.NoError(t, json.Unmarshal(r.Result, &out))
-		assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
+		assert.JSONEq(t, `2`, string(replyOf(t, r.Result).Parts[0].Data))
 	})
 	t.Run("message_id_is_the_call_id", func(t *testing.T) {
 		before := s.runs.Load()
@@ -342,28 +362,26 @@ func TestVersions(t *testing.T) {
 	a := s.post(t, "/", "", `{"jsonrpc":"2.0","id":"x","method":"message/send","params":{"message":{"kind":"message","messageId":"v03","role":"user","parts":[{"kind":"data","data":{"tool":"Calculator_Add","input":{"a":2,"b":2}}}]}}}`)
 	r := decodeRPC(t, a)
 	require.Nil(t, r.Error, "%s", a.body)
-	var task struct {
-		Kind   string `json:"kind"`
-		Status struct {
-			State string `json:"state"`
-		} `json:"status"`
-		Artifacts []struct {
-			Parts []map[string]any `json:"parts"`
-		} `json:"artifacts"`
+	var msg struct {
+		Kind     string           `json:"kind"`
+		Role     string           `json:"role"`
+		Parts    []map[string]any `json:"parts"`
+		Metadata map[string]any   `json:"metadata"`
 	}
-	require.NoError(t, json.Unmarshal(r.Result, &task))
-	assert.Equal(t, "task", task.Kind)
-	assert.Equal(t, "completed", task.Status.State)
-	assert.Equal(t, "data", task.Artifacts[0].Parts[0]["kind"])
-	assert.Equal(t, map[string]any{"result": 4.0}, task.Artifacts[0].Parts[0]["data"], "0.3's data parts hold objects")
-	assert.Equal(t, "text", task.Artifacts[0].Parts[1]["kind"])
+	require.NoError(t, json.Unmarshal(r.Result, &msg))
+	assert.Equal(t, "message", msg.Kind, "0.3's kind tag")
+	assert.Equal(t, "agent", msg.Role)
+	assert.Equal(t, "data", msg.Parts[0]["kind"])
+	assert.Equal(t, map[string]any{"result": 4.0}, msg.Parts[0]["data"], "0.3's data parts hold objects")
+	assert.Equal(t, "text", msg.Parts[1]["kind"])
+	assert.Equal(t, "succeeded", msg.Metadata["io.github.otcgo/outcome"])
 	assert.JSONEq(t, `"x"`, string(r.ID))
 
 	// Without the header, a method only 1.0 has is served as 1.0 (a 1.0
 	// client that leaves the header out); a header naming 0.3 is obeyed.
 	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"v10","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":2,"b":3}}}]}}}`))
 	require.Nil(t, r.Error)
-	assert.Contains(t, string(r.Result), `"state":"TASK_STATE_COMPLETED"`, "1.0's shapes")
+	assert.Contains(t, string(r.Result), `"role":"ROLE_AGENT"`, "1.0's shapes")
 	assert.Contains(t, string(r.Result), `{"data":5}`)
 	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`))
 	require.NotNil(t, r.Error)
@@ -389,10 +407,7 @@ func TestRESTBinding(t *testing.T) {
 	a := s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":3,"b":4}}}]}}`)
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
 	assert.Equal(t, "application/a2a+json", a.header.Get("Content-Type"))
-	var out taskOf
-	require.NoError(t, json.Unmarshal(a.body, &out))
-	assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State)
-	assert.JSONEq(t, `7`, string(out.Task.Artifacts[0].Parts[0].Data))
+	assert.JSONEq(t, `7`, string(replyOf(t, a.body).Parts[0].Data))
 
 	a = s.post(t, "/message:send", a2a.Version10, `{"message":{"messageId":"r2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":"x","b":1}}}]}}`)
 	assert.Equal(t, http.StatusBadRequest, a.status)
@@ -468,19 +483,13 @@ func TestDraftForm(t *testing.T) {
 	a := s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d1","method":"a2a/tasks/send","params":{"agentCard":{"name":"caller"},"taskType":"Calculator_Add","input":{"a":20,"b":22}}}`, "X-A2A-Version", "2025-draft-01")
 	r := decodeRPC(t, a)
 	require.Nil(t, r.Error, "%s", a.body)
-	var task struct {
-		Kind   string `json:"kind"`
-		Status struct {
-			State string `json:"state"`
-		} `json:"status"`
-		Artifacts []struct {
-			Parts []map[string]any `json:"parts"`
-		} `json:"artifacts"`
+	var msg struct {
+		Kind  string           `json:"kind"`
+		Parts []map[string]any `json:"parts"`
 	}
-	require.NoError(t, json.Unmarshal(r.Result, &task), "%s", r.Result)
-	assert.Equal(t, "task", task.Kind)
-	assert.Equal(t, "completed", task.Status.State)
-	assert.Equal(t, map[string]any{"result": 42.0}, task.Artifacts[0].Parts[0]["data"])
+	require.NoError(t, json.Unmarshal(r.Result, &msg), "%s", r.Result)
+	assert.Equal(t, "message", msg.Kind, "answered as message/send is, in 0.3's shapes")
+	assert.Equal(t, map[string]any{"result": 42.0}, msg.Parts[0]["data"])
 
 	r = decodeRPC(t, s.post(t, "/", "", `{"jsonrpc":"2.0","id":"d2","method":"a2a/tasks/send","params":{"taskType":"Calculator_Add","input":{"a":"x","b":1}}}`))
 	require.NotNil(t, r.Error)
@@ -519,4 +528,88 @@ func TestCardAtRoot(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+// TestTextTool: with Options.TextTool, a message of text calls that tool
+// with the text as its one string parameter, and is answered as any call
+// of it is: a task for a tool whose calls may run as tasks (blocking, at
+// once, streamed), a message for another; without it, or with a data part
+// beside the text, the guide; a text tool without exactly one string
+// parameter is refused when the handler is made.
+func TestTextTool(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	type question struct {
+		Question string `json:"question" jsonschema:"description=What to ask."`
+	}
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Assistant.Ask", Version: "1.0.0", Description: "Answers a question.", Tasks: otc.TasksOptional},
+		func(ctx context.Context, in question) (string, error) {
+			otc.ReportProgress(ctx, 1, 1, "thinking")
+			return "you asked: " + in.Question, nil
+		}))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Echo.Say", Version: "1.0.0", Description: "Says it back."},
+		func(_ context.Context, in question) (string, error) { return in.Question, nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Two.Strings", Version: "1.0.0", Description: "Takes two."},
+		func(context.Context, struct {
+			A string `json:"a" jsonschema:"description=One."`
+			B string `json:"b" jsonschema:"description=Two."`
+		}) (string, error) {
+			return "", nil
+		}))
+	serve := func(opts *a2a.Options) *server {
+		srv := httptest.NewServer(a2a.NewHandler(reg, opts))
+		t.Cleanup(srv.Close)
+		return &server{url: srv.URL}
+	}
+	s := serve(&a2a.Options{TextTool: "Assistant_Ask"})
+	r := decodeRPC(t, s.send(t, "t1", `[{"text":"what is A2A?"},{"text":"in one line"}]`))
+	require.Nil(t, r.Error)
+	var out taskOf
+	require.NoError(t, json.Unmarshal(r.Result, &out))
+	assert.Equal(t, "TASK_STATE_COMPLETED", out.Task.Status.State, "%s", r.Result)
+	require.NotEmpty(t, out.Task.Artifacts)
+	assert.JSONEq(t, `"you asked: what is A2A?\n\nin one line"`, string(out.Task.Artifacts[0].Parts[0].Data))
+
+	id, state, _ := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"t2","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"returnImmediately":true}}}`))
+	assert.Contains(t, []string{"TASK_STATE_WORKING", "TASK_STATE_COMPLETED"}, state)
+	assert.NotEmpty(t, id)
+
+	evs := events(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"t3","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`))
+	require.GreaterOrEqual(t, len(evs), 3)
+	assert.Contains(t, string(evs[0]), `"task":`)
+	assert.Contains(t, string(evs[len(evs)-1]), `"TASK_STATE_COMPLETED"`)
+
+	r = decodeRPC(t, serve(&a2a.Options{TextTool: "Echo.Say"}).send(t, "t4", `[{"text":"hello"}]`))
+	require.Nil(t, r.Error)
+	assert.JSONEq(t, `"hello"`, string(replyOf(t, r.Result).Parts[0].Data), "a tool that runs within its message: a message")
+
+	for _, opts := range []*a2a.Options{nil, {TextTool: "Assistant_Ask"}} {
+		parts := `[{"text":"hello"}]`
+		if opts != nil {
+			parts = `[{"text":"hello"},{"data":{"note":1}}]`
+		}
+		r = decodeRPC(t, serve(opts).send(t, "t5", parts))
+		require.Nil(t, r.Error)
+		assert.Contains(t, *replyOf(t, r.Result).Parts[0].Text, "This agent runs tools", "the guide")
+	}
+
+	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	var card struct {
+		Skills []struct {
+			ID         string   `json:"id"`
+			InputModes []string `json:"inputModes"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+	resp.Body.Close()
+	modes := map[string][]string{}
+	for _, sk := range card.Skills {
+		modes[sk.ID] = sk.InputModes
+	}
+	assert.Equal(t, []string{"application/json", "text/plain"}, modes["Assistant.Ask@1.0.0"], "the card says a message of text calls it")
+	assert.Equal(t, []string{"application/json"}, modes["Echo.Say@1.0.0"])
+
+	assert.PanicsWithValue(t, `a2a: Options.TextTool: tool "Two.Strings@1.0.0" has 2 string parameters; the text of a message needs a tool with exactly one`, func() {
+		a2a.NewHandler(reg, &a2a.Options{TextTool: "Two_Strings"})
+	})
 }

@@ -272,9 +272,13 @@ func (h *Handler) skills(id *otc.Identity) ([]skill, []agentExtension) {
 		}
 		toolkit, _, _ := strings.Cut(d.ID, ".")
 		example, _ := json.Marshal(map[string]any{"tool": d.Name, "input": exampleInput(d.InputSchema.Parameters)})
+		in := []string{"application/json"}
+		if h.opts.TextTool != "" && (h.opts.TextTool == d.Name || h.opts.TextTool == d.ID || strings.HasPrefix(d.ID, h.opts.TextTool+"@")) {
+			in = inputModes // a message of text calls it
+		}
 		out = append(out, skill{
 			ID: d.ID, Name: d.Name, Description: d.Description, Tags: []string{toolkit},
-			Examples: []string{string(example)}, InputModes: []string{"application/json"}, OutputModes: outputModes,
+			Examples: []string{string(example)}, InputModes: in, OutputModes: outputModes,
 		})
 		schemas.Skills[d.ID] = skillSchema{InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema}
 	}
@@ -302,9 +306,9 @@ func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// guide is the answer to a message that calls no tool: a message naming
-// the skills and the form of a call.
-func (h *Handler) guide(r *http.Request, d dialect, contextID string) *message {
+// guide is the answer to message messageID, which calls no tool: a
+// message naming the skills and the form of a call.
+func (h *Handler) guide(r *http.Request, d dialect, messageID, contextID string) *message {
 	var names []string
 	example := ""
 	skills, _ := h.skills(otc.CallerIdentity(r.Context()))
@@ -322,7 +326,7 @@ func (h *Handler) guide(r *http.Request, d dialect, contextID string) *message {
 	} else {
 		text += " It has no tool you may call."
 	}
-	return d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
+	return d.message(&message{MessageID: derivedID("reply", messageID), ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
 }
 
 // exampleInput builds an input for a skill's example from a tool's

@@ -14,8 +14,11 @@
 //
 // A2A 1.0 requests say so in the A2A-Version header (or query parameter);
 // a request without one is an A2A 0.3 request, whose JSON-RPC method
-// message/send and kind-tagged parts are read and answered in 0.3's shapes.
-// Another version is refused with the spec's VersionNotSupportedError.
+// message/send and kind-tagged parts are read and answered in 0.3's shapes,
+// unless what it asks is 1.0's alone (a PascalCase method, an HTTP+JSON
+// path), which is served as 1.0. A header naming a version is obeyed
+// strictly; another version is refused with the spec's
+// VersionNotSupportedError.
 //
 // # Calls
 //
@@ -23,18 +26,18 @@
 // "input": {"a": 1, "b": 2}} calls the tool; "tool" is a tool's name or
 // id, with or without a version, and may be left out when the card has
 // one skill. The message's messageId is the call id, so a message sent
-// again is not run twice. The answer is a task: COMPLETED with an artifact
-// holding the value as a data part and as text (a string as itself), or
-// FAILED with a status message saying what went wrong and, in a data
-// part, whether and when to try again. Invalid input and an unknown tool
-// are JSON-RPC invalid-params errors (400 on the HTTP+JSON binding), with
-// each parameter to fix. A message without such a part is answered with a
+// again is not run twice, and is answered alike. A call that ends within
+// its message is answered by a message (no task: there is nothing to
+// follow) holding the value as a data part and as text (a string as
+// itself), or saying what went wrong and, in a data part, whether and
+// when to try again; its metadata {"io.github.otcgo/outcome": "succeeded"}
+// or "failed" says which. Invalid input and an unknown tool are JSON-RPC
+// invalid-params errors (400 on the HTTP+JSON binding), with each
+// parameter to fix. A message of text calls Options.TextTool when set;
+// otherwise, and for a message that calls nothing, it is answered with a
 // message naming the skills and the form, so that a model that wrote text
-// can correct itself.
-//
-// A streaming message is answered with Server-Sent Events: the task, a
-// WORKING status update for each progress report of the tool, the
-// artifact and the final status.
+// can correct itself. The card gives each skill's JSON Schemas in an
+// extension ([ExtensionSkillSchemas]).
 //
 // With an authenticator, the card names its security schemes and says an
 // extended card exists: GetExtendedAgentCard lists the skills the caller
@@ -43,7 +46,10 @@
 // A call of a tool whose calls may run as tasks runs as a task, kept in
 // Options.TaskStore and run by a tasks.Runner, as MCP's are: a message
 // with returnImmediately is answered with the task at WORKING, another
-// waits for its end or its first question, and a stream follows it.
+// waits for its end or its first question, and a stream follows it (the
+// task, a WORKING status update for each progress report of the tool, the
+// artifact and the final status). The message sent again gets the same
+// task.
 // GetTask, CancelTask, SubscribeToTask and ListTasks read, stop, follow
 // and list a caller's tasks. A tool that asks (otc.Elicit) makes its task
 // INPUT_REQUIRED, with the questions in a data part

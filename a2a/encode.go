@@ -65,6 +65,10 @@ func appendMessage(dst []byte, m *message) []byte {
 	dst = wire.AppendString(dst, m.Role)
 	dst = append(dst, `,"parts":`...)
 	dst = appendParts(dst, m.Parts)
+	if len(m.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		dst = append(dst, m.Metadata...)
+	}
 	return append(dst, '}')
 }
 

@@ -48,6 +48,6 @@ func ExampleNewHandler() {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	fmt.Println(resp.StatusCode, strings.Contains(string(b), `"state":"TASK_STATE_COMPLETED"`), strings.Contains(string(b), `{"text":"hello Ada"}`))
+	fmt.Println(resp.StatusCode, strings.Contains(string(b), `"io.github.otcgo/outcome":"succeeded"`), strings.Contains(string(b), `{"text":"hello Ada"}`))
 	// Output: 200 true true
 }

@@ -181,10 +181,11 @@ func TestQuestions(t *testing.T) {
 
 	// A tool whose calls run in their message cannot ask over A2A: its
 	// question fails as unsupported, which the tool handles.
-	_, state, raw = rpcTask(t, send("q9", `"parts":[{"data":{"tool":"Ask_Plain","input":{}}}]`, "alice"))
-	assert.Equal(t, "TASK_STATE_FAILED", state)
-	text, _ = statusMessage(t, raw)
-	assert.Contains(t, text, "this caller cannot be asked")
+	r = decodeRPC(t, send("q9", `"parts":[{"data":{"tool":"Ask_Plain","input":{}}}]`, "alice"))
+	require.Nil(t, r.Error)
+	plain := replyOf(t, r.Result)
+	assert.JSONEq(t, `{"io.github.otcgo/outcome":"failed"}`, string(plain.Metadata))
+	assert.Contains(t, *plain.Parts[0].Text, "this caller cannot be asked")
 
 	// A message naming no task of the caller's.
 	r = decodeRPC(t, send("q10", `"taskId":"nope","parts":[{"data":{"name":"Ada"}}]`, "alice"))

@@ -30,6 +30,30 @@ type incoming struct {
 	// returnImmediately says the caller wants the task at once, not its
 	// end (1.0's configuration.returnImmediately, 0.3's blocking false).
 	returnImmediately bool
+	// partsNode is the node of the message's parts; texts counts its text
+	// parts.
+	partsNode int32
+	texts     int
+}
+
+// text returns the text of the message's text parts, one after the other
+// with a blank line between, and whether it has any.
+func (in *incoming) text() (string, bool) {
+	if in.texts == 0 {
+		return "", false
+	}
+	var b []byte
+	for _, p := range in.doc.Elements(in.partsNode) {
+		t := in.doc.Member(p, "text")
+		if t < 0 || in.doc.Kind(t) != jsonparse.KindString {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, "\n\n"...)
+		}
+		b = append(b, in.doc.StringValue(t)...)
+	}
+	return string(b), true
 }
 
 // readConfiguration reads a SendMessageRequest's configuration into in.
@@ -91,10 +115,13 @@ func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
 	if parts < 0 || d.Kind(parts) != jsonparse.KindArray {
 		return in, invalidParams("message.parts", "At least one part is required")
 	}
-	in.parts = int(d.Nodes[parts].Count)
+	in.parts, in.partsNode = int(d.Nodes[parts].Count), parts
 	for _, p := range d.Elements(parts) {
 		if d.Kind(p) != jsonparse.KindObject {
 			return in, invalidParams("message.parts", "each part must be an object")
+		}
+		if t := d.Member(p, "text"); t >= 0 && d.Kind(t) == jsonparse.KindString {
+			in.texts++
 		}
 		data := d.Member(p, "data")
 		if data < 0 || d.Kind(data) != jsonparse.KindObject {

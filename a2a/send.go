@@ -1,12 +1,12 @@
 package a2a
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -62,17 +62,27 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 		t, e := h.continueTask(r, d, m)
 		return t, nil, e, http.StatusOK
 	}
-	// A task's id is new; a context the message names none of gets the
-	// same value, which is as unique (the two are never compared).
-	taskID := newTaskID()
+	// What answers the message is named after it, so that the message
+	// sent again is answered alike: a context it names none of, the
+	// message that answers it, the task its call runs as.
 	contextID := m.contextID
 	if contextID == "" {
-		contextID = taskID
-	}
-	if !m.found {
-		return nil, h.guide(r, d, contextID), nil, http.StatusOK
+		contextID = derivedID("context", m.messageID)
 	}
 	tool := m.tool
+	var textInput []byte
+	if !m.found {
+		text, ok := m.text()
+		if !ok || h.opts.TextTool == "" || m.data >= 0 {
+			return nil, h.guide(r, d, m.messageID, contextID), nil, http.StatusOK
+		}
+		param, err := h.textParam()
+		if err != nil {
+			h.logger.ErrorContext(r.Context(), "a2a: Options.TextTool cannot take a message's text; the message is answered with the guide", slog.String("error", err.Error()))
+			return nil, h.guide(r, d, m.messageID, contextID), nil, http.StatusOK
+		}
+		tool, textInput = h.opts.TextTool, marshalText(param, text)
+	}
 	if tool == "" {
 		only, ok := h.onlySkill(r)
 		if !ok {
@@ -83,12 +93,15 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if len(tool) > maxToolLength {
 		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
-	// The request and the answer's task outlive this frame (the registry
-	// and the encoder keep them): one allocation holds them.
+	// The request and the answer's message outlive this frame (the
+	// registry and the encoder keep them): one allocation holds them.
 	f := new(callFrame)
 	req := &f.req
 	*req = otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
-	if m.input >= 0 {
+	switch {
+	case textInput != nil:
+		req.Input = textInput
+	case m.input >= 0:
 		req.Input = m.doc.Raw(m.input)
 		callin.SetParsed(req, m.doc, m.input)
 	}
@@ -99,61 +112,133 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	}
 	// A call of a tool whose calls may run as tasks runs as one, kept in
 	// the task store: answered at once when the caller asks for that,
-	// else when it ends or asks its caller something.
-	// A stream follows the task to its end or its first question.
+	// else when it ends or asks its caller something. A stream follows
+	// the task to its end or its first question.
 	if support := h.taskSupport(req); support != otc.TasksForbidden {
-		// A kept task's id is a handle to it: unguessable.
-		if contextID == taskID {
-			contextID = ""
-		}
-		taskID = otc.NewCallID()
-		if contextID == "" {
-			contextID = taskID
-		}
-		if st != nil {
-			st.taskID, st.contextID = taskID, contextID
-		}
-		t, e, status := h.startTask(r, d, req, taskID, contextID, st == nil && !m.returnImmediately, st)
-		return t, nil, e, status
+		return h.startTask(r, d, req, m, contextID, st == nil && !m.returnImmediately, st)
 	}
-	ctx := r.Context()
-	if st != nil {
-		st.taskID, st.contextID = taskID, contextID
-		ctx = otc.WithNotifier(ctx, st)
-	}
-	res, err := h.reg.Call(ctx, req)
-	if st != nil {
-		st.end() // nothing the tool reports from now on is sent
-	}
-	return h.outcome(d, taskID, contextID, res, err, f)
+	// Any other call is answered within its message, by a message: it
+	// leaves nothing to follow, so it hands out no task (a stream holds
+	// that one message, the tool's progress unsent).
+	res, err := h.reg.Call(r.Context(), req)
+	msg, e, status := h.reply(d, m.messageID, contextID, res, err, f)
+	return nil, msg, e, status
 }
 
-// outcome answers a call that ended within its message, as
-// [otc.Registry.Call] returned it: with the task that says how it ended,
-// or the error its refusal is answered with. f, when not nil, holds the
-// answer's task.
-func (h *Handler) outcome(d dialect, taskID, contextID string, res otc.CallResult, err error, f *callFrame) (*task, *message, *rpcError, int) {
+// textParam is the name of the text tool's one string parameter, or why
+// it has none: the tool is not registered (wrapping otc.ErrToolNotFound),
+// or it has no string parameter, or several.
+func (h *Handler) textParam() (string, error) {
+	var def *otc.ToolDefinition
+	var err error
+	if strings.Contains(h.opts.TextTool, ".") {
+		def, err = h.reg.Lookup(h.opts.TextTool, otc.ProtocolA2A)
+	} else {
+		def, err = h.reg.LookupName(h.opts.TextTool, otc.ProtocolA2A)
+	}
 	if err != nil {
-		return h.refused(d, taskID, contextID, err)
+		return "", fmt.Errorf("tool %q: %w", h.opts.TextTool, err)
 	}
-	if te := res.Error; te != nil {
-		text := modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)
-		return h.failedTask(d, taskID, contextID, text, toolErrorInfo(te)), nil, nil, http.StatusOK
+	var schema struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
 	}
+	_ = json.Unmarshal(def.InputSchema.Parameters, &schema)
+	var names []string
+	for name, p := range schema.Properties {
+		if p.Type == "string" {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		return "", fmt.Errorf("tool %q has %d string parameters; the text of a message needs a tool with exactly one", def.ID, len(names))
+	}
+	return names[0], nil
+}
+
+// marshalText is the input {param: text} of a call of the text tool.
+func marshalText(param, text string) []byte {
+	b, _ := json.Marshal(map[string]string{param: text})
+	return b
+}
+
+// reply answers a call that ended within its message, as
+// [otc.Registry.Call] returned it: with a message holding the value (as
+// data, and as text), or saying how the call failed, or with the error a
+// refusal is answered with, and its HTTP status. The message is the
+// same for the same messageId (its id derived from it, and the value
+// replayed by the registry's idempotency store). f, when not nil, holds
+// the message.
+func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResult, err error, f *callFrame) (*message, *rpcError, int) {
 	if f == nil {
 		f = new(callFrame)
 	}
-	t := &f.task
-	*t = task{ID: taskID, ContextID: contextID}
-	t.Status = taskStatus{State: d.state(stateCompleted), Timestamp: now()}
-	parts := f.parts[:0]
-	if res.Value != nil {
-		parts = append(parts, d.dataPart(res.Value), d.textPart(modeltext.Value(res.Value)))
+	m := &f.reply
+	*m = message{MessageID: derivedID("reply", messageID), ContextID: contextID, Role: d.roleAgent()}
+	switch {
+	case err != nil:
+		e, ok := errors.AsType[*otc.Error](err)
+		if !ok {
+			e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
+		}
+		if re, status := refusalError(e, err); re != nil {
+			return nil, re, status
+		}
+		// Any other refusal (missing requirements, a busy server, a rate
+		// limit): the call failed, saying why, as a tool error would.
+		m.Parts = f.parts[:0]
+		m.Parts = append(m.Parts, d.textPart(e.Message), d.dataPart(failureInfo(e.Code.String(), e.RetryAfter > 0, e.RetryAfter, "")))
+		m.Metadata = outcomeFailed
+	case res.Error != nil:
+		te := res.Error
+		m.Parts = f.parts[:0]
+		m.Parts = append(m.Parts, d.textPart(modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)),
+			d.dataPart(failureInfo("tool_error", te.CanRetry, te.RetryAfter, te.AdditionalPromptContent)))
+		m.Metadata = outcomeFailed
+	case res.Value == nil:
+		m.Parts = append(f.parts[:0], d.textPart("The call succeeded; the tool returns no value."))
+		m.Metadata = outcomeSucceeded
+	default:
+		m.Parts = append(f.parts[:0], d.dataPart(res.Value), d.textPart(modeltext.Value(res.Value)))
+		m.Metadata = outcomeSucceeded
 	}
-	// One artifact per task: its id need only be unique within the task.
-	f.artifacts[0] = artifact{ArtifactID: "result", Name: "result", Parts: parts}
-	t.Artifacts = f.artifacts[:]
-	return d.task(t), nil, nil, http.StatusOK
+	return d.message(m), nil, http.StatusOK
+}
+
+// The metadata of a message answering a call: how the call ended, under
+// this module's key, for a client to tell a value from a failure without
+// reading the parts.
+var (
+	outcomeSucceeded = json.RawMessage(`{"io.github.otcgo/outcome":"succeeded"}`)
+	outcomeFailed    = json.RawMessage(`{"io.github.otcgo/outcome":"failed"}`)
+)
+
+// failureInfo is the data part that says how a call failed, in a reply
+// or a failed task's status message: its class ("tool_error", or an
+// otc.Code's name for a refusal), whether and when it may be tried again,
+// and the tool's hint for the model.
+func failureInfo(code string, canRetry bool, after time.Duration, hint string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Code         string `json:"code"`
+		CanRetry     bool   `json:"can_retry"`
+		RetryAfterMS int64  `json:"retry_after_ms"`
+		Hint         string `json:"additional_prompt_content,omitempty"`
+	}{code, canRetry, retryMS(after), hint})
+	return b
+}
+
+// derivedID is the id of what answers message messageID, by its kind:
+// the same for the message sent again, distinct for another message or
+// kind.
+func derivedID(kind, messageID string) string {
+	h := fnv.New128a()
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(messageID))
+	var b [16]byte
+	h.Sum(b[:0])
+	return wire.UUID(b)
 }
 
 // retryMS is a retry delay in whole milliseconds, rounded up.
@@ -161,33 +246,24 @@ func retryMS(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// refused answers a call the registry refused before the tool ran.
-func (h *Handler) refused(d dialect, taskID, contextID string, err error) (*task, *message, *rpcError, int) {
-	e, ok := errors.AsType[*otc.Error](err)
-	if !ok {
-		e = &otc.Error{Code: otc.CodeServerError, Message: "The call was refused"}
-	}
+// refusalError is the error that answers a call the registry refused
+// before the tool ran, and its HTTP status: invalid input, an unknown
+// tool, a refusal of the caller, a reused call id. It returns nil for a
+// refusal answered as a failed call (missing requirements, a busy
+// server, a rate limit).
+func refusalError(e *otc.Error, err error) (*rpcError, int) {
 	switch {
 	case errors.Is(err, otc.ErrToolNotFound):
-		return nil, nil, &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("INVALID_PARAMS", map[string]string{"field": "message.parts.data.tool"})}, http.StatusOK
+		return &rpcError{Code: codeInvalidParams, Message: e.Message + ": the card lists the skills this agent has", Data: errorInfo("INVALID_PARAMS", map[string]string{"field": "message.parts.data.tool"})}, http.StatusOK
 	case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
 		order := slices.Sorted(maps.Keys(e.ParameterErrors))
-		return nil, nil, &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(e.ParameterErrors, order)...)}, http.StatusOK
+		return &rpcError{Code: codeInvalidParams, Message: modeltext.InvalidArguments(e.ParameterErrors), Data: append(errorInfo("INVALID_PARAMS", nil), badRequest(e.ParameterErrors, order)...)}, http.StatusOK
 	case e.Code == otc.CodeUnauthenticated || e.Code == otc.CodeForbidden:
-		return nil, nil, authError(e), e.Code.HTTPStatus()
+		return authError(e), e.Code.HTTPStatus()
 	case e.Code == otc.CodeInvalidInput || errors.Is(err, otc.ErrCallIDReused):
-		return nil, nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo("INVALID_PARAMS", nil)}, http.StatusOK
+		return &rpcError{Code: codeInvalidParams, Message: e.Message, Data: errorInfo("INVALID_PARAMS", nil)}, http.StatusOK
 	}
-	// Any other refusal (missing requirements, busy): a failed task that
-	// says why, as a tool error would.
-	return h.failedTask(d, taskID, contextID, e.Message, refusalInfo(e)), nil, nil, http.StatusOK
-}
-
-// refusalInfo is the data part of a task failed by a refusal of its call:
-// its class, and whether and when to try again.
-func refusalInfo(e *otc.Error) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"code": e.Code.String(), "can_retry": e.RetryAfter > 0, "retry_after_ms": retryMS(e.RetryAfter)})
-	return b
+	return nil, 0
 }
 
 // invalidParams is the invalid-params error naming one field.
@@ -212,21 +288,9 @@ func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
 }
 
 // callFrame holds what a message's call allocates: the call's request and
-// the task that answers it.
+// the message that answers it.
 type callFrame struct {
-	req       otc.CallRequest
-	task      task
-	artifacts [1]artifact
-	parts     [2]part
-}
-
-// newTaskID returns a new task id, a random UUID (version 4). The random
-// source is the runtime's, which is seeded unpredictably and needs no
-// system call: a task that the store keeps gets an id from
-// [otc.NewCallID] instead.
-func newTaskID() string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	return wire.UUID(b)
+	req   otc.CallRequest
+	reply message
+	parts [2]part
 }

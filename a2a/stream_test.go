@@ -30,8 +30,9 @@ func events(t *testing.T, a answer) []json.RawMessage {
 }
 
 // TestStreaming: SendStreamingMessage (JSON-RPC) and POST /message:stream
-// (HTTP+JSON) stream the task at WORKING, a WORKING status update per
-// progress report, the artifact, and the final status; a message the
+// (HTTP+JSON) stream a task's call as the task at WORKING, a WORKING
+// status update per progress report, the artifact, and the final status;
+// a call answered within its message as that one message; a message the
 // call refuses before the tool runs is an ordinary error.
 func TestStreaming(t *testing.T) {
 	s := newServer(t, nil)
@@ -104,6 +105,12 @@ func TestStreaming(t *testing.T) {
 		require.NotNil(t, u[3].StatusUpdate, name)
 		assert.Equal(t, "TASK_STATE_COMPLETED", u[3].StatusUpdate.Status.State)
 	}
+
+	// A call that runs within its message is streamed as its one answer.
+	plain := events(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":12,"method":"SendStreamingMessage","params":{"message":{"messageId":"s4","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":1}}}]}}}`))
+	require.Len(t, plain, 1)
+	assert.Contains(t, string(plain[0]), `"message":{`)
+	assert.Contains(t, string(plain[0]), `{"data":2}`)
 
 	// Refused before the tool runs: an ordinary JSON-RPC error, no stream.
 	bad := s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":10,"method":"SendStreamingMessage","params":{"message":{"messageId":"s2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":"x","b":1}}}]}}}`)

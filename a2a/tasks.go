@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,11 +70,12 @@ func settle(res otc.CallResult, err error) tasks.Update {
 			}
 			// A refusal that may pass later (a rate limit, a busy
 			// server) says when, as a message's refusal does.
-			o.Info = refusalInfo(e)
+			o.Info = failureInfo(e.Code.String(), e.RetryAfter > 0, e.RetryAfter, "")
 		}
 	case res.Error != nil:
 		te := res.Error
-		o.Failed, o.Text, o.Info = true, modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter), toolErrorInfo(te)
+		o.Failed, o.Text = true, modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter)
+		o.Info = failureInfo("tool_error", te.CanRetry, te.RetryAfter, te.AdditionalPromptContent)
 	default:
 		o.Value = res.Value
 	}
@@ -85,26 +87,28 @@ func settle(res otc.CallResult, err error) tasks.Update {
 	return tasks.Update{Status: status, Result: b}
 }
 
-// toolErrorInfo is the data part of a failed task's status message.
-func toolErrorInfo(te *otc.ToolError) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{
-		"can_retry":                 te.CanRetry,
-		"retry_after_ms":            retryMS(te.RetryAfter),
-		"additional_prompt_content": te.AdditionalPromptContent,
-	})
-	return b
-}
-
-// startTask runs a call as a task (see tasks.Runner.Start): it returns
-// the task at WORKING once the call is admitted and its task kept, or,
-// with wait, once the task has ended or asks something. A call refused
-// before its task was kept (by the registry, or by the task's limits) is
-// answered as any call is, and leaves no task behind.
-func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, taskID, contextID string, wait bool, st *streamer) (*task, *rpcError, int) {
+// startTask runs the call of message m as a task (see tasks.Runner.Start):
+// it returns the task at WORKING once the call is admitted and its task
+// kept, or, with wait, once the task has ended or asks something. The
+// task's id is derived from its owner and m's messageId, so that the
+// message sent again gets the task it started, not a second one. A call
+// refused before its task was kept (by the registry, or by the task's
+// limits) is answered as any call is, by a message, and leaves no task
+// behind.
+func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m incoming, contextID string, wait bool, st *streamer) (*task, *message, *rpcError, int) {
 	ctx := r.Context()
 	owner, err := caller.Key(ctx, r)
 	if err != nil {
-		return h.failedTask(d, taskID, contextID, "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one (a token with neither sub nor client_id). Ask for a token that names you.", nil), nil, http.StatusOK
+		msg, e, status := h.reply(d, m.messageID, contextID, otc.CallResult{}, &otc.Error{Code: otc.CodeServerError,
+			Message: "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one (a token with neither sub nor client_id). Ask for a token that names you."}, nil)
+		return nil, msg, e, status
+	}
+	taskID := taskIDOf(owner, m.messageID)
+	if st != nil {
+		st.taskID, st.contextID = taskID, contextID
+	}
+	if again, e := h.resent(r, d, taskID, owner, contextID, st); again != nil || e != nil {
+		return again, nil, e, http.StatusOK
 	}
 	var prepare func(context.Context) context.Context
 	if st != nil {
@@ -112,8 +116,13 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 	}
 	kept, res, err := h.runner.Start(ctx, h.reg, req, tasks.Task{ID: taskID, Owner: owner, ContextID: contextID}, allowAsk, prepare, settle)
 	if kept == nil {
-		t, _, e, status := h.outcome(d, taskID, contextID, res, err, nil)
-		return t, e, status
+		if errors.Is(err, tasks.ErrExists) { // the same message, sent twice at once: the other started it
+			if again, e := h.resent(r, d, taskID, owner, contextID, st); again != nil || e != nil {
+				return again, nil, e, http.StatusOK
+			}
+		}
+		msg, e, status := h.reply(d, m.messageID, contextID, res, err, nil)
+		return nil, msg, e, status
 	}
 	if st != nil {
 		st.following = true
@@ -121,11 +130,43 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, ta
 	if wait {
 		t, err := h.settled(ctx, taskID)
 		if err != nil {
-			return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the task did; get it with GetTask " + taskID}, http.StatusOK
+			return nil, nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the task did; get it with GetTask " + taskID}, http.StatusOK
 		}
-		return h.taskOf(d, t, contextID), nil, http.StatusOK
+		return h.taskOf(d, t, contextID), nil, nil, http.StatusOK
 	}
-	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()}}), nil, http.StatusOK
+	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()}}), nil, nil, http.StatusOK
+}
+
+// resent returns the task a message sent again started, when the store
+// holds task id for owner: as it now is, or followed on st's stream. It
+// returns nil when the message was not sent before.
+func (h *Handler) resent(r *http.Request, d dialect, id, owner, contextID string, st *streamer) (*task, *rpcError) {
+	t, err := h.runner.Store().Get(r.Context(), id)
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		h.logger.ErrorContext(r.Context(), "a2a: the task store failed", slog.String("task", id), slog.String("error", err.Error()))
+		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the task store failed; try again"}
+	case t.Owner != owner:
+		return nil, nil // cannot be: the id is derived from the owner
+	}
+	if st != nil {
+		st.following = true
+	}
+	return h.taskOf(d, t, contextID), nil
+}
+
+// taskIDOf is the id of the task of owner's message messageID: a version
+// 4 UUID of their SHA-256, which only who knows both can name.
+func taskIDOf(owner, messageID string) string {
+	h := sha256.New()
+	h.Write([]byte(owner))
+	h.Write([]byte{0})
+	h.Write([]byte(messageID))
+	var b [16]byte
+	copy(b[:], h.Sum(nil))
+	return wire.UUID(b)
 }
 
 // failedTask is a task that failed for the reason text, with info (nil for

@@ -319,10 +319,13 @@ func TestTaskLimits(t *testing.T) {
 			}
 			_, state, _ := rpcTask(t, send(c.name+"-1"))
 			require.Equal(t, "TASK_STATE_WORKING", state)
-			_, state, raw := rpcTask(t, send(c.name+"-2"))
-			assert.Equal(t, "TASK_STATE_FAILED", state)
-			assert.Contains(t, string(raw), c.want)
-			assert.Contains(t, string(raw), `"can_retry":true`)
+			r := decodeRPC(t, send(c.name+"-2"))
+			require.Nil(t, r.Error)
+			refused := replyOf(t, r.Result)
+			assert.Empty(t, refused.TaskID, "refused before its task was kept: answered as a call, without a task")
+			assert.JSONEq(t, `{"io.github.otcgo/outcome":"failed"}`, string(refused.Metadata))
+			assert.Contains(t, string(r.Result), c.want)
+			assert.Contains(t, string(r.Result), `"can_retry":true`)
 		})
 	}
 }
@@ -389,10 +392,10 @@ func TestAnonymousCallersApart(t *testing.T) {
 		_, state, _ := rpcTask(t, start("m"+strconv.Itoa(i+2), "198.51.100.7"))
 		assert.Equal(t, "TASK_STATE_WORKING", state)
 	}
-	_, state, raw := rpcTask(t, start("m9", "198.51.100.7"))
-	assert.Equal(t, "TASK_STATE_FAILED", state)
-	assert.Contains(t, string(raw), "you hold as many tasks as this server keeps for one caller (your limit is 3)")
-	_, state, _ = rpcTask(t, start("m10", "203.0.113.9"))
+	r = decodeRPC(t, start("m9", "198.51.100.7"))
+	require.Nil(t, r.Error)
+	assert.Contains(t, *replyOf(t, r.Result).Parts[0].Text, "you hold as many tasks as this server keeps for one caller (your limit is 3)")
+	_, state, _ := rpcTask(t, start("m10", "203.0.113.9"))
 	assert.Equal(t, "TASK_STATE_WORKING", state, "another address has caps of its own")
 	_, state, _ = rpcTask(t, start("m11", "2001:db8:1:2::99"))
 	assert.Equal(t, "TASK_STATE_WORKING", state)
@@ -420,11 +423,11 @@ func TestRefusedCallLeavesNoTask(t *testing.T) {
 		kept = append(kept, id)
 	}
 	for i := range 50 {
-		id, state, raw := rpcTask(t, send("over"+strconv.Itoa(i), `{}`))
-		require.Equal(t, "TASK_STATE_FAILED", state)
-		require.Contains(t, string(raw), "Too many calls", "the rate limit's refusal, not the store's")
-		r := decodeRPC(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+id+`"}}`, from("198.51.100.7")...))
-		require.NotNil(t, r.Error, "a refused call's task is not kept")
+		r := decodeRPC(t, send("over"+strconv.Itoa(i), `{}`))
+		require.Nil(t, r.Error)
+		refused := replyOf(t, r.Result)
+		require.Empty(t, refused.TaskID, "a refused call hands out no task")
+		require.Contains(t, *refused.Parts[0].Text, "Too many calls", "the rate limit's refusal, not the store's")
 	}
 	held, err := store.List(t.Context(), "a:198.51.100.7")
 	require.NoError(t, err)
@@ -457,4 +460,38 @@ func TestLostTask(t *testing.T) {
 	_, _, raw := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"lost-1"}}`, from("198.51.100.7")...))
 	assert.Contains(t, string(raw), "its outcome is unknown")
 	assert.NotContains(t, string(raw), "artifacts")
+}
+
+// TestResendSameTask: a message sent again gets the task it started, not
+// a second one: while it runs, and once it has ended; another message, or
+// the same message id from another caller, starts a task of its own.
+func TestResendSameTask(t *testing.T) {
+	s, release, _ := taskServer(t)
+	send := func(id, tool, caller string) (string, string) {
+		taskID, state, _ := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"tool":"`+tool+`","input":{}}}]},"configuration":{"returnImmediately":true}}}`, as(caller)...))
+		return taskID, state
+	}
+	first, state := send("again-1", "Job_Slow", "alice")
+	require.Equal(t, "TASK_STATE_WORKING", state)
+	again, state := send("again-1", "Job_Slow", "alice")
+	assert.Equal(t, first, again, "the same task")
+	assert.Equal(t, "TASK_STATE_WORKING", state)
+	other, _ := send("again-2", "Job_Slow", "alice")
+	assert.NotEqual(t, first, other)
+	bobs, _ := send("again-1", "Job_Slow", "bob")
+	assert.NotEqual(t, first, bobs, "another caller's message of the same id")
+	for range 3 {
+		release <- struct{}{}
+	}
+	require.Eventually(t, func() bool {
+		_, state := send("again-1", "Job_Slow", "alice")
+		return state == "TASK_STATE_COMPLETED"
+	}, 5*time.Second, 20*time.Millisecond, "sent again once it has ended: the task, completed")
+	ended, _ := send("again-1", "Job_Slow", "alice")
+	assert.Equal(t, first, ended)
+
+	done, state := send("again-3", "Job_Must", "alice")
+	assert.Contains(t, []string{"TASK_STATE_WORKING", "TASK_STATE_COMPLETED"}, state)
+	same, _ := send("again-3", "Job_Must", "alice")
+	assert.Equal(t, done, same)
 }

@@ -83,7 +83,7 @@ var (
 	wantOTC  = regexp.MustCompile(`"value":15[,}]`)
 	wantREST = regexp.MustCompile(`"result":15[,}]`)
 	wantMCP  = regexp.MustCompile(`"structuredContent":\{"result":15\}`)
-	wantA2A  = regexp.MustCompile(`"TASK_STATE_COMPLETED".*\{"data":15\}`)
+	wantA2A  = regexp.MustCompile(`\{"data":15\}.*"io.github.otcgo/outcome":"succeeded"`)
 )
 
 func jsonHeader(kv ...string) http.Header {

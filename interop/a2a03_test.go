@@ -12,7 +12,8 @@ import (
 // TestA2A03Client: the A2A Go SDK's 0.3 client, which sends no
 // A2A-Version header, calls the calculator over JSON-RPC at 0.3
 // (message/send, kind-tagged parts): a value, wrapped in an object as 0.3's
-// data parts are, and a tool error as a failed task with its hint.
+// data parts are, and a tool error with its hint, each answered by a
+// message whose metadata says how the call ended.
 func TestA2A03Client(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -23,26 +24,24 @@ func TestA2A03Client(t *testing.T) {
 	msg := a2a03.NewMessage(a2a03.MessageRoleUser, a2a03.DataPart{Data: map[string]any{"tool": "Calculator_Add", "input": map[string]any{"a": 2, "b": 3}}})
 	res, err := client.SendMessage(ctx, &a2a03.MessageSendParams{Message: msg})
 	require.NoError(t, err)
-	task, ok := res.(*a2a03.Task)
-	require.True(t, ok, "a task, got %T", res)
-	assert.Equal(t, a2a03.TaskStateCompleted, task.Status.State)
-	require.Len(t, task.Artifacts, 1)
-	require.Len(t, task.Artifacts[0].Parts, 2)
-	data, ok := task.Artifacts[0].Parts[0].(a2a03.DataPart)
-	require.True(t, ok, "%T", task.Artifacts[0].Parts[0])
+	reply, ok := res.(*a2a03.Message)
+	require.True(t, ok, "a message, got %T", res)
+	assert.Equal(t, "succeeded", reply.Metadata["io.github.otcgo/outcome"])
+	require.Len(t, reply.Parts, 2)
+	data, ok := reply.Parts[0].(a2a03.DataPart)
+	require.True(t, ok, "%T", reply.Parts[0])
 	assert.Equal(t, map[string]any{"result": float64(5)}, data.Data)
-	text, ok := task.Artifacts[0].Parts[1].(a2a03.TextPart)
-	require.True(t, ok, "%T", task.Artifacts[0].Parts[1])
+	text, ok := reply.Parts[1].(a2a03.TextPart)
+	require.True(t, ok, "%T", reply.Parts[1])
 	assert.Equal(t, "5", text.Text)
 
 	msg = a2a03.NewMessage(a2a03.MessageRoleUser, a2a03.DataPart{Data: map[string]any{"tool": "Doorbell_Ring", "input": map[string]any{"doorbell_id": "doorbell1"}}})
 	res, err = client.SendMessage(ctx, &a2a03.MessageSendParams{Message: msg})
 	require.NoError(t, err)
-	task, ok = res.(*a2a03.Task)
-	require.True(t, ok, "a task, got %T", res)
-	assert.Equal(t, a2a03.TaskStateFailed, task.Status.State)
-	require.NotNil(t, task.Status.Message)
-	first, ok := task.Status.Message.Parts[0].(a2a03.TextPart)
+	reply, ok = res.(*a2a03.Message)
+	require.True(t, ok, "a message, got %T", res)
+	assert.Equal(t, "failed", reply.Metadata["io.github.otcgo/outcome"])
+	first, ok := reply.Parts[0].(a2a03.TextPart)
 	require.True(t, ok)
 	assert.Contains(t, first.Text, "ids: doorbell42,doorbell84")
 }

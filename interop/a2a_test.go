@@ -46,25 +46,26 @@ func TestA2AGoClient(t *testing.T) {
 				return client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
 			}
 
+			// A call answered within its message: a message, its outcome
+			// in the metadata, the value as data and as text.
 			res, err := call("Shipping_Quote", map[string]any{"to": map[string]any{"country": "FR"}, "speed": "express", "parcels": 2})
 			require.NoError(t, err)
-			task, ok := res.(*a2a.Task)
-			require.True(t, ok, "a task, got %T", res)
-			assert.Equal(t, a2a.TaskStateCompleted, task.Status.State)
-			require.Len(t, task.Artifacts, 1)
-			require.Len(t, task.Artifacts[0].Parts, 2)
-			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", task.Artifacts[0].Parts[0].Data())
-			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", task.Artifacts[0].Parts[1].Text())
+			reply, ok := res.(*a2a.Message)
+			require.True(t, ok, "a message, got %T", res)
+			assert.Equal(t, a2a.MessageRoleAgent, reply.Role)
+			assert.Equal(t, "succeeded", reply.Metadata["io.github.otcgo/outcome"])
+			require.Len(t, reply.Parts, 2)
+			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", reply.Parts[0].Data())
+			assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", reply.Parts[1].Text())
 
 			res, err = call("Doorbell_Ring", map[string]any{"doorbell_id": "doorbell1"})
 			require.NoError(t, err)
-			task, ok = res.(*a2a.Task)
-			require.True(t, ok, "a task, got %T", res)
-			assert.Equal(t, a2a.TaskStateFailed, task.Status.State)
-			require.NotNil(t, task.Status.Message)
-			require.Len(t, task.Status.Message.Parts, 2)
-			assert.Equal(t, "Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms.", task.Status.Message.Parts[0].Text())
-			assert.Equal(t, map[string]any{"can_retry": true, "retry_after_ms": float64(500), "additional_prompt_content": "ids: doorbell42,doorbell84"}, task.Status.Message.Parts[1].Data())
+			reply, ok = res.(*a2a.Message)
+			require.True(t, ok, "a message, got %T", res)
+			assert.Equal(t, "failed", reply.Metadata["io.github.otcgo/outcome"])
+			require.Len(t, reply.Parts, 2)
+			assert.Equal(t, "Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms.", reply.Parts[0].Text())
+			assert.Equal(t, map[string]any{"code": "tool_error", "can_retry": true, "retry_after_ms": float64(500), "additional_prompt_content": "ids: doorbell42,doorbell84"}, reply.Parts[1].Data())
 
 			_, err = call("Shipping_Quote", map[string]any{"to": map[string]any{"country": "france"}})
 			require.Error(t, err)
@@ -105,7 +106,7 @@ func TestA2AGoClient(t *testing.T) {
 			msg = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Timer_Wait", "input": map[string]any{"ms": 300}}))
 			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 			require.NoError(t, err)
-			task, ok = res.(*a2a.Task)
+			task, ok := res.(*a2a.Task)
 			require.True(t, ok, "a task, got %T", res)
 			assert.Equal(t, a2a.TaskStateWorking, task.Status.State)
 			require.Eventually(t, func() bool {
@@ -130,12 +131,22 @@ func TestA2AGoClient(t *testing.T) {
 			assert.True(t, errors.Is(err, a2a.ErrInvalidParams), "%v", err)
 			assert.ErrorContains(t, err, "Tool 'Payments_Refund' was not found")
 
+			// Text goes to the example's text tool, Math.Evaluate, whose
+			// calls may run as tasks: a client that only speaks text gets a
+			// task.
+			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("2 + 3 * 4"))})
+			require.NoError(t, err)
+			task, ok = res.(*a2a.Task)
+			require.True(t, ok, "a task, got %T", res)
+			assert.Equal(t, a2a.TaskStateCompleted, task.Status.State)
+			require.NotEmpty(t, task.Artifacts)
+			assert.Equal(t, float64(14), task.Artifacts[0].Parts[0].Data())
 			res, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("what can you do?"))})
 			require.NoError(t, err)
-			reply, ok := res.(*a2a.Message)
-			require.True(t, ok, "a message, got %T", res)
-			require.NotEmpty(t, reply.Parts)
-			assert.Contains(t, reply.Parts[0].Text(), "Shipping_Quote")
+			task, ok = res.(*a2a.Task)
+			require.True(t, ok, "a task, got %T", res)
+			assert.Equal(t, a2a.TaskStateFailed, task.Status.State)
+			assert.Contains(t, task.Status.Message.Parts[0].Text(), "Not an arithmetic expression")
 		})
 	}
 }
@@ -167,7 +178,8 @@ func TestA2AGoClientUnauthenticated(t *testing.T) {
 
 // TestA2AJSClient: the official A2A JavaScript SDK's client (1.3.0)
 // resolves the calculator's Agent Card at the host's root and, over
-// JSON-RPC and HTTP+JSON, calls a tool, reads a tool error with its hint,
+// JSON-RPC and HTTP+JSON, calls a tool (the answer a message), reads a
+// tool error with its hint,
 // gets invalid input refused with the parameter to fix, and streams a
 // call to its end (testdata/frameworks/a2a-js.mjs).
 func TestA2AJSClient(t *testing.T) {
@@ -189,7 +201,27 @@ func TestA2AJSClient(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &f), "%s", out)
 	require.Len(t, f.Bindings, 2)
 	for binding, got := range f.Bindings {
-		var quote struct {
+		// Calls answered within their message: messages, their outcome in
+		// the metadata.
+		type reply struct {
+			Parts    []part         `json:"parts"`
+			Metadata map[string]any `json:"metadata"`
+		}
+		var quote reply
+		require.NoError(t, json.Unmarshal(got["quote"].OK, &quote), "%s: %s", binding, out)
+		assert.Equal(t, "succeeded", quote.Metadata["io.github.otcgo/outcome"], "%s: %s", binding, got["quote"].OK)
+		require.NotEmpty(t, quote.Parts, binding)
+		assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", quote.Parts[0].Content.Value, binding)
+
+		var failed reply
+		require.NoError(t, json.Unmarshal(got["error"].OK, &failed), "%s: %s", binding, out)
+		assert.Equal(t, "failed", failed.Metadata["io.github.otcgo/outcome"], binding)
+		require.NotEmpty(t, failed.Parts)
+		assert.Contains(t, failed.Parts[0].Content.Value, "ids: doorbell42,doorbell84", binding)
+
+		assert.Contains(t, got["invalid"].Error, "to.country", binding)
+
+		var text struct {
 			Status struct {
 				State int `json:"state"`
 			} `json:"status"`
@@ -197,25 +229,10 @@ func TestA2AJSClient(t *testing.T) {
 				Parts []part `json:"parts"`
 			} `json:"artifacts"`
 		}
-		require.NoError(t, json.Unmarshal(got["quote"].OK, &quote), "%s: %s", binding, out)
-		assert.Equal(t, 3, quote.Status.State, "%s: TASK_STATE_COMPLETED", binding)
-		require.NotEmpty(t, quote.Artifacts, binding)
-		assert.Equal(t, "express to FR: 2 parcel(s), 25.00 EUR", quote.Artifacts[0].Parts[0].Content.Value, binding)
-
-		var failed struct {
-			Status struct {
-				State   int `json:"state"`
-				Message struct {
-					Parts []part `json:"parts"`
-				} `json:"message"`
-			} `json:"status"`
-		}
-		require.NoError(t, json.Unmarshal(got["error"].OK, &failed), "%s: %s", binding, out)
-		assert.Equal(t, 4, failed.Status.State, "%s: TASK_STATE_FAILED", binding)
-		require.NotEmpty(t, failed.Status.Message.Parts)
-		assert.Contains(t, failed.Status.Message.Parts[0].Content.Value, "ids: doorbell42,doorbell84", binding)
-
-		assert.Contains(t, got["invalid"].Error, "to.country", binding)
+		require.NoError(t, json.Unmarshal(got["text"].OK, &text), "%s: %s", binding, out)
+		assert.Equal(t, 3, text.Status.State, "%s: a text message gets a task, TASK_STATE_COMPLETED", binding)
+		require.NotEmpty(t, text.Artifacts, binding)
+		assert.Equal(t, float64(14), text.Artifacts[0].Parts[0].Content.Value, binding)
 
 		var stream []struct {
 			Payload struct {

@@ -82,8 +82,8 @@ var every = []struct {
 	{"rest_list", request{http.MethodGet, "/v1/tools", ""}, `"Calculator_Add"`},
 	{"rest_invoke", request{http.MethodPost, "/v1/tools/Calculator_Add:invoke", `{"schema_version":"0.1.0","args":{"a":1,"b":2}}`}, `"result":3`},
 	{"registry_view", request{http.MethodGet, "/registry/v1/tools", ""}, `"tool_id":"Calculator.Add@1.0.0"`},
-	{"a2a", request{http.MethodPost, "/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}}`}, `"state":"TASK_STATE_COMPLETED"`},
-	{"a2a_rest", request{http.MethodPost, "/a2a/message:send", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}`}, `"state":"TASK_STATE_COMPLETED"`},
+	{"a2a", request{http.MethodPost, "/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}}`}, `{"data":3}`},
+	{"a2a_rest", request{http.MethodPost, "/a2a/message:send", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":2}}}]}}`}, `{"data":3}`},
 }
 
 // TestAll: every format answers under its prefix, MCP with and without a

@@ -152,6 +152,7 @@ var (
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {2} end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {0, tonumber(oldest[2]) - now}
@@ -274,6 +275,8 @@ func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 			return fmt.Errorf("redisstore: counting a caller's tasks: %w", err)
 		case v[0] == 1:
 			return nil
+		case v[0] == 2:
+			return tasks.ErrExists // counted already: the owner holds it
 		case v[0] == 0 && len(v) > 1:
 			return &tasks.LimitError{Limit: s.perOwner, RetryAfter: time.Duration(max(v[1], 1)) * time.Millisecond}
 		case swept:
@@ -352,7 +355,7 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 	case err != nil:
 		return nil, fmt.Errorf("redisstore: creating a task: %w", err)
 	case n < 0:
-		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrStoreFull)
+		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrExists)
 	}
 	now := time.UnixMilli(n)
 	return &tasks.Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil

@@ -269,7 +269,7 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 	defer s.mu.Unlock()
 	s.expire(now)
 	if _, taken := s.tasks[t.ID]; taken {
-		return nil, ErrStoreFull // an id is minted unguessable: a clash is a fault of the minter
+		return nil, ErrExists
 	}
 	o := s.owners[t.Owner]
 	if o == nil {

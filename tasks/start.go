@@ -119,10 +119,13 @@ func (r *Runner) Admit() error {
 // store's refusal, which it returns as the [*otc.Error] that refuses the
 // call: of class [otc.CodeRateLimited] for the caller's limits, saying
 // which and when to try again, and [otc.CodeUnavailable] for a store that
-// is full or failed (logged).
+// is full or failed (logged). [ErrExists] is returned as it is.
 func (r *Runner) Create(ctx context.Context, t *Task) (*Task, error) {
 	kept, err := r.store.Create(ctx, t)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrExists):
+		return nil, err // the caller's to handle: its id names a task already
+	case err != nil:
 		return nil, r.refusal(ctx, t.ID, err)
 	}
 	return kept, nil

@@ -108,9 +108,11 @@ type Store interface {
 	// Create records t, whose ID, Owner, ContextID and Status (Working)
 	// the caller sets; the store sets the times and the TTL, and starts the
 	// lease. It returns the task as recorded, [ErrTooMany] when the
-	// owner already holds as many tasks as the store keeps for one, and
-	// [ErrStoreFull] when the store holds as many as it may. When
-	// Create returns, Get finds the task.
+	// owner already holds as many tasks as the store keeps for one,
+	// [ErrStoreFull] when the store holds as many as it may, and
+	// [ErrExists] when it holds a task with t's ID (a wire format that
+	// derives a task's id from the message that starts it finds the task
+	// of a message sent twice so). When Create returns, Get finds the task.
 	Create(ctx context.Context, t *Task) (*Task, error)
 	// Get returns the task.
 	Get(ctx context.Context, id string) (*Task, error)
@@ -149,6 +151,8 @@ var (
 	// as the store keeps for one caller. Stores return it wrapped in a
 	// [*LimitError], which says which limit and when to try again.
 	ErrTooMany = errors.New("otc/tasks: the caller holds as many tasks as the store keeps for one caller")
+	// ErrExists: Create was given the id of a task the store holds.
+	ErrExists = errors.New("otc/tasks: the store holds a task with that id")
 	// ErrStoreFull: the store holds as many tasks as it may.
 	ErrStoreFull = errors.New("otc/tasks: the task store is full")
 	// ErrResultTooLarge: a task's result, or its questions, are

@@ -199,13 +199,8 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 		Result *struct {
 			Task *struct {
 				Status struct {
-					State   string `json:"state"`
-					Message *struct {
-						Parts []struct {
-							Text *string         `json:"text"`
-							Data json.RawMessage `json:"data"`
-						} `json:"parts"`
-					} `json:"message"`
+					State   string      `json:"state"`
+					Message *a2aMessage `json:"message"`
 				} `json:"status"`
 				Artifacts []struct {
 					Parts []struct {
@@ -213,11 +208,7 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 					} `json:"parts"`
 				} `json:"artifacts"`
 			} `json:"task"`
-			Message *struct {
-				Parts []struct {
-					Text string `json:"text"`
-				} `json:"parts"`
-			} `json:"message"`
+			Message *a2aMessage `json:"message"`
 		} `json:"result"`
 		Error *struct {
 			Code    int    `json:"code"`
@@ -260,12 +251,24 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 		return nil, callID, nil, &otc.Error{Code: otc.CodeUnauthenticated, Message: "Authentication required"}
 	}
 	res := answer.Result
-	if res.Task == nil {
-		text := ""
-		if res.Message != nil && len(res.Message.Parts) > 0 {
-			text = res.Message.Parts[0].Text
+	if m := res.Message; res.Task == nil && m != nil {
+		// A call answered within its message: its outcome is in the
+		// message's metadata, its value or failure in the parts.
+		switch string(m.Metadata["io.github.otcgo/outcome"]) {
+		case `"succeeded"`:
+			for _, p := range m.Parts {
+				if len(p.Data) > 0 {
+					return p.Data, callID, nil, nil
+				}
+			}
+			return nil, callID, nil, nil
+		case `"failed"`:
+			return nil, callID, m.toolError(), nil
 		}
-		return nil, callID, nil, fmt.Errorf("the agent answered with a message, not a task: %s", text)
+		return nil, callID, nil, fmt.Errorf("the agent answered with a message, not a call's outcome: %s", m.text())
+	}
+	if res.Task == nil {
+		return nil, callID, nil, errors.New("the agent answered with neither a task nor a message")
 	}
 	t := res.Task
 	switch t.Status.State {
@@ -275,24 +278,52 @@ func (s *a2aServer) call(ctx context.Context, tool string, input json.RawMessage
 		}
 		return nil, callID, nil, nil
 	case "TASK_STATE_FAILED":
-		te := &otc.ToolError{Message: "The task failed"}
-		if m := t.Status.Message; m != nil {
-			for _, p := range m.Parts {
-				switch {
-				case p.Text != nil:
-					te.Message, _, _ = strings.Cut(*p.Text, "\n\n")
-				case len(p.Data) > 0:
-					var info struct {
-						CanRetry     bool   `json:"can_retry"`
-						RetryAfterMS int64  `json:"retry_after_ms"`
-						Hint         string `json:"additional_prompt_content"`
-					}
-					_ = json.Unmarshal(p.Data, &info)
-					te.CanRetry, te.RetryAfter, te.AdditionalPromptContent = info.CanRetry, time.Duration(info.RetryAfterMS)*time.Millisecond, info.Hint
-				}
-			}
+		if t.Status.Message == nil {
+			return nil, callID, &otc.ToolError{Message: "The task failed"}, nil
 		}
-		return nil, callID, te, nil
+		return nil, callID, t.Status.Message.toolError(), nil
 	}
 	return nil, callID, nil, fmt.Errorf("the task ended in state %s", t.Status.State)
+}
+
+// a2aMessage is what the command reads of an A2A message: its parts and
+// metadata.
+type a2aMessage struct {
+	Parts []struct {
+		Text *string         `json:"text"`
+		Data json.RawMessage `json:"data"`
+	} `json:"parts"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// text is the message's first text part.
+func (m *a2aMessage) text() string {
+	for _, p := range m.Parts {
+		if p.Text != nil {
+			return *p.Text
+		}
+	}
+	return ""
+}
+
+// toolError reads a message that says how a call failed: the tool
+// error's words in the text part (before the hint), whether and when to
+// retry and the hint in the data part.
+func (m *a2aMessage) toolError() *otc.ToolError {
+	te := &otc.ToolError{Message: "The call failed"}
+	for _, p := range m.Parts {
+		switch {
+		case p.Text != nil:
+			te.Message, _, _ = strings.Cut(*p.Text, "\n\n")
+		case len(p.Data) > 0:
+			var info struct {
+				CanRetry     bool   `json:"can_retry"`
+				RetryAfterMS int64  `json:"retry_after_ms"`
+				Hint         string `json:"additional_prompt_content"`
+			}
+			_ = json.Unmarshal(p.Data, &info)
+			te.CanRetry, te.RetryAfter, te.AdditionalPromptContent = info.CanRetry, time.Duration(info.RetryAfterMS)*time.Millisecond, info.Hint
+		}
+	}
+	return te
 }

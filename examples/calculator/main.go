@@ -1,6 +1,8 @@
 // Command calculator is an example tool server. It serves, at the root of
 // its address, the tools of the protocol's example exchanges,
-// Calculator.Add and Doorbell.Ring; Signer.Sign, which shows how a secret
+// Calculator.Add and Doorbell.Ring; Math.Evaluate, which evaluates
+// an arithmetic expression written as text, and takes the text of an A2A
+// message (a client that only speaks text gets a task); Signer.Sign, which shows how a secret
 // reaches a tool; Timer.Wait, a slow tool that shows cancellation and
 // graceful shutdown; and Payments.Refund, a tool with a policy, which only
 // a capability token bound to the exact call may call. The same tools are
@@ -389,6 +391,10 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 		return nil, err
 	}
 
+	if err = otc.Register(reg, evaluateTool, evaluate); err != nil {
+		return nil, err
+	}
+
 	err = otc.Register(reg, otc.Tool{
 		ID:          "Payments.Refund",
 		Version:     "1.0.0",
@@ -636,7 +642,8 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
-	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", TaskStore: sh.tasks, URL: where.a2aURL("/a2a")})
+	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", TaskStore: sh.tasks, URL: where.a2aURL("/a2a"),
+		TextTool: "Math_Evaluate"}) // a message of text: an expression to evaluate
 	mux.Handle("/a2a", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/.well-known/agent-card.json", a2aHandler.Card("/a2a"))

@@ -431,7 +431,7 @@ func TestMain_ServesOnAddr(t *testing.T) {
 	for _, tc := range []struct {
 		path  string
 		tools int
-	}{{"/health", 0}, {"/tools", 6}} { // Payments.Refund needs a token: a caller without one does not see it
+	}{{"/health", 0}, {"/tools", 7}} { // Payments.Refund needs a token: a caller without one does not see it
 		resp, err := http.Get(base + tc.path)
 		require.NoError(t, err)
 		var body struct {

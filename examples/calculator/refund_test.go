@@ -257,13 +257,13 @@ func TestRefund_OverOTC(t *testing.T) {
 		}, nil, http.StatusForbidden, otc.ReasonExecBindingInvalid},
 		{"another_audience", refundBody, func() string {
 			return keys.sign(t, refundClaims(refundBody, func(c jwt.MapClaims) { c["aud"] = "urn:otc:example:other" }))
-		}, nil, http.StatusForbidden, otc.ReasonAudienceMismatch},
+		}, nil, http.StatusBadRequest, "hidden"}, // it sees the tool through no protocol: told no more than of an unknown tool
 		{"without_the_capability", refundBody, func() string {
 			return keys.sign(t, refundClaims(refundBody, func(c jwt.MapClaims) { c["caps"] = []string{"payments:read"} }))
-		}, nil, http.StatusForbidden, otc.ReasonInsufficientCapabilities},
+		}, nil, http.StatusBadRequest, "hidden"}, // it sees the tool through no protocol: told no more than of an unknown tool
 		{"wider_blast_radius", refundBody, func() string {
 			return keys.sign(t, refundClaims(refundBody, func(c jwt.MapClaims) { c["blast_radius"] = "org:acme" }))
-		}, nil, http.StatusForbidden, otc.ReasonBlastRadiusExceeded},
+		}, nil, http.StatusBadRequest, "hidden"}, // it sees the tool through no protocol: told no more than of an unknown tool
 		{"another_issuer", refundBody, func() string {
 			return keys.sign(t, refundClaims(refundBody, func(c jwt.MapClaims) { c["iss"] = "https://elsewhere.example" }))
 		}, nil, http.StatusUnauthorized, ""},
@@ -280,7 +280,12 @@ func TestRefund_OverOTC(t *testing.T) {
 			t.Parallel()
 			a := send(t, http.MethodPost, base+"/tools/call", tc.body, tc.token(), tc.header)
 			require.Equal(t, tc.status, a.status, a.raw)
-			if tc.reason != "" {
+			switch tc.reason {
+			case "":
+			case "hidden":
+				assert.Equal(t, "Tool 'Payments_Refund' was not found", a.body["message"], a.raw)
+				assert.Nil(t, a.body["reason"], a.raw)
+			default:
 				assert.Equal(t, tc.reason, a.body["reason"], a.raw)
 			}
 			if tc.status == http.StatusUnauthorized {
@@ -429,8 +434,8 @@ func TestRegistryView(t *testing.T) {
 	}
 
 	all := list(t, "/registry/v1/tools")
-	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Payments.Refund@1.0.0", "Shipping.Quote@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
-	refund, err := json.Marshal(all[3])
+	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Math.Evaluate@1.0.0", "Payments.Refund@1.0.0", "Shipping.Quote@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
+	refund, err := json.Marshal(all[4])
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
 		"tool_id": "Payments.Refund@1.0.0",

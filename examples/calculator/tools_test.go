@@ -93,6 +93,7 @@ func TestToolMetadata(t *testing.T) {
 		"Calculator_Add":    {"Add two numbers", readOnly},
 		"Counter_Increment": {"Increment the counter", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}`},
 		"Doorbell_Ring":     {"Ring a doorbell", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`},
+		"Math_Evaluate":     {"Evaluate an expression", readOnly},
 		"Payments_Refund":   {"Refund an order", `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}`},
 		"Shipping_Quote":    {"Quote a shipment", readOnly},
 		"Signer_Sign":       {"Sign a message", readOnly},

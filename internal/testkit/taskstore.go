@@ -63,6 +63,22 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		assert.Empty(t, got.InputRequests)
 	})
 
+	t.Run("id_taken", func(t *testing.T) {
+		s := newStore(t, TaskLimits{PerOwner: 2})
+		first := create(t, s, "alice")
+		_, err := s.Create(ctx, &tasks.Task{ID: first.ID, Owner: "alice", Status: tasks.Working})
+		assert.ErrorIs(t, err, tasks.ErrExists)
+		_, err = s.Create(ctx, &tasks.Task{ID: first.ID, Owner: "bob", Status: tasks.Working})
+		assert.ErrorIs(t, err, tasks.ErrExists, "whoever asks")
+		assert.Equal(t, "alice", get(t, s, first.ID).Owner, "the task is left as it was")
+		if l, ok := s.(tasks.Lister); ok {
+			held, err := l.List(ctx, "alice")
+			require.NoError(t, err)
+			assert.Len(t, held, 1, "still listed and counted once")
+		}
+		create(t, s, "alice") // the second of two: the refused ones took no place
+	})
+
 	t.Run("unknown_task", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		_, err := s.Get(ctx, "nope")

@@ -33,6 +33,9 @@ for (const binding of ['JSONRPC', 'HTTP+JSON']) {
   await run('quote', () => client.sendMessage({ tenant: '', message: message('js-quote-' + tag, { tool: 'Shipping_Quote', input: { to: { country: 'FR' }, speed: 'express', parcels: 2 } }), configuration: undefined, metadata: undefined }));
   await run('error', () => client.sendMessage({ tenant: '', message: message('js-ring-' + tag, { tool: 'Doorbell_Ring', input: { doorbell_id: 'doorbell1' } }), configuration: undefined, metadata: undefined }));
   await run('invalid', () => client.sendMessage({ tenant: '', message: message('js-bad-' + tag, { tool: 'Shipping_Quote', input: { to: { country: 'france' } } }), configuration: undefined, metadata: undefined }));
+  await run('text', () => client.sendMessage({ tenant: '', message: { messageId: 'js-text-' + tag, contextId: '', taskId: '', role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: '2 + 3 * 4' }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+    configuration: undefined, metadata: undefined }));
   await run('stream', async () => {
     const events = [];
     for await (const ev of client.sendMessageStream({ tenant: '', message: message('js-stream-' + tag, { tool: 'Timer_Wait', input: { ms: 300 } }), configuration: undefined, metadata: undefined })) {
