@@ -91,6 +91,16 @@ func appendTask(dst []byte, t *task) []byte {
 		}
 		dst = append(dst, ']')
 	}
+	if len(t.History) > 0 {
+		dst = append(dst, `,"history":[`...)
+		for i, m := range t.History {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendMessage(dst, m)
+		}
+		dst = append(dst, ']')
+	}
 	return append(dst, '}')
 }
 

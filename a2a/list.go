@@ -34,6 +34,9 @@ type listQuery struct {
 	pageToken         string
 	after             time.Time
 	artifacts         bool
+	// history is how many of each task's most recent messages to list,
+	// historyAll when not given.
+	history int
 }
 
 // taskStates are the states a ListTasks status filter may name.
@@ -61,7 +64,7 @@ func (q *listQuery) check() *rpcError {
 
 // readListParams reads ListTasks's JSON-RPC params.
 func readListParams(d *jsonparse.Document, params int32) (listQuery, *rpcError) {
-	var q listQuery
+	q := listQuery{history: historyAll}
 	if params < 0 || d.Kind(params) == jsonparse.KindNull {
 		return q, q.check()
 	}
@@ -92,6 +95,10 @@ func readListParams(d *jsonparse.Document, params int32) (listQuery, *rpcError) 
 			size = string(d.Raw(v))
 		}
 	}
+	var e *rpcError
+	if q.history, e = readHistoryLength(d, params, "historyLength"); e != nil {
+		return q, e
+	}
 	if v := d.Member(params, "includeArtifacts"); v >= 0 {
 		switch d.Kind(v) {
 		case jsonparse.KindTrue:
@@ -106,7 +113,13 @@ func readListParams(d *jsonparse.Document, params int32) (listQuery, *rpcError) 
 
 // readListQuery reads GET /tasks's query.
 func readListQuery(v url.Values) (listQuery, *rpcError) {
-	q := listQuery{contextID: v.Get("contextId"), status: v.Get("status"), pageToken: v.Get("pageToken")}
+	q := listQuery{contextID: v.Get("contextId"), status: v.Get("status"), pageToken: v.Get("pageToken"), history: historyAll}
+	if s := v.Get("historyLength"); s != "" {
+		var e *rpcError
+		if q.history, e = parseHistoryLength(s, "historyLength"); e != nil {
+			return q, e
+		}
+	}
 	switch v.Get("includeArtifacts") {
 	case "", "false":
 	case "true":
@@ -201,7 +214,7 @@ func (h *Handler) listTasks(r *http.Request, d dialect, q listQuery) ([]byte, *r
 	var last *tasks.Task
 	more := false
 	for _, st := range all {
-		t := h.taskOf(d, st, "")
+		t := h.taskState(d, st, "")
 		if q.contextID != "" && t.ContextID != q.contextID ||
 			q.status != "" && q.status != "TASK_STATE_UNSPECIFIED" && t.Status.State != q.status ||
 			!q.after.IsZero() && st.UpdatedAt.Before(q.after) {
@@ -220,6 +233,7 @@ func (h *Handler) listTasks(r *http.Request, d dialect, q listQuery) ([]byte, *r
 		if !q.artifacts {
 			t.Artifacts = nil
 		}
+		t.History = history(d, st, q.history)
 		page = append(page, t)
 		last = st
 	}

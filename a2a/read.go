@@ -2,8 +2,11 @@ package a2a
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file reads requests: the body is parsed once (internal/jsonparse),
@@ -34,6 +37,9 @@ type incoming struct {
 	// parts.
 	partsNode int32
 	texts     int
+	// history is the configuration's historyLength: how many of a task's
+	// most recent messages its answer holds, historyAll when not given.
+	history int
 }
 
 // text returns the text of the message's text parts, one after the other
@@ -57,17 +63,55 @@ func (in *incoming) text() (string, bool) {
 }
 
 // readConfiguration reads a SendMessageRequest's configuration into in.
-func readConfiguration(d *jsonparse.Document, params int32, in *incoming) {
+func readConfiguration(d *jsonparse.Document, params int32, in *incoming) *rpcError {
 	c := d.Member(params, "configuration")
 	if c < 0 || d.Kind(c) != jsonparse.KindObject {
-		return
+		return nil
 	}
+	n, e := readHistoryLength(d, c, "configuration.historyLength")
+	if e != nil {
+		return e
+	}
+	in.history = n
 	if v := d.Member(c, "returnImmediately"); v >= 0 && d.Kind(v) == jsonparse.KindTrue {
 		in.returnImmediately = true
 	}
 	if v := d.Member(c, "blocking"); v >= 0 && d.Kind(v) == jsonparse.KindFalse {
 		in.returnImmediately = true
 	}
+	return nil
+}
+
+// readHistoryLength reads member historyLength of object node o of d (a
+// number, or a string holding one, as ProtoJSON allows), naming field in
+// its error; historyAll when absent or null.
+func readHistoryLength(d *jsonparse.Document, o int32, field string) (int, *rpcError) {
+	v := d.Member(o, "historyLength")
+	if v < 0 || d.Kind(v) == jsonparse.KindNull {
+		return historyAll, nil
+	}
+	s := string(d.Raw(v))
+	if d.Kind(v) == jsonparse.KindString {
+		s = d.StringValue(v)
+	} else if d.Kind(v) != jsonparse.KindNumber {
+		return 0, invalidParams(field, "must be a whole number, 0 or more")
+	}
+	return parseHistoryLength(s, field)
+}
+
+// parseHistoryLength reads a historyLength given as text: a whole number,
+// 0 or more.
+func parseHistoryLength(s, field string) (int, *rpcError) {
+	n, err := strconv.Atoi(s)
+	switch {
+	case err != nil && strings.HasPrefix(s, "-"):
+		return 0, invalidParams(field, "must be 0 or more, got "+wire.Truncate(s, 32))
+	case err != nil:
+		return 0, invalidParams(field, "must be a whole number, 0 or more")
+	case n < 0:
+		return 0, invalidParams(field, "must be 0 or more, got "+strconv.Itoa(n))
+	}
+	return n, nil
 }
 
 // readSend reads the SendMessageRequest at node params of d: its message
@@ -79,7 +123,7 @@ func readSend(d *jsonparse.Document, params int32, problem string) (incoming, *r
 	}
 	in, e := readMessage(d, d.Member(params, "message"))
 	if e == nil {
-		readConfiguration(d, params, &in)
+		e = readConfiguration(d, params, &in)
 	}
 	return in, e
 }
@@ -87,7 +131,7 @@ func readSend(d *jsonparse.Document, params int32, problem string) (incoming, *r
 // readMessage reads message node m of d, or returns the invalid-params
 // error that refuses it.
 func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
-	in := incoming{input: -1, answers: -1, data: -1, doc: d}
+	in := incoming{input: -1, answers: -1, data: -1, doc: d, history: historyAll}
 	if m < 0 || d.Kind(m) != jsonparse.KindObject {
 		return in, invalidParams("message", "required: an object")
 	}
@@ -206,7 +250,7 @@ func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
 // names the tool and input is its input. The draft has no message id, so
 // the call gets a generated one.
 func readDraft(d *jsonparse.Document, params int32) (incoming, *rpcError) {
-	in := incoming{input: -1, doc: d, parts: 1, found: true, generated: true}
+	in := incoming{input: -1, answers: -1, data: -1, doc: d, parts: 1, found: true, generated: true, history: historyAll}
 	if params < 0 || d.Kind(params) != jsonparse.KindObject {
 		return in, invalidParams("params", "required: an object with taskType and input")
 	}

@@ -148,7 +148,13 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 	var e *rpcError
 	switch {
 	case action == "" && r.Method == http.MethodGet:
-		t, e = h.getTask(r, v10, id)
+		n := historyAll
+		if s := r.URL.Query().Get("historyLength"); s != "" {
+			n, e = parseHistoryLength(s, "historyLength")
+		}
+		if e == nil {
+			t, e = h.getTask(r, v10, id, n)
+		}
 	case action == "cancel" && r.Method == http.MethodPost:
 		t, e = h.cancelTask(r, v10, id)
 	case action == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):

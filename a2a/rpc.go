@@ -243,16 +243,19 @@ func getMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 
 // cancelMethod answers CancelTask (0.3: tasks/cancel).
 func cancelMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
-	return taskMethod(c, h.cancelTask)
+	return taskMethod(c, func(r *http.Request, d dialect, id string, _ int) (*task, *rpcError) {
+		return h.cancelTask(r, d, id)
+	})
 }
 
-// taskMethod answers a method on the task params.id names with op.
-func taskMethod(c *rpcCall, op func(*http.Request, dialect, string) (*task, *rpcError)) (any, *rpcError, bool) {
-	id, e := readTaskID(c.doc, c.params)
+// taskMethod answers a method on the task params.id names with op, given
+// params.historyLength.
+func taskMethod(c *rpcCall, op func(*http.Request, dialect, string, int) (*task, *rpcError)) (any, *rpcError, bool) {
+	id, n, e := readTaskID(c.doc, c.params)
 	if e != nil {
 		return nil, e, false
 	}
-	t, e := op(c.r, c.d, id)
+	t, e := op(c.r, c.d, id, n)
 	if e != nil {
 		return nil, e, false
 	}
@@ -274,7 +277,7 @@ func listMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 
 // subscribeMethod answers SubscribeToTask (0.3: tasks/resubscribe).
 func subscribeMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
-	taskID, e := readTaskID(c.doc, c.params)
+	taskID, _, e := readTaskID(c.doc, c.params)
 	if e != nil {
 		return nil, e, false
 	}

@@ -33,6 +33,11 @@ type streamer struct {
 	// following says the call runs as a task this stream follows (set
 	// once the task is kept).
 	following bool
+	// history is how many of the task's most recent messages its first
+	// event holds (historyAll for every one), and opening those of the
+	// task as it starts.
+	history int
+	opening []*message
 
 	mu                sync.Mutex
 	started, ended    bool
@@ -49,7 +54,7 @@ func (s *streamer) begin() {
 		return
 	}
 	s.start()
-	t := s.d.task(&task{ID: s.taskID, ContextID: s.contextID, Status: taskStatus{State: s.d.state(stateWorking), Timestamp: now()}})
+	t := s.d.task(&task{ID: s.taskID, ContextID: s.contextID, Status: taskStatus{State: s.d.state(stateWorking), Timestamp: now()}, History: s.opening})
 	s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
 }
 
@@ -190,7 +195,7 @@ func appendArtifactUpdate(dst []byte, d dialect, taskID, contextID string, a art
 // JSON-RPC request's id, nil for HTTP+JSON. An error before the call runs
 // is answered as fail says, not as a stream.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, d dialect, m incoming, body, rpcID []byte, fail func(e *rpcError, status int)) {
-	st := &streamer{w: w, r: r, d: d, rpcID: rpcID}
+	st := &streamer{w: w, r: r, d: d, rpcID: rpcID, history: m.history}
 	t, guide, e, status := h.answer(r, d, m, body, st)
 	switch {
 	case e != nil && !st.started:
@@ -226,12 +231,13 @@ func (h *Handler) follow(ctx context.Context, s *streamer, id, contextID string,
 	sent := ""
 	var seen time.Time // when the questions last sent were asked
 	err := h.watch(ctx, id, func(stored *tasks.Task) bool {
-		t := h.taskOf(s.d, stored, contextID)
+		t := h.taskState(s.d, stored, contextID)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		terminal := stored.Status.Terminal()
 		asks := stored.Status == tasks.InputRequired
 		if !s.started {
+			t.History = history(s.d, stored, s.history)
 			s.start()
 			s.event(func(dst []byte) []byte { return appendStreamTask(dst, s.d, t) })
 			sent, seen = t.Status.State, stored.UpdatedAt

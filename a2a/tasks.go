@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -53,7 +54,7 @@ func newRunner(opts *Options, logger *slog.Logger) *tasks.Runner {
 		store = tasks.NewMemoryStore(nil)
 	}
 	return tasks.NewRunner(store, &tasks.RunnerOptions{
-		MaxRunning: opts.MaxRunningTasks, Failure: failure, Logger: logger, Name: "a2a",
+		MaxRunning: opts.MaxRunningTasks, Failure: failure, Said: said, Logger: logger, Name: "a2a",
 	})
 }
 
@@ -104,20 +105,21 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m 
 		return nil, msg, e, status
 	}
 	taskID := taskIDOf(owner, m.messageID)
+	first := tasks.Task{ID: taskID, Owner: owner, ContextID: contextID, History: []json.RawMessage{callerEntry(m, taskID, contextID)}}
 	if st != nil {
-		st.taskID, st.contextID = taskID, contextID
+		st.taskID, st.contextID, st.opening = taskID, contextID, history(d, &first, m.history)
 	}
-	if again, e := h.resent(r, d, taskID, owner, contextID, st); again != nil || e != nil {
+	if again, e := h.resent(r, d, taskID, owner, contextID, m.history, st); again != nil || e != nil {
 		return again, nil, e, http.StatusOK
 	}
 	var prepare func(context.Context) context.Context
 	if st != nil {
 		prepare = func(runCtx context.Context) context.Context { return otc.WithNotifier(runCtx, st) }
 	}
-	kept, res, err := h.runner.Start(ctx, h.reg, req, tasks.Task{ID: taskID, Owner: owner, ContextID: contextID}, allowAsk, prepare, settle)
+	kept, res, err := h.runner.Start(ctx, h.reg, req, first, allowAsk, prepare, settle)
 	if kept == nil {
 		if errors.Is(err, tasks.ErrExists) { // the same message, sent twice at once: the other started it
-			if again, e := h.resent(r, d, taskID, owner, contextID, st); again != nil || e != nil {
+			if again, e := h.resent(r, d, taskID, owner, contextID, m.history, st); again != nil || e != nil {
 				return again, nil, e, http.StatusOK
 			}
 		}
@@ -132,15 +134,17 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m 
 		if err != nil {
 			return nil, nil, &rpcError{Code: codeInternalError, Message: "Internal error: the request ended before the task did; get it with GetTask " + taskID}, http.StatusOK
 		}
-		return h.taskOf(d, t, contextID), nil, nil, http.StatusOK
+		return h.taskOf(d, t, contextID, m.history), nil, nil, http.StatusOK
 	}
-	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()}}), nil, nil, http.StatusOK
+	return d.task(&task{ID: taskID, ContextID: contextID, Status: taskStatus{State: d.state(stateWorking), Timestamp: now()},
+		History: history(d, kept, m.history)}), nil, nil, http.StatusOK
 }
 
 // resent returns the task a message sent again started, when the store
-// holds task id for owner: as it now is, or followed on st's stream. It
-// returns nil when the message was not sent before.
-func (h *Handler) resent(r *http.Request, d dialect, id, owner, contextID string, st *streamer) (*task, *rpcError) {
+// holds task id for owner: as it now is (with its n most recent messages),
+// or followed on st's stream. It returns nil when the message was not
+// sent before.
+func (h *Handler) resent(r *http.Request, d dialect, id, owner, contextID string, n int, st *streamer) (*task, *rpcError) {
 	t, err := h.runner.Store().Get(r.Context(), id)
 	switch {
 	case errors.Is(err, tasks.ErrNotFound):
@@ -154,7 +158,7 @@ func (h *Handler) resent(r *http.Request, d dialect, id, owner, contextID string
 	if st != nil {
 		st.following = true
 	}
-	return h.taskOf(d, t, contextID), nil
+	return h.taskOf(d, t, contextID, n), nil
 }
 
 // taskIDOf is the id of the task of owner's message messageID: a version
@@ -182,8 +186,16 @@ func (h *Handler) failedTask(d dialect, taskID, contextID, text string, info jso
 
 // taskOf is the A2A task of a stored task, in contextID when given, else
 // in the context it was created in (its own id for a store that keeps no
-// context).
-func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
+// context), with the n most recent messages of its history (historyAll
+// for every one kept).
+func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string, n int) *task {
+	t := h.taskState(d, st, contextID)
+	t.History = history(d, st, n)
+	return t
+}
+
+// taskState is the A2A task of a stored task, without its history.
+func (h *Handler) taskState(d dialect, st *tasks.Task, contextID string) *task {
 	if contextID == "" {
 		contextID = st.ContextID
 	}
@@ -209,7 +221,7 @@ func (h *Handler) taskOf(d dialect, st *tasks.Task, contextID string) *task {
 		t.Artifacts = []artifact{{ArtifactID: "result", Name: "result", Parts: parts}}
 	case tasks.InputRequired:
 		t.Status = taskStatus{State: d.state(stateInputRequired), Timestamp: st.UpdatedAt,
-			Message: d.message(&message{MessageID: otc.NewCallID(), ContextID: contextID, TaskID: st.ID, Role: d.roleAgent(),
+			Message: d.message(&message{MessageID: questionID(st), ContextID: contextID, TaskID: st.ID, Role: d.roleAgent(),
 				Parts: []part{d.textPart(questionsText(st)), d.dataPart(questionsData(st))}})}
 	case tasks.Cancelled:
 		t.Status = taskStatus{State: d.state(stateCanceled), Timestamp: st.UpdatedAt}
@@ -242,13 +254,14 @@ func (h *Handler) ownTask(r *http.Request, id string) (*tasks.Task, *rpcError) {
 	return st, nil
 }
 
-// getTask answers GetTask.
-func (h *Handler) getTask(r *http.Request, d dialect, id string) (*task, *rpcError) {
+// getTask answers GetTask: the task, with the n most recent messages of
+// its history.
+func (h *Handler) getTask(r *http.Request, d dialect, id string, n int) (*task, *rpcError) {
 	st, e := h.ownTask(r, id)
 	if e != nil {
 		return nil, e
 	}
-	return h.taskOf(d, st, ""), nil
+	return h.taskOf(d, st, "", n), nil
 }
 
 // cancelTask answers CancelTask: a task that has not ended is cancelled
@@ -272,7 +285,7 @@ func (h *Handler) cancelTask(r *http.Request, d dialect, id string) (*task, *rpc
 	if now, err := h.runner.Store().Get(ctx, id); err == nil {
 		st = now
 	}
-	return h.taskOf(d, st, ""), nil
+	return h.taskOf(d, st, "", historyAll), nil
 }
 
 // quoteID quotes a task id for a message, truncated.
@@ -283,16 +296,18 @@ func quoteID(id string) string {
 	return fmt.Sprintf("%q", id)
 }
 
-// readTaskID reads params.id of GetTask and CancelTask.
-func readTaskID(d *jsonparse.Document, params int32) (string, *rpcError) {
+// readTaskID reads params.id of GetTask, CancelTask and SubscribeToTask,
+// and GetTask's params.historyLength (historyAll when not given).
+func readTaskID(d *jsonparse.Document, params int32) (string, int, *rpcError) {
 	if params < 0 || d.Kind(params) != jsonparse.KindObject {
-		return "", invalidParams("id", "required: the task's id")
+		return "", 0, invalidParams("id", "required: the task's id")
 	}
 	v := d.Member(params, "id")
 	if v < 0 || d.Kind(v) != jsonparse.KindString {
-		return "", invalidParams("id", "required: the task's id, a string")
+		return "", 0, invalidParams("id", "required: the task's id, a string")
 	}
-	return d.StringValue(v), nil
+	n, e := readHistoryLength(d, params, "historyLength")
+	return d.StringValue(v), n, e
 }
 
 // settled waits until task id has ended or waits for answers, and returns
@@ -405,11 +420,14 @@ func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *
 	case st.Status != tasks.InputRequired:
 		return nil, &rpcError{Code: codeUnsupported, Message: "The task is working and waits for no answer: follow it with GetTask or SubscribeToTask", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}
 	}
+	if contextID := cmp.Or(st.ContextID, st.ID); m.contextID != "" && m.contextID != contextID {
+		return nil, invalidParams("message.contextId", "the task "+quoteID(m.taskID)+" is in context "+quoteID(contextID)+", not this one: send the task's contextId, or none")
+	}
 	answers, e := readAnswers(m, st)
 	if e != nil {
 		return nil, e
 	}
-	if err := h.runner.Answer(ctx, st, answers); err != nil {
+	if err := h.runner.Answer(ctx, st, answers, callerEntry(m, st.ID, cmp.Or(st.ContextID, st.ID))); err != nil {
 		var bad *tasks.AnswerError
 		switch {
 		case errors.As(err, &bad):
@@ -431,7 +449,7 @@ func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *
 	if err != nil {
 		return nil, &rpcError{Code: codeInternalError, Message: "Internal error: the answers were taken, but the task could not be read; get it with GetTask " + quoteID(m.taskID)}
 	}
-	return h.taskOf(d, st, ""), nil
+	return h.taskOf(d, st, "", m.history), nil
 }
 
 // readAnswers reads the answers a message gives to task st's questions:
@@ -474,6 +492,6 @@ func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request, d dialect, i
 		fail(e)
 		return
 	}
-	s := &streamer{w: w, r: r, d: d, rpcID: rpcID, taskID: id, contextID: id}
+	s := &streamer{w: w, r: r, d: d, rpcID: rpcID, taskID: id, contextID: id, history: historyAll}
 	h.follow(r.Context(), s, id, "", false)
 }

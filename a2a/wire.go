@@ -42,6 +42,7 @@ type task struct {
 	ContextID string     `json:"contextId"`
 	Status    taskStatus `json:"status"`
 	Artifacts []artifact `json:"artifacts,omitempty"`
+	History   []*message `json:"history,omitempty"`
 }
 
 // taskStatus is a TaskStatus.

@@ -234,6 +234,24 @@ func TestA2AJSClient(t *testing.T) {
 		require.NotEmpty(t, text.Artifacts, binding)
 		assert.Equal(t, float64(14), text.Artifacts[0].Parts[0].Content.Value, binding)
 
+		// The task keeps the caller's message, and the SDK's historyLength
+		// is honoured.
+		var history struct {
+			History []struct {
+				MessageID string `json:"messageId"`
+				Role      int    `json:"role"`
+				Parts     []part `json:"parts"`
+			} `json:"history"`
+		}
+		require.NoError(t, json.Unmarshal(got["history"].OK, &history), "%s: %s", binding, out)
+		require.Len(t, history.History, 1, "%s: %s", binding, got["history"].OK)
+		assert.Equal(t, 1, history.History[0].Role, "%s: ROLE_USER", binding)
+		require.NotEmpty(t, history.History[0].Parts, binding)
+		assert.Equal(t, "2 + 3 * 4", history.History[0].Parts[0].Content.Value, binding)
+		history.History = nil
+		require.NoError(t, json.Unmarshal(got["noHistory"].OK, &history), "%s: %s", binding, out)
+		assert.Empty(t, history.History, "%s: historyLength 0", binding)
+
 		var stream []struct {
 			Payload struct {
 				Case  string          `json:"$case"`

@@ -110,6 +110,13 @@ func TestA2AGoClientTasks(t *testing.T) {
 				m := a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{"input_responses": map[string]any{key: map[string]any{"action": "accept", "content": content}}}))
 				return client.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
 			}
+			// An answer on the task in another context is refused (and
+			// the task still waits: the answers below are read).
+			other := a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{"seat": "aisle"}))
+			other.ContextID = "another-context"
+			_, err = client.SendMessage(ctx, &a2a.SendMessageRequest{Message: other})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, a2a.ErrInvalidParams)
 			_, err = answer(map[string]any{"seat": "roof"})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, a2a.ErrInvalidParams)
@@ -121,6 +128,23 @@ func TestA2AGoClientTasks(t *testing.T) {
 			assert.Equal(t, a2a.TaskStateCompleted, done.Status.State)
 			require.NotEmpty(t, done.Artifacts)
 			assert.Equal(t, "booked to Lyon, window seat", done.Artifacts[0].Parts[0].Data())
+
+			// The task's history: the call, the question, the refused
+			// answer not kept, the answer; historyLength honoured.
+			full, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+			require.NoError(t, err)
+			var roles []a2a.MessageRole
+			for _, m := range full.History {
+				roles = append(roles, m.Role)
+			}
+			assert.Equal(t, []a2a.MessageRole{a2a.MessageRoleUser, a2a.MessageRoleAgent, a2a.MessageRoleUser}, roles)
+			require.Len(t, full.History, 3)
+			assert.Equal(t, msg.ID, full.History[0].ID)
+			two := 2
+			last, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, HistoryLength: &two})
+			require.NoError(t, err)
+			require.Len(t, last.History, 2)
+			assert.Equal(t, full.History[2].ID, last.History[1].ID)
 
 			// A running task, followed to its end.
 			msg = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": "Trip_Wait", "input": map[string]any{}}))

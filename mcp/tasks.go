@@ -315,7 +315,7 @@ func (s *server) handleTask(ctx context.Context, m *message, r *http.Request) ([
 		// waits on. Answers under other keys (never asked, answered
 		// already, or superseded) are ignored, as the extension says a
 		// server should.
-		if err := tm.Answer(ctx, t, p.InputResponses); err != nil {
+		if err := tm.Answer(ctx, t, p.InputResponses, nil); err != nil {
 			var bad *tasks.AnswerError
 			switch {
 			case errors.As(err, &bad):

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,10 @@ type TaskOptions struct {
 	// answers a task keeps. Zero or less means
 	// tasks.DefaultMaxResultBytes.
 	MaxResultBytes int
+	// MaxHistory caps the messages of a task's History; the oldest are
+	// dropped. A message larger than MaxResultBytes is not kept. Zero or
+	// less means tasks.DefaultMaxHistory.
+	MaxHistory int
 	// OpTimeout is the deadline of each Redis operation, as for [Options].
 	// Zero or less means DefaultOpTimeout.
 	OpTimeout time.Duration
@@ -62,12 +68,13 @@ type TaskOptions struct {
 // concurrent use.
 type TaskStore struct {
 	*conn
-	prefix    string
-	ttl       time.Duration
-	lease     time.Duration
-	perOwner  int
-	running   int
-	maxResult int
+	prefix     string
+	ttl        time.Duration
+	lease      time.Duration
+	perOwner   int
+	running    int
+	maxResult  int
+	maxHistory int
 }
 
 var (
@@ -82,7 +89,7 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 		opts = &TaskOptions{}
 	}
 	s := &TaskStore{conn: newConn(client, opts.OpTimeout), prefix: opts.Prefix, ttl: opts.TTL,
-		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes}
+		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes, maxHistory: opts.MaxHistory}
 	if s.prefix == "" {
 		s.prefix = DefaultTaskPrefix
 	}
@@ -101,6 +108,9 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 	if s.maxResult <= 0 {
 		s.maxResult = tasks.DefaultMaxResultBytes
 	}
+	if s.maxHistory <= 0 {
+		s.maxHistory = tasks.DefaultMaxHistory
+	}
 	s.ttl, s.lease = roundUp(s.ttl), roundUp(s.lease)
 	return s
 }
@@ -108,8 +118,9 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 // A task's hash holds: o the owner, s the status, m the status message,
 // c and u the creation and update times and l the end of the lease (Unix
 // milliseconds of Redis's clock), t the TTL in milliseconds, r the result,
-// lost "1" for a task whose runner was lost, q:KEY an open question and
-// a:KEY an answer not yet taken.
+// lost "1" for a task whose runner was lost, q:KEY an open question,
+// a:KEY an answer not yet taken, and h:N the Nth message of its history,
+// hf and hn the numbers of its first kept and its next.
 //
 // Every script touches one key, so that the store works on a cluster.
 // The scripts of a task share a prologue: now, the Redis clock in
@@ -125,6 +136,19 @@ local function clear(prefix)
   for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
     if string.sub(f, 1, #prefix) == prefix then redis.call('HDEL', KEYS[1], f) end
   end
+end
+local function remember(max, i, n)
+  local next = tonumber(redis.call('HGET', KEYS[1], 'hn') or '0')
+  local first = tonumber(redis.call('HGET', KEYS[1], 'hf') or '0')
+  for j = i, i + n - 1 do
+    redis.call('HSET', KEYS[1], 'h:' .. next, ARGV[j])
+    next = next + 1
+  end
+  while next - first > max do
+    redis.call('HDEL', KEYS[1], 'h:' .. first)
+    first = first + 1
+  end
+  redis.call('HSET', KEYS[1], 'hn', next, 'hf', first)
 end
 local function live()
   local st = redis.call('HGET', KEYS[1], 's')
@@ -165,13 +189,16 @@ redis.call('ZADD', KEYS[2], now, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return {1}`)
 
-	// createScript (ARGV: owner, TTL, lease) returns now, or -1 when the
-	// id is taken. The count and the task are two scripts of one key
-	// each, so that the keys may live on different nodes of a cluster.
+	// createScript (ARGV: owner, TTL, lease, context, the most history
+	// kept, the number of history messages, the messages) returns now, or
+	// -1 when the id is taken. The count and the task are two scripts of
+	// one key each, so that the keys may live on different nodes of a
+	// cluster.
 	createScript = redis.NewScript(taskPrologue + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('HSET', KEYS[1], 'o', ARGV[1], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[2], 'l', ms(now + tonumber(ARGV[3])))
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'x', ARGV[4]) end
+remember(tonumber(ARGV[5]), 7, tonumber(ARGV[6]))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return now`)
 
@@ -183,8 +210,9 @@ return all`)
 
 	// updateScript applies an update (ARGV: lease, status, message,
 	// result, the number of taken keys, the keys, the number of
-	// questions, their keys and values) to a live task, and returns what
-	// getScript does; nothing for a missing task.
+	// questions, their keys and values, the most history kept, the
+	// number of history messages, the messages) to a live task, and
+	// returns what getScript does; nothing for a missing task.
 	updateScript = redis.NewScript(taskPrologue + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 if live() then
@@ -196,6 +224,8 @@ if live() then
   end
   local nq = tonumber(ARGV[i])
   i = i + 1
+  local h = i + 2 * nq
+  remember(tonumber(ARGV[h]), h + 2, tonumber(ARGV[h + 1]))
   local st = ARGV[2]
   if st ~= '' then
     redis.call('HSET', KEYS[1], 's', st, 'm', ARGV[3], 'u', ms(now))
@@ -227,21 +257,26 @@ if live() then
 end
 return redis.call('HGET', KEYS[1], 'o')`)
 
-	// respondScript moves the answers to open questions (ARGV: key,
-	// value, ...) in, and sets a task whose questions are all answered
-	// working again; it returns 0 for a missing task, 1 otherwise.
+	// respondScript moves the answers to open questions (ARGV: the most
+	// history kept, the message that brought them or '', then key, value,
+	// ...) in, adding the message to the history when it took one, and
+	// sets a task whose questions are all answered working again; it
+	// returns 0 for a missing task, 1 otherwise.
 	respondScript = redis.NewScript(taskPrologue + `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if live() then
   local changed = false
-  for i = 1, #ARGV, 2 do
+  for i = 3, #ARGV, 2 do
     if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
       redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i])
       redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
       changed = true
     end
   end
-  if changed then redis.call('HSET', KEYS[1], 'u', ms(now)) end
+  if changed then
+    redis.call('HSET', KEYS[1], 'u', ms(now))
+    if ARGV[2] ~= '' then remember(tonumber(ARGV[1]), 2, 1) end
+  end
   if redis.call('HGET', KEYS[1], 's') == 'input_required' then
     local open = false
     for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -338,7 +373,8 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		return nil, err
 	}
 	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
-		return createScript.Run(ctx, s.client, []string{s.taskKey(t.ID)}, t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID).Int64()
+		args := append([]any{t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID}, s.historyArgs(t.History)...)
+		return createScript.Run(ctx, s.client, []string{s.taskKey(t.ID)}, args...).Int64()
 	})
 	if err != nil || n < 0 {
 		// Uncount it, or it counts until its TTL has passed.
@@ -429,6 +465,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, u *tasks.Update) (*ta
 		size += len(k) + len(q)
 		args = append(args, k, []byte(q))
 	}
+	args = append(args, s.historyArgs(u.History)...)
 	if size > s.maxResult {
 		return nil, tasks.ErrResultTooLarge
 	}
@@ -464,9 +501,13 @@ func (s *TaskStore) Cancel(ctx context.Context, id string) error {
 }
 
 // Respond implements [tasks.Store].
-func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error {
+func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]json.RawMessage, message json.RawMessage) error {
 	size := 0
-	args := make([]any, 0, 2*len(answers))
+	if len(message) > s.maxResult {
+		message = nil // not kept, as the package doc says
+	}
+	args := make([]any, 0, 2+2*len(answers))
+	args = append(args, s.maxHistory, []byte(message))
 	for k, a := range answers {
 		size += len(k) + len(a)
 		args = append(args, k, []byte(a))
@@ -486,6 +527,20 @@ func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]j
 	return nil
 }
 
+// historyArgs are the arguments that add history to a task: the most
+// kept, the number of messages, the messages (those no larger than a
+// result may be).
+func (s *TaskStore) historyArgs(history []json.RawMessage) []any {
+	args := []any{s.maxHistory, 0}
+	for _, m := range history {
+		if len(m) <= s.maxResult {
+			args = append(args, []byte(m))
+		}
+	}
+	args[1] = len(args) - 2
+	return args
+}
+
 // parseTask reads what getScript returns: now, then the hash's fields
 // and values. A task whose lease lapsed is returned lost.
 func parseTask(id string, v []string) (*tasks.Task, error) {
@@ -495,6 +550,7 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 	now, _ := strconv.ParseInt(v[0], 10, 64)
 	t := &tasks.Task{ID: id}
 	var lease int64
+	var history map[int64]string
 	msTime := func(s string) time.Time {
 		n, _ := strconv.ParseInt(s, 10, 64)
 		return time.UnixMilli(n)
@@ -535,7 +591,17 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 				t.InputResponses = map[string]json.RawMessage{}
 			}
 			t.InputResponses[f[2:]] = json.RawMessage(val)
+		case strings.HasPrefix(f, "h:"):
+			if n, err := strconv.ParseInt(f[2:], 10, 64); err == nil {
+				if history == nil {
+					history = map[int64]string{}
+				}
+				history[n] = val
+			}
 		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(history)) {
+		t.History = append(t.History, json.RawMessage(history[n]))
 	}
 	if t.Status == "" || t.Owner == "" {
 		return nil, errors.New("redisstore: a task in Redis is not one this store wrote; is another program using its prefix?")

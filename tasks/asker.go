@@ -97,8 +97,8 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 	}()
 
 	store := a.r.store
-	t, err := store.Update(ctx, a.id, &Update{Status: InputRequired, InputRequests: questions,
-		StatusMessage: "Waiting for the client's answers to the task's questions"})
+	t, err := store.Update(ctx, a.id, a.r.said(a.id, &Update{Status: InputRequired, InputRequests: questions,
+		StatusMessage: "Waiting for the client's answers to the task's questions"}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: ask: recording the task's questions: %w", a.r.opts.Name, err)
 	}
@@ -194,7 +194,7 @@ func (e *AnswerError) Error() string {
 // wrong; answers under other keys (never asked, answered already) are
 // ignored. The call waiting for them is woken when this process runs it;
 // another replica finds them at its next look at the store.
-func (r *Runner) Answer(ctx context.Context, t *Task, answers map[string]json.RawMessage) error {
+func (r *Runner) Answer(ctx context.Context, t *Task, answers map[string]json.RawMessage, message json.RawMessage) error {
 	for _, k := range slices.Sorted(maps.Keys(answers)) {
 		raw, open := t.InputRequests[k]
 		if !open {
@@ -206,7 +206,7 @@ func (r *Runner) Answer(ctx context.Context, t *Task, answers map[string]json.Ra
 			return &AnswerError{Key: k, Method: q.Method, Reason: reason}
 		}
 	}
-	if err := r.store.Respond(ctx, t.ID, answers); err != nil {
+	if err := r.store.Respond(ctx, t.ID, answers, message); err != nil {
 		return err
 	}
 	if l := r.Lookup(t.ID); l != nil {

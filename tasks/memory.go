@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -34,11 +35,15 @@ type MemoryStoreOptions struct {
 	// MaxResultBytes is the largest result, or set of questions, a task
 	// keeps. Zero or less means DefaultMaxResultBytes.
 	MaxResultBytes int
-	// MaxBytes caps the size of the results, questions and answers the
-	// store holds, all tasks together; an update that would pass it is
-	// refused with ErrStoreFull, and the task's runner fails the
-	// task. Zero or less means DefaultMaxStoreBytes.
+	// MaxBytes caps the size of the results, questions, answers and
+	// histories the store holds, all tasks together; an update that would
+	// pass it is refused with ErrStoreFull, and the task's runner fails
+	// the task. Zero or less means DefaultMaxStoreBytes.
 	MaxBytes int64
+	// MaxHistory caps the messages of a task's History; the oldest are
+	// dropped. A message larger than MaxResultBytes is not kept. Zero or
+	// less means DefaultMaxHistory.
+	MaxHistory int
 }
 
 // DefaultMaxStoreBytes is the default of
@@ -59,6 +64,7 @@ type MemoryStore struct {
 	maxTasks   int
 	maxResult  int
 	maxBytes   int64
+	maxHistory int
 	now        func() time.Time
 
 	mu       sync.Mutex
@@ -134,7 +140,7 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 		opts = &MemoryStoreOptions{}
 	}
 	s := &MemoryStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner,
-		maxTasks: opts.MaxTasks, maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, now: time.Now,
+		maxTasks: opts.MaxTasks, maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, maxHistory: opts.MaxHistory, now: time.Now,
 		tasks: map[string]*memTask{}, owners: map[string]*memOwner{}}
 	if s.ttl <= 0 {
 		s.ttl = DefaultTTL
@@ -157,7 +163,29 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if s.maxBytes <= 0 {
 		s.maxBytes = DefaultMaxStoreBytes
 	}
+	if s.maxHistory <= 0 {
+		s.maxHistory = DefaultMaxHistory
+	}
 	return s
+}
+
+// remember returns history with more added: each message of more no
+// larger than a result may be, the oldest dropped past the bound. history
+// is not changed.
+func (s *MemoryStore) remember(history, more []json.RawMessage) []json.RawMessage {
+	if len(more) == 0 {
+		return history
+	}
+	out := slices.Clone(history)
+	for _, m := range more {
+		if len(m) <= s.maxResult {
+			out = append(out, append(json.RawMessage(nil), m...))
+		}
+	}
+	if len(out) > s.maxHistory {
+		out = slices.Clone(out[len(out)-s.maxHistory:])
+	}
+	return out
 }
 
 // expire drops the tasks whose TTL has passed. s.mu is held.
@@ -235,16 +263,21 @@ func (s *MemoryStore) lookup(id string, now time.Time) *memTask {
 		return nil
 	}
 	if !mt.t.Status.Terminal() && now.After(mt.leaseUntil) {
-		s.bytes -= taskSize(&mt.t)
+		before := taskSize(&mt.t)
 		lose(&mt.t, now)
+		s.bytes -= before - taskSize(&mt.t) // the history stays
 		s.ended(mt)
 	}
 	return mt
 }
 
-// taskSize is what a task's result, questions and answers cost.
+// taskSize is what a task's result, questions, answers and history cost.
 func taskSize(t *Task) int64 {
-	return int64(len(t.Result) + requestsSize(t.InputRequests) + requestsSize(t.InputResponses))
+	n := len(t.Result) + requestsSize(t.InputRequests) + requestsSize(t.InputResponses)
+	for _, m := range t.History {
+		n += len(m)
+	}
+	return int64(n)
 }
 
 // lose marks a task whose runner's lease lapsed.
@@ -259,6 +292,7 @@ func snapshot(t *Task) *Task {
 	c := *t
 	c.InputRequests = maps.Clone(t.InputRequests)
 	c.InputResponses = maps.Clone(t.InputResponses)
+	c.History = slices.Clone(t.History)
 	return &c
 }
 
@@ -294,7 +328,12 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 		return nil, ErrStoreFull
 	}
 	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: Working, StatusMessage: t.StatusMessage,
-		CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
+		CreatedAt: now, UpdatedAt: now, TTL: s.ttl, History: s.remember(nil, t.History)}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
+	size := taskSize(&mt.t)
+	if s.bytes+size > s.maxBytes {
+		return nil, ErrStoreFull
+	}
+	s.bytes += size
 	s.tasks[t.ID] = mt
 	s.owners[t.Owner] = o
 	o.n++
@@ -356,6 +395,7 @@ func (s *MemoryStore) Update(_ context.Context, id string, u *Update) (*Task, er
 	for _, k := range u.Taken {
 		delete(next.InputResponses, k)
 	}
+	next.History = s.remember(t.History, u.History)
 	if u.Status != "" {
 		next.Status, next.StatusMessage, next.UpdatedAt = u.Status, u.StatusMessage, now
 		if u.Status == InputRequired {
@@ -404,16 +444,17 @@ func (s *MemoryStore) Cancel(_ context.Context, id string) error {
 		return ErrNotFound
 	}
 	if t := &mt.t; !t.Status.Terminal() {
-		s.bytes -= taskSize(t)
+		before := taskSize(t)
 		t.Status, t.StatusMessage, t.UpdatedAt = Cancelled, "The task was cancelled at the client's request", now
 		t.InputRequests, t.InputResponses = nil, nil
+		s.bytes -= before - taskSize(t) // the result and the history stay
 		s.ended(mt)
 	}
 	return nil
 }
 
 // Respond implements [Store].
-func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]json.RawMessage) error {
+func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]json.RawMessage, message json.RawMessage) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -439,6 +480,7 @@ func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]j
 		return ErrStoreFull
 	}
 	s.bytes += int64(grow)
+	taken := false
 	for k, v := range answers {
 		if _, open := t.InputRequests[k]; !open {
 			continue
@@ -448,7 +490,12 @@ func (s *MemoryStore) Respond(_ context.Context, id string, answers map[string]j
 			t.InputResponses = map[string]json.RawMessage{}
 		}
 		t.InputResponses[k] = append(json.RawMessage(nil), v...)
-		t.UpdatedAt = now
+		t.UpdatedAt, taken = now, true
+	}
+	if taken && message != nil {
+		before := taskSize(t)
+		t.History = s.remember(t.History, []json.RawMessage{message})
+		s.bytes += taskSize(t) - before
 	}
 	if t.Status == InputRequired && len(t.InputRequests) == 0 {
 		// Every question is answered: the task works again, and no poll

@@ -38,6 +38,11 @@ type RunnerOptions struct {
 	// keeps, or the store is full. Each wire format writes its own
 	// shape. Nil means {"message": message}.
 	Failure func(message string) json.RawMessage
+	// Said, when not nil, is the message a status update of task id says
+	// to its client (its questions, its failure), which the update adds
+	// to the task's History; nil for none. Each wire format writes its
+	// own. Nil keeps no history of the runner's updates.
+	Said func(id string, u *Update) json.RawMessage
 	// Logger receives the store's failures. Nil means slog.Default().
 	Logger *slog.Logger
 	// Name prefixes the runner's log messages ("mcp", "a2a").
@@ -189,14 +194,14 @@ func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome fun
 func (r *Runner) Record(id string, u Update) *Task {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	t, err := r.store.Update(sctx, id, &u)
+	t, err := r.store.Update(sctx, id, r.said(id, &u))
 	if errors.Is(err, ErrResultTooLarge) || errors.Is(err, ErrStoreFull) {
 		msg := "Internal error: the result of the call is larger than the server's task store keeps"
 		if !errors.Is(err, ErrResultTooLarge) {
 			msg = "Internal error: the server's task store is full and could not keep the result of the call"
 		}
 		u = Update{Status: Failed, Result: r.opts.Failure(msg)}
-		t, err = r.store.Update(sctx, id, &u)
+		t, err = r.store.Update(sctx, id, r.said(id, &u))
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		r.logger.Error(r.opts.Name+": the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
@@ -206,6 +211,17 @@ func (r *Runner) Record(id string, u Update) *Task {
 		return nil
 	}
 	return t
+}
+
+// said adds to u the message it says, as RunnerOptions.Said writes it,
+// and returns u.
+func (r *Runner) said(id string, u *Update) *Update {
+	if r.opts.Said != nil {
+		if m := r.opts.Said(id, u); m != nil {
+			u.History = append(u.History, m)
+		}
+	}
+	return u
 }
 
 // heartbeat renews the task's lease every poll interval until beat is

@@ -71,6 +71,13 @@ type Task struct {
 	// running it stopped renewing its lease (it crashed, or lost its
 	// connection to the store): the call's outcome is unknown.
 	Lost bool
+	// History, optional, is the task's conversation, oldest first: the
+	// message that started it, the questions it asked and the answers it
+	// was given, its last status message (A2A's Task.history), each as
+	// the wire format encodes it. Set at creation, and grown by Update
+	// and Respond; a store keeps the most recent of them, up to its bound
+	// (DefaultMaxHistory).
+	History []json.RawMessage
 }
 
 // Update is a change the replica running a task makes to it with
@@ -90,6 +97,9 @@ type Update struct {
 	// Taken lists the keys of the InputResponses the runner has read,
 	// which the store drops.
 	Taken []string
+	// History is added to the task's History, whether or not Status is
+	// set.
+	History []json.RawMessage
 }
 
 // Store keeps tasks so that any replica of a server can report on a
@@ -129,8 +139,10 @@ type Store interface {
 	// Respond delivers answers to the task's questions, by key: each
 	// answer to a question still open moves from InputRequests to
 	// InputResponses; others are ignored. A task whose questions are then
-	// all answered is Working again.
-	Respond(ctx context.Context, id string, answers map[string]json.RawMessage) error
+	// all answered is Working again. message, when not nil, is the
+	// message that brought the answers, added to the task's History when
+	// an answer is taken.
+	Respond(ctx context.Context, id string, answers map[string]json.RawMessage, message json.RawMessage) error
 }
 
 // A Lister is a [Store] that lists the tasks one caller holds, for a wire
@@ -210,4 +222,7 @@ const (
 	DefaultMaxResultBytes = 1 << 20
 	// DefaultMaxTasks caps the tasks a [MemoryStore] holds.
 	DefaultMaxTasks = 10_000
+	// DefaultMaxHistory caps the messages of a task's History: the
+	// oldest are dropped to keep the most recent.
+	DefaultMaxHistory = 100
 )

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ type TaskLimits struct {
 	PerOwner   int
 	Running    int // tasks per owner that have not ended
 	MaxResult  int
+	MaxHistory int
 }
 
 // TaskStoreContract checks that a task store keeps the promises of
@@ -79,6 +81,38 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		create(t, s, "alice") // the second of two: the refused ones took no place
 	})
 
+	t.Run("history", func(t *testing.T) {
+		s := newStore(t, TaskLimits{MaxHistory: 3, MaxResult: 64})
+		msg := func(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)) }
+		task, err := s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "alice", Status: tasks.Working, History: []json.RawMessage{msg(1)}})
+		require.NoError(t, err)
+		id := task.ID
+		history := func() []string {
+			var out []string
+			for _, m := range get(t, s, id).History {
+				out = append(out, string(m))
+			}
+			return out
+		}
+		assert.Equal(t, []string{`{"n":1}`}, history(), "kept at creation")
+		_, err = s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: map[string]json.RawMessage{"q": json.RawMessage(`{"method":"elicitation/create","params":{}}`)},
+			History: []json.RawMessage{msg(2)}})
+		require.NoError(t, err)
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"nope": json.RawMessage(`{}`)}, msg(9)))
+		assert.Equal(t, []string{`{"n":1}`, `{"n":2}`}, history(), "a message that answered nothing is not kept")
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"q": json.RawMessage(`{"action":"decline"}`)}, msg(3)))
+		assert.Equal(t, []string{`{"n":1}`, `{"n":2}`, `{"n":3}`}, history())
+		_, err = s.Update(ctx, id, &tasks.Update{History: []json.RawMessage{json.RawMessage(`"` + strings.Repeat("x", 100) + `"`)}})
+		require.NoError(t, err)
+		assert.Len(t, history(), 3, "a message larger than a result is not kept")
+		_, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`1`), History: []json.RawMessage{msg(4), msg(5)}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{`{"n":3}`, `{"n":4}`, `{"n":5}`}, history(), "the most recent, up to the bound")
+		_, err = s.Update(ctx, id, &tasks.Update{History: []json.RawMessage{msg(6)}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{`{"n":3}`, `{"n":4}`, `{"n":5}`}, history(), "an ended task no longer changes")
+	})
+
 	t.Run("unknown_task", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		_, err := s.Get(ctx, "nope")
@@ -86,7 +120,7 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		_, err = s.Update(ctx, "nope", &tasks.Update{})
 		assert.ErrorIs(t, err, tasks.ErrNotFound)
 		assert.ErrorIs(t, s.Cancel(ctx, "nope"), tasks.ErrNotFound)
-		assert.ErrorIs(t, s.Respond(ctx, "nope", map[string]json.RawMessage{"k": json.RawMessage(`{}`)}), tasks.ErrNotFound)
+		assert.ErrorIs(t, s.Respond(ctx, "nope", map[string]json.RawMessage{"k": json.RawMessage(`{}`)}, nil), tasks.ErrNotFound)
 	})
 
 	t.Run("tasks_per_owner", func(t *testing.T) {
@@ -170,17 +204,17 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{
 			"input-1": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`),
 			"never":   json.RawMessage(`{"action":"accept"}`),
-		}))
+		}, nil))
 		got = get(t, s, id)
 		assert.Equal(t, tasks.InputRequired, got.Status, "one question is still open")
 		assert.Equal(t, []string{"input-2"}, keys(got.InputRequests))
 		assert.Equal(t, []string{"input-1"}, keys(got.InputResponses), "an answer to no open question is ignored")
 		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(got.InputResponses["input-1"]))
 
-		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{"action":"decline"}`)}))
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{"action":"decline"}`)}, nil))
 		assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada"}}`, string(get(t, s, id).InputResponses["input-1"]), "an answered question takes no second answer")
 
-		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-2": json.RawMessage(`{"action":"accept"}`)}))
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-2": json.RawMessage(`{"action":"accept"}`)}, nil))
 		got = get(t, s, id)
 		assert.Equal(t, tasks.Working, got.Status, "every question answered: the task works again, and shows nothing to answer")
 		assert.Empty(t, got.InputRequests)
@@ -201,7 +235,7 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		got, err := s.Update(ctx, id, &tasks.Update{Status: tasks.InputRequired, InputRequests: two})
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{"input-1", "input-2"}, keys(got.InputRequests), "a second question adds to the first")
-		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}))
+		require.NoError(t, s.Respond(ctx, id, map[string]json.RawMessage{"input-1": json.RawMessage(`{}`)}, nil))
 		got, err = s.Update(ctx, id, &tasks.Update{Taken: []string{"input-1"}})
 		require.NoError(t, err)
 		assert.Equal(t, tasks.InputRequired, got.Status, "an update without a status keeps it")

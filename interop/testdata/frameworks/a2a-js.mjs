@@ -1,7 +1,8 @@
 // The official A2A JavaScript SDK (@a2a-js/sdk) against a tool server's A2A
 // agent: the client factory resolves the Agent Card and, over each binding
 // (JSON-RPC and HTTP+JSON), sends a message calling a tool, a message
-// calling a tool that fails, one with invalid input, and streams a call.
+// calling a tool that fails, one with invalid input, a text message (whose
+// task it fetches again with its history), and streams a call.
 // The script reports what the client read; the Go test checks it.
 import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
 import { Role } from '@a2a-js/sdk';
@@ -36,6 +37,9 @@ for (const binding of ['JSONRPC', 'HTTP+JSON']) {
   await run('text', () => client.sendMessage({ tenant: '', message: { messageId: 'js-text-' + tag, contextId: '', taskId: '', role: Role.ROLE_USER,
     parts: [{ content: { $case: 'text', value: '2 + 3 * 4' }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] },
     configuration: undefined, metadata: undefined }));
+  // The text's task, fetched again with its history: the caller's message.
+  await run('history', () => client.getTask({ tenant: '', id: out.text.ok.id, historyLength: 1 }));
+  await run('noHistory', () => client.getTask({ tenant: '', id: out.text.ok.id, historyLength: 0 }));
   await run('stream', async () => {
     const events = [];
     for await (const ev of client.sendMessageStream({ tenant: '', message: message('js-stream-' + tag, { tool: 'Timer_Wait', input: { ms: 300 } }), configuration: undefined, metadata: undefined })) {
