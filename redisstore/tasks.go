@@ -78,8 +78,9 @@ type TaskStore struct {
 }
 
 var (
-	_ tasks.Store  = (*TaskStore)(nil)
-	_ tasks.Lister = (*TaskStore)(nil)
+	_ tasks.Store        = (*TaskStore)(nil)
+	_ tasks.Lister       = (*TaskStore)(nil)
+	_ tasks.WebhookStore = (*TaskStore)(nil)
 )
 
 // NewTaskStore returns a task store that keeps its tasks through client.
@@ -119,8 +120,10 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 // c and u the creation and update times and l the end of the lease (Unix
 // milliseconds of Redis's clock), t the TTL in milliseconds, r the result,
 // lost "1" for a task whose runner was lost, q:KEY an open question,
-// a:KEY an answer not yet taken, and h:N the Nth message of its history,
-// hf and hn the numbers of its first kept and its next.
+// a:KEY an answer not yet taken, h:N the Nth message of its history,
+// hf and hn the numbers of its first kept and its next, w:ID a webhook
+// ("N:configuration", N its place), wn the number of the next and wc
+// their count.
 //
 // Every script touches one key, so that the store works on a cluster.
 // The scripts of a task share a prologue: now, the Redis clock in
@@ -190,8 +193,9 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return {1}`)
 
 	// createScript (ARGV: owner, TTL, lease, context, the most history
-	// kept, the number of history messages, the messages) returns now, or
-	// -1 when the id is taken. The count and the task are two scripts of
+	// kept, the number of history messages, the messages, the number of
+	// webhooks, their ids and configurations) returns now, or -1 when the
+	// id is taken. The count and the task are two scripts of
 	// one key each, so that the keys may live on different nodes of a
 	// cluster.
 	createScript = redis.NewScript(taskPrologue + `
@@ -199,8 +203,39 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('HSET', KEYS[1], 'o', ARGV[1], 's', 'working', 'm', '', 'c', ms(now), 'u', ms(now), 't', ARGV[2], 'l', ms(now + tonumber(ARGV[3])))
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'x', ARGV[4]) end
 remember(tonumber(ARGV[5]), 7, tonumber(ARGV[6]))
+local w = 7 + tonumber(ARGV[6])
+local nw = tonumber(ARGV[w])
+for j = 1, nw do
+  redis.call('HSET', KEYS[1], 'w:' .. ARGV[w + 2 * j - 1], j .. ':' .. ARGV[w + 2 * j])
+end
+redis.call('HSET', KEYS[1], 'wn', nw, 'wc', nw)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return now`)
+
+	// setWebhookScript sets webhook ARGV[1] to configuration ARGV[2],
+	// keeping its place among the task's, or adds it when the task has
+	// fewer than ARGV[3]; it returns 1, 0 for a missing task, or -1 for a
+	// task with as many as it may have.
+	setWebhookScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local f = 'w:' .. ARGV[1]
+local old = redis.call('HGET', KEYS[1], f)
+if old then
+  redis.call('HSET', KEYS[1], f, string.match(old, '^%d+') .. ':' .. ARGV[2])
+  return 1
+end
+if tonumber(redis.call('HGET', KEYS[1], 'wc') or '0') >= tonumber(ARGV[3]) then return -1 end
+local seq = redis.call('HINCRBY', KEYS[1], 'wn', 1)
+redis.call('HINCRBY', KEYS[1], 'wc', 1)
+redis.call('HSET', KEYS[1], f, seq .. ':' .. ARGV[2])
+return 1`)
+
+	// deleteWebhookScript removes webhook ARGV[1]; it returns 0 for a
+	// missing task, 1 otherwise.
+	deleteWebhookScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HDEL', KEYS[1], 'w:' .. ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[1], 'wc', -1) end
+return 1`)
 
 	// getScript returns now and the hash's fields.
 	getScript = redis.NewScript(taskPrologue + `
@@ -374,6 +409,10 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 	}
 	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
 		args := append([]any{t.Owner, s.ttl.Milliseconds(), s.lease.Milliseconds(), t.ContextID}, s.historyArgs(t.History)...)
+		args = append(args, len(t.Webhooks))
+		for _, w := range t.Webhooks {
+			args = append(args, w.ID, []byte(w.Config))
+		}
 		return createScript.Run(ctx, s.client, []string{s.taskKey(t.ID)}, args...).Int64()
 	})
 	if err != nil || n < 0 {
@@ -394,7 +433,50 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrExists)
 	}
 	now := time.UnixMilli(n)
-	return &tasks.Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl}, nil
+	var history []json.RawMessage
+	for _, m := range t.History {
+		if len(m) <= s.maxResult {
+			history = append(history, m)
+		}
+	}
+	if len(history) > s.maxHistory {
+		history = history[len(history)-s.maxHistory:]
+	}
+	return &tasks.Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: tasks.Working, CreatedAt: now, UpdatedAt: now, TTL: s.ttl,
+		History: slices.Clone(history), Webhooks: slices.Clone(t.Webhooks)}, nil
+}
+
+// SetWebhook implements [tasks.WebhookStore].
+func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, max int) error {
+	if len(w.Config) > s.maxResult {
+		return tasks.ErrResultTooLarge
+	}
+	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return setWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, w.ID, []byte(w.Config), max).Int()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: setting a task's webhook: %w", err)
+	case n == 0:
+		return tasks.ErrNotFound
+	case n < 0:
+		return tasks.ErrTooManyWebhooks
+	}
+	return nil
+}
+
+// DeleteWebhook implements [tasks.WebhookStore].
+func (s *TaskStore) DeleteWebhook(ctx context.Context, id, wid string) error {
+	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return deleteWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, wid).Int()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: deleting a task's webhook: %w", err)
+	case n == 0:
+		return tasks.ErrNotFound
+	}
+	return nil
 }
 
 // Get implements [tasks.Store].
@@ -551,6 +633,11 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 	t := &tasks.Task{ID: id}
 	var lease int64
 	var history map[int64]string
+	type hook struct {
+		seq int64
+		w   tasks.Webhook
+	}
+	var hooks []hook
 	msTime := func(s string) time.Time {
 		n, _ := strconv.ParseInt(s, 10, 64)
 		return time.UnixMilli(n)
@@ -591,6 +678,10 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 				t.InputResponses = map[string]json.RawMessage{}
 			}
 			t.InputResponses[f[2:]] = json.RawMessage(val)
+		case strings.HasPrefix(f, "w:"):
+			seq, cfg, _ := strings.Cut(val, ":")
+			n, _ := strconv.ParseInt(seq, 10, 64)
+			hooks = append(hooks, hook{n, tasks.Webhook{ID: f[2:], Config: json.RawMessage(cfg)}})
 		case strings.HasPrefix(f, "h:"):
 			if n, err := strconv.ParseInt(f[2:], 10, 64); err == nil {
 				if history == nil {
@@ -602,6 +693,10 @@ func parseTask(id string, v []string) (*tasks.Task, error) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(history)) {
 		t.History = append(t.History, json.RawMessage(history[n]))
+	}
+	slices.SortFunc(hooks, func(a, b hook) int { return int(a.seq - b.seq) })
+	for _, h := range hooks {
+		t.Webhooks = append(t.Webhooks, h.w)
 	}
 	if t.Status == "" || t.Owner == "" {
 		return nil, errors.New("redisstore: a task in Redis is not one this store wrote; is another program using its prefix?")

@@ -102,6 +102,9 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("%s: ask: recording the task's questions: %w", a.r.opts.Name, err)
 	}
+	if t.Status == InputRequired {
+		a.r.changed(t)
+	}
 	a.l.notify()
 	tick := time.NewTicker(a.r.opts.PollInterval)
 	defer tick.Stop()
@@ -119,8 +122,12 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 				u.Status = Working
 			}
 			a.mu.Unlock()
-			if _, err := store.Update(ctx, a.id, u); err != nil {
+			now, err := store.Update(ctx, a.id, u)
+			if err != nil {
 				return nil, fmt.Errorf("%s: ask: resuming the task: %w", a.r.opts.Name, err)
+			}
+			if u.Status == Working && now.Status == Working {
+				a.r.changed(now)
 			}
 			a.l.notify()
 			return answers, nil

@@ -277,7 +277,7 @@ func taskSize(t *Task) int64 {
 	for _, m := range t.History {
 		n += len(m)
 	}
-	return int64(n)
+	return int64(n + webhooksSize(t.Webhooks))
 }
 
 // lose marks a task whose runner's lease lapsed.
@@ -293,6 +293,7 @@ func snapshot(t *Task) *Task {
 	c.InputRequests = maps.Clone(t.InputRequests)
 	c.InputResponses = maps.Clone(t.InputResponses)
 	c.History = slices.Clone(t.History)
+	c.Webhooks = slices.Clone(t.Webhooks)
 	return &c
 }
 
@@ -328,7 +329,7 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 		return nil, ErrStoreFull
 	}
 	mt := &memTask{t: Task{ID: t.ID, Owner: t.Owner, ContextID: t.ContextID, Status: Working, StatusMessage: t.StatusMessage,
-		CreatedAt: now, UpdatedAt: now, TTL: s.ttl, History: s.remember(nil, t.History)}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
+		CreatedAt: now, UpdatedAt: now, TTL: s.ttl, History: s.remember(nil, t.History), Webhooks: cloneWebhooks(t.Webhooks)}, leaseUntil: now.Add(s.lease), expires: now.Add(s.ttl)}
 	size := taskSize(&mt.t)
 	if s.bytes+size > s.maxBytes {
 		return nil, ErrStoreFull

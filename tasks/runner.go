@@ -43,6 +43,14 @@ type RunnerOptions struct {
 	// to the task's History; nil for none. Each wire format writes its
 	// own. Nil keeps no history of the runner's updates.
 	Said func(id string, u *Update) json.RawMessage
+	// Changed, when not nil, is told of each change of status the runner
+	// records (the task created, asking, working again once answered,
+	// ended), with the task as the store then holds it, in the order
+	// they were made; it is called once per change, on the replica that
+	// made it, and must not block (A2A's push notifications queue their
+	// deliveries). A task cancelled, or lost with its replica, is not
+	// the runner's change.
+	Changed func(t *Task)
 	// Logger receives the store's failures. Nil means slog.Default().
 	Logger *slog.Logger
 	// Name prefixes the runner's log messages ("mcp", "a2a").
@@ -210,7 +218,17 @@ func (r *Runner) Record(id string, u Update) *Task {
 	if err != nil {
 		return nil
 	}
+	if t.Status == u.Status { // not ended otherwise meanwhile (cancelled)
+		r.changed(t)
+	}
 	return t
+}
+
+// changed tells RunnerOptions.Changed of t's new status.
+func (r *Runner) changed(t *Task) {
+	if r.opts.Changed != nil && t != nil {
+		r.opts.Changed(t)
+	}
 }
 
 // said adds to u the message it says, as RunnerOptions.Said writes it,

@@ -58,6 +58,7 @@ func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequ
 		r.Register(t.ID, l)
 		beat = make(chan struct{})
 		go r.heartbeat(runCtx, t.ID, l, beat)
+		r.changed(kept)
 		created <- kept
 		return nil
 	})

@@ -78,6 +78,9 @@ type Task struct {
 	// and Respond; a store keeps the most recent of them, up to its bound
 	// (DefaultMaxHistory).
 	History []json.RawMessage
+	// Webhooks, optional, are the task's subscriptions to its changes,
+	// kept by a [WebhookStore]: set at creation, and by SetWebhook.
+	Webhooks []Webhook
 }
 
 // Update is a change the replica running a task makes to it with

@@ -113,6 +113,39 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		assert.Equal(t, []string{`{"n":3}`, `{"n":4}`, `{"n":5}`}, history(), "an ended task no longer changes")
 	})
 
+	t.Run("webhooks", func(t *testing.T) {
+		s := newStore(t, TaskLimits{MaxResult: 64})
+		ws, ok := s.(tasks.WebhookStore)
+		if !ok {
+			t.Fatalf("%T keeps no webhooks: every store of this module does", s)
+		}
+		hook := func(id, cfg string) tasks.Webhook { return tasks.Webhook{ID: id, Config: json.RawMessage(cfg)} }
+		task, err := s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "alice", Status: tasks.Working, Webhooks: []tasks.Webhook{hook("w1", `{"url":"a"}`)}})
+		require.NoError(t, err)
+		id := task.ID
+		hooks := func() []string {
+			var out []string
+			for _, w := range get(t, s, id).Webhooks {
+				out = append(out, w.ID+"="+string(w.Config))
+			}
+			return out
+		}
+		assert.Equal(t, []string{`w1={"url":"a"}`}, hooks(), "kept at creation")
+		require.NoError(t, ws.SetWebhook(ctx, id, hook("w2", `{"url":"b"}`), 2))
+		assert.ErrorIs(t, ws.SetWebhook(ctx, id, hook("w3", `{"url":"c"}`), 2), tasks.ErrTooManyWebhooks)
+		require.NoError(t, ws.SetWebhook(ctx, id, hook("w1", `{"url":"a2"}`), 2), "replacing one is no new one")
+		assert.Equal(t, []string{`w1={"url":"a2"}`, `w2={"url":"b"}`}, hooks(), "in the order first set")
+		assert.ErrorIs(t, ws.SetWebhook(ctx, id, hook("w4", `"`+strings.Repeat("x", 100)+`"`), 5), tasks.ErrResultTooLarge)
+		require.NoError(t, ws.DeleteWebhook(ctx, id, "w1"))
+		require.NoError(t, ws.DeleteWebhook(ctx, id, "w1"), "deleting twice is no error")
+		assert.Equal(t, []string{`w2={"url":"b"}`}, hooks())
+		_, err = s.Update(ctx, id, &tasks.Update{Status: tasks.Completed, Result: json.RawMessage(`1`)})
+		require.NoError(t, err)
+		assert.Equal(t, []string{`w2={"url":"b"}`}, hooks(), "kept with the ended task")
+		assert.ErrorIs(t, ws.SetWebhook(ctx, "nope", hook("w1", `{}`), 2), tasks.ErrNotFound)
+		assert.ErrorIs(t, ws.DeleteWebhook(ctx, "nope", "w1"), tasks.ErrNotFound)
+	})
+
 	t.Run("unknown_task", func(t *testing.T) {
 		s := newStore(t, TaskLimits{})
 		_, err := s.Get(ctx, "nope")
