@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -66,6 +67,14 @@ type Options struct {
 	// MaxRunningTasks caps the tasks this handler runs at once. Zero or
 	// less means tasks.DefaultMaxRunning.
 	MaxRunningTasks int
+	// Push, when set, serves push notifications: a caller gives a task a
+	// webhook (the push notification configuration methods, or a
+	// message's configuration), kept with the task in TaskStore (which
+	// must keep webhooks, tasks.WebhookStore, as this module's stores
+	// do), and each change of the task's state is posted to it. The card
+	// then says pushNotifications: true. Nil means push notifications are
+	// not supported, and their methods answer so.
+	Push *PushOptions
 
 	// Authenticator, when set, must accept every request but the card's,
 	// as for the OTC [otc.Handler]; a refusal is answered 401 with the
@@ -93,6 +102,7 @@ type Handler struct {
 	logger  *slog.Logger
 	runner  *tasks.Runner
 	schemes map[string]json.RawMessage // the card's securitySchemes
+	push    *pusher                    // nil without push notifications
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -107,7 +117,8 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if h.logger == nil {
 		h.logger = reg.Logger()
 	}
-	h.runner = newRunner(opts, h.logger)
+	h.runner = newRunner(opts, h.logger, h.changed)
+	h.push = newPusher(h, opts.Push, h.runner.Store())
 	h.schemes = securitySchemes(opts, h.auth)
 	if opts.TextTool != "" {
 		if _, err := h.textParam(); err != nil && !errors.Is(err, otc.ErrToolNotFound) {
@@ -130,6 +141,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.serveCard(w, r)
+		return
+	}
+	if path == jwksPath && h.push != nil && h.push.signer != nil {
+		h.push.serveJWKS(w, r)
 		return
 	}
 	r, e := otc.Authenticate(h.auth, r)
@@ -195,8 +210,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "private") // the caller's own card
 		w.Header().Add("Vary", "Host")
 		_, _ = w.Write(b)
-	case strings.Contains(path, "/pushNotificationConfigs"):
-		writeRESTError(w, http.StatusBadRequest, "PUSH_NOTIFICATION_NOT_SUPPORTED", "Push notifications are not supported by this agent")
+	case strings.HasPrefix(path, "/tasks/") && strings.Contains(path, "/pushNotificationConfigs"):
+		taskID, rest, _ := strings.Cut(path[len("/tasks/"):], "/pushNotificationConfigs")
+		id, one := strings.CutPrefix(rest, "/")
+		if rest != "" && !one || strings.Contains(id, "/") {
+			writeRESTError(w, http.StatusNotFound, "NOT_FOUND", "Nothing is served at "+wire.Truncate(path, 64))
+			return
+		}
+		taskID, _ = url.PathUnescape(taskID)
+		id, _ = url.PathUnescape(id)
+		h.serveRESTPush(w, r, taskID, id, one)
 	case path == "/tasks":
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")

@@ -154,6 +154,7 @@ func (h *Handler) card(base string, id *otc.Identity) agentCard {
 	}
 	card.Skills, card.Capabilities.Extensions = h.skills(id)
 	card.Capabilities.Streaming = true
+	card.Capabilities.PushNotifications = h.push != nil
 	card.Capabilities.ExtendedAgentCard = h.auth != nil
 	card.SecuritySchemes = h.schemes
 	for _, name := range slices.Sorted(maps.Keys(h.schemes)) { // any one of them will do

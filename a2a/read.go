@@ -40,6 +40,11 @@ type incoming struct {
 	// history is the configuration's historyLength: how many of a task's
 	// most recent messages its answer holds, historyAll when not given.
 	history int
+	// push is the node of the configuration's push notification
+	// configuration (1.0's taskPushNotificationConfig, 0.3's
+	// pushNotificationConfig), -1 for none; pushField names it.
+	push      int32
+	pushField string
 }
 
 // text returns the text of the message's text parts, one after the other
@@ -73,6 +78,11 @@ func readConfiguration(d *jsonparse.Document, params int32, in *incoming) *rpcEr
 		return e
 	}
 	in.history = n
+	for _, name := range []string{"taskPushNotificationConfig", "pushNotificationConfig"} {
+		if v := d.Member(c, name); v >= 0 && d.Kind(v) != jsonparse.KindNull {
+			in.push, in.pushField = v, "configuration."+name
+		}
+	}
 	if v := d.Member(c, "returnImmediately"); v >= 0 && d.Kind(v) == jsonparse.KindTrue {
 		in.returnImmediately = true
 	}
@@ -131,7 +141,7 @@ func readSend(d *jsonparse.Document, params int32, problem string) (incoming, *r
 // readMessage reads message node m of d, or returns the invalid-params
 // error that refuses it.
 func readMessage(d *jsonparse.Document, m int32) (incoming, *rpcError) {
-	in := incoming{input: -1, answers: -1, data: -1, doc: d, history: historyAll}
+	in := incoming{input: -1, answers: -1, data: -1, push: -1, doc: d, history: historyAll}
 	if m < 0 || d.Kind(m) != jsonparse.KindObject {
 		return in, invalidParams("message", "required: an object")
 	}
@@ -250,7 +260,7 @@ func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
 // names the tool and input is its input. The draft has no message id, so
 // the call gets a generated one.
 func readDraft(d *jsonparse.Document, params int32) (incoming, *rpcError) {
-	in := incoming{input: -1, answers: -1, data: -1, doc: d, parts: 1, found: true, generated: true, history: historyAll}
+	in := incoming{input: -1, answers: -1, data: -1, push: -1, doc: d, parts: 1, found: true, generated: true, history: historyAll}
 	if params < 0 || d.Kind(params) != jsonparse.KindObject {
 		return in, invalidParams("params", "required: an object with taskType and input")
 	}

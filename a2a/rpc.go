@@ -126,10 +126,10 @@ var rpcMethods = [...]map[string]rpcMethod{
 		"ListTasks":                        listMethod,
 		"SubscribeToTask":                  subscribeMethod,
 		"GetExtendedAgentCard":             extendedCardMethod,
-		"CreateTaskPushNotificationConfig": pushMethod,
-		"GetTaskPushNotificationConfig":    pushMethod,
-		"ListTaskPushNotificationConfigs":  pushMethod,
-		"DeleteTaskPushNotificationConfig": pushMethod,
+		"CreateTaskPushNotificationConfig": pushSetMethod,
+		"GetTaskPushNotificationConfig":    pushGetMethod,
+		"ListTaskPushNotificationConfigs":  pushListMethod,
+		"DeleteTaskPushNotificationConfig": pushDeleteMethod,
 		draftMethodName:                    draftMethod,
 	},
 	v03: {
@@ -139,10 +139,10 @@ var rpcMethods = [...]map[string]rpcMethod{
 		"tasks/cancel":                        cancelMethod,
 		"tasks/resubscribe":                   subscribeMethod,
 		"agent/getAuthenticatedExtendedCard":  extendedCardMethod,
-		"tasks/pushNotificationConfig/set":    pushMethod,
-		"tasks/pushNotificationConfig/get":    pushMethod,
-		"tasks/pushNotificationConfig/list":   pushMethod,
-		"tasks/pushNotificationConfig/delete": pushMethod,
+		"tasks/pushNotificationConfig/set":    pushSetMethod,
+		"tasks/pushNotificationConfig/get":    pushGetMethod,
+		"tasks/pushNotificationConfig/list":   pushListMethod,
+		"tasks/pushNotificationConfig/delete": pushDeleteMethod,
 		draftMethodName:                       draftMethod,
 	},
 }
@@ -299,11 +299,6 @@ func draftMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 		return nil, e, false
 	}
 	return json.RawMessage(b), nil, false
-}
-
-// pushMethod answers the push notification configuration methods.
-func pushMethod(*Handler, *rpcCall) (any, *rpcError, bool) {
-	return nil, &rpcError{Code: codePushNotSupported, Message: "Push notifications are not supported by this agent", Data: errorInfo("PUSH_NOTIFICATION_NOT_SUPPORTED", nil)}, false
 }
 
 // extendedCardMethod answers GetExtendedAgentCard (0.3:

@@ -47,14 +47,15 @@ func failure(msg string) json.RawMessage {
 	return b
 }
 
-// newRunner returns the runner of the handler's tasks.
-func newRunner(opts *Options, logger *slog.Logger) *tasks.Runner {
+// newRunner returns the runner of the handler's tasks, which tells
+// changed of each change of a task's state.
+func newRunner(opts *Options, logger *slog.Logger, changed func(*tasks.Task)) *tasks.Runner {
 	store := opts.TaskStore
 	if store == nil {
 		store = tasks.NewMemoryStore(nil)
 	}
 	return tasks.NewRunner(store, &tasks.RunnerOptions{
-		MaxRunning: opts.MaxRunningTasks, Failure: failure, Said: said, Logger: logger, Name: "a2a",
+		MaxRunning: opts.MaxRunningTasks, Failure: failure, Said: said, Changed: changed, Logger: logger, Name: "a2a",
 	})
 }
 
@@ -106,6 +107,13 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m 
 	}
 	taskID := taskIDOf(owner, m.messageID)
 	first := tasks.Task{ID: taskID, Owner: owner, ContextID: contextID, History: []json.RawMessage{callerEntry(m, taskID, contextID)}}
+	if m.push >= 0 {
+		w, e := h.messagePush(r, d, m)
+		if e != nil {
+			return nil, nil, e, http.StatusOK
+		}
+		first.Webhooks = []tasks.Webhook{w}
+	}
 	if st != nil {
 		st.taskID, st.contextID, st.opening = taskID, contextID, history(d, &first, m.history)
 	}
@@ -284,6 +292,9 @@ func (h *Handler) cancelTask(r *http.Request, d dialect, id string) (*task, *rpc
 	}
 	if now, err := h.runner.Store().Get(ctx, id); err == nil {
 		st = now
+		if st.Status == tasks.Cancelled {
+			h.changed(st)
+		}
 	}
 	return h.taskOf(d, st, "", historyAll), nil
 }
