@@ -1,12 +1,24 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,5 +112,93 @@ func TestAgentCardURL(t *testing.T) {
 		assert.Equal(t, "http://attacker.test/a2a", u, path)
 		assert.Equal(t, "private", h.Get("Cache-Control"), path)
 		assert.Equal(t, "Host", h.Get("Vary"), path)
+	}
+}
+
+// servePush serves the example with the site that env describes.
+func servePush(t *testing.T, env map[string]string) string {
+	t.Helper()
+	where, err := siteFromEnv(envOf(env))
+	require.NoError(t, err)
+	logger := slog.New(slog.DiscardHandler)
+	reg, err := newRegistry(logger, nil, nil, false)
+	require.NoError(t, err)
+	handler, _, err := newServer(reg, credentials{}, shared{}, where, logger)
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestA2APush: a text message whose configuration names a webhook gets a
+// task whose end is posted to it, signed with OTC_PUSH_KEY_FILE's key
+// (checked against the JWKS the server publishes); a webhook on this
+// machine is refused unless OTC_PUSH_ALLOWED_NETWORKS allows it; bad
+// settings stop the server with an error naming them.
+func TestA2APush(t *testing.T) {
+	posts := make(chan *http.Request, 10)
+	bodies := make(chan []byte, 10)
+	hook := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		posts <- r
+		bodies <- b
+	}))
+	t.Cleanup(hook.Close)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "push.pem")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600))
+
+	send := func(base string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, base+"/a2a", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"p1","role":"ROLE_USER","parts":[{"text":"2 + 3 * 4"}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"`+hook.URL+`/done","token":"t1"}}}}`))
+		require.NoError(t, err)
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	_, body := send(servePush(t, nil))
+	assert.Contains(t, body, `"code":-32602`, "a webhook on this machine is refused by default")
+	assert.Contains(t, body, "url")
+
+	base := servePush(t, map[string]string{"OTC_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8, ::1", "OTC_PUSH_KEY_FILE": keyFile})
+	status, body := send(base)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"task"`, body)
+	var last []byte
+	var r *http.Request
+	for !strings.Contains(string(last), "TASK_STATE_COMPLETED") {
+		select {
+		case r = <-posts:
+			last = <-bodies
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the webhook was never told the task ended; last: %s", last)
+		}
+	}
+	assert.Contains(t, string(last), `{"data":14}`)
+	assert.Equal(t, "t1", r.Header.Get("X-A2A-Notification-Token"))
+
+	resp, err := http.Get(base + "/a2a/.well-known/jwks.json")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var set jwkset.JWKSMarshal
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&set))
+	require.Len(t, set.Keys, 1)
+	j, err := jwkset.NewJWKFromMarshal(set.Keys[0], jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
+	require.NoError(t, err)
+	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	_, err = jwt.Parse(tok, func(*jwt.Token) (any, error) { return j.Key(), nil }, jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(hook.URL+"/done"))
+	assert.NoError(t, err, "signed with the key file's key")
+
+	for env, want := range map[string]string{"OTC_PUSH_ALLOWED_NETWORKS": "not an address", "OTC_PUSH_KEY_FILE": "no such file"} {
+		_, err := siteFromEnv(envOf(map[string]string{env: "nope"}))
+		require.Error(t, err, env)
+		assert.Contains(t, err.Error(), env)
+		assert.Contains(t, err.Error(), want)
 	}
 }

@@ -3,6 +3,7 @@ module github.com/otcgo/otc/examples/calculator
 go 1.26.0
 
 require (
+	github.com/MicahParks/jwkset v0.11.4
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/otcgo/otc v0.0.0
 	github.com/otcgo/otc/redisstore v0.0.0
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/MicahParks/jwkset v0.11.4 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -86,6 +86,13 @@
 // OTC_PUBLIC_URL is the absolute URL clients reach the server at (such as
 // https://tools.example.com): the Agent Card names its endpoints below it
 // rather than below the Host each request gives. Set it behind a proxy.
+//
+// A2A clients may give a task a webhook (push notifications), which is
+// posted each change of the task's state. Webhooks must be on public
+// addresses; OTC_PUSH_ALLOWED_NETWORKS lists private networks allowed too
+// (comma-separated prefixes, such as 10.0.0.0/8). With OTC_PUSH_KEY_FILE
+// (a PEM PKCS #8 private key) each delivery carries a JWT signed with it,
+// whose public key is at /a2a/.well-known/jwks.json.
 package main
 
 import (
@@ -642,8 +649,10 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
+	push := where.push
 	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", TaskStore: sh.tasks, URL: where.a2aURL("/a2a"),
-		TextTool: "Math_Evaluate"}) // a message of text: an expression to evaluate
+		TextTool: "Math_Evaluate", // a message of text: an expression to evaluate
+		Push:     &push})          // webhooks told of each change of a task
 	mux.Handle("/a2a", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2aHandler))
 	mux.Handle("/.well-known/agent-card.json", a2aHandler.Card("/a2a"))

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/caller"
 )
 
@@ -19,6 +24,10 @@ type site struct {
 	// publicURL is the URL clients reach the server at (OTC_PUBLIC_URL),
 	// "" when unset.
 	publicURL string
+	// push configures A2A's push notifications: the private networks
+	// webhooks may be in (OTC_PUSH_ALLOWED_NETWORKS), and the key that
+	// signs deliveries (OTC_PUSH_KEY_FILE).
+	push a2a.PushOptions
 }
 
 // siteFromEnv reads OTC_TRUSTED_PROXIES, the load balancers whose
@@ -26,21 +35,27 @@ type site struct {
 // CIDR prefixes), and OTC_PUBLIC_URL, the absolute URL clients reach the
 // server at (such as https://tools.example.com), which the Agent Card
 // names rather than the Host a request gave.
+//
+// It also reads A2A's push notification settings: OTC_PUSH_ALLOWED_NETWORKS,
+// the private networks (comma-separated addresses or CIDR prefixes) that
+// webhooks may be in although they are not public (none by default), and
+// OTC_PUSH_KEY_FILE, a PEM file holding the private key (PKCS #8: ECDSA
+// P-256 or P-384, Ed25519 or RSA) that signs each delivery with a JWT, its
+// public key published at /a2a/.well-known/jwks.json (unsigned by
+// default; give every replica the same key).
 func siteFromEnv(getenv func(string) string) (site, error) {
 	var s site
-	for p := range strings.SplitSeq(getenv("OTC_TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
+	var err error
+	if s.callers.TrustedProxies, err = prefixesFromEnv(getenv, "OTC_TRUSTED_PROXIES"); err != nil {
+		return site{}, err
+	}
+	if s.push.AllowedNetworks, err = prefixesFromEnv(getenv, "OTC_PUSH_ALLOWED_NETWORKS"); err != nil {
+		return site{}, err
+	}
+	if path := strings.TrimSpace(getenv("OTC_PUSH_KEY_FILE")); path != "" {
+		if s.push.SigningKey, err = readSigningKey(path); err != nil {
+			return site{}, fmt.Errorf("OTC_PUSH_KEY_FILE: %w", err)
 		}
-		prefix, err := netip.ParsePrefix(p)
-		if err != nil {
-			a, aerr := netip.ParseAddr(p)
-			if aerr != nil {
-				return site{}, fmt.Errorf("OTC_TRUSTED_PROXIES: %q is not an address or a prefix (such as 10.0.0.0/8)", p)
-			}
-			prefix = netip.PrefixFrom(a, a.BitLen())
-		}
-		s.callers.TrustedProxies = append(s.callers.TrustedProxies, prefix)
 	}
 	if v := strings.TrimSpace(getenv("OTC_PUBLIC_URL")); v != "" {
 		u, err := url.Parse(v)
@@ -50,6 +65,48 @@ func siteFromEnv(getenv func(string) string) (site, error) {
 		s.publicURL = strings.TrimSuffix(v, "/")
 	}
 	return s, nil
+}
+
+// prefixesFromEnv reads environment variable name: comma-separated
+// addresses or CIDR prefixes.
+func prefixesFromEnv(getenv func(string) string, name string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for p := range strings.SplitSeq(getenv(name), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, fmt.Errorf("%s: %q is not an address or a prefix (such as 10.0.0.0/8)", name, p)
+			}
+			prefix = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, prefix.Masked())
+	}
+	return out, nil
+}
+
+// readSigningKey reads a PEM file's PKCS #8 private key.
+func readSigningKey(path string) (crypto.Signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("%s holds no PEM block", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a PKCS #8 private key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 writes one): %w", path, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %T cannot sign", path, key)
+	}
+	return signer, nil
 }
 
 // serve returns h behind the site's trusted proxies.

@@ -1,0 +1,119 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
+	"github.com/otcgo/otc/redisstore"
+)
+
+// TestA2APushAcrossReplicas: two A2A replicas share a task store in
+// Redis. A webhook configured on one replica for a task the other runs is
+// told of each change once, whichever replica made it: the running
+// replica's (working again, completed), and the other's (cancelled).
+func TestA2APushAcrossReplicas(t *testing.T) {
+	client := needRedis(t)
+	prefix := freshPrefix(t, client)
+
+	var mu sync.Mutex
+	var states []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var body struct {
+			Task struct {
+				Status struct {
+					State string `json:"state"`
+				} `json:"status"`
+			} `json:"task"`
+		}
+		_ = json.Unmarshal(b, &body)
+		mu.Lock()
+		states = append(states, body.Task.Status.State)
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	got := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), states...)
+	}
+
+	serve := func() string {
+		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Ask", Version: "1.0.0", Description: "Asks for a name.", Tasks: otc.TasksOptional},
+			func(ctx context.Context, _ struct{}) (string, error) {
+				var in struct {
+					Name string `json:"name"`
+				}
+				if _, err := otc.Elicit(ctx, "Name?", &in); err != nil {
+					return "", err
+				}
+				return "hello " + in.Name, nil
+			}))
+		store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix})
+		h := a2a.NewHandler(reg, &a2a.Options{TaskStore: store, Logger: slog.New(slog.DiscardHandler),
+			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	a, b := serve(), serve()
+	send := func(base, body string) map[string]any {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("A2A-Version", a2a.Version10)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out struct {
+			Result map[string]any `json:"result"`
+			Error  map[string]any `json:"error"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		require.Nil(t, out.Error, "%v", out.Error)
+		return out.Result
+	}
+	taskOf := func(res map[string]any) (string, string) {
+		if w, ok := res["task"].(map[string]any); ok {
+			res = w
+		}
+		return res["id"].(string), res["status"].(map[string]any)["state"].(string)
+	}
+
+	// The task runs on a and asks; its webhook is configured on b, and
+	// it is answered on b.
+	id, state := taskOf(send(a, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Ask","input":{}}}]}}}`))
+	require.Equal(t, "TASK_STATE_INPUT_REQUIRED", state)
+	send(b, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"`+id+`","url":"`+hook.URL+`"}}`)
+	_, state = taskOf(send(b, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m2","taskId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"name":"Ada"}}]}}}`))
+	require.Equal(t, "TASK_STATE_COMPLETED", state)
+	require.Eventually(t, func() bool { s := got(); return len(s) > 0 && s[len(s)-1] == "TASK_STATE_COMPLETED" }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a second delivery would have come by now
+	assert.Equal(t, []string{"TASK_STATE_WORKING", "TASK_STATE_COMPLETED"}, got(), "each change once, from the replica that ran the task")
+
+	// Another task, asking on a, cancelled on b.
+	mu.Lock()
+	states = nil
+	mu.Unlock()
+	id, _ = taskOf(send(a, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m3","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Ask","input":{}}}]}}}`))
+	send(a, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"`+id+`","url":"`+hook.URL+`"}}`)
+	send(b, `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"`+id+`"}}`)
+	require.Eventually(t, func() bool { return len(got()) > 0 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	assert.Equal(t, []string{"TASK_STATE_CANCELED"}, got(), "once, from the replica that cancelled it; not again when a's call stops")
+}
