@@ -63,7 +63,8 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 
-	srv, err := startHTTPServer(calculatorBin)
+	// Webhooks on this machine may be told of tasks (A2A push notifications).
+	srv, err := startHTTPServerWith(calculatorBin, "127.0.0.1:0", []string{"OTC_PUSH_ALLOWED_NETWORKS=127.0.0.0/8"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "interop: starting the calculator:", err)
 		return 1
