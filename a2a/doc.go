@@ -57,6 +57,14 @@
 // with a data part {"input_responses": {key: answer}}, checked against
 // each question's schema.
 //
-// Push notifications are not supported (the card says so). gRPC is not
-// served.
+// A task keeps its messages (its history), which GetTask, ListTasks and a
+// message's answer return as their historyLength asks.
+//
+// With Options.Push, a caller gives a task a webhook (the push
+// notification configuration methods, or a message's configuration),
+// and each change of the task's state is posted to it, authenticated
+// with the configuration's token and credentials or a JWT signed with
+// PushOptions.SigningKey. Webhooks on addresses only the server can reach
+// (loopback, private, link-local, metadata, in any form) are refused. gRPC
+// is not served.
 package a2a

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"net/http"
 	"net/netip"
 	"time"
 )
@@ -13,3 +14,6 @@ func SetPushLookup(o *PushOptions, lookup func(context.Context, string) ([]netip
 
 // SetPushBackoff sets the first wait between a delivery's tries.
 func SetPushBackoff(h *Handler, d time.Duration) { h.push.backoff = d }
+
+// SetPushTransport makes h's deliveries go through rt.
+func SetPushTransport(h *Handler, rt http.RoundTripper) { h.push.client.Transport = rt }

@@ -3,8 +3,10 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -27,6 +29,10 @@ func FuzzRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":3,"method":"SubscribeToTask","params":{"id":"t"}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"messageId":"m2","taskId":"t","role":"ROLE_USER","parts":[{"data":{"input_responses":{"q1":{"action":"accept","content":{}}}}}]}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"SendMessage","params":{"message":{"messageId":"m3","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]},"configuration":{"returnImmediately":true}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"t","id":"c","url":"https://93.184.216.34/h","token":"x","authentication":{"scheme":"Bearer","credentials":"y"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"t","pushNotificationConfig":{"url":"http://[::ffff:7f00:1]/","authentication":{"schemes":["Basic"]}}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id":"t","historyLength":-1}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"SendMessage","params":{"message":{"messageId":"m5","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]},"configuration":{"historyLength":1,"taskPushNotificationConfig":{"url":"https://1.1.1.1/"}}}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"SendStreamingMessage","params":{"message":{"messageId":"m4","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Quick","input":{}}}]}}}`,
 	} {
 		f.Add(seed, true, "1.0")
@@ -46,7 +52,14 @@ func FuzzRequest(f *testing.F) {
 		func(context.Context, struct{}) (int, error) { return 1, nil }); err != nil {
 		f.Fatal(err)
 	}
-	h := a2a.NewHandler(reg, nil)
+	// Push notifications on, with every name resolving to loopback and
+	// no delivery leaving the process.
+	push := &a2a.PushOptions{}
+	a2a.SetPushLookup(push, func(context.Context, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	})
+	h := a2a.NewHandler(reg, &a2a.Options{Push: push})
+	a2a.SetPushTransport(h, roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("no network in a fuzz test") }))
 	f.Fuzz(func(t *testing.T, body string, rpc bool, version string) {
 		path := "/message:send"
 		if rpc {
@@ -83,3 +96,8 @@ func FuzzRequest(f *testing.F) {
 		}
 	})
 }
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
