@@ -41,6 +41,32 @@ func owner(t *testing.T, c *redistest.Cluster, client *redis.ClusterClient, key 
 	return master, replica
 }
 
+// replicatedID returns base, or base with a suffix, such that the key
+// prefix+id is served by a master with a replica.
+func replicatedID(t *testing.T, c *redistest.Cluster, client *redis.ClusterClient, prefix, base string) string {
+	t.Helper()
+	var out string
+	for _, a := range c.Addrs {
+		var err error
+		if out, err = c.Do(a, "CLUSTER", "NODES"); err == nil && !strings.Contains(out, "refused") {
+			break
+		}
+	}
+	for i := range 1000 {
+		id := base
+		if i > 0 {
+			id += "-" + strconv.Itoa(i)
+		}
+		slot, err := client.ClusterKeySlot(context.Background(), prefix+id).Result()
+		require.NoError(t, err)
+		if _, replica := parseOwner(out, slot); replica != "" {
+			return id
+		}
+	}
+	t.Fatalf("no master of the cluster has a replica:\n%s", out)
+	return ""
+}
+
 // parseOwner reads, in the output of CLUSTER NODES, the master that
 // serves slot and its replica ("" when it has none).
 func parseOwner(out string, slot int64) (master, replica string) {
@@ -181,7 +207,9 @@ func TestClusterTaskFailover(t *testing.T) {
 	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, Lease: 30 * time.Second, OpTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 
-	id := "task-failover-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	// A task whose slot a master with a replica serves: an earlier test
+	// may have left a master without one (its replica killed).
+	id := replicatedID(t, c, client, prefix+"t:", "task-failover-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	_, err := store.Create(ctx, &tasks.Task{ID: id, Owner: "alice", Status: tasks.Working})
 	require.NoError(t, err)
 	key := prefix + "t:" + id

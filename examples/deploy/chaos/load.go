@@ -56,6 +56,7 @@ type call struct {
 	kind     string // "task" or "round" (tasks.go); "" for a plain call
 	cancel   bool   // a task cancelled once it runs
 	ended    string // how a task ended: completed, cancelled or lost
+	taskID   string // an A2A task's id
 	phase    string // the phase its first attempt began in
 	attempts []attempt
 	value    int64 // the answer of the successful attempt
@@ -67,6 +68,7 @@ type call struct {
 type loader struct {
 	base   string
 	issuer *issuer
+	hook   *pushHook // the webhook A2A tasks name
 	client *http.Client
 	budget time.Duration // how long a call is retried
 	replay float64       // share of successful id'd calls sent again

@@ -164,11 +164,18 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 		return nil, err
 	}
 	stateKey := newStateKey()
+	pushKey, err := writePushKey(dir)
+	if err != nil {
+		return nil, err
+	}
 	for i := range cfg.replicas {
 		r := &replica{name: fmt.Sprintf("replica%d", i+1), bin: calc, drain: cfg.drain, env: append([]string{
 			"OTC_REDIS_URL=redis://" + d.redis.addr() + "/0",
 			"OTC_REDIS_LEASE=" + cfg.lease.String(),
 			"OTC_RUN_LOG=" + runLog,
+			// A2A tasks post their changes to the load's webhook.
+			"OTC_PUSH_ALLOWED_NETWORKS=127.0.0.0/8",
+			"OTC_PUSH_KEY_FILE=" + pushKey,
 		}, is.env(stateKey)...)}
 		if r.port, err = freePort(); err != nil {
 			return nil, err
@@ -210,7 +217,13 @@ func exercise(ctx context.Context, cfg config, d *deployment, is *issuer, runLog
 	}
 	time.Sleep(upDelay)
 	l := newLoader(d.lb.url(), cfg.budget, is)
-	res := &result{cfg: cfg}
+	hook, err := startPushHook()
+	if err != nil {
+		return nil, err
+	}
+	defer hook.stop()
+	l.hook = hook
+	res := &result{cfg: cfg, hook: hook}
 	for n := 1; n <= len(d.replicas); n++ {
 		if n > 1 {
 			if err := d.replicas[n-1].start(); err != nil {
@@ -353,6 +366,7 @@ type result struct {
 	killedAt       time.Time
 	probe          *probe  // the call killed mid-run on purpose
 	events         []event // what the chaos did, when
+	hook           *pushHook
 }
 
 // event is one step of the chaos, for the detailed report.
@@ -376,6 +390,7 @@ func (r *result) crashed(id string) bool {
 type stats struct {
 	calls, failed, twice, crashTwice, lost int
 	tasks, a2aTasks, rounds                int                       // that ended well (a2aTasks: of tasks, those over A2A)
+	a2aEnded, pushed, pushedTwice          int                       // A2A tasks completed or cancelled; of them, those whose end was posted, and posted twice
 	taskEnds                               map[string]int            // completed, cancelled, lost
 	firstFailures                          map[string]map[string]int // phase → class → count
 	finalFailures                          map[string]int            // class → count
@@ -385,6 +400,7 @@ type stats struct {
 func (r *result) stats() stats {
 	s := stats{firstFailures: map[string]map[string]int{}, finalFailures: map[string]int{}, taskEnds: map[string]int{}}
 	answered := map[string]bool{}
+	a2aEnds := map[string]string{}
 	for _, c := range r.calls {
 		s.calls++
 		if len(c.attempts) > 0 && c.attempts[0].class != "ok" {
@@ -404,6 +420,9 @@ func (r *result) stats() stats {
 			s.taskEnds[c.ended]++
 			if c.proto == a2aProto {
 				s.a2aTasks++
+				if c.taskID != "" && (c.ended == "completed" || c.ended == "cancelled") {
+					a2aEnds[c.taskID] = c.ended
+				}
 			}
 		case c.ok && c.kind == "round":
 			s.rounds++
@@ -432,6 +451,10 @@ func (r *result) stats() stats {
 		if r.runs[id] == 0 {
 			s.lost++
 		}
+	}
+	s.a2aEnded = len(a2aEnds)
+	if r.hook != nil {
+		s.pushed, s.pushedTwice = r.hook.ends(a2aEnds)
 	}
 	slices.Sort(s.latencies)
 	return s
@@ -462,6 +485,7 @@ func (r *result) report(out io.Writer) {
 	}
 	fmt.Fprintf(out, "tasks through the balancer: %d, %d of them over A2A (%d completed, %d cancelled, %d lost with their replica); input_required rounds answered on the next request: %d\n",
 		s.tasks, s.a2aTasks, s.taskEnds["completed"], s.taskEnds["cancelled"], s.taskEnds["lost"], s.rounds)
+	fmt.Fprintf(out, "A2A push notifications: %d of %d ended tasks had their end posted to their webhook, %d of them twice\n", s.pushed, s.a2aEnded, s.pushedTwice)
 	fmt.Fprintf(out, "crash: %d calls in flight (on any replica) at SIGKILL; %d of them ran again after the lease (at least once, as promised)\n", len(r.killedInFlight), s.crashTwice)
 	if r.probe != nil {
 		fmt.Fprintln(out, r.probe.report())
@@ -528,6 +552,14 @@ func (r *result) broken() []string {
 	}
 	if s.lost > 0 {
 		out = append(out, fmt.Sprintf("%d calls were answered although their tool never ran", s.lost))
+	}
+	if s.pushedTwice > 0 {
+		out = append(out, fmt.Sprintf("%d A2A tasks had their end posted twice, where each change is posted once", s.pushedTwice))
+	}
+	// A replica killed between recording a task's end and posting it
+	// loses that post; any more missing is a fault.
+	if missing := s.a2aEnded - s.pushed; missing > max(2, s.a2aEnded/10) {
+		out = append(out, fmt.Sprintf("%d of %d ended A2A tasks never had their end posted to their webhook", missing, s.a2aEnded))
 	}
 	if r.probe != nil {
 		out = append(out, r.probe.broken()...)

@@ -100,7 +100,11 @@ func (l *loader) sendA2ATask(c *call) (int64, string) {
 	if err != nil {
 		return 0, err.Error()
 	}
-	res, class := l.a2a(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"data":{"tool":"Timer_Wait","input":{"ms":%d}}}]},"configuration":{"returnImmediately":true}}}`, newID(), ms), token)
+	push := ""
+	if l.hook != nil {
+		push = fmt.Sprintf(`,"taskPushNotificationConfig":{"url":%q}`, l.hook.url)
+	}
+	res, class := l.a2a(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"data":{"tool":"Timer_Wait","input":{"ms":%d}}}]},"configuration":{"returnImmediately":true%s}}}`, newID(), ms, push), token)
 	if class != "ok" {
 		return 0, class
 	}
@@ -109,6 +113,7 @@ func (l *loader) sendA2ATask(c *call) (int64, string) {
 	if id == "" {
 		return 0, fmt.Sprintf("bad answer: no task (%.120v)", res)
 	}
+	c.taskID = id
 	deadline := time.Now().Add(l.budget)
 	cancelled := !c.cancel
 	for time.Now().Before(deadline) {
