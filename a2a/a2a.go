@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -103,6 +104,8 @@ type Handler struct {
 	runner  *tasks.Runner
 	schemes map[string]json.RawMessage // the card's securitySchemes
 	push    *pusher                    // nil without push notifications
+	// taskTools caches whether any tool may run as a task (anyTasks).
+	taskTools atomic.Pointer[taskTools]
 }
 
 var _ http.Handler = (*Handler)(nil)

@@ -27,9 +27,16 @@ func openObject(dst []byte, kind string) []byte {
 func appendPart(dst []byte, p part) []byte {
 	dst = openObject(dst, p.Kind)
 	switch {
-	case p.Text != nil:
+	case p.IsText:
 		dst = append(dst, `"text":`...)
-		dst = wire.AppendString(dst, *p.Text)
+		dst = wire.AppendString(dst, p.Text)
+	case p.ValueText:
+		dst = append(dst, `"text":`...)
+		if len(p.Data) > 0 && p.Data[0] == '"' && json.Valid(p.Data) {
+			dst = append(dst, p.Data...) // a string is its own text
+		} else {
+			dst = wire.AppendString(dst, string(p.Data))
+		}
 	default:
 		dst = append(dst, `"data":`...)
 		dst = appendRaw(dst, p.Data)
@@ -52,10 +59,21 @@ func appendParts(dst []byte, parts []part) []byte {
 func appendMessage(dst []byte, m *message) []byte {
 	dst = openObject(dst, m.Kind)
 	dst = append(dst, `"messageId":`...)
-	dst = wire.AppendString(dst, m.MessageID)
-	if m.ContextID != "" {
+	if m.MessageID == "" && m.replyTo != "" {
+		dst = append(dst, '"')
+		dst = wire.AppendUUID(dst, derivedSum("reply", m.replyTo))
+		dst = append(dst, '"')
+	} else {
+		dst = wire.AppendString(dst, m.MessageID)
+	}
+	switch {
+	case m.ContextID != "":
 		dst = append(dst, `,"contextId":`...)
 		dst = wire.AppendString(dst, m.ContextID)
+	case m.replyTo != "":
+		dst = append(dst, `,"contextId":"`...)
+		dst = wire.AppendUUID(dst, derivedSum("context", m.replyTo))
+		dst = append(dst, '"')
 	}
 	if m.TaskID != "" {
 		dst = append(dst, `,"taskId":`...)

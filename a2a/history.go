@@ -114,8 +114,8 @@ func history(d dialect, st *tasks.Task, n int) []*message {
 				m.Role = "user"
 			}
 			for i, p := range m.Parts {
-				if p.Text != nil {
-					m.Parts[i] = d.textPart(*p.Text)
+				if p.IsText {
+					m.Parts[i] = d.textPart(p.Text)
 				} else {
 					m.Parts[i] = d.dataPart(p.Data)
 				}

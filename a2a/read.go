@@ -242,7 +242,7 @@ func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
 	case len(d.Raw(id)) > maxIDBytes:
 		return env, nil, &rpcError{Code: codeInvalidRequest, Message: fmt.Sprintf("Request payload validation error: the id is longer than %d bytes", maxIDBytes)}
 	}
-	env.id = append([]byte(nil), d.Raw(id)...)
+	env.id = d.Raw(id) // points into the body, which outlives the answer
 	if v := d.Member(0, "jsonrpc"); v < 0 || d.Kind(v) != jsonparse.KindString || !d.StringIs(v, "2.0") {
 		return env, env.id, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "jsonrpc" must be "2.0"`}
 	}
@@ -250,7 +250,14 @@ func readEnvelope(d *jsonparse.Document) (rpcEnvelope, []byte, *rpcError) {
 	if m < 0 || d.Kind(m) != jsonparse.KindString {
 		return env, env.id, &rpcError{Code: codeInvalidRequest, Message: `Request payload validation error: "method" must be a string`}
 	}
-	env.method = d.StringValue(m)
+	switch {
+	case d.StringIs(m, "SendMessage"): // the commonest, without a copy
+		env.method = "SendMessage"
+	case d.StringIs(m, "message/send"):
+		env.method = "message/send"
+	default:
+		env.method = d.StringValue(m)
+	}
 	env.params = d.Member(0, "params")
 	return env, env.id, nil
 }

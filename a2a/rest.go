@@ -86,7 +86,7 @@ func (h *Handler) serveRESTSend(w http.ResponseWriter, r *http.Request, stream b
 	}
 	out := wire.GetBuffer()
 	defer wire.ReleaseBuffer(out)
-	result, e, status := h.send(out.AvailableBuffer(), r, v10, in, body)
+	result, e, status := h.send(out.AvailableBuffer(), r, v10, &in, body)
 	if e != nil {
 		h.challenge(w, e)
 		if status == http.StatusOK {

@@ -1,12 +1,13 @@
 package a2a
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"maps"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strings"
@@ -30,19 +31,52 @@ const (
 // {"message": ...}; 0.3's task or message itself), or returns the error
 // to answer with and its HTTP status (200 but for refusals of the
 // caller).
-func (h *Handler) send(dst []byte, r *http.Request, d dialect, m incoming, body []byte) ([]byte, *rpcError, int) {
-	t, msg, e, status := h.answer(r, d, m, body, nil)
-	if e != nil {
+func (h *Handler) send(dst []byte, r *http.Request, d dialect, m *incoming, body []byte) ([]byte, *rpcError, int) {
+	var v valueReply
+	t, msg, e, status := h.answer(r, d, m, body, nil, &v)
+	switch {
+	case e != nil:
 		return dst, e, status
+	case v.value != nil:
+		return appendValueReply(dst, d, &v), nil, status
 	}
 	return appendResult(dst, d, t, msg), nil, status
+}
+
+// valueReply is a call that ended with a value, which send writes as the
+// message that answers it without building the message (the commonest
+// answer, written straight to the wire).
+type valueReply struct {
+	messageID, contextID string
+	value                json.RawMessage
+}
+
+// appendValueReply appends the SendMessageResponse of v: the message
+// reply writes for a value, in d's shape.
+func appendValueReply(dst []byte, d dialect, v *valueReply) []byte {
+	if d != v03 {
+		dst = append(dst, `{"message":`...)
+	}
+	m := message{replyTo: v.messageID, ContextID: v.contextID, Role: d.roleAgent(), Metadata: outcomeSucceeded}
+	if d == v03 {
+		m.Kind = "message"
+	}
+	parts := [2]part{d.dataPart(v.value), d.valueTextPart(v.value)}
+	m.Parts = parts[:]
+	dst = appendMessage(dst, &m)
+	if d != v03 {
+		dst = append(dst, '}')
+	}
+	return dst
 }
 
 // answer answers a message: it calls the tool its data part names and
 // returns the task that says how the call ended, or the message that
 // guides a caller who called no tool, or the error to answer with and its
 // HTTP status. With st, the call reports its progress on st's stream.
-func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st *streamer) (*task, *message, *rpcError, int) {
+// With v, a call that ends with a value is returned in v, for the caller
+// to write (appendValueReply), rather than as a message.
+func (h *Handler) answer(r *http.Request, d dialect, m *incoming, body []byte, st *streamer, v *valueReply) (*task, *message, *rpcError, int) {
 	if m.generated {
 		m.messageID = otc.NewCallID()
 	}
@@ -59,16 +93,15 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 		if st != nil {
 			return nil, nil, &rpcError{Code: codeUnsupported, Message: "Answer a task's questions with SendMessage; to follow the task, subscribe to it (SubscribeToTask)", Data: errorInfo("UNSUPPORTED_OPERATION", nil)}, http.StatusOK
 		}
-		t, e := h.continueTask(r, d, m)
+		t, e := h.continueTask(r, d, *m)
 		return t, nil, e, http.StatusOK
 	}
 	// What answers the message is named after it, so that the message
 	// sent again is answered alike: a context it names none of, the
 	// message that answers it, the task its call runs as.
+	// (The message that answers names the context derived from its
+	// messageId when the caller named none: see message.replyTo.)
 	contextID := m.contextID
-	if contextID == "" {
-		contextID = derivedID("context", m.messageID)
-	}
 	tool := m.tool
 	var textInput []byte
 	if !m.found {
@@ -93,10 +126,8 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	if len(tool) > maxToolLength {
 		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
-	// The request and the answer's message outlive this frame (the
-	// registry and the encoder keep them): one allocation holds them.
-	f := new(callFrame)
-	req := &f.req
+	// The request outlives this frame: the registry keeps it.
+	req := new(otc.CallRequest)
 	*req = otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}
 	switch {
 	case textInput != nil:
@@ -115,13 +146,20 @@ func (h *Handler) answer(r *http.Request, d dialect, m incoming, body []byte, st
 	// else when it ends or asks its caller something. A stream follows
 	// the task to its end or its first question.
 	if support := h.taskSupport(req); support != otc.TasksForbidden {
-		return h.startTask(r, d, req, m, contextID, st == nil && !m.returnImmediately, st)
+		if contextID == "" {
+			contextID = derivedID("context", m.messageID)
+		}
+		return h.startTask(r, d, req, *m, contextID, st == nil && !m.returnImmediately, st)
 	}
 	// Any other call is answered within its message, by a message: it
 	// leaves nothing to follow, so it hands out no task (a stream holds
 	// that one message, the tool's progress unsent).
 	res, err := h.reg.Call(r.Context(), req)
-	msg, e, status := h.reply(d, m.messageID, contextID, res, err, f)
+	if v != nil && err == nil && res.Error == nil && res.Value != nil {
+		*v = valueReply{messageID: m.messageID, contextID: contextID, value: res.Value}
+		return nil, nil, nil, http.StatusOK
+	}
+	msg, e, status := h.reply(d, m.messageID, contextID, res, err)
 	return nil, msg, e, status
 }
 
@@ -170,12 +208,10 @@ func marshalText(param, text string) []byte {
 // same for the same messageId (its id derived from it, and the value
 // replayed by the registry's idempotency store). f, when not nil, holds
 // the message.
-func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResult, err error, f *callFrame) (*message, *rpcError, int) {
-	if f == nil {
-		f = new(callFrame)
-	}
-	m := &f.reply
-	*m = message{MessageID: derivedID("reply", messageID), ContextID: contextID, Role: d.roleAgent()}
+func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResult, err error) (*message, *rpcError, int) {
+	f := new(replyBuf)
+	m := &f.msg
+	*m = message{replyTo: messageID, ContextID: contextID, Role: d.roleAgent()}
 	switch {
 	case err != nil:
 		e, ok := errors.AsType[*otc.Error](err)
@@ -200,7 +236,7 @@ func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResu
 		m.Parts = append(f.parts[:0], d.textPart("The call succeeded; the tool returns no value."))
 		m.Metadata = outcomeSucceeded
 	default:
-		m.Parts = append(f.parts[:0], d.dataPart(res.Value), d.textPart(modeltext.Value(res.Value)))
+		m.Parts = append(f.parts[:0], d.dataPart(res.Value), d.valueTextPart(res.Value))
 		m.Metadata = outcomeSucceeded
 	}
 	return d.message(m), nil, http.StatusOK
@@ -232,13 +268,32 @@ func failureInfo(code string, canRetry bool, after time.Duration, hint string) j
 // the same for the message sent again, distinct for another message or
 // kind.
 func derivedID(kind, messageID string) string {
-	h := fnv.New128a()
-	h.Write([]byte(kind))
-	h.Write([]byte{0})
-	h.Write([]byte(messageID))
+	return wire.UUID(derivedSum(kind, messageID))
+}
+
+// derivedSum is the hash derivedID is the UUID of.
+func derivedSum(kind, messageID string) [16]byte {
+	// FNV-1a, 128 bits (as hash/fnv's New128a computes it), without the
+	// hash.Hash's allocation: the id of each answer is derived from it.
+	const primeShift, primeLow = 24, 0x13b // the prime is 2^88 + 0x13b
+	hi, lo := uint64(0x6c62272e07bb0142), uint64(0x62b821756295c58d)
+	add := func(c byte) {
+		lo ^= uint64(c)
+		carry, low := bits.Mul64(lo, primeLow)
+		hi = hi*primeLow + carry + lo<<primeShift
+		lo = low
+	}
+	for i := range len(kind) {
+		add(kind[i])
+	}
+	add(0)
+	for i := range len(messageID) {
+		add(messageID[i])
+	}
 	var b [16]byte
-	h.Sum(b[:0])
-	return wire.UUID(b)
+	binary.BigEndian.PutUint64(b[:8], hi)
+	binary.BigEndian.PutUint64(b[8:], lo)
+	return b
 }
 
 // retryMS is a retry delay in whole milliseconds, rounded up.
@@ -274,6 +329,9 @@ func invalidParams(field, problem string) *rpcError {
 // taskSupport is whether the tool a call names may run as a task;
 // TasksForbidden when it names none.
 func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
+	if !h.anyTasks() {
+		return otc.TasksForbidden
+	}
 	var def *otc.ToolDefinition
 	var err error
 	if req.ToolID != "" {
@@ -287,10 +345,35 @@ func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
 	return def.Tasks
 }
 
-// callFrame holds what a message's call allocates: the call's request and
-// the message that answers it.
-type callFrame struct {
-	req   otc.CallRequest
-	reply message
+// taskTools says, for a revision of the registry, whether any of its
+// tools may run as a task.
+type taskTools struct {
+	revision uint64
+	any      bool
+}
+
+// anyTasks reports whether any tool of the registry may run as a task:
+// when none may, a call need not look its tool up twice.
+func (h *Handler) anyTasks() bool {
+	rev := h.reg.Revision()
+	if c := h.taskTools.Load(); c != nil && c.revision == rev {
+		return c.any
+	}
+	c := &taskTools{revision: rev}
+	for _, d := range h.reg.Tools() {
+		if d.Tasks != otc.TasksForbidden {
+			c.any = true
+			break
+		}
+	}
+	h.taskTools.Store(c)
+	return c.any
+}
+
+// replyBuf holds the message that answers a call within its message,
+// and its parts: a caller that writes the message at once keeps it on its
+// stack.
+type replyBuf struct {
+	msg   message
 	parts [2]part
 }

@@ -196,7 +196,7 @@ func appendArtifactUpdate(dst []byte, d dialect, taskID, contextID string, a art
 // is answered as fail says, not as a stream.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, d dialect, m incoming, body, rpcID []byte, fail func(e *rpcError, status int)) {
 	st := &streamer{w: w, r: r, d: d, rpcID: rpcID, history: m.history}
-	t, guide, e, status := h.answer(r, d, m, body, st)
+	t, guide, e, status := h.answer(r, d, &m, body, st, nil)
 	switch {
 	case e != nil && !st.started:
 		h.challenge(w, e)

@@ -102,7 +102,7 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m 
 	owner, err := caller.Key(ctx, r)
 	if err != nil {
 		msg, e, status := h.reply(d, m.messageID, contextID, otc.CallResult{}, &otc.Error{Code: otc.CodeServerError,
-			Message: "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one (a token with neither sub nor client_id). Ask for a token that names you."}, nil)
+			Message: "The tool runs only as a task, and a task belongs to the caller that made it: your credential names no one (a token with neither sub nor client_id). Ask for a token that names you."})
 		return nil, msg, e, status
 	}
 	taskID := taskIDOf(owner, m.messageID)
@@ -131,7 +131,7 @@ func (h *Handler) startTask(r *http.Request, d dialect, req *otc.CallRequest, m 
 				return again, nil, e, http.StatusOK
 			}
 		}
-		msg, e, status := h.reply(d, m.messageID, contextID, res, err, nil)
+		msg, e, status := h.reply(d, m.messageID, contextID, res, err)
 		return nil, msg, e, status
 	}
 	if st != nil {

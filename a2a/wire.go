@@ -13,15 +13,36 @@ const (
 	Version03 = "0.3"
 )
 
-// part is a Part of a message or an artifact: one of text and data (the
-// kinds this package reads and writes), with 0.3's kind tag beside.
+// part is a Part of a message or an artifact: its text (when IsText) or
+// its data (the kinds this package writes), with 0.3's kind tag beside.
+// It is written by appendPart, and read back (a task's history) by
+// UnmarshalJSON.
 type part struct {
-	Kind      string          `json:"kind,omitempty"` // 0.3 only
-	Text      *string         `json:"text,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	URL       string          `json:"url,omitempty"`
-	MediaType string          `json:"mediaType,omitempty"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	Kind   string
+	Text   string
+	IsText bool
+	Data   json.RawMessage
+	// ValueText says the part is the text of the value Data holds, as
+	// modeltext.Value writes it (a string as itself, anything else as its
+	// JSON), written as it is encoded.
+	ValueText bool
+}
+
+// UnmarshalJSON reads a part this package wrote.
+func (p *part) UnmarshalJSON(b []byte) error {
+	var in struct {
+		Kind string          `json:"kind"`
+		Text *string         `json:"text"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*p = part{Kind: in.Kind, Data: in.Data}
+	if in.Text != nil {
+		p.Text, p.IsText = *in.Text, true
+	}
+	return nil
 }
 
 // message is a Message.
@@ -33,6 +54,12 @@ type message struct {
 	Role      string          `json:"role"`
 	Parts     []part          `json:"parts"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
+
+	// replyTo, when MessageID is empty, is the messageId of the message
+	// this one answers: its id is derived from it ("reply"), and so is its
+	// context's when ContextID is empty ("context"), as it is written, so
+	// that the same message sent again is answered alike.
+	replyTo string
 }
 
 // task is a Task.
@@ -103,7 +130,17 @@ func (d dialect) roleAgent() string {
 }
 
 func (d dialect) textPart(s string) part {
-	p := part{Text: &s}
+	p := part{Text: s, IsText: true}
+	if d == v03 {
+		p.Kind = "text"
+	}
+	return p
+}
+
+// valueTextPart is a text part holding the text of value v (see
+// part.ValueText).
+func (d dialect) valueTextPart(v json.RawMessage) part {
+	p := part{Data: v, ValueText: true}
 	if d == v03 {
 		p.Kind = "text"
 	}

@@ -123,15 +123,10 @@ type httpServer struct {
 // log line, written once its listener is open.
 var urlPattern = regexp.MustCompile(`msg="calculator: serving OTC tools" url=(http://\S+)`)
 
-// startHTTPServer starts the calculator on 127.0.0.1:0, reads the address
-// it got from its log, and polls /health until it answers. Port 0 lets
-// the kernel pick a free port, so that parallel runs never collide.
-func startHTTPServer(bin string) (*httpServer, error) {
-	return startHTTPServerWith(bin, "127.0.0.1:0", nil)
-}
-
-// startHTTPServerWith is startHTTPServer on addr, with env added to the
-// server's environment.
+// startHTTPServerWith starts the calculator on addr (127.0.0.1:0 lets the
+// kernel pick a free port, so that parallel runs never collide), with env
+// added to its environment, reads the address it got from its log, and
+// polls /health until it answers.
 func startHTTPServerWith(bin, addr string, env []string) (*httpServer, error) {
 	cmd := exec.Command(bin, "-addr", addr)
 	cmd.Env = append(serverEnv(), env...)

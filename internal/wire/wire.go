@@ -345,17 +345,21 @@ func Loopback(host string) bool {
 // UUID writes 16 random bytes as a version 4 UUID, setting its version
 // and variant bits.
 func UUID(b [16]byte) string {
+	var s [36]byte
+	return string(AppendUUID(s[:0], b))
+}
+
+// AppendUUID appends the version 4 UUID that UUID returns for b.
+func AppendUUID(dst []byte, b [16]byte) []byte {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
+	n := len(dst)
+	dst = append(dst, "00000000-0000-0000-0000-000000000000"...)
+	s := dst[n:]
 	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
 	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
 	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
 	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
 	hex.Encode(s[24:], b[10:])
-	return string(s[:])
+	return dst
 }
