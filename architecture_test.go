@@ -42,6 +42,11 @@ var sharedByFormats = []string{"tasks", "caller"}
 // tests and documentation use them.
 var testOnly = []string{"internal/testkit", "internal/docs"}
 
+// The machinery under internal/ that the wire formats with tasks share,
+// built on the root's API and the task storage: the task runner (one
+// starter, one set of rules, for MCP and A2A).
+var sharedMachinery = []string{"internal/taskrun"}
+
 // repoImports returns, for each package of the repository by its path
 // relative to the root ("" for the root package, "rest", "internal/wire"),
 // the repository packages its non-test files import, and those its test
@@ -147,8 +152,12 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
 			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and mcp only", imp)
-			case isInternal(pkg) && !isTestOnly(pkg) && !isInternal(imp):
+			case slices.Contains(sharedMachinery, pkg) && imp != "" && !isInternal(imp) && !slices.Contains(sharedByFormats, imp):
+				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and %s", pkg, display(imp), strings.Join(sharedByFormats, ", "))
+			case isInternal(pkg) && !isTestOnly(pkg) && !slices.Contains(sharedMachinery, pkg) && !isInternal(imp):
 				t.Errorf("%s imports %s: nothing under internal/ imports the root or a public package", pkg, display(imp))
+			case slices.Contains(sharedMachinery, imp) && !slices.Contains([]string{"mcp", "a2a"}, pkg) && !slices.Contains(sharedMachinery, pkg):
+				t.Errorf("%s imports %s: only the wire formats with tasks use it", name, display(imp))
 			}
 		}
 	}
@@ -171,8 +180,9 @@ func TestArchitecture(t *testing.T) {
 	// the rules above are not met by reading nothing.
 	assert.Subset(t, code[""], []string{"internal/jsonparse", "internal/validate", "internal/decode", "internal/envelope", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["rest"], []string{"", "internal/callin", "internal/envelope", "internal/jsonparse", "internal/wire", "internal/viewcache"})
-	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache", "tasks"})
-	assert.Subset(t, code["tasks"], []string{"", "internal/callin"})
+	assert.Subset(t, code["mcp"], []string{"", "internal/jsonparse", "internal/wire", "internal/viewcache", "tasks", "internal/taskrun"})
+	assert.Subset(t, code["a2a"], []string{"tasks", "internal/taskrun"})
+	assert.Subset(t, code["internal/taskrun"], []string{"", "tasks", "internal/callin"})
 	assert.Subset(t, code["caller"], []string{"", "internal/claims"})
 	assert.Subset(t, code["ratelimit"], []string{"", "caller"})
 	assert.Subset(t, code["a2a"], []string{"", "internal/modeltext", "internal/wire"})

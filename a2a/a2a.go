@@ -14,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -60,17 +61,17 @@ type Options struct {
 	// a message naming the skills and the form of a call.
 	TextTool string
 
-	// TaskStore keeps the tasks of the calls of tools whose calls may run
-	// as tasks ([otc.Tool.Tasks]): every such call is one. ListTasks needs
-	// a store that lists ([tasks.Lister]). Nil means a tasks.MemoryStore with its defaults, which serves one
-	// process; replicas share one in Redis (github.com/otcgo/otc/redisstore).
-	TaskStore tasks.Store
-	// MaxRunningTasks caps the tasks this handler runs at once. Zero or
-	// less means tasks.DefaultMaxRunning.
-	MaxRunningTasks int
+	// Tasks configures the tasks of the calls of tools whose calls may run
+	// as tasks ([otc.Tool.Tasks]): every such call is one. Its Store keeps
+	// them (ListTasks needs one that lists, [tasks.Lister]; push
+	// notifications one that keeps webhooks, [tasks.WebhookStore]); nil,
+	// or a nil Store, means a tasks.MemoryStore with its defaults, which
+	// serves one process; replicas share one in Redis
+	// (github.com/otcgo/otc/redisstore). The same options as MCP's.
+	Tasks *tasks.Options
 	// Push, when set, serves push notifications: a caller gives a task a
 	// webhook (the push notification configuration methods, or a
-	// message's configuration), kept with the task in TaskStore (which
+	// message's configuration), kept with the task in the task store (which
 	// must keep webhooks, tasks.WebhookStore, as this module's stores
 	// do), and each change of the task's state is posted to it. The card
 	// then says pushNotifications: true. Nil means push notifications are
@@ -101,7 +102,7 @@ type Handler struct {
 	maxBody int64
 	timeout time.Duration
 	logger  *slog.Logger
-	runner  *tasks.Runner
+	runner  *taskrun.Runner
 	schemes map[string]json.RawMessage // the card's securitySchemes
 	push    *pusher                    // nil without push notifications
 	// taskTools caches whether any tool may run as a task (anyTasks).

@@ -44,7 +44,7 @@
 // may call.
 //
 // A call of a tool whose calls may run as tasks runs as a task, kept in
-// Options.TaskStore and run by a tasks.Runner, as MCP's are: a message
+// Options.Tasks.Store and run by the same runner as MCP's: a message
 // with returnImmediately is answered with the task at WORKING, another
 // waits for its end or its first question, and a stream follows it (the
 // task, a WORKING status update for each progress report of the tool, the

@@ -61,7 +61,7 @@ const (
 	roleAgent = "ROLE_AGENT"
 )
 
-// said is the tasks.RunnerOptions.Said of this package: the status
+// said is the taskrun.RunnerOptions.Said of this package: the status
 // message an update of task id says, for its history: its questions, or
 // its failure.
 func said(id string, u *tasks.Update) json.RawMessage {

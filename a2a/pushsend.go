@@ -117,7 +117,7 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 	return p
 }
 
-// changed is the runner's tasks.RunnerOptions.Changed (and the
+// changed is the runner's taskrun.RunnerOptions.Changed (and the
 // cancellation's): it queues a delivery of t to each of its webhooks.
 func (h *Handler) changed(t *tasks.Task) {
 	p := h.push

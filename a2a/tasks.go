@@ -19,6 +19,7 @@ import (
 	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/modeltext"
+	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -26,7 +27,7 @@ import (
 // This file serves tasks that outlive their message: a message asking
 // for it (returnImmediately; 0.3's blocking false) that calls a tool whose
 // calls may run as tasks ([otc.Tool.Tasks]) is answered at once with a
-// WORKING task, whose call runs in the background on a tasks.Runner and
+// WORKING task, whose call runs in the background on a taskrun.Runner and
 // whose outcome the task store keeps, for GetTask and CancelTask, on any
 // replica that shares the store. A message calling a tool that runs only
 // as a task without asking for it waits for the task's end, as a blocking
@@ -49,13 +50,17 @@ func failure(msg string) json.RawMessage {
 
 // newRunner returns the runner of the handler's tasks, which tells
 // changed of each change of a task's state.
-func newRunner(opts *Options, logger *slog.Logger, changed func(*tasks.Task)) *tasks.Runner {
-	store := opts.TaskStore
+func newRunner(opts *Options, logger *slog.Logger, changed func(*tasks.Task)) *taskrun.Runner {
+	to := opts.Tasks
+	if to == nil {
+		to = &tasks.Options{}
+	}
+	store := to.Store
 	if store == nil {
 		store = tasks.NewMemoryStore(nil)
 	}
-	return tasks.NewRunner(store, &tasks.RunnerOptions{
-		MaxRunning: opts.MaxRunningTasks, Failure: failure, Said: said, Changed: changed, Logger: logger, Name: "a2a",
+	return taskrun.NewRunner(store, &taskrun.RunnerOptions{
+		MaxRunning: to.MaxRunning, PollInterval: to.PollInterval, Failure: failure, Said: said, Changed: changed, Logger: logger, Name: "a2a",
 	})
 }
 
@@ -89,7 +94,7 @@ func settle(res otc.CallResult, err error) tasks.Update {
 	return tasks.Update{Status: status, Result: b}
 }
 
-// startTask runs the call of message m as a task (see tasks.Runner.Start):
+// startTask runs the call of message m as a task (see taskrun.Runner.Start):
 // it returns the task at WORKING once the call is admitted and its task
 // kept, or, with wait, once the task has ended or asks something. The
 // task's id is derived from its owner and m's messageId, so that the
@@ -377,7 +382,7 @@ func allowAsk(r otc.InputRequest) error {
 // questionsText is what an INPUT_REQUIRED task's status message says: the
 // questions, and how to answer them.
 func questionsText(st *tasks.Task) string {
-	qs := tasks.Questions(st)
+	qs := taskrun.Questions(st)
 	keys := slices.Sorted(maps.Keys(qs))
 	var b strings.Builder
 	b.WriteString("The tool asks:")
@@ -439,7 +444,7 @@ func (h *Handler) continueTask(r *http.Request, d dialect, m incoming) (*task, *
 		return nil, e
 	}
 	if err := h.runner.Answer(ctx, st, answers, callerEntry(m, st.ID, cmp.Or(st.ContextID, st.ID))); err != nil {
-		var bad *tasks.AnswerError
+		var bad *taskrun.AnswerError
 		switch {
 		case errors.As(err, &bad):
 			return nil, invalidParams("message.parts.data.input_responses."+wire.Truncate(bad.Key, 64), "the answer to "+bad.Method+" is invalid: "+bad.Reason+"; the task still waits for it")

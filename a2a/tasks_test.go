@@ -278,7 +278,7 @@ func TestListTasks(t *testing.T) {
 
 	// A store that cannot list.
 	reg := otc.NewRegistry(nil)
-	h := a2a.NewHandler(reg, &a2a.Options{TaskStore: struct{ tasks.Store }{tasks.NewMemoryStore(nil)}})
+	h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: struct{ tasks.Store }{tasks.NewMemoryStore(nil)}}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	a := (&server{url: srv.URL}).post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`)
@@ -307,8 +307,8 @@ func TestTaskLimits(t *testing.T) {
 		opts *a2a.Options
 		want string
 	}{
-		{"agent", &a2a.Options{MaxRunningTasks: 1}, "this server runs as many tasks as it may (1)"},
-		{"caller", &a2a.Options{TaskStore: tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})}, "your limit is 1"},
+		{"agent", &a2a.Options{Tasks: &tasks.Options{MaxRunning: 1}}, "this server runs as many tasks as it may (1)"},
+		{"caller", &a2a.Options{Tasks: &tasks.Options{Store: tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})}}, "your limit is 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(a2a.NewHandler(reg, c.opts))
@@ -342,7 +342,7 @@ func anonServer(t *testing.T, store tasks.Store, mw ...otc.Middleware) *server {
 		}) (int, error) {
 			return 1, nil
 		}))
-	h := caller.Handler(http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{TaskStore: store})),
+	h := caller.Handler(http.StripPrefix("/a2a", a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store}})),
 		&caller.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", h)

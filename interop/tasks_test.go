@@ -38,6 +38,7 @@ import (
 
 	"github.com/otcgo/otc"
 	otcmcp "github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/tasks"
 )
 
 // taskServer serves tools that run as tasks: Report.Build works 300 ms;
@@ -56,7 +57,7 @@ func taskServer(t *testing.T) string {
 				return "", ctx.Err()
 			}
 		}))
-	srv := httptest.NewServer(otcmcp.NewHandler(reg, &otcmcp.Options{Tasks: &otcmcp.TaskOptions{PollInterval: 50 * time.Millisecond}}))
+	srv := httptest.NewServer(otcmcp.NewHandler(reg, &otcmcp.Options{Tasks: &tasks.Options{PollInterval: 50 * time.Millisecond}}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -29,7 +30,7 @@ import (
 //     created in the store (before the answer, so that any replica can
 //     answer tasks/get for it) with its state so far, and the call is
 //     answered with it. From then on the function's questions go through
-//     the task (a tasks.Asker).
+//     the task (a taskrun.Asker).
 //
 // The switch from rounds to the task is made under composedAsker's mutex:
 // a question asked while the task is being created waits for it, and
@@ -48,7 +49,7 @@ type composedAsker struct {
 	round roundAsker
 
 	mu   sync.Mutex
-	task *tasks.Asker // set when the call has become a task
+	task *taskrun.Asker // set when the call has become a task
 }
 
 // Ask implements [otc.Asker].
@@ -95,7 +96,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 	m := x.msg
 	// The call outlives the request when it becomes a task: it keeps
 	// copies of the request's buffers, which are reused once answered.
-	run, runCtx, cancel := tasks.Detach(ctx, req)
+	run, runCtx, cancel := taskrun.Detach(ctx, req)
 	state := &callState{Context: runCtx, caps: m.caps.clone(), request: run.HTTPRequest}
 	if m.roundTrip {
 		if e := tm.s.resume(ctx, state, m, m.name); e != nil {
@@ -144,7 +145,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 				go func() { <-done; tm.Release() }()
 				return refused, nil
 			}
-			lt := tasks.NewLocal(cancel)
+			lt := taskrun.NewLocal(cancel)
 			asker.task = tm.NewAsker(t.ID, lt, state.caps.allows)
 			tm.Register(t.ID, lt)
 			asker.mu.Unlock()
@@ -190,7 +191,7 @@ func (tm *taskManager) startAsking(ctx context.Context, x *exchange, req *otc.Ca
 
 // await records the outcome of a call that became task id when its
 // function returns, renewing the task's lease meanwhile.
-func (tm *taskManager) await(ctx context.Context, id string, lt *tasks.Local, done <-chan outcome) {
+func (tm *taskManager) await(ctx context.Context, id string, lt *taskrun.Local, done <-chan outcome) {
 	tm.Supervise(ctx, id, lt, func() tasks.Update { return (<-done).update() })
 }
 

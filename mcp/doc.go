@@ -102,7 +102,7 @@
 // tasks/update answers the questions it asks with [otc.Ask], and
 // tasks/cancel cancels it. A task-required tool called by a client that
 // did not declare the extension is refused with -32021. Tasks live in
-// [TaskOptions.Store], in memory by default; a store in Redis
+// [tasks.Options] Store, in memory by default; a store in Redis
 // (github.com/otcgo/otc/redisstore) lets any replica answer for a task
 // another one runs, and shows a task whose replica died as failed once its
 // lease lapses. Each task belongs to the caller that created it.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/tasks"
 )
 
 // The protocol versions this package speaks.
@@ -160,7 +161,7 @@ type Options struct {
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.
 	Logger *slog.Logger
 
-	// Tasks configures the tasks extension (see [TaskOptions]): where
+	// Tasks configures the tasks extension (see [tasks.Options]): where
 	// tasks are kept and how many run at once. Nil means the defaults.
-	Tasks *TaskOptions
+	Tasks *tasks.Options
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
+	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -34,59 +35,24 @@ import (
 // a request's client capabilities.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
 
-// Defaults of [TaskOptions].
-const (
-	// DefaultMaxRunningTasks caps the tasks one handler runs at once.
-	DefaultMaxRunningTasks = tasks.DefaultMaxRunning
-	// DefaultTaskPollInterval is the polling interval a task suggests to
-	// its client (pollIntervalMs), and the pace at which the replica
-	// running a task renews its lease and looks in the store for a
-	// cancellation or answers that reached another replica.
-	DefaultTaskPollInterval = tasks.DefaultPollInterval
-)
-
-// TaskOptions configures the tasks of a [Handler] or stdio server
-// ([Options.Tasks]). The zero value, and nil, give the defaults described
-// on each field.
-type TaskOptions struct {
-	// Store keeps the tasks. Nil means an [tasks.MemoryStore] with its
-	// defaults (tasks kept an hour, 1,000 per caller, results up to 1 MiB),
-	// which serves one process; replicas behind a load balancer share a
-	// store in Redis (github.com/otcgo/otc/redisstore), or route every
-	// request about a task, by its Mcp-Name header, to the replica that
-	// created it. The store's limits bound what a client can make the
-	// server keep.
-	Store tasks.Store
-	// MaxRunning caps the tasks this handler runs at once; a call that
-	// would start one more is answered with a tool error whose can_retry
-	// is true. Zero or less means DefaultMaxRunningTasks.
-	MaxRunning int
-	// PollInterval is the pollIntervalMs suggested to clients, and how
-	// often the replica running a task renews its lease in the store and
-	// looks there for a cancellation or answers sent to another replica.
-	// Keep the store's lease several times longer. Zero or less means
-	// DefaultTaskPollInterval.
-	PollInterval time.Duration
-}
-
-// taskManager serves the tasks of one server, run by a tasks.Runner that
+// taskManager serves the tasks of one server, run by a taskrun.Runner that
 // it shares the rules of with every wire format that serves tasks.
 type taskManager struct {
-	*tasks.Runner
+	*taskrun.Runner
 	s     *server
 	store tasks.Store
 	poll  time.Duration
 }
 
-func newTaskManager(s *server, opts *TaskOptions) *taskManager {
+func newTaskManager(s *server, opts *tasks.Options) *taskManager {
 	if opts == nil {
-		opts = &TaskOptions{}
+		opts = &tasks.Options{}
 	}
 	store := opts.Store
 	if store == nil {
 		store = tasks.NewMemoryStore(nil)
 	}
-	r := tasks.NewRunner(store, &tasks.RunnerOptions{
+	r := taskrun.NewRunner(store, &taskrun.RunnerOptions{
 		MaxRunning:   opts.MaxRunning,
 		PollInterval: opts.PollInterval,
 		Failure: func(msg string) json.RawMessage {
@@ -183,7 +149,7 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	return result, e, true
 }
 
-// start starts a call as a task (see tasks.Runner.Start) and returns its
+// start starts a call as a task (see taskrun.Runner.Start) and returns its
 // CreateTaskResult; a call refused before its task was made (by the
 // registry, or by the task's limits) is answered as any call is.
 func (tm *taskManager) start(ctx context.Context, x *exchange, req *otc.CallRequest) ([]byte, *rpcError) {
@@ -316,7 +282,7 @@ func (s *server) handleTask(ctx context.Context, m *message, r *http.Request) ([
 		// already, or superseded) are ignored, as the extension says a
 		// server should.
 		if err := tm.Answer(ctx, t, p.InputResponses, nil); err != nil {
-			var bad *tasks.AnswerError
+			var bad *taskrun.AnswerError
 			switch {
 			case errors.As(err, &bad):
 				return nil, newError(codeInvalidParams, "Invalid params: inputResponses[%q]: the answer to %s is invalid: %s; the task still waits for it", wire.Truncate(bad.Key, 64), bad.Method, bad.Reason)

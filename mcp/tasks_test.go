@@ -157,7 +157,7 @@ func createTask(t *testing.T, url, name string, args any, hdr map[string]string)
 	assert.Equal(t, "task", res["resultType"])
 	assert.Equal(t, "working", res["status"])
 	assert.Equal(t, float64(time.Hour.Milliseconds()), res["ttlMs"])
-	assert.Equal(t, float64(mcp.DefaultTaskPollInterval.Milliseconds()), res["pollIntervalMs"])
+	assert.Equal(t, float64(tasks.DefaultPollInterval.Milliseconds()), res["pollIntervalMs"])
 	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
 		_, err := time.Parse(time.RFC3339, res[k].(string))
 		assert.NoError(t, err, "%s is ISO 8601", k)
@@ -431,7 +431,7 @@ func TestTaskLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("running", func(t *testing.T) {
 		t.Parallel()
-		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{MaxRunning: 1}})
+		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &tasks.Options{MaxRunning: 1}})
 		id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, nil)["taskId"].(string)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
 		assert.Equal(t, true, res["isError"])
@@ -442,7 +442,7 @@ func TestTaskLimits(t *testing.T) {
 	t.Run("per_caller", func(t *testing.T) {
 		t.Parallel()
 		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 1})
-		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
+		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &tasks.Options{Store: store}})
 		createTask(t, url, "Job_Slow", obj{"ms": 1}, nil)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
 		assert.Equal(t, true, res["isError"])
@@ -452,7 +452,7 @@ func TestTaskLimits(t *testing.T) {
 	t.Run("running_per_caller", func(t *testing.T) {
 		t.Parallel()
 		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxRunningPerOwner: 1})
-		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
+		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &tasks.Options{Store: store}})
 		id := createTask(t, url, "Job_Slow", obj{"ms": 60_000}, nil)["taskId"].(string)
 		res := object(t, callTool(t, url, "Job_Slow", obj{"ms": 1}, taskCaps, nil).result(t))
 		assert.Equal(t, true, res["isError"])
@@ -465,7 +465,7 @@ func TestTaskLimits(t *testing.T) {
 	t.Run("result_size", func(t *testing.T) {
 		t.Parallel()
 		store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxResultBytes: 1024})
-		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}})
+		url := serve(t, newTaskRegistry(t).reg, &mcp.Options{Tasks: &tasks.Options{Store: store}})
 		id := createTask(t, url, "Job_Big", obj{"bytes": 4096}, nil)["taskId"].(string)
 		res := awaitTask(t, url, id, nil, "completed", "failed")
 		assert.Equal(t, "failed", res["status"])
@@ -639,7 +639,7 @@ func TestAnonymousTasks(t *testing.T) {
 	require.NoError(t, err)
 	reg := newTaskRegistry(t, limit).reg
 	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxTasksPerOwner: 2})
-	srv := httptest.NewServer(caller.Handler(mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{Store: store}}),
+	srv := httptest.NewServer(caller.Handler(mcp.NewHandler(reg, &mcp.Options{Tasks: &tasks.Options{Store: store}}),
 		&caller.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	t.Cleanup(srv.Close)
 	url := srv.URL

@@ -114,11 +114,11 @@
 //
 // # Tasks
 //
-// [TaskStore] keeps the tasks of MCP's tasks extension (see
+// [TaskStore] keeps the tasks of MCP's tasks extension and of A2A (see
 // [tasks.Store]) in the same Redis, so that any replica answers
 // tasks/get, tasks/update and tasks/cancel for a task another one runs:
 //
-//	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
+//	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &tasks.Options{
 //		Store: redisstore.NewTaskStore(client, nil),
 //	}})
 //
@@ -128,7 +128,7 @@
 // script, and the times and leases come from Redis's clock, so that the
 // replicas' clocks need not agree. The replica running a task renews its
 // lease (TaskOptions.Lease) at each update, which it makes every
-// mcp.TaskOptions.PollInterval; a replica that dies stops renewing, and
+// tasks.Options.PollInterval; a replica that dies stops renewing, and
 // the task is shown failed, with tasks.Task.Lost, once the lease has
 // lapsed. It is not run again. A replica cut off from Redis for longer
 // than the lease finds its task failed when it reaches Redis again, and

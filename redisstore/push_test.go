@@ -19,6 +19,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/redisstore"
+	"github.com/otcgo/otc/tasks"
 )
 
 // TestA2APushAcrossReplicas: two A2A replicas share a task store in
@@ -65,7 +66,7 @@ func TestA2APushAcrossReplicas(t *testing.T) {
 				return "hello " + in.Name, nil
 			}))
 		store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix})
-		h := a2a.NewHandler(reg, &a2a.Options{TaskStore: store, Logger: slog.New(slog.DiscardHandler),
+		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store}, Logger: slog.New(slog.DiscardHandler),
 			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)

@@ -32,7 +32,7 @@ type TaskOptions struct {
 	TTL time.Duration
 	// Lease is how long a task is shown as running without an update
 	// from the replica running it; that replica updates it at the poll
-	// interval of its MCP handler (mcp.TaskOptions.PollInterval, a
+	// interval of its MCP handler (tasks.Options.PollInterval, a
 	// second by default), which must be several times shorter. A task
 	// whose replica died is shown failed, with Task.Lost, a Lease after
 	// its last update. Zero or less means tasks.DefaultLease.

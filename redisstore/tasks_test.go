@@ -80,7 +80,7 @@ func newReplicas(t *testing.T) *replicas {
 				}
 				return string(a[0]), nil
 			}))
-		h := mcp.NewHandler(reg, &mcp.Options{Logger: slog.New(slog.DiscardHandler), Tasks: &mcp.TaskOptions{Store: store, PollInterval: 50 * time.Millisecond}})
+		h := mcp.NewHandler(reg, &mcp.Options{Logger: slog.New(slog.DiscardHandler), Tasks: &tasks.Options{Store: store, PollInterval: 50 * time.Millisecond}})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		return srv.URL

@@ -148,6 +148,28 @@ type Store interface {
 	Respond(ctx context.Context, id string, answers map[string]json.RawMessage, message json.RawMessage) error
 }
 
+// Options configures the tasks of a wire format that serves them (the
+// Tasks option of packages mcp and a2a). The zero value, and nil, give
+// the defaults described on each field.
+type Options struct {
+	// Store keeps the tasks. Nil means a [MemoryStore] with its defaults
+	// (tasks kept an hour, 1,000 per caller, results up to 1 MiB), which
+	// serves one process; replicas behind a load balancer share a store
+	// in Redis (github.com/otcgo/otc/redisstore). The store's limits bound
+	// what a client can make the server keep.
+	Store Store
+	// MaxRunning caps the tasks the handler runs at once; a call that
+	// would start one more is refused, saying when to try again. Zero or
+	// less means DefaultMaxRunning.
+	MaxRunning int
+	// PollInterval is how often the replica running a task renews its
+	// lease in the store and looks there for a cancellation or answers
+	// sent to another replica (and, over MCP, the pollIntervalMs
+	// suggested to clients). Keep the store's lease several times longer.
+	// Zero or less means DefaultPollInterval.
+	PollInterval time.Duration
+}
+
 // A Lister is a [Store] that lists the tasks one caller holds, for a wire
 // format that lists them (A2A's ListTasks). [MemoryStore] and the Redis
 // store implement it.
@@ -199,6 +221,16 @@ func (e *LimitError) Error() string {
 
 // Is makes errors.Is(err, ErrTooMany) true.
 func (e *LimitError) Is(target error) bool { return target == ErrTooMany }
+
+// Defaults of [Options].
+const (
+	// DefaultMaxRunning caps the tasks one handler runs at once.
+	DefaultMaxRunning = 256
+	// DefaultPollInterval is how often the replica running a task renews
+	// its lease and looks in the store for its cancellation or for
+	// answers that reached another replica.
+	DefaultPollInterval = time.Second
+)
 
 // Defaults of the task stores ([MemoryStoreOptions] and the Redis
 // store's).

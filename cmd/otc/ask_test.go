@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/tasks"
 )
 
 // The questions of a tool over MCP, answered on a terminal or refused,
@@ -92,7 +93,7 @@ func serveAsking(t *testing.T) *askFixture {
 		f.stopped <- ctx.Err()
 		return "", ctx.Err()
 	}))
-	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{PollInterval: 100 * time.Millisecond}})
+	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &tasks.Options{PollInterval: 100 * time.Millisecond}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get("Mcp-Method") {
 		case "tasks/get":

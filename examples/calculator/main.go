@@ -126,6 +126,7 @@ import (
 	"github.com/otcgo/otc/redisstore"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
+	"github.com/otcgo/otc/tasks"
 )
 
 // AddInput is the input of Calculator.Add.
@@ -650,7 +651,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	mopts.Authenticator = auth
 	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
 	push := where.push
-	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", TaskStore: sh.tasks, URL: where.a2aURL("/a2a"),
+	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", Tasks: &tasks.Options{Store: sh.tasks}, URL: where.a2aURL("/a2a"),
 		TextTool: "Math_Evaluate", // a message of text: an expression to evaluate
 		Push:     &push})          // webhooks told of each change of a task
 	mux.Handle("/a2a", http.StripPrefix("/a2a", a2aHandler))

@@ -127,7 +127,7 @@ func requestStateKeys(v string) ([][]byte, error) {
 func (sh shared) mcpOptions(logger *slog.Logger) *mcp.Options {
 	o := &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, RequestStateKeys: sh.stateKeys}
 	if sh.tasks != nil {
-		o.Tasks = &mcp.TaskOptions{Store: sh.tasks}
+		o.Tasks = &tasks.Options{Store: sh.tasks}
 	}
 	return o
 }

@@ -33,7 +33,7 @@ func Example_tasks() {
 	if err != nil {
 		panic(err)
 	}
-	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &mcp.TaskOptions{
+	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &tasks.Options{
 		Store:      tasks.NewMemoryStore(nil), // or redisstore.NewTaskStore, shared by the replicas
 		MaxRunning: 100,
 	}})

@@ -1,4 +1,4 @@
-package tasks
+package taskrun
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/otcgo/otc/tasks"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -31,8 +33,8 @@ import (
 // caller holds or runs as many as the store keeps for one) or
 // [otc.CodeUnavailable] (the store is full or failed), whose message
 // says which limit and whose RetryAfter says when to try again.
-func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequest, t Task, allow func(otc.InputRequest) error,
-	prepare func(context.Context) context.Context, settle func(otc.CallResult, error) Update) (*Task, otc.CallResult, error) {
+func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequest, t tasks.Task, allow func(otc.InputRequest) error,
+	prepare func(context.Context) context.Context, settle func(otc.CallResult, error) tasks.Update) (*tasks.Task, otc.CallResult, error) {
 	run, runCtx, cancel := Detach(ctx, req)
 	l := NewLocal(cancel)
 	run.Asker = r.NewAsker(t.ID, l, allow)
@@ -43,13 +45,13 @@ func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequ
 	// goes away stops it.
 	stop := context.AfterFunc(ctx, cancel)
 
-	created := make(chan *Task, 1)
+	created := make(chan *tasks.Task, 1)
 	var beat chan struct{}
 	callin.SetAdmitted(run, func() error {
 		if err := r.Admit(); err != nil {
 			return err
 		}
-		t.Status = Working
+		t.Status = tasks.Working
 		kept, err := r.Create(runCtx, &t)
 		if err != nil {
 			r.Release()
@@ -67,11 +69,11 @@ func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequ
 	var err error
 	go func() {
 		defer close(ended)
-		u := func() (u Update) {
+		u := func() (u tasks.Update) {
 			defer func() {
 				if p := recover(); p != nil { // a middleware's panic: the function's are the registry's
 					r.logger.Error(r.opts.Name+": a task's call panicked", slog.String("task", t.ID), slog.Any("panic", p))
-					u = Update{Status: Failed, Result: r.opts.Failure("Internal error: the call failed unexpectedly")}
+					u = tasks.Update{Status: tasks.Failed, Result: r.opts.Failure("Internal error: the call failed unexpectedly")}
 					err = errors.New("the call panicked")
 				}
 			}()
@@ -120,11 +122,11 @@ func (r *Runner) Admit() error {
 // store's refusal, which it returns as the [*otc.Error] that refuses the
 // call: of class [otc.CodeRateLimited] for the caller's limits, saying
 // which and when to try again, and [otc.CodeUnavailable] for a store that
-// is full or failed (logged). [ErrExists] is returned as it is.
-func (r *Runner) Create(ctx context.Context, t *Task) (*Task, error) {
+// is full or failed (logged). [tasks.ErrExists] is returned as it is.
+func (r *Runner) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) {
 	kept, err := r.store.Create(ctx, t)
 	switch {
-	case errors.Is(err, ErrExists):
+	case errors.Is(err, tasks.ErrExists):
 		return nil, err // the caller's to handle: its id names a task already
 	case err != nil:
 		return nil, r.refusal(ctx, t.ID, err)
@@ -136,7 +138,7 @@ func (r *Runner) Create(ctx context.Context, t *Task) (*Task, error) {
 // task id.
 func (r *Runner) refusal(ctx context.Context, id string, err error) *otc.Error {
 	const cannot = "The tool could not be started as a task: "
-	var limit *LimitError
+	var limit *tasks.LimitError
 	switch {
 	case errors.As(err, &limit) && limit.Running:
 		return &otc.Error{Code: otc.CodeRateLimited, RetryAfter: max(limit.RetryAfter, time.Millisecond),
@@ -144,10 +146,10 @@ func (r *Runner) refusal(ctx context.Context, id string, err error) *otc.Error {
 	case errors.As(err, &limit):
 		return &otc.Error{Code: otc.CodeRateLimited, RetryAfter: max(limit.RetryAfter, time.Millisecond),
 			Message: fmt.Sprintf(cannot+"you hold as many tasks as this server keeps for one caller (your limit is %d); each is dropped once its time to live has passed", limit.Limit)}
-	case errors.Is(err, ErrTooMany):
+	case errors.Is(err, tasks.ErrTooMany):
 		return &otc.Error{Code: otc.CodeRateLimited, RetryAfter: time.Second,
 			Message: cannot + "you hold as many tasks as this server keeps for one caller; each is dropped once its time to live has passed"}
-	case errors.Is(err, ErrStoreFull):
+	case errors.Is(err, tasks.ErrStoreFull):
 		return &otc.Error{Code: otc.CodeUnavailable, RetryAfter: time.Second, Message: cannot + "the server's task store is full; try again shortly"}
 	}
 	r.logger.ErrorContext(ctx, r.opts.Name+": the task store failed to create a task", slog.String("task", id), slog.String("error", err.Error()))

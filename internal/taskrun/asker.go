@@ -1,4 +1,4 @@
-package tasks
+package taskrun
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/otcgo/otc/tasks"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -26,7 +28,7 @@ type Question struct {
 }
 
 // Questions decodes the open questions of t, by key.
-func Questions(t *Task) map[string]Question {
+func Questions(t *tasks.Task) map[string]Question {
 	out := make(map[string]Question, len(t.InputRequests))
 	for k, raw := range t.InputRequests {
 		var q Question
@@ -37,7 +39,7 @@ func Questions(t *Task) map[string]Question {
 }
 
 // An Asker puts the questions of a task's call to its client through the
-// task: the task goes to [InputRequired] with them, and the call waits
+// task: the task goes to [tasks.InputRequired] with them, and the call waits
 // until answers reach the store ([Runner.Answer], on any replica), or the
 // task ends. Install it as the call's [otc.CallRequest.Asker]. Make one
 // with [Runner.NewAsker].
@@ -97,12 +99,12 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 	}()
 
 	store := a.r.store
-	t, err := store.Update(ctx, a.id, a.r.said(a.id, &Update{Status: InputRequired, InputRequests: questions,
+	t, err := store.Update(ctx, a.id, a.r.said(a.id, &tasks.Update{Status: tasks.InputRequired, InputRequests: questions,
 		StatusMessage: "Waiting for the client's answers to the task's questions"}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: ask: recording the task's questions: %w", a.r.opts.Name, err)
 	}
-	if t.Status == InputRequired {
+	if t.Status == tasks.InputRequired {
 		a.r.changed(t)
 	}
 	a.l.notify()
@@ -114,19 +116,19 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 			return nil, fmt.Errorf("%s: ask: the task ended (%s) before its questions were answered", a.r.opts.Name, t.Status)
 		}
 		if answers, ok := answered(t, keys); ok {
-			u := &Update{Taken: keys}
+			u := &tasks.Update{Taken: keys}
 			a.mu.Lock()
 			a.open -= len(keys)
 			closed = true
 			if a.open == 0 { // no other Ask waits: the task works again
-				u.Status = Working
+				u.Status = tasks.Working
 			}
 			a.mu.Unlock()
 			now, err := store.Update(ctx, a.id, u)
 			if err != nil {
 				return nil, fmt.Errorf("%s: ask: resuming the task: %w", a.r.opts.Name, err)
 			}
-			if u.Status == Working && now.Status == Working {
+			if u.Status == tasks.Working && now.Status == tasks.Working {
 				a.r.changed(now)
 			}
 			a.l.notify()
@@ -138,11 +140,11 @@ func (a *Asker) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMes
 		case <-a.l.Wake:
 		case <-tick.C:
 		}
-		if t, err = store.Update(ctx, a.id, &Update{}); err != nil {
-			if errors.Is(err, ErrNotFound) {
+		if t, err = store.Update(ctx, a.id, &tasks.Update{}); err != nil {
+			if errors.Is(err, tasks.ErrNotFound) {
 				return nil, fmt.Errorf("%s: ask: the task is gone: %w", a.r.opts.Name, err)
 			}
-			t = &Task{Status: InputRequired} // a blip of the store: look again at the next tick
+			t = &tasks.Task{Status: tasks.InputRequired} // a blip of the store: look again at the next tick
 		}
 	}
 }
@@ -169,7 +171,7 @@ func (a *Asker) keyFor(own string) string {
 
 // answered returns the answers to keys, in order, when the task holds
 // them all.
-func answered(t *Task, keys []string) ([]json.RawMessage, bool) {
+func answered(t *tasks.Task, keys []string) ([]json.RawMessage, bool) {
 	out := make([]json.RawMessage, len(keys))
 	for i, k := range keys {
 		v, ok := t.InputResponses[k]
@@ -201,7 +203,7 @@ func (e *AnswerError) Error() string {
 // wrong; answers under other keys (never asked, answered already) are
 // ignored. The call waiting for them is woken when this process runs it;
 // another replica finds them at its next look at the store.
-func (r *Runner) Answer(ctx context.Context, t *Task, answers map[string]json.RawMessage, message json.RawMessage) error {
+func (r *Runner) Answer(ctx context.Context, t *tasks.Task, answers map[string]json.RawMessage, message json.RawMessage) error {
 	for _, k := range slices.Sorted(maps.Keys(answers)) {
 		raw, open := t.InputRequests[k]
 		if !open {

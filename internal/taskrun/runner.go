@@ -1,4 +1,4 @@
-package tasks
+package taskrun
 
 import (
 	"bytes"
@@ -9,29 +9,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otcgo/otc/tasks"
+
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
-)
-
-// Defaults of a [Runner].
-const (
-	// DefaultMaxRunning caps the tasks one runner runs at once.
-	DefaultMaxRunning = 256
-	// DefaultPollInterval is how often a runner renews the lease of a
-	// task it runs and looks in the store for its cancellation or for
-	// answers that reached another replica.
-	DefaultPollInterval = time.Second
 )
 
 // RunnerOptions configures [NewRunner]. The zero value, and nil, give the
 // defaults described on each field.
 type RunnerOptions struct {
 	// MaxRunning caps the tasks the runner runs at once ([Runner.Acquire]
-	// refuses one more). Zero or less means DefaultMaxRunning.
+	// refuses one more). Zero or less means tasks.DefaultMaxRunning.
 	MaxRunning int
 	// PollInterval is how often a running task's lease is renewed and the
 	// store looked at. Keep the store's lease several times longer. Zero
-	// or less means DefaultPollInterval.
+	// or less means tasks.DefaultPollInterval.
 	PollInterval time.Duration
 	// Failure is the Result of a task failed by the runner itself, for
 	// the message given: when the call's result is larger than the store
@@ -42,7 +34,7 @@ type RunnerOptions struct {
 	// to its client (its questions, its failure), which the update adds
 	// to the task's History; nil for none. Each wire format writes its
 	// own. Nil keeps no history of the runner's updates.
-	Said func(id string, u *Update) json.RawMessage
+	Said func(id string, u *tasks.Update) json.RawMessage
 	// Changed, when not nil, is told of each change of status the runner
 	// records (the task created, asking, working again once answered,
 	// ended), with the task as the store then holds it, in the order
@@ -50,14 +42,14 @@ type RunnerOptions struct {
 	// made it, and must not block (A2A's push notifications queue their
 	// deliveries). A task cancelled, or lost with its replica, is not
 	// the runner's change.
-	Changed func(t *Task)
+	Changed func(t *tasks.Task)
 	// Logger receives the store's failures. Nil means slog.Default().
 	Logger *slog.Logger
 	// Name prefixes the runner's log messages ("mcp", "a2a").
 	Name string
 }
 
-// Runner runs tasks kept in a [Store], for a wire format that serves
+// Runner runs tasks kept in a [tasks.Store], for a wire format that serves
 // tasks (MCP's tasks extension, A2A): it caps how many run at once in this
 // process, keeps how to stop and wake each, renews a running task's lease,
 // stops its call when the store says the task has ended meanwhile
@@ -65,7 +57,7 @@ type RunnerOptions struct {
 // wire formats share it so that a task runs, and ends, one way whichever
 // protocol started it.
 type Runner struct {
-	store  Store
+	store  tasks.Store
 	opts   RunnerOptions
 	slots  chan struct{}
 	logger *slog.Logger
@@ -108,16 +100,16 @@ func (l *Local) notify() {
 }
 
 // NewRunner returns a runner of tasks kept in store. opts may be nil.
-func NewRunner(store Store, opts *RunnerOptions) *Runner {
+func NewRunner(store tasks.Store, opts *RunnerOptions) *Runner {
 	r := &Runner{store: store, local: map[string]*Local{}}
 	if opts != nil {
 		r.opts = *opts
 	}
 	if r.opts.MaxRunning <= 0 {
-		r.opts.MaxRunning = DefaultMaxRunning
+		r.opts.MaxRunning = tasks.DefaultMaxRunning
 	}
 	if r.opts.PollInterval <= 0 {
-		r.opts.PollInterval = DefaultPollInterval
+		r.opts.PollInterval = tasks.DefaultPollInterval
 	}
 	if r.opts.Failure == nil {
 		r.opts.Failure = func(message string) json.RawMessage {
@@ -137,7 +129,7 @@ func NewRunner(store Store, opts *RunnerOptions) *Runner {
 }
 
 // Store returns the store the runner keeps its tasks in.
-func (r *Runner) Store() Store { return r.store }
+func (r *Runner) Store() tasks.Store { return r.store }
 
 // PollInterval returns how often a running task's lease is renewed.
 func (r *Runner) PollInterval() time.Duration { return r.opts.PollInterval }
@@ -179,7 +171,7 @@ func (r *Runner) Lookup(id string) *Local {
 // call to end, records what it returns, and then forgets the task and
 // releases its place among the running ones. It returns once the outcome
 // is recorded.
-func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome func() Update) {
+func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome func() tasks.Update) {
 	defer func() {
 		l.Cancel()
 		r.mu.Lock()
@@ -199,19 +191,19 @@ func (r *Runner) Supervise(ctx context.Context, id string, l *Local, outcome fun
 // it then is (nil when the store failed). A result larger than the store
 // keeps, or a store that is full, fails the task instead, with the
 // format's Failure.
-func (r *Runner) Record(id string, u Update) *Task {
+func (r *Runner) Record(id string, u tasks.Update) *tasks.Task {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	t, err := r.store.Update(sctx, id, r.said(id, &u))
-	if errors.Is(err, ErrResultTooLarge) || errors.Is(err, ErrStoreFull) {
+	if errors.Is(err, tasks.ErrResultTooLarge) || errors.Is(err, tasks.ErrStoreFull) {
 		msg := "Internal error: the result of the call is larger than the server's task store keeps"
-		if !errors.Is(err, ErrResultTooLarge) {
+		if !errors.Is(err, tasks.ErrResultTooLarge) {
 			msg = "Internal error: the server's task store is full and could not keep the result of the call"
 		}
-		u = Update{Status: Failed, Result: r.opts.Failure(msg)}
+		u = tasks.Update{Status: tasks.Failed, Result: r.opts.Failure(msg)}
 		t, err = r.store.Update(sctx, id, r.said(id, &u))
 	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
 		r.logger.Error(r.opts.Name+": the outcome of a task could not be recorded; the task is shown failed once its lease lapses",
 			slog.String("task", id), slog.String("error", err.Error()))
 	}
@@ -225,7 +217,7 @@ func (r *Runner) Record(id string, u Update) *Task {
 }
 
 // changed tells RunnerOptions.Changed of t's new status.
-func (r *Runner) changed(t *Task) {
+func (r *Runner) changed(t *tasks.Task) {
 	if r.opts.Changed != nil && t != nil {
 		r.opts.Changed(t)
 	}
@@ -233,7 +225,7 @@ func (r *Runner) changed(t *Task) {
 
 // said adds to u the message it says, as RunnerOptions.Said writes it,
 // and returns u.
-func (r *Runner) said(id string, u *Update) *Update {
+func (r *Runner) said(id string, u *tasks.Update) *tasks.Update {
 	if r.opts.Said != nil {
 		if m := r.opts.Said(id, u); m != nil {
 			u.History = append(u.History, m)
@@ -257,10 +249,10 @@ func (r *Runner) heartbeat(ctx context.Context, id string, l *Local, beat chan s
 		case <-tick.C:
 		}
 		octx, cancel := context.WithTimeout(ctx, r.opts.PollInterval)
-		t, err := r.store.Update(octx, id, &Update{})
+		t, err := r.store.Update(octx, id, &tasks.Update{})
 		cancel()
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, tasks.ErrNotFound):
 			l.Cancel()
 			return
 		case err != nil:
