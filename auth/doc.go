@@ -1,6 +1,6 @@
 // Package auth holds the authenticators a tool server configures, each an
 // [otc.Authenticator] that the handlers of every wire format take (OTC,
-// REST, MCP over HTTP, the registry view):
+// REST, MCP over HTTP, A2A, the registry view):
 //
 //   - [NewAPIKeyAuth]: a key in the OXP-API-Key header (or OTC-API-Key);
 //   - [NewJWTAuth]: HS256 bearer tokens under a shared secret;
