@@ -65,7 +65,7 @@ func (n *callerNeeds) fails(reason string, c *caller, id *Identity, withAudience
 	case ReasonMissingToken:
 		return !c.token || n.capability && !c.capability
 	case ReasonAudienceMismatch:
-		return withAudience && n.capability && !claimHas(id.Claims["aud"], n.resource)
+		return withAudience && n.capability && !idclaims.Has(id.Claims["aud"], n.resource)
 	case ReasonInsufficientScope:
 		for _, s := range n.scopes {
 			if !c.granted(s) {
@@ -74,7 +74,7 @@ func (n *callerNeeds) fails(reason string, c *caller, id *Identity, withAudience
 		}
 	case ReasonInsufficientCapabilities:
 		for _, need := range n.caps {
-			if !claimHas(c.caps, need) {
+			if !idclaims.Has(c.caps, need) {
 				return true
 			}
 		}

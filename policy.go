@@ -352,7 +352,7 @@ func refusal(reason string, t *registeredTool, id *Identity) *Error {
 		e.RequiredScopes = missing
 		return e
 	case ReasonInsufficientCapabilities:
-		caps := claimStrings(id.Claims["caps"])
+		caps, _ := idclaims.Strings(id.Claims["caps"])
 		var missing []string
 		for _, need := range p.RequiredCapabilities {
 			if !slices.Contains(caps, need) {
@@ -469,25 +469,6 @@ func blastRadiusFits(token, maximum string) bool {
 		return token == maximum
 	}
 	return ts == ms && (mv == "*" || tv == mv)
-}
-
-// claimStrings reads a claim that is a string or an array of strings.
-func claimStrings(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // namedScopes names scopes in a message: "the scope a", "the scopes a b".

@@ -297,22 +297,3 @@ func lenOf(m *map[string]string) int {
 	}
 	return len(*m)
 }
-
-// claimHas reports whether a claim that is a string or an array of
-// strings holds s, as slices.Contains(claimStrings(v), s) does, without
-// allocating.
-func claimHas(v any, s string) bool {
-	switch v := v.(type) {
-	case string:
-		return v == s
-	case []string:
-		return slices.Contains(v, s)
-	case []any:
-		for _, x := range v {
-			if x, ok := x.(string); ok && x == s {
-				return true
-			}
-		}
-	}
-	return false
-}

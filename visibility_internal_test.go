@@ -50,16 +50,6 @@ func TestScopeChecksAgreeWithScopes(t *testing.T) {
 	}
 }
 
-// claimHas agrees with claimStrings.
-func TestClaimHasAgreesWithClaimStrings(t *testing.T) {
-	t.Parallel()
-	for _, v := range []any{nil, "a", []string{"a", "b"}, []any{"a", 1, "b"}, 3, map[string]any{"a": 1}} {
-		for _, s := range []string{"a", "b", "c"} {
-			assert.Equal(t, slices.Contains(claimStrings(v), s), claimHas(v, s), "%v holds %q", v, s)
-		}
-	}
-}
-
 // TestEachCallerCheckRefusesAndHides: for every check of callerChecks, a
 // caller that fails it (and passes those before) is refused by the call
 // with its reason and does not see the tool in a catalog; one that passes

@@ -168,21 +168,11 @@ func (a *Authenticator) checkJWT(ctx context.Context, s *server, token string) (
 // checkAudience checks that aud, a token's "aud" claim or an
 // introspection answer's, names this server.
 func (a *Authenticator) checkAudience(aud any) error {
-	var list []string
-	switch v := aud.(type) {
-	case nil:
+	if aud == nil {
 		return invalidToken("The bearer token has no audience (aud): ask the authorization server for a token for this server's resource (" + a.resource + ")")
-	case string:
-		list = []string{v}
-	case []any:
-		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return invalidToken("The bearer token's audience (aud) is not a string or a list of strings")
-			}
-			list = append(list, s)
-		}
-	default:
+	}
+	list, ok := idclaims.Strings(aud)
+	if !ok {
 		return invalidToken("The bearer token's audience (aud) is not a string or a list of strings")
 	}
 	for _, s := range list {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -222,6 +223,49 @@ func Bound(c map[string]any) bool {
 	for _, k := range Binding {
 		if _, ok := c[k]; ok {
 			return true
+		}
+	}
+	return false
+}
+
+// Strings reads a claim that is a string or an array of strings (aud,
+// caps): the strings it holds, and whether it was that (nil, or an array
+// with an element of another type, is not; the strings found are still
+// returned).
+func Strings(v any) ([]string, bool) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, true
+	case []string:
+		return v, true
+	case []any:
+		out := make([]string, 0, len(v))
+		ok := true
+		for _, x := range v {
+			if s, isString := x.(string); isString {
+				out = append(out, s)
+			} else {
+				ok = false
+			}
+		}
+		return out, ok
+	}
+	return nil, false
+}
+
+// Has reports whether a claim that is a string or an array of strings
+// holds s, as slices.Contains of Strings does, without allocating.
+func Has(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == s
+	case []string:
+		return slices.Contains(v, s)
+	case []any:
+		for _, x := range v {
+			if x, ok := x.(string); ok && x == s {
+				return true
+			}
 		}
 	}
 	return false

@@ -98,3 +98,28 @@ func TestSubject(t *testing.T) {
 		assert.Equal(t, c.name, name, "%v", c.claims)
 	}
 }
+
+func TestStringsAndHas(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want []string
+		ok   bool
+	}{
+		{"a", []string{"a"}, true},
+		{[]string{"a", "b"}, []string{"a", "b"}, true},
+		{[]any{"a", "b"}, []string{"a", "b"}, true},
+		{[]any{"a", 1.0}, []string{"a"}, false},
+		{nil, nil, false},
+		{3.0, nil, false},
+	} {
+		got, ok := Strings(c.v)
+		if !slices.Equal(got, c.want) || ok != c.ok {
+			t.Errorf("Strings(%#v) = %q, %v; want %q, %v", c.v, got, ok, c.want, c.ok)
+		}
+		for _, s := range []string{"a", "b", "c"} {
+			if Has(c.v, s) != slices.Contains(got, s) {
+				t.Errorf("Has(%#v, %q) disagrees with Strings", c.v, s)
+			}
+		}
+	}
+}
