@@ -87,7 +87,9 @@ type Handler struct {
 	schema  string
 	items   bool
 	logger  *slog.Logger
-	auth    Authenticator
+	// faultBody answers a panic of the handler itself (wire.Recover).
+	faultBody []byte
+	auth      Authenticator
 
 	unavailable atomic.Bool
 	draining    atomic.Bool
@@ -116,6 +118,7 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 	if h.logger == nil {
 		h.logger = reg.logger
 	}
+	h.faultBody, _ = json.Marshal(errorBody{Schema: h.schema, Message: "The tool server failed unexpectedly"})
 	return h
 }
 
@@ -135,7 +138,7 @@ func (h *Handler) SetDraining(draining bool) { h.draining.Store(draining) }
 
 // ServeHTTP routes a request to one of the endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer h.recoverFault(w, r)
+	defer wire.Recover(h.logger, w, r, h.faultBody)
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	switch path {
 	case "tools":
@@ -161,22 +164,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			DeveloperMessage: "this tool server answers GET /tools, POST /tools/call, POST /call and GET /health",
 		})
 	}
-}
-
-// recoverFault answers a JSON 500 if something in the handler itself
-// panics (an author's hook, say), so that no fault reaches the client as
-// an HTML page or a dropped connection. Tool panics never get here: the
-// registry turns them into tool errors.
-func (h *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	wire.LogFault(h.logger, r, v)
-	h.writeJSON(w, http.StatusInternalServerError, errorBody{
-		Schema:  h.schema,
-		Message: "The tool server failed unexpectedly",
-	})
 }
 
 // allow answers 405 unless the request's method is one of methods.

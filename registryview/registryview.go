@@ -75,7 +75,9 @@ type Handler struct {
 	reg    *otc.Registry
 	auth   otc.Authenticator
 	logger *slog.Logger
-	cache  atomic.Pointer[registryListing]
+	// faultBody answers a panic of the view itself (wire.Recover).
+	faultBody []byte
+	cache     atomic.Pointer[registryListing]
 	// views holds the arrays of the callers who see only some of the
 	// tools, by visibility key: of every entry ([0]), and filtered by
 	// each of defaultProtocols in turn.
@@ -100,6 +102,7 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 			v.logger = slog.Default()
 		}
 	}
+	v.faultBody, _ = json.Marshal(registryError{Error: registryServerError, Description: "The tool registry failed unexpectedly"})
 	return v
 }
 
@@ -279,7 +282,7 @@ func (v *Handler) visibility(r *http.Request) otc.Visibility {
 // then authentication (401), so that a client learns what exists before
 // proving who it is, as the other handlers of this package answer.
 func (v *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer v.recoverFault(w, r)
+	defer wire.Recover(v.logger, w, r, v.faultBody)
 
 	path := r.URL.Path
 	var serve func(w http.ResponseWriter, r *http.Request)
@@ -389,16 +392,6 @@ type registryError struct {
 func (v *Handler) fail(w http.ResponseWriter, status int, code, description string) {
 	b, _ := json.Marshal(registryError{Error: code, Description: description}) // two strings: cannot fail
 	wire.WriteBody(w, status, b)
-}
-
-// recoverFault answers a JSON 500 if the view itself panics.
-func (v *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
-	p := recover()
-	if p == nil {
-		return
-	}
-	wire.LogFault(v.logger, r, p)
-	v.fail(w, http.StatusInternalServerError, registryServerError, "The tool registry failed unexpectedly")
 }
 
 // protocolName strips the version of "name/version".

@@ -115,8 +115,10 @@ type Handler struct {
 	maxBody int64
 	timeout time.Duration
 	logger  *slog.Logger
-	auth    otc.Authenticator
-	planner atomic.Pointer[plannerView]
+	// faultBody answers a panic of the handler itself (wire.Recover).
+	faultBody []byte
+	auth      otc.Authenticator
+	planner   atomic.Pointer[plannerView]
 	// views holds the planner views of the callers who see only some of
 	// the tools, by visibility key.
 	views viewcache.Cache[[]byte]
@@ -138,6 +140,8 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if h.logger == nil {
 		h.logger = reg.Logger()
 	}
+	h.faultBody, _ = json.Marshal(restResult{SchemaVersion: SchemaVersion, Error: &restError{SchemaVersion: SchemaVersion,
+		Code: CodeHandlerError, Message: "The tool server failed unexpectedly"}})
 	return h
 }
 
@@ -189,7 +193,7 @@ type restDefinition struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, idErr := requestID(r)
 	w.Header().Set("X-Request-Id", id)
-	defer h.recoverFault(w, r)
+	defer wire.Recover(h.logger, w, r, h.faultBody)
 	if idErr != nil {
 		h.fail(w, CodeInvalidShape, restMessage(idErr), nil)
 		return
@@ -251,16 +255,6 @@ func requestID(r *http.Request) (string, error) {
 		}
 	}
 	return id, nil
-}
-
-// recoverFault answers a JSON 500 if the handler itself panics.
-func (h *Handler) recoverFault(w http.ResponseWriter, r *http.Request) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	wire.LogFault(h.logger, r, v)
-	h.fail(w, CodeHandlerError, "The tool server failed unexpectedly", nil)
 }
 
 func (h *Handler) allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {

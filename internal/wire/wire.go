@@ -234,6 +234,20 @@ func WriteBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 }
 
+// Recover, deferred by a handler's ServeHTTP, answers a panic of the
+// handler itself (an author's hook, say; a tool's panics never get here,
+// the registry turns them into tool errors) with a 500 of the handler's
+// own JSON body, after logging it with its stack (LogFault), so that no
+// fault reaches the client as an HTML page or a dropped connection.
+func Recover(logger *slog.Logger, w http.ResponseWriter, r *http.Request, body []byte) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	LogFault(logger, r, v)
+	WriteBody(w, http.StatusInternalServerError, body)
+}
+
 // LogFault logs a panic recovered in a handler, with its stack. It
 // re-panics http.ErrAbortHandler, which a handler panics with on purpose
 // to abort a response, so that net/http does what that asks.
