@@ -73,7 +73,7 @@ func newAuthKeys(t testing.TB) *auth.APIKeyAuth {
 // newAuthJWT returns an HS256 authenticator under authSecret.
 func newAuthJWT(t testing.TB) *auth.JWTAuth {
 	t.Helper()
-	a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: authSecret})
+	a, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: authSecret})
 	require.NoError(t, err)
 	return a
 }

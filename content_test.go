@@ -161,7 +161,7 @@ func TestAuthenticateForAdapters(t *testing.T) {
 	t.Parallel()
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ops": "k3y-for-adapter-tests-0123456789"})
 	require.NoError(t, err)
-	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(strings.Repeat("s", 32))})
+	jwtAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(strings.Repeat("s", 32))})
 	require.NoError(t, err)
 
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)

@@ -440,7 +440,7 @@ func TestRESTBinding(t *testing.T) {
 // is refused 401 with the challenge on both bindings, one with them is
 // served, and the card stays public.
 func TestAuthentication(t *testing.T) {
-	keys, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("a2a-test-secret-of-at-least-32-bytes!")})
+	keys, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte("a2a-test-secret-of-at-least-32-bytes!")})
 	require.NoError(t, err)
 	s := newServer(t, &a2a.Options{Authenticator: keys})
 

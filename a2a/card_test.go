@@ -136,7 +136,7 @@ func TestSecuritySchemes(t *testing.T) {
 		`Bearer resource_metadata="https://tools.example.com/.well-known/oauth-protected-resource/a2a"`}
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "card-test-key-2d8e4f1a9c3b7065"})
 	require.NoError(t, err)
-	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("card-test-secret-of-32-bytes-or-more")})
+	jwtAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte("card-test-secret-of-32-bytes-or-more")})
 	require.NoError(t, err)
 	const apiKey = `{"apiKeySecurityScheme":{"location":"header","name":"OXP-API-Key"}}`
 	const jwtBearer = `{"httpAuthSecurityScheme":{"bearerFormat":"JWT","scheme":"Bearer"}}`

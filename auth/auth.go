@@ -190,7 +190,10 @@ const maxTokenBytes = 8 << 10
 // HMAC size are refused, whatever their signature. It understands no JOSE
 // header extension, so a token whose header has "crit" is refused too
 // (RFC 7515 §4.1.11).
-func NewJWTAuth(opts JWTOptions) (*JWTAuth, error) {
+func NewJWTAuth(opts *JWTOptions) (*JWTAuth, error) {
+	if opts == nil {
+		opts = &JWTOptions{}
+	}
 	if len(opts.Secret) < 32 {
 		return nil, errors.New("auth: NewJWTAuth: the secret must be at least 32 bytes")
 	}

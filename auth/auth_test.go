@@ -112,7 +112,7 @@ func newAuthJWT(t testing.TB, opts auth.JWTOptions) *auth.JWTAuth {
 	if opts.Secret == nil {
 		opts.Secret = authSecret
 	}
-	a, err := auth.NewJWTAuth(opts)
+	a, err := auth.NewJWTAuth(&opts)
 	require.NoError(t, err)
 	auth.SetJWTAuthClockForTest(a, authClock)
 	return a
@@ -517,7 +517,7 @@ func TestAuthJWTClock(t *testing.T) {
 // other tests replaces it.
 func TestAuthJWTRealClock(t *testing.T) {
 	t.Parallel()
-	a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: authSecret})
+	a, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: authSecret})
 	require.NoError(t, err)
 	srv := newAuthServer(t, &otc.HandlerOptions{Authenticator: a})
 	now := time.Now()
@@ -954,7 +954,7 @@ func TestNewJWTAuthErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: tt.secret})
+			a, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: tt.secret})
 			if tt.ok {
 				require.NoError(t, err)
 				assert.NotNil(t, a)
@@ -1148,7 +1148,7 @@ func newAuthClientServer(t *testing.T, a otc.Authenticator) (*httptest.Server, *
 func authRealJWT(t *testing.T, opts auth.JWTOptions) *auth.JWTAuth {
 	t.Helper()
 	opts.Secret = authSecret
-	a, err := auth.NewJWTAuth(opts)
+	a, err := auth.NewJWTAuth(&opts)
 	require.NoError(t, err)
 	return a
 }

@@ -172,8 +172,11 @@ var capabilityAlgs = []string{
 // the set is never fetched again: the keys fetched so far stay in use, a
 // token naming a kid they lack is refused, and if no fetch had succeeded
 // every token is refused.
-func NewCapabilityAuth(ctx context.Context, opts CapabilityOptions) (*CapabilityAuth, error) {
-	return newCapabilityAuth(ctx, opts, jwks.DefaultTiming(opts.RefreshInterval))
+func NewCapabilityAuth(ctx context.Context, opts *CapabilityOptions) (*CapabilityAuth, error) {
+	if opts == nil {
+		opts = &CapabilityOptions{}
+	}
+	return newCapabilityAuth(ctx, *opts, jwks.DefaultTiming(opts.RefreshInterval))
 }
 
 // newCapabilityAuth is NewCapabilityAuth with the intervals of fetching

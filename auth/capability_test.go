@@ -703,7 +703,7 @@ func TestCapabilityAuthAnyOf(t *testing.T) {
 	k := capKeys(t)
 	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	capAuth := testkit.CapabilityAuth(t, auth.CapabilityOptions{JWKSURL: jwks.srv.URL})
-	hs256, err := auth.NewJWTAuth(auth.JWTOptions{Secret: authSecret, Audiences: []string{testkit.CapResource}})
+	hs256, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: authSecret, Audiences: []string{testkit.CapResource}})
 	require.NoError(t, err)
 	srv, _ := newCapServer(t, auth.AnyOf(newAuthKeys(t), hs256, capAuth))
 
@@ -842,7 +842,7 @@ func TestNewCapabilityAuthErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := auth.NewCapabilityAuth(c.ctx, c.opts)
+			a, err := auth.NewCapabilityAuth(c.ctx, &c.opts)
 			assert.Nil(t, a)
 			require.Error(t, err)
 			assert.True(t, strings.HasPrefix(err.Error(), "auth: NewCapabilityAuth: "), err.Error())
@@ -852,7 +852,7 @@ func TestNewCapabilityAuthErrors(t *testing.T) {
 	t.Run("loopback_http", func(t *testing.T) {
 		t.Parallel()
 		for _, u := range []string{"http://localhost:1/jwks", "http://127.0.0.1:1/jwks", "http://[::1]:1/jwks"} {
-			a, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{
+			a, err := auth.NewCapabilityAuth(t.Context(), &auth.CapabilityOptions{
 				Issuers: []string{testkit.CapIssuer}, JWKSURL: u, Logger: slog.New(slog.DiscardHandler),
 				HTTPClient: &http.Client{Timeout: time.Second},
 			})
@@ -871,7 +871,7 @@ func TestCapabilityAuthStopsRefreshing(t *testing.T) {
 	jwks := newCapJWKS(t, testkit.JWK(t, &k.ec.PublicKey, testkit.KidEC))
 	transport := &http.Transport{}
 	ctx, cancel := context.WithCancel(t.Context())
-	_, err := auth.NewCapabilityAuth(ctx, auth.CapabilityOptions{
+	_, err := auth.NewCapabilityAuth(ctx, &auth.CapabilityOptions{
 		Issuers: []string{testkit.CapIssuer}, JWKSURL: jwks.srv.URL, RefreshInterval: 5 * time.Millisecond,
 		HTTPClient: &http.Client{Transport: transport, Timeout: 5 * time.Second},
 		Logger:     slog.New(slog.DiscardHandler),
@@ -892,7 +892,7 @@ func TestCapabilityAuthStopsRefreshing(t *testing.T) {
 func FuzzCapabilityToken(f *testing.F) {
 	k := capKeys(f)
 	jwks := testkit.JWKS(f, testkit.JWK(f, &k.ec.PublicKey, testkit.KidEC), testkit.JWK(f, k.ed.Public(), kidED), testkit.JWK(f, &k.rsa.PublicKey, kidRSA))
-	a, err := auth.NewCapabilityAuth(f.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks})
+	a, err := auth.NewCapabilityAuth(f.Context(), &auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks})
 	require.NoError(f, err)
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a})
@@ -1032,6 +1032,6 @@ func TestCapabilityMaxLifetime(t *testing.T) {
 			testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, tc.want, tok)
 		})
 	}
-	_, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks, MaxLifetime: -time.Second})
+	_, err := auth.NewCapabilityAuth(t.Context(), &auth.CapabilityOptions{Issuers: []string{testkit.CapIssuer}, JWKS: jwks, MaxLifetime: -time.Second})
 	assert.ErrorContains(t, err, "negative MaxLifetime")
 }

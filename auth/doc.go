@@ -14,7 +14,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	tokens, err := auth.NewJWTAuth(auth.JWTOptions{Secret: secret, Audiences: []string{"tools.example.com"}})
+//	tokens, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: secret, Audiences: []string{"tools.example.com"}})
 //	if err != nil {
 //		log.Fatal(err)
 //	}

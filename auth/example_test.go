@@ -28,7 +28,7 @@ func ExampleAnyOf() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tokens, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("a-shared-secret-of-at-least-32-bytes")})
+	tokens, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte("a-shared-secret-of-at-least-32-bytes")})
 	if err != nil {
 		log.Fatal(err)
 	}

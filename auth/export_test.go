@@ -28,9 +28,9 @@ type JWKSTimingForTest struct {
 
 // NewCapabilityAuthForTest is NewCapabilityAuth with the intervals of
 // fetching JWKSURL shortened as timing says.
-func NewCapabilityAuthForTest(ctx context.Context, opts CapabilityOptions, timing JWKSTimingForTest) (*CapabilityAuth, error) {
+func NewCapabilityAuthForTest(ctx context.Context, opts *CapabilityOptions, timing JWKSTimingForTest) (*CapabilityAuth, error) {
 	t := jwks.DefaultTiming(opts.RefreshInterval).With(timing.MinGap, timing.BackoffMin, timing.BackoffMax, timing.Wait)
-	return newCapabilityAuth(ctx, opts, t)
+	return newCapabilityAuth(ctx, *opts, t)
 }
 
 // CachedTokensForTest returns the number of verified tokens the

@@ -38,7 +38,7 @@ func newCapAuthTimed(t *testing.T, opts auth.CapabilityOptions, timing auth.JWKS
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a, err := auth.NewCapabilityAuthForTest(t.Context(), opts, timing)
+	a, err := auth.NewCapabilityAuthForTest(t.Context(), &opts, timing)
 	require.NoError(t, err)
 	return a
 }
@@ -213,7 +213,7 @@ func TestJWKSHangingIssuer(t *testing.T) {
 
 	const wait = 500 * time.Millisecond
 	start := time.Now()
-	a, err := auth.NewCapabilityAuthForTest(ctx, auth.CapabilityOptions{
+	a, err := auth.NewCapabilityAuthForTest(ctx, &auth.CapabilityOptions{
 		Issuers: []string{testkit.CapIssuer}, JWKSURL: hang.URL, Logger: slog.New(slog.DiscardHandler),
 		HTTPClient: &http.Client{Transport: transport, Timeout: 10 * time.Second},
 	}, auth.JWKSTimingForTest{Wait: wait})

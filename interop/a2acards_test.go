@@ -41,13 +41,13 @@ func cardAgents(t *testing.T) []cardAgent {
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "cards-interop-key-4c1f9e2b7d3a8056"})
 	require.NoError(t, err)
 	secret := []byte("cards-interop-hs256-secret-0123456789")
-	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: secret})
+	jwtAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: secret})
 	require.NoError(t, err)
 	jwtToken, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "ci", "exp": time.Now().Add(10 * time.Minute).Unix()}).SignedString(secret)
 	require.NoError(t, err)
 	capAuth := testkit.CapabilityAuth(t, auth.CapabilityOptions{})
 	const resource = "http://127.0.0.1/a2a"
-	oauthAuth, err := oauth.New(ctx, oauth.Options{Resource: resource,
+	oauthAuth, err := oauth.New(ctx, &oauth.Options{Resource: resource,
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: "https://as.test", JWKS: testkit.CapJWKS(t)}}})
 	require.NoError(t, err)
 	oauthToken := testkit.Sign(t, jwt.SigningMethodES256, testkit.CapKey(t), testkit.KidEC, jwt.MapClaims{

@@ -210,7 +210,7 @@ func TestHTTPAuthentication(t *testing.T) {
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: secret})
+	jwtAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: secret})
 	require.NoError(t, err)
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"sub": "alice", "iat": time.Now().Unix(), "exp": time.Now().Add(5 * time.Minute).Unix(),

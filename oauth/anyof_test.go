@@ -42,7 +42,7 @@ func TestAnyOfCapabilityAndOAuth(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), &auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
 	require.NoError(t, err)
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
 	es256 := func(edit func(c jwt.MapClaims)) string {
@@ -146,7 +146,7 @@ func TestAnyOfOpaqueToken(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), &auth.CapabilityOptions{Issuers: []string{capIssuer}, JWKS: jwksJSON(t, jwk(t, &k.ecOther.PublicKey, "cap-1"))})
 	require.NoError(t, err)
 	in := &oauth.Introspection{Endpoint: as.srv.URL + "/introspect", ClientID: "rs", ClientSecret: "s3cret", InactiveCacheTTL: -1}
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer, Introspection: in}}}, oauth.TimingForTest{})
@@ -167,7 +167,7 @@ func TestAccessTokenIsNotACapabilityToken(t *testing.T) {
 	t.Parallel()
 	k := keys(t)
 	as := newAuthServer(t, "")
-	capAuth, err := auth.NewCapabilityAuth(t.Context(), auth.CapabilityOptions{Issuers: []string{as.issuer}, JWKS: jwksJSON(t, jwk(t, &k.ec.PublicKey, kidEC))})
+	capAuth, err := auth.NewCapabilityAuth(t.Context(), &auth.CapabilityOptions{Issuers: []string{as.issuer}, JWKS: jwksJSON(t, jwk(t, &k.ec.PublicKey, kidEC))})
 	require.NoError(t, err)
 	oauthAuth := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}}, oauth.TimingForTest{})
 	reg := otc.NewRegistry(nil)

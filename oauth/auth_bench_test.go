@@ -142,7 +142,7 @@ func BenchmarkCallWithToken(b *testing.B) {
 // benchOAuth returns an OAuth authenticator for issuer's tokens with the
 // given cache size (-1: none).
 func benchOAuth(b *testing.B, issuer string, cacheSize int) *oauth.Authenticator {
-	a, err := oauth.New(b.Context(), oauth.Options{
+	a, err := oauth.New(b.Context(), &oauth.Options{
 		Resource:             resource,
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer, JWKS: jwksJSON(b, usualJWKs(b)...)}},
 		CacheSize:            cacheSize,
@@ -154,7 +154,7 @@ func benchOAuth(b *testing.B, issuer string, cacheSize int) *oauth.Authenticator
 // benchCapability returns a capability-token authenticator for issuer
 // with the given cache size (-1: none).
 func benchCapability(b *testing.B, issuer string, cacheSize int) *auth.CapabilityAuth {
-	a, err := auth.NewCapabilityAuth(b.Context(), auth.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...), CacheSize: cacheSize})
+	a, err := auth.NewCapabilityAuth(b.Context(), &auth.CapabilityOptions{Issuers: []string{issuer}, JWKS: jwksJSON(b, usualJWKs(b)...), CacheSize: cacheSize})
 	require.NoError(b, err)
 	return a
 }

@@ -3,7 +3,7 @@
 // access tokens that an authorization server issued for it, tells clients
 // where to get one, and says which scopes a tool needs.
 //
-//	auth, err := oauth.New(ctx, oauth.Options{
+//	auth, err := oauth.New(ctx, &oauth.Options{
 //		Resource:             "https://tools.example.com/mcp",
 //		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: "https://login.example.com"}},
 //	})

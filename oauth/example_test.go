@@ -31,7 +31,7 @@ func Example() {
 	pub, _ := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "key-1"}})
 	keySet, _ := json.Marshal(jwkset.JWKSMarshal{Keys: []jwkset.JWKMarshal{pub.Marshal()}})
 
-	auth, err := oauth.New(ctx, oauth.Options{
+	auth, err := oauth.New(ctx, &oauth.Options{
 		Resource: "https://tools.example.com/tools",
 		AuthorizationServers: []oauth.AuthorizationServer{
 			{Issuer: "https://login.example.com", JWKS: keySet},

@@ -35,7 +35,7 @@ func FuzzAuthenticate(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	a, err := oauth.New(f.Context(), oauth.Options{
+	a, err := oauth.New(f.Context(), &oauth.Options{
 		Resource:             resource,
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer, JWKS: jwksJSON(f, usualJWKs(f)...)}},
 	})

@@ -295,8 +295,11 @@ type server struct {
 //
 // ctx bounds the background fetching, and should last as long as the
 // authenticator is used (a server's lifetime, not a startup deadline).
-func New(ctx context.Context, opts Options) (*Authenticator, error) {
-	return newAuthenticator(ctx, opts, jwks.DefaultTiming(opts.RefreshInterval))
+func New(ctx context.Context, opts *Options) (*Authenticator, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return newAuthenticator(ctx, *opts, jwks.DefaultTiming(opts.RefreshInterval))
 }
 
 // newAuthenticator is New with the intervals of fetching given, which

@@ -67,7 +67,7 @@ func TestNewRefusesMisconfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := oauth.New(tc.ctx, tc.opts)
+			_, err := oauth.New(tc.ctx, &tc.opts)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Contains(t, err.Error(), "otc/oauth: ")

@@ -383,7 +383,7 @@ func TestRegistryView_Authentication(t *testing.T) {
 	t.Parallel()
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "secret-key"})
 	require.NoError(t, err)
-	jwtAuth, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte("an-example-secret-of-32-bytes-or-more")})
+	jwtAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte("an-example-secret-of-32-bytes-or-more")})
 	require.NoError(t, err)
 	reg := newRegistryViewRegistry(t)
 

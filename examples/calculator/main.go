@@ -732,7 +732,7 @@ func credentialsFromEnv(ctx context.Context, getenv func(string) string) (creden
 		auths, names = append(auths, a), append(names, "api_key")
 	}
 	if secret := getenv("OTC_JWT_SECRET"); secret != "" {
-		a, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
+		a, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(secret), Audiences: audiencesFromEnv(getenv)})
 		if err != nil {
 			return credentials{}, fmt.Errorf("OTC_JWT_SECRET: %w", err)
 		}
@@ -779,7 +779,7 @@ func oauthFromEnv(ctx context.Context, getenv func(string) string) (*oauth.Authe
 	case resource == "":
 		return nil, errors.New("OTC_OAUTH_ISSUER is set but OTC_OAUTH_RESOURCE is not: set it to this server's resource identifier, the URL of its MCP endpoint (http://127.0.0.1:8080/mcp)")
 	}
-	a, err := oauth.New(ctx, oauth.Options{
+	a, err := oauth.New(ctx, &oauth.Options{
 		Resource:             resource,
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}},
 	})
@@ -826,7 +826,7 @@ func capabilityFromEnv(ctx context.Context, getenv func(string) string) (*auth.C
 		}
 		opts.JWKS = b
 	}
-	a, err := auth.NewCapabilityAuth(ctx, opts)
+	a, err := auth.NewCapabilityAuth(ctx, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("OTC_TOKEN_ISSUER: %w", err)
 	}

@@ -66,7 +66,7 @@ func TestRun_Credentials(t *testing.T) {
 	t.Parallel()
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"OTC_API_KEY": testAPIKey})
 	require.NoError(t, err)
-	jwts, err := auth.NewJWTAuth(auth.JWTOptions{Secret: []byte(testJWTSecret), Audiences: []string{"calculator"}})
+	jwts, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(testJWTSecret), Audiences: []string{"calculator"}})
 	require.NoError(t, err)
 	srv := calculator()
 	srv.auth = auth.AnyOf(keys, jwts)

@@ -36,7 +36,7 @@ func Example_authentication() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	jwts, err := auth.NewJWTAuth(auth.JWTOptions{
+	jwts, err := auth.NewJWTAuth(&auth.JWTOptions{
 		Secret:    []byte(os.Getenv("JWT_SECRET")), // HS256, at least 32 bytes
 		Audiences: []string{"calculator"},          // "aud", when a token has one, must be listed
 	})
@@ -207,7 +207,7 @@ func Example_capabilityTokens() {
 	}
 	var denylist revocations
 	// docs:start capability
-	capAuth, err := auth.NewCapabilityAuth(ctx, auth.CapabilityOptions{
+	capAuth, err := auth.NewCapabilityAuth(ctx, &auth.CapabilityOptions{
 		Issuers: []string{"https://issuer.example"},
 		JWKSURL: "https://issuer.example/.well-known/jwks.json", // or JWKS: a static set
 		Revoked: func(ctx context.Context, jti string) (bool, error) {

@@ -33,7 +33,7 @@ func Example_oauth() {
 
 	// Tokens from this authorization server, for this resource: its keys
 	// come from its metadata (RFC 8414, or OpenID Connect discovery).
-	auth, err := oauth.New(ctx, oauth.Options{
+	auth, err := oauth.New(ctx, &oauth.Options{
 		Resource:             "https://tools.example.com/mcp",
 		AuthorizationServers: []oauth.AuthorizationServer{{Issuer: "https://login.example.com"}},
 	})

@@ -205,7 +205,7 @@ func CapabilityAuth(t *testing.T, opts auth.CapabilityOptions) *auth.CapabilityA
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a, err := auth.NewCapabilityAuth(t.Context(), opts)
+	a, err := auth.NewCapabilityAuth(t.Context(), &opts)
 	require.NoError(t, err)
 	return a
 }
