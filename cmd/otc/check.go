@@ -453,7 +453,7 @@ func (e *cli) check(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stderr, "otc check: want one URL")
 		return exitBadInput
 	}
-	if o.mcp || o.rest {
+	if o.formats > 0 {
 		fmt.Fprintln(e.stderr, "otc check: checks OTC/OXP servers; --mcp and --rest do not apply")
 		return exitBadInput
 	}

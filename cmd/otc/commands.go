@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -21,10 +22,11 @@ import (
 
 // common are the options every command takes.
 type common struct {
-	json      bool
-	mcp       bool
-	rest      bool
-	a2a       bool
+	json bool
+	// as is the wire format the flags name (OTC when none); formats
+	// counts the format flags given, of which one at most may be.
+	as        format
+	formats   int
 	apiKey    string
 	bearer    string
 	jwtSecret string
@@ -78,17 +80,7 @@ func describeFromList(ctx context.Context, s server, tool string) (otc.ToolDefin
 
 // protocolFlag is the flag that names the protocol, for hints: "--mcp ",
 // "--rest " or "".
-func (c *common) protocolFlag() string {
-	switch {
-	case c.mcp:
-		return "--mcp "
-	case c.rest:
-		return "--rest "
-	case c.a2a:
-		return "--a2a "
-	}
-	return ""
-}
+func (c *common) protocolFlag() string { return c.as.flag() }
 
 // setCredentials adds the credentials the options give to a request of
 // the MCP or REST protocol (the client package sends them over OTC).
@@ -109,7 +101,7 @@ var redirectSafe = &http.Client{CheckRedirect: client.CheckRedirect}
 // server returns the server at url, in the protocol the options name,
 // or, when they name none, the one found there (see detect).
 func (c *common) server(ctx context.Context, url string, note io.Writer) (server, error) {
-	if !c.mcp && !c.rest && !c.a2a {
+	if c.formats == 0 {
 		return c.detect(ctx, url, note)
 	}
 	return c.serverAs(url)
@@ -118,25 +110,18 @@ func (c *common) server(ctx context.Context, url string, note io.Writer) (server
 // serverAs returns the server at url, in the protocol the options name:
 // OTC when they name none.
 func (c *common) serverAs(url string) (server, error) {
-	if btoi(c.mcp)+btoi(c.rest)+btoi(c.a2a) > 1 {
+	switch {
+	case c.formats > 1:
 		return nil, errors.New("give one of --mcp, --rest and --a2a")
+	case c.jwtSecret != "" && c.as != formatOTC:
+		return nil, fmt.Errorf("--jwt-secret is for OTC servers; give %s a token with --bearer", c.as.kind())
 	}
-	if c.a2a {
-		if c.jwtSecret != "" {
-			return nil, errors.New("--jwt-secret is for OTC servers; give an A2A agent a token with --bearer")
-		}
+	switch c.as {
+	case formatA2A:
 		return &a2aServer{url: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
-	}
-	if c.rest {
-		if c.jwtSecret != "" {
-			return nil, errors.New("--jwt-secret is for OTC servers; give a REST view a token with --bearer")
-		}
+	case formatREST:
 		return &restServer{base: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
-	}
-	if c.mcp {
-		if c.jwtSecret != "" {
-			return nil, errors.New("--jwt-secret is for OTC servers; give an MCP server a token with --bearer")
-		}
+	case formatMCP:
 		return &mcpServer{url: url, apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
 	}
 	cl, err := c.client(url)
@@ -146,11 +131,38 @@ func (c *common) serverAs(url string) (server, error) {
 	return otcServer{cl}, nil
 }
 
+// formatFlag is the boolean flag that names format f (--mcp, --rest,
+// --a2a) of c.
+type formatFlag struct {
+	c *common
+	f format
+}
+
+func (ff formatFlag) IsBoolFlag() bool { return true }
+
+func (ff formatFlag) String() string {
+	if ff.c != nil && ff.c.as == ff.f && ff.c.formats > 0 {
+		return "true"
+	}
+	return "false"
+}
+
+func (ff formatFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	if on {
+		ff.c.as, ff.c.formats = ff.f, ff.c.formats+1
+	}
+	return nil
+}
+
 func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.json, "json", false, "print the raw answer as JSON")
-	fs.BoolVar(&c.mcp, "mcp", false, "URL is an MCP endpoint (Streamable HTTP)")
-	fs.BoolVar(&c.a2a, "a2a", false, "URL is an A2A agent (its Agent Card below it, JSON-RPC at it)")
-	fs.BoolVar(&c.rest, "rest", false, "URL is the base of a REST tool API (GET /tools, POST /tools/{name}:invoke)")
+	fs.Var(formatFlag{c, formatMCP}, "mcp", "URL is an MCP endpoint (Streamable HTTP)")
+	fs.Var(formatFlag{c, formatA2A}, "a2a", "URL is an A2A agent (its Agent Card below it, JSON-RPC at it)")
+	fs.Var(formatFlag{c, formatREST}, "rest", "URL is the base of a REST tool API (GET /tools, POST /tools/{name}:invoke)")
 	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request")
@@ -487,7 +499,7 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	if err != nil {
 		return e.serverFailed("call", err)
 	}
-	if asTask && !o.mcp {
+	if asTask && o.as != formatMCP {
 		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL")
 		return exitBadInput
 	}
@@ -638,11 +650,4 @@ func (e *cli) printJSON(v any) int {
 	}
 	fmt.Fprintln(e.stdout, string(b))
 	return exitOK
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -50,21 +50,21 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 		url string
 		f   format
 	}{
-		{url, format{mcp: true}},
-		{base, format{rest: true}},
-		{base + mount.PrefixOTC, format{}},
-		{base + mount.PrefixMCP, format{mcp: true}},
-		{base + mount.PrefixREST, format{rest: true}},
+		{url, formatMCP},
+		{base, formatREST},
+		{base + mount.PrefixOTC, formatOTC},
+		{base + mount.PrefixMCP, formatMCP},
+		{base + mount.PrefixREST, formatREST},
 		// Last, since a mux's root serves the card of an agent mounted
 		// below it: the formats above are the ones a URL names itself.
-		{base, format{a2a: true}},
-		{base + mount.PrefixA2A, format{a2a: true}},
+		{base, formatA2A},
+		{base + mount.PrefixA2A, formatA2A},
 	} {
-		if c.jwtSecret != "" && cand.f != (format{}) {
+		if c.jwtSecret != "" && cand.f != formatOTC {
 			continue // an HS256 signer speaks OTC only
 		}
 		try := *c
-		try.mcp, try.rest, try.a2a = cand.f.mcp, cand.f.rest, cand.f.a2a
+		try.as, try.formats = cand.f, 1
 		srv, err := try.serverAs(cand.url)
 		if err != nil {
 			continue
@@ -72,7 +72,7 @@ func (c *common) detect(ctx context.Context, url string, note io.Writer) (server
 		if _, err := srv.list(ctx); err != nil {
 			continue
 		}
-		c.mcp, c.rest, c.a2a = cand.f.mcp, cand.f.rest, cand.f.a2a
+		c.as, c.formats = cand.f, 1
 		if cand.url == url || cand.url == base {
 			fmt.Fprintf(note, "otc: %s is %s, not an OTC server; going on as with %s(give it to skip this check)\n", url, cand.f.kind(), cand.f.flag())
 		} else {
@@ -105,33 +105,24 @@ func (e *cli) serverFailed(cmd string, err error) int {
 	return exitBadInput
 }
 
-// format is a wire format the command speaks: OTC when none is set.
-type format struct{ mcp, rest, a2a bool }
+// format is a wire format the command speaks.
+type format uint8
+
+const (
+	formatOTC format = iota // the zero value: no flag names another
+	formatMCP
+	formatREST
+	formatA2A
+)
 
 // kind names the format for a note.
 func (f format) kind() string {
-	switch {
-	case f.mcp:
-		return "an MCP endpoint"
-	case f.rest:
-		return "a REST view"
-	case f.a2a:
-		return "an A2A agent"
-	}
-	return "an OTC server"
+	return [...]string{"an OTC server", "an MCP endpoint", "a REST view", "an A2A agent"}[f]
 }
 
 // flag is the flag that names the format, with a space, or "".
 func (f format) flag() string {
-	switch {
-	case f.mcp:
-		return "--mcp "
-	case f.rest:
-		return "--rest "
-	case f.a2a:
-		return "--a2a "
-	}
-	return ""
+	return [...]string{"", "--mcp ", "--rest ", "--a2a "}[f]
 }
 
 // listed is an OTC server whose catalog detect has read already: the
