@@ -22,6 +22,7 @@ package mount
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/otcgo/otc"
@@ -96,21 +97,7 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 	if opts == nil {
 		opts = &Options{}
 	}
-	o := copyOr(opts.OTC)
-	o.Authenticator = orAuth(o.Authenticator, opts.Authenticator)
-	o.Logger = orLogger(o.Logger, opts.Logger)
-	m := copyOr(opts.MCP)
-	m.Authenticator = orAuth(m.Authenticator, opts.Authenticator)
-	m.Logger = orLogger(m.Logger, opts.Logger)
-	r := copyOr(opts.REST)
-	r.Authenticator = orAuth(r.Authenticator, opts.Authenticator)
-	r.Logger = orLogger(r.Logger, opts.Logger)
-	v := copyOr(opts.Registry)
-	v.Authenticator = orAuth(v.Authenticator, opts.Authenticator)
-	v.Logger = orLogger(v.Logger, opts.Logger)
-	x := copyOr(opts.A2A)
-	x.Authenticator = orAuth(x.Authenticator, opts.Authenticator)
-	x.Logger = orLogger(x.Logger, opts.Logger)
+	o, m, r, v, x := shared(opts.OTC, opts), shared(opts.MCP, opts), shared(opts.REST, opts), shared(opts.Registry, opts), shared(opts.A2A, opts)
 	if x.URL == "" && opts.URL != "" {
 		x.URL = strings.TrimSuffix(opts.URL, "/") + PrefixA2A
 	}
@@ -136,26 +123,21 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 	return h
 }
 
-// copyOr returns a copy of *p, or a zero value when p is nil, so that All
-// never changes the options it is given.
-func copyOr[T any](p *T) *T {
-	var v T
+// shared returns a copy of a format's options *p (the zero options when p
+// is nil, so that All never changes the options it is given), with
+// opts's Authenticator and Logger in place of its own where it has none.
+// Every format's options name the two fields alike.
+func shared[T any](p *T, opts *Options) *T {
+	var c T
 	if p != nil {
-		v = *p
+		c = *p
 	}
-	return &v
-}
-
-func orAuth(own, shared otc.Authenticator) otc.Authenticator {
-	if own != nil {
-		return own
+	v := reflect.ValueOf(&c).Elem()
+	if f := v.FieldByName("Authenticator"); f.IsNil() && opts.Authenticator != nil {
+		f.Set(reflect.ValueOf(opts.Authenticator))
 	}
-	return shared
-}
-
-func orLogger(own, shared *slog.Logger) *slog.Logger {
-	if own != nil {
-		return own
+	if f := v.FieldByName("Logger"); f.IsNil() && opts.Logger != nil {
+		f.Set(reflect.ValueOf(opts.Logger))
 	}
-	return shared
+	return &c
 }
