@@ -25,7 +25,7 @@ import (
 // IdempotencyStore records the calls a registry runs by their call id, so
 // that a call retried with the same id is answered with the outcome of
 // its first run instead of running the tool again (see
-// [RegistryOptions.Idempotency]). [MemoryStore] keeps the record in the
+// [RegistryOptions.Idempotency]). idempotency.MemoryStore keeps the record in the
 // process; the github.com/otcgo/otc/redisstore module shares it between
 // replicas.
 //
@@ -33,6 +33,11 @@ import (
 // several calls that claim one key at once, one gets the claim and the
 // others the record it made. The registry builds keys and fingerprints,
 // and encodes outcomes; a store treats all three as opaque.
+//
+// A store that keeps its record in this process says so with a method
+// InProcess() bool, as idempotency.MemoryStore does: the registry then
+// waits on it without a deadline, and keeps single-use tokens in a ledger
+// of its own rather than in the store.
 type IdempotencyStore interface {
 	// Claim claims key for a call whose content is summed up by
 	// fingerprint, when no live record holds key; it returns the claim,
@@ -464,3 +469,15 @@ func (r *Registry) finishClaim(ctx context.Context, claim IdempotencyClaim, res 
 			slog.String("error", err.Error()))
 	}
 }
+
+// Defaults of the idempotency stores (the in-memory store of package
+// idempotency, and Redis's).
+const (
+	// DefaultIdempotencyTTL is how long a recorded outcome is kept: a
+	// day, long enough for any agent's retries, including one resumed
+	// after a crash.
+	DefaultIdempotencyTTL = 24 * time.Hour
+	// DefaultMaxOutcomeBytes is the largest outcome a store records: 1
+	// MiB. A call whose result is larger is not deduplicated.
+	DefaultMaxOutcomeBytes = 1 << 20
+)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -73,14 +74,14 @@ func BenchmarkIdempotency(b *testing.B) {
 		}
 	})
 	b.Run("memory_store", func(b *testing.B) {
-		ib := newIdemBench(b, otc.NewMemoryStore(nil))
+		ib := newIdemBench(b, idempotency.NewMemoryStore(nil))
 		b.ReportAllocs()
 		for b.Loop() {
 			ib.call(b)
 		}
 	})
 	b.Run("interleaved", func(b *testing.B) {
-		off, mem := newIdemBench(b, nil), newIdemBench(b, otc.NewMemoryStore(nil))
+		off, mem := newIdemBench(b, nil), newIdemBench(b, idempotency.NewMemoryStore(nil))
 		const block = 256
 		var tOff, tMem time.Duration
 		for i := 0; b.Loop(); i++ {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/rest"
 )
 
@@ -249,7 +250,7 @@ func (a idemAnswer) toolError(t *testing.T) map[string]any {
 }
 
 func TestIdempotencySequentialReplay(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 
 	first := f.call(t, "", "Count.Up", "call-1", map[string]any{"n": 1})
 	assert.EqualValues(t, 1, first.value(t))
@@ -274,7 +275,7 @@ func TestIdempotencySequentialReplay(t *testing.T) {
 }
 
 func TestIdempotencyConcurrentDuplicatesRunOnce(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 	const n = 8
 	answers := make([]idemAnswer, n)
 	var wg sync.WaitGroup
@@ -309,7 +310,7 @@ func TestIdempotencyConcurrentDuplicatesRunOnce(t *testing.T) {
 }
 
 func TestIdempotencyWaitingDuplicateBoundedByItsContext(t *testing.T) {
-	store := otc.NewMemoryStore(nil)
+	store := idempotency.NewMemoryStore(nil)
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: store})
 	hold, entered := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int64
@@ -349,7 +350,7 @@ func TestIdempotencyWaitingDuplicateBoundedByItsContext(t *testing.T) {
 // it never runs the call.
 func TestIdempotencyWaitIsBounded(t *testing.T) {
 	const wait = 100 * time.Millisecond
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: otc.NewMemoryStore(nil), IdempotencyWait: wait})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: idempotency.NewMemoryStore(nil), IdempotencyWait: wait})
 	hold, entered := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int64
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Count.Hold", Version: "1.0.0", Description: "Holds."},
@@ -388,7 +389,7 @@ func TestIdempotencyWaitIsBounded(t *testing.T) {
 }
 
 func TestIdempotencyWhatIsRecorded(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 
 	t.Run("tool error without can_retry is replayed", func(t *testing.T) {
 		a := f.call(t, "", "Count.Fail", "fail-final", map[string]any{})
@@ -445,7 +446,7 @@ func toInt(v any) int64 {
 }
 
 func TestIdempotencyTimeout(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 	slow := map[string]any{"n": 300}
 	a := f.call(t, "", "Count.Slow", "slow-1", slow)
 	assert.Equal(t, true, a.toolError(t)["can_retry"], "answered at the timeout")
@@ -468,7 +469,7 @@ func TestIdempotencyTimeout(t *testing.T) {
 }
 
 func TestIdempotencyReuseWithOtherContentRefused(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 	assert.EqualValues(t, 1, f.call(t, "", "Count.Up", "reused", map[string]any{"n": 1}).value(t))
 
 	for _, tc := range []struct {
@@ -503,7 +504,7 @@ func TestIdempotencyReuseWithOtherContentRefused(t *testing.T) {
 }
 
 func TestIdempotencyCallersAreIsolated(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), true)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), true)
 	a := f.call(t, idemAlice, "Count.Up", "shared-id", map[string]any{"label": "alice's"})
 	assert.EqualValues(t, 1, a.value(t))
 	// Bob's call with the same id and other input is neither refused nor
@@ -521,7 +522,7 @@ func TestIdempotencyCallersAreIsolated(t *testing.T) {
 }
 
 func TestIdempotencyRESTWithoutRequestIDAlwaysRuns(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 	a := f.rest(t, "", "Count.Up", "", map[string]any{})
 	b := f.rest(t, "", "Count.Up", "", map[string]any{})
 	assert.EqualValues(t, 1, a.body["result"])
@@ -539,14 +540,14 @@ func TestIdempotencyRESTWithoutRequestIDAlwaysRuns(t *testing.T) {
 
 func TestIdempotencyTTLAndEviction(t *testing.T) {
 	t.Run("TTL", func(t *testing.T) {
-		f := newIdemFixture(t, otc.NewMemoryStore(&otc.MemoryStoreOptions{TTL: 50 * time.Millisecond}), false)
+		f := newIdemFixture(t, idempotency.NewMemoryStore(&idempotency.MemoryStoreOptions{TTL: 50 * time.Millisecond}), false)
 		assert.EqualValues(t, 1, f.call(t, "", "Count.Up", "ttl", map[string]any{}).value(t))
 		assert.EqualValues(t, 1, f.call(t, "", "Count.Up", "ttl", map[string]any{}).value(t))
 		time.Sleep(80 * time.Millisecond)
 		assert.EqualValues(t, 2, f.call(t, "", "Count.Up", "ttl", map[string]any{}).value(t), "the record expired")
 	})
 	t.Run("by size", func(t *testing.T) {
-		store := otc.NewMemoryStore(&otc.MemoryStoreOptions{MaxBytes: 3 * 4600})
+		store := idempotency.NewMemoryStore(&idempotency.MemoryStoreOptions{MaxBytes: 3 * 4600})
 		f := newIdemFixture(t, store, false)
 		for i := range 4 {
 			a := f.call(t, "", "Count.Big", fmt.Sprintf("big-%d", i), map[string]any{})
@@ -559,7 +560,7 @@ func TestIdempotencyTTLAndEviction(t *testing.T) {
 		assert.True(t, strings.HasPrefix(last, "4:"), "big-3 was kept: %.10s", last)
 	})
 	t.Run("by entries", func(t *testing.T) {
-		store := otc.NewMemoryStore(&otc.MemoryStoreOptions{MaxEntries: 2})
+		store := idempotency.NewMemoryStore(&idempotency.MemoryStoreOptions{MaxEntries: 2})
 		f := newIdemFixture(t, store, false)
 		for i := range 3 {
 			f.call(t, "", "Count.Up", fmt.Sprintf("e-%d", i), map[string]any{})
@@ -569,7 +570,7 @@ func TestIdempotencyTTLAndEviction(t *testing.T) {
 		assert.EqualValues(t, 3, f.call(t, "", "Count.Up", "e-2", map[string]any{}).value(t), "e-2 was kept")
 	})
 	t.Run("large results are not deduplicated", func(t *testing.T) {
-		store := otc.NewMemoryStore(&otc.MemoryStoreOptions{MaxOutcomeBytes: 1024})
+		store := idempotency.NewMemoryStore(&idempotency.MemoryStoreOptions{MaxOutcomeBytes: 1024})
 		f := newIdemFixture(t, store, false)
 		a := f.call(t, "", "Count.Big", "large", map[string]any{}).value(t).(string)
 		b := f.call(t, "", "Count.Big", "large", map[string]any{}).value(t).(string)
@@ -610,7 +611,7 @@ func TestIdempotencyLoggedAndObserved(t *testing.T) {
 	var outcomes []otc.Outcome
 	reg := otc.NewRegistry(&otc.RegistryOptions{
 		Logger:      slog.New(slog.DiscardHandler),
-		Idempotency: otc.NewMemoryStore(nil),
+		Idempotency: idempotency.NewMemoryStore(nil),
 		Middleware: []otc.Middleware{otc.LogCalls(logger, nil), func(next otc.CallFunc) otc.CallFunc {
 			return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
 				res, err := next(ctx, c)
@@ -646,7 +647,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // it is sent, and that a usable one, up to the longest, is the key that
 // makes a retry a replay.
 func TestRESTUnusableRequestIDNeverRuns(t *testing.T) {
-	f := newIdemFixture(t, otc.NewMemoryStore(nil), false)
+	f := newIdemFixture(t, idempotency.NewMemoryStore(nil), false)
 	for _, id := range []string{strings.Repeat("x", otc.MaxIDLength+1), "retry 1", "retry-\u00e9", "retry-\xff"} {
 		for range 2 {
 			a := f.rest(t, "", "Count.Up", id, map[string]any{"n": 1})

@@ -20,10 +20,11 @@ import (
 // is spent never runs a tool again.
 //
 // Where the record lives: in the registry's idempotency store when it is
-// one that replicas share (anything but a *MemoryStore), so that a token
+// one that replicas share (anything but one in process, such as
+// idempotency.MemoryStore), so that a token
 // spent on one replica is spent on all; otherwise in a ledger of the
 // registry's own, in memory, which never forgets an id before its token
-// has expired. A MemoryStore is not used for it because it drops its
+// has expired. A store in process is not used for it because it drops its
 // oldest records when full, and a caller able to fill it could then
 // replay a token.
 
@@ -204,6 +205,10 @@ type tokenLedger struct {
 // errLedgerFull is the failure of a spend when the ledger is full of
 // unexpired ids.
 var errLedgerFull = fmt.Errorf("the in-memory record of spent token ids holds %d unexpired ids, its limit", maxSpentTokens)
+
+// memKey is a key, hashed: two 64-bit hashes under random seeds, so that
+// map lookups compare 16 bytes and no one can pick keys that collide.
+type memKey [2]uint64
 
 type ledgerEntry struct {
 	until int64

@@ -23,6 +23,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
@@ -256,7 +257,7 @@ func TestExecutionTokenRetryWithCallID(t *testing.T) {
 	for _, w := range onceWires() {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
-			s := newOnceServer(t, &otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)}, otc.Tool{})
+			s := newOnceServer(t, &otc.RegistryOptions{Idempotency: idempotency.NewMemoryStore(nil)}, otc.Tool{})
 			callID := otc.NewCallID()
 			body := w.body(callID)
 			token := execToken(t, body, nil)
@@ -373,7 +374,7 @@ func TestExecutionTokenPerIssuer(t *testing.T) {
 // token id: a caller who fills the store cannot replay a token.
 func TestExecutionTokenOutlivesMemoryStoreEviction(t *testing.T) {
 	t.Parallel()
-	s := newOnceServer(t, &otc.RegistryOptions{Idempotency: otc.NewMemoryStore(&otc.MemoryStoreOptions{MaxEntries: 2})}, otc.Tool{})
+	s := newOnceServer(t, &otc.RegistryOptions{Idempotency: idempotency.NewMemoryStore(&idempotency.MemoryStoreOptions{MaxEntries: 2})}, otc.Tool{})
 	w := onceWires()[0]
 	body := w.body("")
 	token := execToken(t, body, nil)
@@ -393,7 +394,7 @@ func TestExecutionTokenOutlivesMemoryStoreEviction(t *testing.T) {
 // acknowledged late: Complete records the outcome but reports it
 // pending, as a Redis store does when Redis refused the first write and
 // it keeps the claim and writes in the background.
-type pendingStore struct{ *otc.MemoryStore }
+type pendingStore struct{ *idempotency.MemoryStore }
 
 func (s pendingStore) Claim(ctx context.Context, key, fp string) (*otc.IdempotencyRecord, otc.IdempotencyClaim, error) {
 	rec, c, err := s.MemoryStore.Claim(ctx, key, fp)
@@ -417,7 +418,7 @@ func (c pendingClaim) Complete(ctx context.Context, outcome []byte) error {
 // runs, and a replay is refused.
 func TestExecutionTokenSpentWhilePending(t *testing.T) {
 	t.Parallel()
-	s := newOnceServer(t, &otc.RegistryOptions{Idempotency: pendingStore{otc.NewMemoryStore(nil)}}, otc.Tool{})
+	s := newOnceServer(t, &otc.RegistryOptions{Idempotency: pendingStore{idempotency.NewMemoryStore(nil)}}, otc.Tool{})
 	w := onceWires()[0]
 	body := w.body("")
 	token := execToken(t, body, nil)

@@ -115,7 +115,8 @@ type Policy struct {
 	// ReasonTokenReplayed, on every wire format.
 	//
 	// The spent ids are kept in the registry's idempotency store when it
-	// is one replicas share (anything but a [MemoryStore]), under keys of
+	// is one replicas share (anything but one in process, such as
+	// idempotency.MemoryStore), under keys of
 	// their own, for the store's retention (its TTL, which must be longer
 	// than the tokens' lifetime); otherwise in memory, each until its
 	// token has expired plus the authenticator's leeway and a minute,

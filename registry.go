@@ -77,7 +77,8 @@ type RegistryOptions struct {
 	// input is answered with the outcome the first call recorded, and the
 	// function does not run again. Nil turns this off. See the guide
 	// docs/idempotency.md for what is recorded and for how long;
-	// [NewMemoryStore] keeps the record in the process, and the
+	// idempotency.NewMemoryStore (package github.com/otcgo/otc/idempotency)
+	// keeps the record in the process, and the
 	// github.com/otcgo/otc/redisstore module in Redis, shared by
 	// replicas.
 	//
@@ -139,7 +140,7 @@ type Registry struct {
 	maxConcurrent  int
 	busyRetryAfter time.Duration
 	idem           IdempotencyStore
-	idemInProcess  bool          // idem is a *MemoryStore
+	idemInProcess  bool          // idem keeps its record in this process (idempotency.MemoryStore)
 	idemWait       time.Duration // see RegistryOptions.IdempotencyWait
 	tokens         ledger        // spent execution-bound token ids
 	once           ledger        // other single-use keys (requestStates)
@@ -175,7 +176,9 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 	if r.idemWait <= 0 {
 		r.idemWait = DefaultIdempotencyWait
 	}
-	_, r.idemInProcess = r.idem.(*MemoryStore)
+	if s, ok := r.idem.(interface{ InProcess() bool }); ok {
+		r.idemInProcess = s.InProcess()
+	}
 	if r.idem != nil && !r.idemInProcess {
 		r.tokens = sharedLedger{r.idem}
 		r.once = r.tokens

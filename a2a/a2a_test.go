@@ -19,6 +19,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/idempotency"
 )
 
 // server serves a registry over A2A at /a2a/, as a server mounts it.
@@ -30,7 +31,7 @@ type server struct {
 func newServer(t *testing.T, opts *a2a.Options) *server {
 	t.Helper()
 	runs := &atomic.Int64{}
-	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: idempotency.NewMemoryStore(nil)})
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
 		func(_ context.Context, in struct {
 			A float64 `json:"a" jsonschema:"description=The first number."`

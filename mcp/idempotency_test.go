@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -27,7 +28,7 @@ type countInput struct {
 func countingRegistry(t *testing.T) (*otc.Registry, *atomic.Int64) {
 	t.Helper()
 	var runs atomic.Int64
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: otc.NewMemoryStore(nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: idempotency.NewMemoryStore(nil)})
 	addTool(t, reg, "Count.Up", func(context.Context, countInput) (int64, error) { return runs.Add(1), nil })
 	return reg, &runs
 }

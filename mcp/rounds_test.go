@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -336,7 +337,7 @@ func TestInputRequiredOnlyForCalls(t *testing.T) {
 // the idempotency store records only the outcome of the last one.
 func TestInputRequiredWithCallID(t *testing.T) {
 	t.Parallel()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: otc.NewMemoryStore(nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler), Idempotency: idempotency.NewMemoryStore(nil)})
 	runs := 0
 	addTool(t, reg, "Shop.Once", func(ctx context.Context, in refundInput) (string, error) {
 		runs++

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	otelotc "github.com/otcgo/otc/otel"
 	"github.com/otcgo/otc/rest"
 	"github.com/stretchr/testify/assert"
@@ -573,7 +574,7 @@ func TestReplayedAndConflictingCalls(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	mw, err := otelotc.Middleware(&otelotc.Options{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
 	require.NoError(t, err)
-	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{mw}, Idempotency: otc.NewMemoryStore(nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{mw}, Idempotency: idempotency.NewMemoryStore(nil)})
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds."},
 		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
 

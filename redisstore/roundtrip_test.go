@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/internal/redistest"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/redisstore"
@@ -122,7 +123,7 @@ func TestRoundTripsPerCall(t *testing.T) {
 //	go test -run '^$' -bench Call -benchmem ./redisstore
 func BenchmarkCall(b *testing.B) {
 	store, rt := countedStore(b)
-	mem, red := newCallBench(b, otc.NewMemoryStore(nil)), newCallBench(b, store)
+	mem, red := newCallBench(b, idempotency.NewMemoryStore(nil)), newCallBench(b, store)
 	red.call(b)
 	// The floor of two round trips: two PINGs from a client of its own.
 	ping := redis.NewClient(&redis.Options{Addr: redistest.Need(b, redisSrv, redisError)})
@@ -202,7 +203,7 @@ func redisCPU(tb testing.TB, c redis.UniversalClient) time.Duration {
 func BenchmarkCallParallel(b *testing.B) {
 	const workers = 64
 	store, rt := countedStore(b)
-	mem, red := newCallBench(b, otc.NewMemoryStore(nil)), newCallBench(b, store)
+	mem, red := newCallBench(b, idempotency.NewMemoryStore(nil)), newCallBench(b, store)
 	info := redis.NewClient(&redis.Options{Addr: redistest.Need(b, redisSrv, redisError)})
 	b.Cleanup(func() { info.Close() })
 	var seq atomic.Int64

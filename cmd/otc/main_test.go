@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
 )
@@ -43,7 +44,7 @@ type searchInput struct {
 // registryOf returns the registry serveTools serves.
 func registryOf(t *testing.T) *otc.Registry {
 	t.Helper()
-	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: otc.NewMemoryStore(nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: idempotency.NewMemoryStore(nil)})
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
 		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Search.Run", Version: "2.1.0", Description: "Searches the documents of the company wiki and returns the best matches, most relevant first."},

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 )
 
 const (
@@ -213,7 +214,7 @@ func TestRefund_OverOTC(t *testing.T) {
 		assert.Len(t, refunds, 1, "one refund: %v", refunds)
 
 		// With calls recorded by call id, as the program runs.
-		base := serveWithEnvAuthStore(t, keys.env(), otc.NewMemoryStore(nil))
+		base := serveWithEnvAuthStore(t, keys.env(), idempotency.NewMemoryStore(nil))
 		withID := strings.Replace(refundBody, `{"request":{`, `{"request":{"call_id":"refund-retry-1",`, 1)
 		token = keys.sign(t, refundClaims(withID, nil))
 		refunds = map[any]int{}

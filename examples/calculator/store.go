@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
@@ -51,7 +52,7 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 		return shared{}, fmt.Errorf("OTC_REDIS_URL and OTC_REDIS_CLUSTER are both set: give one Redis, or the nodes of one cluster")
 	}
 	if url == "" && nodes == "" {
-		return shared{idem: otc.NewMemoryStore(nil), stateKeys: keys, rate: ratelimit.NewMemoryStore(nil), name: "memory"}, nil
+		return shared{idem: idempotency.NewMemoryStore(nil), stateKeys: keys, rate: ratelimit.NewMemoryStore(nil), name: "memory"}, nil
 	}
 	var lease time.Duration
 	if v := getenv("OTC_REDIS_LEASE"); v != "" {

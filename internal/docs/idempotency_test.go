@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/idempotency"
 )
 
 // A call sent twice with one call_id runs once; the id sent with another
@@ -12,7 +13,7 @@ import (
 func Example_idempotency() {
 	// docs:start memory-store
 	reg := otc.NewRegistry(&otc.RegistryOptions{
-		Idempotency: otc.NewMemoryStore(nil), // or redisstore.New(client, nil), shared by replicas
+		Idempotency: idempotency.NewMemoryStore(nil), // or redisstore.New(client, nil), shared by replicas
 	})
 	// docs:end memory-store
 	var count atomic.Int64

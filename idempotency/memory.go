@@ -1,27 +1,22 @@
-package otc
+package idempotency
 
 import (
 	"context"
 	"hash/maphash"
 	"sync"
 	"time"
+
+	"github.com/otcgo/otc"
 )
 
 // Defaults of [MemoryStoreOptions].
 const (
-	// DefaultIdempotencyTTL is how long a recorded outcome is kept: a
-	// day, long enough for any agent's retries, including one resumed
-	// after a crash.
-	DefaultIdempotencyTTL = 24 * time.Hour
-	// DefaultMemoryStoreEntries caps the calls a [MemoryStore] holds,
-	// recorded and in flight.
-	DefaultMemoryStoreEntries = 100_000
-	// DefaultMemoryStoreBytes caps the bytes of the outcomes a
-	// [MemoryStore] holds, with their keys: 64 MiB.
-	DefaultMemoryStoreBytes = 64 << 20
-	// DefaultMaxOutcomeBytes is the largest outcome a store records: 1
-	// MiB. A call whose result is larger is not deduplicated.
-	DefaultMaxOutcomeBytes = 1 << 20
+	// DefaultMaxEntries caps the calls a [MemoryStore] holds, recorded
+	// and in flight.
+	DefaultMaxEntries = 100_000
+	// DefaultMaxBytes caps the bytes of the outcomes a [MemoryStore]
+	// holds, with their keys: 64 MiB.
+	DefaultMaxBytes = 64 << 20
 )
 
 // MemoryStoreOptions configures a [MemoryStore]. The zero value, and nil,
@@ -34,11 +29,11 @@ type MemoryStoreOptions struct {
 	// reached the oldest recorded outcomes are dropped first; a claim
 	// that still finds no room (every entry is in flight) fails, and the
 	// call is answered with a retryable error. Zero or less means
-	// DefaultMemoryStoreEntries.
+	// DefaultMaxEntries.
 	MaxEntries int
 	// MaxBytes caps the size of the recorded outcomes and their keys;
 	// the oldest are dropped first to stay under it. Zero or less means
-	// DefaultMemoryStoreBytes.
+	// DefaultMaxBytes.
 	MaxBytes int64
 	// MaxOutcomeBytes is the largest outcome recorded; a call whose
 	// outcome is larger is not deduplicated: its key is released, and a
@@ -46,7 +41,7 @@ type MemoryStoreOptions struct {
 	MaxOutcomeBytes int
 }
 
-// MemoryStore is an [IdempotencyStore] that keeps its record in the
+// MemoryStore is an [otc.IdempotencyStore] that keeps its record in the
 // process: for one server, or for replicas behind a load balancer that
 // sends each caller to the same one. It is bounded in entries and in
 // bytes, drops outcomes after a TTL, and evicts the oldest first. A call
@@ -102,6 +97,12 @@ type memFlight struct {
 	wait  chan struct{} // made by the first waiter; closed when the call ends
 }
 
+// InProcess reports that the store keeps its record in this process, so
+// that the registry knows a claim never waits on the network (and keeps
+// single-use tokens in a ledger replicas share only when the store is
+// not in process).
+func (*MemoryStore) InProcess() bool { return true }
+
 // entryOverhead approximates the bytes a recorded outcome costs besides
 // its fingerprint and outcome.
 const entryOverhead = 96
@@ -121,16 +122,16 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 		entries:    make(map[memKey]memEntry),
 	}
 	if s.ttl <= 0 {
-		s.ttl = DefaultIdempotencyTTL
+		s.ttl = otc.DefaultIdempotencyTTL
 	}
 	if s.maxEntries <= 0 {
-		s.maxEntries = DefaultMemoryStoreEntries
+		s.maxEntries = DefaultMaxEntries
 	}
 	if s.maxBytes <= 0 {
-		s.maxBytes = DefaultMemoryStoreBytes
+		s.maxBytes = DefaultMaxBytes
 	}
 	if s.maxOutcome <= 0 {
-		s.maxOutcome = DefaultMaxOutcomeBytes
+		s.maxOutcome = otc.DefaultMaxOutcomeBytes
 	}
 	return s
 }
@@ -147,18 +148,18 @@ func (s *MemoryStore) Len() int {
 	return len(s.entries)
 }
 
-// Claim implements [IdempotencyStore].
-func (s *MemoryStore) Claim(_ context.Context, key, fingerprint string) (*IdempotencyRecord, IdempotencyClaim, error) {
+// Claim implements [otc.IdempotencyStore].
+func (s *MemoryStore) Claim(_ context.Context, key, fingerprint string) (*otc.IdempotencyRecord, otc.IdempotencyClaim, error) {
 	k := s.hash(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.entries[k]; ok {
 		if e.flight != nil {
-			return &IdempotencyRecord{Fingerprint: e.fingerprint}, nil, nil
+			return &otc.IdempotencyRecord{Fingerprint: e.fingerprint}, nil, nil
 		}
 		now := s.now()
 		if now.UnixNano() < e.expires {
-			return &IdempotencyRecord{Fingerprint: e.fingerprint, Done: true, Outcome: e.outcome}, nil, nil
+			return &otc.IdempotencyRecord{Fingerprint: e.fingerprint, Done: true, Outcome: e.outcome}, nil, nil
 		}
 		s.expire(now)
 		if cur, ok := s.entries[k]; ok && cur.seq == e.seq {
@@ -168,14 +169,14 @@ func (s *MemoryStore) Claim(_ context.Context, key, fingerprint string) (*Idempo
 	for len(s.entries) >= s.maxEntries && s.evictOldest() {
 	}
 	if len(s.entries) >= s.maxEntries {
-		return nil, nil, ErrStoreFull
+		return nil, nil, otc.ErrStoreFull
 	}
 	f := &memFlight{store: s, key: k}
 	s.entries[k] = memEntry{fingerprint: fingerprint, flight: f}
 	return nil, f, nil
 }
 
-// Wait implements [IdempotencyStore].
+// Wait implements [otc.IdempotencyStore].
 func (s *MemoryStore) Wait(ctx context.Context, key string) error {
 	k := s.hash(key)
 	s.mu.Lock()
@@ -197,19 +198,19 @@ func (s *MemoryStore) Wait(ctx context.Context, key string) error {
 	}
 }
 
-// Complete implements [IdempotencyClaim].
+// Complete implements [otc.IdempotencyClaim].
 func (f *memFlight) Complete(_ context.Context, outcome []byte) error {
 	s := f.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := f.end()
 	if !ok {
-		return ErrClaimLost
+		return otc.ErrClaimLost
 	}
 	size := int64(len(e.fingerprint)+len(outcome)) + entryOverhead
 	if len(outcome) > s.maxOutcome || size > s.maxBytes {
 		delete(s.entries, f.key)
-		return ErrOutcomeTooLarge
+		return otc.ErrOutcomeTooLarge
 	}
 	now := s.now()
 	s.expire(now)
@@ -223,13 +224,13 @@ func (f *memFlight) Complete(_ context.Context, outcome []byte) error {
 	return nil
 }
 
-// Release implements [IdempotencyClaim].
+// Release implements [otc.IdempotencyClaim].
 func (f *memFlight) Release(context.Context) error {
 	s := f.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := f.end(); !ok {
-		return ErrClaimLost
+		return otc.ErrClaimLost
 	}
 	delete(s.entries, f.key)
 	return nil
