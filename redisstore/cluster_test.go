@@ -126,7 +126,7 @@ func TestClusterClaims(t *testing.T) {
 	client := needCluster(t)
 	ctx := context.Background()
 	prefix := clusterPrefix(t)
-	s := redisstore.New(client, &redisstore.Options{Prefix: prefix})
+	s := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: prefix})
 	const keys = 48
 	for i := range keys {
 		key := "caller/call-" + strconv.Itoa(i)
@@ -164,7 +164,7 @@ func TestClusterClaims(t *testing.T) {
 // once.
 func TestClusterThroughTheHandler(t *testing.T) {
 	client := needCluster(t)
-	store := redisstore.New(client, &redisstore.Options{Prefix: clusterPrefix(t), PollInterval: 10 * time.Millisecond})
+	store := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: clusterPrefix(t), PollInterval: 10 * time.Millisecond})
 	counter := clusterPrefix(t) + "runs"
 	reg, err := newCountingRegistry(client, store, counter)
 	require.NoError(t, err)

@@ -5,7 +5,7 @@
 //
 //	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 //	reg := otc.NewRegistry(&otc.RegistryOptions{
-//		Idempotency: redisstore.New(client, nil),
+//		Idempotency: redisstore.NewIdempotencyStore(client, nil),
 //	})
 //
 // # How it works
@@ -64,14 +64,14 @@
 // doubles up to a second (a third of the lease, if that is less), until
 // Redis records it, the key is found held by another call, Options.TTL
 // has passed since the call ended (the outcome would have expired by
-// then), or Store.Shutdown stops it. Meanwhile a retry finds the call in
+// then), or IdempotencyStore.Shutdown stops it. Meanwhile a retry finds the call in
 // flight and is told to ask again later; once the outcome is written, it
 // is answered with it. Complete reports such an outcome with an error
 // wrapping otc.ErrOutcomePending, which the registry logs as a warning.
 // A write that a stall delayed, and that Redis carries out when it
 // wakes, is recognised by the next attempt as the outcome being
 // recorded, not as a lost claim. A server that exits calls
-// Store.Shutdown with a deadline of a few seconds, to let such writes
+// IdempotencyStore.Shutdown with a deadline of a few seconds, to let such writes
 // finish.
 //
 // A release that fails leaves the key claimed until its lease lapses; a

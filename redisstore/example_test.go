@@ -23,7 +23,7 @@ func Example() {
 		panic(err)
 	}
 	reg := otc.NewRegistry(&otc.RegistryOptions{
-		Idempotency: redisstore.New(redis.NewClient(opts), nil),
+		Idempotency: redisstore.NewIdempotencyStore(redis.NewClient(opts), nil),
 	})
 	// Register tools on reg, then serve it.
 	http.Handle("/", otc.NewHandler(reg, nil))
@@ -32,8 +32,8 @@ func Example() {
 
 // At exit, once the server has stopped, the outcomes Redis has not
 // recorded yet get a few seconds to reach it.
-func ExampleStore_Shutdown() {
-	store := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}), nil)
+func ExampleIdempotencyStore_Shutdown() {
+	store := redisstore.NewIdempotencyStore(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}), nil)
 	// docs:start shutdown
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -66,7 +66,7 @@ func Example_cluster() {
 	client := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"},
 	})
-	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: redisstore.New(client, nil)})
+	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: redisstore.NewIdempotencyStore(client, nil)})
 	// docs:end cluster
 	_ = reg
 }

@@ -109,7 +109,7 @@ func redisKey(prefix, key string) string {
 
 // claimAgain claims key until Redis answers (a failover makes it refuse
 // for a moment), and returns what it found.
-func claimAgain(t *testing.T, s *redisstore.Store, key string) (*otc.IdempotencyRecord, otc.IdempotencyClaim) {
+func claimAgain(t *testing.T, s *redisstore.IdempotencyStore, key string) (*otc.IdempotencyRecord, otc.IdempotencyClaim) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -136,7 +136,7 @@ func TestClusterFailover(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
 	t.Cleanup(func() { client.Close() })
 	prefix := clusterPrefix(t)
-	store := redisstore.New(client, &redisstore.Options{Prefix: prefix, Lease: 10 * time.Second, PollInterval: 10 * time.Millisecond})
+	store := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: prefix, Lease: 10 * time.Second, PollInterval: 10 * time.Millisecond})
 	ctx := context.Background()
 
 	for _, kind := range []string{"coordinated", "crash"} {

@@ -29,7 +29,7 @@ import (
 // over OTC.
 type failureFixture struct {
 	client  *redis.Client
-	store   *redisstore.Store
+	store   *redisstore.IdempotencyStore
 	url     string
 	logs    *logRecorder // the registry's and the store's
 	runs    atomic.Int64
@@ -37,7 +37,7 @@ type failureFixture struct {
 	proceed chan struct{}
 }
 
-func newFailureFixture(t *testing.T, opts redisstore.Options, wait time.Duration) *failureFixture {
+func newFailureFixture(t *testing.T, opts redisstore.IdempotencyOptions, wait time.Duration) *failureFixture {
 	t.Helper()
 	f := &failureFixture{client: needRedis(t), logs: &logRecorder{}, entered: make(chan struct{}, 16), proceed: make(chan struct{})}
 	opts.Logger = slog.New(f.logs)
@@ -196,7 +196,7 @@ func TestOutcomeRefusedWhileRedisIsFull(t *testing.T) {
 		lease = 600 * time.Millisecond
 		wait  = 300 * time.Millisecond // the registry's IdempotencyWait
 	)
-	f := newFailureFixture(t, redisstore.Options{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: 500 * time.Millisecond}, wait)
+	f := newFailureFixture(t, redisstore.IdempotencyOptions{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: 500 * time.Millisecond}, wait)
 	first := f.start(t, "full")
 	fillRedis(t, f.client)
 	close(f.proceed)
@@ -240,7 +240,7 @@ func TestOutcomeRefusedWhileRedisIsFull(t *testing.T) {
 // restart is lost for good: its retry runs again.
 func TestOutcomeRefusedWhileRedisRestarts(t *testing.T) {
 	const lease = 600 * time.Millisecond
-	f := newFailureFixture(t, redisstore.Options{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: 300 * time.Millisecond}, 300*time.Millisecond)
+	f := newFailureFixture(t, redisstore.IdempotencyOptions{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: 300 * time.Millisecond}, 300*time.Millisecond)
 	before := f.start(t, "before")
 	f.proceed <- struct{}{}
 	assert.Equal(t, 1.0, (<-before).value(t))
@@ -290,7 +290,7 @@ func TestRedisStallIsBounded(t *testing.T) {
 		sleep     = 3 * time.Second
 		bound     = 2*opTimeout + 700*time.Millisecond // the documented bound, and room for a busy machine
 	)
-	opts := redisstore.Options{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: opTimeout}
+	opts := redisstore.IdempotencyOptions{Lease: lease, PollInterval: 10 * time.Millisecond, OpTimeout: opTimeout}
 
 	t.Run("claim", func(t *testing.T) {
 		f := newFailureFixture(t, opts, 300*time.Millisecond)
@@ -350,7 +350,7 @@ func TestShutdownStopsWriteBehind(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
 	logs := &logRecorder{}
-	s := newStore(t, client, redisstore.Options{Lease: 300 * time.Millisecond, OpTimeout: 300 * time.Millisecond, Logger: slog.New(logs)})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: 300 * time.Millisecond, OpTimeout: 300 * time.Millisecond, Logger: slog.New(logs)})
 	_, c, err := s.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	fillRedis(t, client)
@@ -387,7 +387,7 @@ func TestStalledOpReturnsAtItsDeadline(t *testing.T) {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", honours), func(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: honours})
 			t.Cleanup(func() { client.Close() })
-			s := newStore(t, client, redisstore.Options{OpTimeout: 200 * time.Millisecond})
+			s := newStore(t, client, redisstore.IdempotencyOptions{OpTimeout: 200 * time.Millisecond})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a failure, not a hang
 			defer cancel()
 			woke := stall(t, 2*time.Second)
@@ -418,7 +418,7 @@ func TestScriptsSentTwice(t *testing.T) {
 	t.Cleanup(func() { client.Close() })
 	client.AddHook(twiceHook{})
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{})
+	s := newStore(t, client, redisstore.IdempotencyOptions{})
 
 	_, c, err := s.Claim(ctx, "claimed", "fp")
 	require.NoError(t, err)
@@ -462,7 +462,7 @@ func TestVanishedRecordIsMadeAgain(t *testing.T) {
 	ctx := context.Background()
 	const lease = 300 * time.Millisecond
 	logs := &logRecorder{}
-	s := newStore(t, client, redisstore.Options{Lease: lease, Logger: slog.New(logs)})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: lease, Logger: slog.New(logs)})
 	_, c, err := s.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	require.NoError(t, client.Del(ctx, onlyKey(t, client)).Err())

@@ -118,7 +118,7 @@ func serveChild(addr string) error {
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	prefix := os.Getenv(prefixEnv)
 	lease, _ := strconv.Atoi(os.Getenv(leaseEnv))
-	store := redisstore.New(client, &redisstore.Options{
+	store := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{
 		Prefix:       prefix,
 		Lease:        time.Duration(lease) * time.Millisecond,
 		PollInterval: 20 * time.Millisecond,

@@ -22,7 +22,7 @@ import (
 	"github.com/otcgo/otc"
 )
 
-// Defaults of [Options].
+// Defaults of [IdempotencyOptions].
 const (
 	// DefaultPrefix starts every key the store writes.
 	DefaultPrefix = "otc:idem:"
@@ -47,9 +47,9 @@ const (
 	writeBehindMax   = time.Second
 )
 
-// Options configures a [Store]. The zero value, and nil, give the
+// IdempotencyOptions configures a [IdempotencyStore]. The zero value, and nil, give the
 // defaults described on each field.
-type Options struct {
+type IdempotencyOptions struct {
 	// Prefix starts every key. Empty means DefaultPrefix. Servers that
 	// must not share records use different prefixes (or databases).
 	Prefix string
@@ -117,9 +117,9 @@ func newConn(client redis.UniversalClient, opTimeout time.Duration) *conn {
 	return c
 }
 
-// Store is an [otc.IdempotencyStore] in Redis. It is safe for concurrent
+// IdempotencyStore is an [otc.IdempotencyStore] in Redis. It is safe for concurrent
 // use.
-type Store struct {
+type IdempotencyStore struct {
 	*conn
 	prefix     string
 	ttl        time.Duration
@@ -139,15 +139,15 @@ type Store struct {
 	quitOnce sync.Once
 }
 
-var _ otc.IdempotencyStore = (*Store)(nil)
+var _ otc.IdempotencyStore = (*IdempotencyStore)(nil)
 
-// New returns a store that keeps its records through client. opts may be
+// NewIdempotencyStore returns a store that keeps its records through client. opts may be
 // nil.
-func New(client redis.UniversalClient, opts *Options) *Store {
+func NewIdempotencyStore(client redis.UniversalClient, opts *IdempotencyOptions) *IdempotencyStore {
 	if opts == nil {
-		opts = &Options{}
+		opts = &IdempotencyOptions{}
 	}
-	s := &Store{
+	s := &IdempotencyStore{
 		conn:       newConn(client, opts.OpTimeout),
 		prefix:     opts.Prefix,
 		ttl:        opts.TTL,
@@ -200,7 +200,7 @@ func honoursDeadlines(client redis.UniversalClient) bool {
 // dies. Calls still running keep their claims; a failed write of theirs
 // is not retried after Shutdown. Call it once the server has stopped
 // serving, and before closing the client.
-func (s *Store) Shutdown(ctx context.Context) error {
+func (s *IdempotencyStore) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutdown = true
 	s.mu.Unlock()
@@ -335,13 +335,13 @@ redis.call('DEL', KEYS[1])
 return 1`)
 )
 
-func (s *Store) redisKey(key string) string {
+func (s *IdempotencyStore) redisKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return s.prefix + hex.EncodeToString(sum[:])
 }
 
 // Claim implements [otc.IdempotencyStore].
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.IdempotencyRecord, otc.IdempotencyClaim, error) {
+func (s *IdempotencyStore) Claim(ctx context.Context, key, fingerprint string) (*otc.IdempotencyRecord, otc.IdempotencyClaim, error) {
 	var tok [tokenLen / 2]byte
 	_, _ = rand.Read(tok[:]) // crypto/rand.Read never fails
 	held := "R" + hex.EncodeToString(tok[:])
@@ -370,7 +370,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (*otc.Idempo
 // when it set rk. It is one command, SET NX GET (Redis 7.0 and later),
 // sent with the claims of concurrent calls; on an older Redis, one
 // script.
-func (s *Store) claimKey(ctx context.Context, rk, rec string) (string, error) {
+func (s *IdempotencyStore) claimKey(ctx context.Context, rk, rec string) (string, error) {
 	if !s.scriptedClaims.Load() {
 		octx, cancel := context.WithTimeoutCause(ctx, s.opTimeout, errTimeout)
 		defer cancel()
@@ -420,7 +420,7 @@ func parseRecord(v string) (*otc.IdempotencyRecord, error) {
 // Wait implements [otc.IdempotencyStore]: it polls, sooner at first,
 // until the key holds no call in flight. Each look has the deadline
 // Options.OpTimeout; one that fails ends the wait with its error.
-func (s *Store) Wait(ctx context.Context, key string) error {
+func (s *IdempotencyStore) Wait(ctx context.Context, key string) error {
 	rk := s.redisKey(key)
 	pause := min(5*time.Millisecond, s.poll)
 	t := time.NewTimer(pause)
@@ -454,7 +454,7 @@ func (s *Store) Wait(ctx context.Context, key string) error {
 // and, if Redis did not record its outcome, while the outcome is written
 // in the background.
 type claim struct {
-	store       *Store
+	store       *IdempotencyStore
 	key         string
 	held        string // "R" + token: the prefix of the record while we hold it
 	fingerprint string

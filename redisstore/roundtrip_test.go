@@ -77,13 +77,13 @@ func (cb *callBench) callID(tb testing.TB, id string) {
 
 // countedStore returns a store on the test's Redis whose client counts
 // its round trips.
-func countedStore(tb testing.TB) (*redisstore.Store, *roundTrips) {
+func countedStore(tb testing.TB) (*redisstore.IdempotencyStore, *roundTrips) {
 	addr := redistest.Need(tb, redisSrv, redisError)
 	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	tb.Cleanup(func() { client.Close() })
 	rt := &roundTrips{}
 	client.AddHook(rt)
-	return redisstore.New(client, &redisstore.Options{Prefix: "rt:" + tb.Name() + ":"}), rt
+	return redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: "rt:" + tb.Name() + ":"}), rt
 }
 
 // TestRoundTripsPerCall: a call with a new call id costs Redis two round
@@ -285,7 +285,7 @@ func TestClaimsBeforeRedis7(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { client.Close() })
 	client.AddHook(old6{})
-	s := redisstore.New(client, &redisstore.Options{Prefix: freshPrefix(t, client), Logger: slog.New(slog.DiscardHandler)})
+	s := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: freshPrefix(t, client), Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
 	rec, c, err := s.Claim(ctx, "alice/call-1", "fp")
 	require.NoError(t, err)

@@ -27,19 +27,19 @@ import (
 
 // newStore returns a store with a prefix of its own (see freshPrefix), so
 // that tests do not see each other's keys.
-func newStore(t *testing.T, client *redis.Client, opts redisstore.Options) *redisstore.Store {
+func newStore(t *testing.T, client *redis.Client, opts redisstore.IdempotencyOptions) *redisstore.IdempotencyStore {
 	t.Helper()
 	opts.Prefix = freshPrefix(t, client)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return redisstore.New(client, &opts)
+	return redisstore.NewIdempotencyStore(client, &opts)
 }
 
 func TestClaimCompleteReplay(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{})
+	s := newStore(t, client, redisstore.IdempotencyOptions{})
 
 	rec, c, err := s.Claim(ctx, "alice/call-1", "Tool@1.0.0 fp")
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestClaimCompleteReplay(t *testing.T) {
 
 func TestConcurrentClaimsOneWins(t *testing.T) {
 	client := needRedis(t)
-	s := newStore(t, client, redisstore.Options{})
+	s := newStore(t, client, redisstore.IdempotencyOptions{})
 	const n = 64
 	var wg sync.WaitGroup
 	claims := make(chan otc.IdempotencyClaim, n)
@@ -106,7 +106,7 @@ func TestConcurrentClaimsOneWins(t *testing.T) {
 func TestWaitWakes(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{PollInterval: 10 * time.Millisecond})
+	s := newStore(t, client, redisstore.IdempotencyOptions{PollInterval: 10 * time.Millisecond})
 	for _, end := range []string{"complete", "release"} {
 		t.Run(end, func(t *testing.T) {
 			_, c, err := s.Claim(ctx, end, "fp")
@@ -150,7 +150,7 @@ func TestWaitWakes(t *testing.T) {
 func TestLeaseRenewedWhileRunning(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{Lease: 300 * time.Millisecond})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: 300 * time.Millisecond})
 	_, c, err := s.Claim(ctx, "long", "fp")
 	require.NoError(t, err)
 	time.Sleep(time.Second) // more than three leases
@@ -169,7 +169,7 @@ func TestExpiredLeaseLetsAnotherRun(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
 	const lease = 200 * time.Millisecond
-	s := newStore(t, client, redisstore.Options{Lease: lease, PollInterval: 10 * time.Millisecond})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: lease, PollInterval: 10 * time.Millisecond})
 	_, c, err := s.Claim(ctx, "crash", "fp")
 	require.NoError(t, err)
 	redisstore.StopRenewing(c)
@@ -200,7 +200,7 @@ func TestLostLeaseWarnsOnce(t *testing.T) {
 	ctx := context.Background()
 	const lease = 150 * time.Millisecond
 	logs := &logRecorder{}
-	s := newStore(t, client, redisstore.Options{Lease: lease, Logger: slog.New(logs)})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: lease, Logger: slog.New(logs)})
 	_, c, err := s.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	require.NoError(t, client.Del(ctx, onlyKey(t, client)).Err()) // as the lapse of the lease would
@@ -226,7 +226,7 @@ func TestLostLeaseWarnsOnce(t *testing.T) {
 func TestShortDurationsRoundUp(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{Lease: time.Microsecond, TTL: time.Nanosecond})
+	s := newStore(t, client, redisstore.IdempotencyOptions{Lease: time.Microsecond, TTL: time.Nanosecond})
 	_, c, err := s.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	require.NotNil(t, c)
@@ -236,7 +236,7 @@ func TestShortDurationsRoundUp(t *testing.T) {
 func TestTTLAndLimits(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{TTL: 100 * time.Millisecond, MaxOutcomeBytes: 8})
+	s := newStore(t, client, redisstore.IdempotencyOptions{TTL: 100 * time.Millisecond, MaxOutcomeBytes: 8})
 
 	_, c, err := s.Claim(ctx, "ttl", "fp")
 	require.NoError(t, err)
@@ -264,8 +264,8 @@ func TestTTLAndLimits(t *testing.T) {
 func TestPrefixesAreSeparate(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	a := redisstore.New(client, &redisstore.Options{Prefix: "TestPrefixesAreSeparate:a:"})
-	b := redisstore.New(client, &redisstore.Options{Prefix: "TestPrefixesAreSeparate:b:"})
+	a := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: "TestPrefixesAreSeparate:a:"})
+	b := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: "TestPrefixesAreSeparate:b:"})
 	_, ca, err := a.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	_, cb, err := b.Claim(ctx, "k", "fp")
@@ -279,7 +279,7 @@ func TestPrefixesAreSeparate(t *testing.T) {
 func TestForeignValueIsAnError(t *testing.T) {
 	client := needRedis(t)
 	ctx := context.Background()
-	s := newStore(t, client, redisstore.Options{})
+	s := newStore(t, client, redisstore.IdempotencyOptions{})
 	_, c, err := s.Claim(ctx, "k", "fp")
 	require.NoError(t, err)
 	keys, err := client.Keys(ctx, "TestForeignValueIsAnError:*").Result()
@@ -388,7 +388,7 @@ func checkOneRun(t *testing.T, answers []answer, callID string, want float64) {
 
 func TestThroughTheHandler(t *testing.T) {
 	client := needRedis(t)
-	store := newStore(t, client, redisstore.Options{PollInterval: 10 * time.Millisecond})
+	store := newStore(t, client, redisstore.IdempotencyOptions{PollInterval: 10 * time.Millisecond})
 	counter := t.Name() + ":runs"
 	reg, err := newCountingRegistry(client, store, counter)
 	require.NoError(t, err)
@@ -421,7 +421,7 @@ func TestRedisDown(t *testing.T) {
 	require.NoError(t, ln.Close()) // nothing listens there now
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { client.Close() })
-	store := redisstore.New(client, &redisstore.Options{Logger: slog.New(slog.DiscardHandler)})
+	store := redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Logger: slog.New(slog.DiscardHandler)})
 
 	_, _, err = store.Claim(context.Background(), "k", "fp")
 	require.Error(t, err)

@@ -51,7 +51,7 @@ type TaskOptions struct {
 	// dropped. A message larger than MaxResultBytes is not kept. Zero or
 	// less means tasks.DefaultMaxHistory.
 	MaxHistory int
-	// OpTimeout is the deadline of each Redis operation, as for [Options].
+	// OpTimeout is the deadline of each Redis operation, as for [IdempotencyOptions].
 	// Zero or less means DefaultOpTimeout.
 	OpTimeout time.Duration
 }

@@ -75,8 +75,8 @@ func TestTokenSpentOnEveryReplica(t *testing.T) {
 	client := needRedis(t)
 	prefix := freshPrefix(t, client)
 	var ran atomic.Int64
-	a := newRefundReplica(t, redisstore.New(client, &redisstore.Options{Prefix: prefix}), &ran)
-	b := newRefundReplica(t, redisstore.New(client, &redisstore.Options{Prefix: prefix}), &ran)
+	a := newRefundReplica(t, redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: prefix}), &ran)
+	b := newRefundReplica(t, redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Prefix: prefix}), &ran)
 
 	status, body := sendToken(t, a, "https://issuer.test", "jti-1")
 	require.Equal(t, http.StatusOK, status, "%v", body)
@@ -111,7 +111,7 @@ func TestTokenWithRedisDown(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { client.Close() })
 	var ran atomic.Int64
-	base := newRefundReplica(t, redisstore.New(client, &redisstore.Options{Logger: slog.New(slog.DiscardHandler)}), &ran)
+	base := newRefundReplica(t, redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Logger: slog.New(slog.DiscardHandler)}), &ran)
 
 	status, body := sendToken(t, base, "https://issuer.test", "jti-down")
 	require.Equal(t, http.StatusOK, status, "%v", body)

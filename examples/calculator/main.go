@@ -545,7 +545,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		return err
 	}
 	store, storeName := sh.idem, sh.name
-	if rs, ok := store.(*redisstore.Store); ok {
+	if rs, ok := store.(*redisstore.IdempotencyStore); ok {
 		// Outcomes Redis has not recorded yet are written in the
 		// background; they get a few seconds once serving has stopped.
 		defer func() {

@@ -88,7 +88,7 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 		return shared{}, fmt.Errorf("%s: cannot reach %s: %w", name, where, err)
 	}
 	return shared{
-		idem:      redisstore.New(client, &redisstore.Options{Lease: lease}),
+		idem:      redisstore.NewIdempotencyStore(client, &redisstore.IdempotencyOptions{Lease: lease}),
 		tasks:     redisstore.NewTaskStore(client, &redisstore.TaskOptions{Lease: lease}),
 		stateKeys: keys,
 		rate:      redisstore.NewRateStore(client, nil),

@@ -13,7 +13,7 @@ import (
 func Example_idempotency() {
 	// docs:start memory-store
 	reg := otc.NewRegistry(&otc.RegistryOptions{
-		Idempotency: idempotency.NewMemoryStore(nil), // or redisstore.New(client, nil), shared by replicas
+		Idempotency: idempotency.NewMemoryStore(nil), // or redisstore.NewIdempotencyStore(client, nil), shared by replicas
 	})
 	// docs:end memory-store
 	var count atomic.Int64
