@@ -47,7 +47,7 @@ const (
 	writeBehindMax   = time.Second
 )
 
-// IdempotencyOptions configures a [IdempotencyStore]. The zero value, and nil, give the
+// IdempotencyOptions configures an [IdempotencyStore]. The zero value, and nil, give the
 // defaults described on each field.
 type IdempotencyOptions struct {
 	// Prefix starts every key. Empty means DefaultPrefix. Servers that
