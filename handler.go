@@ -132,8 +132,8 @@ func (h *Handler) SetReady(ready bool) { h.unavailable.Store(!ready) }
 // /health answers 503, so that a load balancer stops sending new calls,
 // and calls are still taken: those the balancer sends before its checks
 // notice are served rather than refused with an error it could not retry
-// elsewhere. [Serve] calls SetDraining(true) on the handlers in
-// [ServeOptions.Drain] when shutdown begins.
+// elsewhere. mount.Serve calls SetDraining(true) on the handlers in
+// its ServeOptions.Drain when shutdown begins.
 func (h *Handler) SetDraining(draining bool) { h.draining.Store(draining) }
 
 // ServeHTTP routes a request to one of the endpoints.

@@ -98,7 +98,7 @@
 //
 // # Shutting down
 //
-// [Serve] runs an http.Server until a context ends (a signal, with
+// mount.Serve (package github.com/otcgo/otc/mount) runs an http.Server until a context ends (a signal, with
 // signal.NotifyContext), then marks the handlers not ready so that GET
 // /health answers 503, closes the listener and lets the calls in flight
 // finish within a grace period.

@@ -17,6 +17,10 @@
 //
 // A server that wants other prefixes, or only some of the formats, mounts
 // the handlers itself, as [All] does: each handler's package says how.
+//
+// [Serve] then runs the server until a context ends (a signal), and shuts
+// it down as a load balancer expects: health checks fail first, the
+// listener closes, and the calls in flight finish within a grace period.
 package mount
 
 import (
@@ -76,7 +80,7 @@ type Options struct {
 }
 
 // Handlers are the handlers [All] mounted, for what a server does with
-// them afterwards: [otc.ServeOptions].Drain takes the OTC handler, so that
+// them afterwards: [mount.ServeOptions].Drain takes the OTC handler, so that
 // health checks fail while a shutdown drains.
 type Handlers struct {
 	OTC      *otc.Handler

@@ -121,6 +121,7 @@ import (
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/oauth"
 	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
@@ -626,10 +627,10 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	return otc.Serve(ctx, srv, ln, &otc.ServeOptions{
+	return mount.Serve(ctx, srv, ln, &mount.ServeOptions{
 		// The REST handler has no readiness switch; its calls are still
 		// taken during the drain delay, and /health is OTC's.
-		Drain:       []otc.Drainable{otcHandler},
+		Drain:       []mount.Drainable{otcHandler},
 		DrainDelay:  cfg.drainDelay,
 		GracePeriod: gracePeriod,
 		Logger:      logger,

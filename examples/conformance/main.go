@@ -29,6 +29,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
 )
 
 func main() {
@@ -56,7 +57,7 @@ func run(ctx context.Context, addr string, logger *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "otc-conformance", Version: "1.0.0", Logger: logger, Prompts: askingPrompts()}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return otc.Serve(ctx, srv, ln, &otc.ServeOptions{GracePeriod: 5 * time.Second, Logger: logger})
+	return mount.Serve(ctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Logger: logger})
 }
 
 // none is the input of a tool without parameters.

@@ -43,7 +43,7 @@ func Example_mount() {
 	// docs:start mount
 	mux := http.NewServeMux()
 	h := mount.All(mux, reg, &mount.Options{Authenticator: a}) // a guards every format
-	// h.OTC, h.MCP, h.REST, h.Registry: the handlers, e.g. for otc.ServeOptions.Drain
+	// h.OTC, h.MCP, h.REST, h.Registry: the handlers, e.g. for mount.ServeOptions.Drain
 	// docs:end mount
 
 	_ = h

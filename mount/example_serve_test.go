@@ -1,4 +1,4 @@
-package otc_test
+package mount_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mount"
 )
 
 // Serve tools until SIGINT or SIGTERM, then shut down gracefully: /health
@@ -20,7 +21,12 @@ import (
 func ExampleServe() {
 	reg := otc.NewRegistry(nil)
 	err := otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
-		func(ctx context.Context, in exampleAddInput) (float64, error) { return in.A + in.B, nil })
+		func(ctx context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=The first number to add."`
+			B float64 `json:"b" jsonschema:"description=The second number to add."`
+		}) (float64, error) {
+			return in.A + in.B, nil
+		})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,8 +49,8 @@ func ExampleServe() {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	err = otc.Serve(ctx, srv, ln, &otc.ServeOptions{
-		Drain:       []otc.Drainable{h},
+	err = mount.Serve(ctx, srv, ln, &mount.ServeOptions{
+		Drain:       []mount.Drainable{h},
 		DrainDelay:  10 * time.Second,
 		GracePeriod: 30 * time.Second,
 	})

@@ -1,4 +1,4 @@
-package otc
+package mount
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 const DefaultGracePeriod = 30 * time.Second
 
 // Drainable is what [Serve] marks not ready when shutdown begins. A
-// [*Handler] is one: once SetReady(false) is called, its GET /health
+// [*otc.Handler] is one: once SetReady(false) is called, its GET /health
 // answers 503 and it refuses new calls. A Drainable that also has a
-// SetDraining(bool) method, as [*Handler] does, is told SetDraining(true)
+// SetDraining(bool) method, as [*otc.Handler] does, is told SetDraining(true)
 // instead: its health checks fail while it still takes calls.
 type Drainable interface {
 	SetReady(ready bool)
@@ -36,7 +36,7 @@ type drainer interface {
 type ServeOptions struct {
 	// Drain lists the handlers to mark as going away as soon as shutdown
 	// begins, so that health checks see 503 while requests already running
-	// finish: SetDraining(true) for those that have it, as a [*Handler]
+	// finish: SetDraining(true) for those that have it, as a [*otc.Handler]
 	// does, which goes on taking the calls a load balancer sends before it
 	// notices; SetReady(false), which refuses them, for the others. Nil
 	// entries are skipped. Nil means none.
@@ -92,10 +92,10 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 	// An options struct rather than more parameters: every field has a
 	// useful zero value, and most callers set one or two.
 	if srv == nil {
-		return errors.New("otc: Serve: the *http.Server is nil")
+		return errors.New("mount: Serve: the *http.Server is nil")
 	}
 	if ln == nil {
-		return errors.New("otc: Serve: the listener is nil; pass the one net.Listen returned")
+		return errors.New("mount: Serve: the listener is nil; pass the one net.Listen returned")
 	}
 	var o ServeOptions
 	if opts != nil {
@@ -119,7 +119,7 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
-		serveErr = fmt.Errorf("otc: Serve: serving stopped: %w", err)
+		serveErr = fmt.Errorf("mount: Serve: serving stopped: %w", err)
 	case <-ctx.Done():
 	}
 
@@ -151,7 +151,7 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 			if errors.Is(err, http.ErrServerClosed) {
 				return nil
 			}
-			serveErr = fmt.Errorf("otc: Serve: serving stopped: %w", err)
+			serveErr = fmt.Errorf("mount: Serve: serving stopped: %w", err)
 			logger.Error("otc: serving stopped during the drain delay", "error", err)
 		}
 	}
@@ -166,7 +166,7 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 		// has returned, or is about to: ErrServerClosed, unless the
 		// listener failed just before Shutdown closed it.
 		if e := <-served; !errors.Is(e, http.ErrServerClosed) {
-			serveErr = fmt.Errorf("otc: Serve: serving stopped: %w", e)
+			serveErr = fmt.Errorf("mount: Serve: serving stopped: %w", e)
 		}
 	}
 	switch {
@@ -174,10 +174,10 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, opts *ServeOp
 		_ = srv.Close() // its error is the listener's, already reported by Shutdown
 		logger.Error("otc: requests still running after the grace period were cut off", "grace_period", grace)
 		return errors.Join(serveErr, fmt.Errorf(
-			"otc: Serve: requests still running %v after the listener closed were cut off; raise ServeOptions.GracePeriod if they need longer: %w",
+			"mount: Serve: requests still running %v after the listener closed were cut off; raise ServeOptions.GracePeriod if they need longer: %w",
 			grace, err))
 	case err != nil:
-		return errors.Join(serveErr, fmt.Errorf("otc: Serve: closing the listener: %w", err))
+		return errors.Join(serveErr, fmt.Errorf("mount: Serve: closing the listener: %w", err))
 	}
 	if serveErr == nil {
 		logger.Info("otc: shut down cleanly")

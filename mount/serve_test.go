@@ -1,4 +1,4 @@
-package otc_test
+package mount_test
 
 // Tests of Serve over real TCP connections. Events are ordered with
 // channels: handlers say when a request has arrived and wait for the test
@@ -24,6 +24,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/mount"
 )
 
 // serveGuard bounds every wait, so that a broken Serve fails the test
@@ -155,9 +156,9 @@ func serveGet(url string) <-chan serveResponse {
 
 // runServe runs otc.Serve in the background and returns its result on the
 // channel.
-func runServe(ctx context.Context, srv *http.Server, ln net.Listener, opts *otc.ServeOptions) <-chan error {
+func runServe(ctx context.Context, srv *http.Server, ln net.Listener, opts *mount.ServeOptions) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- otc.Serve(ctx, srv, ln, opts) }()
+	go func() { done <- mount.Serve(ctx, srv, ln, opts) }()
 	return done
 }
 
@@ -169,7 +170,7 @@ func serveLogger(logs *testkit.SyncBuffer) *slog.Logger {
 
 // drainSignal is a Drainable that passes SetReady on and then reports it.
 type drainSignal struct {
-	next otc.Drainable
+	next mount.Drainable
 	set  chan bool
 }
 
@@ -205,7 +206,7 @@ func TestServe_FinishesInFlightRequests(t *testing.T) {
 	var logs testkit.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{Logger: serveLogger(&logs)})
+	done := runServe(ctx, &http.Server{Handler: h}, ln, &mount.ServeOptions{Logger: serveLogger(&logs)})
 
 	slow := serveGet(ln.url() + "/slow")
 	serveRecv(t, h.started, "the slow request to start")
@@ -226,7 +227,7 @@ func TestServe_FinishesInFlightRequests(t *testing.T) {
 	assert.NoError(t, serveRecv(t, done, "Serve to return"))
 	assert.Contains(t, logs.String(), `msg="otc: shutting down"`)
 	assert.Contains(t, logs.String(), `msg="otc: shut down cleanly"`)
-	assert.Contains(t, logs.String(), "grace_period="+otc.DefaultGracePeriod.String(), "zero GracePeriod means the default")
+	assert.Contains(t, logs.String(), "grace_period="+mount.DefaultGracePeriod.String(), "zero GracePeriod means the default")
 }
 
 // TestServe_DrainDelay: during the drain delay, the handler answers /health
@@ -243,8 +244,8 @@ func TestServe_DrainDelay(t *testing.T) {
 	srv := &http.Server{Handler: handler}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := runServe(ctx, srv, ln, &otc.ServeOptions{
-		Drain: []otc.Drainable{nil, drained}, // nil entries are skipped
+	done := runServe(ctx, srv, ln, &mount.ServeOptions{
+		Drain: []mount.Drainable{nil, drained}, // nil entries are skipped
 		// Longer than the test: it ends when the test closes srv.
 		DrainDelay: time.Hour,
 		Logger:     slog.New(slog.DiscardHandler),
@@ -293,7 +294,7 @@ func TestServe_GracePeriodRunsOut(t *testing.T) {
 	defer cancel()
 	// The request is never released, so it outlives any grace period;
 	// a short one only keeps the test quick.
-	done := runServe(ctx, &http.Server{Handler: h}, ln, &otc.ServeOptions{GracePeriod: 50 * time.Millisecond, Logger: serveLogger(&logs)})
+	done := runServe(ctx, &http.Server{Handler: h}, ln, &mount.ServeOptions{GracePeriod: 50 * time.Millisecond, Logger: serveLogger(&logs)})
 
 	slow := serveGet(ln.url() + "/slow")
 	serveRecv(t, h.started, "the slow request to start")
@@ -321,8 +322,8 @@ func TestServe_ListenerFails(t *testing.T) {
 	h := newServeSlow()
 	drained := &drainSignal{next: otc.NewHandler(otc.NewRegistry(nil), nil), set: make(chan bool, 1)}
 	var logs testkit.SyncBuffer
-	done := runServe(t.Context(), &http.Server{Handler: h}, ln, &otc.ServeOptions{
-		Drain:      []otc.Drainable{drained},
+	done := runServe(t.Context(), &http.Server{Handler: h}, ln, &mount.ServeOptions{
+		Drain:      []mount.Drainable{drained},
 		DrainDelay: time.Hour, // skipped: nothing is accepted any more
 		Logger:     serveLogger(&logs),
 	})
@@ -342,7 +343,7 @@ func TestServe_ListenerFails(t *testing.T) {
 	err := serveRecv(t, done, "Serve to return")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errBroken)
-	assert.Contains(t, err.Error(), "otc: Serve: serving stopped: the listener is broken")
+	assert.Contains(t, err.Error(), "mount: Serve: serving stopped: the listener is broken")
 	assert.Contains(t, logs.String(), "level=ERROR")
 	assert.Contains(t, logs.String(), "the listener is broken")
 }
@@ -370,7 +371,7 @@ func TestServe_ContextAlreadyDone(t *testing.T) {
 	ln := newServeListener(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	assert.NoError(t, serveRecv(t, runServe(ctx, &http.Server{}, ln, &otc.ServeOptions{Logger: slog.New(slog.DiscardHandler)}), "Serve to return"))
+	assert.NoError(t, serveRecv(t, runServe(ctx, &http.Server{}, ln, &mount.ServeOptions{Logger: slog.New(slog.DiscardHandler)}), "Serve to return"))
 	serveRecv(t, ln.closed, "the listener to close")
 }
 
@@ -383,14 +384,20 @@ func TestServe_Misuse(t *testing.T) {
 		ln   net.Listener
 		want string
 	}{
-		{"nil_server", nil, ln, "otc: Serve: the *http.Server is nil"},
-		{"nil_listener", &http.Server{}, nil, "otc: Serve: the listener is nil; pass the one net.Listen returned"},
+		{"nil_server", nil, ln, "mount: Serve: the *http.Server is nil"},
+		{"nil_listener", &http.Server{}, nil, "mount: Serve: the listener is nil; pass the one net.Listen returned"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := otc.Serve(t.Context(), tc.srv, tc.ln, nil)
+			err := mount.Serve(t.Context(), tc.srv, tc.ln, nil)
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
+}
+
+// exampleAddInput is Calculator.Add's input.
+type exampleAddInput struct {
+	A float64 `json:"a" jsonschema:"description=The first number to add."`
+	B float64 `json:"b" jsonschema:"description=The second number to add."`
 }
