@@ -31,7 +31,7 @@ var wireFormats = []string{"rest", "registryview", "mcp", "a2a"}
 // authenticators, the OAuth resource server, the task storage, the rate
 // limits and caller itself, which says who a caller is for everything
 // that keeps or counts things per caller.
-var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller", "idempotency"}
+var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller", "idempotency", "calllog"}
 
 // The packages a wire format may import beside the root and internal/:
 // the storage that the wire formats with tasks share (MCP and A2A), and

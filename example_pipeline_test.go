@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -41,28 +39,6 @@ func ExampleMiddleware() {
 	// Calculator.Add invalid_input
 	// Calculator.Mul not_found
 	// otc: Doorbells are paused
-}
-
-// One record per call. The time and duration are left out here only to
-// keep the output stable.
-func ExampleLogCalls() {
-	stable := func(groups []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey || a.Key == "duration_ms" {
-			return slog.Attr{}
-		}
-		return a
-	}
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: stable}))
-	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
-	_ = otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
-		func(ctx context.Context, in exampleAddInput) (float64, error) { return in.A + in.B, nil })
-
-	_, _ = reg.Call(context.Background(), &otc.CallRequest{
-		ToolID: "Calculator.Add", CallID: "call-1", Protocol: otc.ProtocolOTC,
-		Input: json.RawMessage(`{"a":1,"b":2}`),
-	})
-	// Output:
-	// {"level":"INFO","msg":"tool call","tool_id":"Calculator.Add@1.0.0","call_id":"call-1","protocol":"otc","outcome":"success"}
 }
 
 // A tool with a timeout and a cap on concurrent calls.

@@ -19,6 +19,7 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/calllog"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -248,8 +249,8 @@ func BenchmarkCallPipeline(b *testing.B) {
 	passthrough := func(next otc.CallFunc) otc.CallFunc {
 		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) { return next(ctx, c) }
 	}
-	logging := otc.LogCalls(slog.New(acceptHandler{}), nil)
-	loggingJSON := otc.LogCalls(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
+	logging := calllog.New(slog.New(acceptHandler{}), nil)
+	loggingJSON := calllog.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
 	for _, v := range []struct {
 		name string
 		mw   []otc.Middleware

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/calllog"
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/rest"
 )
@@ -612,7 +613,7 @@ func TestIdempotencyLoggedAndObserved(t *testing.T) {
 	reg := otc.NewRegistry(&otc.RegistryOptions{
 		Logger:      slog.New(slog.DiscardHandler),
 		Idempotency: idempotency.NewMemoryStore(nil),
-		Middleware: []otc.Middleware{otc.LogCalls(logger, nil), func(next otc.CallFunc) otc.CallFunc {
+		Middleware: []otc.Middleware{calllog.New(logger, nil), func(next otc.CallFunc) otc.CallFunc {
 			return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
 				res, err := next(ctx, c)
 				outcomes = append(outcomes, otc.OutcomeOf(res, err))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/calllog"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/rest"
 )
@@ -395,12 +396,12 @@ func TestOutcomeCanceled(t *testing.T) {
 	}
 }
 
-// TestCallLogRecord checks the record LogCalls writes, and that no secret,
+// TestCallLogRecord checks the record calllog.New writes, and that no secret,
 // credential or input value reaches it unless inputs are logged.
 func TestCallLogRecord(t *testing.T) {
 	var buf testkit.SyncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
-	f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
+	f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{calllog.New(logger, nil)}})
 
 	a := f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-1", `{"s":"`+pipeInputAB+`"}`))
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
@@ -439,7 +440,7 @@ func TestCallLogRecord(t *testing.T) {
 	t.Run("log_input", func(t *testing.T) {
 		var buf testkit.SyncBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, &otc.CallLogOptions{LogInput: true, Level: slog.LevelDebug})}})
+		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{calllog.New(logger, &calllog.Options{LogInput: true, Level: slog.LevelDebug})}})
 		a := f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-4", `{"s":5}`))
 		require.Equal(t, http.StatusUnprocessableEntity, a.status, "%s", a.body)
 		records := logRecords(t, &buf)
@@ -452,7 +453,7 @@ func TestCallLogRecord(t *testing.T) {
 	t.Run("disabled_level", func(t *testing.T) {
 		var buf testkit.SyncBuffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
+		f := newPipeFixture(t, otc.RegistryOptions{Middleware: []otc.Middleware{calllog.New(logger, nil)}})
 		f.send(t, "/otc/tools/call", otcCall("Pipe.Echo", "log-5", `{"s":"x"}`))
 		f.send(t, "/otc/tools/call", otcCall("Pipe.Fail", "log-6", `{"panic":true}`))
 		records := logRecords(t, &buf)

@@ -57,7 +57,7 @@
 // the result, the call context (secrets, tokens, user id) or error
 // messages, which can quote the input: the conventions' opt-in
 // gen_ai.tool.call.arguments and gen_ai.tool.call.result are not
-// implemented. Use [otc.LogCalls] with LogInput when you want those.
+// implemented. Use [calllog.New] with LogInput when you want those.
 //
 // The span's context is passed down the chain, so later middleware and the
 // tool function see it: trace.SpanFromContext(ctx) in a tool returns it,

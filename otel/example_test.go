@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/calllog"
 	otelotc "github.com/otcgo/otc/otel"
 	"github.com/otcgo/otc/rest"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -27,7 +28,7 @@ func ExampleMiddleware() {
 	}
 	reg := otc.NewRegistry(&otc.RegistryOptions{
 		// First, so that its span covers the calls other middleware refuses.
-		Middleware: []otc.Middleware{tracing, otc.LogCalls(nil, nil)},
+		Middleware: []otc.Middleware{tracing, calllog.New(nil, nil)},
 	})
 	// docs:end middleware
 	type addInput struct {

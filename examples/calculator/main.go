@@ -120,6 +120,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/calllog"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/oauth"
@@ -247,7 +248,7 @@ func recordRun(ctx context.Context) error {
 func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scoped bool, mw ...otc.Middleware) (*otc.Registry, error) {
 	opts := &otc.RegistryOptions{Logger: logger, Idempotency: store}
 	if callLog != nil {
-		opts.Middleware = []otc.Middleware{otc.LogCalls(callLog, nil)}
+		opts.Middleware = []otc.Middleware{calllog.New(callLog, nil)}
 	}
 	opts.Middleware = append(opts.Middleware, mw...)
 	reg := otc.NewRegistry(opts)

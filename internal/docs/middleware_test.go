@@ -11,6 +11,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/calllog"
 )
 
 // tenantKey is the context key under which the quota middleware leaves
@@ -45,8 +46,8 @@ func Example_middleware() {
 	// docs:start registry
 	reg := otc.NewRegistry(&otc.RegistryOptions{
 		Middleware: []otc.Middleware{
-			otc.LogCalls(logger, nil), // first: the outermost, sees every outcome
-			tenantQuota,               // may refuse
+			calllog.New(logger, nil), // first: the outermost, sees every outcome
+			tenantQuota,              // may refuse
 		},
 	})
 	// docs:end registry
@@ -80,7 +81,7 @@ func Example_logCalls() {
 			return a
 		},
 	}))
-	reg := calculator(&otc.RegistryOptions{Middleware: []otc.Middleware{otc.LogCalls(logger, nil)}})
+	reg := calculator(&otc.RegistryOptions{Middleware: []otc.Middleware{calllog.New(logger, nil)}})
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ci": "ci-key-for-the-example"})
 	if err != nil {
 		panic(err)

@@ -1,18 +1,23 @@
-package otc
+// Package calllog writes one structured record per tool call, a registry
+// middleware (otc.RegistryOptions.Middleware):
+//
+//	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{calllog.New(logger, nil)}})
+package calllog
 
 import (
 	"context"
 	"log/slog"
 	"time"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
-// CallLogOptions configures [LogCalls]. The zero value, and nil, give the
+// Options configures [New]. The zero value, and nil, give the
 // defaults described on each field.
-type CallLogOptions struct {
+type Options struct {
 	// Level is the level of each record. Calls whose function panicked or
-	// returned a value that cannot be encoded (OutcomeFault) are logged at
+	// returned a value that cannot be encoded (otc.OutcomeFault) are logged at
 	// slog.LevelError whatever it says. The zero value is slog.LevelInfo.
 	Level slog.Level
 
@@ -23,7 +28,7 @@ type CallLogOptions struct {
 	LogInput bool
 }
 
-// LogCalls returns middleware that writes one structured record per call
+// New returns middleware that writes one structured record per call
 // to logger, after the call, whatever its outcome:
 //
 //	tool_id      the resolved tool ("Toolkit.Tool@x.y.z"), or the tool
@@ -32,30 +37,30 @@ type CallLogOptions struct {
 //	call_id      the call id
 //	trace_id     the caller's trace id, when it sent one
 //	protocol     the wire format: "otc", "http" or "mcp"
-//	caller       the name of the caller's [Identity], when the server
+//	caller       the name of the caller's [otc.Identity], when the server
 //	             authenticates: an API key's name or a JWT's subject,
 //	             never a credential
-//	outcome      the class of the outcome ([Outcome])
+//	outcome      the class of the outcome ([otc.Outcome])
 //	duration_ms  the time the call took below this middleware, in
 //	             milliseconds
 //	replayed     true when the call was answered with the outcome an
 //	             earlier call with its call id recorded, without running
-//	             (see [RegistryOptions.Idempotency]); absent otherwise
+//	             (see [otc.RegistryOptions.Idempotency]); absent otherwise
 //
 // The record's message is "tool call". Secrets, tokens and input values
-// never appear, unless [CallLogOptions.LogInput] is set. Put LogCalls
-// first in [RegistryOptions.Middleware] to log calls that other
+// never appear, unless [Options.LogInput] is set. Put it
+// first in [otc.RegistryOptions.Middleware] to log calls that other
 // middleware refuses. A nil logger means slog.Default().
-func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
+func New(logger *slog.Logger, opts *Options) otc.Middleware {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	var o CallLogOptions
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	return func(next CallFunc) CallFunc {
-		return func(ctx context.Context, c *Call) (CallResult, error) {
+	return func(next otc.CallFunc) otc.CallFunc {
+		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
 			if !logger.Enabled(ctx, o.Level) && !logger.Enabled(ctx, slog.LevelError) {
 				return next(ctx, c)
 			}
@@ -64,9 +69,9 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			end := time.Now()
 			elapsed := end.Sub(start)
 
-			outcome := OutcomeOf(res, err)
+			outcome := otc.OutcomeOf(res, err)
 			level := o.Level
-			if outcome == OutcomeFault {
+			if outcome == otc.OutcomeFault {
 				level = slog.LevelError
 			}
 			if !logger.Enabled(ctx, level) {
@@ -76,7 +81,7 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 			if c.Tool != nil {
 				tool = c.Tool.ID
 			} else {
-				tool = wire.Truncate(tool, MaxIDLength)
+				tool = wire.Truncate(tool, otc.MaxIDLength)
 			}
 			var buf [10]slog.Attr
 			attrs := append(buf[:0],
@@ -115,7 +120,7 @@ func LogCalls(logger *slog.Logger, opts *CallLogOptions) Middleware {
 }
 
 // outcomeMessage is the message of a failed call, or "".
-func outcomeMessage(res CallResult, err error) string {
+func outcomeMessage(res otc.CallResult, err error) string {
 	switch {
 	case err != nil:
 		return err.Error()
