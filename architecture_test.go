@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -199,7 +200,12 @@ func TestArchitecture(t *testing.T) {
 // something that belongs in one.
 const maxRootLines = 8000
 
-// TestRootSize counts the lines of the root package's non-test Go files.
+// maxRootEntries bounds the root package's exported API, in go doc -short
+// entries.
+const maxRootEntries = 110
+
+// TestRootSize counts the lines of the root package's non-test Go files,
+// and the entries of its exported API.
 func TestRootSize(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -215,4 +221,12 @@ func TestRootSize(t *testing.T) {
 	}
 	require.Greater(t, lines, 1000, "the root package was read")
 	assert.LessOrEqual(t, lines, maxRootLines, "the root package has %d lines of non-test Go; move what a tool author does not need into a package of its own", lines)
+
+	// The exported API, as go doc -short lists it: one line per name (a
+	// constant or variable group is one).
+	out, err := exec.Command("go", "doc", "-short", ".").Output()
+	require.NoError(t, err, "go doc -short .")
+	entries := strings.Count(strings.TrimSpace(string(out)), "\n") + 1
+	require.Greater(t, entries, 50, "go doc listed the root package")
+	assert.LessOrEqual(t, entries, maxRootEntries, "the root package exports %d go doc -short entries; a tool author needs registering, calling, the context accessors and asking: move the rest into a package of its own", entries)
 }

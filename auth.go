@@ -44,11 +44,15 @@ func (f AuthenticatorFunc) Authenticate(r *http.Request) (*Identity, error) { re
 // carried no credentials of the kind an authenticator looks for.
 var ErrNoCredentials = errors.New("otc: no credentials")
 
-// API key header names, the current one first: the header in which a
-// client sends an API key (see auth.NewAPIKeyAuth).
+// HTTP headers of the protocol. HeaderAPIKey (and HeaderLegacyAPIKey, the
+// older name) is the header in which a client sends an API key (see
+// auth.NewAPIKeyAuth); HeaderReplayed, "Idempotent-Replayed: true", marks
+// the answer of the OTC handler and the REST view to a call whose outcome
+// was replayed from the idempotency store rather than run.
 const (
 	HeaderAPIKey       = "OXP-API-Key"
 	HeaderLegacyAPIKey = "OTC-API-Key"
+	HeaderReplayed     = "Idempotent-Replayed"
 )
 
 // MethodCapability is the [Identity.Method] of a caller that proved itself

@@ -116,11 +116,6 @@ var (
 	ErrCallIDReused = errors.New("otc: call_id reused for a different call")
 )
 
-// HeaderReplayed is the response header, "Idempotent-Replayed: true", with
-// which the OTC handler and the REST view mark the answer to a call whose
-// outcome was replayed from the idempotency store rather than run.
-const HeaderReplayed = "Idempotent-Replayed"
-
 // keyAndFingerprint returns the store key of a call and its fingerprint,
 // made in one allocation.
 //
@@ -480,4 +475,10 @@ const (
 	// DefaultMaxOutcomeBytes is the largest outcome a store records: 1
 	// MiB. A call whose result is larger is not deduplicated.
 	DefaultMaxOutcomeBytes = 1 << 20
+	// DefaultIdempotencyWait is the default of
+	// [RegistryOptions.IdempotencyWait]: ten seconds, longer than most
+	// calls take, and short enough that, with a Redis store's operation
+	// deadlines, a duplicate is answered within fifteen seconds even while
+	// Redis stalls.
+	DefaultIdempotencyWait = 10 * time.Second
 )

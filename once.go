@@ -28,11 +28,6 @@ import (
 // oldest records when full, and a caller able to fill it could then
 // replay a token.
 
-// ReasonTokenReplayed is the [Error.Reason] of a call refused because its
-// execution-bound token was already used (401): see
-// [Policy.RequiresExecution].
-const ReasonTokenReplayed = "token_replayed"
-
 // Limits of the token ledger.
 const (
 	// maxTokenIDBytes bounds a jti: it becomes a key of the record.

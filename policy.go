@@ -142,6 +142,8 @@ type Policy struct {
 }
 
 // The reasons of refusals by a tool's [Policy], in [Error.Reason].
+// ReasonTokenReplayed refuses a call whose execution-bound token was
+// already used (401): see [Policy.RequiresExecution].
 const (
 	ReasonMissingToken             = "missing_token"
 	ReasonInvalidToken             = "invalid_token"
@@ -152,6 +154,7 @@ const (
 	ReasonBlastRadiusExceeded      = "blast_radius_exceeded"
 	ReasonExecBindingInvalid       = "exec_binding_invalid"
 	ReasonInsufficientScope        = "insufficient_scope"
+	ReasonTokenReplayed            = "token_replayed"
 )
 
 // needsToken reports whether the policy asks for a capability token.

@@ -117,12 +117,6 @@ type RegistryOptions struct {
 	IdempotencyWait time.Duration
 }
 
-// DefaultIdempotencyWait is the default of
-// [RegistryOptions.IdempotencyWait]: ten seconds, longer than most calls
-// take, and short enough that, with a Redis store's operation deadlines,
-// a duplicate is answered within fifteen seconds even while Redis stalls.
-const DefaultIdempotencyWait = 10 * time.Second
-
 // DefaultBusyRetryAfter is the default of [RegistryOptions.BusyRetryAfter]:
 // one second, a pause in which a few short calls finish, and about what an
 // agent takes to decide anew.
