@@ -256,6 +256,12 @@ type CallRequest struct {
 	doc *jsonparse.Document
 
 	admitted func() error // runs once the call is admitted (callin.SetAdmitted)
+
+	// resolved says that tool and resolveErr hold the resolution of the
+	// tool the request names (callin.Resolve), which Call then uses.
+	resolved   bool
+	tool       *registeredTool
+	resolveErr error
 }
 
 func init() {
@@ -264,6 +270,15 @@ func init() {
 		r.doc, r.root = doc, node
 	}
 	callin.SetAdmitted = func(req any, admitted func() error) { req.(*CallRequest).admitted = admitted }
+	callin.Resolve = func(reg, req any) (uint8, time.Duration, bool) {
+		q := req.(*CallRequest)
+		q.tool, q.resolveErr = reg.(*Registry).resolveRequest(q)
+		q.resolved = true
+		if q.resolveErr != nil {
+			return 0, 0, false
+		}
+		return uint8(q.tool.def.Tasks), q.tool.def.AskBeforeTask, true
+	}
 }
 
 // LogValue hides the secrets and tokens of the call context, which
@@ -359,14 +374,23 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	if named == "" && req.ToolName != "" {
 		named = req.ToolName
 	}
-	if err == nil {
-		if req.ToolID == "" && req.ToolName != "" {
-			t, err = r.resolveNameFor(req.ToolName, req.Protocol)
-		} else {
-			t, err = r.resolveFor(req.ToolID, req.Protocol)
-		}
+	switch {
+	case err != nil:
+	case req.resolved: // by the wire format, once (callin.Resolve)
+		t, err = req.tool, req.resolveErr
+	default:
+		t, err = r.resolveRequest(req)
 	}
 	return r.serve(ctx, req, named, t, err)
+}
+
+// resolveRequest resolves the tool req names: by its ToolName, or its
+// ToolID, for its Protocol.
+func (r *Registry) resolveRequest(req *CallRequest) (*registeredTool, error) {
+	if req.ToolID == "" && req.ToolName != "" {
+		return r.resolveNameFor(req.ToolName, req.Protocol)
+	}
+	return r.resolveFor(req.ToolID, req.Protocol)
 }
 
 // serve runs a call whose tool an adapter has resolved (t), or failed to

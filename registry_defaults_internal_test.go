@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,36 @@ func TestDefaultsCheckedAtRegistration(t *testing.T) {
 	res, err := r.Call(context.Background(), &CallRequest{ToolID: "Types.Probe", Input: json.RawMessage(`{"v":{}}`)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `"{1m30s}"`, string(res.Value))
+}
+
+// TestCallUsesTheResolution: a call whose tool a wire format resolved
+// (callin.Resolve, for its task support) runs that resolution: the
+// registry does not resolve it again, even when a newer version is
+// registered in between.
+func TestCallUsesTheResolution(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(nil)
+	version := func(v string) {
+		require.NoError(t, Register(reg, Tool{ID: "Job.Run", Version: v, Description: "Says its version.", Tasks: TasksOptional},
+			func(context.Context, struct{}) (string, error) { return v, nil }))
+	}
+	version("1.0.0")
+	req := &CallRequest{ToolName: "Job_Run", Protocol: ProtocolA2A}
+	tasks, _, ok := callin.Resolve(reg, req)
+	require.True(t, ok)
+	assert.Equal(t, TasksOptional, TaskSupport(tasks))
+	version("2.0.0")
+	res, err := reg.Call(context.Background(), req)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"1.0.0"`, string(res.Value), "the call ran the version resolved")
+	res, err = reg.Call(context.Background(), &CallRequest{ToolName: "Job_Run", Protocol: ProtocolA2A})
+	require.NoError(t, err)
+	assert.JSONEq(t, `"2.0.0"`, string(res.Value), "a call not resolved before resolves itself")
+
+	_, _, ok = callin.Resolve(reg, &CallRequest{ToolName: "Nope", Protocol: ProtocolA2A})
+	assert.False(t, ok)
+	unknown := &CallRequest{ToolName: "Nope", Protocol: ProtocolA2A}
+	callin.Resolve(reg, unknown)
+	_, err = reg.Call(context.Background(), unknown)
+	assert.ErrorIs(t, err, ErrToolNotFound, "the resolution's error answers the call")
 }

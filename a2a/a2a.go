@@ -105,8 +105,8 @@ type Handler struct {
 	runner  *taskrun.Runner
 	schemes map[string]json.RawMessage // the card's securitySchemes
 	push    *pusher                    // nil without push notifications
-	// taskTools caches whether any tool may run as a task (anyTasks).
-	taskTools atomic.Pointer[taskTools]
+	// textTool caches the text tool's parameter (textParam).
+	textTool atomic.Pointer[textTool]
 }
 
 var _ http.Handler = (*Handler)(nil)

@@ -165,8 +165,28 @@ func (h *Handler) answer(r *http.Request, d dialect, m *incoming, body []byte, s
 
 // textParam is the name of the text tool's one string parameter, or why
 // it has none: the tool is not registered (wrapping otc.ErrToolNotFound),
-// or it has no string parameter, or several.
+// or it has no string parameter, or several. It is found once per
+// revision of the registry.
 func (h *Handler) textParam() (string, error) {
+	rev := h.reg.Revision()
+	if c := h.textTool.Load(); c != nil && c.revision == rev {
+		return c.param, c.err
+	}
+	param, err := h.findTextParam()
+	h.textTool.Store(&textTool{revision: rev, param: param, err: err})
+	return param, err
+}
+
+// textTool is the text tool's parameter (or why it has none) in a
+// revision of the registry.
+type textTool struct {
+	revision uint64
+	param    string
+	err      error
+}
+
+// findTextParam looks textParam's answer up.
+func (h *Handler) findTextParam() (string, error) {
 	var def *otc.ToolDefinition
 	var err error
 	if strings.Contains(h.opts.TextTool, ".") {
@@ -327,47 +347,14 @@ func invalidParams(field, problem string) *rpcError {
 }
 
 // taskSupport is whether the tool a call names may run as a task;
-// TasksForbidden when it names none.
+// TasksForbidden when it names none. The tool is resolved here, once: the
+// call goes on with this resolution (callin.Resolve).
 func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
-	if !h.anyTasks() {
+	tasks, _, ok := callin.Resolve(h.reg, req)
+	if !ok {
 		return otc.TasksForbidden
 	}
-	var def *otc.ToolDefinition
-	var err error
-	if req.ToolID != "" {
-		def, err = h.reg.Lookup(req.ToolID, otc.ProtocolA2A)
-	} else {
-		def, err = h.reg.LookupName(req.ToolName, otc.ProtocolA2A)
-	}
-	if err != nil {
-		return otc.TasksForbidden
-	}
-	return def.Tasks
-}
-
-// taskTools says, for a revision of the registry, whether any of its
-// tools may run as a task.
-type taskTools struct {
-	revision uint64
-	any      bool
-}
-
-// anyTasks reports whether any tool of the registry may run as a task:
-// when none may, a call need not look its tool up twice.
-func (h *Handler) anyTasks() bool {
-	rev := h.reg.Revision()
-	if c := h.taskTools.Load(); c != nil && c.revision == rev {
-		return c.any
-	}
-	c := &taskTools{revision: rev}
-	for _, d := range h.reg.Tools() {
-		if d.Tasks != otc.TasksForbidden {
-			c.any = true
-			break
-		}
-	}
-	h.taskTools.Store(c)
-	return c.any
+	return otc.TaskSupport(tasks)
 }
 
 // replyBuf holds the message that answers a call within its message,

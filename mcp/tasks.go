@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
@@ -107,21 +107,12 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	if !x.modern {
 		return nil, nil, false // before 2026-07-28 there are no tasks: the registry refuses a required one
 	}
-	l := s.lists.get(s.reg)
-	if l.tasks == nil {
-		return nil, nil, false
-	}
 	m := x.msg
-	support, ok := l.tasks[m.name]
-	var window time.Duration // read only for a call that may become a task
-	if !ok && strings.Contains(m.name, "@") {
-		if def, err := s.reg.LookupName(m.name, otc.ProtocolMCP); err == nil {
-			support, window = def.Tasks, def.AskBeforeTask
-		}
-	} else if ok {
-		window = l.askFirst[m.name]
-	}
-	if support == otc.TasksForbidden {
+	// The tool is resolved here, once: the call goes on with this
+	// resolution (callin.Resolve).
+	tasks, window, ok := callin.Resolve(s.reg, req)
+	support := otc.TaskSupport(tasks)
+	if !ok || support == otc.TasksForbidden {
 		return nil, nil, false
 	}
 	if m.caps.has&capTasks == 0 {

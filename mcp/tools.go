@@ -30,13 +30,6 @@ type listing struct {
 	// them, as 2025-06-18 (which has no icons) lists it.
 	iconless map[string][]byte
 	headers  map[string][]headerParam
-	// tasks holds the task support of the listed tools whose calls may
-	// run as tasks; nil when there are none, so that a plain call skips
-	// the look.
-	tasks map[string]otc.TaskSupport
-	// askFirst holds the [otc.Tool.AskBeforeTask] of the listed tools
-	// that have one (compose.go); nil when none has.
-	askFirst map[string]time.Duration
 }
 
 // headerParam is a parameter whose value a 2026-07-28 client mirrors into
@@ -94,18 +87,6 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 		}
 		if hp := headerParams(d.InputSchema.Parameters); hp != nil {
 			l.headers[name] = hp
-		}
-		if d.Tasks != otc.TasksForbidden {
-			if l.tasks == nil {
-				l.tasks = map[string]otc.TaskSupport{}
-			}
-			l.tasks[name] = d.Tasks
-		}
-		if d.AskBeforeTask > 0 {
-			if l.askFirst == nil {
-				l.askFirst = map[string]time.Duration{}
-			}
-			l.askFirst[name] = d.AskBeforeTask
 		}
 	}
 	return l

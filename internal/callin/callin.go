@@ -29,6 +29,16 @@ var SpendOnce func(ctx context.Context, reg any, key, callID string, until time.
 // from then on, so that a call refused earlier leaves none behind.
 var SetAdmitted func(req any, admitted func() error)
 
+// Resolve resolves the tool req names (its ToolID or ToolName, for its
+// Protocol) in reg, and keeps the resolution in req, so that reg's Call
+// of req does not resolve it again: a wire format that must know a
+// tool's task support before the call (MCP, A2A) resolves it once per
+// call. It returns the tool's otc.TaskSupport (as its uint8) and its
+// AskBeforeTask window; ok is false when the tool does not resolve (the
+// call then answers why). reg is an *otc.Registry, req an
+// *otc.CallRequest.
+var Resolve func(reg, req any) (tasks uint8, window time.Duration, ok bool)
+
 // CheckAnswer checks an answer against its question as both travel (the
 // question's method and params) with the checks the root package makes of
 // answers, and returns what is wrong with it, or "".
