@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // generation is how one generation of the protocol serves a tools/call,
@@ -14,9 +16,17 @@ import (
 // the tool asked or lacked a capability. server.call picks one per
 // request; each generation is one implementation.
 type generation interface {
+	// metaLogLevel reads the log level a call's _meta asks for (zero for
+	// none), or the error that refuses a level that is not MCP's; it is
+	// checked whether or not the transport can send logs, so that the
+	// same request is refused the same way everywhere.
+	metaLogLevel(m *message) (slog.Level, *rpcError)
 	// notifications sets up the call's notifier n; metaLevel is the log
 	// level the request's _meta asked for, if it did.
 	notifications(s *server, c callSite, n *callNotifier, metaLevel slog.Level)
+	// tasks reports whether a call may run as a task (the tasks
+	// extension is 2026-07-28's).
+	tasks() bool
 	// prepare readies the call's state, and its asker, for a call whose
 	// context is state: it returns the context the call runs in, or the
 	// error that refuses the request.
@@ -26,6 +36,17 @@ type generation interface {
 	finish(s *server, c callSite, state *callState, res otc.CallResult) (b []byte, e *rpcError, ok bool)
 	// meta is the _meta every result carries, without braces.
 	meta(s *server) []byte
+	// listExtra is what a list result adds after its list (nil for
+	// nothing), and resultExtra what any other result adds after its
+	// fields: its _meta and result type, each with its leading comma.
+	listExtra(s *server) []byte
+	resultExtra(s *server) []byte
+	// preparePrompt readies a prompts/get whose prompt is subject, as
+	// prepare does a call: the context it is rendered in, or the error
+	// that refuses it. promptFailed answers a prompt whose Get failed
+	// with err, as finish does a call (ok false: as any failure).
+	preparePrompt(s *server, ctx context.Context, state *callState, m *message, subject string) (context.Context, *rpcError)
+	promptFailed(s *server, ctx context.Context, state *callState, m *message, subject string, err error) (b []byte, e *rpcError, ok bool)
 
 	// checkHTTP checks the headers of a request over HTTP, whose
 	// MCP-Protocol-Version header is hv, against its body m; it returns
@@ -74,6 +95,10 @@ func generationOf(x *exchange) generation {
 // stream (ask.go), and the errors of a request answered 200.
 type sessions struct{}
 
+func (sessions) metaLogLevel(*message) (slog.Level, *rpcError) { return 0, nil }
+
+func (sessions) tasks() bool { return false }
+
 func (sessions) notifications(s *server, c callSite, n *callNotifier, _ slog.Level) {
 	if !c.out {
 		return
@@ -104,6 +129,17 @@ func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResu
 
 func (sessions) meta(*server) []byte { return nil }
 
+func (sessions) listExtra(*server) []byte   { return nil }
+func (sessions) resultExtra(*server) []byte { return nil }
+
+func (sessions) preparePrompt(_ *server, ctx context.Context, _ *callState, _ *message, _ string) (context.Context, *rpcError) {
+	return ctx, nil
+}
+
+func (sessions) promptFailed(*server, context.Context, *callState, *message, string, error) ([]byte, *rpcError, bool) {
+	return nil, nil, false
+}
+
 // checkHTTP checks nothing: this generation's headers carry no copy of
 // the body (an unsupported MCP-Protocol-Version is refused before).
 func (sessions) checkHTTP(*Handler, *http.Request, *message, string) *rpcError { return nil }
@@ -121,6 +157,19 @@ func (sessions) httpStatus(e *rpcError) int {
 // asked in input_required rounds (rounds.go), and the server's info in
 // every result's _meta.
 type rounds struct{}
+
+func (rounds) metaLogLevel(m *message) (slog.Level, *rpcError) {
+	if m.metaLogLevel == "" {
+		return 0, nil
+	}
+	l, ok := parseLevel(m.metaLogLevel)
+	if !ok {
+		return 0, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", wire.Truncate(m.metaLogLevel, 32))
+	}
+	return l, nil
+}
+
+func (rounds) tasks() bool { return true }
 
 func (rounds) notifications(_ *server, c callSite, n *callNotifier, metaLevel slog.Level) {
 	if c.out && c.msg.metaLogLevel != "" {
@@ -151,6 +200,27 @@ func (rounds) finish(s *server, c callSite, state *callState, res otc.CallResult
 }
 
 func (rounds) meta(s *server) []byte { return s.infoMeta }
+
+func (rounds) listExtra(s *server) []byte { return s.listExtra }
+
+func (rounds) resultExtra(s *server) []byte {
+	return slices.Concat([]byte(`,"_meta":{`), s.infoMeta, []byte("}"+callExtra))
+}
+
+func (rounds) preparePrompt(s *server, ctx context.Context, state *callState, m *message, subject string) (context.Context, *rpcError) {
+	state.caps = m.caps
+	ctx = otc.WithAsker(ctx, roundAsker{state})
+	if m.roundTrip {
+		if e := s.resume(ctx, state, m, subject); e != nil {
+			return nil, e
+		}
+	}
+	return ctx, nil
+}
+
+func (rounds) promptFailed(s *server, ctx context.Context, state *callState, m *message, subject string, err error) ([]byte, *rpcError, bool) {
+	return s.finishAsking(ctx, state, m, subject, err)
+}
 
 func (rounds) checkHTTP(h *Handler, r *http.Request, m *message, hv string) *rpcError {
 	return h.checkHeaders(r, m, hv)

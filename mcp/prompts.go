@@ -100,7 +100,7 @@ func (s *server) servePrompts(ctx context.Context, x *exchange) (b []byte, e *rp
 	}
 	switch x.msg.method {
 	case "prompts/list":
-		return s.listPrompts(x.modern), nil, true
+		return s.listPrompts(generationOf(x).listExtra(s)), nil, true
 	case "prompts/get":
 		b, e = s.getPrompt(ctx, x)
 		return b, e, true
@@ -108,12 +108,10 @@ func (s *server) servePrompts(ctx context.Context, x *exchange) (b []byte, e *rp
 	return nil, nil, false
 }
 
-// listPrompts answers prompts/list.
-func (s *server) listPrompts(modern bool) []byte {
+// listPrompts answers prompts/list, with the generation's extra.
+func (s *server) listPrompts(extra []byte) []byte {
 	b := append([]byte(`{"prompts":`), s.prompts.list...)
-	if modern {
-		b = append(b, s.listExtra...)
-	}
+	b = append(b, extra...)
 	return append(b, '}')
 }
 
@@ -137,22 +135,16 @@ func (s *server) getPrompt(ctx context.Context, x *exchange) ([]byte, *rpcError)
 	}
 	state := &callState{request: x.request}
 	subject := "prompt:" + p.Name
-	if x.modern {
-		state.caps = m.caps
-		ctx = otc.WithAsker(ctx, roundAsker{state})
-		if m.roundTrip {
-			if e := s.resume(ctx, state, m, subject); e != nil {
-				return nil, e
-			}
-		}
+	gen := generationOf(x)
+	ctx, e := gen.preparePrompt(s, ctx, state, m, subject)
+	if e != nil {
+		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
 	res, err := p.Get(ctx, args)
 	if err != nil {
-		if x.modern {
-			if b, e, ok := s.finishAsking(ctx, state, m, subject, err); ok {
-				return b, e
-			}
+		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
+			return b, e
 		}
 		var mce *MissingCapabilityError
 		if errors.As(err, &mce) {
@@ -172,8 +164,8 @@ func (s *server) getPrompt(ctx context.Context, x *exchange) ([]byte, *rpcError)
 	if err != nil {
 		return nil, &rpcError{Code: codeInternalError, Message: "The prompt could not be rendered: " + err.Error()}
 	}
-	if x.modern {
-		b = slices.Concat(b[:len(b)-1], []byte(`,"_meta":{`), s.infoMeta, []byte("}"+callExtra+"}"))
+	if extra := gen.resultExtra(s); extra != nil {
+		b = slices.Concat(b[:len(b)-1], extra, []byte("}"))
 	}
 	return b, nil
 }

@@ -236,7 +236,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "server/discover":
 			return s.discover, nil
 		case "tools/list":
-			return s.list(ctx, m, Version20260728)
+			return s.list(ctx, m, Version20260728, rounds{}.listExtra(s))
 		case "tools/call":
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -245,7 +245,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
 			return b, e
 		}
-		if r := s.emptyList(m.method, true); r != nil {
+		if r := s.emptyList(m.method, rounds{}.listExtra(s)); r != nil {
 			return r, nil
 		}
 		return nil, methodNotFound(m.method)
@@ -265,14 +265,14 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		return []byte("{}"), nil
 	case "tools/list":
-		return s.list(ctx, m, x.version)
+		return s.list(ctx, m, x.version, sessions{}.listExtra(s))
 	case "tools/call":
 		return s.call(ctx, x)
 	}
 	if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
 		return b, e
 	}
-	if r := s.emptyList(m.method, false); r != nil {
+	if r := s.emptyList(m.method, nil); r != nil {
 		return r, nil
 	}
 	return nil, methodNotFound(m.method)
@@ -289,15 +289,13 @@ var emptyLists = map[string]string{
 // tools server has none of, with empty lists, so that a client that lists
 // everything (and a 2026-07-28 cache) gets an answer rather than an
 // error. It returns nil for any other method.
-func (s *server) emptyList(method string, modern bool) []byte {
+func (s *server) emptyList(method string, extra []byte) []byte {
 	key, ok := emptyLists[method]
 	if !ok {
 		return nil
 	}
 	b := []byte(`{"` + key + `":[]`)
-	if modern {
-		b = append(b, s.listExtra...)
-	}
+	b = append(b, extra...)
 	return append(b, '}')
 }
 
@@ -312,8 +310,9 @@ func (s *server) negotiate(requested string) string {
 }
 
 // list answers tools/list in a protocol version ("" when unknown), with
-// the tools the caller may see ([otc.Registry.Visibility]).
-func (s *server) list(ctx context.Context, m *message, version string) ([]byte, *rpcError) {
+// the tools the caller may see ([otc.Registry.Visibility]) and the
+// generation's extra.
+func (s *server) list(ctx context.Context, m *message, version string, extra []byte) ([]byte, *rpcError) {
 	l := s.lists.get(s.reg)
 	names := l.names
 	if v := s.reg.Visibility(otc.CallerIdentity(ctx), otc.ProtocolMCP); v.Key() != "" {
@@ -323,7 +322,7 @@ func (s *server) list(ctx context.Context, m *message, version string) ([]byte, 
 			names = l.visibleNames(v)
 		}
 	}
-	return l.page(names, m.cursor, m.hasCursor, s.pageSize, version, s.listExtra)
+	return l.page(names, m.cursor, m.hasCursor, s.pageSize, version, extra)
 }
 
 // call answers tools/call through the registry's pipeline.
@@ -352,15 +351,9 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta[%q] must be the OTC context object {\"secrets\": [{\"id\", \"value\"}], \"authorization\": [{\"id\", \"token\"}], \"user_id\"}: %v", MetaContext, err)
 		}
 	}
-	// The level is checked whether or not the transport can send logs, so
-	// that the same request is refused the same way everywhere.
-	var metaLevel slog.Level
-	if x.modern && m.metaLogLevel != "" {
-		l, ok := parseLevel(m.metaLogLevel)
-		if !ok {
-			return nil, newError(codeInvalidParams, "Invalid params: _meta log level %q is not an MCP log level", wire.Truncate(m.metaLogLevel, 32))
-		}
-		metaLevel = l
+	metaLevel, e := generationOf(x).metaLogLevel(m)
+	if e != nil {
+		return nil, e
 	}
 	if r, e, done := s.startTask(ctx, x, req); done {
 		return r, e
@@ -406,7 +399,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	bp := responsePool.Get().(*[]byte)
 	out := append(appendID(append((*bp)[:0], responseHead...), m.id), responseResult...)
 	head := len(out)
-	out, e := appendCallResult(out, res, err, info)
+	out, e = appendCallResult(out, res, err, info)
 	if e != nil {
 		responsePool.Put(bp)
 		return nil, e

@@ -207,7 +207,6 @@ func (l *listing) visibleNames(v otc.Visibility) []string {
 // listing's, or those a caller sees), in protocol version, or in the
 // latest of the initialize era when version is "".
 func (l *listing) page(names []string, cursor string, hasCursor bool, size int, version string, extra []byte) ([]byte, *rpcError) {
-	modern := version == Version20260728
 	tool := func(name string) []byte {
 		if version == Version20250618 {
 			if b, ok := l.iconless[name]; ok {
@@ -249,9 +248,7 @@ func (l *listing) page(names []string, cursor string, hasCursor bool, size int, 
 		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(names[end-1]))...)
 		b = append(b, '"')
 	}
-	if modern {
-		b = append(b, extra...)
-	}
+	b = append(b, extra...)
 	return append(b, '}'), nil
 }
 
