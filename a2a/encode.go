@@ -99,27 +99,26 @@ func appendTask(dst []byte, t *task) []byte {
 	dst = wire.AppendString(dst, t.ContextID)
 	dst = append(dst, `,"status":`...)
 	dst = appendStatus(dst, t.Status)
-	if len(t.Artifacts) > 0 {
-		dst = append(dst, `,"artifacts":[`...)
-		for i, a := range t.Artifacts {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendArtifact(dst, a)
-		}
-		dst = append(dst, ']')
-	}
-	if len(t.History) > 0 {
-		dst = append(dst, `,"history":[`...)
-		for i, m := range t.History {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendMessage(dst, m)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendMember(dst, `,"artifacts":`, t.Artifacts, appendArtifact)
+	dst = appendMember(dst, `,"history":`, t.History, appendMessage)
 	return append(dst, '}')
+}
+
+// appendMember appends member (its comma, name and colon) and the array
+// of items, each as appendItem writes it; nothing for no items.
+func appendMember[T any](dst []byte, member string, items []T, appendItem func([]byte, T) []byte) []byte {
+	if len(items) == 0 {
+		return dst
+	}
+	dst = append(dst, member...)
+	dst = append(dst, '[')
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendItem(dst, it)
+	}
+	return append(dst, ']')
 }
 
 // appendStatus appends a TaskStatus.
