@@ -257,11 +257,10 @@ type CallRequest struct {
 
 	admitted func() error // runs once the call is admitted (callin.SetAdmitted)
 
-	// resolved says that tool and resolveErr hold the resolution of the
-	// tool the request names (callin.Resolve), which Call then uses.
-	resolved   bool
-	tool       *registeredTool
-	resolveErr error
+	// tool, when set, is the tool the request names, resolved by the wire
+	// format (callin.Resolve), which Call then runs. (A resolution that
+	// failed is not kept: Call resolves again, and answers why.)
+	tool *registeredTool
 }
 
 func init() {
@@ -272,12 +271,12 @@ func init() {
 	callin.SetAdmitted = func(req any, admitted func() error) { req.(*CallRequest).admitted = admitted }
 	callin.Resolve = func(reg, req any) (uint8, time.Duration, bool) {
 		q := req.(*CallRequest)
-		q.tool, q.resolveErr = reg.(*Registry).resolveRequest(q)
-		q.resolved = true
-		if q.resolveErr != nil {
+		t, err := reg.(*Registry).resolveRequest(q)
+		if err != nil {
 			return 0, 0, false
 		}
-		return uint8(q.tool.def.Tasks), q.tool.def.AskBeforeTask, true
+		q.tool = t
+		return uint8(t.def.Tasks), t.def.AskBeforeTask, true
 	}
 }
 
@@ -376,8 +375,8 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	}
 	switch {
 	case err != nil:
-	case req.resolved: // by the wire format, once (callin.Resolve)
-		t, err = req.tool, req.resolveErr
+	case req.tool != nil: // by the wire format, once (callin.Resolve)
+		t = req.tool
 	default:
 		t, err = r.resolveRequest(req)
 	}
