@@ -154,7 +154,7 @@ func serveGet(url string) <-chan serveResponse {
 	return out
 }
 
-// runServe runs otc.Serve in the background and returns its result on the
+// runServe runs mount.Serve in the background and returns its result on the
 // channel.
 func runServe(ctx context.Context, srv *http.Server, ln net.Listener, opts *mount.ServeOptions) <-chan error {
 	done := make(chan error, 1)
