@@ -330,7 +330,7 @@ func (r *Registry) dedupe(ctx context.Context, c *Call, doc *jsonparse.Document,
 		case claim != nil:
 			return CallResult{}, claim, nil
 		case rec == nil:
-			return r.storeFailure(ctx, c, errors.New("Claim returned neither a claim nor a record")), nil, nil
+			return r.storeFailure(ctx, c, errors.New("the idempotency store's Claim returned neither a claim nor a record")), nil, nil
 		case rec.Fingerprint != fp:
 			return CallResult{}, nil, callIDReused(c, fingerprintTool(rec.Fingerprint))
 		case rec.Done:

@@ -158,7 +158,7 @@ func (l sharedLedger) spend(ctx context.Context, key, holder string, _ time.Time
 	case err != nil:
 		return false, err
 	case claim == nil && rec == nil:
-		return false, errors.New("Claim returned neither a claim nor a record")
+		return false, errors.New("the idempotency store's Claim returned neither a claim nor a record")
 	case claim == nil:
 		return holder != "" && rec.Fingerprint == fingerprint, nil
 	}
