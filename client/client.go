@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,14 +213,27 @@ func (c *Client) Call(ctx context.Context, toolID string, input any, opts *CallO
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := c.callOnce(ctx, toolID, body.bytes)
-		var te *otc.ToolError
-		if err == nil || c.retry == nil || !errors.As(err, &te) || !te.CanRetry || attempt >= c.retry.maxAttempts() {
+		after, again := retryAfterOf(err)
+		if !again || c.retry == nil || attempt >= c.retry.maxAttempts() {
 			return res, err
 		}
-		if werr := sleep(ctx, c.retry.wait(attempt, te.RetryAfter)); werr != nil {
+		if werr := sleep(ctx, c.retry.wait(attempt, after)); werr != nil {
 			return res, fmt.Errorf("%w; not retried: %w", err, werr)
 		}
 	}
+}
+
+// retryAfterOf reports whether a call that failed with err may succeed if
+// sent again, and how long its server asked to wait (zero for no word): a
+// tool error that can be retried, a rate limit, a busy server.
+func retryAfterOf(err error) (time.Duration, bool) {
+	if te, ok := errors.AsType[*otc.ToolError](err); ok {
+		return te.RetryAfter, te.CanRetry
+	}
+	if e, ok := errors.AsType[*otc.Error](err); ok && retryable(e.Code) {
+		return e.RetryAfter, true
+	}
+	return 0, false
 }
 
 // CallAs calls a tool like [Client.Call] and decodes its value into Out:
@@ -374,6 +388,8 @@ type response struct {
 	status      int
 	contentType string
 	body        []byte
+	// retryAfter is the Retry-After header's wait, zero when it has none.
+	retryAfter time.Duration
 }
 
 // do sends a request and reads the whole response body, within the limit.
@@ -411,7 +427,8 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
-	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data}
+	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
+		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now())}
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
@@ -436,6 +453,10 @@ func (r *response) failure() error {
 		code = otc.CodeInvalidInput
 	case http.StatusForbidden:
 		code = otc.CodeForbidden
+	case http.StatusTooManyRequests:
+		code = otc.CodeRateLimited
+	case http.StatusServiceUnavailable:
+		code = otc.CodeUnavailable
 	default:
 		return r.unexpected(nil)
 	}
@@ -446,10 +467,11 @@ func (r *response) failure() error {
 		MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
 		Reason              string                   `json:"reason"`
 		RequiredScopes      []string                 `json:"required_scopes"`
+		RetryAfterMS        int64                    `json:"retry_after_ms"`
 	}
 	err := json.Unmarshal(r.body, &body)
 	if err == nil && body.Message != "" {
-		return r.withStatus(&otc.Error{
+		e := &otc.Error{
 			Code:                code,
 			Message:             body.Message,
 			DeveloperMessage:    body.DeveloperMessage,
@@ -457,17 +479,59 @@ func (r *response) failure() error {
 			MissingRequirements: body.MissingRequirements,
 			Reason:              body.Reason,
 			RequiredScopes:      body.RequiredScopes,
-		})
+		}
+		if retryable(code) {
+			e.RetryAfter = max(r.retryAfter, time.Duration(max(body.RetryAfterMS, 0))*time.Millisecond)
+		}
+		return r.withStatus(e)
 	}
-	if code == otc.CodeUnauthenticated || code == otc.CodeTooLarge {
-		// A proxy's answer, most likely: keep the class, and say what came.
+	if code != otc.CodeServerError && code != otc.CodeInvalidInput && code != otc.CodeForbidden &&
+		(code != otc.CodeUnavailable || r.retryAfter > 0) {
+		// A proxy's answer, most likely (an authenticating proxy, a body
+		// limit, a gateway's rate limit, or a load balancer with no
+		// server up that says when to come back): keep the class, and
+		// say what came. A bare 503 page says nothing to act on.
 		dev := fmt.Sprintf("the body is not the protocol's JSON (Content-Type %q); it starts %q", r.contentType, r.body[:min(len(r.body), maxQuoted)])
-		return r.withStatus(&otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: dev})
+		e := &otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: dev}
+		if retryable(code) {
+			e.RetryAfter = r.retryAfter
+		}
+		return r.withStatus(e)
 	}
 	if err == nil {
 		err = errors.New(`the error body has no "message"`)
 	}
 	return r.unexpected(err)
+}
+
+// retryable reports whether a refusal of class code may pass if the call
+// is sent again later: a rate limit, or a server too busy or going away.
+func retryable(code otc.Code) bool {
+	return code == otc.CodeRateLimited || code == otc.CodeUnavailable
+}
+
+// maxRetryAfter bounds the wait a Retry-After header may ask for, so that
+// a hostile value cannot overflow; a RetryPolicy's MaxWait bounds it again.
+const maxRetryAfter = 24 * time.Hour
+
+// parseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number
+// of seconds, or an HTTP date, which now turns into a wait. Anything else,
+// or nothing, is no wait.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return min(time.Duration(min(secs, int64(maxRetryAfter/time.Second)))*time.Second, maxRetryAfter)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter)
+	}
+	return 0
 }
 
 // withStatus wraps e with the request and the status, which its message

@@ -290,7 +290,7 @@ func ExampleModelText() {
 		RetryAfter:              500 * time.Millisecond,
 	})
 	fmt.Printf("%v\n%s\n", ok, text)
-	text, _ = client.ModelText(json.RawMessage(`"express to FR: 25.00 EUR"`), nil)
+	text, _ = client.ModelText(&client.Result{Value: json.RawMessage(`"express to FR: 25.00 EUR"`)}, nil)
 	fmt.Println(text)
 	// Output:
 	// true

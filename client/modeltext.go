@@ -19,25 +19,29 @@ import (
 //     (AdditionalPromptContent) and whether and when to try again;
 //   - invalid input: each parameter with what is wrong with it, and to
 //     correct them and call again;
+//   - a rate limit or a busy server: its message, and when to try again;
 //   - another refusal of the call ([*otc.Error]): its message.
 //
-// value and err are what [Client.Call] returned (the Result's Value). ok is
+// res and err are what [Client.Call] returned (res may be nil). ok is
 // false for any other failure (the server could not be reached, or its
 // answer was not the protocol's), which is the agent's to handle, not the
 // model's; text is then empty.
-func ModelText(value json.RawMessage, err error) (text string, ok bool) {
+func ModelText(res *Result, err error) (text string, ok bool) {
 	if err == nil {
-		if len(value) == 0 || string(value) == "null" {
+		if res == nil || len(res.Value) == 0 || string(res.Value) == "null" {
 			return "", true
 		}
-		return modeltext.Value(value), true
+		return modeltext.Value(res.Value), true
 	}
 	if te, is := errors.AsType[*otc.ToolError](err); is {
 		return modeltext.ToolError(te.Message, te.AdditionalPromptContent, te.CanRetry, te.RetryAfter), true
 	}
 	if e, is := errors.AsType[*otc.Error](err); is {
-		if e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0 {
+		switch {
+		case e.Code == otc.CodeInvalidInput && len(e.ParameterErrors) > 0:
 			return modeltext.InvalidArguments(e.ParameterErrors), true
+		case retryable(e.Code):
+			return modeltext.ToolError(e.Message, "", true, e.RetryAfter), true
 		}
 		return e.Message, true
 	}
@@ -53,12 +57,8 @@ func (c *Client) CallText(ctx context.Context, toolID string, args json.RawMessa
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	var value json.RawMessage
 	res, err := c.Call(ctx, toolID, args, nil)
-	if err == nil {
-		value = res.Value
-	}
-	text, ok := ModelText(value, err)
+	text, ok := ModelText(res, err)
 	if !ok {
 		return "", err
 	}

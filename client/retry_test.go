@@ -209,9 +209,10 @@ func TestRetry_MaxAttempts(t *testing.T) {
 	}
 }
 
-// TestRetry_NeverRetried: only a tool error with can_retry true is
-// retried. A refused call, an unexpected response and a transport failure
-// (after which the tool may or may not have run) are not.
+// TestRetry_NeverRetried: only a tool error with can_retry true, a rate
+// limit and a busy server (TestBusyServerRetried) are retried. Another
+// refused call, an unexpected response and a transport failure (after
+// which the tool may or may not have run) are not.
 func TestRetry_NeverRetried(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -225,7 +226,6 @@ func TestRetry_NeverRetried(t *testing.T) {
 		{"too_large_413", fixed(413, `{"message":"Too large"}`), "refused"},
 		{"validation_422", fixed(422, `{"message":"Some input parameters are invalid","parameter_errors":{"b":"Must be a number"}}`), "refused"},
 		{"html_502", fixed(502, `<html>Bad Gateway</html>`), "response"},
-		{"json_503", fixed(503, `{"message":"draining"}`), "response"},
 		{"truncated_200", fixed(200, `{"result":{"success":tr`), "response"},
 		{"connection_dropped", drop, "other"},
 	} {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
@@ -630,8 +631,16 @@ func (e *cli) fail(cmd string, err error) int {
 				fmt.Fprintln(e.stderr, "  missing user id: add --user-id ID")
 			}
 		}
-		if se.Code == otc.CodeInvalidInput {
+		switch se.Code {
+		case otc.CodeInvalidInput:
 			return exitBadInput
+		case otc.CodeRateLimited, otc.CodeUnavailable:
+			if se.RetryAfter > 0 {
+				fmt.Fprintf(e.stderr, "  try again after %s\n", se.RetryAfter.Round(time.Millisecond))
+			} else {
+				fmt.Fprintln(e.stderr, "  try again later")
+			}
+			return exitBusy
 		}
 		return exitRefused
 	case errors.As(err, &re):

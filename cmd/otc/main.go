@@ -20,6 +20,9 @@ const (
 	// exitInput: the tool asked something otc could not answer (a
 	// question for its user without a terminal, or with --json).
 	exitInput = 6
+	// exitBusy: the server refused the call for now (a rate limit, a
+	// server too busy or going away); it says when to try again.
+	exitBusy = 7
 	// exitInterrupted: Ctrl-C ended the command (after tasks/cancel for
 	// otc call --task).
 	exitInterrupted = 130
@@ -225,5 +228,6 @@ Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,
   3 the server refused the call, 4 transport failure or not the protocol,
   5 otc check found a failure, 6 the tool asked a question otc could not
-  put to its user, 130 interrupted (Ctrl-C)
+  put to its user, 7 the server refused the call for now (rate limited,
+  busy: try again later), 130 interrupted (Ctrl-C)
 `

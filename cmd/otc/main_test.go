@@ -344,3 +344,19 @@ func TestSpinner(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Empty(t, errOut.String(), "no spinner for a quick call")
 }
+
+// TestCallRateLimited: a call the server refuses for now (429 with
+// Retry-After) exits 7, saying when to try again.
+func TestCallRateLimited(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "42")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"message":"Rate limit exceeded: try again later"}`))
+	}))
+	t.Cleanup(srv.Close)
+	code, _, errOut := otcRun(t, srv.URL, "", nil, "call", "URL", "Calculator.Add", "a=1", "b=2")
+	assert.Equal(t, exitBusy, code)
+	assert.Contains(t, errOut, "Rate limit exceeded")
+	assert.Contains(t, errOut, "try again after 42s")
+}

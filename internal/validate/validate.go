@@ -743,10 +743,10 @@ func (c *checker) string(s *Schema, i int32) {
 	if s.minLength >= 0 || s.maxLength >= 0 {
 		n := utf8.RuneCount(str)
 		if s.minLength >= 0 && n < s.minLength {
-			c.fail(fmt.Sprintf("Must be at least %d characters long", s.minLength))
+			c.fail(fmt.Sprintf("Must be at least %s long", plural(s.minLength, "character")))
 		}
 		if s.maxLength >= 0 && n > s.maxLength {
-			c.fail(fmt.Sprintf("Must be at most %d characters long", s.maxLength))
+			c.fail(fmt.Sprintf("Must be at most %s long", plural(s.maxLength, "character")))
 		}
 	}
 	if s.pattern != nil && !s.pattern.match(str) {
@@ -767,10 +767,10 @@ func (c *checker) string(s *Schema, i int32) {
 func (c *checker) array(s *Schema, i int32) {
 	n := int(c.doc.Nodes[i].Count)
 	if s.minItems >= 0 && n < s.minItems {
-		c.fail(fmt.Sprintf("Must have at least %d items", s.minItems))
+		c.fail(fmt.Sprintf("Must have at least %s", plural(s.minItems, "item")))
 	}
 	if s.maxItems >= 0 && n > s.maxItems {
-		c.fail(fmt.Sprintf("Must have at most %d items", s.maxItems))
+		c.fail(fmt.Sprintf("Must have at most %s", plural(s.maxItems, "item")))
 	}
 	if s.prefix != nil || s.items != nil {
 		for j, e := range c.doc.Elements(i) {
@@ -821,10 +821,10 @@ func (c *checker) object(s *Schema, i int32) {
 	d := c.doc
 	n := int(d.Nodes[i].Count)
 	if s.minProps >= 0 && n < s.minProps {
-		c.fail(fmt.Sprintf("Must have at least %d properties", s.minProps))
+		c.fail(fmt.Sprintf("Must have at least %s", plural(s.minProps, "property")))
 	}
 	if s.maxProps >= 0 && n > s.maxProps {
-		c.fail(fmt.Sprintf("Must have at most %d properties", s.maxProps))
+		c.fail(fmt.Sprintf("Must have at most %s", plural(s.maxProps, "property")))
 	}
 	var present []bool
 	if s.required != nil {
@@ -1157,4 +1157,16 @@ func (d Decimal) IntegerText(dst []byte) ([]byte, bool) {
 		dst = append(dst, '0')
 	}
 	return dst, true
+}
+
+// plural is n and noun, in the plural unless n is 1 ("1 character", "2
+// characters", "1 property", "3 properties").
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

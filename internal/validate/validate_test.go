@@ -254,7 +254,7 @@ func TestValidateMessages(t *testing.T) {
 		{"bounds", `{"type":"object","properties":{"a":{"minimum":1},"b":{"exclusiveMinimum":0},"c":{"maximum":10},"d":{"exclusiveMaximum":10},"e":{"multipleOf":0.25}}}`,
 			`{"a":0,"b":0,"c":11,"d":10,"e":0.3}`, map[string]string{"a": "Must be at least 1", "b": "Must be greater than 0", "c": "Must be at most 10", "d": "Must be less than 10", "e": "Must be a multiple of 0.25"}},
 		{"strings", `{"type":"object","properties":{"a":{"minLength":3},"b":{"maxLength":1},"c":{"pattern":"^[0-9]+$"},"d":{"format":"date-time"}}}`,
-			`{"a":"é","b":"ab","c":"1a","d":"2026-11-22"}`, map[string]string{"a": "Must be at least 3 characters long", "b": "Must be at most 1 characters long", "c": "Must match the pattern ^[0-9]+$", "d": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}},
+			`{"a":"é","b":"ab","c":"1a","d":"2026-11-22"}`, map[string]string{"a": "Must be at least 3 characters long", "b": "Must be at most 1 character long", "c": "Must match the pattern ^[0-9]+$", "d": "Must be a date-time in RFC 3339 form, such as 2026-11-22T10:00:00Z"}},
 		{"arrays", `{"type":"object","properties":{"a":{"minItems":2},"b":{"maxItems":0},"c":{"uniqueItems":true},"d":{"contains":{"const":1}}}}`,
 			`{"a":[1],"b":[1],"c":[1,1.0],"d":[2]}`, map[string]string{"a": "Must have at least 2 items", "b": "Must have at most 0 items", "c": "Must not contain duplicate items", "d": "Must contain at least one item of the accepted form"}},
 		{"nested_paths", `{"type":"object","properties":{"o":{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}}}}}}`,
