@@ -125,7 +125,7 @@ func TestCallElicitationPrompt(t *testing.T) {
 	t.Run("accept", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "a\nmaybe\nyes\n\n2\n", "call", "--mcp", url, "Shop_Refund")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"refunded: late, 1 receipts\"\n", out)
+		assert.Equal(t, "refunded: late, 1 receipts\n", out)
 		assert.Contains(t, errOut, "The tool asks: Refund 250 € to order A-1001?")
 		assert.Contains(t, errOut, "confirm (boolean, required): Refund the order?")
 		assert.Contains(t, errOut, "copies (integer) default 1: Receipts to send.")
@@ -137,13 +137,13 @@ func TestCallElicitationPrompt(t *testing.T) {
 	t.Run("decline", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "d\n", "call", "--mcp", url, "Shop_Refund")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"not refunded (decline)\"\n", out)
+		assert.Equal(t, "not refunded (decline)\n", out)
 		recvOrFail(t, f.answers)
 	})
 	t.Run("end_of_input_cancels", func(t *testing.T) {
 		code, out, _ := otcTerm(context.Background(), onTerminal, "", "call", "--mcp", url, "Shop_Refund")
 		require.Equal(t, exitOK, code)
-		assert.Equal(t, "\"not refunded (cancel)\"\n", out)
+		assert.Equal(t, "not refunded (cancel)\n", out)
 		recvOrFail(t, f.answers)
 	})
 	t.Run("no_terminal", func(t *testing.T) {
@@ -183,7 +183,7 @@ func TestCallTask(t *testing.T) {
 		before := f.polls.Load()
 		code, out, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--mcp", "--task", url, "Job_Long")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"done\"\n", out)
+		assert.Equal(t, "done\n", out)
 		assert.Regexp(t, `^otc call: task [0-9a-f-]{36}: working\notc call: task [0-9a-f-]{36}: completed\n$`, errOut)
 		polls := f.polls.Load() - before
 		assert.GreaterOrEqual(t, polls, int32(5), "about a second at the 100 ms the server suggests")
@@ -192,7 +192,7 @@ func TestCallTask(t *testing.T) {
 	t.Run("progress_on_a_terminal", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), terminalFeatures{spinner: true}, "", "call", "--mcp", "--task", url, "Job_Long")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"done\"\n", out)
+		assert.Equal(t, "done\n", out)
 		assert.Contains(t, errOut, "\r\x1b[Ktask ")
 		assert.Contains(t, errOut, ": working ")
 		assert.True(t, strings.HasSuffix(errOut, "\r\x1b[K"), "the status line is cleared: %q", errOut)
@@ -211,14 +211,14 @@ func TestCallTask(t *testing.T) {
 	t.Run("task_asks", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "a\nAda\n", "call", "--mcp", "--task", url, "Job_Ask")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"run by Ada\"\n", out)
+		assert.Equal(t, "run by Ada\n", out)
 		assert.Contains(t, errOut, "The tool asks: Who runs this job?")
 		assert.Contains(t, errOut, "input_required")
 	})
 	t.Run("rounds_then_task", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "a\nAlice\n", "call", "--mcp", "--task", url, "Job_Greet")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"Hello, Alice\"\n", out)
+		assert.Equal(t, "Hello, Alice\n", out)
 		assert.Contains(t, errOut, "The tool asks: Your name?")
 	})
 	t.Run("task_asks_without_terminal", func(t *testing.T) {
@@ -245,7 +245,7 @@ func TestCallTask(t *testing.T) {
 	t.Run("not_a_task_tool", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "d\n", "call", "--mcp", "--task", url, "Shop_Refund")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"not refunded (decline)\"\n", out, "a tool that runs no task answers at 2026-07-28 in rounds")
+		assert.Equal(t, "not refunded (decline)\n", out, "a tool that runs no task answers at 2026-07-28 in rounds")
 		recvOrFail(t, f.answers)
 	})
 	t.Run("needs_mcp", func(t *testing.T) {
@@ -277,7 +277,7 @@ func TestCallSamplingDeclined(t *testing.T) {
 	t.Cleanup(srv.Close)
 	code, out, errOut := otcTerm(context.Background(), onTerminal, "", "call", "--mcp", srv.URL, "Writer", "{}")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "\"went on without\"\n", out)
+	assert.Equal(t, "went on without\n", out)
 	assert.Contains(t, errOut, "the tool asked for a completion from a model (sampling/createMessage); otc has no model, so it declined")
 	var reply struct {
 		ID    string `json:"id"`

@@ -558,6 +558,10 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	}
 	var pretty any
 	if json.Unmarshal(value, &pretty) == nil {
+		if s, ok := pretty.(string); ok {
+			fmt.Fprintln(e.stdout, s) // a string is its text (--json keeps it JSON)
+			return exitOK
+		}
 		b, _ := json.MarshalIndent(pretty, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
 	}

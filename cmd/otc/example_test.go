@@ -55,19 +55,19 @@ func TestCallTaskAgainstExample(t *testing.T) {
 	t.Run("slow_compute", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--mcp", "--task", url, "slow_compute", "seconds=1", "label=Q3")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"Computed \\\"Q3\\\" after 1s.\"\n", out)
+		assert.Equal(t, "Computed \"Q3\" after 1s.\n", out)
 		assert.Contains(t, errOut, ": completed")
 	})
 	t.Run("confirm_delete", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "a\nyes\n", "call", "--mcp", "--task", url, "confirm_delete", "filename=a.txt")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"Deleted a.txt.\"\n", out)
+		assert.Equal(t, "Deleted a.txt.\n", out)
 		assert.Contains(t, errOut, "The tool asks: Delete a.txt?")
 	})
 	t.Run("test_tool_with_task", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "a\nAlice\n", "call", "--mcp", "--task", url, "test_tool_with_task")
 		require.Equal(t, exitOK, code, errOut)
-		assert.Equal(t, "\"Hello, Alice, from a task.\"\n", out)
+		assert.Equal(t, "Hello, Alice, from a task.\n", out)
 	})
 	t.Run("without_terminal", func(t *testing.T) {
 		code, _, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--mcp", "--task", url, "test_tool_with_task")
