@@ -4,16 +4,17 @@
 // the server through package client.
 //
 // LangChainGo's function-calling agent declares every tool to the model
-// with one string parameter, whatever the tool takes. [WithSchemas] wraps
-// the agent's model so that the model is given each of these tools' input
-// schemas instead, as the server publishes them; the model then writes
-// the arguments as a JSON object, which the agent hands the tool as it is:
+// with one string parameter, whatever the tool takes. [Tools] therefore
+// returns the agent's model wrapped with [WithSchemas] beside the tools:
+// through it the model is given each tool's input schema, as the server
+// publishes it, and writes the arguments as a JSON object, which the agent
+// hands the tool as it is:
 //
 //	c, err := client.New("https://tools.example.com/otc", nil)
 //	...
-//	tools, err := langchaingo.Tools(ctx, c)
+//	model, tools, err := langchaingo.Tools(ctx, c, llm)
 //	...
-//	agent := agents.NewOpenAIFunctionsAgent(langchaingo.WithSchemas(llm, tools), tools)
+//	agent := agents.NewOpenAIFunctionsAgent(model, tools)
 //	answer, err := chains.Run(ctx, agents.NewExecutor(agent), "...")
 //
 // What the model reads of a call is [client.ModelText]'s: a string value
@@ -41,17 +42,20 @@ import (
 
 // Tools lists the tools of the server c talks to and returns them as
 // LangChainGo tools, one per tool name (the highest version of a tool
-// listed in several, as [client.NewToolset] keeps).
-func Tools(ctx context.Context, c *client.Client) ([]tools.Tool, error) {
+// listed in several, as [client.NewToolset] keeps), with the agent's model
+// m wrapped by [WithSchemas] so that the model is given the tools' schemas:
+// give an agent the model returned, not m, or the model sees each tool
+// with one string parameter.
+func Tools(ctx context.Context, c *client.Client, m llms.Model) (llms.Model, []tools.Tool, error) {
 	ts, err := c.Toolset(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]tools.Tool, 0, len(ts.Definitions()))
 	for _, d := range ts.Definitions() {
 		out = append(out, NewTool(c, d))
 	}
-	return out, nil
+	return WithSchemas(m, out), out, nil
 }
 
 // Tool is one remote tool as a LangChainGo tool.

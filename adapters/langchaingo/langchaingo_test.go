@@ -68,13 +68,12 @@ func (m *scriptedModel) Call(ctx context.Context, prompt string, options ...llms
 func TestFunctionsAgent(t *testing.T) {
 	c, err := client.New(testkit.ExampleServer(t, "../.."), nil)
 	require.NoError(t, err)
-	tools, err := langchaingo.Tools(t.Context(), c)
-	require.NoError(t, err)
-
 	for _, tc := range testkit.AgentCalls {
 		t.Run(tc.Name, func(t *testing.T) {
 			m := &scriptedModel{tool: tc.Tool, args: tc.Args}
-			agent := agents.NewOpenAIFunctionsAgent(langchaingo.WithSchemas(m, tools), tools)
+			model, tools, err := langchaingo.Tools(t.Context(), c, m)
+			require.NoError(t, err)
+			agent := agents.NewOpenAIFunctionsAgent(model, tools)
 			out, err := chains.Run(t.Context(), agents.NewExecutor(agent, agents.WithMaxIterations(3)), "Use the tool.")
 			require.NoError(t, err)
 			assert.Equal(t, "done", out)
@@ -119,8 +118,9 @@ func TestHostileCatalog(t *testing.T) {
 		t.Cleanup(srv.Close)
 		c, err := client.New(srv.URL, nil)
 		require.NoError(t, err)
-		tools, err := langchaingo.Tools(t.Context(), c)
+		model, tools, err := langchaingo.Tools(t.Context(), c, &scriptedModel{})
 		assert.Empty(t, tools)
+		assert.Nil(t, model)
 		var ce *client.CatalogError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), tc.want)
