@@ -286,6 +286,7 @@ func reflectSchemaWith(t reflect.Type, description string, input bool, adjust fu
 	if description != "" {
 		s.Description = description
 	}
+	optionalZeros(s, t, 0)
 	nullableAnyOf(s)
 	if adjust != nil {
 		adjust(s)
@@ -306,6 +307,52 @@ func reflectSchemaWith(t reflect.Type, description string, input bool, adjust fu
 // OpenAI's strict mode accepts, and moves S's description up to the
 // property, where models and the description check look for it. It walks
 // nested objects and array items.
+// optionalZeros makes optional, in schema s of type t, the fields whose
+// JSON tag has omitzero, as encoding/json leaves them out when zero (the
+// reflector, at the version this module requires, reads only omitempty).
+// depth bounds the walk of a recursive type.
+func optionalZeros(s *jsonschema.Schema, t reflect.Type, depth int) {
+	if s == nil || depth > 32 {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+		if len(s.OneOf) == 2 && s.OneOf[1] != nil && s.OneOf[1].Type == "null" {
+			s = s.OneOf[0]
+		}
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		optionalZeros(s.Items, t.Elem(), depth+1)
+	case reflect.Map:
+		optionalZeros(s.AdditionalProperties, t.Elem(), depth+1)
+	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" && opts == "" || !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			if name == "" && f.Anonymous {
+				optionalZeros(s, f.Type, depth+1) // its fields are the parent's
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if slices.Contains(strings.Split(opts, ","), "omitzero") {
+				s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+			}
+			if p, ok := s.Properties.Get(name); ok {
+				optionalZeros(p, f.Type, depth+1)
+			}
+		}
+	}
+}
+
 func nullableAnyOf(s *jsonschema.Schema) {
 	if s == nil {
 		return

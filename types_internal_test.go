@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -318,4 +319,55 @@ func TestDecodeErrorInARecursiveType(t *testing.T) {
 	_, err = r.Call(context.Background(), &CallRequest{ToolID: "Types.Tree", Input: json.RawMessage(`{"c":[{"c":[{"l":"nope"}]}]}`)})
 	require.True(t, errors.As(err, &e), "%v", err)
 	assert.Equal(t, map[string]string{"c.0.c.0.l": `Cannot be read: unknown level "nope"`}, e.ParameterErrors)
+}
+
+// TestOmitzeroIsOptional: a field whose JSON tag has omitzero is optional
+// in the reflected schema, at any depth (a nested struct, behind a
+// pointer, in a slice's or a map's elements, an embedded struct's), as
+// encoding/json leaves it out when zero; the other fields stay required.
+func TestOmitzeroIsOptional(t *testing.T) {
+	type inner struct {
+		At   time.Time `json:"at,omitzero" jsonschema:"description=When."`
+		Must string    `json:"must" jsonschema:"description=Needed."`
+	}
+	type Base struct {
+		Z int `json:"z,omitzero" jsonschema:"description=Z."`
+	}
+	type in struct {
+		Base
+		Top   time.Time        `json:"top,omitzero" jsonschema:"description=Top."`
+		Kept  string           `json:"kept" jsonschema:"description=Kept."`
+		Ptr   *inner           `json:"ptr" jsonschema:"description=Ptr."`
+		List  []inner          `json:"list" jsonschema:"description=List."`
+		ByKey map[string]inner `json:"by_key" jsonschema:"description=By key."`
+	}
+	raw, err := reflectSchema(reflect.TypeFor[in](), "")
+	require.NoError(t, err)
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Required []string `json:"required"`
+			AnyOf    []struct {
+				Required []string `json:"required"`
+			} `json:"anyOf"`
+			Items struct {
+				Required []string `json:"required"`
+			} `json:"items"`
+			AdditionalProperties json.RawMessage `json:"additionalProperties"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s), "%s", raw)
+	assert.ElementsMatch(t, []string{"kept", "ptr", "list", "by_key"}, s.Required, "%s", raw)
+	assert.Contains(t, s.Properties, "z", "the embedded struct's field is the parent's")
+	ptr := s.Properties["ptr"].Required
+	if len(s.Properties["ptr"].AnyOf) > 0 {
+		ptr = s.Properties["ptr"].AnyOf[0].Required
+	}
+	assert.Equal(t, []string{"must"}, ptr, "%s", raw)
+	assert.Equal(t, []string{"must"}, s.Properties["list"].Items.Required)
+	var elem struct {
+		Required []string `json:"required"`
+	}
+	require.NoError(t, json.Unmarshal(s.Properties["by_key"].AdditionalProperties, &elem))
+	assert.Equal(t, []string{"must"}, elem.Required)
 }
