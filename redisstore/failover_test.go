@@ -184,14 +184,23 @@ func TestClusterFailover(t *testing.T) {
 }
 
 // waitReplicated waits until the node serving key has sent its writes to
-// its replica.
+// its replica. After an earlier failover the client's map of the cluster
+// may still name the old master, which refuses WAIT as a replica: the map
+// is then reloaded and WAIT asked again, for a few seconds.
 func waitReplicated(c *redis.ClusterClient, key string) error {
 	ctx := context.Background()
-	master, err := c.MasterForKey(ctx, key)
-	if err != nil {
-		return err
+	var err error
+	for range 50 {
+		var master *redis.Client
+		if master, err = c.MasterForKey(ctx, key); err == nil {
+			if err = master.Wait(ctx, 1, 5*time.Second).Err(); err == nil {
+				return nil
+			}
+		}
+		c.ReloadState(ctx)
+		time.Sleep(100 * time.Millisecond)
 	}
-	return master.Wait(ctx, 1, 5*time.Second).Err()
+	return err
 }
 
 // TestClusterTaskFailover: a task kept on a Redis Cluster survives the

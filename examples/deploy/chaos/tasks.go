@@ -145,11 +145,32 @@ func (l *loader) sendA2ATask(c *call) (int64, string) {
 				c.ended = "lost" // its replica died: its outcome is unknown, as promised
 				return 0, "ok"
 			}
+			if toolError(status["message"]) {
+				// The tool ran and answered with an error (Timer.Wait
+				// busy at its concurrency limit): the call's outcome, as
+				// MCP's task completed with isError is.
+				c.ended = "completed"
+				return 0, "ok"
+			}
 			return 0, "task failed: " + firstText(status["message"])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return 0, "task not ended within the budget"
+}
+
+// toolError reports whether an A2A status message says the tool failed
+// (its failure data part's code is "tool_error"), rather than the call.
+func toolError(msg any) bool {
+	m, _ := msg.(map[string]any)
+	parts, _ := m["parts"].([]any)
+	for _, p := range parts {
+		part, _ := p.(map[string]any)
+		if data, ok := part["data"].(map[string]any); ok && data["code"] == "tool_error" {
+			return true
+		}
+	}
+	return false
 }
 
 // firstText is the first line of the first text part of an A2A message,
