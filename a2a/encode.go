@@ -32,8 +32,8 @@ func appendPart(dst []byte, p part) []byte {
 		dst = wire.AppendString(dst, p.Text)
 	case p.ValueText:
 		dst = append(dst, `"text":`...)
-		if len(p.Data) > 0 && p.Data[0] == '"' && json.Valid(p.Data) {
-			dst = append(dst, p.Data...) // a string is its own text
+		if len(p.Data) > 0 && p.Data[0] == '"' {
+			dst = append(dst, p.Data...) // a string is its own text (the registry's value is valid JSON)
 		} else {
 			dst = wire.AppendString(dst, string(p.Data))
 		}

@@ -22,14 +22,7 @@ import (
 func historyServer(t *testing.T) *server {
 	t.Helper()
 	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Ask.Name", Version: "1.0.0", Description: "Asks for a name.", Tasks: otc.TasksOptional},
-		func(ctx context.Context, _ struct{}) (string, error) {
-			var a signup
-			if _, err := otc.Elicit(ctx, "Your name?", &a); err != nil {
-				return "", err
-			}
-			return "hello " + a.Name, nil
-		}))
+	registerAskName(t, reg)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Fail", Version: "1.0.0", Description: "Fails.", Tasks: otc.TasksOptional},
 		func(context.Context, struct{}) (string, error) {
 			return "", &otc.ToolError{Message: "the printer is on fire"}
@@ -39,6 +32,20 @@ func historyServer(t *testing.T) *server {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &server{url: srv.URL + "/a2a"}
+}
+
+// registerAskName registers Ask.Name, which may run as a task and asks
+// its caller for a name.
+func registerAskName(t *testing.T, reg *otc.Registry) {
+	t.Helper()
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Ask.Name", Version: "1.0.0", Description: "Asks for a name.", Tasks: otc.TasksOptional},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			var a signup
+			if _, err := otc.Elicit(ctx, "Your name?", &a); err != nil {
+				return "", err
+			}
+			return "hello " + a.Name, nil
+		}))
 }
 
 // historyMessage is a message of a task's history, as the tests read it.

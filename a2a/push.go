@@ -122,11 +122,11 @@ func readPushConfig(d *jsonparse.Document, n int32, prefix string) (pushConfig, 
 		if d.Kind(v) != jsonparse.KindString {
 			return invalidParams(prefix+name, "must be a string")
 		}
-		if s := d.StringValue(v); len(s) > max {
+		s := d.StringValue(v)
+		if len(s) > max {
 			return invalidParams(prefix+name, fmt.Sprintf("at most %d bytes", max))
-		} else {
-			*into = s
 		}
+		*into = s
 		return nil
 	}
 	for _, f := range []struct {
@@ -279,10 +279,10 @@ func (h *Handler) callerPushes(r *http.Request, taskID, id string) *rpcError {
 }
 
 // pushConfigs are the configurations of task taskID, the caller's.
-func (h *Handler) pushConfigs(r *http.Request, taskID string) (*tasks.Task, []pushConfig, *rpcError) {
+func (h *Handler) pushConfigs(r *http.Request, taskID string) ([]pushConfig, *rpcError) {
 	st, e := h.ownTask(r, taskID)
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	out := make([]pushConfig, 0, len(st.Webhooks))
 	for _, w := range st.Webhooks {
@@ -291,12 +291,12 @@ func (h *Handler) pushConfigs(r *http.Request, taskID string) (*tasks.Task, []pu
 			out = append(out, c)
 		}
 	}
-	return st, out, nil
+	return out, nil
 }
 
 // getPush is configuration id of task taskID (the first, for an empty id).
 func (h *Handler) getPush(r *http.Request, taskID, id string) (pushConfig, *rpcError) {
-	_, all, e := h.pushConfigs(r, taskID)
+	all, e := h.pushConfigs(r, taskID)
 	if e != nil {
 		return pushConfig{}, e
 	}
@@ -455,7 +455,7 @@ func pushListMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 	if e != nil {
 		return nil, e, false
 	}
-	_, all, e := h.pushConfigs(c.r, taskID)
+	all, e := h.pushConfigs(c.r, taskID)
 	if e != nil {
 		return nil, e, false
 	}
@@ -556,7 +556,7 @@ func (h *Handler) serveRESTPush(w http.ResponseWriter, r *http.Request, taskID, 
 		}
 		write(appendPushConfig(nil, v10, taskID, cfg))
 	case !one && r.Method == http.MethodGet:
-		_, all, e := h.pushConfigs(r, taskID)
+		all, e := h.pushConfigs(r, taskID)
 		if e != nil {
 			fail(e)
 			return

@@ -145,14 +145,7 @@ func pushServer(t *testing.T, push *a2a.PushOptions) (*server, *a2a.Handler, cha
 	t.Helper()
 	release := make(chan struct{})
 	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Ask.Name", Version: "1.0.0", Description: "Asks for a name.", Tasks: otc.TasksOptional},
-		func(ctx context.Context, _ struct{}) (string, error) {
-			var a signup
-			if _, err := otc.Elicit(ctx, "Your name?", &a); err != nil {
-				return "", err
-			}
-			return "hello " + a.Name, nil
-		}))
+	registerAskName(t, reg)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Slow", Version: "1.0.0", Description: "Waits to be released.", Tasks: otc.TasksOptional},
 		func(ctx context.Context, _ struct{}) (string, error) {
 			select {

@@ -205,8 +205,7 @@ func (p *pusher) deliver(l *pushLane, d *pushDelivery) {
 		if final || attempt >= p.attempts || p.superseded(l) {
 			break
 		}
-		backoff := p.backoff << (attempt - 1)
-		backoff = min(backoff, 30*time.Second)
+		backoff := min(p.backoff<<min(attempt-1, 16), 30*time.Second) // the shift bounded: Attempts may be large
 		if wait > 0 && wait < backoff {
 			backoff = wait
 		}

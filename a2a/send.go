@@ -226,8 +226,7 @@ func marshalText(param, text string) []byte {
 // data, and as text), or saying how the call failed, or with the error a
 // refusal is answered with, and its HTTP status. The message is the
 // same for the same messageId (its id derived from it, and the value
-// replayed by the registry's idempotency store). f, when not nil, holds
-// the message.
+// replayed by the registry's idempotency store).
 func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResult, err error) (*message, *rpcError, int) {
 	f := new(replyBuf)
 	m := &f.msg
@@ -358,8 +357,7 @@ func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
 }
 
 // replyBuf holds the message that answers a call within its message,
-// and its parts: a caller that writes the message at once keeps it on its
-// stack.
+// and its parts, in one allocation.
 type replyBuf struct {
 	msg   message
 	parts [2]part

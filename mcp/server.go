@@ -236,7 +236,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "server/discover":
 			return s.discover, nil
 		case "tools/list":
-			return s.list(ctx, m, Version20260728, rounds{}.listExtra(s))
+			return s.list(ctx, m, Version20260728, generationOf(x).listExtra(s))
 		case "tools/call":
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -245,7 +245,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
 			return b, e
 		}
-		if r := s.emptyList(m.method, rounds{}.listExtra(s)); r != nil {
+		if r := s.emptyList(m.method, generationOf(x).listExtra(s)); r != nil {
 			return r, nil
 		}
 		return nil, methodNotFound(m.method)
@@ -265,7 +265,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		return []byte("{}"), nil
 	case "tools/list":
-		return s.list(ctx, m, x.version, sessions{}.listExtra(s))
+		return s.list(ctx, m, x.version, generationOf(x).listExtra(s))
 	case "tools/call":
 		return s.call(ctx, x)
 	}

@@ -433,12 +433,7 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		return nil, fmt.Errorf("redisstore: creating a task: its id is taken: %w", tasks.ErrExists)
 	}
 	now := time.UnixMilli(n)
-	var history []json.RawMessage
-	for _, m := range t.History {
-		if len(m) <= s.maxResult {
-			history = append(history, m)
-		}
-	}
+	history := s.keptHistory(t.History)
 	if len(history) > s.maxHistory {
 		history = history[len(history)-s.maxHistory:]
 	}
@@ -613,14 +608,25 @@ func (s *TaskStore) Respond(ctx context.Context, id string, answers map[string]j
 // kept, the number of messages, the messages (those no larger than a
 // result may be).
 func (s *TaskStore) historyArgs(history []json.RawMessage) []any {
-	args := []any{s.maxHistory, 0}
+	kept := s.keptHistory(history)
+	args := make([]any, 0, 2+len(kept))
+	args = append(args, s.maxHistory, len(kept))
+	for _, m := range kept {
+		args = append(args, []byte(m))
+	}
+	return args
+}
+
+// keptHistory is the messages of history the store keeps: those no larger
+// than a result may be.
+func (s *TaskStore) keptHistory(history []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
 	for _, m := range history {
 		if len(m) <= s.maxResult {
-			args = append(args, []byte(m))
+			out = append(out, m)
 		}
 	}
-	args[1] = len(args) - 2
-	return args
+	return out
 }
 
 // parseTask reads what getScript returns: now, then the hash's fields

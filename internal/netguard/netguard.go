@@ -148,7 +148,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 		}
 		return u, nil
 	}
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") || strings.HasSuffix(strings.ToLower(strings.TrimSuffix(host, ".")), ".localhost") {
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		// RFC 6761: always loopback, whatever a resolver says.
 		if err := g.CheckAddr(netip.MustParseAddr("127.0.0.1")); err != nil {
 			return nil, fmt.Errorf("%s is loopback: %w", host, ErrBlocked)
