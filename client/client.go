@@ -66,11 +66,41 @@ type Options struct {
 	// JWT, when set, signs a fresh HS256 token for every request and sends
 	// it as a bearer token. It cannot be combined with BearerToken.
 	JWT *JWTSigner
+
+	// Format is the wire format the server speaks. Empty means FormatOTC
+	// for [New]; [Dial] finds it.
+	Format Format
+
+	// MCPVersion pins the MCP protocol version: mcp.Version20260728,
+	// Version20251125 or Version20250618. Empty negotiates the latest both
+	// sides speak.
+	MCPVersion string
+
+	// Handlers answer what an MCP server asks in the middle of a call
+	// (elicitation, sampling, roots) and an A2A agent's questions. The
+	// client declares a capability only for the handlers set. Nil answers
+	// nothing: the server is told the client cannot.
+	Handlers *Handlers
+
+	// OnNotification, when set, gets every notification an MCP server
+	// sends (progress, log messages, list changes), by method. It must not
+	// block for long: it runs on the reading of the server's messages.
+	OnNotification func(method string, params json.RawMessage)
+
+	// IdleTimeout, when positive, fails an MCP or A2A call that hears
+	// nothing from its server (no answer, progress, message or task
+	// status) for that long. The call's context bounds the whole call.
+	IdleTimeout time.Duration
 }
 
-// Client talks to one tool server. It is safe for concurrent use.
+// Client talks to one tool server. It is safe for concurrent use. A
+// client of an MCP server over stdio, or of one that keeps sessions,
+// holds a process or a session: [Client.Close] ends it.
 type Client struct {
-	base     string // without a trailing slash
+	format   Format
+	t        transport
+	opts     Options // a copy, for what the transports read
+	base     string  // without a trailing slash
 	http     Doer
 	agent    string
 	schema   string
@@ -82,9 +112,13 @@ type Client struct {
 }
 
 // New returns a client for the tool server at baseURL, an http or https
-// URL that may carry a path prefix ("https://tools.example.com/otc"); the
-// endpoints /tools, /tools/call and /health are appended to it. opts may
-// be nil.
+// URL, which speaks Options.Format (OTC when it is empty). It makes no
+// request. For OTC, baseURL may carry a path prefix
+// ("https://tools.example.com/otc"), and the endpoints /tools, /tools/call
+// and /health are appended to it; for MCP it is the endpoint itself; for
+// REST the URL the view is mounted at (its /tools below it); for A2A the
+// agent's URL, below which its card is found. opts may be nil. To find
+// the format of a URL, use [Dial].
 func New(baseURL string, opts *Options) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
@@ -136,13 +170,50 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		p := *opts.Retry
 		c.retry = &p
 	}
+	c.opts = *opts
+	c.opts.Retry, c.opts.JWT = nil, nil
+	switch opts.Format {
+	case "", FormatOTC:
+		c.format, c.t = FormatOTC, otcWire{c}
+	case FormatMCP:
+		if err := checkMCPVersion(opts.MCPVersion); err != nil {
+			return nil, err
+		}
+		c.format, c.t = FormatMCP, newMCPSession(c, &mcpHTTP{c: c, url: c.base})
+	case FormatREST:
+		c.format, c.t = FormatREST, &restWire{c: c}
+	case FormatA2A:
+		c.format, c.t = FormatA2A, &a2aWire{c: c}
+	default:
+		return nil, fmt.Errorf("otc client: Options.Format %q is not one of otc, mcp, rest and a2a", opts.Format)
+	}
 	return c, nil
 }
+
+// Format is the wire format a client speaks.
+func (c *Client) Format() Format { return c.format }
+
+// URL is the URL the client calls: the base URL of an OTC server, the
+// endpoint of an MCP server, the REST view's URL or the A2A agent's; ""
+// for a server over stdio.
+func (c *Client) URL() string { return c.base }
+
+// Close ends what the client holds: a stdio server's process (asked to
+// exit by closing its standard input, then killed after a grace), or an
+// MCP session (ended with DELETE). It is safe to call more than once; a
+// client of a format that holds nothing has nothing to close.
+func (c *Client) Close() error { return c.t.close() }
 
 // ListTools returns the server's catalog. It reads the catalog under the
 // key "tools" or "items", or as a bare array, and accepts input schemas
 // with or without the "parameters" wrapper; unknown fields are ignored.
 func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
+	return c.t.list(ctx)
+}
+
+// list is ListTools of an OTC server.
+func (w otcWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
+	c := w.c
 	resp, err := c.do(ctx, http.MethodGet, "/tools", nil)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list tools: %w", err)
@@ -157,10 +228,18 @@ func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 	return defs, nil
 }
 
-// Health returns nil when the server answers GET /health with 200, and an
-// error otherwise: a [*ResponseError] with StatusCode 503 for a server that
-// is up but not taking calls.
+// Health returns nil when the server is up and answers as its format
+// does, and an error otherwise. An OTC server is asked GET /health, and
+// one that is up but not taking calls answers a [*ResponseError] with
+// StatusCode 503; an MCP server is pinged, a REST view's catalog and an
+// A2A agent's card are read.
 func (c *Client) Health(ctx context.Context) error {
+	return c.t.health(ctx)
+}
+
+// health is Health of an OTC server.
+func (w otcWire) health(ctx context.Context) error {
+	c := w.c
 	resp, err := c.do(ctx, http.MethodGet, "/health", nil)
 	if err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
@@ -175,7 +254,10 @@ func (c *Client) Health(ctx context.Context) error {
 // zero value, and nil, send none of them.
 type CallOptions struct {
 	// CallID identifies the call; the server echoes it. Empty means the
-	// client generates a random UUID, so that retries reuse one id.
+	// client generates a random UUID, so that retries reuse one id. It is
+	// sent as each format's idempotency key: OTC's call_id, the A2A
+	// message's messageId, and MCP's _meta "io.github.otcgo/call_id",
+	// which an otc server dedupes by (others ignore it).
 	CallID string
 	// TraceID is handed to the tool for tracing.
 	TraceID string
@@ -185,6 +267,9 @@ type CallOptions struct {
 	Secrets []otc.ToolSecret
 	// Authorization holds tokens for the providers a tool may require.
 	Authorization []otc.ToolAuthorization
+	// Progress, when set, gets the call's progress reports (MCP progress
+	// notifications, A2A task status updates), in order.
+	Progress func(Progress)
 }
 
 // Result is the outcome of a call that reached the tool.
@@ -207,12 +292,15 @@ type Result struct {
 // duration) and an error wrapping the [*otc.ToolError]. Any other error
 // comes with a nil Result; see the package documentation for the kinds.
 func (c *Client) Call(ctx context.Context, toolID string, input any, opts *CallOptions) (*Result, error) {
-	body, err := c.callBody(toolID, input, opts)
+	call, err := c.newCall(toolID, input, opts)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := c.callOnce(ctx, toolID, body.bytes)
+		res, err := c.t.call(ctx, call)
+		if err != nil {
+			err = fmt.Errorf("otc client: call %s: %w", toolID, err)
+		}
 		after, again := retryAfterOf(err)
 		if !again || c.retry == nil || attempt >= c.retry.maxAttempts() {
 			return res, err
@@ -256,45 +344,58 @@ func CallAs[Out any](ctx context.Context, c *Client, toolID string, input any, o
 	return out, nil
 }
 
-// encodedCall is a call request encoded once and sent on every attempt, so
-// that retries send the same call id.
-type encodedCall struct{ bytes []byte }
+// call is one call, as every attempt sends it: the same call id each
+// time, so that a server that dedupes by it runs the tool once.
+type call struct {
+	toolID string
+	input  json.RawMessage // a JSON object, or nil for none
+	opts   CallOptions     // CallID set
+	// otcBody is the OTC request body, encoded once.
+	otcBody []byte
+}
 
-// callBody encodes the request of a call.
-func (c *Client) callBody(toolID string, input any, opts *CallOptions) (encodedCall, error) {
-	if opts == nil {
-		opts = &CallOptions{}
+// newCall checks and encodes a call.
+func (c *Client) newCall(toolID string, input any, opts *CallOptions) (*call, error) {
+	k := &call{toolID: toolID}
+	if opts != nil {
+		k.opts = *opts
 	}
-	req := wireRequest{
-		ToolID:  toolID,
-		CallID:  opts.CallID,
-		TraceID: opts.TraceID,
-	}
-	if req.CallID == "" {
-		req.CallID = otc.NewCallID()
+	if k.opts.CallID == "" {
+		k.opts.CallID = otc.NewCallID()
 	}
 	if input != nil {
-		raw, err := json.Marshal(input)
-		if err != nil {
-			return encodedCall{}, fmt.Errorf("otc client: call %s: encoding the input: %w", toolID, err)
+		raw, ok := input.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(input); err != nil {
+				return nil, fmt.Errorf("otc client: call %s: encoding the input: %w", toolID, err)
+			}
 		}
-		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' && string(t) != "null" {
-			return encodedCall{}, fmt.Errorf("otc client: call %s: the input must encode as a JSON object, not %s", toolID, kindOf(t))
+		t := bytes.TrimSpace(raw)
+		if len(t) == 0 || t[0] != '{' && string(t) != "null" {
+			return nil, fmt.Errorf("otc client: call %s: the input must encode as a JSON object, not %s", toolID, kindOf(t))
 		}
-		req.Input = raw
+		if t[0] == '{' {
+			if !json.Valid(t) {
+				return nil, fmt.Errorf("otc client: call %s: encoding the input: it is not valid JSON", toolID)
+			}
+			k.input = t
+		}
 	}
-	if opts.UserID != "" || len(opts.Secrets) > 0 || len(opts.Authorization) > 0 {
-		req.Context = &otc.CallContext{
-			UserID:        opts.UserID,
-			Secrets:       opts.Secrets,
-			Authorization: opts.Authorization,
-		}
+	if c.format != FormatOTC {
+		return k, nil
+	}
+	o := &k.opts
+	req := wireRequest{ToolID: toolID, CallID: o.CallID, TraceID: o.TraceID, Input: k.input}
+	if o.UserID != "" || len(o.Secrets) > 0 || len(o.Authorization) > 0 {
+		req.Context = &otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
 	}
 	b, err := json.Marshal(wireCall{Schema: c.schema, Request: req})
 	if err != nil {
-		return encodedCall{}, fmt.Errorf("otc client: call %s: encoding the request: %w", toolID, err)
+		return nil, fmt.Errorf("otc client: call %s: encoding the request: %w", toolID, err)
 	}
-	return encodedCall{b}, nil
+	k.otcBody = b
+	return k, nil
 }
 
 // kindOf names the kind of a JSON value by its first byte, for messages.
@@ -315,14 +416,20 @@ func kindOf(v []byte) string {
 	return "a number"
 }
 
-// callOnce sends one attempt of a call.
-func (c *Client) callOnce(ctx context.Context, toolID string, body []byte) (*Result, error) {
-	resp, err := c.do(ctx, http.MethodPost, "/tools/call", body)
+// otcWire is the transport of an OTC server: the protocol's three
+// endpoints below the base URL.
+type otcWire struct{ c *Client }
+
+func (otcWire) close() error { return nil }
+
+// call sends one attempt of a call.
+func (w otcWire) call(ctx context.Context, k *call) (*Result, error) {
+	resp, err := w.c.do(ctx, http.MethodPost, "/tools/call", k.otcBody)
 	if err != nil {
-		return nil, fmt.Errorf("otc client: call %s: %w", toolID, err)
+		return nil, err
 	}
 	if resp.status != http.StatusOK {
-		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.failure())
+		return nil, resp.failure()
 	}
 	var out struct {
 		Result *struct {
@@ -334,11 +441,11 @@ func (c *Client) callOnce(ctx context.Context, toolID string, body []byte) (*Res
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(resp.body, &out); err != nil {
-		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.unexpected(err))
+		return nil, resp.unexpected(err)
 	}
 	r := out.Result
 	if r == nil || r.Success == nil {
-		return nil, fmt.Errorf("otc client: call %s: %w", toolID, resp.unexpected(errors.New(`the body has no "result" with "success"`)))
+		return nil, resp.unexpected(errors.New(`the body has no "result" with "success"`))
 	}
 	res := &Result{CallID: r.CallID, Duration: msDuration(r.Duration)}
 	if !*r.Success {
@@ -349,7 +456,7 @@ func (c *Client) callOnce(ctx context.Context, toolID string, body []byte) (*Res
 		if te.Message == "" {
 			te.Message = "the tool failed without a message"
 		}
-		return res, fmt.Errorf("otc client: call %s: %w", toolID, te)
+		return res, te
 	}
 	// A present value, JSON null included, decodes as non-empty; an absent
 	// one (a tool that returns nothing) leaves Value nil.
@@ -392,9 +499,25 @@ type response struct {
 	retryAfter time.Duration
 }
 
-// do sends a request and reads the whole response body, within the limit.
+// do sends a request to a path below the base URL and reads the whole
+// response body, within the limit.
 func (c *Client) do(ctx context.Context, method, path string, body []byte) (*response, error) {
-	u := c.base + path
+	return c.send(ctx, method, c.base+path, body)
+}
+
+// get reads the URL u.
+func (c *Client) get(ctx context.Context, u string) (*response, error) {
+	return c.send(ctx, http.MethodGet, u, nil)
+}
+
+// send sends a request to u and reads the whole response body, within
+// the limit.
+func (c *Client) send(ctx context.Context, method, u string, body []byte) (*response, error) {
+	return c.sendWith(ctx, method, u, body, nil)
+}
+
+// sendWith is send, with headers of the format's set by headers.
+func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, headers func(http.Header)) (*response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -407,6 +530,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 	req.Header.Set("User-Agent", c.agent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if headers != nil {
+		headers(req.Header)
 	}
 	if err := c.authorize(req); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)

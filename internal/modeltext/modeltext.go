@@ -24,6 +24,10 @@ func Value(v []byte) string {
 	return string(v)
 }
 
+// RetrySentence begins the last paragraph of ToolError's text for an
+// error that can be retried.
+const RetrySentence = "This may succeed if tried again"
+
 // ToolError is the text of a tool's error: its message, the hint for the
 // model after a blank line, and whether and when to try again.
 func ToolError(message, hint string, canRetry bool, retryAfter time.Duration) string {
@@ -33,9 +37,9 @@ func ToolError(message, hint string, canRetry bool, retryAfter time.Duration) st
 	}
 	if canRetry {
 		if retryAfter > 0 {
-			text += fmt.Sprintf("\n\nThis may succeed if tried again after %s.", retryAfter.Round(time.Millisecond))
+			text += fmt.Sprintf("\n\n"+RetrySentence+" after %s.", retryAfter.Round(time.Millisecond))
 		} else {
-			text += "\n\nThis may succeed if tried again."
+			text += "\n\n" + RetrySentence + "."
 		}
 	}
 	return text

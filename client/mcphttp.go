@@ -1,0 +1,332 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/otcgo/otc"
+)
+
+// mcpHTTP carries MCP over Streamable HTTP: each request a POST whose
+// answer is a JSON body or an SSE stream, the server's requests on that
+// stream answered with POSTs of their own.
+type mcpHTTP struct {
+	c   *Client
+	url string
+
+	mu      sync.Mutex
+	session string // Mcp-Session-Id, when the server keeps sessions
+}
+
+func (h *mcpHTTP) sessionID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session
+}
+
+func (h *mcpHTTP) reset() {
+	h.mu.Lock()
+	h.session = ""
+	h.mu.Unlock()
+}
+
+// post sends one message. version is the protocol version of its
+// headers ("" before initialize has settled one).
+func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("POST %s: %w", h.url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("User-Agent", h.c.agent)
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if version == mcpV20260728 && method != "" {
+		req.Header.Set("Mcp-Method", method)
+		if name != "" && !strings.ContainsAny(name, "\r\n") {
+			req.Header.Set("Mcp-Name", name)
+		}
+	}
+	if sid := h.sessionID(); sid != "" && version != mcpV20260728 {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if err := h.c.authorize(req); err != nil {
+		return nil, fmt.Errorf("POST %s: %w", h.url, err)
+	}
+	resp, err := h.c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("POST %s (%s): %w", h.url, method, err)
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
+		resp.Body.Close()
+		if to, err := req.URL.Parse(loc); err == nil {
+			loc = to.String()
+		}
+		return nil, fmt.Errorf("POST %s: %w", h.url, &RedirectError{Method: http.MethodPost, From: h.url, Location: loc, Status: resp.StatusCode})
+	}
+	return resp, nil
+}
+
+func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method, name string, body []byte) ([]byte, error) {
+	version := s.ver()
+	if method == "server/discover" {
+		version = mcpV20260728
+	}
+	hadSession := h.sessionID() != ""
+	ctx, stop := h.idle(ctx)
+	defer stop(nil)
+	resp, err := h.post(ctx, version, method, name, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if method == "initialize" {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.StatusCode == http.StatusOK {
+			h.mu.Lock()
+			h.session = sid
+			h.mu.Unlock()
+		}
+	}
+	limited := io.LimitReader(resp.Body, h.c.maxBytes+1)
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
+		return readSSE(limited, h.c.maxBytes, id, func(msg []byte) {
+			stop(msg)
+			s.incoming(ctx, msg)
+		})
+	}
+	data, rerr := io.ReadAll(limited)
+	if rerr != nil {
+		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
+	}
+	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data,
+		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	if int64(len(data)) > h.c.maxBytes {
+		r.body = data[:h.c.maxBytes]
+		return nil, r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, h.c.maxBytes))
+	}
+	if resp.StatusCode == http.StatusNotFound && hadSession {
+		return nil, errSessionExpired
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
+		return nil, r.mcpFailure(resp.Header.Get("WWW-Authenticate"))
+	}
+	return data, nil
+}
+
+// idle bounds the silence of an exchange by Options.IdleTimeout: every
+// message heard (stop(msg)) restarts the clock; stop(nil) ends it.
+func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) {
+	d := h.c.opts.IdleTimeout
+	if d <= 0 {
+		return ctx, func([]byte) {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(d, func() {
+		cancel(fmt.Errorf("the server sent nothing for %s (Options.IdleTimeout): %w", d, context.DeadlineExceeded))
+	})
+	return ctx, func(msg []byte) {
+		if msg == nil {
+			t.Stop()
+			cancel(nil)
+			return
+		}
+		t.Reset(d)
+	}
+}
+
+func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, body []byte) error {
+	resp, err := h.post(ctx, s.ver(), "", "", body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("POST %s: a notification or answer was refused with status %d", h.url, resp.StatusCode)
+	}
+	return nil
+}
+
+// close ends the session, if the server keeps one, with DELETE.
+func (h *mcpHTTP) close() error {
+	h.mu.Lock()
+	sid := h.session
+	h.session = ""
+	h.mu.Unlock()
+	if sid == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mcpCancelWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("User-Agent", h.c.agent)
+	if err := h.c.authorize(req); err != nil {
+		return err
+	}
+	resp, err := h.c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("otc client: ending the MCP session: %w", err)
+	}
+	resp.Body.Close()
+	return nil // 405 says the server lets sessions lapse: nothing to do
+}
+
+// mcpFailure turns an HTTP answer that is not a JSON-RPC response into
+// an error: a refusal of the caller or a busy server as an *otc.Error of
+// its class (its message from the JSON-RPC error body, if any), a
+// JSON-RPC error the server answered with a 4xx as what it says, and
+// anything else as a *ResponseError.
+func (r *response) mcpFailure(challenge string) error {
+	var body struct {
+		Error *RPCError `json:"error"`
+	}
+	hasRPC := json.Unmarshal(r.body, &body) == nil && body.Error != nil
+	var code otc.Code
+	switch r.status {
+	case http.StatusUnauthorized:
+		code = otc.CodeUnauthenticated
+	case http.StatusForbidden:
+		code = otc.CodeForbidden
+	case http.StatusTooManyRequests:
+		code = otc.CodeRateLimited
+	case http.StatusServiceUnavailable:
+		code = otc.CodeUnavailable
+	case http.StatusRequestEntityTooLarge:
+		code = otc.CodeTooLarge
+	default:
+		if hasRPC && r.status >= 400 && r.status < 500 {
+			return body.Error.asError()
+		}
+		return r.unexpected(nil)
+	}
+	e := &otc.Error{Code: code, Message: http.StatusText(r.status)}
+	if hasRPC {
+		rpc := body.Error.asError()
+		if oe, ok := errors.AsType[*otc.Error](rpc); ok {
+			e.Reason, e.RequiredScopes, e.DeveloperMessage = oe.Reason, oe.RequiredScopes, oe.DeveloperMessage
+		}
+		e.Message = truncate(body.Error.Message, 512)
+	}
+	if challenge != "" {
+		reason, scopes := readChallenge(challenge)
+		if e.Reason == "" {
+			e.Reason = reason
+		}
+		if len(e.RequiredScopes) == 0 {
+			e.RequiredScopes = scopes
+		}
+	}
+	if retryable(code) {
+		e.RetryAfter = r.retryAfter
+	}
+	return r.withStatus(e)
+}
+
+// readChallenge reads the error and scope of a Bearer WWW-Authenticate
+// challenge (RFC 6750 §3).
+func readChallenge(h string) (reason string, scopes []string) {
+	for _, part := range splitParams(h) {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		if i := strings.LastIndexByte(k, ' '); i >= 0 {
+			k = k[i+1:] // "Bearer error"
+		}
+		v = strings.TrimSpace(v)
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		switch k {
+		case "error":
+			reason = v
+		case "scope":
+			scopes = strings.Fields(v)
+		}
+	}
+	return reason, scopes
+}
+
+// splitParams splits auth-params at the commas outside quotes.
+func splitParams(h string) []string {
+	var out []string
+	quoted, start := false, 0
+	for i := 0; i < len(h); i++ {
+		switch h[i] {
+		case '\\':
+			i++
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, h[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, h[start:])
+}
+
+// readSSE reads an SSE stream of JSON-RPC messages up to the response to
+// request id, handing every other message to other. The stream is read
+// within max bytes in all (the reader is limited) and per event.
+func readSSE(r io.Reader, max int64, id int64, other func([]byte)) ([]byte, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
+	want := strconv.FormatInt(id, 10)
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(rest, []byte(" ")))
+			if int64(data.Len()) > max {
+				return nil, fmt.Errorf("an event of the stream is over %d bytes", max)
+			}
+			continue
+		}
+		if len(line) != 0 || data.Len() == 0 {
+			continue // a comment, an event name, an id, a retry
+		}
+		msg := bytes.Clone(data.Bytes())
+		data.Reset()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(msg, &m) != nil {
+			continue // not JSON: not a message of MCP's
+		}
+		if m.Method == "" && string(m.ID) == want {
+			return msg, nil
+		}
+		other(msg)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("the event stream has a line over %d bytes", max)
+		}
+		return nil, fmt.Errorf("reading the event stream: %w", err)
+	}
+	return nil, errors.New("the event stream ended without the answer")
+}

@@ -1,0 +1,263 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DefaultStdioGrace is how long [Client.Close] waits for a stdio server to
+// exit after its standard input is closed, before it kills the process.
+const DefaultStdioGrace = 2 * time.Second
+
+// stderrTail is how much of a stdio server's standard error is kept for
+// error messages: its last bytes.
+const stderrTail = 4 << 10
+
+// NewStdio returns a client of the MCP server that cmd runs, speaking to
+// it over the process's standard input and output (one JSON message per
+// line). It starts the process; cmd must not have been started, and its
+// Stdin, Stdout and Stderr must be nil (the client takes all three, and
+// keeps the end of the standard error to explain a failure). The
+// handshake comes with the first request. [Client.Close] stops the
+// process: it closes its standard input, waits [DefaultStdioGrace], then
+// kills it. A process that exits fails the calls in flight with an error
+// that quotes its standard error. opts may be nil; its HTTP settings and
+// credentials do not apply.
+func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
+	if cmd == nil || cmd.Path == "" {
+		return nil, errors.New("otc client: NewStdio needs a command to run")
+	}
+	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil || cmd.Process != nil {
+		return nil, errors.New("otc client: NewStdio takes a command not yet started, with Stdin, Stdout and Stderr nil")
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkMCPVersion(o.MCPVersion); err != nil {
+		return nil, err
+	}
+	c := &Client{format: FormatMCP, maxBytes: o.MaxResponseBytes, opts: o, agent: DefaultUserAgent}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if o.Retry != nil {
+		p := *o.Retry
+		c.retry = &p
+	}
+	c.opts.Retry, c.opts.JWT = nil, nil
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("otc client: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("otc client: %w", err)
+	}
+	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail}}
+	cmd.Stderr = st.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("otc client: starting %s: %w", cmd.Path, err)
+	}
+	s := newMCPSession(c, st)
+	c.t = s
+	go st.read(out, c.maxBytes, s)
+	return c, nil
+}
+
+// stdioConn carries MCP over a process's standard input and output.
+type stdioConn struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *tailBuffer
+
+	wmu sync.Mutex // one message written at a time
+
+	mu      sync.Mutex
+	pending map[int64]chan []byte
+	done    chan struct{} // closed when reading ends
+	err     error         // why it ended
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// read reads the process's messages until its output ends: responses go
+// to their requests, requests of the server's are answered (each on its
+// own goroutine, as a handler may wait on its user), notifications are
+// handed on.
+func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) != nil {
+			continue // a line that is not a message: a server's stray output
+		}
+		msg := bytes.Clone(line)
+		switch {
+		case m.Method == "":
+			id, err := strconv.ParseInt(string(m.ID), 10, 64)
+			if err != nil {
+				continue
+			}
+			st.mu.Lock()
+			ch := st.pending[id]
+			delete(st.pending, id)
+			st.mu.Unlock()
+			if ch != nil {
+				ch <- msg
+			}
+		case len(m.ID) > 0 && string(m.ID) != "null":
+			go s.incoming(ctx, msg)
+		default:
+			s.notification(m.Method, notificationParams(msg))
+		}
+	}
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		err = fmt.Errorf("the server wrote a message over %d bytes", max)
+		_ = st.cmd.Process.Kill()
+	}
+	wait := st.cmd.Wait()
+	st.mu.Lock()
+	switch {
+	case err != nil:
+		st.err = err
+	case wait != nil:
+		st.err = fmt.Errorf("the server process exited (%w)", wait)
+	default:
+		st.err = errors.New("the server process exited")
+	}
+	if tail := st.stderr.String(); tail != "" {
+		st.err = fmt.Errorf("%w; its standard error ends: %q", st.err, tail)
+	}
+	st.mu.Unlock()
+	close(st.done)
+}
+
+// notificationParams is a notification's params.
+func notificationParams(msg []byte) json.RawMessage {
+	var n struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &n)
+	return n.Params
+}
+
+// ended returns why reading ended.
+func (st *stdioConn) ended() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.err
+}
+
+func (st *stdioConn) write(body []byte) error {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	select {
+	case <-st.done:
+		return st.ended()
+	default:
+	}
+	if _, err := st.stdin.Write(append(body, '\n')); err != nil {
+		return fmt.Errorf("writing to the server process: %w", err)
+	}
+	return nil
+}
+
+func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, id int64, _, _ string, body []byte) ([]byte, error) {
+	ch := make(chan []byte, 1)
+	st.mu.Lock()
+	st.pending[id] = ch
+	st.mu.Unlock()
+	forget := func() {
+		st.mu.Lock()
+		delete(st.pending, id)
+		st.mu.Unlock()
+	}
+	if err := st.write(body); err != nil {
+		forget()
+		return nil, err
+	}
+	select {
+	case msg := <-ch:
+		return msg, nil
+	case <-ctx.Done():
+		forget()
+		return nil, context.Cause(ctx)
+	case <-st.done:
+		forget()
+		select {
+		case msg := <-ch: // answered just before the end
+			return msg, nil
+		default:
+		}
+		return nil, st.ended()
+	}
+}
+
+func (st *stdioConn) send(_ context.Context, _ *mcpSession, body []byte) error {
+	return st.write(body)
+}
+
+// reset does nothing: a process has one session, for its life.
+func (st *stdioConn) reset() {}
+
+// close closes the process's standard input, waits for it to exit within
+// DefaultStdioGrace, and kills it if it has not.
+func (st *stdioConn) close() error {
+	st.closeOnce.Do(func() {
+		st.wmu.Lock()
+		_ = st.stdin.Close()
+		st.wmu.Unlock()
+		select {
+		case <-st.done:
+		case <-time.After(DefaultStdioGrace):
+			_ = st.cmd.Process.Kill()
+			<-st.done
+		}
+	})
+	return st.closeErr
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.TrimSpace(t.b))
+}
