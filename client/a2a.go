@@ -44,6 +44,9 @@ type a2aWire struct {
 // a2aAgent is what the client reads of an Agent Card, for either version.
 type a2aAgent struct {
 	endpoint string // the JSON-RPC URL, on the client's origin
+	// elsewhere, when endpoint is "", says why: the card names its
+	// interface on another origin. The skills are still listed.
+	elsewhere error
 	v03      bool   // the agent speaks A2A 0.3
 	tools    []otc.ToolDefinition
 	typed    map[string]bool // the skills called with a data part {"tool", "input"}
@@ -138,10 +141,10 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 		}
 	}
 	if a.endpoint == "" {
-		if elsewhere != nil {
-			return nil, elsewhere
+		if elsewhere == nil {
+			a.endpoint = base
 		}
-		a.endpoint = base
+		a.elsewhere = elsewhere
 	}
 	for _, sk := range card.Skills {
 		name := sk.Name
@@ -298,7 +301,7 @@ func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params an
 		return fmt.Errorf("POST %s (%s): reading the answer: %w", a.endpoint, method, err)
 	}
 	r := &response{method: http.MethodPost, url: a.endpoint, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
-		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now())}
+		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()), rpcMethod: method}
 	if int64(len(data)) > w.c.maxBytes {
 		r.body = data[:w.c.maxBytes]
 		return r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, w.c.maxBytes))
@@ -438,6 +441,9 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 	a, err := w.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if a.elsewhere != nil {
+		return nil, a.elsewhere
 	}
 	if o := k.opts; len(o.Secrets) > 0 || o.UserID != "" || len(o.Authorization) > 0 {
 		return nil, errors.New("A2A carries no secrets, user id or provider tokens: call the tool over OTC or MCP")

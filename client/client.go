@@ -87,6 +87,13 @@ type Options struct {
 	// block for long: it runs on the reading of the server's messages.
 	OnNotification func(method string, params json.RawMessage)
 
+	// LogLevel, when set ("debug", "info", … "emergency"), asks an MCP
+	// server for its log messages at that level and above, which reach
+	// OnNotification: in each request's _meta in 2026-07-28, with
+	// logging/setLevel after initialize before it. Empty asks for none
+	// (the server may send its default).
+	LogLevel string
+
 	// IdleTimeout, when positive, fails an MCP or A2A call that hears
 	// nothing from its server (no answer, progress, message or task
 	// status) for that long. The call's context bounds the whole call.
@@ -281,6 +288,9 @@ type Result struct {
 	// Value is the tool's result as JSON; nil for a tool that returns
 	// nothing, and after a tool error.
 	Value json.RawMessage
+	// Raw is an MCP server's CallToolResult as it came, for a program
+	// that shows it or reads its content blocks; nil for other formats.
+	Raw json.RawMessage
 }
 
 // Call calls the tool toolID ("Toolkit.Tool", "Toolkit.Tool@x" or
@@ -497,6 +507,8 @@ type response struct {
 	body        []byte
 	// retryAfter is the Retry-After header's wait, zero when it has none.
 	retryAfter time.Duration
+	// rpcMethod is the JSON-RPC method of an MCP or A2A request.
+	rpcMethod string
 }
 
 // do sends a request to a path below the base URL and reads the whole

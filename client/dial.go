@@ -31,13 +31,30 @@ const DefaultDialTimeout = 10 * time.Second
 // tool server. It names what was tried.
 type NoServerError struct {
 	URL string
-	// Tried lists each format and URL tried, with what it answered.
-	Tried []string
+	// Tried lists each format and URL tried, in order, with what it
+	// answered.
+	Tried []Attempt
 }
 
+// Attempt is one format tried at one URL, and why it was not that.
+type Attempt struct {
+	Format Format
+	URL    string
+	Err    error
+}
+
+// Error names the first answer and the URLs tried.
 func (e *NoServerError) Error() string {
-	return fmt.Sprintf("otc client: no tool server answers at %s (tried %s); give the URL a server's OTC handler, MCP endpoint, REST view or A2A agent is mounted at, with Options.Format",
-		e.URL, strings.Join(e.Tried, "; "))
+	var urls []string
+	for _, a := range e.Tried {
+		urls = append(urls, string(a.Format)+" at "+a.URL)
+	}
+	first := ""
+	if len(e.Tried) > 0 {
+		first = ": " + brief(e.Tried[0].Err)
+	}
+	return fmt.Sprintf("otc client: no tool server answers at %s%s (tried %s); give the URL a server's OTC handler, MCP endpoint, REST view or A2A agent is mounted at, or set Options.Format",
+		e.URL, first, strings.Join(urls, ", "))
 }
 
 // Dial returns a client for the tool server at rawURL, and when
@@ -118,7 +135,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Client, error) {
 			return c, nil
 		}
 		_ = c.Close()
-		notFound.Tried = append(notFound.Tried, fmt.Sprintf("%s at %s: %s", cand.f, cand.url, brief(err)))
+		notFound.Tried = append(notFound.Tried, Attempt{Format: cand.f, URL: cand.url, Err: err})
 		if ctx.Err() != nil {
 			break
 		}
@@ -141,7 +158,7 @@ func notThisFormat(err error) bool {
 		return re.StatusCode != http.StatusUnauthorized && re.StatusCode != http.StatusForbidden
 	}
 	if _, ok := errors.AsType[*RedirectError](err); ok {
-		return true
+		return false // a server answered, and the client will not follow it
 	}
 	if _, ok := errors.AsType[*OriginError](err); ok {
 		return false

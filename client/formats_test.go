@@ -369,7 +369,9 @@ func TestDial(t *testing.T) {
 	var nse *client.NoServerError
 	require.ErrorAs(t, err, &nse)
 	assert.Len(t, nse.Tried, 8)
+	assert.Equal(t, client.Attempt{Format: client.FormatA2A, URL: empty.URL + "/a2a"}, client.Attempt{Format: nse.Tried[7].Format, URL: nse.Tried[7].URL})
 	assert.Contains(t, err.Error(), "mcp at "+empty.URL+"/mcp")
+	assert.Contains(t, err.Error(), "404 Not Found")
 }
 
 // TestMCPRefusals: an MCP server's refusals over HTTP are *otc.Error of

@@ -27,12 +27,13 @@ const (
 
 // MCP _meta keys an otc server reads, as the mcp package names them.
 const (
-	metaCallID  = "io.github.otcgo/call_id"
-	metaContext = "io.github.otcgo/context"
-	metaError   = "io.github.otcgo/error"
-	metaVersion = "io.modelcontextprotocol/protocolVersion"
-	metaCaps    = "io.modelcontextprotocol/clientCapabilities"
-	extTasks    = "io.modelcontextprotocol/tasks"
+	metaCallID   = "io.github.otcgo/call_id"
+	metaContext  = "io.github.otcgo/context"
+	metaError    = "io.github.otcgo/error"
+	metaVersion  = "io.modelcontextprotocol/protocolVersion"
+	metaCaps     = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel = "io.modelcontextprotocol/logLevel"
+	extTasks     = "io.modelcontextprotocol/tasks"
 )
 
 // checkMCPVersion checks Options.MCPVersion.
@@ -190,7 +191,15 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 	v := init.ProtocolVersion
 	s.version.Store(&v)
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	return s.conn.send(ctx, s, body)
+	if err := s.conn.send(ctx, s, body); err != nil {
+		return err
+	}
+	if l := s.c.opts.LogLevel; l != "" {
+		// A server without logging refuses it; its messages, if any,
+		// still come.
+		_ = s.rpc(ctx, v, "logging/setLevel", map[string]any{"level": l}, nil)
+	}
+	return nil
 }
 
 // request sends a request after the handshake and decodes its result.
@@ -233,6 +242,9 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 			}
 			meta[metaVersion] = mcpV20260728
 			meta[metaCaps] = s.capabilities(version)
+			if l := s.c.opts.LogLevel; l != "" {
+				meta[metaLogLevel] = l
+			}
 			params["_meta"] = meta
 		}
 	}
@@ -281,8 +293,9 @@ func (s *mcpSession) cancelled(ctx context.Context, id int64) {
 
 // RPCError is a JSON-RPC error answer of an MCP server or an A2A agent
 // that the client does not map to an [*otc.Error]: a method the server
-// does not have, say. A refusal of the caller (-32001, -32002, -32003)
-// becomes an *otc.Error instead.
+// does not have, say. A refusal of the caller (-32001, -32002, -32003),
+// and a tools/call refused before the tool ran (-32600, -32602: an
+// unknown tool, malformed arguments), become an *otc.Error instead.
 type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
@@ -312,6 +325,14 @@ func (e *RPCError) asError() error {
 		code = otc.CodeUnauthenticated
 	case -32002, -32003:
 		code = otc.CodeForbidden
+	case -32602, -32600:
+		if e.Method != "tools/call" {
+			return e
+		}
+		// The server refused the call before running the tool: an
+		// unknown tool, malformed arguments. OTC answers these 400.
+		return &otc.Error{Code: otc.CodeServerError, Message: truncate(e.Message, 512),
+			DeveloperMessage: fmt.Sprintf("MCP tools/call answered JSON-RPC error %d", e.Code)}
 	default:
 		return e
 	}
@@ -437,11 +458,13 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 		}
 		var page struct {
 			Tools []struct {
-				Name         string          `json:"name"`
-				Title        string          `json:"title"`
-				Description  string          `json:"description"`
-				InputSchema  json.RawMessage `json:"inputSchema"`
-				OutputSchema json.RawMessage `json:"outputSchema"`
+				Name         string               `json:"name"`
+				Title        string               `json:"title"`
+				Description  string               `json:"description"`
+				InputSchema  json.RawMessage      `json:"inputSchema"`
+				OutputSchema json.RawMessage      `json:"outputSchema"`
+				Annotations  *otc.ToolAnnotations `json:"annotations"`
+				Meta         json.RawMessage      `json:"_meta"`
 			} `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
@@ -449,8 +472,9 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
 		for _, t := range page.Tools {
-			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Description: t.Description,
-				InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema})
+			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description,
+				InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
+				Annotations: t.Annotations, Meta: t.Meta})
 		}
 		if page.NextCursor == "" {
 			return defs, nil
@@ -649,14 +673,14 @@ func decodeCallResult(callID string, raw json.RawMessage) (*Result, error) {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
-		Structured json.RawMessage `json:"structuredContent"`
-		IsError    bool            `json:"isError"`
+		Structured json.RawMessage            `json:"structuredContent"`
+		IsError    bool                       `json:"isError"`
 		Meta       map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 	}
-	out := &Result{CallID: callID}
+	out := &Result{CallID: callID, Raw: raw}
 	var text []string
 	for _, c := range res.Content {
 		if c.Type == "text" {

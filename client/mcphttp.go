@@ -112,7 +112,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}
 	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data,
-		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method}
 	if int64(len(data)) > h.c.maxBytes {
 		r.body = data[:h.c.maxBytes]
 		return nil, r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, h.c.maxBytes))
@@ -198,6 +198,9 @@ func (r *response) mcpFailure(challenge string) error {
 		Error *RPCError `json:"error"`
 	}
 	hasRPC := json.Unmarshal(r.body, &body) == nil && body.Error != nil
+	if hasRPC {
+		body.Error.Method = r.rpcMethod
+	}
 	var code otc.Code
 	switch r.status {
 	case http.StatusUnauthorized:

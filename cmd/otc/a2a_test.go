@@ -54,7 +54,7 @@ func TestA2A(t *testing.T) {
 
 	code, _, errOut = otcRun(t, srv.URL, "", nil, "tools", "--a2a", "--mcp", "URL/a2a")
 	assert.Equal(t, exitBadInput, code)
-	assert.Contains(t, errOut, "give one of --mcp, --rest and --a2a")
+	assert.Contains(t, errOut, "give one of --mcp, --rest, --a2a and --stdio")
 }
 
 // TestInspectA2A: otc inspect --a2a lists an A2A agent's skills and

@@ -257,18 +257,33 @@ func TestCallTask(t *testing.T) {
 }
 
 // TestCallSamplingDeclined: a server that sends a sampling request on the
-// call's stream gets an error naming why, and the user a line saying so.
+// call's stream, though otc declared no sampling, gets an error naming
+// why, and the call goes on.
 func TestCallSamplingDeclined(t *testing.T) {
 	replies := make(chan []byte, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		switch {
+		case bytes.Contains(body, []byte(`"method":"server/discover"`)):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`)
+			return
+		case bytes.Contains(body, []byte(`"method":"initialize"`)):
+			assert.NotContains(t, string(body), "sampling", "otc declares no sampling")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`)
+			return
+		case bytes.Contains(body, []byte(`"method":"notifications/`)):
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[],\"maxTokens\":10}}\n\n")
 			w.(http.Flusher).Flush()
 			reply := <-replies
 			replies <- reply
-			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"went on without\"}]}}\n\n")
+			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"went on without\"}]}}\n\n")
 			return
 		}
 		replies <- body
@@ -278,7 +293,6 @@ func TestCallSamplingDeclined(t *testing.T) {
 	code, out, errOut := otcTerm(context.Background(), onTerminal, "", "call", "--mcp", srv.URL, "Writer", "{}")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "went on without\n", out)
-	assert.Contains(t, errOut, "the tool asked for a completion from a model (sampling/createMessage); otc has no model, so it declined")
 	var reply struct {
 		ID    string `json:"id"`
 		Error struct {
@@ -289,5 +303,5 @@ func TestCallSamplingDeclined(t *testing.T) {
 	require.NoError(t, json.Unmarshal(<-replies, &reply))
 	assert.Equal(t, "s-1", reply.ID)
 	assert.Equal(t, -32601, reply.Error.Code)
-	assert.Contains(t, reply.Error.Message, "does not support sampling")
+	assert.Contains(t, reply.Error.Message, "no handler for sampling/createMessage")
 }

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -31,6 +30,45 @@ type common struct {
 	apiKey    string
 	bearer    string
 	jwtSecret string
+	// stdio is the command line of an MCP server over stdio (--stdio),
+	// given in place of the URL.
+	stdio string
+}
+
+// stdioFlag is --stdio: the server is a process to start.
+type stdioFlag struct{ c *common }
+
+func (sf stdioFlag) String() string {
+	if sf.c == nil {
+		return ""
+	}
+	return sf.c.stdio
+}
+
+func (sf stdioFlag) Set(s string) error {
+	sf.c.stdio = s
+	sf.c.as, sf.c.formats = formatStdio, sf.c.formats+1
+	return nil
+}
+
+// target splits the positional arguments into the server's URL ("" with
+// --stdio, which takes its place) and the rest.
+func (c *common) target(pos []string) (string, []string) {
+	if c.as == formatStdio {
+		return "", pos
+	}
+	if len(pos) == 0 {
+		return "", nil
+	}
+	return pos[0], pos[1:]
+}
+
+// where names the server for a hint: the URL, or --stdio and its command.
+func (c *common) where(url string) string {
+	if c.as == formatStdio {
+		return "--stdio " + strconv.Quote(c.stdio)
+	}
+	return c.protocolFlag() + url
 }
 
 // server is a tool server in the protocol the command speaks.
@@ -44,93 +82,9 @@ type server interface {
 	call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (value json.RawMessage, callID string, te *otc.ToolError, err error)
 }
 
-// otcServer speaks OTC/OXP through the client package.
-type otcServer struct{ c *client.Client }
-
-func (s otcServer) list(ctx context.Context) ([]otc.ToolDefinition, error) { return s.c.ListTools(ctx) }
-
-func (s otcServer) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
-	res, err := s.c.Call(ctx, tool, input, opts)
-	var te *otc.ToolError
-	switch {
-	case errors.As(err, &te):
-		return nil, res.CallID, te, nil
-	case err != nil:
-		return nil, "", nil, err
-	}
-	return res.Value, res.CallID, nil, nil
-}
-
-func (s otcServer) describe(ctx context.Context, tool string) (otc.ToolDefinition, bool, error) {
-	return describeFromList(ctx, s, tool)
-}
-
-func (m *mcpServer) describe(ctx context.Context, tool string) (otc.ToolDefinition, bool, error) {
-	return describeFromList(ctx, m, tool)
-}
-
-// describeFromList finds a tool in the server's list.
-func describeFromList(ctx context.Context, s server, tool string) (otc.ToolDefinition, bool, error) {
-	defs, err := s.list(ctx)
-	if err != nil {
-		return otc.ToolDefinition{}, false, err
-	}
-	d, ok := findTool(defs, tool)
-	return d, ok, nil
-}
-
 // protocolFlag is the flag that names the protocol, for hints: "--mcp ",
 // "--rest " or "".
 func (c *common) protocolFlag() string { return c.as.flag() }
-
-// setCredentials adds the credentials the options give to a request of
-// the MCP or REST protocol (the client package sends them over OTC).
-func setCredentials(h http.Header, apiKey, bearer string) {
-	if apiKey != "" {
-		h.Set("OXP-API-Key", apiKey)
-	}
-	if bearer != "" {
-		h.Set("Authorization", "Bearer "+bearer)
-	}
-}
-
-// redirectSafe sends the MCP and REST requests of every command: it
-// follows the client package's redirect rule, so that credentials and a
-// call's body never go to another origin than the URL given.
-var redirectSafe = &http.Client{CheckRedirect: client.CheckRedirect}
-
-// server returns the server at url, in the protocol the options name,
-// or, when they name none, the one found there (see detect).
-func (c *common) server(ctx context.Context, url string, note io.Writer) (server, error) {
-	if c.formats == 0 {
-		return c.detect(ctx, url, note)
-	}
-	return c.serverAs(url)
-}
-
-// serverAs returns the server at url, in the protocol the options name:
-// OTC when they name none.
-func (c *common) serverAs(url string) (server, error) {
-	switch {
-	case c.formats > 1:
-		return nil, errors.New("give one of --mcp, --rest and --a2a")
-	case c.jwtSecret != "" && c.as != formatOTC:
-		return nil, fmt.Errorf("--jwt-secret is for OTC servers; give %s a token with --bearer", c.as.kind())
-	}
-	switch c.as {
-	case formatA2A:
-		return &a2aServer{url: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
-	case formatREST:
-		return &restServer{base: strings.TrimSuffix(url, "/"), apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
-	case formatMCP:
-		return &mcpServer{url: url, apiKey: c.apiKey, bearer: c.bearer, http: redirectSafe}, nil
-	}
-	cl, err := c.client(url)
-	if err != nil {
-		return nil, err
-	}
-	return otcServer{cl}, nil
-}
 
 // formatFlag is the boolean flag that names format f (--mcp, --rest,
 // --a2a) of c.
@@ -167,15 +121,7 @@ func (c *common) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.apiKey, "api-key", getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&c.bearer, "bearer", getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request")
-}
-
-func (c *common) client(url string) (*client.Client, error) {
-	opts := &client.Options{APIKey: c.apiKey, BearerToken: c.bearer, UserAgent: "otc-cli/1.0"}
-	if c.jwtSecret != "" {
-		opts.JWT = &client.JWTSigner{Secret: []byte(c.jwtSecret), Subject: "otc-cli"}
-		opts.BearerToken = ""
-	}
-	return client.New(url, opts)
+	fs.Var(stdioFlag{c}, "stdio", "in place of the URL: run \"COMMAND ARGS…\" (split as a shell would, run without one) as an MCP server over stdio")
 }
 
 // parse parses args, flags and positional arguments mixed, as people type
@@ -211,21 +157,23 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	if err != nil {
 		return exitBadInput
 	}
-	if len(pos) < 1 || len(pos) > 2 {
-		fmt.Fprintf(e.stderr, "otc tools: want URL and at most one TOOL, got %d arguments\n", len(pos))
+	url, rest := o.target(pos)
+	if url == "" && o.as != formatStdio || len(rest) > 1 {
+		fmt.Fprintf(e.stderr, "otc tools: want URL (or --stdio COMMAND) and at most one TOOL, got %d arguments\n", len(pos))
 		return exitBadInput
 	}
-	srv, err := o.server(ctx, pos[0], e.stderr)
+	srv, err := o.server(ctx, url, e.stderr, nil)
 	if err != nil {
 		return e.serverFailed("tools", err)
 	}
-	if len(pos) == 2 {
-		d, ok, err := srv.describe(ctx, pos[1])
+	defer srv.close()
+	if len(rest) == 1 {
+		d, ok, err := srv.describe(ctx, rest[0])
 		if err != nil {
 			return e.fail("tools", err)
 		}
 		if !ok {
-			fmt.Fprintf(e.stderr, "otc tools: the server has no tool %q; \"otc tools %s%s\" lists them\n", pos[1], o.protocolFlag(), pos[0])
+			fmt.Fprintf(e.stderr, "otc tools: the server has no tool %q; \"otc tools %s\" lists them\n", rest[0], o.where(url))
 			return exitRefused
 		}
 		if o.json {
@@ -292,6 +240,9 @@ func findTool(defs []otc.ToolDefinition, want string) (otc.ToolDefinition, bool)
 
 // describe prints one tool and its parameters as a tree.
 func (e *cli) describe(d otc.ToolDefinition) {
+	if d.ID == d.Name && d.Version != "" {
+		d.ID += "@" + d.Version // a REST view names its tools, and says their versions
+	}
 	if d.ID == d.Name {
 		fmt.Fprintf(e.stdout, "%s\n%s\n", d.Name, d.Description)
 	} else {
@@ -478,11 +429,12 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	if err != nil {
 		return exitBadInput
 	}
-	if len(pos) < 2 {
-		fmt.Fprintln(e.stderr, "otc call: want URL and TOOL, then the input")
+	url, rest := o.target(pos)
+	if url == "" && o.as != formatStdio || len(rest) < 1 {
+		fmt.Fprintln(e.stderr, "otc call: want URL (or --stdio COMMAND) and TOOL, then the input")
 		return exitBadInput
 	}
-	url, tool, rest := pos[0], pos[1], pos[2:]
+	tool, rest := rest[0], rest[1:]
 	var opts client.CallOptions
 	opts.CallID, opts.UserID = callID, userID
 	for _, s := range sec {
@@ -496,38 +448,42 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		}
 		opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: id, Value: value})
 	}
-	srv, err := o.server(ctx, url, e.stderr)
+	if asTask && o.as != formatMCP && o.as != formatStdio {
+		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL, or --stdio")
+		return exitBadInput
+	}
+	a := e.answerer(o.json)
+	srv, err := o.server(ctx, url, e.stderr, func(co *client.Options) {
+		co.Handlers = a.handlers()
+		if asTask {
+			co.MCPVersion = mcpVersionTasks
+		}
+	})
 	if err != nil {
 		return e.serverFailed("call", err)
 	}
-	if asTask && o.as != formatMCP {
-		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL")
-		return exitBadInput
-	}
+	defer srv.close()
 	input, code := e.input(ctx, srv, tool, rest, inputFile)
 	if code != exitOK {
 		return code
 	}
-	stop := func() {}
-	if m, ok := srv.(*mcpServer); ok {
-		stop = e.prepareMCP(m, asTask, o.json)
-	}
-	if !asTask {
+	var stop func()
+	var task *taskDisplay
+	if asTask {
+		task = e.showTask()
+		a.before, opts.Progress, stop = task.clear, task.show, task.clear
+	} else {
 		stop = sync.OnceFunc(e.spin("calling " + tool + "…"))
-		if m, ok := srv.(*mcpServer); ok {
-			m.ask.before = stop
-		}
+		a.before = stop
 	}
 	value, gotID, te, err := srv.call(ctx, tool, input, &opts)
 	stop()
-	var np *errNoPrompt
-	var ie *errInterrupted
 	switch {
-	case errors.As(err, &np):
-		fmt.Fprintf(e.stderr, "otc call: %v\n", np)
+	case a.refused != nil:
+		fmt.Fprintf(e.stderr, "otc call: %v\n", a.refused)
 		return exitInput
-	case errors.As(err, &ie):
-		fmt.Fprintf(e.stderr, "otc call: %v\n", ie)
+	case task != nil && task.id != "" && ctx.Err() != nil:
+		fmt.Fprintf(e.stderr, "otc call: %v\n", task.interrupted(err))
 		return exitInterrupted
 	case te != nil:
 		if o.json {
@@ -649,6 +605,10 @@ func (e *cli) fail(cmd string, err error) int {
 		return exitRefused
 	case errors.As(err, &re):
 		fmt.Fprintf(e.stderr, "otc %s: %v\n", cmd, re)
+		return exitTransport
+	}
+	if oe, ok := errors.AsType[*client.OriginError](err); ok && strings.Contains(oe.What, "Agent Card") {
+		fmt.Fprintf(e.stderr, "otc %s: %v: --a2a %s\n", cmd, err, oe.Named)
 		return exitTransport
 	}
 	fmt.Fprintf(e.stderr, "otc %s: %v\n", cmd, err)

@@ -57,7 +57,10 @@ const inspectHeaderToken = "X-Otc-Inspect-Token"
 // command line, and no other.
 type inspectTarget struct {
 	Kind string `json:"kind"` // "otc", "mcp", "rest" or "a2a"
-	URL  string `json:"url"`
+	URL  string `json:"url"`  // the URL, or the command line of --stdio
+	// stdio is the MCP server over stdio that --stdio started, which
+	// every request of the page shares (its exchanges are not recorded).
+	stdio *remote
 }
 
 // inspector serves the page and its API, and proxies calls to the
@@ -89,32 +92,50 @@ func (e *cli) inspect(ctx context.Context, args []string) int {
 	fs.StringVar(&o.apiKey, "api-key", e.getenv("OTC_API_KEY"), "sent as OXP-API-Key")
 	fs.StringVar(&o.bearer, "bearer", e.getenv("OTC_BEARER_TOKEN"), "sent as Authorization: Bearer")
 	fs.StringVar(&o.jwtSecret, "jwt-secret", "", "sign an HS256 bearer token for each request (OTC only)")
+	fs.StringVar(&o.stdio, "stdio", "", "in place of a URL: run \"COMMAND ARGS…\" (split as a shell would, run without one) as an MCP server over stdio")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return exitBadInput
 	}
-	if len(pos) > 1 || len(pos) == 0 && mcpURL == "" && restURL == "" && a2aURL == "" {
-		fmt.Fprintln(e.stderr, "otc inspect: want the URL of an OTC/OXP server, or --mcp URL, --rest URL or --a2a URL (any of them together)")
+	if len(pos) > 1 || len(pos) == 0 && mcpURL == "" && restURL == "" && a2aURL == "" && o.stdio == "" {
+		fmt.Fprintln(e.stderr, "otc inspect: want the URL of a tool server, or --mcp URL, --rest URL, --a2a URL or --stdio COMMAND (any of them together)")
 		return exitBadInput
 	}
 	var targets []inspectTarget
 	if len(pos) == 1 {
-		targets = append(targets, inspectTarget{"otc", pos[0]})
+		// The format of the URL, as the other commands find it.
+		found, err := o.server(ctx, pos[0], e.stderr, nil)
+		if err != nil {
+			return e.serverFailed("inspect", err)
+		}
+		found.close()
+		targets = append(targets, inspectTarget{Kind: string(found.c.Format()), URL: found.c.URL()})
+		o.as, o.formats = formatOTC, 0
 	} else if o.jwtSecret != "" {
 		fmt.Fprintln(e.stderr, "otc inspect: --jwt-secret is for OTC servers; give an MCP server, a REST view or an A2A agent a token with --bearer")
 		return exitBadInput
 	}
 	if mcpURL != "" {
-		targets = append(targets, inspectTarget{"mcp", mcpURL})
+		targets = append(targets, inspectTarget{Kind: "mcp", URL: mcpURL})
 	}
 	if restURL != "" {
-		targets = append(targets, inspectTarget{"rest", strings.TrimSuffix(restURL, "/")})
+		targets = append(targets, inspectTarget{Kind: "rest", URL: strings.TrimSuffix(restURL, "/")})
 	}
 	if a2aURL != "" {
-		targets = append(targets, inspectTarget{"a2a", strings.TrimSuffix(a2aURL, "/")})
+		targets = append(targets, inspectTarget{Kind: "a2a", URL: strings.TrimSuffix(a2aURL, "/")})
+	}
+	if o.stdio != "" {
+		o.as, o.formats = formatStdio, 1
+		srv, err := o.server(ctx, "", e.stderr, nil)
+		if err != nil {
+			return e.serverFailed("inspect", err)
+		}
+		defer func() { _ = srv.c.Close() }()
+		targets = append(targets, inspectTarget{Kind: "mcp", URL: "stdio: " + o.stdio, stdio: srv})
+		o.as, o.formats = formatOTC, 0
 	}
 	for _, t := range targets {
-		if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
+		if t.stdio == nil && !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
 			fmt.Fprintf(e.stderr, "otc inspect: %q is not an http:// or https:// URL\n", t.URL)
 			return exitBadInput
 		}
@@ -131,7 +152,7 @@ func (e *cli) inspect(ctx context.Context, args []string) int {
 		return exitTransport
 	}
 	for _, t := range targets { // each call connects afresh; a bad URL fails here, once
-		if _, err := in.connect(t, &recorder{base: in.base}); err != nil {
+		if _, err := in.connect(t, &recorder{base: in.base}, nil); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.stderr, "otc inspect: %s: %v\n", t.URL, err)
 			return exitBadInput
@@ -350,27 +371,27 @@ func (in *inspector) target(kind string) (inspectTarget, bool) {
 	return inspectTarget{}, false
 }
 
-// connect returns a fresh connection to t whose exchanges rec records.
-func (in *inspector) connect(t inspectTarget, rec *recorder) (server, error) {
-	hc := &http.Client{Transport: rec, CheckRedirect: client.CheckRedirect}
-	switch t.Kind {
-	case "mcp":
-		return &mcpServer{url: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
-	case "rest":
-		return &restServer{base: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
-	case "a2a":
-		return &a2aServer{url: t.URL, apiKey: in.creds.apiKey, bearer: in.creds.bearer, http: hc}, nil
+// connect returns a fresh connection to t whose exchanges rec records;
+// note, when not nil, gets each notification of an MCP server.
+func (in *inspector) connect(t inspectTarget, rec *recorder, note func(method string, params json.RawMessage)) (*remote, error) {
+	if t.stdio != nil {
+		return &remote{c: t.stdio.c, keep: true}, nil
 	}
-	opts := &client.Options{APIKey: in.creds.apiKey, BearerToken: in.creds.bearer, UserAgent: "otc-inspect/1.0", HTTPClient: hc}
-	if in.creds.jwtSecret != "" {
-		opts.JWT = &client.JWTSigner{Secret: []byte(in.creds.jwtSecret), Subject: "otc-inspect"}
-		opts.BearerToken = ""
+	hc := &http.Client{Transport: rec, CheckRedirect: client.CheckRedirect}
+	f := map[string]format{"mcp": formatMCP, "rest": formatREST, "a2a": formatA2A}[t.Kind]
+	opts := in.creds.options(f.wire(), "otc-inspect/1.0")
+	opts.HTTPClient, opts.OnNotification = hc, note
+	if note != nil {
+		opts.LogLevel = "debug"
+	}
+	if opts.JWT != nil {
+		opts.JWT.Subject = "otc-inspect"
 	}
 	c, err := client.New(t.URL, opts)
 	if err != nil {
 		return nil, err
 	}
-	return otcServer{c: c}, nil
+	return &remote{c: c}, nil
 }
 
 // inspectTool is a tool as the page shows it, whatever the wire format.
@@ -408,11 +429,12 @@ func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &recorder{base: in.base}
-	srv, err := in.connect(t, rec)
+	srv, err := in.connect(t, rec, nil)
 	if err != nil {
 		refuse(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	defer srv.close()
 	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 	defer cancel()
 	tools, err := listInspectTools(ctx, srv)
@@ -423,53 +445,19 @@ func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
 	writeInspectJSON(w, http.StatusOK, map[string]any{"tools": tools})
 }
 
-func listInspectTools(ctx context.Context, srv server) ([]inspectTool, error) {
-	var out []inspectTool
-	switch s := srv.(type) {
-	case *mcpServer:
-		raw, err := s.listRaw(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range raw {
-			var t struct {
-				Name         string          `json:"name"`
-				Title        string          `json:"title"`
-				Description  string          `json:"description"`
-				InputSchema  json.RawMessage `json:"inputSchema"`
-				OutputSchema json.RawMessage `json:"outputSchema"`
-				Annotations  json.RawMessage `json:"annotations"`
-			}
-			if json.Unmarshal(r, &t) != nil {
-				continue
-			}
-			out = append(out, inspectTool{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description, Toolkit: toolkit(t.Name),
-				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, Call: t.Name})
-		}
-		return out, nil
-	case *restServer:
-		defs, err := s.list(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for i, d := range defs {
-			if i < maxRESTDescribe {
-				if full, ok, err := s.describe(ctx, d.Name); err == nil && ok {
-					d = full
-				}
-			}
-			out = append(out, inspectTool{ID: d.ID, Name: d.Name, Description: d.Description, Version: d.Version, Toolkit: toolkit(d.Name),
-				InputSchema: d.InputSchema.Parameters, Call: d.Name})
-		}
-		return out, nil
-	}
+func listInspectTools(ctx context.Context, srv *remote) ([]inspectTool, error) {
 	defs, err := srv.list(ctx)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]inspectTool, 0, len(defs))
 	for _, d := range defs {
-		out = append(out, inspectTool{ID: d.ID, Name: d.Name, Description: d.Description, Version: d.Version, Toolkit: toolkit(d.ID),
-			InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema, Requirements: d.Requirements, Call: d.ID})
+		var ann json.RawMessage
+		if d.Annotations != nil {
+			ann, _ = json.Marshal(d.Annotations)
+		}
+		out = append(out, inspectTool{ID: d.ID, Name: d.Name, Title: d.Title, Description: d.Description, Version: d.Version, Toolkit: toolkit(d.ID),
+			InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema, Requirements: d.Requirements, Annotations: ann, Call: d.ID})
 	}
 	return out, nil
 }
@@ -570,17 +558,22 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 		c.CallID = otc.NewCallID()
 	}
 	rec := &recorder{base: in.base}
-	srv, err := in.connect(t, rec)
+	var send func(event string, data []byte)
+	srv, err := in.connect(t, rec, func(method string, params json.RawMessage) {
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+		send("notification", msg)
+	})
 	if err != nil {
 		refuse(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	defer srv.close()
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	var mu sync.Mutex
-	send := func(event string, data []byte) {
+	send = func(event string, data []byte) {
 		// Compact JSON has no line breaks, so each event's data is one line.
 		var line bytes.Buffer
 		if json.Compact(&line, data) != nil {
@@ -594,27 +587,26 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 	send("start", mustJSON(map[string]string{"call_id": c.CallID}))
 
 	out := callOutcome{Server: t.Kind, Tool: c.Tool, CallID: c.CallID}
-	if m, ok := srv.(*mcpServer); ok {
-		m.notify = func(msg json.RawMessage) { send("notification", msg) }
-		m.result = func(res json.RawMessage) { out.MCPResult = res }
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), maxInspectCallTime)
 	defer cancel()
-	opts := &client.CallOptions{CallID: c.CallID, UserID: c.UserID, Secrets: c.Secrets}
+	// Progress comes to the page with the other notifications; asking for
+	// it is what makes the server send it.
+	opts := &client.CallOptions{CallID: c.CallID, UserID: c.UserID, Secrets: c.Secrets, Progress: func(client.Progress) {}}
 	start := time.Now()
-	value, callID, te, err := srv.call(ctx, c.Tool, c.Input, opts)
+	res, err := srv.c.Call(ctx, c.Tool, c.Input, opts)
 	out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	if callID != "" {
-		out.CallID = callID
+	if res != nil {
+		out.CallID, out.MCPResult = res.CallID, res.Raw
 	}
+	te, isToolError := errors.AsType[*otc.ToolError](err)
 	switch {
-	case te != nil:
+	case isToolError:
 		out.ToolError = &toolFailure{Message: te.Message, DeveloperMessage: te.DeveloperMessage, CanRetry: te.CanRetry,
 			RetryAfterMS: float64(te.RetryAfter.Milliseconds()), AdditionalPromptContent: te.AdditionalPromptContent}
 	case err != nil:
 		out.Error = describeFailure(err, rec)
 	default:
-		out.OK, out.Value = true, value
+		out.OK, out.Value = true, res.Value
 	}
 	out.Exchanges = rec.list()
 	send("result", mustJSON(out))

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -216,7 +218,7 @@ func TestCallJSONAndCallID(t *testing.T) {
 
 	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "--mcp", "URL")
 	assert.Equal(t, exitBadInput, code)
-	assert.Contains(t, errOut, "give one of --mcp, --rest and --a2a")
+	assert.Contains(t, errOut, "give one of --mcp, --rest, --a2a and --stdio")
 }
 
 func TestCredentials(t *testing.T) {
@@ -230,7 +232,7 @@ func TestCredentials(t *testing.T) {
 	assert.Equal(t, exitOK, code, "the key from the environment")
 	code, _, errOut = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp")
 	assert.Equal(t, exitRefused, code, "MCP without the key: %s", errOut)
-	assert.Contains(t, errOut, "The MCP server refused the credentials (401 Unauthorized)")
+	assert.Contains(t, errOut, "Authentication required: send an API key", "the server's own words")
 	code, _, _ = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--api-key", "cli-secret-key")
 	assert.Equal(t, exitOK, code)
 	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "URL/v1")
@@ -266,23 +268,48 @@ func TestTransportAndUsage(t *testing.T) {
 
 // TestMCPAnswersAsEvents: a server that answers in an SSE stream, with a
 // notification first, and one whose cursors never end.
+// fakeMCP is an MCP server of the 2025-11-25 handshake whose answers to
+// every other request answer writes (id is the request's).
+func fakeMCP(t *testing.T, answer func(w http.ResponseWriter, id string)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		switch {
+		case msg.Method == "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, msg.ID)
+		case msg.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`, msg.ID)
+		case len(msg.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			answer(w, string(msg.ID))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 func TestMCPAnswersAsEvents(t *testing.T) {
-	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sse := fakeMCP(t, func(w http.ResponseWriter, id string) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n" +
-			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"Echo\",\"description\":\"Echoes.\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n"))
-	}))
-	t.Cleanup(sse.Close)
-	code, out, errOut := otcRun(t, sse.URL, "", nil, "tools", "--mcp", "URL")
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":{\"tools\":[{\"name\":\"Echo\",\"description\":\"Echoes.\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n"))
+	})
+	code, out, errOut := otcRun(t, sse, "", nil, "tools", "--mcp", "URL")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "Echo  Echoes.")
 
-	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	endless := fakeMCP(t, func(w http.ResponseWriter, id string) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"again"}}`))
-	}))
-	t.Cleanup(endless.Close)
-	code, _, errOut = otcRun(t, endless.URL, "", nil, "tools", "--mcp", "URL")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[],"nextCursor":"again"}}`))
+	})
+	code, _, errOut = otcRun(t, endless, "", nil, "tools", "--mcp", "URL")
 	assert.Equal(t, exitTransport, code)
 	assert.Contains(t, errOut, "more than 100 pages")
 
@@ -293,7 +320,8 @@ func TestMCPAnswersAsEvents(t *testing.T) {
 	t.Cleanup(html.Close)
 	code, _, errOut = otcRun(t, html.URL, "", nil, "tools", "--mcp", "URL")
 	assert.Equal(t, exitTransport, code)
-	assert.Contains(t, errOut, "not an MCP answer")
+	assert.Contains(t, errOut, "unexpected response 200 OK")
+	assert.Contains(t, errOut, "text/html")
 }
 
 func TestTerminalFeatures(t *testing.T) {
