@@ -47,9 +47,9 @@ type a2aAgent struct {
 	// elsewhere, when endpoint is "", says why: the card names its
 	// interface on another origin. The skills are still listed.
 	elsewhere error
-	v03      bool   // the agent speaks A2A 0.3
-	tools    []otc.ToolDefinition
-	typed    map[string]bool // the skills called with a data part {"tool", "input"}
+	v03       bool // the agent speaks A2A 0.3
+	tools     []otc.ToolDefinition
+	typed     map[string]bool // the skills called with a data part {"tool", "input"}
 }
 
 // a2aCard is an Agent Card, 1.0 and 0.3 fields together.
