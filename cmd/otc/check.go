@@ -175,30 +175,12 @@ func (c *checker) checkInvalidInput(ctx context.Context, tool string, defs []map
 			params, _ = is["parameters"].(map[string]any)
 		}
 	}
-	var input map[string]any
-	var param string
-	switch {
-	case params == nil:
+	if params == nil {
 		c.skip("invalid input", rule, "the catalog does not list "+tool)
 		return
-	case params["additionalProperties"] == false:
-		param, input = "otc_check_unknown_parameter", map[string]any{"otc_check_unknown_parameter": true}
-	default:
-		props, _ := params["properties"].(map[string]any)
-		for _, r := range anyList(params["required"]) {
-			name, _ := r.(string)
-			p, _ := props[name].(map[string]any)
-			switch p["type"] {
-			case "number", "integer", "boolean", "object", "array":
-				param, input = name, map[string]any{name: "otc-check-wrong-type"}
-			case "string":
-				param, input = name, map[string]any{name: 12345}
-			}
-			if param != "" {
-				break
-			}
-		}
 	}
+	raw, _ := json.Marshal(params)
+	param, input := refusedInput(raw)
 	if param == "" {
 		c.skip("invalid input", rule, "the schema of "+tool+" refuses nothing otc check can send safely")
 		return
@@ -449,12 +431,9 @@ func (e *cli) check(ctx context.Context, args []string) int {
 	if err != nil {
 		return exitBadInput
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "otc check: want one URL")
-		return exitBadInput
-	}
-	if o.formats > 0 {
-		fmt.Fprintln(e.stderr, "otc check: checks OTC/OXP servers; --mcp and --rest do not apply")
+	url, rest := o.target(pos)
+	if url == "" && o.as != formatStdio || len(rest) > 0 {
+		fmt.Fprintln(e.stderr, "otc check: want one URL, or --stdio COMMAND")
 		return exitBadInput
 	}
 	var in map[string]json.RawMessage
@@ -462,7 +441,23 @@ func (e *cli) check(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stderr, "otc check: --input must be a JSON object")
 		return exitBadInput
 	}
-	c := &checker{base: strings.TrimSuffix(pos[0], "/"), http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: client.CheckRedirect}, header: http.Header{}, maxBody: maxMiB << 20}
+	// The format of the URL, as the other commands find it: an OTC
+	// server gets the protocol's checks, any other the checks that apply
+	// to every format.
+	srv, err := o.server(ctx, url, e.stderr, nil)
+	if err != nil {
+		return e.serverFailed("check", err)
+	}
+	defer srv.close()
+	if o.as != formatOTC {
+		fmt.Fprintf(e.stderr, "otc check: checking %s as %s: the checks of every format apply (%s); the OTC protocol's own do not\n",
+			strings.TrimPrefix(o.where(url), o.protocolFlag()), o.as.kind(), formatChecks)
+		c := &checker{}
+		c.checkFormat(ctx, srv, o.as, tool, json.RawMessage(input))
+		return e.report(c, srv.c.URL(), o.json)
+	}
+	url = srv.c.URL()
+	c := &checker{base: strings.TrimSuffix(url, "/"), http: &http.Client{Timeout: 30 * time.Second, CheckRedirect: client.CheckRedirect}, header: http.Header{}, maxBody: maxMiB << 20}
 	auth := false
 	switch {
 	case o.apiKey != "":
@@ -485,7 +480,11 @@ func (e *cli) check(ctx context.Context, args []string) int {
 		return exitTransport
 	}
 	c.run(ctx, tool, json.RawMessage(input), auth)
+	return e.report(c, c.base, o.json)
+}
 
+// report prints the checks' results and returns the exit code.
+func (e *cli) report(c *checker, url string, jsonOut bool) int {
 	failed, skipped := 0, 0
 	for _, r := range c.results {
 		if !r.Pass {
@@ -495,8 +494,8 @@ func (e *cli) check(ctx context.Context, args []string) int {
 			skipped++
 		}
 	}
-	if o.json {
-		_ = e.printJSON(map[string]any{"url": c.base, "passed": len(c.results) - failed - skipped, "failed": failed, "skipped": skipped, "checks": c.results})
+	if jsonOut {
+		_ = e.printJSON(map[string]any{"url": url, "passed": len(c.results) - failed - skipped, "failed": failed, "skipped": skipped, "checks": c.results})
 	} else {
 		for _, r := range c.results {
 			switch {

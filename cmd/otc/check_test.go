@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/mount"
 )
 
 // checkAgainst runs otc check against h and returns its exit code and
@@ -178,4 +182,70 @@ func TestCheckUsage(t *testing.T) {
 	assert.Contains(t, errOut, "--input must be a JSON object")
 	code, _, _ = otcRun(t, "http://127.0.0.1:1", "", nil, "check", "URL")
 	assert.Equal(t, exitTransport, code)
+}
+
+// TestCheckEveryFormat: otc check finds the format as the other commands
+// do: a server's root leads to its OTC handler, which passes; an MCP
+// endpoint, a REST view, an A2A agent and a server over stdio get the
+// checks of every format, and say so.
+func TestCheckEveryFormat(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
+		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil }))
+	mux := http.NewServeMux()
+	mount.All(mux, reg, nil)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	code, out, errOut := otcRun(t, srv.URL, "", nil, "check", "URL")
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, errOut, "is an OTC server; going on with that URL")
+	assert.Contains(t, out, "0 failed")
+
+	for _, c := range []struct{ args []string }{
+		{[]string{"check", "URL/mcp"}},
+		{[]string{"check", "--rest", "URL/v1"}},
+		{[]string{"check", "URL/a2a"}},
+	} {
+		code, out, errOut := otcRun(t, srv.URL, "", nil, append(c.args, "--tool", "Calculator_Add", "--input", `{"a":1,"b":2}`)...)
+		assert.Equal(t, exitOK, code, "%v: %s%s", c.args, out, errOut)
+		assert.Contains(t, errOut, "the checks of every format apply", c.args)
+		assert.Contains(t, out, "PASS  call", c.args)
+		assert.Contains(t, out, "PASS  invalid input", c.args)
+		assert.Contains(t, out, "PASS  names and schemas", c.args)
+	}
+
+	t.Setenv(stdioServerEnv, "1")
+	code, out, errOut = otcRun(t, "", "", nil, "check", "--stdio", "'"+os.Args[0]+"' -test.run='^$'", "--tool", "Calculator_Add", "--input", `{"a":1,"b":1}`)
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, errOut, "as an MCP server over stdio")
+	assert.Contains(t, out, "PASS  unknown tool")
+
+	// A server that answers a call of any name: the check says so.
+	liar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		w.Header().Set("Content-Type", "application/json")
+		switch msg.Method {
+		case "server/discover":
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}`, msg.ID)
+		case "initialize":
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18"}}`, msg.ID)
+		case "tools/list":
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"bad name!","inputSchema":{"type":"object"}}]}}`, msg.ID)
+		case "tools/call":
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"sure"}]}}`, msg.ID)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(liar.Close)
+	code, out, _ = otcRun(t, liar.URL, "", nil, "check", "--mcp", "URL")
+	assert.Equal(t, exitCheckFailed, code, out)
+	assert.Contains(t, out, "FAIL  names and schemas")
+	assert.Contains(t, out, "FAIL  unknown tool")
+	assert.Contains(t, out, "not refused: the call succeeded")
 }
