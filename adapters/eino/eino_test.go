@@ -64,45 +64,48 @@ func (m *scriptedModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingCh
 // its text, a tool error with its hint and retry delay, and invalid input
 // with the parameter to fix.
 func TestReactAgent(t *testing.T) {
-	url := testkit.ExampleServer(t, "../..")
-	c, err := client.New(url, nil)
-	require.NoError(t, err)
-	tools, err := eino.Tools(t.Context(), c)
-	require.NoError(t, err)
+	// The same agent run against the example server over OTC, MCP over
+	// HTTP and over stdio, and A2A: the adapter wraps any server the
+	// client calls.
+	for format, c := range testkit.ExampleClients(t, "../..") {
+		t.Run(format, func(t *testing.T) {
+			tools, err := eino.Tools(t.Context(), c)
+			require.NoError(t, err)
+			for _, tc := range testkit.AgentCalls {
+				t.Run(tc.Name, func(t *testing.T) {
+					var seen []string
+					m := &scriptedModel{tool: tc.Tool, args: tc.Args, seen: &seen}
+					agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
+						ToolCallingModel: m,
+						ToolsConfig:      compose.ToolsNodeConfig{Tools: tools},
+						MaxStep:          6,
+					})
+					require.NoError(t, err)
+					out, err := agent.Generate(t.Context(), []*schema.Message{schema.UserMessage("Use the tool.")})
+					require.NoError(t, err)
+					assert.Equal(t, "done", out.Content)
+					assert.Equal(t, []string{tc.Want}, seen)
+				})
+			}
 
-	for _, tc := range testkit.AgentCalls {
-		t.Run(tc.Name, func(t *testing.T) {
-			var seen []string
-			m := &scriptedModel{tool: tc.Tool, args: tc.Args, seen: &seen}
-			agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
-				ToolCallingModel: m,
-				ToolsConfig:      compose.ToolsNodeConfig{Tools: tools},
-				MaxStep:          6,
-			})
+			// The schema the model is given for Shipping_Quote: nested
+			// object, pattern, enum, bounds, and only "to" required.
+			var quote *schema.ToolInfo
+			for _, tl := range tools {
+				info, err := tl.Info(t.Context())
+				require.NoError(t, err)
+				if info.Name == "Shipping_Quote" {
+					quote = info
+				}
+			}
+			require.NotNil(t, quote)
+			js, err := quote.ParamsOneOf.ToJSONSchema()
 			require.NoError(t, err)
-			out, err := agent.Generate(t.Context(), []*schema.Message{schema.UserMessage("Use the tool.")})
+			b, err := json.Marshal(js)
 			require.NoError(t, err)
-			assert.Equal(t, "done", out.Content)
-			assert.Equal(t, []string{tc.Want}, seen)
+			testkit.AssertQuoteSchema(t, b)
 		})
 	}
-
-	// The schema the model is given for Shipping_Quote: nested object,
-	// pattern, enum, bounds, and only "to" required.
-	var quote *schema.ToolInfo
-	for _, tl := range tools {
-		info, err := tl.Info(t.Context())
-		require.NoError(t, err)
-		if info.Name == "Shipping_Quote" {
-			quote = info
-		}
-	}
-	require.NotNil(t, quote)
-	js, err := quote.ParamsOneOf.ToJSONSchema()
-	require.NoError(t, err)
-	b, err := json.Marshal(js)
-	require.NoError(t, err)
-	testkit.AssertQuoteSchema(t, b)
 }
 
 // TestUnreachable: a server the adapter cannot reach ends the call with an

@@ -59,8 +59,13 @@ func (s *script) generate(_ context.Context, req *ai.ModelRequest, _ ai.ModelStr
 // invalid input with the parameter to fix. Genkit and this module build
 // into one program.
 func TestGenerateCallsTools(t *testing.T) {
-	c, err := client.New(testkit.ExampleServer(t, "../.."), nil)
-	require.NoError(t, err)
+	// Over OTC, MCP over HTTP and over stdio, and A2A alike.
+	for format, c := range testkit.ExampleClients(t, "../..") {
+		t.Run(format, func(t *testing.T) { generateCallsTools(t, c) })
+	}
+}
+
+func generateCallsTools(t *testing.T, c *client.Client) {
 	tools, err := genkit.Tools(t.Context(), c)
 	require.NoError(t, err)
 	g := gk.Init(t.Context())

@@ -66,24 +66,28 @@ func (m *scriptedModel) Call(ctx context.Context, prompt string, options ...llms
 // JSON object, and reads a string result as its text, a tool error with
 // its hint and retry delay, and invalid input with the parameter to fix.
 func TestFunctionsAgent(t *testing.T) {
-	c, err := client.New(testkit.ExampleServer(t, "../.."), nil)
-	require.NoError(t, err)
-	for _, tc := range testkit.AgentCalls {
-		t.Run(tc.Name, func(t *testing.T) {
-			m := &scriptedModel{tool: tc.Tool, args: tc.Args}
-			model, tools, err := langchaingo.Tools(t.Context(), c, m)
-			require.NoError(t, err)
-			agent := agents.NewOpenAIFunctionsAgent(model, tools)
-			out, err := chains.Run(t.Context(), agents.NewExecutor(agent, agents.WithMaxIterations(3)), "Use the tool.")
-			require.NoError(t, err)
-			assert.Equal(t, "done", out)
-			assert.Equal(t, []string{tc.Want}, m.seen)
+	// Over OTC, MCP over HTTP and over stdio, and A2A alike.
+	for format, c := range testkit.ExampleClients(t, "../..") {
+		t.Run(format, func(t *testing.T) {
+			for _, tc := range testkit.AgentCalls {
+				t.Run(tc.Name, func(t *testing.T) {
+					m := &scriptedModel{tool: tc.Tool, args: tc.Args}
+					model, tools, err := langchaingo.Tools(t.Context(), c, m)
+					require.NoError(t, err)
+					agent := agents.NewOpenAIFunctionsAgent(model, tools)
+					out, err := chains.Run(t.Context(), agents.NewExecutor(agent, agents.WithMaxIterations(3)), "Use the tool.")
+					require.NoError(t, err)
+					assert.Equal(t, "done", out)
+					assert.Equal(t, []string{tc.Want}, m.seen)
 
-			// What the model was given for Shipping_Quote: the schema as
-			// published, nested object, pattern, enum and bounds kept.
-			b, err := json.Marshal(m.declared["Shipping_Quote"])
-			require.NoError(t, err)
-			testkit.AssertQuoteSchema(t, b)
+					// What the model was given for Shipping_Quote: the
+					// schema as published, nested object, pattern, enum and
+					// bounds kept.
+					b, err := json.Marshal(m.declared["Shipping_Quote"])
+					require.NoError(t, err)
+					testkit.AssertQuoteSchema(t, b)
+				})
+			}
 		})
 	}
 }
