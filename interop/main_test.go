@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(askStdioEnv) == "1" {
 		os.Exit(serveAskingStdio())
 	}
+	if which := os.Getenv(foreignStdioEnv); which != "" {
+		os.Exit(serveForeignStdio(which))
+	}
 	os.Exit(runMain(m))
 }
 
