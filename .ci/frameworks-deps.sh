@@ -3,8 +3,10 @@
 # runs that this project did not write: Node 22, LangChain.js
 # (@langchain/mcp-adapters, @langchain/core and @langchain/langgraph's agent
 # loop), the Vercel AI SDK (ai and @ai-sdk/mcp) and the OpenAI Agents SDK
-# (@openai/agents), and the official A2A JavaScript SDK (@a2a-js/sdk), each
-# pinned. Everything goes into a cache folder with
+# (@openai/agents), the official A2A JavaScript SDK (@a2a-js/sdk, with
+# Express for its server) and the official MCP TypeScript SDK, whose
+# servers the client's interop tests call (interop/client_node_test.go),
+# each pinned. Everything goes into a cache folder with
 # npm; nothing is installed system-wide. It prints the folder, for
 # OTC_FRAMEWORKS_NODE_DIR.
 #
@@ -22,6 +24,8 @@ PACKAGES=(
   "@openai/agents@0.20.0"
   "zod@4.6.7"
   "@a2a-js/sdk@1.3.0"
+  "@modelcontextprotocol/sdk@1.32.2"
+  "express@5.3.0"
 )
 
 die() { echo "frameworks-deps: $*" >&2; exit 1; }

@@ -1,0 +1,124 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// nodeServer starts a server script of testdata/frameworks and returns the
+// URL it prints first, and each later line it prints, on lines.
+func nodeServer(t *testing.T, script string) (string, <-chan string) {
+	t.Helper()
+	node, dir := frameworkScripts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	select {
+	case url, ok := <-lines:
+		require.True(t, ok, "%s printed no URL; stderr: %s", script, stderr.String())
+		return url, lines
+	case <-time.After(frameworkTimeout):
+		t.Fatalf("%s did not start; stderr: %s", script, stderr.String())
+	}
+	return "", nil
+}
+
+// TestClientTypeScriptMCPServer: the client against the official MCP
+// TypeScript SDK's server over Streamable HTTP, with its sessions: the
+// catalog, a value, a tool error, progress, and a cancelled call the
+// server sees cancelled (notifications/cancelled).
+func TestClientTypeScriptMCPServer(t *testing.T) {
+	url, lines := nodeServer(t, "server-mcp-ts.mjs")
+	c, err := client.Dial(t.Context(), url, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	assert.Equal(t, client.FormatMCP, c.Format(), "found at the URL")
+
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	_, err = client.NewToolset(defs, nil)
+	require.NoError(t, err)
+	require.Len(t, defs, 3)
+
+	sum, err := client.CallAs[struct {
+		Sum float64 `json:"sum"`
+	}](t.Context(), c, "add", map[string]any{"a": 2, "b": 3}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, sum.Sum)
+
+	_, err = c.Call(t.Context(), "fail", nil, nil)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "the disk is full", te.Message)
+
+	_, err = c.Call(t.Context(), "add", map[string]any{"a": "two"}, nil)
+	require.Error(t, err, "invalid input is refused")
+
+	var progressed atomic.Bool
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "slow", nil, &client.CallOptions{Progress: func(p client.Progress) { progressed.Store(p.Message == "half way") }})
+		done <- err
+	}()
+	require.Eventually(t, progressed.Load, frameworkTimeout, 10*time.Millisecond)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	select {
+	case line := <-lines:
+		assert.Equal(t, "cancelled", line, "the server saw notifications/cancelled")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not see the call cancelled")
+	}
+	require.NoError(t, c.Close())
+}
+
+// TestClientJavaScriptA2AAgent: the client against an agent built with
+// the official A2A JavaScript SDK: its skill as a tool taking text, a
+// message answer and a task followed to its end.
+func TestClientJavaScriptA2AAgent(t *testing.T) {
+	url, _ := nodeServer(t, "server-a2a-js.mjs")
+	c, err := client.Dial(t.Context(), url, nil)
+	require.NoError(t, err)
+	assert.Equal(t, client.FormatA2A, c.Format())
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	require.Len(t, defs, 1)
+	assert.Equal(t, "echo", defs[0].Name)
+
+	res, err := c.Call(t.Context(), "echo", map[string]any{"text": "hi"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"echo: hi"`, string(res.Value))
+
+	res, err = c.Call(t.Context(), "echo", map[string]any{"text": "task two"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"done: task two"`, string(res.Value))
+}

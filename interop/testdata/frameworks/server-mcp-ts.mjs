@@ -1,0 +1,47 @@
+// An MCP server built with the official TypeScript SDK, over Streamable
+// HTTP with sessions: the server the Go client calls in
+// interop/client_node_test.go. Its tools: add (typed), fail (a tool
+// error), slow (progress, then waits until the client cancels; it prints
+// "cancelled" when it sees that). It prints its URL on the first line.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+function tools() {
+  const s = new McpServer({ name: 'ts-sdk-server', version: '1.0.0' });
+  s.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }));
+  s.registerTool('fail', { description: 'Fails.' },
+    async () => ({ isError: true, content: [{ type: 'text', text: 'the disk is full' }] }));
+  s.registerTool('slow', { description: 'Reports progress and waits.' }, async (extra) => {
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: 'half way' } });
+    }
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, 60000);
+      extra.signal.addEventListener('abort', () => { clearTimeout(t); console.log('cancelled'); resolve(); });
+    });
+    return { content: [{ type: 'text', text: 'late' }] };
+  });
+  return s;
+}
+
+const sessions = {};
+const server = http.createServer(async (req, res) => {
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  const sid = req.headers['mcp-session-id'];
+  let transport = sid ? sessions[sid] : undefined;
+  if (!transport) {
+    transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => { sessions[id] = transport; },
+    });
+    await tools().connect(transport);
+  }
+  await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
+});
+server.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${server.address().port}/mcp`));
