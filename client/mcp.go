@@ -27,14 +27,32 @@ const (
 
 // MCP _meta keys an otc server reads, as the mcp package names them.
 const (
-	metaCallID   = "io.github.otcgo/call_id"
-	metaContext  = "io.github.otcgo/context"
-	metaError    = "io.github.otcgo/error"
-	metaVersion  = "io.modelcontextprotocol/protocolVersion"
-	metaCaps     = "io.modelcontextprotocol/clientCapabilities"
-	metaLogLevel = "io.modelcontextprotocol/logLevel"
-	extTasks     = "io.modelcontextprotocol/tasks"
+	metaCallID     = "io.github.otcgo/call_id"
+	metaContext    = "io.github.otcgo/context"
+	metaError      = "io.github.otcgo/error"
+	metaVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaCaps       = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel   = "io.modelcontextprotocol/logLevel"
+	metaClientInfo = "io.modelcontextprotocol/clientInfo"
+	extTasks       = "io.modelcontextprotocol/tasks"
 )
+
+// clientInfo is the client's Implementation, sent with initialize and,
+// in 2026-07-28, in every request's _meta.
+var clientInfo = map[string]string{"name": "otc-go-client", "version": "1.0"}
+
+// codeUnsupportedVersion is 2026-07-28's UnsupportedProtocolVersion,
+// whose data lists the versions the server speaks.
+const codeUnsupportedVersion = -32022
+
+// offers reports whether an UnsupportedProtocolVersion error's data lists
+// version among those the server speaks.
+func offers(data json.RawMessage, version string) bool {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	return json.Unmarshal(data, &d) == nil && slices.Contains(d.Supported, version)
+}
 
 // checkMCPVersion checks Options.MCPVersion.
 func checkMCPVersion(v string) error {
@@ -68,6 +86,8 @@ type mcpConn interface {
 	send(ctx context.Context, s *mcpSession, body []byte) error
 	// reset forgets the session, after the server said it expired.
 	reset()
+	// started is told that the handshake settled version.
+	started(s *mcpSession, version string)
 	close() error
 }
 
@@ -142,6 +162,12 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 			} `json:"capabilities"`
 		}
 		discoverErr = s.rpc(ctx, mcpV20260728, "server/discover", map[string]any{}, &d)
+		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, mcpV20260728) {
+			// Refused, though the server names this version among those
+			// it speaks: asked once more, as the version's negotiation
+			// says.
+			discoverErr = s.rpc(ctx, mcpV20260728, "server/discover", map[string]any{}, &d)
+		}
 		if discoverErr == nil && slices.Contains(d.SupportedVersions, mcpV20260728) {
 			_, s.tasks = d.Capabilities.Extensions[extTasks]
 			v := mcpV20260728
@@ -171,7 +197,7 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 	params := map[string]any{
 		"protocolVersion": want,
 		"capabilities":    s.caps,
-		"clientInfo":      map[string]any{"name": "otc-go-client", "version": "1.0"},
+		"clientInfo":      clientInfo,
 	}
 	if err := s.rpc(ctx, "", "initialize", params, &init); err != nil {
 		if discoverErr != nil {
@@ -194,6 +220,7 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 	if err := s.conn.send(ctx, s, body); err != nil {
 		return err
 	}
+	s.conn.started(s, v)
 	if l := s.c.opts.LogLevel; l != "" {
 		// A server without logging refuses it; its messages, if any,
 		// still come.
@@ -242,6 +269,7 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 			}
 			meta[metaVersion] = mcpV20260728
 			meta[metaCaps] = s.capabilities(version)
+			meta[metaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {
 				meta[metaLogLevel] = l
 			}
@@ -422,6 +450,12 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 			if err != nil {
 				return nil, fail(err)
 			}
+			if res == nil {
+				res = &ElicitResult{Action: "cancel"}
+			}
+			if res.Action == "accept" {
+				res.Content = withDefaults(res.Content, req.RequestedSchema)
+			}
 			return res, nil
 		}
 	case "sampling/createMessage":
@@ -445,6 +479,32 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 		}
 	}
 	return nil, &RPCError{Code: -32601, Message: "Method not found: the client has no handler for " + truncate(method, 64)}
+}
+
+// withDefaults fills in the form's defaults for the fields an accepted
+// answer leaves out, as the server asked for them.
+func withDefaults(content map[string]any, schema json.RawMessage) map[string]any {
+	var form struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &form) != nil {
+		return content
+	}
+	for name, p := range form.Properties {
+		if _, given := content[name]; given || len(p.Default) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) == nil {
+			if content == nil {
+				content = map[string]any{}
+			}
+			content[name] = v
+		}
+	}
+	return content
 }
 
 // list lists the tools, following cursors.

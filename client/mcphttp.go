@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,22 @@ type mcpHTTP struct {
 
 	mu      sync.Mutex
 	session string // Mcp-Session-Id, when the server keeps sessions
+	// stopListen ends the session's own event stream (listen).
+	stopListen context.CancelFunc
+}
+
+// started opens the session's own event stream, when the server keeps a
+// session: requests of the server's that belong to no request of the
+// client's come there.
+func (h *mcpHTTP) started(s *mcpSession, version string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.session == "" || h.stopListen != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopListen = cancel
+	go h.listen(ctx, s, version)
 }
 
 func (h *mcpHTTP) sessionID() string {
@@ -37,6 +54,10 @@ func (h *mcpHTTP) sessionID() string {
 func (h *mcpHTTP) reset() {
 	h.mu.Lock()
 	h.session = ""
+	if h.stopListen != nil {
+		h.stopListen()
+		h.stopListen = nil
+	}
 	h.mu.Unlock()
 }
 
@@ -102,10 +123,22 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 	limited := io.LimitReader(resp.Body, h.c.maxBytes+1)
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
-		return readSSE(limited, h.c.maxBytes, id, func(msg []byte) {
+		other := func(msg []byte) {
 			stop(msg)
 			s.incoming(ctx, msg)
-		})
+		}
+		var st sseState
+		msg, err := readSSE(limited, h.c.maxBytes, id, other, &st)
+		// A stream that ends before its answer, having named its events,
+		// is resumed with GET and Last-Event-ID, after the wait it asked
+		// for: the answer comes there.
+		for tries := 0; errors.Is(err, errStreamEnded) && st.lastID != "" && tries < maxResumes; tries++ {
+			if serr := sleep(ctx, cmp.Or(st.retry, defaultSSERetry)); serr != nil {
+				return nil, serr
+			}
+			msg, err = h.resume(ctx, version, id, other, &st)
+		}
+		return msg, err
 	}
 	data, rerr := io.ReadAll(limited)
 	if rerr != nil {
@@ -124,6 +157,81 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 		return nil, r.mcpFailure(resp.Header.Get("WWW-Authenticate"))
 	}
 	return data, nil
+}
+
+// Bounds of resuming a stream.
+const (
+	// maxResumes bounds the reconnections of one request's stream.
+	maxResumes = 5
+	// defaultSSERetry is the wait before reconnecting when the server
+	// named none.
+	defaultSSERetry = time.Second
+)
+
+// get opens the session's event stream with GET, from after lastID when
+// it is not empty.
+func (h *mcpHTTP) get(ctx context.Context, version, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("User-Agent", h.c.agent)
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if sid := h.sessionID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	if err := h.c.authorize(req); err != nil {
+		return nil, err
+	}
+	resp, err := h.c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", h.url, err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: status %d, Content-Type %q: no event stream to resume", h.url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return resp, nil
+}
+
+// resume reads a request's stream again from after st.lastID, up to its
+// answer.
+func (h *mcpHTTP) resume(ctx context.Context, version string, id int64, other func([]byte), st *sseState) ([]byte, error) {
+	resp, err := h.get(ctx, version, st.lastID)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, id, other, st)
+}
+
+// listen reads the session's own event stream, on which a server that
+// keeps sessions sends the requests and notifications that belong to no
+// request of the client's, until the session ends. A server that offers
+// no such stream (405) is not asked again.
+func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string) {
+	var st sseState
+	for tries := 0; tries < maxResumes; tries++ {
+		resp, err := h.get(ctx, version, st.lastID)
+		if err != nil {
+			return
+		}
+		before := st.lastID
+		_, _ = readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, -1, func(msg []byte) { s.incoming(ctx, msg) }, &st)
+		resp.Body.Close()
+		if st.lastID != before {
+			tries = 0 // it carried events: not a failing stream
+		}
+		if sleep(ctx, cmp.Or(st.retry, defaultSSERetry)) != nil {
+			return
+		}
+	}
 }
 
 // idle bounds the silence of an exchange by Options.IdleTimeout: every
@@ -148,7 +256,11 @@ func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) 
 }
 
 func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, body []byte) error {
-	resp, err := h.post(ctx, s.ver(), "", "", body)
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &m) // a notification's method, for its header; "" for an answer
+	resp, err := h.post(ctx, s.ver(), m.Method, "", body)
 	if err != nil {
 		return err
 	}
@@ -165,6 +277,10 @@ func (h *mcpHTTP) close() error {
 	h.mu.Lock()
 	sid := h.session
 	h.session = ""
+	if h.stopListen != nil {
+		h.stopListen()
+		h.stopListen = nil
+	}
 	h.mu.Unlock()
 	if sid == "" {
 		return nil
@@ -288,28 +404,55 @@ func splitParams(h string) []string {
 	return append(out, h[start:])
 }
 
+// sseState is what an SSE stream said about resuming it: the id of the
+// last event, and the wait its server asked for before reconnecting.
+type sseState struct {
+	lastID string
+	retry  time.Duration
+}
+
+// errStreamEnded is a stream that ended before the answer came.
+var errStreamEnded = errors.New("the event stream ended without the answer")
+
+// maxSSERetry bounds the wait a server's retry field may ask for.
+const maxSSERetry = 30 * time.Second
+
 // readSSE reads an SSE stream of JSON-RPC messages up to the response to
-// request id, handing every other message to other. The stream is read
-// within max bytes in all (the reader is limited) and per event.
-func readSSE(r io.Reader, max int64, id int64, other func([]byte)) ([]byte, error) {
+// request id (id < 0: to the end), handing every other message to other
+// and recording in st what it needs to resume. The stream is read within
+// max bytes in all (the reader is limited) and per event.
+func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState) ([]byte, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
 	want := strconv.FormatInt(id, 10)
 	var data bytes.Buffer
 	for sc.Scan() {
 		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
 			if data.Len() > 0 {
 				data.WriteByte('\n')
 			}
-			data.Write(bytes.TrimPrefix(rest, []byte(" ")))
+			data.Write(value)
 			if int64(data.Len()) > max {
 				return nil, fmt.Errorf("an event of the stream is over %d bytes", max)
 			}
 			continue
+		case "id":
+			if len(value) <= 256 && !bytes.ContainsRune(value, 0) {
+				st.lastID = string(value)
+			}
+			continue
+		case "retry":
+			if ms, err := strconv.ParseInt(string(value), 10, 64); err == nil && ms >= 0 {
+				st.retry = min(time.Duration(ms)*time.Millisecond, maxSSERetry)
+			}
+			continue
 		}
 		if len(line) != 0 || data.Len() == 0 {
-			continue // a comment, an event name, an id, a retry
+			continue // a comment, an event name
 		}
 		msg := bytes.Clone(data.Bytes())
 		data.Reset()
@@ -318,9 +461,9 @@ func readSSE(r io.Reader, max int64, id int64, other func([]byte)) ([]byte, erro
 			Method string          `json:"method"`
 		}
 		if json.Unmarshal(msg, &m) != nil {
-			continue // not JSON: not a message of MCP's
+			continue // not JSON (a priming event): not a message of MCP's
 		}
-		if m.Method == "" && string(m.ID) == want {
+		if id >= 0 && m.Method == "" && string(m.ID) == want {
 			return msg, nil
 		}
 		other(msg)
@@ -331,5 +474,5 @@ func readSSE(r io.Reader, max int64, id int64, other func([]byte)) ([]byte, erro
 		}
 		return nil, fmt.Errorf("reading the event stream: %w", err)
 	}
-	return nil, errors.New("the event stream ended without the answer")
+	return nil, errStreamEnded
 }

@@ -222,6 +222,9 @@ func (st *stdioConn) send(_ context.Context, _ *mcpSession, body []byte) error {
 // reset does nothing: a process has one session, for its life.
 func (st *stdioConn) reset() {}
 
+// started does nothing: every message of the server's comes on the pipe.
+func (st *stdioConn) started(*mcpSession, string) {}
+
 // close closes the process's standard input, waits for it to exit within
 // DefaultStdioGrace, and kills it if it has not.
 func (st *stdioConn) close() error {

@@ -1,0 +1,91 @@
+// Command client is the MCP client that the official conformance suite's
+// client scenarios run (.ci/mcp-conformance.sh):
+//
+//	conformance client --command "go run ./examples/conformance/client" --scenario tools_call
+//
+// The suite starts a server of its own for each scenario, runs this
+// command with the server's URL as its last argument and the scenario's
+// name in MCP_CONFORMANCE_SCENARIO (and the protocol version, when the
+// run names one, in MCP_CONFORMANCE_PROTOCOL_VERSION), and checks what
+// the client sent. Each scenario is what an application would do with the
+// client package: list the tools, call one, answer a question.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/otcgo/otc/client"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance client:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if len(os.Args) < 2 {
+		return errors.New("want the server's URL")
+	}
+	url := os.Args[len(os.Args)-1]
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	opts := &client.Options{Format: client.FormatMCP, MCPVersion: os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")}
+	switch scenario {
+	case "elicitation-sep1034-client-defaults", "sep-2322-client-request-state":
+		// Accept what is asked, with nothing filled in: the client fills
+		// in the form's defaults.
+		opts.Handlers = &client.Handlers{Elicit: func(context.Context, *client.ElicitRequest) (*client.ElicitResult, error) {
+			return &client.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+		}}
+	}
+	c, err := client.New(url, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	call := func(name string, input any) error {
+		_, err := c.Call(ctx, name, input, nil)
+		return err
+	}
+	switch scenario {
+	case "json-schema-ref-no-deref", "request-metadata":
+		return nil // listing is the scenario
+	case "json-schema-2020-12-preservation":
+		for _, d := range defs {
+			if d.Name == "json_schema_2020_12_tool" {
+				return call("json_schema_echo", map[string]any{"schema": d.InputSchema.Parameters})
+			}
+		}
+		return errors.New("the server lists no json_schema_2020_12_tool")
+	case "elicitation-sep1034-client-defaults":
+		return call("test_client_elicitation_defaults", nil)
+	case "sep-2322-client-request-state":
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+			if err := call(name, nil); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return nil
+	}
+	// initialize, tools_call, the header scenarios and the auth/*
+	// scenarios: call every tool with the arguments the suite's tools
+	// take. A tool error is the tool's answer, not the client's failure.
+	for _, d := range defs {
+		var te interface{ Error() string }
+		if err := call(d.ID, map[string]any{"a": 2, "b": 3}); err != nil && !errors.As(err, &te) {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+	}
+	return nil
+}
