@@ -103,6 +103,7 @@ type mcpSession struct {
 
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
+	headers  sync.Map // tool name → []paramHeader, in 2026-07-28
 }
 
 func newMCPSession(c *Client, conn mcpConn) *mcpSession {
@@ -532,6 +533,13 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
 		for _, t := range page.Tools {
+			if s.ver() == mcpV20260728 {
+				hs, ok := paramHeaders(t.InputSchema)
+				if !ok {
+					continue // its x-mcp-header is invalid: it must not be called
+				}
+				s.headers.Store(t.Name, hs)
+			}
 			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description,
 				InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
 				Annotations: t.Annotations, Meta: t.Meta})
@@ -578,6 +586,11 @@ func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
 		args = json.RawMessage(`{}`)
 	}
 	params := map[string]any{"name": k.toolID, "arguments": args, "_meta": meta}
+	if hs, ok := s.headers.Load(k.toolID); ok {
+		if h := mirrored(hs.([]paramHeader), args); len(h) > 0 {
+			ctx = withHeaders(ctx, h)
+		}
+	}
 	for round := 0; ; round++ {
 		var raw json.RawMessage
 		if err := s.request(ctx, "tools/call", params, &raw); err != nil {

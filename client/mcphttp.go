@@ -83,6 +83,11 @@ func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body [
 	if sid := h.sessionID(); sid != "" && version != mcpV20260728 {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
+	if extra, ok := ctx.Value(headersKey{}).(http.Header); ok && method == "tools/call" {
+		for k, v := range extra {
+			req.Header[k] = v
+		}
+	}
 	if err := h.c.authorize(req); err != nil {
 		return nil, fmt.Errorf("POST %s: %w", h.url, err)
 	}

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,6 +58,22 @@ func run() error {
 	call := func(name string, input any) error {
 		_, err := c.Call(ctx, name, input, nil)
 		return err
+	}
+	// A scenario may name the calls to make, in MCP_CONFORMANCE_CONTEXT.
+	var given struct {
+		ToolCalls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &given)
+	if len(given.ToolCalls) > 0 {
+		for _, tc := range given.ToolCalls {
+			if err := call(tc.Name, tc.Arguments); err != nil {
+				return fmt.Errorf("%s: %w", tc.Name, err)
+			}
+		}
+		return nil
 	}
 	switch scenario {
 	case "json-schema-ref-no-deref", "request-metadata":
