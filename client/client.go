@@ -681,8 +681,8 @@ func (r *response) withStatus(e *otc.Error) error {
 // hintNotFound is the Hint of a 404: the protocol's endpoints are never
 // missing from a tool server, so the URL is not one.
 const hintNotFound = "no OTC tool server is mounted at this base URL: give New the URL its OTC handler is mounted at " +
-	"(mount.All mounts it at /otc), not the server's root; an MCP endpoint or a REST view is not an OTC server " +
-	"(the otc command speaks to those with --mcp and --rest)"
+	"(mount.All mounts it at /otc), not the server's root; for an MCP endpoint, a REST view or an A2A agent set Options.Format, " +
+	"or let Dial find the format"
 
 // unexpected wraps a response the client cannot use.
 func (r *response) unexpected(err error) *ResponseError {

@@ -55,6 +55,9 @@ var restCodes = map[string]otc.Code{
 // error, or an *otc.Error of its class.
 func (e *restError) asError(r *response) error {
 	after := time.Duration(min(max(e.Details.RetryAfterMS, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+	if e.Message == "" {
+		e.Message = "the server gave no message (" + truncate(e.Code, 64) + ")"
+	}
 	switch e.Code {
 	case "tool.execution_error", "tool.handler_error":
 		return &otc.ToolError{Message: e.Message, DeveloperMessage: e.Details.DeveloperMessage, CanRetry: e.Retryable,
