@@ -38,8 +38,19 @@ const (
 )
 
 // clientInfo is the client's Implementation, sent with initialize and,
-// in 2026-07-28, in every request's _meta.
-var clientInfo = map[string]string{"name": "otc-go-client", "version": "1.0"}
+// in 2026-07-28, in every request's _meta (encoded once).
+var (
+	clientInfo     = map[string]string{"name": "otc-go-client", "version": "1.0"}
+	clientInfoJSON = json.RawMessage(`{"name":"otc-go-client","version":"1.0"}`)
+)
+
+// rpcRequest is a JSON-RPC request.
+type rpcRequest struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      int64          `json:"id"`
+	Method  string         `json:"method"`
+	Params  map[string]any `json:"params"`
+}
 
 // codeUnsupportedVersion is 2026-07-28's UnsupportedProtocolVersion,
 // whose data lists the versions the server speaks.
@@ -99,7 +110,11 @@ type mcpSession struct {
 	mu      sync.Mutex // held by the handshake
 	version atomic.Pointer[string]
 	caps    map[string]any // the client capabilities declared
-	tasks   bool           // the server offers the tasks extension
+	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
+	// once (modernCaps).
+	capsOnce sync.Once
+	capsJSON json.RawMessage
+	tasks    bool // the server offers the tasks extension
 
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
@@ -130,15 +145,15 @@ func (s *mcpSession) ver() string {
 	return ""
 }
 
-// capabilities are the client capabilities sent: those of the handlers,
-// and in 2026-07-28 the tasks extension.
-func (s *mcpSession) capabilities(version string) map[string]any {
-	if version != mcpV20260728 {
-		return s.caps
-	}
-	caps := maps.Clone(s.caps)
-	caps["extensions"] = map[string]any{extTasks: map[string]any{}}
-	return caps
+// modernCaps are the client capabilities a 2026-07-28 request sends:
+// those of the handlers, and the tasks extension, encoded once.
+func (s *mcpSession) modernCaps() json.RawMessage {
+	s.capsOnce.Do(func() {
+		caps := maps.Clone(s.caps)
+		caps["extensions"] = map[string]any{extTasks: map[string]any{}}
+		s.capsJSON, _ = json.Marshal(caps)
+	})
+	return s.capsJSON
 }
 
 // ensure makes the handshake once: server/discover for 2026-07-28, which
@@ -269,15 +284,15 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 				meta = map[string]any{}
 			}
 			meta[metaVersion] = mcpV20260728
-			meta[metaCaps] = s.capabilities(version)
-			meta[metaClientInfo] = clientInfo
+			meta[metaCaps] = s.modernCaps()
+			meta[metaClientInfo] = clientInfoJSON
 			if l := s.c.opts.LogLevel; l != "" {
 				meta[metaLogLevel] = l
 			}
 			params["_meta"] = meta
 		}
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
@@ -596,16 +611,9 @@ func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
 		if err := s.request(ctx, "tools/call", params, &raw); err != nil {
 			return nil, err
 		}
-		var head struct {
-			ResultType     string                     `json:"resultType"`
-			InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-			RequestState   *string                    `json:"requestState"`
-			TaskID         string                     `json:"taskId"`
-			Status         string                     `json:"status"`
-			PollIntervalMs int64                      `json:"pollIntervalMs"`
-		}
+		var head callAnswer
 		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, fmt.Errorf("tools/call: the result is not a JSON object: %w", err)
+			return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 		}
 		switch head.ResultType {
 		case "input_required":
@@ -635,7 +643,7 @@ func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
 			}
 			return decodeCallResult(k.opts.CallID, raw)
 		default:
-			return decodeCallResult(k.opts.CallID, raw)
+			return head.result(k.opts.CallID, raw)
 		}
 	}
 }
@@ -736,23 +744,40 @@ func (s *mcpSession) cancelTask(ctx context.Context, id string, cause error) err
 	return cause
 }
 
+// callAnswer is a tools/call result: a CallToolResult, or in 2026-07-28
+// an input_required round or a task.
+type callAnswer struct {
+	ResultType     string                     `json:"resultType"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+	RequestState   *string                    `json:"requestState"`
+	TaskID         string                     `json:"taskId"`
+	Status         string                     `json:"status"`
+	PollIntervalMs int64                      `json:"pollIntervalMs"`
+
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured json.RawMessage            `json:"structuredContent"`
+	IsError    bool                       `json:"isError"`
+	Meta       map[string]json.RawMessage `json:"_meta"`
+}
+
 // decodeCallResult reads a CallToolResult: the tool's value, its error,
-// or the refusal it reports. A value is the structuredContent (unwrapped
-// from {"result": v} when that is all it holds), else the text blocks
-// joined, as a JSON string.
+// or the refusal it reports.
 func decodeCallResult(callID string, raw json.RawMessage) (*Result, error) {
-	var res struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		Structured json.RawMessage            `json:"structuredContent"`
-		IsError    bool                       `json:"isError"`
-		Meta       map[string]json.RawMessage `json:"_meta"`
-	}
+	var res callAnswer
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 	}
+	return res.result(callID, raw)
+}
+
+// result is the outcome a CallToolResult reports: the tool's value, its
+// error, or the refusal. A value is the structuredContent (unwrapped from
+// {"result": v} when that is all it holds), else the text blocks joined,
+// as a JSON string.
+func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, error) {
 	out := &Result{CallID: callID, Raw: raw}
 	var text []string
 	for _, c := range res.Content {
