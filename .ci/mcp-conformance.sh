@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance)
-# against the MCP server in ./examples/conformance.
+# against the MCP server in ./examples/conformance, and its client
+# scenarios against the client package (./examples/conformance/client, the
+# program the suite runs for each, with its own baseline,
+# examples/conformance/client/expected-failures.yml).
 #
 # Usage (from anywhere in the repo; CI calls it from the root):
 #   bash .ci/mcp-conformance.sh
@@ -126,6 +129,37 @@ SCENARIOS_EXTENSION=(
   tasks-mrtr-composition
 )
 
+# The client scenarios, by the spec version they are run at. Every client
+# scenario of the suite is here or in the client's baseline, but the skills
+# extension's (sep-2640-client-*), which check nothing of a client that
+# does not read skills.
+CLIENT_2025_06_18=(
+  initialize tools_call
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+)
+CLIENT_AUTH=(
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3
+  auth/basic-cimd auth/pre-registration
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
+  auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+)
+CLIENT_2025_11_25=(
+  initialize tools_call elicitation-sep1034-client-defaults sse-retry json-schema-2020-12-preservation
+  "${CLIENT_AUTH[@]}"
+)
+CLIENT_2026_07_28=(
+  tools_call request-metadata sep-2322-client-request-state
+  http-standard-headers http-custom-headers http-invalid-tool-headers
+  json-schema-ref-no-deref json-schema-2020-12-preservation
+  "${CLIENT_AUTH[@]}"
+  auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
+  auth/authorization-server-migration auth/metadata-issuer-mismatch
+  auth/iss-supported auth/iss-not-advertised auth/iss-supported-missing
+  auth/iss-wrong-issuer auth/iss-unexpected auth/iss-normalized
+)
+CLIENT_EXTENSION=(auth/client-credentials-basic)
+
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 log() { printf '==> %s\n' "$*"; }
@@ -191,8 +225,9 @@ trap cleanup EXIT
 results="${MCP_CONFORMANCE_RESULTS:-$tmp/results}"
 mkdir -p "$results"
 
-log "building ./examples/conformance"
+log "building ./examples/conformance and its client"
 go build -o "$tmp/conformance-server" ./examples/conformance
+go build -o "$tmp/conformance-client" ./examples/conformance/client
 
 free_port() {
   node -e 'const s = require("net").createServer();
@@ -349,6 +384,72 @@ check_baseline 2025-11-25
 check_baseline 2026-07-28
 check_baseline extension
 
+# --- 3c. The client scenarios -------------------------------------------------
+
+run_client() {
+  local version="$1"
+  shift
+  local scenario dir out rc checks verdict passed nfail nwarn nskip details
+  local spec=(--spec-version "$version")
+  [[ "$version" == extension ]] && spec=()
+  log "client, spec version $version: ${#@} scenarios"
+  for scenario in "$@"; do
+    dir="$results/client-$version/$scenario"
+    out="$results/client-$version/$scenario.log"
+    mkdir -p "$dir"
+    rc=0
+    node "$suite_js" client --command "$tmp/conformance-client" --scenario "$scenario" \
+      "${spec[@]}" --output-dir "$dir" >"$out" 2>&1 || rc=$?
+    checks="$(find "$dir" -name checks.json -print -quit)"
+    if [[ -z "$checks" ]]; then
+      printf '  FAIL %-40s no results (exit %d):\n' "$scenario" "$rc"
+      tail -n 15 "$out" | sed 's/^/        /'
+      failed+=("client $version $scenario")
+      continue
+    fi
+    details="$(summarize "$checks")"
+    read -r verdict passed nfail nwarn nskip <<<"$(head -n 1 <<<"$details")"
+    [[ "$verdict" == ok && "$rc" -ne 0 ]] && verdict=fail
+    total_passed=$((total_passed + passed))
+    summary+=("$(printf 'client %-11s %-38s %3d passed %2d failed %2d warnings' "$version" "$scenario" "$passed" "$nfail" "$nwarn")")
+    if [[ "$verdict" == ok ]]; then
+      printf '  ok   %-40s %d passed\n' "$scenario" "$passed"
+    else
+      printf '  FAIL %-40s %d passed, %d failed, %d warnings (exit %d)\n' "$scenario" "$passed" "$nfail" "$nwarn" "$rc"
+      tail -n +2 <<<"$details"
+      grep 'conformance client:' "$out" | head -n 3 | sed 's/^/        /'
+      failed+=("client $version $scenario")
+    fi
+  done
+}
+
+run_client 2025-06-18 "${CLIENT_2025_06_18[@]}"
+run_client 2025-11-25 "${CLIENT_2025_11_25[@]}"
+run_client 2026-07-28 "${CLIENT_2026_07_28[@]}"
+run_client extension "${CLIENT_EXTENSION[@]}"
+
+# The client's baseline: each scenario in it must still fail, at the
+# version it belongs to.
+client_baseline="examples/conformance/client/expected-failures.yml"
+mapfile -t CLIENT_BASELINE < <(sed -n 's/^[[:space:]]*-[[:space:]]*\([a-z0-9/.-]*\).*/\1/p' "$client_baseline")
+((${#CLIENT_BASELINE[@]} > 0)) || die "no scenarios found in $client_baseline"
+log "client: the ${#CLIENT_BASELINE[@]} scenarios of $client_baseline must fail"
+for scenario in "${CLIENT_BASELINE[@]}"; do
+  spec=()
+  [[ "$scenario" == auth/2025-03-26-* ]] && spec=(--spec-version 2025-03-26)
+  out="$results/client-baseline-${scenario//\//_}.log"
+  rc=0
+  node "$suite_js" client --command "$tmp/conformance-client" --scenario "$scenario" "${spec[@]}" \
+    --expected-failures "$client_baseline" >"$out" 2>&1 || rc=$?
+  if ((rc == 0)) && grep -q 'all failures are expected' "$out"; then
+    printf '  ok   %-40s fails, as the baseline says\n' "$scenario"
+  else
+    printf '  FAIL %-40s the baseline is wrong about it (exit %d):\n' "$scenario" "$rc"
+    tail -n 8 "$out" | sed 's/^/        /'
+    failed+=("client $scenario (baseline)")
+  fi
+done
+
 # --- 4. Summary --------------------------------------------------------------
 
 echo
@@ -363,4 +464,4 @@ if ((${#failed[@]} > 0)); then
   tail -n 30 "$results/server.log" || true
   exit 1
 fi
-log "all $((${#SCENARIOS_2025_11_25[@]} + ${#SCENARIOS_2026_07_28[@]} + ${#SCENARIOS_EXTENSION[@]})) scenario runs passed ($total_passed checks)"
+log "all $((${#SCENARIOS_2025_11_25[@]} + ${#SCENARIOS_2026_07_28[@]} + ${#SCENARIOS_EXTENSION[@]})) server and $((${#CLIENT_2025_06_18[@]} + ${#CLIENT_2025_11_25[@]} + ${#CLIENT_2026_07_28[@]} + ${#CLIENT_EXTENSION[@]})) client scenario runs passed ($total_passed checks)"

@@ -67,6 +67,12 @@ type Options struct {
 	// it as a bearer token. It cannot be combined with BearerToken.
 	JWT *JWTSigner
 
+	// OAuth, when set, gets the bearer token from the server's
+	// authorization server, as MCP's authorization specifies, when the
+	// server asks for one (401). It cannot be combined with BearerToken
+	// or JWT.
+	OAuth *OAuth
+
 	// Format is the wire format the server speaks. Empty means FormatOTC
 	// for [New]; [Dial] finds it.
 	Format Format
@@ -160,6 +166,16 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		c.jwt = &j
 	}
 	c.http = withRedirectRule(c.http)
+	if opts.OAuth != nil {
+		if opts.BearerToken != "" || opts.JWT != nil {
+			return nil, errors.New("otc client: set Options.OAuth, or BearerToken or JWT, not both")
+		}
+		d, err := newOAuthDoer(c.http, opts.OAuth, c.base)
+		if err != nil {
+			return nil, err
+		}
+		c.http = d
+	}
 	if c.agent == "" {
 		c.agent = DefaultUserAgent
 	}
@@ -178,7 +194,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		c.retry = &p
 	}
 	c.opts = *opts
-	c.opts.Retry, c.opts.JWT = nil, nil
+	c.opts.Retry, c.opts.JWT, c.opts.OAuth = nil, nil, nil
 	switch opts.Format {
 	case "", FormatOTC:
 		c.format, c.t = FormatOTC, otcWire{c}

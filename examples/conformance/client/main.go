@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/otcgo/otc/client"
@@ -45,6 +47,9 @@ func run() error {
 		opts.Handlers = &client.Handlers{Elicit: func(context.Context, *client.ElicitRequest) (*client.ElicitResult, error) {
 			return &client.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
 		}}
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		opts.OAuth = oauthFor(scenario)
 	}
 	c, err := client.New(url, opts)
 	if err != nil {
@@ -105,4 +110,46 @@ func run() error {
 		}
 	}
 	return nil
+}
+
+// oauthFor is the OAuth client of an auth/ scenario: a native client
+// whose browser step follows the authorization server's redirect without
+// a user (the suite's server approves at once), identified by its
+// metadata document's URL where the server supports it, or registered,
+// or pre-registered with the credentials the scenario gives in
+// MCP_CONFORMANCE_CONTEXT.
+func oauthFor(scenario string) *client.OAuth {
+	var ctx struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
+	o := &client.OAuth{
+		ClientID:          ctx.ClientID,
+		ClientSecret:      ctx.ClientSecret,
+		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
+		ClientName:        "otc-conformance-client",
+		RedirectURL:       "http://localhost:3000/callback",
+	}
+	if strings.HasPrefix(scenario, "auth/client-credentials") {
+		return o
+	}
+	o.Authorize = func(ctx context.Context, authURL string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		if err != nil {
+			return "", err
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			return "", err
+		}
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return "", fmt.Errorf("the authorization endpoint answered %d without a redirect", resp.StatusCode)
+		}
+		return loc, nil
+	}
+	return o
 }
