@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otcgo/otc/client"
+
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -226,6 +228,34 @@ func TestOAuthSignIn(t *testing.T) {
 			assert.Equal(t, []string{issuer}, doc.AuthorizationServers, path)
 			assert.Equal(t, []string{"counter:write"}, doc.ScopesSupported, path)
 		}
+	})
+
+	t.Run("go_client", func(t *testing.T) {
+		// The client package's OAuth client, with the client-credentials
+		// grant of oidc-provider: the 401, the metadata, the token for the
+		// resource, the call; a client the server does not know fails with
+		// the authorization server's answer.
+		c, err := client.New(resource, &client.Options{Format: client.FormatMCP,
+			OAuth: &client.OAuth{ClientID: "full", ClientSecret: "full-secret", Scopes: []string{"counter:write"}}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		defs, err := c.ListTools(t.Context())
+		require.NoError(t, err)
+		names := make([]string, 0, len(defs))
+		for _, d := range defs {
+			names = append(names, d.Name)
+		}
+		assert.Contains(t, names, "Counter_Increment")
+		sum, err := client.CallAs[float64](t.Context(), c, "Calculator_Add", map[string]any{"a": 7, "b": 8}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 15.0, sum)
+
+		bad, err := client.New(resource, &client.Options{Format: client.FormatMCP,
+			OAuth: &client.OAuth{ClientID: "nobody", ClientSecret: "wrong"}})
+		require.NoError(t, err)
+		_, err = bad.ListTools(t.Context())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "invalid_client")
 	})
 
 	t.Run("typescript_client_with_the_scope", func(t *testing.T) {
