@@ -1,6 +1,13 @@
-// Package client calls OTC/OXP 1.0 tool servers: it lists their tools,
-// calls them, and retries calls the server says can be retried. It speaks
-// to any server that follows the protocol, not only those built with otc.
+// Package client calls tool servers, whatever they speak: OTC/OXP 1.0,
+// the Model Context Protocol (over Streamable HTTP, or over stdio with
+// [NewStdio]), Agent2Agent agents and the REST view. It lists their tools,
+// calls them, and retries calls the server says can be retried, with the
+// same types for every outcome in every format. It speaks to any server
+// that follows the protocols, not only those built with otc.
+//
+// [New] takes the format in [Options.Format] (OTC when empty); [Dial]
+// finds it. A feature a format lacks (secrets over A2A, say) fails with an
+// error that says so.
 //
 // A typical agent loop lists the tools once, hands them to a model, and
 // calls the one the model chose:
@@ -34,6 +41,9 @@
 //   - [*ResponseError]: any other status, or a body that is not the
 //     protocol's JSON, such as a proxy's HTML error page. It quotes the
 //     first bytes of the body.
+//   - [*RPCError]: a JSON-RPC error of an MCP server or an A2A agent that
+//     is none of the above (a method the server does not have).
+//   - [*NoServerError]: [Dial] found no tool server at the URL.
 //   - [*RedirectError]: a redirect the client did not follow, which it
 //     names. Calls are never redirected, reads only within their origin
 //     (scheme, host and port), so that credentials and secrets stay with
