@@ -100,9 +100,10 @@ type Options struct {
 	// (the server may send its default).
 	LogLevel string
 
-	// IdleTimeout, when positive, fails an MCP or A2A call that hears
-	// nothing from its server (no answer, progress, message or task
-	// status) for that long. The call's context bounds the whole call.
+	// IdleTimeout, when positive, fails an MCP request over HTTP that
+	// hears nothing from its server (no answer, progress or other
+	// message) for that long; each message restarts the clock. The
+	// call's context bounds the whole call.
 	IdleTimeout time.Duration
 }
 

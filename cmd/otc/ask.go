@@ -16,8 +16,9 @@ import (
 // fields of the form as a prompt on standard error and reads the answers
 // from standard input; with --json, or when standard input is not a
 // terminal, it cannot ask anyone, and the command fails with exitInput
-// rather than wait. A request for a completion from a model (sampling),
-// or for the client's roots, is declined: otc has neither.
+// rather than wait. otc has no model and no roots, so it declares neither
+// sampling nor roots; a server that asks anyway is told the client has no
+// handler for it (the client package answers so).
 
 // errNoPrompt is the failure of a call whose tool asked something otc
 // could not answer: a question for its user where otc cannot prompt, or
@@ -72,24 +73,6 @@ type inputAnswerer struct {
 	// clears what the terminal shows meanwhile (a spinner, a task's
 	// status).
 	before func()
-}
-
-// answer returns the result of a server-to-client request, or the error
-// to answer it with.
-func (a *inputAnswerer) answer(method string, params json.RawMessage) (json.RawMessage, error) {
-	switch method {
-	case "elicitation/create":
-		return a.elicit(params)
-	case "sampling/createMessage":
-		if a.before != nil {
-			a.before()
-		}
-		fmt.Fprintln(a.out, "otc call: the tool asked for a completion from a model (sampling/createMessage); otc has no model, so it declined")
-		return nil, &errDeclined{code: -32601, message: "otc call does not support sampling: it has no model to ask"}
-	case "roots/list":
-		return nil, &errDeclined{code: -32601, message: "otc call does not support roots"}
-	}
-	return nil, &errDeclined{code: -32601, message: "Method not found: " + shorten(method, 64)}
 }
 
 // elicitation is the params of elicitation/create.

@@ -44,9 +44,6 @@ const (
 	maxInspectCalls = 8
 	// maxInspectCallTime bounds one call through the proxy.
 	maxInspectCallTime = 10 * time.Minute
-	// maxRESTDescribe bounds the tools of a REST view whose definitions
-	// are fetched one by one.
-	maxRESTDescribe = 500
 )
 
 // inspectHeaderToken is the header that carries the token on the page's
