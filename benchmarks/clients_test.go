@@ -243,5 +243,3 @@ func startClientServer(b *testing.B) string {
 	require.NoError(b, err)
 	return u
 }
-
-
