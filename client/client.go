@@ -82,6 +82,14 @@ type Options struct {
 	// sides speak.
 	MCPVersion string
 
+	// Tasks declares MCP's tasks extension (protocol version 2026-07-28):
+	// a call of a tool that may run as a task then runs as one, which the
+	// client polls to its end (reporting its status to
+	// CallOptions.Progress), answers the questions of, and cancels when
+	// the call's context ends. Without it such a tool runs within its
+	// request, and one that must run as a task is refused by the server.
+	Tasks bool
+
 	// Handlers answer what an MCP server asks in the middle of a call
 	// (elicitation, sampling, roots) and an A2A agent's questions. The
 	// client declares a capability only for the handlers set. Nil answers

@@ -146,11 +146,14 @@ func (s *mcpSession) ver() string {
 }
 
 // modernCaps are the client capabilities a 2026-07-28 request sends:
-// those of the handlers, and the tasks extension, encoded once.
+// those of the handlers, and the tasks extension when Options.Tasks asks
+// for it, encoded once.
 func (s *mcpSession) modernCaps() json.RawMessage {
 	s.capsOnce.Do(func() {
 		caps := maps.Clone(s.caps)
-		caps["extensions"] = map[string]any{extTasks: map[string]any{}}
+		if s.c.opts.Tasks {
+			caps["extensions"] = map[string]any{extTasks: map[string]any{}}
+		}
 		s.capsJSON, _ = json.Marshal(caps)
 	})
 	return s.capsJSON

@@ -456,7 +456,7 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	srv, err := o.server(ctx, url, e.stderr, func(co *client.Options) {
 		co.Handlers = a.handlers()
 		if asTask {
-			co.MCPVersion = mcpVersionTasks
+			co.MCPVersion, co.Tasks = mcpVersionTasks, true
 		}
 	})
 	if err != nil {
