@@ -448,6 +448,21 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 	if o := k.opts; len(o.Secrets) > 0 || o.UserID != "" || len(o.Authorization) > 0 {
 		return nil, errors.New("A2A carries no secrets, user id or provider tokens: call the tool over OTC or MCP")
 	}
+	parts, err := w.parts(a, k)
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.send(ctx, a, sendParams(a, k.opts.CallID, "", "", parts))
+	if err != nil {
+		return nil, err
+	}
+	return w.follow(ctx, a, k, t)
+}
+
+// parts are the parts of a message calling the tool: a data part
+// {"tool", "input"} for a typed skill, the text (and data) of the input
+// for another.
+func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 	var parts []any
 	if a.typed[k.toolID] {
 		input := k.input
@@ -474,10 +489,13 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 			parts = append(parts, dataPart(a, in.Data))
 		}
 	}
-	t, err := w.send(ctx, a, sendParams(a, k.opts.CallID, "", "", parts))
-	if err != nil {
-		return nil, err
-	}
+	return parts, nil
+}
+
+// follow follows the answer of a call to its end: a message is the
+// outcome; a task is read again until it ends, its questions answered,
+// and cancelled when ctx ends.
+func (w *a2aWire) follow(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
 	res := &Result{CallID: k.opts.CallID}
 	wait := a2aFirstPoll
 	for round := 0; ; {
@@ -509,31 +527,31 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 		case "TASK_STATE_CANCELED", "TASK_STATE_CANCELLED":
 			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The agent's task was cancelled"}
 		case "TASK_STATE_AUTH_REQUIRED":
-			return nil, w.cancel(ctx, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
+			return nil, w.abandon(ctx, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
 		case "TASK_STATE_INPUT_REQUIRED":
 			if round++; round > a2aMaxRounds {
-				return nil, w.cancel(ctx, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
+				return nil, w.abandon(ctx, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
 			}
 			reply, err := w.reply(ctx, a, t)
 			if err != nil {
-				return nil, w.cancel(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, a, t.ID, err)
 			}
 			next, err := w.send(ctx, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply))
 			if err != nil {
-				return nil, w.cancel(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, a, t.ID, err)
 			}
 			t, wait = next, a2aFirstPoll
 			continue
 		}
 		// Submitted or working: read it again, a little later each time.
 		if err := sleep(ctx, wait); err != nil {
-			return nil, w.cancel(ctx, a, t.ID, err)
+			return nil, w.abandon(ctx, a, t.ID, err)
 		}
 		wait = min(wait*2, a2aMaxPoll)
 		var got json.RawMessage
 		if err := w.rpc(ctx, a, methodName(a, "GetTask"), map[string]any{"id": t.ID}, &got); err != nil {
 			if ctx.Err() != nil {
-				return nil, w.cancel(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, a, t.ID, err)
 			}
 			return nil, err
 		}
@@ -592,8 +610,8 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 	return out, nil
 }
 
-// cancel cancels a task whose call ends with cause, and returns cause.
-func (w *a2aWire) cancel(ctx context.Context, a *a2aAgent, id string, cause error) error {
+// abandon cancels a task whose call ends with cause, and returns cause.
+func (w *a2aWire) abandon(ctx context.Context, a *a2aAgent, id string, cause error) error {
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer stop()
 	var ack json.RawMessage

@@ -590,6 +590,27 @@ func (s *mcpSession) close() error { return s.conn.close() }
 // call calls a tool: tools/call, through 2026-07-28's input_required
 // rounds and tasks.
 func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
+	return s.runTask(ctx, k, nil)
+}
+
+// start begins a call, and returns its task without waiting for it; a
+// call the server answers within its request is done at once.
+func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
+	t := &Task{c: s.c, k: k}
+	res, err := s.runTask(ctx, k, t)
+	if t.ID == "" {
+		t.done, t.res, t.err = true, res, err
+		if err != nil && res == nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// runTask makes a call: tools/call through its input_required rounds;
+// a task it becomes is followed to its end, or, when detached is not
+// nil, handed back in it.
+func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Result, error) {
 	meta := map[string]any{metaCallID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
 		meta["progressToken"] = k.opts.CallID
@@ -639,6 +660,10 @@ func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
 			first := time.Duration(head.PollIntervalMs) * time.Millisecond
 			if head.Status != "working" && head.Status != "input_required" {
 				first = 0
+			}
+			if detached != nil {
+				detached.ID, detached.poll = head.TaskID, first
+				return nil, nil
 			}
 			raw, err := s.awaitTask(ctx, k, head.TaskID, first, time.Duration(head.PollIntervalMs)*time.Millisecond)
 			if err != nil {
@@ -734,6 +759,32 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 			return nil, fmt.Errorf("task %s: status %q is not one of MCP's", id, truncate(t.Status, 32))
 		}
 	}
+}
+
+// wait follows the task id to its end.
+func (s *mcpSession) wait(ctx context.Context, t *Task) (*Result, error) {
+	raw, err := s.awaitTask(ctx, t.k, t.ID, t.poll, t.poll)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCallResult(t.k.opts.CallID, raw)
+}
+
+// status reads the task's status once.
+func (s *mcpSession) status(ctx context.Context, id string) (TaskStatus, error) {
+	var t struct {
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	if err := s.request(ctx, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
+		return TaskStatus{}, err
+	}
+	return TaskStatus{State: t.Status, Message: t.StatusMessage}, nil
+}
+
+// cancel cancels the task.
+func (s *mcpSession) cancel(ctx context.Context, id string) error {
+	return s.request(ctx, "tasks/cancel", map[string]any{"taskId": id}, nil)
 }
 
 // cancelTask sends tasks/cancel for a task whose call ends with cause,

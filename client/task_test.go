@@ -1,0 +1,117 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/mount"
+)
+
+// taskServer serves, on every format, Job.Run: a tool that may run as a
+// task, which waits for release (or its cancellation) and answers its
+// input's n doubled.
+func taskServer(t *testing.T) (root string, release chan struct{}, cancelled chan struct{}) {
+	t.Helper()
+	release, cancelled = make(chan struct{}), make(chan struct{}, 4)
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Run", Version: "1.0.0", Description: "Runs a job.", Tasks: otc.TasksOptional},
+		func(ctx context.Context, in struct {
+			N int `json:"n" jsonschema:"description=The number."`
+		}) (int, error) {
+			select {
+			case <-release:
+				return 2 * in.N, nil
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return 0, ctx.Err()
+			}
+		}))
+	mux := http.NewServeMux()
+	mount.All(mux, reg, nil)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL, release, cancelled
+}
+
+// TestTasks: one task API over MCP and A2A: Start hands the task back
+// while the tool runs, Status reads it, another client takes it up by its
+// id and waits for its value; Cancel stops the tool. Over OTC a call is a
+// task done at once.
+func TestTasks(t *testing.T) {
+	for _, f := range []client.Format{client.FormatMCP, client.FormatA2A} {
+		t.Run(string(f), func(t *testing.T) {
+			root, release, _ := taskServer(t)
+			url := root + map[client.Format]string{client.FormatMCP: mount.PrefixMCP, client.FormatA2A: mount.PrefixA2A}[f]
+			opts := &client.Options{Format: f, Tasks: true}
+			c, err := client.New(url, opts)
+			require.NoError(t, err)
+			defs, err := c.ListTools(t.Context())
+			require.NoError(t, err)
+			tool := toolID(t, defs, "Job_Run")
+
+			task, err := c.Start(t.Context(), tool, map[string]any{"n": 21}, nil)
+			require.NoError(t, err)
+			require.NotEmpty(t, task.ID, "a task, handed back while the tool runs")
+			st, err := task.Status(t.Context())
+			require.NoError(t, err)
+			assert.Contains(t, []string{"working", "submitted"}, st.State)
+
+			// Another client, as another process would, by the id.
+			other, err := client.New(url, opts)
+			require.NoError(t, err)
+			again, err := other.Task(task.ID, nil)
+			require.NoError(t, err)
+			close(release)
+			res, err := again.Wait(t.Context())
+			require.NoError(t, err)
+			assert.JSONEq(t, `42`, string(res.Value))
+			res, err = task.Wait(t.Context())
+			require.NoError(t, err)
+			assert.JSONEq(t, `42`, string(res.Value))
+			st, err = task.Status(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, "completed", st.State)
+
+			// Cancelled while it runs: the tool sees it.
+			root2, _, cancelled2 := taskServer(t)
+			c2, err := client.New(root2+map[client.Format]string{client.FormatMCP: mount.PrefixMCP, client.FormatA2A: mount.PrefixA2A}[f], opts)
+			require.NoError(t, err)
+			_, err = c2.ListTools(t.Context())
+			require.NoError(t, err)
+			long, err := c2.Start(t.Context(), tool, map[string]any{"n": 1}, nil)
+			require.NoError(t, err)
+			require.NotEmpty(t, long.ID)
+			require.NoError(t, long.Cancel(t.Context()))
+			select {
+			case <-cancelled2:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the tool was not cancelled")
+			}
+			_, err = long.Wait(t.Context())
+			require.Error(t, err, "a cancelled task has no value")
+		})
+	}
+
+	t.Run("otc", func(t *testing.T) {
+		root, release, _ := taskServer(t)
+		close(release)
+		c, err := client.New(root+mount.PrefixOTC, nil)
+		require.NoError(t, err)
+		task, err := c.Start(t.Context(), "Job.Run", map[string]any{"n": 4}, nil)
+		require.NoError(t, err)
+		assert.Empty(t, task.ID, "OTC has no tasks: the call is done")
+		res, err := task.Wait(t.Context())
+		require.NoError(t, err)
+		assert.JSONEq(t, `8`, string(res.Value))
+		_, err = c.Task("x", nil)
+		assert.ErrorContains(t, err, "has no tasks")
+	})
+}
