@@ -519,7 +519,7 @@ func FuzzCall(f *testing.F) {
 			}
 		case "refused":
 			require.Nil(t, res, kind)
-			require.Contains(t, []int{400, 401, 413, 422}, status)
+			require.Contains(t, []int{400, 401, 403, 413, 422, 429, 503}, status)
 		case "response":
 			require.Nil(t, res, kind)
 		default:
