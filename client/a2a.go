@@ -494,8 +494,30 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 
 // follow follows the answer of a call to its end: a message is the
 // outcome; a task is read again until it ends, its questions answered,
-// and cancelled when ctx ends.
+// and cancelled when ctx ends. In 0.3, whose data parts hold objects, a
+// value an otc agent wrapped as {"result": v} is v.
 func (w *a2aWire) follow(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
+	res, err := w.followParts(ctx, a, k, t)
+	if a.v03 && res != nil {
+		res.Value = unwrapResult(res.Value)
+	}
+	return res, err
+}
+
+// unwrapResult is v of {"result": v}, and any other value as it is.
+func unwrapResult(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 && obj["result"] != nil {
+		return obj["result"]
+	}
+	return raw
+}
+
+// followParts is follow, without the unwrapping.
+func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
 	res := &Result{CallID: k.opts.CallID}
 	wait := a2aFirstPoll
 	for round := 0; ; {

@@ -5,7 +5,10 @@ package client_test
 // the same outcomes in the same types.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -453,4 +456,60 @@ func TestMCPQuestions(t *testing.T) {
 			assert.Contains(t, err.Error(), "elicitation", "the server says what the client lacks")
 		})
 	}
+}
+
+// TestA2A03: an agent whose card is A2A 0.3's (url, preferredTransport,
+// protocolVersion) is spoken to in 0.3: message/send with kind-tagged
+// parts, whose answers (the task or message itself, lower-case states)
+// the client reads. The card here is written by hand, and the JSON-RPC
+// answers are the a2a package's 0.3 ones.
+func TestA2A03(t *testing.T) {
+	reg, _ := formatsRegistry(nil)
+	mux := http.NewServeMux()
+	mount.All(mux, reg, nil)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL + mount.PrefixA2A + "/.well-known/agent-card.json")
+	require.NoError(t, err)
+	var card map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&card))
+	resp.Body.Close()
+	delete(card, "supportedInterfaces")
+	card["url"], card["preferredTransport"], card["protocolVersion"] = srv.URL+mount.PrefixA2A, "JSONRPC", "0.3.0"
+	cardSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/agent-card.json" {
+			_ = json.NewEncoder(w).Encode(card)
+			return
+		}
+		// The agent's JSON-RPC, as the card's url names, on this origin.
+		r.URL.Path = mount.PrefixA2A
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(cardSrv.Close)
+	card["url"] = cardSrv.URL
+
+	var versions []string
+	c, err := client.New(cardSrv.URL, &client.Options{Format: client.FormatA2A, HTTPClient: doerFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost {
+			var m struct {
+				Method string `json:"method"`
+			}
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &m)
+			versions = append(versions, m.Method+" "+r.Header.Get("A2A-Version"))
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		return http.DefaultClient.Do(r)
+	})})
+	require.NoError(t, err)
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	sum, err := client.CallAs[float64](t.Context(), c, toolID(t, defs, "Math_Add"), addInput{A: 2, B: 2}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 4.0, sum)
+	_, err = c.Call(t.Context(), toolID(t, defs, "Flaky_Fail"), nil, nil)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.True(t, te.CanRetry)
+	assert.Equal(t, []string{"message/send ", "message/send "}, versions, "0.3's method, without 1.0's header")
 }

@@ -880,12 +880,7 @@ func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, erro
 		return out, te
 	}
 	if len(res.Structured) > 0 && string(res.Structured) != "null" {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(res.Structured, &obj) == nil && len(obj) == 1 && obj["result"] != nil {
-			out.Value = obj["result"]
-		} else {
-			out.Value = res.Structured
-		}
+		out.Value = unwrapResult(res.Structured)
 		return out, nil
 	}
 	if len(text) > 0 {
