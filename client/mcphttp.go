@@ -42,8 +42,20 @@ func (h *mcpHTTP) started(s *mcpSession, version string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopListen = cancel
-	go h.listen(ctx, s, version)
+	ready := make(chan struct{})
+	go h.listen(ctx, s, version, ready)
+	// The first requests of the session may lead the server to ask
+	// something on this stream: it is open (or refused) before they go.
+	h.mu.Unlock()
+	select {
+	case <-ready:
+	case <-time.After(listenWait):
+	}
+	h.mu.Lock()
 }
+
+// listenWait bounds the wait for the session's own stream to open.
+const listenWait = 2 * time.Second
 
 func (h *mcpHTTP) sessionID() string {
 	h.mu.Lock()
@@ -220,10 +232,13 @@ func (h *mcpHTTP) resume(ctx context.Context, version string, id int64, other fu
 // keeps sessions sends the requests and notifications that belong to no
 // request of the client's, until the session ends. A server that offers
 // no such stream (405) is not asked again.
-func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string) {
+func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, ready chan struct{}) {
 	var st sseState
+	signal := sync.OnceFunc(func() { close(ready) })
+	defer signal()
 	for tries := 0; tries < maxResumes; tries++ {
 		resp, err := h.get(ctx, version, st.lastID)
+		signal()
 		if err != nil {
 			return
 		}
