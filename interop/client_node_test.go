@@ -122,3 +122,33 @@ func TestClientJavaScriptA2AAgent(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `"done: task two"`, string(res.Value))
 }
+
+// TestClientTypeScriptMCPStdio: the same server over stdio, started by
+// the client: its catalog, a value, a tool error, progress, and Close
+// ending the process.
+func TestClientTypeScriptMCPStdio(t *testing.T) {
+	node, dir := frameworkScripts(t)
+	cmd := exec.Command(node, "server-mcp-ts.mjs", "stdio")
+	cmd.Dir = dir
+	c, err := client.NewStdio(cmd, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	require.Len(t, defs, 3)
+	res, err := c.Call(t.Context(), "add", map[string]any{"a": 2, "b": 5}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sum":7}`, string(res.Value))
+	_, err = c.Call(t.Context(), "fail", nil, nil)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+
+	var progressed atomic.Bool
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_, err = c.Call(ctx, "slow", nil, &client.CallOptions{Progress: func(p client.Progress) { progressed.Store(p.Message == "half way") }})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.True(t, progressed.Load())
+	require.NoError(t, c.Close())
+	assert.NotNil(t, cmd.ProcessState, "the process was waited for")
+}

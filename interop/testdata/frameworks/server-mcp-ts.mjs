@@ -1,5 +1,6 @@
 // An MCP server built with the official TypeScript SDK, over Streamable
-// HTTP with sessions: the server the Go client calls in
+// HTTP with sessions (or, with the argument "stdio", over standard input
+// and output): the server the Go client calls in
 // interop/client_node_test.go. Its tools: add (typed), fail (a tool
 // error), slow (progress, then waits until the client cancels; it prints
 // "cancelled" when it sees that). It prints its URL on the first line.
@@ -8,6 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+
+// say reports what the server saw, on standard output over HTTP; over
+// stdio that is the protocol's, so on standard error.
+const say = process.argv[2] === 'stdio' ? console.error : console.log;
 
 function tools() {
   const s = new McpServer({ name: 'ts-sdk-server', version: '1.0.0' });
@@ -22,13 +27,21 @@ function tools() {
     }
     await new Promise((resolve) => {
       const t = setTimeout(resolve, 60000);
-      extra.signal.addEventListener('abort', () => { clearTimeout(t); console.log('cancelled'); resolve(); });
+      extra.signal.addEventListener('abort', () => { clearTimeout(t); say('cancelled'); resolve(); });
     });
     return { content: [{ type: 'text', text: 'late' }] };
   });
   return s;
 }
 
+if (process.argv[2] === 'stdio') {
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  await tools().connect(new StdioServerTransport());
+} else {
+  serveHTTP();
+}
+
+function serveHTTP() {
 const sessions = {};
 const server = http.createServer(async (req, res) => {
   let body = '';
@@ -45,3 +58,4 @@ const server = http.createServer(async (req, res) => {
   await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
 });
 server.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${server.address().port}/mcp`));
+}
