@@ -1,12 +1,10 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -100,7 +98,7 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 	}
 	var card a2aCard
 	if resp.status != http.StatusOK {
-		return nil, resp.mcpFailure("")
+		return nil, resp.rpcFailure()
 	}
 	if err := json.Unmarshal(resp.body, &card); err != nil || card.Skills == nil {
 		if err == nil {
@@ -278,46 +276,28 @@ func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params an
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, bytes.NewReader(body))
+	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, func(h http.Header) {
+		if !a.v03 {
+			h.Set("A2A-Version", "1.0")
+		}
+	})
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", a.endpoint, err)
+		return fmt.Errorf("%s: %w", method, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", w.c.agent)
-	if !a.v03 {
-		req.Header.Set("A2A-Version", "1.0")
-	}
-	if err := w.c.authorize(req); err != nil {
-		return fmt.Errorf("POST %s: %w", a.endpoint, err)
-	}
-	hresp, err := w.c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("POST %s (%s): %w", a.endpoint, method, err)
-	}
-	defer hresp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(hresp.Body, w.c.maxBytes+1))
-	if err != nil {
-		return fmt.Errorf("POST %s (%s): reading the answer: %w", a.endpoint, method, err)
-	}
-	r := &response{method: http.MethodPost, url: a.endpoint, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
-		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()), rpcMethod: method}
-	if int64(len(data)) > w.c.maxBytes {
-		r.body = data[:w.c.maxBytes]
-		return r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, w.c.maxBytes))
-	}
+	r.rpcMethod = method
+	data, status := r.body, r.status
 	var answer struct {
 		Result json.RawMessage `json:"result"`
 		Error  *RPCError       `json:"error"`
 	}
 	if json.Unmarshal(data, &answer) != nil || answer.Result == nil && answer.Error == nil {
-		if hresp.StatusCode != http.StatusOK {
-			return r.mcpFailure(hresp.Header.Get("WWW-Authenticate"))
+		if status != http.StatusOK {
+			return r.rpcFailure()
 		}
 		return r.unexpected(errors.New("not an A2A JSON-RPC answer"))
 	}
-	if hresp.StatusCode != http.StatusOK && hresp.StatusCode != http.StatusBadRequest {
-		return r.mcpFailure(hresp.Header.Get("WWW-Authenticate"))
+	if status != http.StatusOK && status != http.StatusBadRequest {
+		return r.rpcFailure()
 	}
 	if e := answer.Error; e != nil {
 		e.Method = method
@@ -696,7 +676,7 @@ func (r *Result) fromFailure(parts []a2aPart) (*Result, error) {
 	if msg == "" {
 		msg = "The call failed"
 	}
-	after := time.Duration(min(max(info.RetryAfterMS, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+	after := retryMS(info.RetryAfterMS)
 	switch info.Code {
 	case otc.CodeRateLimited.String():
 		return nil, &otc.Error{Code: otc.CodeRateLimited, Message: msg, RetryAfter: after}

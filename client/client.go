@@ -156,13 +156,12 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		opts = &Options{}
 	}
 	c := &Client{
-		base:     strings.TrimRight(u.String(), "/"),
-		http:     opts.HTTPClient,
-		agent:    opts.UserAgent,
-		schema:   opts.Schema,
-		maxBytes: opts.MaxResponseBytes,
-		apiKey:   opts.APIKey,
-		bearer:   opts.BearerToken,
+		base:   strings.TrimRight(u.String(), "/"),
+		http:   opts.HTTPClient,
+		agent:  opts.UserAgent,
+		schema: opts.Schema,
+		apiKey: opts.APIKey,
+		bearer: opts.BearerToken,
 	}
 	if opts.JWT != nil {
 		if opts.BearerToken != "" {
@@ -195,15 +194,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("otc client: Options.Schema %q is not a spelling of protocol 1.0; use otc.SchemaOTC or otc.SchemaOXP", c.schema)
 	}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxResponseBytes
-	}
-	if opts.Retry != nil {
-		p := *opts.Retry
-		c.retry = &p
-	}
-	c.opts = *opts
-	c.opts.Retry, c.opts.JWT, c.opts.OAuth = nil, nil, nil
+	c.keep(opts)
 	switch opts.Format {
 	case "", FormatOTC:
 		c.format, c.t = FormatOTC, otcWire{c}
@@ -220,6 +211,22 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("otc client: Options.Format %q is not one of otc, mcp, rest and a2a", opts.Format)
 	}
 	return c, nil
+}
+
+// keep sets what every client takes from its options, whatever its
+// transport: the body limit, the retry policy, and a copy of the options
+// for the transports to read (without the credentials' objects).
+func (c *Client) keep(opts *Options) {
+	c.maxBytes = opts.MaxResponseBytes
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if opts.Retry != nil {
+		p := *opts.Retry
+		c.retry = &p
+	}
+	c.opts = *opts
+	c.opts.Retry, c.opts.JWT, c.opts.OAuth = nil, nil, nil
 }
 
 // Format is the wire format a client speaks.
@@ -534,6 +541,8 @@ type response struct {
 	retryAfter time.Duration
 	// rpcMethod is the JSON-RPC method of an MCP or A2A request.
 	rpcMethod string
+	// challenge is the WWW-Authenticate header.
+	challenge string
 }
 
 // do sends a request to a path below the base URL and reads the whole
@@ -591,7 +600,7 @@ func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, he
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
 	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
-		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now())}
+		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
@@ -604,23 +613,13 @@ func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, he
 // anything else. 401 and 413 often come from a proxy in front of the
 // server, with a body of its own; they still map to their class.
 func (r *response) failure() error {
-	var code otc.Code
-	switch r.status {
-	case http.StatusBadRequest:
+	code, ok := refusalCode(r.status)
+	switch {
+	case r.status == http.StatusBadRequest:
 		code = otc.CodeServerError
-	case http.StatusUnauthorized:
-		code = otc.CodeUnauthenticated
-	case http.StatusRequestEntityTooLarge:
-		code = otc.CodeTooLarge
-	case http.StatusUnprocessableEntity:
+	case r.status == http.StatusUnprocessableEntity:
 		code = otc.CodeInvalidInput
-	case http.StatusForbidden:
-		code = otc.CodeForbidden
-	case http.StatusTooManyRequests:
-		code = otc.CodeRateLimited
-	case http.StatusServiceUnavailable:
-		code = otc.CodeUnavailable
-	default:
+	case !ok:
 		return r.unexpected(nil)
 	}
 	var body struct {
@@ -644,7 +643,7 @@ func (r *response) failure() error {
 			RequiredScopes:      body.RequiredScopes,
 		}
 		if retryable(code) {
-			e.RetryAfter = max(r.retryAfter, time.Duration(max(body.RetryAfterMS, 0))*time.Millisecond)
+			e.RetryAfter = max(r.retryAfter, retryMS(body.RetryAfterMS))
 		}
 		return r.withStatus(e)
 	}
@@ -667,6 +666,24 @@ func (r *response) failure() error {
 	return r.unexpected(err)
 }
 
+// refusalCode is the class of a status that refuses the caller or says
+// the server is busy, in every HTTP format: 401, 403, 413, 429 and 503.
+func refusalCode(status int) (otc.Code, bool) {
+	switch status {
+	case http.StatusUnauthorized:
+		return otc.CodeUnauthenticated, true
+	case http.StatusForbidden:
+		return otc.CodeForbidden, true
+	case http.StatusRequestEntityTooLarge:
+		return otc.CodeTooLarge, true
+	case http.StatusTooManyRequests:
+		return otc.CodeRateLimited, true
+	case http.StatusServiceUnavailable:
+		return otc.CodeUnavailable, true
+	}
+	return 0, false
+}
+
 // retryable reports whether a refusal of class code may pass if the call
 // is sent again later: a rate limit, or a server too busy or going away.
 func retryable(code otc.Code) bool {
@@ -676,6 +693,12 @@ func retryable(code otc.Code) bool {
 // maxRetryAfter bounds the wait a Retry-After header may ask for, so that
 // a hostile value cannot overflow; a RetryPolicy's MaxWait bounds it again.
 const maxRetryAfter = 24 * time.Hour
+
+// retryMS is a server's retry_after_ms as a wait, within [0,
+// maxRetryAfter].
+func retryMS(ms int64) time.Duration {
+	return time.Duration(min(max(ms, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+}
 
 // parseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number
 // of seconds, or an HTTP date, which now turns into a wait. Anything else,

@@ -39,10 +39,7 @@ const (
 
 // clientInfo is the client's Implementation, sent with initialize and,
 // in 2026-07-28, in every request's _meta (encoded once).
-var (
-	clientInfo     = map[string]string{"name": "otc-go-client", "version": "1.0"}
-	clientInfoJSON = json.RawMessage(`{"name":"otc-go-client","version":"1.0"}`)
-)
+var clientInfo = json.RawMessage(`{"name":"otc-go-client","version":"1.0"}`)
 
 // rpcRequest is a JSON-RPC request.
 type rpcRequest struct {
@@ -288,7 +285,7 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 			}
 			meta[metaVersion] = mcpV20260728
 			meta[metaCaps] = s.modernCaps()
-			meta[metaClientInfo] = clientInfoJSON
+			meta[metaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {
 				meta[metaLogLevel] = l
 			}
@@ -851,7 +848,7 @@ func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, erro
 			_ = json.Unmarshal(m, &info)
 		}
 		msg := strings.Join(text, "\n")
-		after := time.Duration(min(max(info.RetryAfterMS, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+		after := retryMS(info.RetryAfterMS)
 		switch info.Code {
 		case otc.CodeInvalidInput.String():
 			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: info.ParameterErrors}

@@ -162,7 +162,8 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}
 	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data,
-		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method}
+		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
+		challenge: resp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > h.c.maxBytes {
 		r.body = data[:h.c.maxBytes]
 		return nil, r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, h.c.maxBytes))
@@ -171,7 +172,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 		return nil, errSessionExpired
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
-		return nil, r.mcpFailure(resp.Header.Get("WWW-Authenticate"))
+		return nil, r.rpcFailure()
 	}
 	return data, nil
 }
@@ -324,12 +325,12 @@ func (h *mcpHTTP) close() error {
 	return nil // 405 says the server lets sessions lapse: nothing to do
 }
 
-// mcpFailure turns an HTTP answer that is not a JSON-RPC response into
+// rpcFailure turns an HTTP answer that is not a JSON-RPC response into
 // an error: a refusal of the caller or a busy server as an *otc.Error of
 // its class (its message from the JSON-RPC error body, if any), a
 // JSON-RPC error the server answered with a 4xx as what it says, and
 // anything else as a *ResponseError.
-func (r *response) mcpFailure(challenge string) error {
+func (r *response) rpcFailure() error {
 	var body struct {
 		Error *RPCError `json:"error"`
 	}
@@ -337,19 +338,8 @@ func (r *response) mcpFailure(challenge string) error {
 	if hasRPC {
 		body.Error.Method = r.rpcMethod
 	}
-	var code otc.Code
-	switch r.status {
-	case http.StatusUnauthorized:
-		code = otc.CodeUnauthenticated
-	case http.StatusForbidden:
-		code = otc.CodeForbidden
-	case http.StatusTooManyRequests:
-		code = otc.CodeRateLimited
-	case http.StatusServiceUnavailable:
-		code = otc.CodeUnavailable
-	case http.StatusRequestEntityTooLarge:
-		code = otc.CodeTooLarge
-	default:
+	code, ok := refusalCode(r.status)
+	if !ok {
 		if hasRPC && r.status >= 400 && r.status < 500 {
 			return body.Error.asError()
 		}
@@ -363,8 +353,8 @@ func (r *response) mcpFailure(challenge string) error {
 		}
 		e.Message = truncate(body.Error.Message, 512)
 	}
-	if challenge != "" {
-		reason, scopes := readChallenge(challenge)
+	if r.challenge != "" {
+		reason, scopes := readChallenge(r.challenge)
 		if e.Reason == "" {
 			e.Reason = reason
 		}
@@ -381,27 +371,11 @@ func (r *response) mcpFailure(challenge string) error {
 // readChallenge reads the error and scope of a Bearer WWW-Authenticate
 // challenge (RFC 6750 §3).
 func readChallenge(h string) (reason string, scopes []string) {
-	for _, part := range splitParams(h) {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			continue
-		}
-		k = strings.ToLower(strings.TrimSpace(k))
-		if i := strings.LastIndexByte(k, ' '); i >= 0 {
-			k = k[i+1:] // "Bearer error"
-		}
-		v = strings.TrimSpace(v)
-		if u, err := strconv.Unquote(v); err == nil {
-			v = u
-		}
-		switch k {
-		case "error":
-			reason = v
-		case "scope":
-			scopes = strings.Fields(v)
-		}
+	p := challengeParams(h)
+	if p["scope"] != "" {
+		scopes = strings.Fields(p["scope"])
 	}
-	return reason, scopes
+	return p["error"], scopes
 }
 
 // splitParams splits auth-params at the commas outside quotes.

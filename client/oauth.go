@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // OAuth makes a [Client] the OAuth client of a server that is an OAuth
@@ -77,9 +76,7 @@ type oauthDoer struct {
 // oauthToken is a token the authorization server issued.
 type oauthToken struct {
 	access, refresh, scope string
-	expires                time.Time
-	issuer                 string
-	tokenURL               string
+	issuer, tokenURL       string
 }
 
 // registration is how the client identifies itself to one issuer.
@@ -526,7 +523,6 @@ func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registra
 		AccessToken  string `json:"access_token"`
 		TokenType    string `json:"token_type"`
 		RefreshToken string `json:"refresh_token"`
-		ExpiresIn    int64  `json:"expires_in"`
 		Scope        string `json:"scope"`
 		Error        string `json:"error"`
 		Description  string `json:"error_description"`
@@ -541,11 +537,9 @@ func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registra
 	if out.TokenType != "" && !strings.EqualFold(out.TokenType, "bearer") {
 		return nil, fmt.Errorf("POST %s: token type %q, not Bearer", tokenURL, truncate(out.TokenType, 32))
 	}
-	t := &oauthToken{access: out.AccessToken, refresh: out.RefreshToken, scope: out.Scope}
-	if out.ExpiresIn > 0 {
-		t.expires = time.Now().Add(time.Duration(out.ExpiresIn) * time.Second)
-	}
-	return t, nil
+	// A token that lapses is refreshed when the server refuses it: its
+	// expires_in is not kept.
+	return &oauthToken{access: out.AccessToken, refresh: out.RefreshToken, scope: out.Scope}, nil
 }
 
 // getJSON reads a JSON document; false for any failure.

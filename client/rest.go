@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/otcgo/otc"
 )
@@ -54,7 +53,7 @@ var restCodes = map[string]otc.Code{
 // asError turns a REST error into what the other formats give: a tool
 // error, or an *otc.Error of its class.
 func (e *restError) asError(r *response) error {
-	after := time.Duration(min(max(e.Details.RetryAfterMS, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
+	after := retryMS(e.Details.RetryAfterMS)
 	if e.Message == "" {
 		e.Message = "the server gave no message (" + truncate(e.Code, 64) + ")"
 	}

@@ -46,15 +46,8 @@ func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
 	if err := checkMCPVersion(o.MCPVersion); err != nil {
 		return nil, err
 	}
-	c := &Client{format: FormatMCP, maxBytes: o.MaxResponseBytes, opts: o, agent: DefaultUserAgent}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxResponseBytes
-	}
-	if o.Retry != nil {
-		p := *o.Retry
-		c.retry = &p
-	}
-	c.opts.Retry, c.opts.JWT = nil, nil
+	c := &Client{format: FormatMCP, agent: DefaultUserAgent}
+	c.keep(&o)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("otc client: %w", err)

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 )
 
@@ -104,8 +105,8 @@ func run() error {
 	// scenarios: call every tool with the arguments the suite's tools
 	// take. A tool error is the tool's answer, not the client's failure.
 	for _, d := range defs {
-		var te interface{ Error() string }
-		if err := call(d.ID, map[string]any{"a": 2, "b": 3}); err != nil && !errors.As(err, &te) {
+		err := call(d.ID, map[string]any{"a": 2, "b": 3})
+		if _, isToolError := errors.AsType[*otc.ToolError](err); err != nil && !isToolError {
 			return fmt.Errorf("%s: %w", d.Name, err)
 		}
 	}
