@@ -196,7 +196,8 @@ type catalog struct {
 	tools map[string]*toolFamily // by "Toolkit.Tool"
 	names map[string]string      // name → "Toolkit.Tool"
 	list  []*registeredTool      // catalog order: by id, then version
-	// revision counts the registrations that built this snapshot.
+	// revision counts the registrations and removals that built this
+	// snapshot.
 	revision uint64
 
 	encodeOnce sync.Once
@@ -642,6 +643,57 @@ func (r *Registry) add(rt *registeredTool) error {
 	return nil
 }
 
+// Remove takes tools out of the registry: every version of each tool id
+// ("Toolkit.Tool"), in one new catalog snapshot, so that a listing sees
+// all of them or none of them gone. An id that is not registered is
+// ignored. It returns how many tool versions it removed.
+//
+// Calls already running finish as they were; a call that begins after
+// Remove returns is answered as for an unknown tool, and every catalog
+// (each wire format's, each caller's) is rebuilt without them, as after a
+// registration. A removed tool may be registered again, with another
+// schema if need be.
+func (r *Registry) Remove(toolIDs ...string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.current.Load()
+	gone := map[string]bool{}
+	for _, id := range toolIDs {
+		if _, ok := old.tools[id]; ok {
+			gone[id] = true
+		}
+	}
+	if len(gone) == 0 {
+		return 0
+	}
+	next := &catalog{
+		tools:    make(map[string]*toolFamily, len(old.tools)),
+		names:    make(map[string]string, len(old.names)),
+		list:     make([]*registeredTool, 0, len(old.list)),
+		revision: old.revision + 1,
+	}
+	for k, v := range old.tools {
+		if !gone[k] {
+			next.tools[k] = v
+		}
+	}
+	for k, v := range old.names {
+		if !gone[v] {
+			next.names[k] = v
+		}
+	}
+	n := 0
+	for _, t := range old.list {
+		if gone[t.key] {
+			n++
+			continue
+		}
+		next.list = append(next.list, t)
+	}
+	r.current.Store(next)
+	return n
+}
+
 // catalogOrder sorts the catalog by tool id, then by version, as the protocol's List Tools orders it.
 func catalogOrder(a, b *registeredTool) int {
 	if c := strings.Compare(a.key, b.key); c != 0 {
@@ -670,8 +722,8 @@ func (r *Registry) Tools() []ToolDefinition {
 	return defs
 }
 
-// Revision counts the tool versions registered so far. It changes exactly
-// when the catalog does, so that an adapter may cache what it builds from
+// Revision counts the changes to the catalog so far (registrations and
+// removals). It changes exactly when the catalog does, so that an adapter may cache what it builds from
 // [Registry.Tools] and rebuild it when the revision moves on.
 func (r *Registry) Revision() uint64 { return r.current.Load().revision }
 
