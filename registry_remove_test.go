@@ -56,7 +56,7 @@ func TestRegistryRemove(t *testing.T) {
 	assert.Greater(t, reg.Revision(), rev)
 	defs := reg.Tools()
 	require.Len(t, defs, 1)
-	assert.Equal(t, "Kept.Tool", defs[0].ID)
+	assert.Equal(t, "Kept.Tool@1.0.0", defs[0].ID)
 
 	_, err := reg.Lookup("Gone.Tool", otc.ProtocolOTC)
 	assert.ErrorIs(t, err, otc.ErrToolNotFound)
