@@ -1,0 +1,218 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// maxCooldown bounds how long a breaker stays open between tries.
+const maxCooldown = time.Minute
+
+// breaker is an upstream's circuit breaker: closed while calls reach the
+// upstream, open for a cooldown after enough of them in a row did not,
+// then half open, letting one call through to try.
+type breaker struct {
+	mu        sync.Mutex
+	threshold int
+	base      time.Duration
+	fails     int
+	cooldown  time.Duration
+	openUntil time.Time
+	trialAt   time.Time // when the half-open try went; zero for none
+}
+
+func (b *breaker) init(c Breaker) {
+	b.threshold, b.base, b.cooldown = c.Failures, c.Cooldown, c.Cooldown
+}
+
+// allow says whether a call may go now, and otherwise how long to wait.
+func (b *breaker) allow() (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fails < b.threshold {
+		return 0, true
+	}
+	now := time.Now()
+	if now.Before(b.openUntil) {
+		return b.openUntil.Sub(now), false
+	}
+	// Half open: one call tries; another may try when a try has gone
+	// unanswered for a cooldown.
+	if !b.trialAt.IsZero() && now.Sub(b.trialAt) < b.cooldown {
+		return b.cooldown - now.Sub(b.trialAt), false
+	}
+	b.trialAt = now
+	return 0, true
+}
+
+// failure counts a call, or a catalog read, that did not reach the
+// upstream.
+func (b *breaker) failure() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fails++
+	if b.fails < b.threshold {
+		return
+	}
+	if !b.trialAt.IsZero() || b.fails > b.threshold && time.Now().After(b.openUntil) {
+		b.cooldown = min(b.cooldown*2, maxCooldown)
+	}
+	b.trialAt = time.Time{}
+	b.openUntil = time.Now().Add(b.cooldown)
+}
+
+// success closes the breaker.
+func (b *breaker) success() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fails, b.cooldown, b.openUntil, b.trialAt = 0, b.base, time.Time{}, time.Time{}
+}
+
+func (b *breaker) open() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fails >= b.threshold
+}
+
+func (u *upstream) lastError() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.lastErr
+}
+
+// sessionPool keeps one client per caller identity, for upstreams that
+// keep state per session or per process.
+type sessionPool struct {
+	max  int
+	open func(ctx context.Context) (*client.Client, error)
+
+	mu sync.Mutex
+	m  map[string]*session
+}
+
+type session struct {
+	ready chan struct{} // closed when cl or err is set
+	cl    *client.Client
+	err   error
+	busy  int
+	used  time.Time
+}
+
+func (p *sessionPool) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// get returns the caller's client, opening it if need be, and the
+// function to call when the call is done (broken: the client failed as a
+// transport, and is closed).
+func (p *sessionPool) get(ctx context.Context, key, upstream string) (*client.Client, func(broken bool), error) {
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[string]*session{}
+	}
+	s := p.m[key]
+	if s == nil {
+		if len(p.m) >= p.max && !p.evict() {
+			p.mu.Unlock()
+			return nil, nil, &otc.ToolError{
+				Message:  fmt.Sprintf("The tool's server (%s) is serving as many callers as it may; try again shortly.", upstream),
+				CanRetry: true, RetryAfter: time.Second,
+				DeveloperMessage: fmt.Sprintf("federation: upstream %s has %d sessions, all busy (Upstream.Sessions)", upstream, p.max),
+			}
+		}
+		s = &session{ready: make(chan struct{})}
+		p.m[key] = s
+		s.busy++
+		p.mu.Unlock()
+		s.cl, s.err = p.open(ctx)
+		close(s.ready)
+	} else {
+		s.busy++
+		p.mu.Unlock()
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			p.release(key, s, false)
+			return nil, nil, ctx.Err()
+		}
+	}
+	if s.err != nil {
+		p.release(key, s, true)
+		return nil, nil, &otc.ToolError{
+			Message:  fmt.Sprintf("The tool's server (%s) could not be reached; try again.", upstream),
+			CanRetry: true, RetryAfter: time.Second, Err: s.err,
+			DeveloperMessage: "federation: upstream " + upstream + ": opening a session: " + s.err.Error(),
+		}
+	}
+	return s.cl, func(broken bool) { p.release(key, s, broken) }, nil
+}
+
+func (p *sessionPool) release(key string, s *session, broken bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.busy--
+	s.used = time.Now()
+	if broken && p.m[key] == s {
+		delete(p.m, key)
+		if s.cl != nil {
+			go s.cl.Close()
+		}
+	}
+}
+
+// evict closes the least recently used idle session; false when every one
+// is busy. p.mu is held.
+func (p *sessionPool) evict() bool {
+	var lruKey string
+	var lru *session
+	for k, s := range p.m {
+		if s.busy == 0 && (lru == nil || s.used.Before(lru.used)) {
+			lruKey, lru = k, s
+		}
+	}
+	if lru == nil {
+		return false
+	}
+	delete(p.m, lruKey)
+	if lru.cl != nil {
+		go lru.cl.Close()
+	}
+	return true
+}
+
+func (p *sessionPool) closeAll() {
+	p.mu.Lock()
+	m := p.m
+	p.m = nil
+	p.mu.Unlock()
+	for _, s := range m {
+		<-s.ready
+		if s.cl != nil {
+			_ = s.cl.Close()
+		}
+	}
+}
+
+// clientFor returns the client a call goes through: the caller's own
+// session, or the shared client.
+func (u *upstream) clientFor(ctx context.Context) (*client.Client, func(broken bool), error) {
+	if key := callerKey(otc.CallerIdentity(ctx)); u.pool != nil && key != "" {
+		return u.pool.get(ctx, key, u.cfg.Name)
+	}
+	cl := u.main.Load()
+	if cl == nil {
+		return nil, nil, &otc.ToolError{
+			Message:  fmt.Sprintf("The tool's server (%s) has not been reached yet; try again shortly.", u.cfg.Name),
+			CanRetry: true, RetryAfter: time.Second,
+			DeveloperMessage: "federation: upstream " + u.cfg.Name + " has no client: " + u.lastError(),
+		}
+	}
+	return cl, func(bool) {}, nil
+}

@@ -1,0 +1,313 @@
+package federation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// callValue is the function of a remote tool whose result is a JSON value.
+func (rt *remoteTool) callValue(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+	res, err := rt.call(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return res.Value, nil
+}
+
+// callContent is the function of an MCP tool without an output schema: its
+// content blocks travel on as they came.
+func (rt *remoteTool) callContent(ctx context.Context, in json.RawMessage) (otc.Content, error) {
+	res, err := rt.call(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return contentOf(res), nil
+}
+
+// contentOf reads the content blocks of an MCP result; a block of a kind
+// the registry does not carry (a resource link) becomes its JSON as text.
+func contentOf(res *client.Result) otc.Content {
+	var raw struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	if len(res.Raw) == 0 || json.Unmarshal(res.Raw, &raw) != nil {
+		if len(res.Value) == 0 {
+			return otc.Content{}
+		}
+		var s string
+		if json.Unmarshal(res.Value, &s) == nil {
+			return otc.Content{otc.TextContent(s)}
+		}
+		return otc.Content{otc.TextContent(string(res.Value))}
+	}
+	out := make(otc.Content, 0, len(raw.Content))
+	for _, b := range raw.Content {
+		var blk otc.ContentBlock
+		if json.Unmarshal(b, &blk) == nil {
+			switch blk.Type {
+			case "text", "image", "audio":
+				out = append(out, blk)
+				continue
+			case "resource":
+				if blk.Resource != nil {
+					out = append(out, blk)
+					continue
+				}
+			}
+		}
+		out = append(out, otc.TextContent(string(b)))
+	}
+	return out
+}
+
+// hopKey carries a call's own headers to the hop's Doer.
+type hopKey struct{}
+
+// hop is what one call adds to its upstream requests.
+type hop struct {
+	token string // the caller's token, passed through
+	asked error  // an *otc.InputRequiredError an upstream's question raised
+}
+
+// call calls the upstream's tool, within the breaker, retrying a call that
+// did not reach the upstream when that is safe.
+func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Result, error) {
+	u := rt.u
+	h := &hop{}
+	if u.cfg.Credentials.PassThrough {
+		tok, err := passThrough(ctx, u.cfg.Credentials.Audience)
+		if err != nil {
+			return nil, err
+		}
+		h.token = tok
+	}
+	ctx = context.WithValue(ctx, hopKey{}, h)
+	opts := &client.CallOptions{
+		CallID: hopCallID(ctx),
+		Progress: func(p client.Progress) {
+			if p.Progress > 0 || p.Total > 0 || p.Message != "" {
+				otc.ReportProgress(ctx, p.Progress, p.Total, p.Message)
+			}
+		},
+	}
+	for attempt := 0; ; attempt++ {
+		if wait, ok := u.brk.allow(); !ok {
+			return nil, &otc.ToolError{
+				Message:          fmt.Sprintf("The tool's server (%s) is not answering just now; try again later.", u.cfg.Name),
+				DeveloperMessage: "federation: the breaker of upstream " + u.cfg.Name + " is open: " + u.lastError(),
+				CanRetry:         true, RetryAfter: wait,
+			}
+		}
+		cl, release, err := u.clientFor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := cl.Call(ctx, rt.remote, in, opts)
+		release(err != nil && unreached(err))
+		if err == nil {
+			u.brk.success()
+			return res, nil
+		}
+		if h.asked != nil {
+			return nil, h.asked
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !unreached(err) {
+			u.brk.success()
+			return nil, refusal(u.cfg.Name, err)
+		}
+		u.brk.failure()
+		u.kick()
+		if rt.retrySafe && attempt < 2 {
+			if sleep(ctx, time.Duration(50<<(2*attempt))*time.Millisecond) {
+				continue
+			}
+			return nil, ctx.Err()
+		}
+		return nil, &otc.ToolError{
+			Message:          fmt.Sprintf("The tool's server (%s) could not be reached; try again.", u.cfg.Name),
+			DeveloperMessage: "federation: upstream " + u.cfg.Name + ": " + err.Error(),
+			CanRetry:         true, RetryAfter: 100 * time.Millisecond, Err: err,
+		}
+	}
+}
+
+// unreached says whether err means the call did not reach the upstream,
+// or the upstream failed as a server (not as a tool): what the breaker
+// counts.
+func unreached(err error) bool {
+	var te *otc.ToolError
+	var oe *otc.Error
+	var rpc *client.RPCError
+	var re *client.ResponseError
+	switch {
+	case errors.As(err, &te), errors.As(err, &rpc):
+		return false
+	case errors.As(err, &oe):
+		return oe.Code == otc.CodeUnavailable
+	case errors.As(err, &re):
+		return re.StatusCode >= 500 || re.StatusCode == 0
+	}
+	return true
+}
+
+// refusal is what the caller gets when the upstream answered but did not
+// run the tool, or the tool failed.
+func refusal(name string, err error) error {
+	var te *otc.ToolError
+	if errors.As(err, &te) {
+		return te
+	}
+	var oe *otc.Error
+	if errors.As(err, &oe) {
+		switch oe.Code {
+		case otc.CodeRateLimited:
+			return &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) is busy; try again later.", name), CanRetry: true, RetryAfter: oe.RetryAfter, Err: err,
+				DeveloperMessage: "federation: upstream " + name + " refused the call: " + oe.Error()}
+		case otc.CodeUnauthenticated, otc.CodeForbidden:
+			return &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) refused this gateway's credentials.", name), Err: err,
+				DeveloperMessage: "federation: upstream " + name + " refused the gateway: " + oe.Error() + "; check the upstream's credentials"}
+		case otc.CodeInvalidInput:
+			return &otc.ToolError{Message: oe.Message, AdditionalPromptContent: paramText(oe.ParameterErrors), Err: err,
+				DeveloperMessage: "federation: upstream " + name + " refused the input the gateway accepted: " + oe.Error()}
+		}
+	}
+	return &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) refused the call: %s", name, truncate(err.Error(), 300)), Err: err,
+		DeveloperMessage: "federation: upstream " + name + ": " + err.Error()}
+}
+
+func paramText(m map[string]string) string {
+	var b strings.Builder
+	for k, v := range m {
+		fmt.Fprintf(&b, "%s: %s\n", k, v)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// hopCallID is the call id sent upstream: the caller's identity and its
+// call id, hashed, so that two callers' ids never meet at the upstream
+// (which knows only the gateway) and a caller's retry is the same key.
+func hopCallID(ctx context.Context) string {
+	id := otc.CallID(ctx)
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(callerKey(otc.CallerIdentity(ctx)) + "\x00" + id))
+	return "fed-" + hex.EncodeToString(sum[:16])
+}
+
+// callerKey names a caller identity: its method, issuer and name; "" for
+// none.
+func callerKey(id *otc.Identity) string {
+	if id == nil {
+		return ""
+	}
+	iss, _ := id.Claims["iss"].(string)
+	return id.Method + "\x00" + iss + "\x00" + id.Name
+}
+
+// passThrough returns the caller's bearer token when its audience holds
+// aud.
+func passThrough(ctx context.Context, aud string) (string, error) {
+	refuse := &otc.ToolError{Message: "This tool needs a token issued for its server; the call did not carry one.",
+		DeveloperMessage: "federation: pass_through needs the caller's bearer token with " + aud + " in its aud"}
+	r := otc.HTTPRequest(ctx)
+	id := otc.CallerIdentity(ctx)
+	if r == nil || id == nil {
+		return "", refuse
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", refuse
+	}
+	switch a := id.Claims["aud"].(type) {
+	case string:
+		if a == aud {
+			return tok, nil
+		}
+	case []any:
+		for _, v := range a {
+			if s, _ := v.(string); s == aud {
+				return tok, nil
+			}
+		}
+	}
+	return "", refuse
+}
+
+// hopDoer adds a call's own headers to its upstream requests: the trace
+// context, and the caller's token where the upstream takes it.
+type hopDoer struct {
+	next      client.Doer
+	propagate func(ctx context.Context, h http.Header)
+}
+
+func (d *hopDoer) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if h, ok := ctx.Value(hopKey{}).(*hop); ok {
+		d.propagate(ctx, req.Header)
+		if h.token != "" {
+			req.Header.Set("Authorization", "Bearer "+h.token)
+		}
+	}
+	return d.next.Do(req)
+}
+
+// questionHandlers hand an upstream's questions to the caller of the call
+// that caused them, through otc.Ask: where the caller's format carries
+// them (MCP's requests, OTC's and MCP 2026-07-28's input_required rounds),
+// the caller answers; where it cannot, the upstream is told so.
+func questionHandlers() *client.Handlers {
+	ask := func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		answers, err := otc.Ask(ctx, otc.InputRequest{Method: method, Params: raw})
+		var ir *otc.InputRequiredError
+		if errors.As(err, &ir) {
+			if h, ok := ctx.Value(hopKey{}).(*hop); ok {
+				h.asked = err
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return answers[0], nil
+	}
+	return &client.Handlers{
+		Elicit: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+			a, err := ask(ctx, otc.MethodElicit, req)
+			if err != nil {
+				return nil, err
+			}
+			var res client.ElicitResult
+			if err := json.Unmarshal(a, &res); err != nil {
+				return nil, fmt.Errorf("the caller's answer is not an elicitation result: %w", err)
+			}
+			return &res, nil
+		},
+		Sample: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return ask(ctx, otc.MethodSample, params)
+		},
+	}
+}

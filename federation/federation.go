@@ -1,0 +1,362 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"path"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// Defaults of [Upstream] and [Breaker].
+const (
+	DefaultStartTimeout = 10 * time.Second
+	DefaultCallTimeout  = 60 * time.Second
+	DefaultRefresh      = 30 * time.Second
+	DefaultSessions     = 32
+	DefaultFailures     = 5
+	DefaultCooldown     = 5 * time.Second
+)
+
+// Upstream is a remote tool server whose tools a [Federation] serves.
+// Name and one of URL and Command are required.
+type Upstream struct {
+	// Name is the toolkit the upstream's tools are served under: letters,
+	// digits and underscores, unique among the upstreams and the local
+	// toolkits.
+	Name string
+
+	// URL is where an HTTP upstream is served: an OTC handler, an MCP
+	// endpoint, a REST view or an A2A agent (whose card is found below
+	// it). With Format empty, [client.Dial] finds which.
+	URL string
+	// Format is the wire format the server at URL speaks. Empty means
+	// Dial's rule; a Command is always MCP.
+	Format client.Format
+
+	// Command runs an MCP server as a process speaking over stdio: the
+	// program and its arguments, run without a shell. It is started when
+	// the federation is mounted (and once more per caller, see Sessions),
+	// and again, with backoff, when it exits.
+	Command []string
+	// Dir and Env are the process's working directory and environment
+	// (nil means the gateway's).
+	Dir string
+	Env []string
+
+	// Include, when not empty, serves only the tools whose upstream name
+	// matches one of its patterns (path.Match: "get_*"); Exclude leaves
+	// out those that match one of its own. An OTC upstream's tools are
+	// named as "Toolkit.Tool", without a version.
+	Include, Exclude []string
+	// Rename gives tools another local name part, by upstream name:
+	// {"get-sum": "sum"} serves "everything.sum".
+	Rename map[string]string
+
+	// Policy is the policy of every tool of the upstream ([otc.Policy]:
+	// protocols, scopes, capabilities, resource, execution binding);
+	// Policies overrides it per tool, by upstream name. Nil means none.
+	Policy   *otc.Policy
+	Policies map[string]*otc.Policy
+
+	// Credentials say how the gateway proves itself to the upstream. The
+	// zero value sends none, and never an inbound header.
+	Credentials Credentials
+
+	// StartTimeout bounds how long Mount waits for the upstream's first
+	// catalog. Zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// CallTimeout bounds each call of the upstream's tools, whatever
+	// progress it makes (the tool's Timeout). Zero means
+	// DefaultCallTimeout; negative means none.
+	CallTimeout time.Duration
+	// IdleTimeout fails a call to an MCP server over HTTP that hears
+	// nothing (no answer, no progress) for that long; each message
+	// restarts the clock. Zero means none: CallTimeout alone.
+	IdleTimeout time.Duration
+	// Refresh is how often the catalog of an OTC, REST or A2A upstream is
+	// read again, and the longest an MCP server's catalog goes unread
+	// (its list_changed notifications refresh it at once). Zero means
+	// DefaultRefresh (for MCP ten times it).
+	Refresh time.Duration
+
+	// Breaker sets the upstream's circuit breaker.
+	Breaker Breaker
+
+	// Sessions bounds the clients kept for callers of an MCP upstream,
+	// one per caller identity (the identity's method, issuer and name),
+	// so that callers never share the state an MCP server keeps per
+	// session or per process; the least recently used idle one is closed
+	// to make room, and a call that finds every one busy is answered
+	// with a retryable tool error. Callers without an identity share the
+	// upstream's main client. Zero means DefaultSessions (for a Command,
+	// a process each, 8); negative shares one client among all callers.
+	// OTC, REST and A2A upstreams share one client: their state, if any,
+	// is keyed by what each call carries.
+	Sessions int
+
+	// Client is the base of the options of the upstream's clients
+	// (HTTPClient, MCPVersion, MaxResponseBytes, …). Its credentials,
+	// Format, Handlers, OnNotification, IdleTimeout and Retry are set by
+	// the federation.
+	Client *client.Options
+}
+
+// Credentials say how the gateway proves itself to an upstream. At most
+// one of the ways may be set.
+type Credentials struct {
+	// BearerToken is sent as "Authorization: Bearer <token>".
+	BearerToken string
+	// APIKey is sent in the OXP-API-Key header.
+	APIKey string
+	// OAuth gets a token from the upstream's authorization server (client
+	// credentials, a pre-registered client): see [client.OAuth].
+	OAuth *client.OAuth
+	// PassThrough forwards the caller's own bearer token, and only a
+	// token whose audience ("aud") holds Audience: a token issued for the
+	// gateway, or for another upstream, never leaves it. A call without
+	// such a token is answered with a tool error, without a request.
+	PassThrough bool
+	// Audience is the audience PassThrough requires: the upstream's
+	// resource identifier. Required with PassThrough.
+	Audience string
+}
+
+// Breaker sets an upstream's circuit breaker.
+type Breaker struct {
+	// Failures is how many calls in a row must fail to reach the upstream
+	// for the breaker to open. Zero means DefaultFailures.
+	Failures int
+	// Cooldown is how long an open breaker answers at once before it
+	// lets one call through to try the upstream; each failed try doubles
+	// it, up to a minute. Zero means DefaultCooldown.
+	Cooldown time.Duration
+}
+
+// Options configures a [Federation].
+type Options struct {
+	// Logger receives the upstreams' state changes and failures. Nil
+	// means the registry's.
+	Logger *slog.Logger
+	// Propagate writes the trace context of a call into the headers of
+	// its upstream request. Nil copies the inbound request's traceparent
+	// and tracestate headers, when the call came over HTTP, so that one
+	// trace covers both servers; the otel module's middleware starts a
+	// span of its own for the call.
+	Propagate func(ctx context.Context, h http.Header)
+}
+
+// Federation serves the tools of its upstreams from a registry. It is
+// safe for concurrent use. Close stops its background work and its
+// upstreams' processes and sessions.
+type Federation struct {
+	reg       *otc.Registry
+	logger    *slog.Logger
+	propagate func(ctx context.Context, h http.Header)
+	ups       []*upstream
+
+	mu      sync.Mutex // serializes changes to the registry
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closing sync.Once
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// Mount serves the tools of ups from reg. It checks every upstream's
+// configuration first (an error names the upstream and the field), then
+// reaches them all at once, waiting for each at most its StartTimeout (and
+// ctx): one that answers has its tools registered before Mount returns;
+// one that does not is tried again in the background. A name collision in
+// a first catalog fails Mount, which then takes back what it registered.
+// ctx bounds only the wait: the federation runs until Close.
+func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options) (*Federation, error) {
+	if reg == nil {
+		return nil, errors.New("federation: Mount needs a registry")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	f := &Federation{reg: reg, logger: opts.Logger, propagate: opts.Propagate}
+	if f.logger == nil {
+		f.logger = reg.Logger()
+	}
+	if f.propagate == nil {
+		f.propagate = copyTraceHeaders
+	}
+	seen := map[string]bool{}
+	for i := range ups {
+		cfg := ups[i]
+		if err := check(&cfg); err != nil {
+			return nil, fmt.Errorf("federation: upstream %d (%q): %w", i+1, cfg.Name, err)
+		}
+		if seen[cfg.Name] {
+			return nil, fmt.Errorf("federation: upstream %d: the name %q is taken by another upstream", i+1, cfg.Name)
+		}
+		seen[cfg.Name] = true
+		f.ups = append(f.ups, newUpstream(f, cfg))
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	firsts := make([]chan error, len(f.ups))
+	for i, u := range f.ups {
+		firsts[i] = make(chan error, 1)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			u.run(f.ctx, firsts[i])
+		}()
+	}
+	var errs []error
+	for i, u := range f.ups {
+		t := time.NewTimer(u.cfg.StartTimeout)
+		select {
+		case err := <-firsts[i]:
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case <-t.C:
+			f.logger.Warn("federation: upstream not reached within its start timeout; trying again in the background", "upstream", u.cfg.Name, "timeout", u.cfg.StartTimeout)
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, ctx.Err()))
+		}
+		t.Stop()
+	}
+	if err := errors.Join(errs...); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// check fills in the defaults of an upstream and reports the first
+// field that is wrong.
+func check(u *Upstream) error {
+	if !namePattern.MatchString(u.Name) {
+		return errors.New("name: must be 1 to 64 letters, digits and underscores")
+	}
+	switch {
+	case u.URL == "" && len(u.Command) == 0:
+		return errors.New("url or command: one is required")
+	case u.URL != "" && len(u.Command) > 0:
+		return errors.New("url and command: set one, not both")
+	case len(u.Command) > 0 && u.Format != "" && u.Format != client.FormatMCP:
+		return fmt.Errorf("format: a command is an MCP server over stdio, not %q", u.Format)
+	case len(u.Command) > 0 && u.Command[0] == "":
+		return errors.New("command: the program is empty")
+	}
+	switch u.Format {
+	case "", client.FormatOTC, client.FormatMCP, client.FormatREST, client.FormatA2A:
+	default:
+		return fmt.Errorf("format: %q is not one of otc, mcp, rest, a2a", u.Format)
+	}
+	for _, p := range append(append([]string{}, u.Include...), u.Exclude...) {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("include/exclude: the pattern %q is malformed", p)
+		}
+	}
+	for from, to := range u.Rename {
+		if !partPattern.MatchString(to) {
+			return fmt.Errorf("rename: %q → %q: a name must be letters, digits and underscores", from, to)
+		}
+	}
+	c := u.Credentials
+	n := 0
+	for _, set := range []bool{c.BearerToken != "", c.APIKey != "", c.OAuth != nil, c.PassThrough} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return errors.New("credentials: set one of bearer_token, api_key, oauth and pass_through")
+	case c.PassThrough && c.Audience == "":
+		return errors.New("credentials.audience: pass_through needs the audience a caller's token must hold for this upstream")
+	case c.PassThrough && len(u.Command) > 0:
+		return errors.New("credentials.pass_through: a process takes no bearer token")
+	}
+	if u.StartTimeout <= 0 {
+		u.StartTimeout = DefaultStartTimeout
+	}
+	if u.CallTimeout == 0 {
+		u.CallTimeout = DefaultCallTimeout
+	}
+	if u.Refresh <= 0 {
+		u.Refresh = DefaultRefresh
+	}
+	if u.Breaker.Failures <= 0 {
+		u.Breaker.Failures = DefaultFailures
+	}
+	if u.Breaker.Cooldown <= 0 {
+		u.Breaker.Cooldown = DefaultCooldown
+	}
+	if u.Sessions == 0 {
+		u.Sessions = DefaultSessions
+		if len(u.Command) > 0 {
+			u.Sessions = 8
+		}
+	}
+	return nil
+}
+
+// Close takes the upstreams' tools out of the registry, stops refreshing
+// their catalogs, and ends their sessions and processes (calls still
+// running fail). It returns when the background work has stopped.
+func (f *Federation) Close() error {
+	f.closing.Do(func() {
+		f.cancel()
+		f.wg.Wait()
+		f.mu.Lock()
+		for _, u := range f.ups {
+			if s := u.snap.Swap(nil); s != nil {
+				for id := range s.byID {
+					f.reg.Remove(id)
+				}
+			}
+		}
+		f.mu.Unlock()
+		for _, u := range f.ups {
+			u.close()
+		}
+	})
+	return nil
+}
+
+// Refresh reads the catalog of the named upstream now and applies it.
+func (f *Federation) Refresh(ctx context.Context, name string) error {
+	for _, u := range f.ups {
+		if u.cfg.Name == name {
+			return u.refresh(ctx)
+		}
+	}
+	return fmt.Errorf("federation: no upstream is named %q", name)
+}
+
+// copyTraceHeaders is the default of Options.Propagate.
+func copyTraceHeaders(ctx context.Context, h http.Header) {
+	r := otc.HTTPRequest(ctx)
+	if r == nil {
+		return
+	}
+	for _, k := range []string{"Traceparent", "Tracestate"} {
+		if v := r.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+}
+
+// command builds the process of a stdio upstream.
+func (u *Upstream) command(ctx context.Context) *exec.Cmd {
+	cmd := exec.Command(u.Command[0], u.Command[1:]...)
+	cmd.Dir, cmd.Env = u.Dir, u.Env
+	_ = ctx
+	return cmd
+}

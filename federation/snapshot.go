@@ -1,0 +1,287 @@
+package federation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// MetaUpstream is the key of a remote tool's _meta (and of its
+// definition's Meta) that names its upstream, so that a client of the
+// gateway (otc inspect) can show where each tool is served from.
+const MetaUpstream = "io.github.otcgo.federation/upstream"
+
+var partPattern = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// remoteTool is one version of an upstream's tool, as it is registered.
+type remoteTool struct {
+	u         *upstream
+	localID   string // "upstream.part"
+	name      string // the upstream's name of the tool, without version
+	remote    string // what the client calls it by
+	version   string
+	def       otc.ToolDefinition
+	content   bool // an MCP tool without an output schema: its content blocks are the result
+	retrySafe bool // running it twice cannot happen (OTC) or cannot harm (annotations)
+	print     []byte
+}
+
+// snapshot is the tools an upstream has in the registry, by local id.
+type snapshot struct {
+	byID map[string][]*remoteTool
+}
+
+// CollisionError is a remote tool whose local name is taken: by another
+// tool of its upstream that folds into the same name, or by a tool of the
+// registry. Rename or filter one of them.
+type CollisionError struct {
+	Upstream string
+	// Tool is the local id both would have.
+	Tool string
+	// First and Second name the two tools.
+	First, Second string
+}
+
+func (e *CollisionError) Error() string {
+	return fmt.Sprintf("federation: upstream %q: %s and %s would both be served as %s; rename one (rename) or leave one out (exclude)",
+		e.Upstream, e.First, e.Second, e.Tool)
+}
+
+// fold makes an upstream's tool name one part of a local id.
+func fold(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// chosen says whether the filters serve a tool.
+func (u *upstream) chosen(name string) bool {
+	match := func(ps []string) bool {
+		for _, p := range ps {
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(u.cfg.Include) > 0 && !match(u.cfg.Include) {
+		return false
+	}
+	return !match(u.cfg.Exclude)
+}
+
+// remoteTools turns an upstream's catalog into the tools to register,
+// grouped by local id, or the first collision within it.
+func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
+	out := map[string][]*remoteTool{}
+	for _, d := range defs {
+		rt := &remoteTool{u: u, def: d, remote: d.ID, name: d.Name, version: "1.0.0"}
+		switch format {
+		case client.FormatOTC:
+			rt.name, rt.version, _ = strings.Cut(d.ID, "@")
+			if rt.version == "" {
+				rt.version = d.Version
+			}
+		case client.FormatREST:
+			rt.remote = d.Name
+			if d.Version != "" {
+				rt.version = d.Version
+			}
+		}
+		if !u.chosen(rt.name) {
+			continue
+		}
+		part := u.cfg.Rename[rt.name]
+		if part == "" {
+			part = fold(rt.name)
+		}
+		rt.localID = u.cfg.Name + "." + part
+		for _, other := range out[rt.localID] {
+			if other.name != rt.name {
+				return nil, &CollisionError{Upstream: u.cfg.Name, Tool: rt.localID, First: fmt.Sprintf("its tool %q", other.name), Second: fmt.Sprintf("its tool %q", rt.name)}
+			}
+		}
+		a := d.Annotations
+		rt.retrySafe = format == client.FormatOTC || a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
+		rt.content = format == client.FormatMCP && len(d.OutputSchema) == 0
+		rt.print, _ = json.Marshal(struct {
+			R, V string
+			D    otc.ToolDefinition
+		}{rt.remote, rt.version, d})
+		out[rt.localID] = append(out[rt.localID], rt)
+	}
+	return out, nil
+}
+
+// apply makes the registry serve defs, the upstream's catalog, in place of
+// the last snapshot.
+func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error {
+	next, err := u.remoteTools(format, defs)
+	if err != nil {
+		return err
+	}
+	f := u.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := u.snap.Load()
+	if old == nil {
+		old = &snapshot{byID: map[string][]*remoteTool{}}
+	}
+	// A local id new to this upstream must be free in the registry.
+	for id := range next {
+		if _, ours := old.byID[id]; ours {
+			continue
+		}
+		if d, err := f.reg.Lookup(id, otc.ProtocolOTC); err == nil {
+			return &CollisionError{Upstream: u.cfg.Name, Tool: id, First: fmt.Sprintf("its tool %q", next[id][0].name), Second: "the registry's tool " + strings.SplitN(d.ID, "@", 2)[0]}
+		}
+		name := strings.ReplaceAll(id, ".", "_")
+		if d, err := f.reg.LookupName(name, otc.ProtocolOTC); err == nil {
+			return &CollisionError{Upstream: u.cfg.Name, Tool: id, First: fmt.Sprintf("its tool %q", next[id][0].name), Second: fmt.Sprintf("the registry's tool %s, named %s", strings.SplitN(d.ID, "@", 2)[0], name)}
+		}
+	}
+	var gone, changed []string
+	for id, was := range old.byID {
+		now, ok := next[id]
+		switch {
+		case !ok:
+			gone = append(gone, id)
+		case !samePrints(was, now):
+			changed = append(changed, id)
+		}
+	}
+	var skipped []string
+	kept := &snapshot{byID: map[string][]*remoteTool{}}
+	register := func(id string) {
+		for _, rt := range next[id] {
+			if err := rt.register(f.reg); err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", rt.name, err))
+				continue
+			}
+			kept.byID[id] = append(kept.byID[id], rt)
+		}
+	}
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range next {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	for _, id := range ids {
+		if _, ours := old.byID[id]; !ours {
+			register(id)
+		}
+	}
+	f.reg.Remove(append(gone, changed...)...)
+	for _, id := range ids {
+		if slices.Contains(changed, id) {
+			register(id)
+		} else if was, ours := old.byID[id]; ours {
+			kept.byID[id] = was
+		}
+	}
+	u.snap.Store(kept)
+	u.mu.Lock()
+	u.skipped = skipped
+	u.mu.Unlock()
+	for _, s := range skipped {
+		f.logger.Warn("federation: a tool of the upstream is left out", "upstream", u.cfg.Name, "why", s)
+	}
+	return nil
+}
+
+func samePrints(a, b []*remoteTool) bool {
+	return slices.EqualFunc(a, b, func(x, y *remoteTool) bool { return bytes.Equal(x.print, y.print) })
+}
+
+// register adds the tool to reg, with its schemas normalised.
+func (rt *remoteTool) register(reg *otc.Registry) error {
+	u := rt.u
+	in, err := normalise(rt.def.InputSchema.Parameters, true)
+	if err != nil {
+		return fmt.Errorf("its input schema: %w", err)
+	}
+	desc := strings.TrimSpace(rt.def.Description)
+	if desc == "" {
+		desc = fmt.Sprintf("The tool %s of %s.", rt.name, u.cfg.Name)
+	}
+	policy := u.cfg.Policy
+	if p, ok := u.cfg.Policies[rt.name]; ok {
+		policy = p
+	}
+	t := otc.Tool{
+		ID: rt.localID, Version: rt.version, Description: desc,
+		Title: strings.TrimSpace(rt.def.Title), Annotations: rt.def.Annotations,
+		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
+		Meta: map[string]any{MetaUpstream: u.cfg.Name},
+	}
+	if rt.content {
+		return otc.Register(reg, t, rt.callContent)
+	}
+	if len(rt.def.OutputSchema) > 0 && string(rt.def.OutputSchema) != "null" {
+		if t.OutputSchema, err = normalise(rt.def.OutputSchema, false); err != nil {
+			return fmt.Errorf("its output schema: %w", err)
+		}
+	} else if string(rt.def.OutputSchema) == "null" {
+		t.OutputSchema = json.RawMessage("null")
+	}
+	return otc.Register(reg, t, rt.callValue)
+}
+
+// normalise makes an upstream's schema one the registry takes: a
+// "$schema" other than 2020-12's is dropped and, for an input schema,
+// "type": "object" is assumed and each top-level property without a
+// description is given its title, or its name.
+func normalise(schema json.RawMessage, input bool) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		if input {
+			return json.RawMessage(`{"type":"object"}`), nil
+		}
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if s, ok := m["$schema"].(string); ok && !strings.Contains(s, "2020-12") {
+		delete(m, "$schema")
+	}
+	if input {
+		if _, ok := m["type"]; !ok {
+			m["type"] = "object"
+		}
+		props, _ := m["properties"].(map[string]any)
+		for name, p := range props {
+			pm, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			if d, _ := pm["description"].(string); strings.TrimSpace(d) != "" {
+				continue
+			}
+			if t, _ := pm["title"].(string); strings.TrimSpace(t) != "" {
+				pm["description"] = t
+			} else {
+				pm["description"] = name
+			}
+		}
+	}
+	return json.Marshal(m)
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

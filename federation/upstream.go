@@ -1,0 +1,294 @@
+package federation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/otcgo/otc/client"
+)
+
+// State is an upstream's state, as [Health] reports it.
+type State string
+
+const (
+	// StateStarting: the upstream has not been reached yet.
+	StateStarting State = "starting"
+	// StateUp: the upstream answers; its catalog is current.
+	StateUp State = "up"
+	// StateDegraded: the upstream answers calls, but its catalog could
+	// not be read last time (the last good one is served).
+	StateDegraded State = "degraded"
+	// StateDown: the upstream's breaker is open, or it cannot be reached:
+	// its calls are answered at once with a retryable tool error.
+	StateDown State = "down"
+)
+
+// upstream is one upstream's running state.
+type upstream struct {
+	f   *Federation
+	cfg Upstream
+
+	main atomic.Pointer[client.Client] // the shared client; nil until reached
+	snap atomic.Pointer[snapshot]      // the tools served; nil until read
+	brk  breaker
+	pool *sessionPool
+
+	wake    chan struct{} // a refresh is wanted (list_changed)
+	redial  chan struct{} // the main client seems broken
+	mu      sync.Mutex    // guards what follows
+	lastErr string
+	errAt   time.Time
+	skipped []string
+	readAt  time.Time
+	reached bool
+}
+
+func newUpstream(f *Federation, cfg Upstream) *upstream {
+	u := &upstream{f: f, cfg: cfg, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
+	u.brk.init(cfg.Breaker)
+	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP) {
+		u.pool = &sessionPool{max: cfg.Sessions, open: u.dial}
+	}
+	return u
+}
+
+// run is the upstream's background loop: it reaches the upstream, reads
+// its catalog, and then refreshes it and reaches the upstream again when
+// it is lost, until ctx ends. The first outcome is sent on first.
+func (u *upstream) run(ctx context.Context, first chan<- error) {
+	backoff := 100 * time.Millisecond
+	report := func(err error) {
+		if first != nil {
+			first <- err
+			first = nil
+		}
+	}
+	for ctx.Err() == nil {
+		if u.main.Load() == nil {
+			cl, err := u.dial(ctx)
+			if err != nil {
+				u.fail(fmt.Errorf("reaching it: %w", err))
+				u.brk.failure()
+				if !sleep(ctx, backoff) {
+					return
+				}
+				backoff = min(backoff*2, 30*time.Second)
+				continue
+			}
+			u.main.Store(cl)
+		}
+		err := u.refresh(ctx)
+		var collision *CollisionError
+		if errors.As(err, &collision) {
+			// Mount fails on it; after Mount, it is kept as the last error
+			// until a catalog without it comes.
+			report(err)
+		}
+		if err == nil {
+			backoff = 100 * time.Millisecond
+			report(nil)
+		}
+		every := u.cfg.Refresh
+		if u.main.Load() != nil && u.main.Load().Format() == client.FormatMCP {
+			every *= 10
+		}
+		if err != nil {
+			every = min(every, backoff)
+			backoff = min(backoff*2, 30*time.Second)
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-u.wake:
+			t.Stop()
+			// A flood of list_changed costs one read per 100 ms at most.
+			if !sleep(ctx, 100*time.Millisecond) {
+				return
+			}
+			select {
+			case <-u.wake:
+			default:
+			}
+		case <-u.redial:
+			t.Stop()
+			if cl := u.main.Load(); cl != nil && cl.Health(ctx) != nil {
+				u.main.Store(nil)
+				_ = cl.Close()
+			}
+		}
+	}
+}
+
+// dial makes a client of the upstream.
+func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
+	o := client.Options{}
+	if u.cfg.Client != nil {
+		o = *u.cfg.Client
+	}
+	o.Format = u.cfg.Format
+	o.Retry = nil
+	o.IdleTimeout = u.cfg.IdleTimeout
+	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil
+	o.Handlers = questionHandlers()
+	o.OnNotification = func(method string, _ json.RawMessage) {
+		if method == "notifications/tools/list_changed" {
+			select {
+			case u.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if len(u.cfg.Command) > 0 {
+		return client.NewStdio(u.cfg.command(ctx), &o)
+	}
+	base := o.HTTPClient
+	if base == nil {
+		base = &http.Client{CheckRedirect: client.CheckRedirect}
+	}
+	o.HTTPClient = &hopDoer{next: base, propagate: u.f.propagate}
+	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	defer cancel()
+	if o.Format == "" {
+		return client.Dial(dctx, u.cfg.URL, &o)
+	}
+	cl, err := client.New(u.cfg.URL, &o)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Health(dctx); err != nil {
+		_ = cl.Close()
+		return nil, err
+	}
+	return cl, nil
+}
+
+// refresh reads the upstream's catalog and applies it.
+func (u *upstream) refresh(ctx context.Context) error {
+	cl := u.main.Load()
+	if cl == nil {
+		return fmt.Errorf("federation: upstream %q has not been reached", u.cfg.Name)
+	}
+	rctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	defer cancel()
+	defs, err := cl.ListTools(rctx)
+	if err != nil {
+		err = fmt.Errorf("reading its catalog: %w", err)
+		u.fail(err)
+		u.brk.failure()
+		if len(u.cfg.Command) > 0 {
+			u.kick()
+		}
+		return fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, err)
+	}
+	u.brk.success()
+	if err := u.apply(cl.Format(), defs); err != nil {
+		u.fail(err)
+		return err
+	}
+	u.mu.Lock()
+	u.reached, u.lastErr, u.readAt = true, "", time.Now()
+	u.mu.Unlock()
+	return nil
+}
+
+// kick asks the background loop to check the main client, and reach the
+// upstream again if it is lost.
+func (u *upstream) kick() {
+	select {
+	case u.redial <- struct{}{}:
+	default:
+	}
+}
+
+func (u *upstream) fail(err error) {
+	u.mu.Lock()
+	u.lastErr, u.errAt = err.Error(), time.Now()
+	u.mu.Unlock()
+	u.f.logger.Warn("federation: upstream failed", "upstream", u.cfg.Name, "err", err)
+}
+
+func (u *upstream) close() {
+	if u.pool != nil {
+		u.pool.closeAll()
+	}
+	if cl := u.main.Swap(nil); cl != nil {
+		_ = cl.Close()
+	}
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Health is what [Federation.Health] reports of one upstream.
+type Health struct {
+	Name   string `json:"name"`
+	Format string `json:"format,omitempty"`
+	State  State  `json:"state"`
+	// Tools is how many tools of the upstream are served.
+	Tools int `json:"tools"`
+	// CatalogAge is how long ago the catalog served was read; zero before
+	// the first.
+	CatalogAge time.Duration `json:"-"`
+	// LastError is the last failure to reach the upstream or read its
+	// catalog, until the next success.
+	LastError string `json:"last_error,omitempty"`
+	// Skipped names the upstream's tools left out of the catalog, each
+	// with the reason.
+	Skipped []string `json:"skipped,omitempty"`
+	// Sessions is how many per-caller clients are open.
+	Sessions int `json:"sessions,omitempty"`
+}
+
+// Health reports each upstream, in the order they were given.
+func (f *Federation) Health() []Health {
+	out := make([]Health, 0, len(f.ups))
+	for _, u := range f.ups {
+		h := Health{Name: u.cfg.Name}
+		if cl := u.main.Load(); cl != nil {
+			h.Format = string(cl.Format())
+		}
+		if s := u.snap.Load(); s != nil {
+			h.Tools = len(s.byID)
+		}
+		u.mu.Lock()
+		h.LastError, h.Skipped = u.lastErr, append([]string(nil), u.skipped...)
+		if !u.readAt.IsZero() {
+			h.CatalogAge = time.Since(u.readAt)
+		}
+		reached := u.reached
+		u.mu.Unlock()
+		if u.pool != nil {
+			h.Sessions = u.pool.len()
+		}
+		switch {
+		case !reached && h.LastError == "":
+			h.State = StateStarting
+		case u.brk.open() || u.main.Load() == nil:
+			h.State = StateDown
+		case h.LastError != "":
+			h.State = StateDegraded
+		default:
+			h.State = StateUp
+		}
+		out = append(out, h)
+	}
+	return out
+}
