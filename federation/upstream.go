@@ -120,7 +120,7 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			}
 		case <-u.redial:
 			t.Stop()
-			if cl := u.main.Load(); cl != nil && cl.Health(ctx) != nil {
+			if cl := u.main.Load(); cl != nil && u.healthy(ctx, cl) != nil {
 				u.main.Store(nil)
 				_ = cl.Close()
 			}
@@ -198,6 +198,13 @@ func (u *upstream) refresh(ctx context.Context) error {
 	u.reached, u.lastErr, u.readAt = true, "", time.Now()
 	u.mu.Unlock()
 	return nil
+}
+
+// healthy asks the upstream whether it is up, within its start timeout.
+func (u *upstream) healthy(ctx context.Context, cl *client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	defer cancel()
+	return cl.Health(ctx)
 }
 
 // kick asks the background loop to check the main client, and reach the

@@ -1,0 +1,368 @@
+package federation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mcp"
+)
+
+// stdioServerEnv makes the test binary an MCP server over stdio: the
+// stdio upstream of these tests, a process no test shares with another.
+const stdioServerEnv = "FEDERATION_TEST_STDIO_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "1" {
+		os.Exit(serveStdio())
+	}
+	os.Exit(m.Run())
+}
+
+type exitIn struct {
+	Code int `json:"code" jsonschema:"description=The exit status."`
+}
+
+// serveStdio serves Process.Count (how many calls this process has
+// answered, and its pid) and Process.Exit (which ends the process).
+func serveStdio() int {
+	reg := otc.NewRegistry(nil)
+	var n atomic.Int64
+	_ = otc.Register(reg, otc.Tool{ID: "Process.Count", Version: "1.0.0", Description: "Counts this process's calls."},
+		func(context.Context, otc.NoOutput) (string, error) {
+			return fmt.Sprintf("%d:%d", os.Getpid(), n.Add(1)), nil
+		})
+	_ = otc.Register(reg, otc.Tool{ID: "Process.Exit", Version: "1.0.0", Description: "Ends this process."},
+		func(_ context.Context, in exitIn) (string, error) {
+			os.Exit(in.Code)
+			return "", nil
+		})
+	if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func stdioUpstream(t *testing.T, name string) federation.Upstream {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return federation.Upstream{Name: name, Command: []string{exe, "-test.run=^$"}, Env: append(os.Environ(), stdioServerEnv+"=1")}
+}
+
+// TestFederation_DeadUpstream: an upstream that is gone answers at once
+// with a retryable error, opens its breaker, is reported down, and the
+// other upstream is served as before; when it comes back, its calls go
+// through again.
+func TestFederation_DeadUpstream(t *testing.T) {
+	live, dying := newOrigin(t), newOrigin(t)
+	fed, base, _ := gateway(t, []federation.Upstream{
+		{Name: "live", URL: live.url, Format: client.FormatOTC},
+		{Name: "dying", URL: dying.url, Format: client.FormatOTC, Breaker: federation.Breaker{Failures: 2, Cooldown: 300 * time.Millisecond}, Refresh: time.Hour},
+	}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// Kill it: the listener goes, and connections are refused.
+	addr := dying.srv.Listener.Addr().String()
+	dying.srv.CloseClientConnections()
+	dying.srv.Close()
+
+	for i := range 3 {
+		start := time.Now()
+		_, err := cl.Call(ctx, "dying.Echo_Say", echoIn{Text: "x"}, nil)
+		var te *otc.ToolError
+		require.True(t, errors.As(err, &te), "call %d: %v", i, err)
+		assert.True(t, te.CanRetry, "call %d", i)
+		assert.Contains(t, te.Message, "dying")
+		assert.Less(t, time.Since(start), 2*time.Second, "call %d answered at once", i)
+	}
+	h := healthOf(fed, "dying")
+	assert.Equal(t, federation.StateDown, h.State)
+	assert.Equal(t, 3, h.Tools, "a dead upstream's tools stay listed")
+
+	// The breaker is open: the answer says when to come back.
+	_, err = cl.Call(ctx, "dying.Echo_Say", echoIn{Text: "x"}, nil)
+	var te *otc.ToolError
+	require.True(t, errors.As(err, &te))
+	assert.Contains(t, te.Message, "not answering just now")
+	assert.Positive(t, te.RetryAfter)
+
+	res, err := cl.Call(ctx, "live.Echo_Say", echoIn{Text: "still here"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"still here"`, string(res.Value))
+	assert.Equal(t, federation.StateUp, healthOf(fed, "live").State)
+
+	// It comes back on the same address.
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	back := &http.Server{Handler: otc.NewHandler(dying.reg, nil)}
+	go back.Serve(ln)
+	defer back.Close()
+	require.Eventually(t, func() bool {
+		res, err := cl.Call(ctx, "dying.Echo_Say", echoIn{Text: "back"}, nil)
+		return err == nil && string(res.Value) == `"back"`
+	}, 10*time.Second, 100*time.Millisecond)
+}
+
+func healthOf(fed *federation.Federation, name string) federation.Health {
+	for _, h := range fed.Health() {
+		if h.Name == name {
+			return h
+		}
+	}
+	return federation.Health{}
+}
+
+// TestFederation_Blackholed: an upstream that accepts and never answers
+// costs a call its timeout, plus at most 100 ms, and the answer is
+// retryable.
+func TestFederation_Blackholed(t *testing.T) {
+	o := newOrigin(t)
+	var hold atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hold.Load() {
+			_, _ = io.Copy(io.Discard, r.Body) // so that the server sees the client go
+			<-r.Context().Done()
+			return
+		}
+		otc.NewHandler(o.reg, nil).ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	const timeout = 400 * time.Millisecond
+	_, base, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: front.URL, Format: client.FormatOTC, CallTimeout: timeout}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	hold.Store(true)
+	start := time.Now()
+	_, err = cl.Call(context.Background(), "calc.Echo_Say", echoIn{Text: "x"}, nil)
+	took := time.Since(start)
+	var te *otc.ToolError
+	require.True(t, errors.As(err, &te), "%v", err)
+	assert.True(t, te.CanRetry)
+	assert.GreaterOrEqual(t, took, timeout)
+	assert.Less(t, took, timeout+100*time.Millisecond+50*time.Millisecond, "answered within the timeout plus 100 ms (and the test's own hop)")
+}
+
+// TestFederation_Upstream401: an upstream that refuses the gateway's
+// credentials answers the caller with a tool error that says so (not
+// retryable), and the catalog read that fails keeps the last good one.
+func TestFederation_Upstream401(t *testing.T) {
+	o := newOrigin(t)
+	var refuse atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="origin"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"$schema":"otc://1.0","message":"Invalid credentials"}`))
+			return
+		}
+		otc.NewHandler(o.reg, nil).ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	fed, base, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: front.URL, Format: client.FormatOTC, Credentials: federation.Credentials{BearerToken: "expired"}}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	refuse.Store(true)
+	_, err = cl.Call(context.Background(), "calc.Echo_Say", echoIn{Text: "x"}, nil)
+	var te *otc.ToolError
+	require.True(t, errors.As(err, &te), "%v", err)
+	assert.False(t, te.CanRetry)
+	assert.Contains(t, te.Message, "refused this gateway's credentials")
+
+	require.Error(t, fed.Refresh(context.Background(), "calc"))
+	h := healthOf(fed, "calc")
+	assert.Equal(t, 3, h.Tools, "the last good catalog is kept")
+	assert.Equal(t, federation.StateDegraded, h.State)
+	assert.Contains(t, h.LastError, "401")
+}
+
+// TestFederation_StartTimeout: Mount does not wait on an upstream beyond
+// its start timeout, and its tools appear when it answers.
+func TestFederation_StartTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there yet
+	o := newOrigin(t)
+	start := time.Now()
+	fed, _, reg := gateway(t, []federation.Upstream{
+		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
+		{Name: "calc", URL: o.url, Format: client.FormatOTC},
+	}, nil)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	_, err = reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
+	require.NoError(t, err)
+	_, err = reg.Lookup("late.Echo_Say", otc.ProtocolOTC)
+	require.ErrorIs(t, err, otc.ErrToolNotFound)
+	assert.NotEqual(t, federation.StateUp, healthOf(fed, "late").State)
+
+	ln, err = net.Listen("tcp", addr)
+	require.NoError(t, err)
+	srv := &http.Server{Handler: otc.NewHandler(o.reg, nil)}
+	go srv.Serve(ln)
+	defer srv.Close()
+	require.Eventually(t, func() bool {
+		_, err := reg.Lookup("late.Echo_Say", otc.ProtocolOTC)
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.Equal(t, federation.StateUp, healthOf(fed, "late").State)
+}
+
+// TestFederation_CatalogChanges: a tool added upstream appears, a removed
+// one answers as unknown, a changed one takes its new schema; a collision
+// at mount time is an error naming both tools.
+func TestFederation_CatalogChanges(t *testing.T) {
+	o := newOrigin(t)
+	fed, base, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Calculator.Neg", Version: "1.0.0", Description: "Negates a."},
+		func(_ context.Context, in addIn) (int, error) { return -in.A, nil }))
+	o.reg.Remove("Echo.Say")
+	require.NoError(t, fed.Refresh(ctx, "calc"))
+
+	res, err := cl.Call(ctx, "calc.Calculator_Neg", addIn{A: 4}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, "-4", string(res.Value))
+	_, err = cl.Call(ctx, "calc.Echo_Say", echoIn{Text: "x"}, nil)
+	var oe *otc.Error
+	require.True(t, errors.As(err, &oe), "%v", err)
+	assert.Contains(t, oe.Error(), "calc.Echo_Say is not registered")
+
+	// Changed: Neg now takes text.
+	o.reg.Remove("Calculator.Neg")
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Calculator.Neg", Version: "1.0.0", Description: "Negates text."},
+		func(_ context.Context, in echoIn) (string, error) { return "-" + in.Text, nil }))
+	require.NoError(t, fed.Refresh(ctx, "calc"))
+	res, err = cl.Call(ctx, "calc.Calculator_Neg", echoIn{Text: "x"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"-x"`, string(res.Value))
+	_, err = reg.Lookup("calc.Calculator_Neg@1.0.0", otc.ProtocolOTC)
+	require.NoError(t, err)
+}
+
+func TestFederation_Collisions(t *testing.T) {
+	o := newOrigin(t)
+	mountErr := func(ups []federation.Upstream, setup func(*otc.Registry)) error {
+		reg := otc.NewRegistry(nil)
+		if setup != nil {
+			setup(reg)
+		}
+		fed, err := federation.Mount(context.Background(), reg, ups, nil)
+		if err == nil {
+			fed.Close()
+		}
+		return err
+	}
+	// A local tool already has the name.
+	err := mountErr([]federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC}}, func(reg *otc.Registry) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "calc.Echo_Say", Version: "1.0.0", Description: "A local tool."},
+			func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
+	})
+	var ce *federation.CollisionError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "calc.Echo_Say", ce.Tool)
+	assert.Contains(t, err.Error(), `its tool "Echo.Say"`)
+	assert.Contains(t, err.Error(), "the registry's tool calc.Echo_Say")
+
+	// A rename, or an exclusion, settles it.
+	require.NoError(t, mountErr([]federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, Rename: map[string]string{"Echo.Say": "say"}}}, func(reg *otc.Registry) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "calc.Echo_Say", Version: "1.0.0", Description: "A local tool."},
+			func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
+	}))
+	require.NoError(t, mountErr([]federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, Exclude: []string{"Echo.*"}}}, func(reg *otc.Registry) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "calc.Echo_Say", Version: "1.0.0", Description: "A local tool."},
+			func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
+	}))
+
+	// Configuration errors name the upstream and the field.
+	for _, c := range []struct {
+		up   federation.Upstream
+		want string
+	}{
+		{federation.Upstream{Name: "bad name", URL: o.url}, `upstream 1 ("bad name"): name:`},
+		{federation.Upstream{Name: "x"}, "url or command: one is required"},
+		{federation.Upstream{Name: "x", URL: o.url, Command: []string{"a"}}, "set one, not both"},
+		{federation.Upstream{Name: "x", URL: o.url, Format: "grpc"}, `format: "grpc" is not one of`},
+		{federation.Upstream{Name: "x", URL: o.url, Include: []string{"["}}, `the pattern "[" is malformed`},
+		{federation.Upstream{Name: "x", URL: o.url, Rename: map[string]string{"a": "b.c"}}, `rename: "a" → "b.c"`},
+		{federation.Upstream{Name: "x", URL: o.url, Credentials: federation.Credentials{PassThrough: true}}, "credentials.audience"},
+		{federation.Upstream{Name: "x", URL: o.url, Credentials: federation.Credentials{APIKey: "k", BearerToken: "t"}}, "set one of"},
+	} {
+		err := mountErr([]federation.Upstream{c.up}, nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	err = mountErr([]federation.Upstream{{Name: "x", URL: o.url}, {Name: "x", URL: o.url}}, nil)
+	assert.ErrorContains(t, err, `upstream 2: the name "x" is taken`)
+}
+
+func TestFederation_FiltersAndRenames(t *testing.T) {
+	o := newOrigin(t)
+	_, _, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC,
+		Include: []string{"Calculator.*", "Echo.*"}, Exclude: []string{"Echo.*"}, Rename: map[string]string{"Calculator.Add": "add"}}}, nil)
+	var ids []string
+	for _, d := range reg.Tools() {
+		ids = append(ids, d.ID)
+	}
+	assert.Equal(t, []string{"calc.add@1.0.0"}, ids)
+	// A tool left out cannot be called by any name.
+	for _, id := range []string{"calc.Echo_Say", "calc.Calculator_Add", "calc.Slow_Wait"} {
+		_, err := reg.Lookup(id, otc.ProtocolOTC)
+		assert.ErrorIs(t, err, otc.ErrToolNotFound, id)
+	}
+}
+
+// TestFederation_Stdio: an MCP server run as a process, one per caller
+// identity; a process that exits is started again.
+func TestFederation_Stdio(t *testing.T) {
+	up := stdioUpstream(t, "proc")
+	fed, base, _ := gateway(t, []federation.Upstream{up}, func(reg *otc.Registry) {})
+	_ = fed
+	anon, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	first, err := anon.CallText(ctx, "proc.Process_Count", nil)
+	require.NoError(t, err)
+
+	// The process exits in the middle of a call: the caller gets a
+	// retryable error, and the process is started again.
+	_, err = anon.Call(ctx, "proc.Process_Exit", exitIn{Code: 3}, nil)
+	var te *otc.ToolError
+	require.True(t, errors.As(err, &te), "%v", err)
+	assert.True(t, te.CanRetry, "%v", te)
+	var again string
+	require.Eventually(t, func() bool {
+		again, err = anon.CallText(ctx, "proc.Process_Count", nil)
+		return err == nil
+	}, 15*time.Second, 100*time.Millisecond)
+	assert.NotEqual(t, pidOf(first), pidOf(again), "another process: %s then %s", first, again)
+}
+
+func pidOf(s string) string {
+	pid, _, _ := strings.Cut(s, ":")
+	if _, err := strconv.Atoi(pid); err != nil {
+		return "?" + s
+	}
+	return pid
+}
