@@ -301,8 +301,8 @@ func TestFederation_Collisions(t *testing.T) {
 		want string
 	}{
 		{federation.Upstream{Name: "bad name", URL: o.url}, `upstream 1 ("bad name"): name:`},
-		{federation.Upstream{Name: "x"}, "url or command: one is required"},
-		{federation.Upstream{Name: "x", URL: o.url, Command: []string{"a"}}, "set one, not both"},
+		{federation.Upstream{Name: "x"}, "url: a url or a command is required"},
+		{federation.Upstream{Name: "x", URL: o.url, Command: []string{"a"}}, "command: set a url or a command, not both"},
 		{federation.Upstream{Name: "x", URL: o.url, Format: "grpc"}, `format: "grpc" is not one of`},
 		{federation.Upstream{Name: "x", URL: o.url, Include: []string{"["}}, `the pattern "[" is malformed`},
 		{federation.Upstream{Name: "x", URL: o.url, Rename: map[string]string{"a": "b.c"}}, `rename: "a" → "b.c"`},
@@ -314,7 +314,7 @@ func TestFederation_Collisions(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 	}
 	err = mountErr([]federation.Upstream{{Name: "x", URL: o.url}, {Name: "x", URL: o.url}}, nil)
-	assert.ErrorContains(t, err, `upstream 2: the name "x" is taken`)
+	assert.ErrorContains(t, err, `upstream 2 ("x"): name: the name is taken`)
 }
 
 func TestFederation_FiltersAndRenames(t *testing.T) {

@@ -197,10 +197,11 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 	for i := range ups {
 		cfg := ups[i]
 		if err := check(&cfg); err != nil {
-			return nil, fmt.Errorf("federation: upstream %d (%q): %w", i+1, cfg.Name, err)
+			err.Index, err.Name = i, cfg.Name
+			return nil, err
 		}
 		if seen[cfg.Name] {
-			return nil, fmt.Errorf("federation: upstream %d: the name %q is taken by another upstream", i+1, cfg.Name)
+			return nil, &ConfigError{Index: i, Name: cfg.Name, Field: "name", Message: "the name is taken by another upstream"}
 		}
 		seen[cfg.Name] = true
 		f.ups = append(f.ups, newUpstream(f, cfg))
@@ -237,35 +238,46 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 	return f, nil
 }
 
+// Check reports what Mount would refuse in u's configuration, as a
+// [*ConfigError] naming the field (Index 0), without reaching it.
+func Check(u Upstream) error {
+	if err := check(&u); err != nil {
+		return err
+	}
+	return nil
+}
+
 // check fills in the defaults of an upstream and reports the first
 // field that is wrong.
-func check(u *Upstream) error {
+func check(u *Upstream) *ConfigError {
 	if !namePattern.MatchString(u.Name) {
-		return errors.New("name: must be 1 to 64 letters, digits and underscores")
+		return &ConfigError{Field: "name", Message: "must be 1 to 64 letters, digits and underscores"}
 	}
 	switch {
 	case u.URL == "" && len(u.Command) == 0:
-		return errors.New("url or command: one is required")
+		return &ConfigError{Field: "url", Message: "a url or a command is required"}
 	case u.URL != "" && len(u.Command) > 0:
-		return errors.New("url and command: set one, not both")
+		return &ConfigError{Field: "command", Message: "set a url or a command, not both"}
 	case len(u.Command) > 0 && u.Format != "" && u.Format != client.FormatMCP:
-		return fmt.Errorf("format: a command is an MCP server over stdio, not %q", u.Format)
+		return &ConfigError{Field: "format", Message: fmt.Sprintf("a command is an MCP server over stdio, not %q", u.Format)}
 	case len(u.Command) > 0 && u.Command[0] == "":
-		return errors.New("command: the program is empty")
+		return &ConfigError{Field: "command", Message: "the program is empty"}
 	}
 	switch u.Format {
 	case "", client.FormatOTC, client.FormatMCP, client.FormatREST, client.FormatA2A:
 	default:
-		return fmt.Errorf("format: %q is not one of otc, mcp, rest, a2a", u.Format)
+		return &ConfigError{Field: "format", Message: fmt.Sprintf("%q is not one of otc, mcp, rest, a2a", u.Format)}
 	}
-	for _, p := range append(append([]string{}, u.Include...), u.Exclude...) {
-		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("include/exclude: the pattern %q is malformed", p)
+	for field, ps := range map[string][]string{"include": u.Include, "exclude": u.Exclude} {
+		for _, p := range ps {
+			if _, err := path.Match(p, ""); err != nil {
+				return &ConfigError{Field: field, Message: fmt.Sprintf("the pattern %q is malformed", p)}
+			}
 		}
 	}
 	for from, to := range u.Rename {
 		if !partPattern.MatchString(to) {
-			return fmt.Errorf("rename: %q → %q: a name must be letters, digits and underscores", from, to)
+			return &ConfigError{Field: "rename", Message: fmt.Sprintf("%q → %q: a local name must be letters, digits and underscores", from, to)}
 		}
 	}
 	c := u.Credentials
@@ -277,11 +289,11 @@ func check(u *Upstream) error {
 	}
 	switch {
 	case n > 1:
-		return errors.New("credentials: set one of bearer_token, api_key, oauth and pass_through")
+		return &ConfigError{Field: "credentials", Message: "set one of bearer_token, api_key, oauth and pass_through"}
 	case c.PassThrough && c.Audience == "":
-		return errors.New("credentials.audience: pass_through needs the audience a caller's token must hold for this upstream")
+		return &ConfigError{Field: "credentials.audience", Message: "pass_through needs the audience a caller's token must hold for this upstream"}
 	case c.PassThrough && len(u.Command) > 0:
-		return errors.New("credentials.pass_through: a process takes no bearer token")
+		return &ConfigError{Field: "credentials.pass_through", Message: "a process takes no bearer token"}
 	}
 	if u.StartTimeout <= 0 {
 		u.StartTimeout = DefaultStartTimeout
@@ -305,6 +317,19 @@ func check(u *Upstream) error {
 		}
 	}
 	return nil
+}
+
+// ConfigError is an upstream's configuration that Mount refuses: which
+// upstream (its place in the list, from 0, and its name) and which field.
+type ConfigError struct {
+	Index   int
+	Name    string
+	Field   string // "name", "url", "command", "format", "include", "rename", "credentials", …
+	Message string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("federation: upstream %d (%q): %s: %s", e.Index+1, e.Name, e.Field, e.Message)
 }
 
 // Close takes the upstreams' tools out of the registry, stops refreshing
@@ -337,7 +362,7 @@ func (f *Federation) Refresh(ctx context.Context, name string) error {
 			return u.refresh(ctx)
 		}
 	}
-	return fmt.Errorf("federation: no upstream is named %q", name)
+	return &ConfigError{Field: "federation", Message: fmt.Sprintf("no upstream is named %q", name)}
 }
 
 // copyTraceHeaders is the default of Options.Propagate.

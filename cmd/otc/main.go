@@ -80,6 +80,8 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.check(ctx, args[1:])
 	case "inspect":
 		return env.inspect(ctx, args[1:])
+	case "gateway":
+		return env.gateway(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -163,6 +165,7 @@ Usage:
   otc call --mcp --task URL TOOL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
+  otc gateway --config FILE [--addr HOST:PORT]
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
@@ -223,6 +226,15 @@ Inspect:
   unless --no-open is given. The page and its API need the URL's token;
   calls go only to the servers given, with the credentials given here,
   which the page never sees.
+
+Gateway:
+  otc gateway serves the tools of the upstreams a configuration file names
+  (OTC, REST, MCP over HTTP or as a process, A2A) from one registry, over
+  every format at the paths of mount.All (/otc, /mcp, /v1, /registry,
+  /a2a), with each upstream's state at /federation/health. It listens on
+  127.0.0.1:8088 unless --addr says otherwise. OTC_API_KEY, OTC_JWT_SECRET
+  (with OTC_JWT_AUDIENCE) and OTC_RATE_LIMIT set its own authentication
+  and rate limit, as for the example server. See docs/federation.md.
 
 Exit codes:
   0 success, 1 the tool returned an error, 2 bad input,

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/client"
+)
+
+// syncBuffer is a buffer the gateway writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gateway.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+	return p
+}
+
+// startGateway runs otc gateway with the file and returns its base URL.
+func startGateway(t *testing.T, config string, env map[string]string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		done <- run(ctx, []string{"gateway", "--config", writeConfig(t, config), "--addr", "127.0.0.1:0"}, strings.NewReader(""), out, errOut, getenv)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			assert.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+		case <-time.After(15 * time.Second):
+			t.Error("otc gateway did not stop")
+		}
+	})
+	serving := regexp.MustCompile(`serving \d+ upstreams on (http://127\.0\.0\.1:\d+)`)
+	var base string
+	require.Eventually(t, func() bool {
+		m := serving.FindStringSubmatch(out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	}, 20*time.Second, 20*time.Millisecond, "stdout: %s\nstderr: %s", out, errOut)
+	return base
+}
+
+// TestGateway serves an OTC upstream and an MCP server run as a process
+// (this test binary, as TestMain makes it) from one configuration, over
+// every format, with the upstreams' health.
+func TestGateway(t *testing.T) {
+	origin := serveTools(t, "upstream-key")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	config := fmt.Sprintf(`
+upstreams:
+  - name: calc
+    otc: {url: %q}
+    credentials: {api_key_env: CALC_KEY}
+    exclude: ["Signer.*"]
+  - name: proc
+    mcp:
+      command: [%q, "-test.run=^$"]
+      env: {%s: "1"}
+    rename: {Calculator_Add: add}
+`, origin, exe, stdioServerEnv)
+	base := startGateway(t, config, map[string]string{"CALC_KEY": "upstream-key", "OTC_API_KEY": "gateway-key"})
+	ctx := context.Background()
+
+	for _, c := range []struct {
+		path   string
+		format client.Format
+		tool   string
+	}{
+		{"/otc", client.FormatOTC, "calc.Calculator_Add"},
+		{"/v1", client.FormatREST, "calc_Calculator_Add"},
+		{"/mcp", client.FormatMCP, "proc_add"},
+		{"/a2a", client.FormatA2A, "proc_add"},
+	} {
+		cl, err := client.New(base+c.path, &client.Options{Format: c.format, APIKey: "gateway-key"})
+		require.NoError(t, err)
+		res, err := cl.Call(ctx, c.tool, map[string]float64{"a": 2, "b": 5}, nil)
+		require.NoError(t, err, c.path)
+		assert.JSONEq(t, "7", string(res.Value), c.path)
+		defs, err := cl.ListTools(ctx)
+		require.NoError(t, err)
+		for _, d := range defs {
+			assert.NotContains(t, d.Name, "Signer", "an excluded tool is not served")
+		}
+		_ = cl.Close()
+	}
+
+	// The gateway's own authentication holds: no key, no call.
+	anon, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	_, err = anon.Call(ctx, "calc.Calculator_Add", map[string]float64{"a": 1, "b": 1}, nil)
+	require.Error(t, err)
+
+	resp, err := http.Get(base + "/federation/health")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var health struct {
+		Status    string `json:"status"`
+		Upstreams []struct {
+			Name, State string
+			Tools       int
+		} `json:"upstreams"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&health))
+	assert.Equal(t, "ok", health.Status)
+	require.Len(t, health.Upstreams, 2)
+	assert.Equal(t, "calc", health.Upstreams[0].Name)
+	assert.Equal(t, "up", health.Upstreams[0].State)
+	assert.Equal(t, 1, health.Upstreams[1].Tools)
+}
+
+// TestGateway_ConfigErrors: each mistake names the file's line and the
+// field.
+func TestGateway_ConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, config, want string
+	}{
+		{"unknown_field", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    retries: 3\n", `gateway.yaml:4: field retries is not a field of an upstream`},
+		{"bad_duration", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    timeouts:\n      call: soon\n", `gateway.yaml:5: "soon" is not a duration`},
+		{"two_formats", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    a2a: {url: http://y}\n", `upstreams[0] (a) `},
+		{"bad_name", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: no good\n    otc: {url: http://y}\n", `gateway.yaml:4: upstreams[1] (no good) name: must be 1 to 64 letters`},
+		{"no_url", "upstreams:\n  - name: a\n    otc: {}\n", `gateway.yaml:3: upstreams[0] (a) otc: a url or a command is required`},
+		{"command_not_mcp", "upstreams:\n  - name: a\n    a2a: {command: [x]}\n", `gateway.yaml:3: upstreams[0] (a) a2a.command: only an MCP server runs as a process`},
+		{"rename", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    rename:\n      x: y.z\n", `gateway.yaml:4: upstreams[0] (a) rename: "x" → "y.z"`},
+		{"missing_secret", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    credentials:\n      bearer_token_env: NOT_SET_HERE\n", `gateway.yaml:5: upstreams[0] (a) credentials.bearer_token_env: the environment variable NOT_SET_HERE is empty or not set`},
+		{"pass_through_audience", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    credentials:\n      pass_through: {}\n", `upstreams[0] (a) credentials.audience: pass_through needs the audience`},
+		{"no_upstreams", "upstreams: []\n", `gateway.yaml:1: upstreams: the file names no upstream`},
+		{"not_yaml", "upstreams: [\n", `gateway.yaml:1: did not find expected node content`},
+		{"json", `{"upstreams": [{"name": "a", "otc": {"url": "http://x"}, "sessions": "many"}]}`, `cannot unmarshal !!str`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), []string{"gateway", "--config", writeConfig(t, c.config)}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+			assert.Equal(t, exitBadInput, code)
+			assert.Contains(t, errOut.String(), c.want)
+			assert.True(t, strings.HasPrefix(errOut.String(), "otc gateway: "), errOut.String())
+		})
+	}
+	var errOut bytes.Buffer
+	assert.Equal(t, exitBadInput, run(context.Background(), []string{"gateway"}, strings.NewReader(""), &bytes.Buffer{}, &errOut, func(string) string { return "" }))
+	assert.Contains(t, errOut.String(), "usage: otc gateway --config FILE [--addr HOST:PORT]")
+}
