@@ -1,0 +1,269 @@
+package interop
+
+// The federation against upstreams no one here wrote: the MCP Go SDK's and
+// mcp-go's servers over Streamable HTTP and stdio, and a2a-go's agent;
+// their tools called through the gateway over OTC, REST, MCP and A2A.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	a2av2 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mount"
+)
+
+// a2aGoAgent serves the a2a-go agent of a2aExecutor and returns its URL.
+func a2aGoAgent(t *testing.T) string {
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	card := &a2av2.AgentCard{
+		Name: "a2a-go agent", Description: "Echoes.", Version: "1",
+		SupportedInterfaces: []*a2av2.AgentInterface{a2av2.NewAgentInterface(srv.URL, a2av2.TransportProtocolJSONRPC)},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2av2.AgentSkill{{ID: "echo", Name: "echo", Description: "Echoes text.", Tags: []string{"echo"}}},
+	}
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(a2aExecutor{})))
+	return srv.URL
+}
+
+// federate mounts ups in a registry served on every format, with the
+// authenticator given, and returns the gateway's URL.
+func federate(t *testing.T, ups []federation.Upstream, authn otc.Authenticator) (*federation.Federation, string) {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, reg, ups, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fed.Close() })
+	mux := http.NewServeMux()
+	mount.All(mux, reg, &mount.Options{Authenticator: authn})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return fed, srv.URL
+}
+
+// TestFederationForeignUpstreams: the tools of the go-sdk's and mcp-go's
+// servers (HTTP and stdio) and of an a2a-go agent, called through the
+// gateway over every format: values, content, tool errors, progress, and
+// a cancellation the upstream sees.
+func TestFederationForeignUpstreams(t *testing.T) {
+	gosdk := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return sdkServer() }, nil))
+	t.Cleanup(gosdk.Close)
+	mcpgoHTTP := httptest.NewServer(mcpgoserver.NewStreamableHTTPServer(mcpgoServer()))
+	t.Cleanup(mcpgoHTTP.Close)
+	stdio := func(which string) federation.Upstream {
+		return federation.Upstream{Name: strings.ReplaceAll(which, "-", "") + "_stdio", Command: []string{os.Args[0], "-test.run=^$"},
+			Env: append(os.Environ(), foreignStdioEnv+"="+which)}
+	}
+	fed, base := federate(t, []federation.Upstream{
+		{Name: "gosdk", URL: gosdk.URL, Format: client.FormatMCP},
+		{Name: "mcpgo", URL: mcpgoHTTP.URL + "/mcp"},
+		stdio("go-sdk"), stdio("mcp-go"),
+		{Name: "agent", URL: a2aGoAgent(t)},
+	}, nil)
+	for _, h := range fed.Health() {
+		require.Equal(t, federation.StateUp, h.State, "%s: %s", h.Name, h.LastError)
+		require.Empty(t, h.Skipped, h.Name)
+	}
+
+	ctx := context.Background()
+	formats := map[string]client.Format{"/otc": client.FormatOTC, "/v1": client.FormatREST, "/mcp": client.FormatMCP, "/a2a": client.FormatA2A}
+	for path, format := range formats {
+		t.Run(string(format), func(t *testing.T) {
+			cl, err := client.New(base+path, &client.Options{Format: format})
+			require.NoError(t, err)
+			defer cl.Close()
+			name := func(id string) string {
+				if format == client.FormatOTC {
+					return id
+				}
+				return strings.ReplaceAll(id, ".", "_")
+			}
+			for _, up := range []string{"gosdk", "gosdk_stdio"} {
+				res, err := cl.Call(ctx, name(up+".add"), map[string]float64{"a": 2, "b": 5}, nil)
+				require.NoError(t, err, up)
+				assert.JSONEq(t, `{"sum":7}`, string(res.Value), up)
+			}
+			for _, up := range []string{"mcpgo", "mcpgo_stdio"} {
+				res, err := cl.Call(ctx, name(up+".add"), map[string]float64{"a": 2, "b": 5}, nil)
+				require.NoError(t, err, up)
+				text, _ := client.ModelText(res, nil)
+				assert.Contains(t, text, "7", up)
+			}
+			for _, up := range []string{"gosdk", "mcpgo_stdio"} {
+				_, err := cl.Call(ctx, name(up+".fail"), map[string]any{}, nil)
+				var te *otc.ToolError
+				require.True(t, errors.As(err, &te), "%s: %v", up, err)
+				assert.Contains(t, te.Message, "the disk is full", up)
+			}
+			res, err := cl.Call(ctx, name("agent.echo"), map[string]any{"text": "hi"}, nil)
+			require.NoError(t, err)
+			assert.Contains(t, string(res.Value), "echo: hi")
+		})
+	}
+
+	// Progress and cancellation cross the hop: a caller over MCP sees the
+	// upstream's progress, and its cancellation reaches the upstream.
+	cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	defer cl.Close()
+	// (The servers over HTTP: they count in this process.)
+	for _, up := range []string{"gosdk", "mcpgo"} {
+		before := cancelled.Load()
+		cctx, cancel := context.WithCancel(ctx)
+		var mu sync.Mutex
+		var got []client.Progress
+		done := make(chan error, 1)
+		go func() {
+			_, err := cl.Call(cctx, up+"_slow", map[string]any{}, &client.CallOptions{Progress: func(p client.Progress) {
+				mu.Lock()
+				got = append(got, p)
+				mu.Unlock()
+			}})
+			done <- err
+		}()
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) > 0
+		}, 10*time.Second, 10*time.Millisecond, "%s: progress reached the caller", up)
+		mu.Lock()
+		assert.Equal(t, "half way", got[0].Message, up)
+		assert.InDelta(t, 1, got[0].Progress, 0, up)
+		mu.Unlock()
+		cancel()
+		require.Error(t, <-done)
+		require.Eventually(t, func() bool { return cancelled.Load() > before }, 10*time.Second, 10*time.Millisecond,
+			"%s: the upstream saw the call cancelled", up)
+	}
+}
+
+// TestFederationListChanged: a go-sdk server that adds and removes a tool
+// says so (notifications/tools/list_changed); the gateway's catalog
+// follows within a second, and a removed tool answers as unknown.
+func TestFederationListChanged(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "changing", Version: "1"}, nil)
+	type in struct {
+		X int `json:"x"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "first", Description: "The first tool."}, func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+		return nil, nil, nil
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	_, base := federate(t, []federation.Upstream{{Name: "changing", URL: srv.URL, Format: client.FormatMCP, Refresh: time.Hour}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	has := func(name string) bool {
+		defs, err := cl.ListTools(context.Background())
+		require.NoError(t, err)
+		for _, d := range defs {
+			if d.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	require.True(t, has("changing_first"))
+
+	sdk.AddTool(s, &sdk.Tool{Name: "second", Description: "Added later."}, func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "second here"}}}, nil, nil
+	})
+	require.Eventually(t, func() bool { return has("changing_second") }, time.Second, 20*time.Millisecond, "visible within a second")
+	res, err := cl.Call(context.Background(), "changing.second", map[string]int{"x": 1}, nil)
+	require.NoError(t, err)
+	text, _ := client.ModelText(res, nil)
+	assert.Contains(t, text, "second here")
+
+	// A flood of changes costs a few reads, and the catalog settles.
+	for range 50 {
+		s.RemoveTools("second")
+		sdk.AddTool(s, &sdk.Tool{Name: "second", Description: "Added later."}, func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	}
+	s.RemoveTools("first")
+	require.Eventually(t, func() bool { return !has("changing_first") && has("changing_second") }, time.Second, 20*time.Millisecond)
+	_, err = cl.Call(context.Background(), "changing.first", map[string]int{"x": 1}, nil)
+	var oe *otc.Error
+	require.True(t, errors.As(err, &oe), "%v", err)
+	assert.Contains(t, oe.Error(), "changing.first is not registered")
+}
+
+// TestFederationFoldedNames: two tools of a foreign server whose names
+// fold into one local name are an error at mount time naming both; a
+// rename settles it.
+func TestFederationFoldedNames(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "dashes", Version: "1"}, nil)
+	for _, n := range []string{"get-sum", "get_sum"} {
+		sdk.AddTool(s, &sdk.Tool{Name: n, Description: "Sums."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: n}}}, nil, nil
+		})
+	}
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	_, err := federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "d", URL: srv.URL, Format: client.FormatMCP}}, nil)
+	var ce *federation.CollisionError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "d.get_sum", ce.Tool)
+	assert.Contains(t, err.Error(), `"get-sum"`)
+	assert.Contains(t, err.Error(), `"get_sum"`)
+
+	_, base := federate(t, []federation.Upstream{{Name: "d", URL: srv.URL, Format: client.FormatMCP, Rename: map[string]string{"get-sum": "dashed"}}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	for id, want := range map[string]string{"d.dashed": "get-sum", "d.get_sum": "get_sum"} {
+		text, err := cl.CallText(context.Background(), id, nil)
+		require.NoError(t, err)
+		assert.Contains(t, text, want)
+	}
+}
+
+// TestFederationSessionsPerCaller: a go-sdk server keeps a session per
+// client; two callers of the gateway get two sessions, and one caller
+// keeps its own.
+func TestFederationSessionsPerCaller(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "sessions", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Description: "Names the session."}, func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Session.ID()}}}, nil, nil
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"alice": "key-alice-0123456789", "bob": "key-bob-0123456789"})
+	require.NoError(t, err)
+	fed, base := federate(t, []federation.Upstream{{Name: "s", URL: srv.URL, Format: client.FormatMCP}}, keys)
+	session := func(key string) string {
+		cl, err := client.New(base+"/otc", &client.Options{APIKey: key})
+		require.NoError(t, err)
+		text, err := cl.CallText(context.Background(), "s.whoami", nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, text)
+		return text
+	}
+	a1, b, a2 := session("key-alice-0123456789"), session("key-bob-0123456789"), session("key-alice-0123456789")
+	assert.NotEqual(t, a1, b, "two callers never share a session")
+	assert.Equal(t, a1, a2, "a caller keeps its session")
+	for _, h := range fed.Health() {
+		assert.Equal(t, 2, h.Sessions)
+	}
+}
