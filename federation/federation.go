@@ -162,6 +162,9 @@ type Federation struct {
 	logger    *slog.Logger
 	propagate func(ctx context.Context, h http.Header)
 	ups       []*upstream
+	// httpClient is the upstreams' HTTP client when their Client options
+	// name none: one pool of connections, sized for a gateway.
+	httpClient *http.Client
 
 	mu      sync.Mutex // serializes changes to the registry
 	ctx     context.Context
@@ -169,6 +172,9 @@ type Federation struct {
 	wg      sync.WaitGroup
 	closing sync.Once
 }
+
+// maxIdlePerUpstream bounds the idle connections kept to one upstream host.
+const maxIdlePerUpstream = 256
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
@@ -193,6 +199,12 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 	if f.propagate == nil {
 		f.propagate = copyTraceHeaders
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// A gateway calls few hosts, many times at once: keep as many idle
+	// connections to each as calls run at once, rather than net/http's
+	// 2, which would open and close a connection for most calls.
+	tr.MaxIdleConnsPerHost = maxIdlePerUpstream
+	f.httpClient = &http.Client{Transport: tr, CheckRedirect: client.CheckRedirect}
 	seen := map[string]bool{}
 	for i := range ups {
 		cfg := ups[i]
@@ -339,6 +351,7 @@ func (f *Federation) Close() error {
 	f.closing.Do(func() {
 		f.cancel()
 		f.wg.Wait()
+		defer f.httpClient.CloseIdleConnections()
 		f.mu.Lock()
 		for _, u := range f.ups {
 			if s := u.snap.Swap(nil); s != nil {

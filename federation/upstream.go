@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,7 +151,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	}
 	base := o.HTTPClient
 	if base == nil {
-		base = &http.Client{CheckRedirect: client.CheckRedirect}
+		base = u.f.httpClient
 	}
 	o.HTTPClient = &hopDoer{next: base, propagate: u.f.propagate}
 	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
