@@ -1,0 +1,119 @@
+package federation_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mount"
+)
+
+type nameAnswer struct {
+	Name string `json:"name" jsonschema:"description=Your name."`
+}
+
+// TestFederation_Questions: a tool upstream asks its caller a question
+// (elicitation) in the middle of a call; through the gateway, the
+// question reaches the gateway's caller, whose answer goes back up, over
+// an MCP upstream and an OTC one, for callers over MCP (the question on
+// the call's stream, and in 2026-07-28's input_required rounds) and OTC.
+// A caller that cannot answer gets an answer, not a wait.
+func TestFederation_Questions(t *testing.T) {
+	o := newOrigin(t)
+	var asked atomic.Int64
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Greet.Ask", Version: "1.0.0", Description: "Asks your name, then greets you."},
+		func(ctx context.Context, _ otc.NoOutput) (string, error) {
+			asked.Add(1)
+			var a nameAnswer
+			action, err := otc.Elicit(ctx, "What is your name?", &a)
+			if err != nil {
+				return "", err
+			}
+			if action != otc.ElicitAccept {
+				return "no name given", nil
+			}
+			return "hello " + a.Name, nil
+		}))
+	base := everyFormat(t, o)
+	_, gw, _ := gateway(t, []federation.Upstream{
+		{Name: "up_mcp", URL: base + mount.PrefixMCP, Format: client.FormatMCP},
+		{Name: "up_otc", URL: base + mount.PrefixOTC, Format: client.FormatOTC},
+	}, nil)
+	answer := &client.Handlers{Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+		if req.Message != "What is your name?" {
+			return nil, errors.New("unexpected question: " + req.Message)
+		}
+		return &client.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Over an MCP upstream, a caller over MCP answers on the call's
+	// stream (2025-11-25) or in input_required rounds (2026-07-28).
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run("mcp-"+v, func(t *testing.T) {
+			cl, err := client.New(gw+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, MCPVersion: v, Handlers: answer})
+			require.NoError(t, err)
+			defer cl.Close()
+			text, err := cl.CallText(ctx, "up_mcp_Greet_Ask", nil)
+			require.NoError(t, err)
+			assert.Equal(t, "hello Ada", text)
+		})
+	}
+
+	// A caller over OTC gets the question as OTC carries it (a retryable
+	// tool error naming it, q1) and calls again with the answer in
+	// input_responses: the gateway runs the upstream call again, and its
+	// question is answered from them.
+	t.Run("otc", func(t *testing.T) {
+		call := func(ctxJSON string) string {
+			body := `{"$schema":"otc://1.0","request":{"tool_id":"up_mcp.Greet_Ask","call_id":"` + otc.NewCallID() + `","input":{}` + ctxJSON + `}}`
+			resp, err := http.Post(gw+mount.PrefixOTC+"/tools/call", "application/json", strings.NewReader(body))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+			return string(b)
+		}
+		first := call("")
+		assert.Contains(t, first, `"success":false`)
+		assert.Contains(t, first, "What is your name?")
+		assert.Contains(t, first, `\"q1\"`)
+		again := call(`,"context":{"input_responses":{"q1":{"action":"accept","content":{"name":"Ada"}}}}`)
+		assert.Contains(t, again, `"value":"hello Ada"`)
+	})
+
+	// OTC has no way to ask its caller in the middle of a call: an OTC
+	// upstream's question comes back as its tool error (naming the
+	// question, retryable), whatever the gateway's caller could answer.
+	t.Run("otc-upstream", func(t *testing.T) {
+		cl, err := client.New(gw+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, Handlers: answer})
+		require.NoError(t, err)
+		defer cl.Close()
+		_, err = cl.Call(ctx, "up_otc_Greet_Ask", nil, nil)
+		var te *otc.ToolError
+		require.ErrorAs(t, err, &te)
+		assert.Contains(t, te.Message, "What is your name?")
+	})
+
+	// Without a handler the caller cannot answer: the call ends, with an
+	// error that says so, at once.
+	cl, err := client.New(gw+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cl.Close()
+	start := time.Now()
+	_, err = cl.Call(ctx, "up_mcp_Greet_Ask", nil, nil)
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
