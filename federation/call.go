@@ -267,6 +267,7 @@ func (d *hopDoer) Do(req *http.Request) (*http.Response, error) {
 		d.propagate(ctx, req.Header)
 		if h.token != "" {
 			req.Header.Set("Authorization", "Bearer "+h.token)
+			req.Header.Del(otc.HeaderAPIKey) // the caller's token, not the gateway's key
 		}
 	}
 	return d.next.Do(req)

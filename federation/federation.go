@@ -111,7 +111,8 @@ type Upstream struct {
 }
 
 // Credentials say how the gateway proves itself to an upstream. At most
-// one of the ways may be set.
+// one of BearerToken, APIKey and OAuth may be set; PassThrough goes with
+// any of them.
 type Credentials struct {
 	// BearerToken is sent as "Authorization: Bearer <token>".
 	BearerToken string
@@ -120,10 +121,12 @@ type Credentials struct {
 	// OAuth gets a token from the upstream's authorization server (client
 	// credentials, a pre-registered client): see [client.OAuth].
 	OAuth *client.OAuth
-	// PassThrough forwards the caller's own bearer token, and only a
-	// token whose audience ("aud") holds Audience: a token issued for the
-	// gateway, or for another upstream, never leaves it. A call without
-	// such a token is answered with a tool error, without a request.
+	// PassThrough forwards the caller's own bearer token on its calls,
+	// and only a token whose audience ("aud") holds Audience: a token
+	// issued for the gateway alone, or for another upstream, never leaves
+	// it. A call without such a token is answered with a tool error,
+	// without a request. The catalog is read with the credentials above,
+	// if any; a call carries the caller's token in their place.
 	PassThrough bool
 	// Audience is the audience PassThrough requires: the upstream's
 	// resource identifier. Required with PassThrough.
@@ -294,14 +297,14 @@ func check(u *Upstream) *ConfigError {
 	}
 	c := u.Credentials
 	n := 0
-	for _, set := range []bool{c.BearerToken != "", c.APIKey != "", c.OAuth != nil, c.PassThrough} {
+	for _, set := range []bool{c.BearerToken != "", c.APIKey != "", c.OAuth != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n > 1:
-		return &ConfigError{Field: "credentials", Message: "set one of bearer_token, api_key, oauth and pass_through"}
+		return &ConfigError{Field: "credentials", Message: "set one of bearer_token, api_key and oauth (pass_through may go with any)"}
 	case c.PassThrough && c.Audience == "":
 		return &ConfigError{Field: "credentials.audience", Message: "pass_through needs the audience a caller's token must hold for this upstream"}
 	case c.PassThrough && len(u.Command) > 0:

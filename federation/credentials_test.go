@@ -1,0 +1,90 @@
+package federation_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mount"
+)
+
+const jwtSecret = "a-shared-secret-of-at-least-32-bytes!!"
+
+func signed(t *testing.T, aud ...string) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
+		Subject: "ada", Audience: aud, IssuedAt: jwt.NewNumericDate(time.Now()),
+		ExpiresAt: jwt.NewNumericDate(time.Now().Add(5 * time.Minute)),
+	}).SignedString([]byte(jwtSecret))
+	require.NoError(t, err)
+	return tok
+}
+
+// TestFederation_PassThrough: with pass_through, the caller's own token
+// reaches the upstream when, and only when, its audience names the
+// upstream; a token issued for the gateway alone makes no upstream
+// request. Without it, no caller token ever leaves the gateway.
+func TestFederation_PassThrough(t *testing.T) {
+	o := newOrigin(t)
+	upAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(jwtSecret), Audiences: []string{"calc"}})
+	require.NoError(t, err)
+	h := otc.NewHandler(o.reg, &otc.HandlerOptions{Authenticator: upAuth})
+	var mu sync.Mutex
+	var callAuth []string // the Authorization of each call the upstream got
+	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			callAuth = append(callAuth, r.Header.Get("Authorization"))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(guarded.Close)
+
+	gwAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(jwtSecret), Audiences: []string{"gateway"}})
+	require.NoError(t, err)
+	reg := otc.NewRegistry(nil)
+	fed, err := federation.Mount(context.Background(), reg, []federation.Upstream{
+		{Name: "calc", URL: guarded.URL, Format: client.FormatOTC,
+			// The catalog is read with the gateway's own token; calls
+			// carry the caller's.
+			Credentials: federation.Credentials{BearerToken: signed(t, "calc"), PassThrough: true, Audience: "calc"}},
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fed.Close() })
+	mux := http.NewServeMux()
+	mount.All(mux, reg, &mount.Options{Authenticator: gwAuth})
+	gw := httptest.NewServer(mux)
+	t.Cleanup(gw.Close)
+
+	call := func(token string) (*client.Result, error) {
+		cl, err := client.New(gw.URL+mount.PrefixOTC, &client.Options{BearerToken: token})
+		require.NoError(t, err)
+		return cl.Call(context.Background(), "calc.Calculator_Add", addIn{A: 1, B: 2}, nil)
+	}
+	callerToken := signed(t, "gateway", "calc")
+	res, err := call(callerToken)
+	require.NoError(t, err)
+	assert.JSONEq(t, "3", string(res.Value))
+	mu.Lock()
+	assert.Equal(t, []string{"Bearer " + callerToken}, callAuth, "the call carried the caller's token")
+	mu.Unlock()
+
+	before := o.runs.Load()
+	_, err = call(signed(t, "gateway"))
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.Contains(t, te.Message, "needs a token issued for its server")
+	assert.Equal(t, before, o.runs.Load(), "no upstream request without a token for it")
+}
