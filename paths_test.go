@@ -76,6 +76,8 @@ func ignoredName(name string) bool {
 	switch name {
 	case "SPEC.md", "STYLE.md", "DEVELOPERS.md":
 		return true
+	case "go.yaml": // the module go.yaml.in/yaml/v3
+		return true
 	}
 	return strings.Contains(name, "NAME")
 }

@@ -94,11 +94,26 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 	ctx = context.WithValue(ctx, hopKey{}, h)
 	opts := &client.CallOptions{
 		CallID: hopCallID(ctx),
+		UserID: otc.UserID(ctx),
 		Progress: func(p client.Progress) {
 			if p.Progress > 0 || p.Total > 0 || p.Message != "" {
 				otc.ReportProgress(ctx, p.Progress, p.Total, p.Message)
 			}
 		},
+	}
+	// What the upstream's tool requires of its caller, the gateway's
+	// caller gave (the registry checked it): it goes on, and nothing else.
+	if req := rt.def.Requirements; req != nil {
+		for _, s := range req.Secrets {
+			if v, ok := otc.Secret(ctx, s.ID); ok {
+				opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: s.ID, Value: v})
+			}
+		}
+		for _, a := range req.Authorization {
+			if v, ok := otc.AuthorizationToken(ctx, a.ID); ok {
+				opts.Authorization = append(opts.Authorization, otc.ToolAuthorization{ID: a.ID, Token: v})
+			}
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		if wait, ok := u.brk.allow(); !ok {

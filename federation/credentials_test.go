@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,4 +88,38 @@ func TestFederation_PassThrough(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Message, "needs a token issued for its server")
 	assert.Equal(t, before, o.runs.Load(), "no upstream request without a token for it")
+}
+
+// TestFederation_Requirements: an OTC upstream's tool that requires a
+// secret and a user id requires them of the gateway's caller; what the
+// caller gives goes on with the call, and a call without it is refused by
+// the gateway, without an upstream request.
+func TestFederation_Requirements(t *testing.T) {
+	o := newOrigin(t)
+	var runs atomic.Int64
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Signer.Sign", Version: "1.0.0", Description: "Signs for a user.",
+		Requirements: &otc.Requirements{Secrets: []otc.SecretRequirement{{ID: "SIGNING_KEY"}}, UserID: true}},
+		func(ctx context.Context, in echoIn) (string, error) {
+			runs.Add(1)
+			key, _ := otc.Secret(ctx, "SIGNING_KEY")
+			return otc.UserID(ctx) + ":" + key + ":" + in.Text, nil
+		}))
+	_, gw, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC}}, nil)
+	def, err := reg.Lookup("calc.Signer_Sign", otc.ProtocolOTC)
+	require.NoError(t, err)
+	require.NotNil(t, def.Requirements)
+	assert.Equal(t, "SIGNING_KEY", def.Requirements.Secrets[0].ID)
+
+	cl, err := client.New(gw+mount.PrefixOTC, nil)
+	require.NoError(t, err)
+	res, err := cl.Call(context.Background(), "calc.Signer_Sign", echoIn{Text: "hi"},
+		&client.CallOptions{UserID: "ada", Secrets: []otc.ToolSecret{{ID: "SIGNING_KEY", Value: "k1"}}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `"ada:k1:hi"`, string(res.Value))
+
+	_, err = cl.Call(context.Background(), "calc.Signer_Sign", echoIn{Text: "hi"}, &client.CallOptions{UserID: "ada"})
+	var oe *otc.Error
+	require.ErrorAs(t, err, &oe)
+	require.NotNil(t, oe.MissingRequirements)
+	assert.Equal(t, int64(1), runs.Load(), "refused by the gateway, never sent")
 }

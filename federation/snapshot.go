@@ -228,6 +228,7 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 		ID: rt.localID, Version: rt.version, Description: desc,
 		Title: strings.TrimSpace(rt.def.Title), Annotations: rt.def.Annotations,
 		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
+		Requirements: rt.def.Requirements,
 		Meta: map[string]any{MetaUpstream: u.cfg.Name},
 	}
 	if rt.content {

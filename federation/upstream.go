@@ -215,11 +215,16 @@ func (u *upstream) kick() {
 	}
 }
 
+// fail records a failure; the log has it when it differs from the last
+// (a dead upstream retried with backoff says so once).
 func (u *upstream) fail(err error) {
 	u.mu.Lock()
+	same := u.lastErr == err.Error()
 	u.lastErr, u.errAt = err.Error(), time.Now()
 	u.mu.Unlock()
-	u.f.logger.Warn("federation: upstream failed", "upstream", u.cfg.Name, "err", err)
+	if !same {
+		u.f.logger.Warn("federation: upstream failed", "upstream", u.cfg.Name, "err", err)
+	}
 }
 
 func (u *upstream) close() {

@@ -176,3 +176,14 @@ func TestGateway_ConfigErrors(t *testing.T) {
 	assert.Equal(t, exitBadInput, run(context.Background(), []string{"gateway"}, strings.NewReader(""), &bytes.Buffer{}, &errOut, func(string) string { return "" }))
 	assert.Contains(t, errOut.String(), "usage: otc gateway --config FILE [--addr HOST:PORT]")
 }
+
+// TestGateway_ExampleConfig: the configuration the guide points to is one
+// the command takes.
+func TestGateway_ExampleConfig(t *testing.T) {
+	ups, err := loadGatewayConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.yaml"), func(string) string { return "" })
+	require.NoError(t, err)
+	require.Len(t, ups, 2)
+	assert.Equal(t, "calc", ups[0].Name)
+	assert.Equal(t, client.FormatOTC, ups[0].Format)
+	assert.Equal(t, []string{"go", "run", "./examples/calculator", "-stdio"}, ups[1].Command)
+}
