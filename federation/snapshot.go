@@ -229,7 +229,7 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 		Title: strings.TrimSpace(rt.def.Title), Annotations: rt.def.Annotations,
 		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
 		Requirements: rt.def.Requirements,
-		Meta: map[string]any{MetaUpstream: u.cfg.Name},
+		Meta:         map[string]any{MetaUpstream: u.cfg.Name},
 	}
 	if rt.content {
 		return otc.Register(reg, t, rt.callContent)
