@@ -143,6 +143,32 @@ upstreams:
 	assert.Equal(t, "calc", health.Upstreams[0].Name)
 	assert.Equal(t, "up", health.Upstreams[0].State)
 	assert.Equal(t, 1, health.Upstreams[1].Tools)
+
+	// otc inspect shows each tool's upstream, over OTC (from the
+	// gateway's health) and over MCP (from the tool's _meta too).
+	for _, kind := range []string{"otc", "mcp"} {
+		args := []string{base + "/otc", "--api-key", "gateway-key"}
+		if kind == "mcp" {
+			args = []string{"--mcp", base + "/mcp", "--api-key", "gateway-key"}
+		}
+		a := newInspectAPI(t, startInspect(t, nil, args...))
+		resp, body := a.do(t, "GET", "/api/tools?server="+kind, "", nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		var listed struct {
+			Tools []inspectTool `json:"tools"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &listed))
+		require.NotEmpty(t, listed.Tools)
+		for _, tl := range listed.Tools {
+			require.NotNil(t, tl.Upstream, "%s: %s", kind, tl.ID)
+			want := "calc"
+			if strings.Contains(tl.ID, "proc") {
+				want = "proc"
+			}
+			assert.Equal(t, want, tl.Upstream.Name, tl.ID)
+			assert.Equal(t, "up", tl.Upstream.State, tl.ID)
+		}
+	}
 }
 
 // TestGateway_ConfigErrors: each mistake names the file's line and the

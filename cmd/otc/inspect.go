@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 )
 
 // The page: hand-written HTML, CSS and JavaScript, served from the binary
@@ -405,6 +407,17 @@ type inspectTool struct {
 	Annotations  json.RawMessage   `json:"annotations,omitempty"`
 	// Call is how the server names the tool in a call.
 	Call string `json:"call"`
+	// Upstream is the server a gateway's tool is served from (package
+	// federation), when the gateway says so.
+	Upstream *inspectUpstream `json:"upstream,omitempty"`
+}
+
+// inspectUpstream is a gateway's upstream, as its health endpoint (or a
+// tool's _meta) names it.
+type inspectUpstream struct {
+	Name   string `json:"name"`
+	Format string `json:"format,omitempty"`
+	State  string `json:"state,omitempty"`
 }
 
 // toolkit is the part of an id or name before its first "." or "_".
@@ -454,9 +467,67 @@ func listInspectTools(ctx context.Context, srv *remote) ([]inspectTool, error) {
 			ann, _ = json.Marshal(d.Annotations)
 		}
 		out = append(out, inspectTool{ID: d.ID, Name: d.Name, Title: d.Title, Description: d.Description, Version: d.Version, Toolkit: toolkit(d.ID),
-			InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema, Requirements: d.Requirements, Annotations: ann, Call: d.ID})
+			InputSchema: d.InputSchema.Parameters, OutputSchema: d.OutputSchema, Requirements: d.Requirements, Annotations: ann, Call: d.ID,
+			Upstream: upstreamOf(d.Meta)})
+	}
+	if ups := gatewayUpstreams(ctx, srv.c.URL()); len(ups) > 0 {
+		for i, t := range out {
+			part, _, _ := strings.Cut(t.ID, ".")
+			if t.Upstream != nil {
+				part = t.Upstream.Name
+			} else if !strings.Contains(t.ID, ".") {
+				part, _, _ = strings.Cut(t.ID, "_") // a name: upstream_tool
+			}
+			if u, ok := ups[part]; ok {
+				out[i].Upstream = u
+			}
+		}
 	}
 	return out, nil
+}
+
+// upstreamOf reads the upstream a gateway names in a tool's _meta.
+func upstreamOf(meta json.RawMessage) *inspectUpstream {
+	var m map[string]any
+	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
+		return nil
+	}
+	if name, ok := m[federation.MetaUpstream].(string); ok && name != "" {
+		return &inspectUpstream{Name: name}
+	}
+	return nil
+}
+
+// gatewayUpstreams asks the server at base's origin for the upstreams of
+// a gateway (otc gateway's /federation/health), by name; nil when it is
+// not one. It waits two seconds at most.
+func gatewayUpstreams(ctx context.Context, base string) map[string]*inspectUpstream {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Scheme+"://"+u.Host+gatewayHealthPath, nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Upstreams []inspectUpstream `json:"upstreams"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h) != nil {
+		return nil
+	}
+	out := map[string]*inspectUpstream{}
+	for _, up := range h.Upstreams {
+		out[up.Name] = &up
+	}
+	return out
 }
 
 // inspectCall is a call the page asks for.
