@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +266,71 @@ func TestFederationSessionsPerCaller(t *testing.T) {
 	assert.Equal(t, a1, a2, "a caller keeps its session")
 	for _, h := range fed.Health() {
 		assert.Equal(t, 2, h.Sessions)
+	}
+}
+
+// TestFederationTypeScriptUpstreams: the MCP TypeScript SDK's server, over
+// Streamable HTTP (with its sessions) and as a process, and an agent built
+// with the A2A JavaScript SDK, federated; their tools called through the
+// gateway over OTC, MCP and A2A, and a cancellation over the hop that the
+// upstream sees (notifications/cancelled).
+func TestFederationTypeScriptUpstreams(t *testing.T) {
+	url, lines := nodeServer(t, "server-mcp-ts.mjs")
+	agent, _ := nodeServer(t, "server-a2a-js.mjs")
+	node, dir := frameworkScripts(t)
+	fed, base := federate(t, []federation.Upstream{
+		{Name: "ts", URL: url},
+		{Name: "ts_stdio", Command: []string{node, "server-mcp-ts.mjs", "stdio"}, Dir: dir},
+		{Name: "js_agent", URL: agent},
+	}, nil)
+	for _, h := range fed.Health() {
+		require.Equal(t, federation.StateUp, h.State, "%s: %s", h.Name, h.LastError)
+	}
+	ctx := t.Context()
+	for path, format := range map[string]client.Format{"/otc": client.FormatOTC, "/mcp": client.FormatMCP, "/a2a": client.FormatA2A} {
+		cl, err := client.New(base+path, &client.Options{Format: format})
+		require.NoError(t, err)
+		name := func(id string) string {
+			if format == client.FormatOTC {
+				return id
+			}
+			return strings.ReplaceAll(id, ".", "_")
+		}
+		for _, up := range []string{"ts", "ts_stdio"} {
+			// Its add declares no output schema: its content blocks are
+			// the result (the text "7").
+			res, err := cl.Call(ctx, name(up+".add"), map[string]float64{"a": 2, "b": 5}, nil)
+			require.NoError(t, err, "%s %s", format, up)
+			text, _ := client.ModelText(res, nil)
+			assert.Contains(t, text, "7", "%s %s", format, up)
+			_, err = cl.Call(ctx, name(up+".fail"), map[string]any{}, nil)
+			var te *otc.ToolError
+			require.ErrorAs(t, err, &te, "%s %s", format, up)
+			assert.Equal(t, "the disk is full", te.Message)
+		}
+		res, err := cl.Call(ctx, name("js_agent.echo"), map[string]any{"text": "hi"}, nil)
+		require.NoError(t, err, format)
+		assert.Contains(t, string(res.Value), "echo: hi")
+		_ = cl.Close()
+	}
+
+	cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	defer cl.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var progressed atomic.Bool
+	go func() {
+		_, err := cl.Call(cctx, "ts_slow", map[string]any{}, &client.CallOptions{Progress: func(p client.Progress) { progressed.Store(p.Message == "half way") }})
+		done <- err
+	}()
+	require.Eventually(t, progressed.Load, frameworkTimeout, 10*time.Millisecond, "the upstream's progress reached the caller")
+	cancel()
+	require.Error(t, <-done)
+	select {
+	case line := <-lines:
+		assert.Equal(t, "cancelled", line, "the upstream saw notifications/cancelled")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream did not see the call cancelled")
 	}
 }
