@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 )
 
 // syncBuffer is a buffer the gateway writes while the test reads it.
@@ -206,7 +207,7 @@ func TestGateway_ConfigErrors(t *testing.T) {
 // TestGateway_ExampleConfig: the configuration the guide points to is one
 // the command takes.
 func TestGateway_ExampleConfig(t *testing.T) {
-	ups, err := loadGatewayConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.yaml"), func(string) string { return "" })
+	ups, err := federation.LoadConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.yaml"), func(string) string { return "" })
 	require.NoError(t, err)
 	require.Len(t, ups, 2)
 	assert.Equal(t, "calc", ups[0].Name)

@@ -1,0 +1,332 @@
+package federation
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+)
+
+// gatewayConfig is the gateway's configuration file.
+type gatewayConfig struct {
+	Upstreams []upstreamConfig `yaml:"upstreams"`
+}
+
+type upstreamConfig struct {
+	Name        string                   `yaml:"name"`
+	URL         string                   `yaml:"url"`
+	MCP         *endpointConfig          `yaml:"mcp"`
+	A2A         *endpointConfig          `yaml:"a2a"`
+	OTC         *endpointConfig          `yaml:"otc"`
+	REST        *endpointConfig          `yaml:"rest"`
+	Include     []string                 `yaml:"include"`
+	Exclude     []string                 `yaml:"exclude"`
+	Rename      map[string]string        `yaml:"rename"`
+	Credentials *credentialsConfig       `yaml:"credentials"`
+	Timeouts    timeoutsConfig           `yaml:"timeouts"`
+	Breaker     breakerConfig            `yaml:"breaker"`
+	Sessions    int                      `yaml:"sessions"`
+	Policy      *policyConfig            `yaml:"policy"`
+	Policies    map[string]*policyConfig `yaml:"policies"`
+}
+
+type endpointConfig struct {
+	URL     string            `yaml:"url"`
+	Command []string          `yaml:"command"`
+	Dir     string            `yaml:"dir"`
+	Env     map[string]string `yaml:"env"`
+}
+
+// credentialsConfig names secrets by the environment variable or the file
+// that holds them, never by value.
+type credentialsConfig struct {
+	BearerTokenEnv  string `yaml:"bearer_token_env"`
+	BearerTokenFile string `yaml:"bearer_token_file"`
+	APIKeyEnv       string `yaml:"api_key_env"`
+	APIKeyFile      string `yaml:"api_key_file"`
+	PassThrough     *struct {
+		Audience string `yaml:"audience"`
+	} `yaml:"pass_through"`
+	ClientCredentials *struct {
+		ClientID         string   `yaml:"client_id"`
+		ClientSecretEnv  string   `yaml:"client_secret_env"`
+		ClientSecretFile string   `yaml:"client_secret_file"`
+		Scopes           []string `yaml:"scopes"`
+	} `yaml:"client_credentials"`
+}
+
+type timeoutsConfig struct {
+	Start   duration `yaml:"start"`
+	Call    duration `yaml:"call"`
+	Idle    duration `yaml:"idle"`
+	Refresh duration `yaml:"refresh"`
+}
+
+type breakerConfig struct {
+	Failures int      `yaml:"failures"`
+	Cooldown duration `yaml:"cooldown"`
+}
+
+type policyConfig struct {
+	Protocols            []string `yaml:"protocols"`
+	ResourceURI          string   `yaml:"resource_uri"`
+	RequiredCapabilities []string `yaml:"required_capabilities"`
+	RequiredScopes       []string `yaml:"required_scopes"`
+	MaxBlastRadius       string   `yaml:"max_blast_radius"`
+	RequiresExecution    bool     `yaml:"requires_execution"`
+	AllowedOperations    []string `yaml:"allowed_operations"`
+	AllowedTargets       []string `yaml:"allowed_targets"`
+}
+
+func (p *policyConfig) policy() *otc.Policy {
+	if p == nil {
+		return nil
+	}
+	return &otc.Policy{Protocols: p.Protocols, ResourceURI: p.ResourceURI, RequiredCapabilities: p.RequiredCapabilities,
+		RequiredScopes: p.RequiredScopes, MaxBlastRadius: p.MaxBlastRadius, RequiresExecution: p.RequiresExecution,
+		AllowedOperations: p.AllowedOperations, AllowedTargets: p.AllowedTargets}
+}
+
+// duration is a time.Duration written as Go writes one ("1.5s", "2m").
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: %q is not a duration such as 500ms, 10s or 2m", n.Line, n.Value)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// configError is an error of the configuration file at a line.
+type configError struct {
+	file  string
+	line  int
+	field string
+	msg   string
+}
+
+func (e *configError) Error() string {
+	if e.field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.file, e.line, e.field, e.msg)
+}
+
+// LoadConfig reads the upstreams from a configuration file, as otc
+// gateway does: YAML, of which JSON is a part, with a list "upstreams"
+// (see docs/federation.md for its keys). Secrets are named by the
+// environment variable (read with getenv) or the file that holds them,
+// never written in it. Every error names the file, the line and the
+// field; the upstreams returned pass [Check].
+func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(path, err)
+	}
+	var cfg gatewayConfig
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, yamlError(path, err)
+	}
+	items := upstreamNodes(&root)
+	if len(cfg.Upstreams) == 0 {
+		return nil, &configError{file: path, line: 1, field: "upstreams", msg: "the file names no upstream"}
+	}
+	ups := make([]Upstream, 0, len(cfg.Upstreams))
+	for i, uc := range cfg.Upstreams {
+		item := items[i]
+		at := func(field string) int { return lineOf(item, strings.Split(field, ".")...) }
+		fail := func(field, msg string) error {
+			return &configError{file: path, line: at(field), field: fmt.Sprintf("upstreams[%d] (%s) %s", i, uc.Name, field), msg: msg}
+		}
+		up := Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
+			StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
+			IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
+			Breaker:  Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
+			Sessions: uc.Sessions, Policy: uc.Policy.policy()}
+		if len(uc.Policies) > 0 {
+			up.Policies = map[string]*otc.Policy{}
+			for k, p := range uc.Policies {
+				up.Policies[k] = p.policy()
+			}
+		}
+		n := 0
+		for field, ep := range map[string]*endpointConfig{"mcp": uc.MCP, "a2a": uc.A2A, "otc": uc.OTC, "rest": uc.REST} {
+			if ep == nil {
+				continue
+			}
+			n++
+			if n > 1 {
+				return nil, fail(field, "an upstream speaks one format: set one of mcp, a2a, otc and rest")
+			}
+			if uc.URL != "" {
+				return nil, fail("url", "set the url inside "+field+", or leave "+field+" out and let the format be found")
+			}
+			up.Format, up.URL, up.Dir = client.Format(field), ep.URL, ep.Dir
+			if len(ep.Command) > 0 {
+				if field != "mcp" {
+					return nil, fail(field+".command", "only an MCP server runs as a process")
+				}
+				up.Command = ep.Command
+				up.Env = os.Environ()
+				keys := make([]string, 0, len(ep.Env))
+				for k := range ep.Env {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					up.Env = append(up.Env, k+"="+ep.Env[k])
+				}
+			}
+		}
+		if uc.Credentials != nil {
+			c, field, err := uc.Credentials.resolve(getenv)
+			if err != nil {
+				return nil, fail("credentials."+field, err.Error())
+			}
+			up.Credentials = c
+		}
+		// The federation's own checks, named at the field's line.
+		if err := Check(up); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				field := ce.Field
+				if field == "url" || field == "command" || field == "format" {
+					for _, f := range []string{"mcp", "a2a", "otc", "rest"} {
+						if lineOf(item, f) != lineOf(item) {
+							field = f
+						}
+					}
+				}
+				return nil, fail(field, ce.Message)
+			}
+			return nil, err
+		}
+		ups = append(ups, up)
+	}
+	return ups, nil
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
+
+// yamlError writes the YAML parser's errors as FILE:LINE: message, one
+// per line.
+func yamlError(path string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if m := yamlLine.FindStringSubmatch(l); m != nil {
+			l = path + ":" + m[1] + ": " + l[len(m[0]):]
+		} else {
+			l = path + ": " + l
+		}
+		l = strings.Replace(l, " not found in type federation.upstreamConfig", " is not a field of an upstream", 1)
+		l = strings.Replace(l, " not found in type federation.gatewayConfig", " is not a field of the file", 1)
+		lines = append(lines, l)
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// resolve reads the secrets the credentials name; field names the one
+// that failed.
+func (c *credentialsConfig) resolve(getenv func(string) string) (Credentials, string, error) {
+	var out Credentials
+	secret := func(envName, file string) (string, string, error) {
+		switch {
+		case envName != "" && file != "":
+			return "", "", errors.New("name the environment variable or the file, not both")
+		case envName != "":
+			v := getenv(envName)
+			if v == "" {
+				return "", "", fmt.Errorf("the environment variable %s is empty or not set", envName)
+			}
+			return v, "", nil
+		case file != "":
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return "", "", err
+			}
+			v := strings.TrimSpace(string(b))
+			if v == "" {
+				return "", "", fmt.Errorf("the file %s is empty", file)
+			}
+			return v, "", nil
+		}
+		return "", "", nil
+	}
+	var err error
+	if out.BearerToken, _, err = secret(c.BearerTokenEnv, c.BearerTokenFile); err != nil {
+		return out, "bearer_token_env", err
+	}
+	if out.APIKey, _, err = secret(c.APIKeyEnv, c.APIKeyFile); err != nil {
+		return out, "api_key_env", err
+	}
+	if c.PassThrough != nil {
+		out.PassThrough, out.Audience = true, c.PassThrough.Audience
+	}
+	if cc := c.ClientCredentials; cc != nil {
+		s, _, err := secret(cc.ClientSecretEnv, cc.ClientSecretFile)
+		if err != nil {
+			return out, "client_credentials", err
+		}
+		if cc.ClientID == "" || s == "" {
+			return out, "client_credentials", errors.New("client_id and a client secret (client_secret_env or client_secret_file) are required")
+		}
+		out.OAuth = &client.OAuth{ClientID: cc.ClientID, ClientSecret: s, Scopes: cc.Scopes}
+	}
+	return out, "", nil
+}
+
+// upstreamNodes returns the mapping node of each item of "upstreams".
+func upstreamNodes(root *yaml.Node) []*yaml.Node {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "upstreams" {
+			return doc.Content[i+1].Content
+		}
+	}
+	return nil
+}
+
+// lineOf is the line of the key path below n, or of the deepest part of
+// it that exists.
+func lineOf(n *yaml.Node, path ...string) int {
+	line := n.Line
+	for _, key := range path {
+		found := false
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return line
+}
