@@ -123,7 +123,7 @@ func servePush(t *testing.T, env map[string]string) string {
 	logger := slog.New(slog.DiscardHandler)
 	reg, err := newRegistry(logger, nil, nil, false)
 	require.NoError(t, err)
-	handler, _, err := newServer(reg, credentials{}, shared{}, where, logger)
+	handler, _, err := newServer(reg, credentials{}, shared{}, where, logger, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)

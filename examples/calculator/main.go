@@ -121,6 +121,7 @@ import (
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/calllog"
+	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/oauth"
@@ -492,6 +493,9 @@ type config struct {
 	addr       string
 	drainDelay time.Duration
 	stdio      bool
+	// federate is a federation's configuration file: the upstreams whose
+	// tools this server serves beside its own.
+	federate string
 }
 
 func main() {
@@ -500,6 +504,7 @@ func main() {
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM or SIGINT, how long /health answers 503 before the listener closes; behind a load balancer, its health-check interval times its failure threshold")
 	flag.BoolVar(&cfg.stdio, "stdio", false, "serve the tools over MCP on standard input and output, for a client that starts the server as a process, instead of over HTTP")
+	flag.StringVar(&cfg.federate, "federate", "", "a federation's configuration `file` (YAML, as otc gateway reads it): serve the tools of its upstreams beside this server's own, with their state at /federation/health")
 	printToken := flag.Bool("print-token", false, "print an HS256 bearer token for OTC_JWT_SECRET and the first OTC_JWT_AUDIENCE, valid for 10 minutes, and exit")
 	flag.TextVar(&level, "log-level", slog.LevelInfo, "the least `level` logged: debug, info, warn or error (debug logs each Timer.Wait call)")
 	flag.Parse()
@@ -597,6 +602,17 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var fed *federation.Federation
+	if cfg.federate != "" {
+		ups, err := federation.LoadConfig(cfg.federate, os.Getenv)
+		if err != nil {
+			return err
+		}
+		if fed, err = federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger}); err != nil {
+			return err
+		}
+		defer fed.Close()
+	}
 	if cfg.stdio {
 		// The client is the process that started this one: there is
 		// nothing to authenticate, and standard output is the protocol's.
@@ -616,7 +632,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if sh.tasks != nil && sh.stateKeys == nil {
 		logger.Warn("calculator: OTC_REDIS_URL (or OTC_REDIS_CLUSTER) is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
 	}
-	handler, otcHandler, err := newServer(reg, creds, sh, where, logger)
+	handler, otcHandler, err := newServer(reg, creds, sh, where, logger, fed)
 	if err != nil {
 		return err
 	}
@@ -644,9 +660,12 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 // under /registry/, all behind the same authentication (nil for none)
 // and the site's trusted proxies. It also returns the OTC handler, whose
 // readiness shutdown turns off.
-func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logger *slog.Logger) (http.Handler, *otc.Handler, error) {
+func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logger *slog.Logger, fed *federation.Federation) (http.Handler, *otc.Handler, error) {
 	auth := creds.auth
 	mux := http.NewServeMux()
+	if fed != nil {
+		mux.Handle("/federation/health", fed)
+	}
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
 	mopts := sh.mcpOptions(logger)
