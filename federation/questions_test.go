@@ -117,3 +117,30 @@ func TestFederation_Questions(t *testing.T) {
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
+
+// TestFederation_Tasks: a caller that takes tasks (MCP 2026-07-28 with the
+// tasks extension) runs a remote call as a task of the gateway: it is
+// answered at once with a task, polls it, and gets the upstream's result;
+// cancelling it cancels the upstream call.
+func TestFederation_Tasks(t *testing.T) {
+	o := newOrigin(t)
+	_, gw, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: everyFormat(t, o) + mount.PrefixMCP, Format: client.FormatMCP}}, nil)
+	cl, err := client.New(gw+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, Tasks: true})
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx := context.Background()
+	task, err := cl.Start(ctx, "calc_Calculator_Add", map[string]int{"a": 4, "b": 5}, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, task.ID)
+	res, err := task.Wait(ctx)
+	require.NoError(t, err)
+	text, _ := client.ModelText(res, nil)
+	assert.Contains(t, text, "9")
+
+	slow, err := cl.Start(ctx, "calc_Slow_Wait", map[string]any{}, nil)
+	require.NoError(t, err)
+	require.NoError(t, slow.Cancel(ctx))
+	st, err := slow.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled", st.State)
+}

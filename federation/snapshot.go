@@ -229,6 +229,9 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 		Title: strings.TrimSpace(rt.def.Title), Annotations: rt.def.Annotations,
 		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
 		Requirements: rt.def.Requirements,
+		// A remote call may run as a local task, for a caller that takes
+		// one: kept in the registry's task store, read from any replica.
+		Tasks: otc.TasksOptional,
 		Meta:         map[string]any{MetaUpstream: u.cfg.Name},
 	}
 	if rt.content {

@@ -138,6 +138,9 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil
 	o.Handlers = questionHandlers()
+	// An MCP tool that runs as a task upstream is followed to its end
+	// within the call (its status reported as progress).
+	o.Tasks = true
 	o.OnNotification = func(method string, _ json.RawMessage) {
 		if method == "notifications/tools/list_changed" {
 			select {
