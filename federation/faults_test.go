@@ -366,3 +366,19 @@ func pidOf(s string) string {
 	}
 	return pid
 }
+
+// TestFederation_MaxTools: an upstream that lists more tools than it may
+// has its catalog refused, naming the bound; the last good one stays.
+func TestFederation_MaxTools(t *testing.T) {
+	o := newOrigin(t)
+	_, err := federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 2}}, nil)
+	require.ErrorContains(t, err, `upstream "calc" lists more than 2 tools`)
+
+	fed, _, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 3, Refresh: time.Hour}}, nil)
+	require.Len(t, reg.Tools(), 3)
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Extra.One", Version: "1.0.0", Description: "One too many."},
+		func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
+	require.ErrorContains(t, fed.Refresh(context.Background(), "calc"), "more than 3 tools")
+	assert.Len(t, reg.Tools(), 3, "the last good catalog stays")
+	assert.Contains(t, healthOf(fed, "calc").LastError, "more than 3 tools")
+}

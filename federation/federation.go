@@ -24,6 +24,7 @@ const (
 	DefaultSessions     = 32
 	DefaultFailures     = 5
 	DefaultCooldown     = 5 * time.Second
+	DefaultMaxTools     = 1000
 )
 
 // Upstream is a remote tool server whose tools a [Federation] serves.
@@ -90,6 +91,12 @@ type Upstream struct {
 
 	// Breaker sets the upstream's circuit breaker.
 	Breaker Breaker
+
+	// MaxTools bounds the tools an upstream may list, after Include and
+	// Exclude: a catalog with more is not applied (the last good one
+	// stays), so that an upstream cannot make the gateway hold, compile
+	// and list without end. Zero means DefaultMaxTools.
+	MaxTools int
 
 	// Sessions bounds the clients kept for callers of an MCP upstream,
 	// one per caller identity (the identity's method, issuer and name),
@@ -318,6 +325,9 @@ func check(u *Upstream) *ConfigError {
 	}
 	if u.Refresh <= 0 {
 		u.Refresh = DefaultRefresh
+	}
+	if u.MaxTools <= 0 {
+		u.MaxTools = DefaultMaxTools
 	}
 	if u.Breaker.Failures <= 0 {
 		u.Breaker.Failures = DefaultFailures

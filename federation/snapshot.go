@@ -2,6 +2,7 @@ package federation
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -17,6 +18,9 @@ import (
 // definition's Meta) that names its upstream, so that a client of the
 // gateway (otc inspect) can show where each tool is served from.
 const MetaUpstream = "io.github.otcgo.federation/upstream"
+
+// errTooManyTools marks a catalog over Upstream.MaxTools.
+var errTooManyTools = errors.New("too many tools")
 
 var partPattern = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
@@ -88,6 +92,7 @@ func (u *upstream) chosen(name string) bool {
 // grouped by local id, or the first collision within it.
 func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
 	out := map[string][]*remoteTool{}
+	n := 0
 	for _, d := range defs {
 		rt := &remoteTool{u: u, def: d, remote: d.ID, name: d.Name, version: "1.0.0"}
 		switch format {
@@ -123,6 +128,9 @@ func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) 
 			D    otc.ToolDefinition
 		}{rt.remote, rt.version, d})
 		out[rt.localID] = append(out[rt.localID], rt)
+		if n++; n > u.cfg.MaxTools {
+			return nil, fmt.Errorf("federation: upstream %q lists more than %d tools (Upstream.MaxTools); its catalog is not applied: choose its tools with include or exclude, or raise max_tools: %w", u.cfg.Name, u.cfg.MaxTools, errTooManyTools)
+		}
 	}
 	return out, nil
 }
@@ -232,7 +240,7 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 		// A remote call may run as a local task, for a caller that takes
 		// one: kept in the registry's task store, read from any replica.
 		Tasks: otc.TasksOptional,
-		Meta:         map[string]any{MetaUpstream: u.cfg.Name},
+		Meta:  map[string]any{MetaUpstream: u.cfg.Name},
 	}
 	if rt.content {
 		return otc.Register(reg, t, rt.callContent)

@@ -84,9 +84,10 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 		}
 		err := u.refresh(ctx)
 		var collision *CollisionError
-		if errors.As(err, &collision) {
-			// Mount fails on it; after Mount, it is kept as the last error
-			// until a catalog without it comes.
+		if errors.As(err, &collision) || errors.Is(err, errTooManyTools) {
+			// A catalog refused (it would not mend by itself): Mount fails
+			// on it; after Mount, it is kept as the last error until a
+			// catalog without it comes.
 			report(err)
 		}
 		if err == nil {
