@@ -153,6 +153,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
 			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and mcp only", imp)
+			case pkg == "federation" && imp != "" && imp != "client" && !isInternal(imp):
+				t.Errorf("federation imports %s: a remote tool is a registry entry that calls its server through the client, so it imports the root, client and internal/ only", imp)
 			case slices.Contains(sharedMachinery, pkg) && imp != "" && !isInternal(imp) && !slices.Contains(sharedByFormats, imp):
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and %s", pkg, display(imp), strings.Join(sharedByFormats, ", "))
 			case isInternal(pkg) && !isTestOnly(pkg) && !slices.Contains(sharedMachinery, pkg) && !isInternal(imp):
@@ -190,6 +192,7 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["registryview"], []string{"", "internal/wire", "internal/viewcache"})
 	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})
 	assert.Subset(t, code["mount"], append([]string{""}, wireFormats...))
+	assert.Subset(t, code["federation"], []string{"", "client"})
 	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }
