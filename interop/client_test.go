@@ -257,20 +257,9 @@ func (a2aExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Se
 // tools taking text, and calls them: a message answer, a task followed to
 // its end, a task's question answered by the Elicit handler.
 func TestClientA2AGoAgent(t *testing.T) {
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	card := &a2av2.AgentCard{
-		Name: "a2a-go agent", Description: "Echoes.", Version: "1",
-		SupportedInterfaces: []*a2av2.AgentInterface{a2av2.NewAgentInterface(srv.URL, a2av2.TransportProtocolJSONRPC)},
-		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2av2.AgentSkill{{ID: "echo", Name: "echo", Description: "Echoes text.", Tags: []string{"echo"}}},
-	}
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(a2aExecutor{})))
-
+	url := a2aGoAgent(t)
 	var asked atomic.Value
-	c, err := client.Dial(t.Context(), srv.URL, &client.Options{Handlers: &client.Handlers{
+	c, err := client.Dial(t.Context(), url, &client.Options{Handlers: &client.Handlers{
 		Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
 			asked.Store(req.Message)
 			return &client.ElicitResult{Action: "accept", Content: map[string]any{"text": "Ada"}}, nil

@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,30 @@ type Limit struct {
 
 // PerMinute returns the limit of n calls a minute, up to n at once.
 func PerMinute(n int) Limit { return Limit{Rate: float64(n) / 60, Burst: n} }
+
+// ParseLimit reads a limit as configuration writes it: "N/s", "N/m" or
+// "N/h" (N a positive number of calls a second, minute or hour), with an
+// optional ",burst=N", the calls at once (N by default, at least 1). The
+// example server's OTC_RATE_LIMIT and otc gateway read it so.
+func ParseLimit(spec string) (Limit, error) {
+	rate, rest, _ := strings.Cut(spec, ",")
+	n, unit, ok := strings.Cut(strings.TrimSpace(rate), "/")
+	count, err := strconv.ParseFloat(n, 64)
+	per := map[string]float64{"s": 1, "m": 60, "h": 3600}[unit]
+	if !ok || err != nil || per == 0 || count <= 0 || math.IsInf(count, 0) {
+		return Limit{}, fmt.Errorf("%q is not a rate such as 20/s, 600/m or 3600/h, with an optional ,burst=N", spec)
+	}
+	l := Limit{Rate: count / per, Burst: max(int(min(count, math.MaxInt32)), 1)}
+	if rest = strings.TrimSpace(rest); rest != "" {
+		b, ok := strings.CutPrefix(rest, "burst=")
+		burst, err := strconv.Atoi(b)
+		if !ok || err != nil || burst < 1 {
+			return Limit{}, fmt.Errorf("%q: after the rate (such as 20/s), only ,burst=N (a whole number, 1 or more)", spec)
+		}
+		l.Burst = burst
+	}
+	return l, nil
+}
 
 // Options configures [New].
 type Options struct {

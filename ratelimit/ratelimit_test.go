@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -269,5 +270,24 @@ func TestStoreFails(t *testing.T) {
 			want = http.StatusOK
 		}
 		assert.Equal(t, []int{want}, statuses(t, srv.URL, 1), "FailOpen %v", open)
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	for _, bad := range []string{"", "20", "20/d", "x/s", "0/s", "-1/s", "Inf/s", "20/s,burst=0", "20/s,max=3", "20/s,burst=x"} {
+		l, err := ratelimit.ParseLimit(bad)
+		assert.Error(t, err, "%q gave %+v", bad, l)
+		assert.Contains(t, err.Error(), "such as 20/s", bad)
+	}
+	for spec, want := range map[string]ratelimit.Limit{
+		"20/s":           {Rate: 20, Burst: 20},
+		" 600/m ":        {Rate: 10, Burst: 600},
+		"3600/h,burst=5": {Rate: 1, Burst: 5},
+		"0.5/s":          {Rate: 0.5, Burst: 1},
+		"1e12/s":         {Rate: 1e12, Burst: math.MaxInt32},
+	} {
+		l, err := ratelimit.ParseLimit(spec)
+		require.NoError(t, err, spec)
+		assert.Equal(t, want, l, spec)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -66,7 +65,7 @@ func gatewayFromEnv(getenv func(string) string) (otc.Authenticator, otc.Middlewa
 	if spec == "" {
 		return authn, nil, nil
 	}
-	l, err := parseRate(spec)
+	l, err := ratelimit.ParseLimit(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("OTC_RATE_LIMIT: %w", err)
 	}
@@ -130,26 +129,4 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		return exitTransport
 	}
 	return exitOK
-}
-
-// parseRate reads OTC_RATE_LIMIT as the example server does: "N/s", "N/m"
-// or "N/h", with an optional ",burst=N" (N by default, at least 1).
-func parseRate(spec string) (ratelimit.Limit, error) {
-	rate, rest, _ := strings.Cut(spec, ",")
-	n, unit, ok := strings.Cut(strings.TrimSpace(rate), "/")
-	count, err := strconv.ParseFloat(n, 64)
-	per := map[string]float64{"s": 1, "m": 60, "h": 3600}[unit]
-	if !ok || err != nil || per == 0 || count <= 0 {
-		return ratelimit.Limit{}, fmt.Errorf("%q is not a rate such as 20/s, 600/m or 3600/h, with an optional ,burst=N", spec)
-	}
-	l := ratelimit.Limit{Rate: count / per, Burst: max(int(count), 1)}
-	if rest = strings.TrimSpace(rest); rest != "" {
-		b, ok := strings.CutPrefix(rest, "burst=")
-		burst, err := strconv.Atoi(b)
-		if !ok || err != nil || burst < 1 {
-			return ratelimit.Limit{}, fmt.Errorf("%q: after the rate, only ,burst=N (a whole number, 1 or more)", spec)
-		}
-		l.Burst = burst
-	}
-	return l, nil
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,25 +18,8 @@ import (
 
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/internal/testkit"
 )
-
-// syncBuffer is a buffer the gateway writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
@@ -50,7 +32,7 @@ func writeConfig(t *testing.T, text string) string {
 func startGateway(t *testing.T, config string, env map[string]string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
 	done := make(chan int, 1)
 	getenv := func(k string) string { return env[k] }
 	go func() {

@@ -57,7 +57,7 @@ func TestRateLimitFromEnv(t *testing.T) {
 	}
 
 	for _, bad := range []string{"20", "20/d", "x/s", "20/s,burst=0", "20/s,max=3"} {
-		l, err := parseRateLimit(bad)
+		l, err := ratelimit.ParseLimit(bad)
 		assert.Error(t, err, "%q gave %+v", bad, l)
 		assert.Contains(t, err.Error(), "such as 20/s", bad)
 	}
@@ -66,7 +66,7 @@ func TestRateLimitFromEnv(t *testing.T) {
 		"600/m":          {Rate: 10, Burst: 600},
 		"3600/h,burst=5": {Rate: 1, Burst: 5},
 	} {
-		l, err := parseRateLimit(spec)
+		l, err := ratelimit.ParseLimit(spec)
 		require.NoError(t, err, spec)
 		assert.Equal(t, want, l, spec)
 	}
