@@ -2,8 +2,8 @@ package federation
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
