@@ -84,12 +84,21 @@ type hop struct {
 func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Result, error) {
 	u := rt.u
 	h := &hop{}
-	if u.cfg.Credentials.PassThrough {
+	switch {
+	case u.cfg.Credentials.PassThrough:
 		tok, err := passThrough(ctx, u.cfg.Credentials.Audience)
 		if err != nil {
 			return nil, err
 		}
 		h.token = tok
+	case u.exchange != nil:
+		subject, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange")
+		if err != nil {
+			return nil, err
+		}
+		if h.token, err = u.exchange.token(ctx, subject, u.cfg.Name); err != nil {
+			return nil, err
+		}
 	}
 	ctx = context.WithValue(ctx, hopKey{}, h)
 	opts := &client.CallOptions{
@@ -243,30 +252,27 @@ func callerKey(id *otc.Identity) string {
 // passThrough returns the caller's bearer token when its audience holds
 // aud.
 func passThrough(ctx context.Context, aud string) (string, error) {
-	refuse := &otc.ToolError{Message: "This tool needs a token issued for its server; the call did not carry one.",
-		DeveloperMessage: "federation: pass_through needs the caller's bearer token with " + aud + " in its aud"}
-	r := otc.HTTPRequest(ctx)
-	id := otc.CallerIdentity(ctx)
-	if r == nil || id == nil {
-		return "", refuse
+	need := "pass_through needs the caller's bearer token with " + aud + " in its aud"
+	tok, err := callerToken(ctx, need)
+	if err != nil {
+		return "", err
 	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		return "", refuse
-	}
-	switch a := id.Claims["aud"].(type) {
-	case string:
-		if a == aud {
-			return tok, nil
-		}
-	case []any:
-		for _, v := range a {
-			if s, _ := v.(string); s == aud {
+	if id := otc.CallerIdentity(ctx); id != nil {
+		switch a := id.Claims["aud"].(type) {
+		case string:
+			if a == aud {
 				return tok, nil
+			}
+		case []any:
+			for _, v := range a {
+				if s, _ := v.(string); s == aud {
+					return tok, nil
+				}
 			}
 		}
 	}
-	return "", refuse
+	return "", &otc.ToolError{Message: "This tool needs a token issued for its server; the call did not carry one.",
+		DeveloperMessage: "federation: " + need}
 }
 
 // hopDoer adds a call's own headers to its upstream requests: the trace

@@ -57,6 +57,15 @@ type credentialsConfig struct {
 	PassThrough     *struct {
 		Audience string `yaml:"audience"`
 	} `yaml:"pass_through"`
+	TokenExchange *struct {
+		TokenURL         string   `yaml:"token_url"`
+		ClientID         string   `yaml:"client_id"`
+		ClientSecretEnv  string   `yaml:"client_secret_env"`
+		ClientSecretFile string   `yaml:"client_secret_file"`
+		Audience         string   `yaml:"audience"`
+		Resource         string   `yaml:"resource"`
+		Scopes           []string `yaml:"scopes"`
+	} `yaml:"token_exchange"`
 	ClientCredentials *struct {
 		ClientID         string   `yaml:"client_id"`
 		ClientSecretEnv  string   `yaml:"client_secret_env"`
@@ -285,6 +294,14 @@ func (c *credentialsConfig) resolve(getenv func(string) string) (Credentials, st
 	}
 	if c.PassThrough != nil {
 		out.PassThrough, out.Audience = true, c.PassThrough.Audience
+	}
+	if te := c.TokenExchange; te != nil {
+		s, _, err := secret(te.ClientSecretEnv, te.ClientSecretFile)
+		if err != nil {
+			return out, "token_exchange", err
+		}
+		out.TokenExchange = &TokenExchange{TokenURL: te.TokenURL, ClientID: te.ClientID, ClientSecret: s,
+			Audience: te.Audience, Resource: te.Resource, Scopes: te.Scopes}
 	}
 	if cc := c.ClientCredentials; cc != nil {
 		s, _, err := secret(cc.ClientSecretEnv, cc.ClientSecretFile)

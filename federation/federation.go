@@ -138,6 +138,11 @@ type Credentials struct {
 	// Audience is the audience PassThrough requires: the upstream's
 	// resource identifier. Required with PassThrough.
 	Audience string
+	// TokenExchange gets a token for the upstream, per caller, in
+	// exchange for the caller's own (RFC 8693): see [TokenExchange]. A
+	// call without a bearer token is answered with a tool error, without
+	// a request. It cannot be combined with PassThrough.
+	TokenExchange *TokenExchange
 }
 
 // Breaker sets an upstream's circuit breaker.
@@ -314,6 +319,12 @@ func check(u *Upstream) *ConfigError {
 		return &ConfigError{Field: "credentials", Message: "set one of bearer_token, api_key and oauth (pass_through may go with any)"}
 	case c.PassThrough && c.Audience == "":
 		return &ConfigError{Field: "credentials.audience", Message: "pass_through needs the audience a caller's token must hold for this upstream"}
+	case c.PassThrough && c.TokenExchange != nil:
+		return &ConfigError{Field: "credentials.token_exchange", Message: "pass_through forwards the caller's token, token_exchange replaces it: set one"}
+	case c.TokenExchange != nil && len(u.Command) > 0:
+		return &ConfigError{Field: "credentials.token_exchange", Message: "a process takes no bearer token"}
+	case c.TokenExchange != nil && (c.TokenExchange.TokenURL == "" || c.TokenExchange.ClientID == "" || c.TokenExchange.ClientSecret == "" || c.TokenExchange.Audience == "" && c.TokenExchange.Resource == ""):
+		return &ConfigError{Field: "credentials.token_exchange", Message: errNoExchange.Error()}
 	case c.PassThrough && len(u.Command) > 0:
 		return &ConfigError{Field: "credentials.pass_through", Message: "a process takes no bearer token"}
 	}

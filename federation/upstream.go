@@ -37,6 +37,8 @@ type upstream struct {
 	snap atomic.Pointer[snapshot]      // the tools served; nil until read
 	brk  breaker
 	pool *sessionPool
+	// exchange gets the upstream's tokens for callers (TokenExchange).
+	exchange *exchanger
 
 	wake    chan struct{} // a refresh is wanted (list_changed)
 	redial  chan struct{} // the main client seems broken
@@ -51,6 +53,12 @@ type upstream struct {
 func newUpstream(f *Federation, cfg Upstream) *upstream {
 	u := &upstream{f: f, cfg: cfg, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
 	u.brk.init(cfg.Breaker)
+	if te := cfg.Credentials.TokenExchange; te != nil {
+		u.exchange = &exchanger{cfg: *te, http: te.HTTPClient}
+		if u.exchange.http == nil {
+			u.exchange.http = f.httpClient
+		}
+	}
 	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP) {
 		u.pool = &sessionPool{max: cfg.Sessions, open: u.dial}
 	}
