@@ -82,17 +82,24 @@ func TestFederationTokenExchange(t *testing.T) {
 	// The gateway: its own resource, and the upstream's catalog read with
 	// its own client-credentials token.
 	reg := otc.NewRegistry(nil)
-	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{
-		Name: "up", URL: upstreamResource, Format: client.FormatOTC,
-		Credentials: federation.Credentials{
-			OAuth: &client.OAuth{ClientID: "gateway", ClientSecret: "gateway-secret"},
-			TokenExchange: &federation.TokenExchange{TokenURL: issuer + "/token", ClientID: "gateway", ClientSecret: "gateway-secret",
-				Audience: upstreamResource},
-		},
-	}}, nil)
+	upstream := func(name, tokenURL, secret string) federation.Upstream {
+		return federation.Upstream{
+			Name: name, URL: upstreamResource, Format: client.FormatOTC,
+			Credentials: federation.Credentials{
+				OAuth: &client.OAuth{ClientID: "gateway", ClientSecret: "gateway-secret"},
+				TokenExchange: &federation.TokenExchange{TokenURL: tokenURL, ClientID: "gateway", ClientSecret: secret,
+					Audience: upstreamResource},
+			},
+		}
+	}
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{
+		upstream("up", issuer+"/token", "gateway-secret"),
+		upstream("wrong_secret", issuer+"/token", "not-the-secret"),
+		upstream("as_down", fmt.Sprintf("http://127.0.0.1:%d/token", freePort(t)), "gateway-secret"),
+	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = fed.Close() })
-	require.Len(t, reg.Tools(), 1, "the catalog was read with the gateway's token: %v", fed.Health())
+	require.Len(t, reg.Tools(), 3, "the catalogs were read with the gateway's token: %v", fed.Health())
 	gwAuth, err := oauth.New(ctx, &oauth.Options{Resource: gatewayResource, AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}}})
 	require.NoError(t, err)
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ops": "an-api-key-of-the-gateway"})
@@ -114,6 +121,20 @@ func TestFederationTokenExchange(t *testing.T) {
 	for _, h := range seen {
 		assert.NotEqual(t, "Bearer "+callerToken, h, "the caller's token never reaches the upstream")
 	}
+
+	// The authorization server refuses the gateway: a tool error that is
+	// not retryable, naming the refusal for developers; it cannot be
+	// reached: a retryable one. No request upstream either way.
+	_, err = cl.Call(ctx, "wrong_secret.Who_Am", nil, nil)
+	var refused *otc.ToolError
+	require.ErrorAs(t, err, &refused)
+	assert.False(t, refused.CanRetry)
+	assert.Contains(t, refused.Message, "would not exchange them")
+	_, err = cl.Call(ctx, "as_down.Who_Am", nil, nil)
+	var down *otc.ToolError
+	require.ErrorAs(t, err, &down)
+	assert.True(t, down.CanRetry)
+	assert.Len(t, seen, 2)
 
 	// A caller with an API key has no token to exchange: refused by the
 	// gateway, without a request upstream.
