@@ -309,6 +309,14 @@ type CallOptions struct {
 	// Progress, when set, gets the call's progress reports (MCP progress
 	// notifications, A2A task status updates), in order.
 	Progress func(Progress)
+	// OnNotification, when set, gets the notifications an MCP server
+	// sends on this call's own stream (over Streamable HTTP, the response
+	// to the call's request): its log messages (notifications/message)
+	// above all, which belong to no progress token. It runs on the
+	// reading of the stream, before Options.OnNotification, and must not
+	// block for long. Notifications sent elsewhere (the session's own
+	// stream, stdio) reach Options.OnNotification only.
+	OnNotification func(method string, params json.RawMessage)
 }
 
 // Result is the outcome of a call that reached the tool.

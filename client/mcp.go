@@ -397,6 +397,9 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 		return
 	}
 	if len(m.ID) == 0 || string(m.ID) == "null" {
+		if f, ok := ctx.Value(callNotifyKey{}).(func(string, json.RawMessage)); ok {
+			f(m.Method, m.Params)
+		}
 		s.notification(m.Method, m.Params)
 		return
 	}
@@ -413,6 +416,10 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 	}
 	_ = s.conn.send(ctx, s, body)
 }
+
+// callNotifyKey carries a call's CallOptions.OnNotification to the
+// reading of the call's own stream.
+type callNotifyKey struct{}
 
 // notification hands a notification to its progress callback and to
 // Options.OnNotification.
@@ -608,6 +615,9 @@ func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
 // a task it becomes is followed to its end, or, when detached is not
 // nil, handed back in it.
 func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Result, error) {
+	if f := k.opts.OnNotification; f != nil {
+		ctx = context.WithValue(ctx, callNotifyKey{}, f)
+	}
 	meta := map[string]any{metaCallID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
 		meta["progressToken"] = k.opts.CallID

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -107,6 +108,11 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 		Progress: func(p client.Progress) {
 			if p.Progress > 0 || p.Total > 0 || p.Message != "" {
 				otc.ReportProgress(ctx, p.Progress, p.Total, p.Message)
+			}
+		},
+		OnNotification: func(method string, params json.RawMessage) {
+			if method == "notifications/message" {
+				forwardLog(ctx, params)
 			}
 		},
 	}
@@ -332,4 +338,26 @@ func questionHandlers() *client.Handlers {
 			return ask(ctx, otc.MethodSample, params)
 		},
 	}
+}
+
+// forwardLog hands an upstream's log message of a call to the call's
+// caller, at the level it names.
+func forwardLog(ctx context.Context, params json.RawMessage) {
+	var m struct {
+		Level string          `json:"level"`
+		Data  json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(params, &m) != nil || len(m.Data) == 0 {
+		return
+	}
+	level := slog.LevelInfo
+	switch m.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	otc.LogToClient(ctx, level, m.Data)
 }

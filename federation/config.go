@@ -36,6 +36,7 @@ type upstreamConfig struct {
 	Breaker     breakerConfig            `yaml:"breaker"`
 	Sessions    int                      `yaml:"sessions"`
 	MaxTools    int                      `yaml:"max_tools"`
+	LogLevel    string                   `yaml:"log_level"`
 	Policy      *policyConfig            `yaml:"policy"`
 	Policies    map[string]*policyConfig `yaml:"policies"`
 }
@@ -169,7 +170,7 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 			StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
 			IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
 			Breaker:  Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
-			Sessions: uc.Sessions, MaxTools: uc.MaxTools, Policy: uc.Policy.policy()}
+			Sessions: uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
 		if len(uc.Policies) > 0 {
 			up.Policies = map[string]*otc.Policy{}
 			for k, p := range uc.Policies {

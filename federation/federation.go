@@ -89,6 +89,12 @@ type Upstream struct {
 	// DefaultRefresh (for MCP ten times it).
 	Refresh time.Duration
 
+	// LogLevel is the level of the log messages asked of an MCP upstream
+	// ("debug", "info", … "emergency"), which reach each caller that asks
+	// for them (otc.LogToClient) as the messages of its call. Empty means
+	// "info".
+	LogLevel string
+
 	// Breaker sets the upstream's circuit breaker.
 	Breaker Breaker
 
@@ -336,6 +342,13 @@ func check(u *Upstream) *ConfigError {
 	}
 	if u.Refresh <= 0 {
 		u.Refresh = DefaultRefresh
+	}
+	switch u.LogLevel {
+	case "":
+		u.LogLevel = "info"
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+	default:
+		return &ConfigError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, notice, warning, error, critical, alert, emergency", u.LogLevel)}
 	}
 	if u.MaxTools <= 0 {
 		u.MaxTools = DefaultMaxTools

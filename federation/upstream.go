@@ -145,6 +145,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o.Format = u.cfg.Format
 	o.Retry = nil
 	o.IdleTimeout = u.cfg.IdleTimeout
+	o.LogLevel = u.cfg.LogLevel
 	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil
 	o.Handlers = questionHandlers()
 	// An MCP tool that runs as a task upstream is followed to its end

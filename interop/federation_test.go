@@ -6,6 +6,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -332,5 +333,40 @@ func TestFederationTypeScriptUpstreams(t *testing.T) {
 		assert.Equal(t, "cancelled", line, "the upstream saw notifications/cancelled")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream did not see the call cancelled")
+	}
+}
+
+// TestFederationLogs: a go-sdk server's log messages of a call reach the
+// gateway's caller over MCP, as the messages of its own call.
+func TestFederationLogs(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "chatty", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "chatty", Description: "Logs, then answers."}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "chatty", Data: "the disk is almost full"})
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	_, base := federate(t, []federation.Upstream{{Name: "c", URL: srv.URL, Format: client.FormatMCP}}, nil)
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		var mu sync.Mutex
+		var logs []string
+		cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP, MCPVersion: v, LogLevel: "info",
+			OnNotification: func(method string, params json.RawMessage) {
+				if method == "notifications/message" {
+					mu.Lock()
+					logs = append(logs, string(params))
+					mu.Unlock()
+				}
+			}})
+		require.NoError(t, err)
+		text, err := cl.CallText(t.Context(), "c_chatty", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "done", text)
+		mu.Lock()
+		require.Len(t, logs, 1, v)
+		assert.Contains(t, logs[0], `"level":"warning"`)
+		assert.Contains(t, logs[0], "the disk is almost full")
+		mu.Unlock()
+		_ = cl.Close()
 	}
 }
