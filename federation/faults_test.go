@@ -382,3 +382,49 @@ func TestFederation_MaxTools(t *testing.T) {
 	assert.Len(t, reg.Tools(), 3, "the last good catalog stays")
 	assert.Contains(t, healthOf(fed, "calc").LastError, "more than 3 tools")
 }
+
+type beatsIn struct {
+	Beats int `json:"beats" jsonschema:"description=How many progress reports 100 ms apart."`
+	Quiet bool `json:"quiet" jsonschema:"description=Report nothing while waiting."`
+}
+
+// TestFederation_IdleTimeout: a call to an MCP upstream that reports
+// progress runs past the idle timeout as long as it does; one that goes
+// quiet ends at the idle timeout, retryable, well before the call's
+// overall timeout.
+func TestFederation_IdleTimeout(t *testing.T) {
+	o := newOrigin(t)
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Beat.Run", Version: "1.0.0", Description: "Waits, reporting progress or not."},
+		func(ctx context.Context, in beatsIn) (int, error) {
+			for i := range in.Beats {
+				select {
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+				if !in.Quiet {
+					otc.ReportProgress(ctx, float64(i+1), float64(in.Beats), "beat")
+				}
+			}
+			return in.Beats, nil
+		}))
+	base := everyFormat(t, o)
+	_, gw, _ := gateway(t, []federation.Upstream{{Name: "b", URL: base + "/mcp", Format: client.FormatMCP,
+		IdleTimeout: 400 * time.Millisecond, CallTimeout: 10 * time.Second}}, nil)
+	cl, err := client.New(gw+"/otc", nil)
+	require.NoError(t, err)
+
+	start := time.Now()
+	res, err := cl.Call(context.Background(), "b.Beat_Run", beatsIn{Beats: 10}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, "10", string(res.Value))
+	assert.Greater(t, time.Since(start), 900*time.Millisecond, "ran past the idle timeout, reporting")
+
+	start = time.Now()
+	_, err = cl.Call(context.Background(), "b.Beat_Run", beatsIn{Beats: 30, Quiet: true}, nil)
+	took := time.Since(start)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.True(t, te.CanRetry)
+	assert.Less(t, took, 2*time.Second, "ended by the idle timeout, not the call's")
+}

@@ -370,3 +370,23 @@ func TestFederationLogs(t *testing.T) {
 		_ = cl.Close()
 	}
 }
+
+// TestFederationA2AQuestion: an a2a-go agent's task that asks a question
+// (INPUT_REQUIRED) has it put to the gateway's caller over MCP, whose
+// answer goes back to the agent.
+func TestFederationA2AQuestion(t *testing.T) {
+	_, base := federate(t, []federation.Upstream{{Name: "agent", URL: a2aGoAgent(t), Format: client.FormatA2A}}, nil)
+	var asked atomic.Value
+	cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP, Handlers: &client.Handlers{
+		Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+			asked.Store(req.Message)
+			return &client.ElicitResult{Action: "accept", Content: map[string]any{"text": "Ada"}}, nil
+		},
+	}})
+	require.NoError(t, err)
+	defer cl.Close()
+	res, err := cl.Call(t.Context(), "agent_echo", map[string]any{"text": "ask me"}, nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Value), "hello Ada")
+	assert.Equal(t, "What is your name?", asked.Load())
+}
