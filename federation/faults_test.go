@@ -384,7 +384,7 @@ func TestFederation_MaxTools(t *testing.T) {
 }
 
 type beatsIn struct {
-	Beats int `json:"beats" jsonschema:"description=How many progress reports 100 ms apart."`
+	Beats int  `json:"beats" jsonschema:"description=How many progress reports 100 ms apart."`
 	Quiet bool `json:"quiet" jsonschema:"description=Report nothing while waiting."`
 }
 
