@@ -143,7 +143,9 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 			return nil, err
 		}
 		res, err := cl.Call(ctx, rt.remote, in, opts)
-		release(err != nil && unreached(err))
+		// A session that failed as a transport is closed; one whose call
+		// the caller cancelled is kept.
+		release(err != nil && ctx.Err() == nil && unreached(err))
 		if err == nil {
 			u.brk.success()
 			return res, nil

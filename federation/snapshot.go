@@ -145,6 +145,9 @@ func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error 
 	f := u.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.ctx != nil && f.ctx.Err() != nil {
+		return fmt.Errorf("federation: upstream %q: the federation is closed", u.cfg.Name)
+	}
 	old := u.snap.Load()
 	if old == nil {
 		old = &snapshot{byID: map[string][]*remoteTool{}}

@@ -185,6 +185,9 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 
 // refresh reads the upstream's catalog and applies it.
 func (u *upstream) refresh(ctx context.Context) error {
+	if u.f.ctx.Err() != nil {
+		return fmt.Errorf("federation: upstream %q: the federation is closed", u.cfg.Name)
+	}
 	cl := u.main.Load()
 	if cl == nil {
 		return fmt.Errorf("federation: upstream %q has not been reached", u.cfg.Name)

@@ -249,6 +249,10 @@ func TestFederationSessionsPerCaller(t *testing.T) {
 	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Description: "Names the session."}, func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Session.ID()}}}, nil, nil
 	})
+	sdk.AddTool(s, &sdk.Tool{Name: "wait", Description: "Waits until cancelled."}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"alice": "key-alice-0123456789", "bob": "key-bob-0123456789"})
@@ -265,6 +269,15 @@ func TestFederationSessionsPerCaller(t *testing.T) {
 	a1, b, a2 := session("key-alice-0123456789"), session("key-bob-0123456789"), session("key-alice-0123456789")
 	assert.NotEqual(t, a1, b, "two callers never share a session")
 	assert.Equal(t, a1, a2, "a caller keeps its session")
+
+	// A call the caller gives up on does not cost it its session.
+	cl, err := client.New(base+"/otc", &client.Options{APIKey: "key-alice-0123456789"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = cl.Call(ctx, "s.wait", nil, nil)
+	require.Error(t, err)
+	assert.Equal(t, a1, session("key-alice-0123456789"), "the session outlives a cancelled call")
 	for _, h := range fed.Health() {
 		assert.Equal(t, 2, h.Sessions)
 	}
