@@ -205,9 +205,11 @@ func TestFederation_StartTimeout(t *testing.T) {
 	start := time.Now()
 	fed, _, reg := gateway(t, []federation.Upstream{
 		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
+		{Name: "late2", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
+		{Name: "late3", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
 	}, nil)
-	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Less(t, time.Since(start), 800*time.Millisecond, "three dead upstreams cost one start timeout, not three")
 	_, err = reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
 	require.NoError(t, err)
 	_, err = reg.Lookup("late.Echo_Say", otc.ProtocolOTC)

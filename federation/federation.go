@@ -249,9 +249,12 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 			u.run(f.ctx, firsts[i])
 		}()
 	}
+	// Each upstream is waited for until its own start timeout from now:
+	// they are reached at once, so Mount takes the longest, not the sum.
+	start := time.Now()
 	var errs []error
 	for i, u := range f.ups {
-		t := time.NewTimer(u.cfg.StartTimeout)
+		t := time.NewTimer(time.Until(start.Add(u.cfg.StartTimeout)))
 		select {
 		case err := <-firsts[i]:
 			if err != nil {
