@@ -354,6 +354,7 @@ func TestFederationTypeScriptUpstreams(t *testing.T) {
 func TestFederationLogs(t *testing.T) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "chatty", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "chatty", Description: "Logs, then answers."}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		//lint:ignore SA1019 logging is deprecated from MCP 2026-07-28 on, and still sent in its window: what the gateway forwards
 		_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Logger: "chatty", Data: "the disk is almost full"})
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 	})
