@@ -187,6 +187,20 @@ func (p *sessionPool) evict() bool {
 	return true
 }
 
+// closeIdle closes the sessions that have made no call since before.
+func (p *sessionPool) closeIdle(before time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, s := range p.m {
+		if s.busy == 0 && s.used.Before(before) {
+			delete(p.m, k)
+			if s.cl != nil {
+				go s.cl.Close()
+			}
+		}
+	}
+}
+
 func (p *sessionPool) closeAll() {
 	p.mu.Lock()
 	m := p.m

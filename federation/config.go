@@ -77,6 +77,7 @@ type credentialsConfig struct {
 
 type timeoutsConfig struct {
 	Start   duration `yaml:"start"`
+	Session duration `yaml:"session_idle"`
 	Call    duration `yaml:"call"`
 	Idle    duration `yaml:"idle"`
 	Refresh duration `yaml:"refresh"`
@@ -169,8 +170,9 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 		up := Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
 			StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
 			IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
-			Breaker:  Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
-			Sessions: uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
+			SessionIdle: time.Duration(uc.Timeouts.Session),
+			Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
+			Sessions:    uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
 		if len(uc.Policies) > 0 {
 			up.Policies = map[string]*otc.Policy{}
 			for k, p := range uc.Policies {

@@ -25,6 +25,7 @@ const (
 	DefaultFailures     = 5
 	DefaultCooldown     = 5 * time.Second
 	DefaultMaxTools     = 1000
+	DefaultSessionIdle  = 10 * time.Minute
 )
 
 // Upstream is a remote tool server whose tools a [Federation] serves.
@@ -115,6 +116,10 @@ type Upstream struct {
 	// OTC, REST and A2A upstreams share one client: their state, if any,
 	// is keyed by what each call carries.
 	Sessions int
+	// SessionIdle closes a caller's client (its MCP session, its
+	// process) that has made no call for that long. Zero means
+	// DefaultSessionIdle; negative keeps them until they are evicted.
+	SessionIdle time.Duration
 
 	// Client is the base of the options of the upstream's clients
 	// (HTTPClient, MCPVersion, MaxResponseBytes, …). Its credentials,
@@ -361,6 +366,9 @@ func check(u *Upstream) *ConfigError {
 	}
 	if u.Breaker.Cooldown <= 0 {
 		u.Breaker.Cooldown = DefaultCooldown
+	}
+	if u.SessionIdle == 0 {
+		u.SessionIdle = DefaultSessionIdle
 	}
 	if u.Sessions == 0 {
 		u.Sessions = DefaultSessions

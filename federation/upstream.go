@@ -76,6 +76,13 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			first = nil
 		}
 	}
+	if u.pool != nil && u.cfg.SessionIdle > 0 {
+		u.f.wg.Add(1)
+		go func() {
+			defer u.f.wg.Done()
+			u.reapSessions(ctx)
+		}()
+	}
 	for ctx.Err() == nil {
 		if u.main.Load() == nil {
 			cl, err := u.dial(ctx)
@@ -132,6 +139,22 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 				u.main.Store(nil)
 				_ = cl.Close()
 			}
+		}
+	}
+}
+
+// reapSessions closes, until ctx ends, the callers' sessions idle for
+// longer than SessionIdle.
+func (u *upstream) reapSessions(ctx context.Context) {
+	every := max(u.cfg.SessionIdle/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			u.pool.closeIdle(now.Add(-u.cfg.SessionIdle))
 		}
 	}
 }

@@ -270,6 +270,21 @@ func TestFederationSessionsPerCaller(t *testing.T) {
 	assert.NotEqual(t, a1, b, "two callers never share a session")
 	assert.Equal(t, a1, a2, "a caller keeps its session")
 
+	// A session idle for longer than SessionIdle is closed; the caller's
+	// next call opens another.
+	_, idle := federate(t, []federation.Upstream{{Name: "s", URL: srv.URL, Format: client.FormatMCP, SessionIdle: 200 * time.Millisecond}}, keys)
+	idleSession := func() string {
+		cl, err := client.New(idle+"/otc", &client.Options{APIKey: "key-bob-0123456789"})
+		require.NoError(t, err)
+		text, err := cl.CallText(context.Background(), "s.whoami", nil)
+		require.NoError(t, err)
+		return text
+	}
+	first := idleSession()
+	assert.Equal(t, first, idleSession(), "kept while in use")
+	time.Sleep(600 * time.Millisecond)
+	assert.NotEqual(t, first, idleSession(), "closed once idle, a new one opened")
+
 	// A call the caller gives up on does not cost it its session.
 	cl, err := client.New(base+"/otc", &client.Options{APIKey: "key-alice-0123456789"})
 	require.NoError(t, err)
