@@ -33,6 +33,7 @@ var env struct {
 	calc    string // the calculator's base URL
 	page    string // the URL otc inspect printed
 	rich    string // the URL of an otc inspect of richServer
+	gateway string // the URL of an otc inspect of a gateway of richServer
 	browser context.Context
 }
 
@@ -160,7 +161,24 @@ func start(dir string) (stop func(), err error) {
 		return stop, err
 	}
 	procs = append([]*exec.Cmd{insp2}, procs...)
-	env.rich, err = pageURL(out2)
+	if env.rich, err = pageURL(out2); err != nil {
+		return stop, err
+	}
+	gw, err := gatewayServer(rich)
+	if err != nil {
+		return stop, err
+	}
+	insp3 := exec.Command(otcBin, "inspect", gw+"/otc", "--no-open")
+	insp3.Stderr = io.Discard
+	out3, err := insp3.StdoutPipe()
+	if err != nil {
+		return stop, err
+	}
+	if err := insp3.Start(); err != nil {
+		return stop, err
+	}
+	procs = append([]*exec.Cmd{insp3}, procs...)
+	env.gateway, err = pageURL(out3)
 	return stop, err
 }
 

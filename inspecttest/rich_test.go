@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -13,7 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
 )
 
 // Filter is an item of SearchInput.Filters.
@@ -158,4 +162,37 @@ func TestInspect_ContentBlocks(t *testing.T) {
 	var overflow bool
 	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow)))
 	assert.False(t, overflow, "nothing wider than a narrow window")
+}
+
+// gatewayServer serves, in this process, a federation of upstream's OTC
+// handler under the name "rich", on every format, with its health at
+// /federation/health as otc gateway serves it.
+func gatewayServer(upstream string) (string, error) {
+	reg := otc.NewRegistry(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "rich", URL: upstream, Format: client.FormatOTC}}, nil)
+	if err != nil {
+		return "", err
+	}
+	mux := http.NewServeMux()
+	mount.All(mux, reg, nil)
+	mux.Handle("/federation/health", fed)
+	return httptest.NewServer(mux).URL, nil // closed when the test binary exits
+}
+
+// TestInspect_GatewayUpstream: on a gateway, a tool shows the upstream it
+// is served from, with its format and state.
+func TestInspect_GatewayUpstream(t *testing.T) {
+	ctx := tab(t, false)
+	openToolAt(t, ctx, env.gateway, "otc", "rich.Search_Echo@2.1.0")
+	assert.Contains(t, text(t, ctx, `#upstream`), "served from")
+	var badges []string
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#upstream .badge')].map(b => b.textContent)`, &badges)))
+	assert.Equal(t, []string{"upstream rich", "otc", "up"}, badges)
+	// A tool of a server that is no gateway shows none.
+	openToolAt(t, ctx, env.rich, "otc", "Search.Echo@2.1.0")
+	var n int
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('#upstream').length`, &n)))
+	assert.Zero(t, n)
 }
