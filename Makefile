@@ -22,6 +22,7 @@ bench-peers:
 	cd benchmarks && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /server -filter '.name:(InProcess OR ListTools)' ../bench-peers.txt
 	cd benchmarks && go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da -col /tools -filter .name:RegistrySize ../bench-peers.txt
 	cd benchmarks && go test -run '^$$' -bench Loopback -benchtime 1x . | tee -a ../bench-peers.txt
+	cd benchmarks && go test -run '^$$' -bench Gateway -benchtime 1x -count 3 . | tee -a ../bench-peers.txt
 	cd benchmarks && go test -run '^$$' -bench Clients -benchtime 1x . | tee -a ../bench-peers.txt
 
 fuzz:
