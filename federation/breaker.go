@@ -217,10 +217,11 @@ func (p *sessionPool) closeAll() {
 // clientFor returns the client a call goes through: the caller's own
 // session, or the shared client.
 func (u *upstream) clientFor(ctx context.Context) (*client.Client, func(broken bool), error) {
-	if key := callerKey(otc.CallerIdentity(ctx)); u.pool != nil && key != "" {
+	cl := u.main.Load()
+	stateful := len(u.cfg.Command) > 0 || cl != nil && cl.Format() == client.FormatMCP
+	if key := callerKey(otc.CallerIdentity(ctx)); u.pool != nil && stateful && key != "" {
 		return u.pool.get(ctx, key, u.cfg.Name)
 	}
-	cl := u.main.Load()
 	if cl == nil {
 		return nil, nil, &otc.ToolError{
 			Message:  fmt.Sprintf("The tool's server (%s) has not been reached yet; try again shortly.", u.cfg.Name),

@@ -59,7 +59,9 @@ func newUpstream(f *Federation, cfg Upstream) *upstream {
 			u.exchange.http = f.httpClient
 		}
 	}
-	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP) {
+	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP || cfg.Format == "") {
+		// Used for MCP upstreams only: a URL whose format Dial finds
+		// has its pool ready in case it is one (see clientFor).
 		u.pool = &sessionPool{max: cfg.Sessions, open: u.dial}
 	}
 	return u
@@ -166,6 +168,12 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 		o = *u.cfg.Client
 	}
 	o.Format = u.cfg.Format
+	url := u.cfg.URL
+	if m := u.main.Load(); m != nil && o.Format == "" {
+		// A caller's session of an upstream whose format Dial found: the
+		// same format at the same URL, without looking again.
+		o.Format, url = m.Format(), m.URL()
+	}
 	o.Retry = nil
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.LogLevel = u.cfg.LogLevel
@@ -193,9 +201,9 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
 	defer cancel()
 	if o.Format == "" {
-		return client.Dial(dctx, u.cfg.URL, &o)
+		return client.Dial(dctx, url, &o)
 	}
-	cl, err := client.New(u.cfg.URL, &o)
+	cl, err := client.New(url, &o)
 	if err != nil {
 		return nil, err
 	}

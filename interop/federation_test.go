@@ -270,6 +270,18 @@ func TestFederationSessionsPerCaller(t *testing.T) {
 	assert.NotEqual(t, a1, b, "two callers never share a session")
 	assert.Equal(t, a1, a2, "a caller keeps its session")
 
+	// An upstream whose format Dial finds is an MCP server all the same:
+	// its callers get sessions of their own too.
+	_, found := federate(t, []federation.Upstream{{Name: "s", URL: srv.URL}}, keys)
+	foundSession := func(key string) string {
+		cl, err := client.New(found+"/otc", &client.Options{APIKey: key})
+		require.NoError(t, err)
+		text, err := cl.CallText(context.Background(), "s.whoami", nil)
+		require.NoError(t, err)
+		return text
+	}
+	assert.NotEqual(t, foundSession("key-alice-0123456789"), foundSession("key-bob-0123456789"))
+
 	// A session idle for longer than SessionIdle is closed; the caller's
 	// next call opens another.
 	_, idle := federate(t, []federation.Upstream{{Name: "s", URL: srv.URL, Format: client.FormatMCP, SessionIdle: 200 * time.Millisecond}}, keys)
