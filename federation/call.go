@@ -168,10 +168,15 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 			}
 			return nil, ctx.Err()
 		}
+		wait := 100 * time.Millisecond
+		var busy *otc.Error
+		if errors.As(err, &busy) && busy.RetryAfter > wait {
+			wait = busy.RetryAfter // a 503 that said when
+		}
 		return nil, &otc.ToolError{
 			Message:          fmt.Sprintf("The tool's server (%s) could not be reached; try again.", u.cfg.Name),
 			DeveloperMessage: "federation: upstream " + u.cfg.Name + ": " + err.Error(),
-			CanRetry:         true, RetryAfter: 100 * time.Millisecond, Err: err,
+			CanRetry:         true, RetryAfter: wait, Err: err,
 		}
 	}
 }

@@ -430,3 +430,35 @@ func TestFederation_IdleTimeout(t *testing.T) {
 	assert.True(t, te.CanRetry)
 	assert.Less(t, took, 2*time.Second, "ended by the idle timeout, not the call's")
 }
+
+// TestFederation_UpstreamBusy: an upstream that answers 503 with
+// Retry-After gives the caller a retryable tool error that says as much,
+// and one that answers 429 a retryable one too, neither opening the
+// breaker at once.
+func TestFederation_UpstreamBusy(t *testing.T) {
+	o := newOrigin(t)
+	var status atomic.Int64
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := int(status.Load()); code != 0 && r.Method == http.MethodPost {
+			w.Header().Set("Retry-After", "7")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(`{"$schema":"otc://1.0","message":"Busy"}`))
+			return
+		}
+		otc.NewHandler(o.reg, nil).ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	fed, base, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: front.URL, Format: client.FormatOTC}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	for _, code := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		status.Store(int64(code))
+		_, err = cl.Call(context.Background(), "calc.Echo_Say", echoIn{Text: "x"}, nil)
+		var te *otc.ToolError
+		require.ErrorAs(t, err, &te, "%d", code)
+		assert.True(t, te.CanRetry, "%d", code)
+		assert.Equal(t, 7*time.Second, te.RetryAfter, "%d: the upstream's Retry-After", code)
+	}
+	assert.NotEqual(t, federation.StateDown, healthOf(fed, "calc").State)
+}
