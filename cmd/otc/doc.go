@@ -9,6 +9,7 @@
 //	otc call URL TOOL a=1 b=2  # the same, arguments as key=value
 //	otc tools --mcp URL/mcp    # the same over MCP (Streamable HTTP)
 //	otc inspect URL            # a page to browse and call the tools
+//	otc gateway --config FILE  # serve other servers' tools (docs/federation.md)
 //
 // Every command takes --json, for scripts. Run "otc help" for the options.
 //
@@ -30,6 +31,11 @@
 // failure; 6 the tool asked its user a question otc could not put (with
 // --json, or without a terminal on standard input); 130 interrupted
 // (Ctrl-C; with --task, after tasks/cancel).
+//
+// "otc gateway --config FILE" serves the tools of the upstreams a YAML
+// file names (OTC, REST, MCP over HTTP or as a process, A2A) from one
+// registry, over every format, with their state at /federation/health
+// (package federation).
 //
 // Over MCP, "otc call" shows a tool's questions (elicitations) as prompts
 // on a terminal, and "otc call --mcp --task" polls a task to its end.
