@@ -440,9 +440,8 @@ func copyTraceHeaders(ctx context.Context, h http.Header) {
 }
 
 // command builds the process of a stdio upstream.
-func (u *Upstream) command(ctx context.Context) *exec.Cmd {
+func (u *Upstream) command() *exec.Cmd {
 	cmd := exec.Command(u.Command[0], u.Command[1:]...)
 	cmd.Dir, cmd.Env = u.Dir, u.Env
-	_ = ctx
 	return cmd
 }

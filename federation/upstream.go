@@ -191,7 +191,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 		}
 	}
 	if len(u.cfg.Command) > 0 {
-		return client.NewStdio(u.cfg.command(ctx), &o)
+		return client.NewStdio(u.cfg.command(), &o)
 	}
 	base := o.HTTPClient
 	if base == nil {
@@ -260,6 +260,12 @@ func (u *upstream) kick() {
 	case u.redial <- struct{}{}:
 	default:
 	}
+}
+
+func (u *upstream) lastError() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.lastErr
 }
 
 // fail records a failure; the log has it when it differs from the last
