@@ -180,7 +180,11 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 			}
 		}
 		n := 0
-		for field, ep := range map[string]*endpointConfig{"mcp": uc.MCP, "a2a": uc.A2A, "otc": uc.OTC, "rest": uc.REST} {
+		for _, e := range []struct {
+			field string
+			ep    *endpointConfig
+		}{{"mcp", uc.MCP}, {"a2a", uc.A2A}, {"otc", uc.OTC}, {"rest", uc.REST}} {
+			field, ep := e.field, e.ep
 			if ep == nil {
 				continue
 			}
@@ -222,7 +226,7 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 				field := ce.Field
 				if field == "url" || field == "command" || field == "format" {
 					for _, f := range []string{"mcp", "a2a", "otc", "rest"} {
-						if lineOf(item, f) != lineOf(item) {
+						if hasKey(item, f) {
 							field = f
 						}
 					}
@@ -331,6 +335,16 @@ func upstreamNodes(root *yaml.Node) []*yaml.Node {
 		}
 	}
 	return nil
+}
+
+// hasKey says whether the mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // lineOf is the line of the key path below n, or of the deepest part of
