@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
@@ -165,6 +166,11 @@ func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error 
 			return &CollisionError{Upstream: u.cfg.Name, Tool: id, First: fmt.Sprintf("its tool %q", next[id][0].name), Second: fmt.Sprintf("the registry's tool %s, named %s", strings.SplitN(d.ID, "@", 2)[0], name)}
 		}
 	}
+	// The catalog is good: from here on it is applied whole, so the
+	// upstream is up before its first tool is visible.
+	u.mu.Lock()
+	u.reached, u.lastErr, u.readAt = true, "", time.Now()
+	u.mu.Unlock()
 	var gone, changed []string
 	for id, was := range old.byID {
 		now, ok := next[id]

@@ -240,9 +240,6 @@ func (u *upstream) refresh(ctx context.Context) error {
 		u.fail(err)
 		return err
 	}
-	u.mu.Lock()
-	u.reached, u.lastErr, u.readAt = true, "", time.Now()
-	u.mu.Unlock()
 	return nil
 }
 
