@@ -3,6 +3,7 @@ package federation_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,4 +183,20 @@ func TestFederation_SchemasAndPolicy(t *testing.T) {
 		assert.NotContains(t, tl.Protocols, "http", tl.ToolID)
 		assert.Contains(t, tl.Protocols, "mcp", tl.ToolID)
 	}
+}
+
+// TestFederation_A2ACardChange: an A2A agent's card is read again every
+// Refresh; a skill it gains becomes a tool, one it loses answers as
+// unknown.
+func TestFederation_A2ACardChange(t *testing.T) {
+	o := newOrigin(t)
+	_, _, reg := gateway(t, []federation.Upstream{{Name: "agent", URL: everyFormat(t, o) + mount.PrefixA2A, Format: client.FormatA2A, Refresh: 50 * time.Millisecond}}, nil)
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Late.Skill", Version: "1.0.0", Description: "Added to the card later."},
+		func(context.Context, otc.NoOutput) (string, error) { return "late", nil }))
+	o.reg.Remove("Echo.Say")
+	require.Eventually(t, func() bool {
+		_, added := reg.Lookup("agent.Late_Skill", otc.ProtocolOTC)
+		_, removed := reg.Lookup("agent.Echo_Say", otc.ProtocolOTC)
+		return added == nil && errors.Is(removed, otc.ErrToolNotFound)
+	}, 5*time.Second, 20*time.Millisecond)
 }
