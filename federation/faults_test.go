@@ -2,6 +2,7 @@ package federation_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
@@ -461,4 +463,34 @@ func TestFederation_UpstreamBusy(t *testing.T) {
 		assert.Equal(t, 7*time.Second, te.RetryAfter, "%d: the upstream's Retry-After", code)
 	}
 	assert.NotEqual(t, federation.StateDown, healthOf(fed, "calc").State)
+}
+
+// TestFederation_CloseLeavesNothing: a federation of an OTC upstream, a
+// dead one and an MCP server run as processes (the main one and a
+// caller's), called and then closed, leaves no goroutine and no process
+// behind, and its tools out of the registry. Not parallel, for goleak.
+func TestFederation_CloseLeavesNothing(t *testing.T) {
+	o := newOrigin(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	reg := otc.NewRegistry(nil)
+	ctx := context.Background()
+	up := stdioUpstream(t, "proc")
+	up.SessionIdle = time.Hour
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{
+		{Name: "calc", URL: o.url, Format: client.FormatOTC},
+		{Name: "dead", URL: "http://127.0.0.1:1", Format: client.FormatOTC, StartTimeout: 100 * time.Millisecond},
+		up,
+	}, nil)
+	require.NoError(t, err)
+	_, err = reg.Call(ctx, &otc.CallRequest{ToolID: "calc.Echo_Say", Input: json.RawMessage(`{"text":"hi"}`)})
+	require.NoError(t, err)
+	caller := otc.WithIdentity(ctx, &otc.Identity{Method: "api_key", Name: "ada"})
+	_, err = reg.Call(caller, &otc.CallRequest{ToolID: "proc.Process_Count", Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, 1, healthOf(fed, "proc").Sessions, "the caller has a process of its own")
+
+	require.NoError(t, fed.Close())
+	assert.Empty(t, reg.Tools(), "Close takes the tools out")
+	_, err = reg.Call(ctx, &otc.CallRequest{ToolID: "calc.Echo_Say", Input: json.RawMessage(`{"text":"hi"}`)})
+	assert.ErrorIs(t, err, otc.ErrToolNotFound, "a closed federation's tool is unknown")
 }
