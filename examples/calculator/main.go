@@ -13,8 +13,8 @@
 //	go run ./examples/calculator              # listens on 127.0.0.1:8080
 //	go run ./examples/calculator -addr :9000
 //	go run ./examples/calculator -stdio       # MCP on standard input and output
-//	go run ./examples/calculator -federate examples/gateway/gateway.yaml
-//	                                          # and other servers' tools (a gateway)
+//	go run ./examples/calculator -addr 127.0.0.1:8090 -federate examples/gateway/gateway.yaml
+//	                                          # and the tools of the servers it names
 //
 // Authentication is off unless the environment turns it on: OTC_API_KEY
 // requires that key in the OXP-API-Key header; OTC_JWT_SECRET (at least 32
