@@ -52,8 +52,17 @@ type exchanger struct {
 	cfg  TokenExchange
 	http client.Doer
 
-	mu    sync.Mutex
-	cache map[[32]byte]exchanged
+	mu       sync.Mutex
+	cache    map[[32]byte]exchanged
+	inflight map[[32]byte]*exchanging // exchanges under way, by subject
+}
+
+// exchanging is an exchange under way, which other calls with the same
+// caller token wait for rather than exchange the token again.
+type exchanging struct {
+	done  chan struct{}
+	token string
+	err   error
 }
 
 type exchanged struct {
@@ -70,8 +79,31 @@ func (x *exchanger) token(ctx context.Context, subject, upstream string) (string
 		x.mu.Unlock()
 		return e.token, nil
 	}
+	if w, ok := x.inflight[key]; ok {
+		x.mu.Unlock()
+		select {
+		case <-w.done:
+			return w.token, w.err
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if x.inflight == nil {
+		x.inflight = map[[32]byte]*exchanging{}
+	}
+	w := &exchanging{done: make(chan struct{})}
+	x.inflight[key] = w
 	x.mu.Unlock()
+	w.token, w.err = x.exchange(ctx, subject, upstream, key, now)
+	x.mu.Lock()
+	delete(x.inflight, key)
+	x.mu.Unlock()
+	close(w.done)
+	return w.token, w.err
+}
 
+// exchange asks the authorization server, and keeps what it gives.
+func (x *exchanger) exchange(ctx context.Context, subject, upstream string, key [32]byte, now time.Time) (string, error) {
 	form := url.Values{
 		"grant_type":           {grantTokenExchange},
 		"subject_token":        {subject},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,12 +63,20 @@ func TestFederationTokenExchange(t *testing.T) {
 	ctx := context.Background()
 	// The upstream: an OAuth resource server of its own resource.
 	upReg := otc.NewRegistry(nil)
-	var seen []string
+	var mu sync.Mutex
+	var seen []string // the Authorization of each call the upstream ran
+	calls := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
 	require.NoError(t, otc.Register(upReg, otc.Tool{ID: "Who.Am", Version: "1.0.0", Description: "Says who calls, and through whom."},
 		func(ctx context.Context, _ otc.NoOutput) (string, error) {
 			id := otc.CallerIdentity(ctx)
 			act, _ := id.Claims["act"].(map[string]any)
+			mu.Lock()
 			seen = append(seen, otc.HTTPRequest(ctx).Header.Get("Authorization"))
+			mu.Unlock()
 			return fmt.Sprintf("%s via %v", id.Name, act["sub"]), nil
 		}))
 	upAuth, err := oauth.New(ctx, &oauth.Options{Resource: upstreamResource, AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}}})
@@ -117,10 +126,29 @@ func TestFederationTokenExchange(t *testing.T) {
 		assert.Equal(t, "caller via gateway", text)
 	}
 	assert.Equal(t, 1, strings.Count(asLog.String(), "exchanged caller"), "one exchange per caller token: %s", asLog)
-	require.Len(t, seen, 2)
+	require.Equal(t, 2, calls())
+
+	// Calls at once with a new caller token wait for one exchange.
+	fresh := clientToken(t, issuer, "caller", "calc", gatewayResource)
+	many, err := client.New(gatewayResource, &client.Options{BearerToken: fresh})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			text, err := many.CallText(ctx, "up.Who_Am", nil)
+			assert.NoError(t, err)
+			assert.Equal(t, "caller via gateway", text)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 2, strings.Count(asLog.String(), "exchanged caller"), "one exchange for six calls at once: %s", asLog)
+	mu.Lock()
+	require.Len(t, seen, 8)
 	for _, h := range seen {
 		assert.NotEqual(t, "Bearer "+callerToken, h, "the caller's token never reaches the upstream")
+		assert.NotEqual(t, "Bearer "+fresh, h, "the caller's token never reaches the upstream")
 	}
+	mu.Unlock()
 
 	// The authorization server refuses the gateway: a tool error that is
 	// not retryable, naming the refusal for developers; it cannot be
@@ -134,7 +162,7 @@ func TestFederationTokenExchange(t *testing.T) {
 	var down *otc.ToolError
 	require.ErrorAs(t, err, &down)
 	assert.True(t, down.CanRetry)
-	assert.Len(t, seen, 2)
+	assert.Equal(t, 8, calls())
 
 	// A caller with an API key has no token to exchange: refused by the
 	// gateway, without a request upstream.
@@ -144,5 +172,5 @@ func TestFederationTokenExchange(t *testing.T) {
 	var te *otc.ToolError
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Message, "needs a token")
-	assert.Len(t, seen, 2)
+	assert.Equal(t, 8, calls())
 }
