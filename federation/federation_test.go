@@ -32,8 +32,9 @@ type echoIn struct {
 }
 
 // origin is an otc server that the tests federate: Calculator.Add (which
-// counts its runs), Echo.Say, Slow.Wait (which reports progress and waits
-// for its context) and Echo.Caller (which says which call id it got).
+// counts its runs and keeps the call ids it got), Echo.Say and Slow.Wait
+// (which reports progress and waits for its context). It keeps the headers
+// of every request.
 type origin struct {
 	url   string
 	reg   *otc.Registry

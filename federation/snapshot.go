@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -171,14 +172,16 @@ func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error 
 	u.mu.Lock()
 	u.reached, u.lastErr, u.readAt = true, "", time.Now()
 	u.mu.Unlock()
-	var gone, changed []string
+	var out []string // gone or changed: out of the registry
+	changed := map[string]bool{}
 	for id, was := range old.byID {
 		now, ok := next[id]
 		switch {
 		case !ok:
-			gone = append(gone, id)
+			out = append(out, id)
 		case !samePrints(was, now):
-			changed = append(changed, id)
+			out = append(out, id)
+			changed[id] = true
 		}
 	}
 	var skipped []string
@@ -192,21 +195,17 @@ func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error 
 			kept.byID[id] = append(kept.byID[id], rt)
 		}
 	}
-	ids := slices.Sorted(func(yield func(string) bool) {
-		for id := range next {
-			if !yield(id) {
-				return
-			}
-		}
-	})
+	ids := slices.Sorted(maps.Keys(next))
+	// New tools first, then out with the gone and changed ones, then the
+	// changed ones in again: a tool is unknown only between the last two.
 	for _, id := range ids {
 		if _, ours := old.byID[id]; !ours {
 			register(id)
 		}
 	}
-	f.reg.Remove(append(gone, changed...)...)
+	f.reg.Remove(out...)
 	for _, id := range ids {
-		if slices.Contains(changed, id) {
+		if changed[id] {
 			register(id)
 		} else if was, ours := old.byID[id]; ours {
 			kept.byID[id] = was

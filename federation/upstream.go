@@ -112,7 +112,7 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			report(nil)
 		}
 		every := u.cfg.Refresh
-		if u.main.Load() != nil && u.main.Load().Format() == client.FormatMCP {
+		if cl := u.main.Load(); cl != nil && cl.Format() == client.FormatMCP {
 			every *= 10
 		}
 		if err != nil {
