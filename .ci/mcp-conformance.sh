@@ -296,19 +296,28 @@ summary=()
 total_passed=0
 start_time=$SECONDS
 
-run_suite() {
-  local version="$1"
-  shift
-  local scenario dir out rc checks verdict passed nfail nwarn nskip details
+# run_scenarios runs the suite's scenarios for one side ("server", against
+# $url, or "client", running the conformance client) at one spec version,
+# and records each outcome in failed, summary and total_passed.
+run_scenarios() {
+  local side="$1" version="$2"
+  shift 2
+  local scenario dir out rc checks verdict passed nfail nwarn nskip details label prefix allowed
   local spec=(--spec-version "$version")
   [[ "$version" == extension ]] && spec=() # extension scenarios: see above
-  log "spec version $version: ${#@} scenarios"
+  local target=(--url "$url")
+  label="$version" prefix=""
+  if [[ "$side" == client ]]; then
+    target=(--command "$tmp/conformance-client")
+    label="client $version" prefix="client-"
+  fi
+  log "$label: ${#@} scenarios"
   for scenario in "$@"; do
-    dir="$results/$version/$scenario"
-    out="$results/$version/$scenario.log"
+    dir="$results/$prefix$version/$scenario"
+    out="$results/$prefix$version/$scenario.log"
     mkdir -p "$dir"
     rc=0
-    node "$suite_js" server --url "$url" --scenario "$scenario" \
+    node "$suite_js" "$side" "${target[@]}" --scenario "$scenario" \
       "${spec[@]}" --output-dir "$dir" >"$out" 2>&1 || rc=$?
     checks="$(find "$dir" -name checks.json -print -quit)"
     if [[ -z "$checks" ]]; then
@@ -318,31 +327,34 @@ run_suite() {
         details="      no checks.json produced (exit $rc); last lines of output:"$'\n'"$(tail -n 15 "$out" | sed 's/^/        /')"
       fi
       printf '  FAIL %-40s no results\n%s\n' "$scenario" "$details"
-      failed+=("$version $scenario")
-      summary+=("$(printf '%-11s %-38s %s' "$version" "$scenario" "no results")")
+      failed+=("$label $scenario")
+      summary+=("$(printf '%-18s %-38s %s' "$label" "$scenario" "no results")")
       continue
     fi
-    details="$(ALLOWED_WARNING_IDS="${ALLOWED_WARNINGS[$scenario]:-}" summarize "$checks")"
+    allowed=""
+    [[ "$side" == server ]] && allowed="${ALLOWED_WARNINGS[$scenario]:-}"
+    details="$(ALLOWED_WARNING_IDS="$allowed" summarize "$checks")"
     read -r verdict passed nfail nwarn nskip <<<"$(head -n 1 <<<"$details")"
     if [[ "$verdict" == ok && "$rc" -ne 0 ]]; then
       verdict=fail # the suite itself reported failure
     fi
     total_passed=$((total_passed + passed))
-    summary+=("$(printf '%-11s %-38s %3d passed %2d failed %2d warnings %2d skipped' \
-      "$version" "$scenario" "$passed" "$nfail" "$nwarn" "$nskip")")
+    summary+=("$(printf '%-18s %-38s %3d passed %2d failed %2d warnings %2d skipped' \
+      "$label" "$scenario" "$passed" "$nfail" "$nwarn" "$nskip")")
     if [[ "$verdict" == ok ]]; then
       printf '  ok   %-40s %d passed, %d skipped, %d warnings\n' "$scenario" "$passed" "$nskip" "$nwarn"
     else
       printf '  FAIL %-40s %d passed, %d failed, %d warnings (exit %d)\n' "$scenario" "$passed" "$nfail" "$nwarn" "$rc"
       tail -n +2 <<<"$details"
-      failed+=("$version $scenario")
+      [[ "$side" == client ]] && grep 'conformance client:' "$out" | head -n 3 | sed 's/^/        /'
+      failed+=("$label $scenario")
     fi
   done
 }
 
-run_suite 2025-11-25 "${SCENARIOS_2025_11_25[@]}"
-run_suite 2026-07-28 "${SCENARIOS_2026_07_28[@]}"
-run_suite extension "${SCENARIOS_EXTENSION[@]}"
+run_scenarios server 2025-11-25 "${SCENARIOS_2025_11_25[@]}"
+run_scenarios server 2026-07-28 "${SCENARIOS_2026_07_28[@]}"
+run_scenarios server extension "${SCENARIOS_EXTENSION[@]}"
 
 # --- 3b. The baseline: what a tools server cannot pass --------------------
 
@@ -386,47 +398,10 @@ check_baseline extension
 
 # --- 3c. The client scenarios -------------------------------------------------
 
-run_client() {
-  local version="$1"
-  shift
-  local scenario dir out rc checks verdict passed nfail nwarn nskip details
-  local spec=(--spec-version "$version")
-  [[ "$version" == extension ]] && spec=()
-  log "client, spec version $version: ${#@} scenarios"
-  for scenario in "$@"; do
-    dir="$results/client-$version/$scenario"
-    out="$results/client-$version/$scenario.log"
-    mkdir -p "$dir"
-    rc=0
-    node "$suite_js" client --command "$tmp/conformance-client" --scenario "$scenario" \
-      "${spec[@]}" --output-dir "$dir" >"$out" 2>&1 || rc=$?
-    checks="$(find "$dir" -name checks.json -print -quit)"
-    if [[ -z "$checks" ]]; then
-      printf '  FAIL %-40s no results (exit %d):\n' "$scenario" "$rc"
-      tail -n 15 "$out" | sed 's/^/        /'
-      failed+=("client $version $scenario")
-      continue
-    fi
-    details="$(summarize "$checks")"
-    read -r verdict passed nfail nwarn nskip <<<"$(head -n 1 <<<"$details")"
-    [[ "$verdict" == ok && "$rc" -ne 0 ]] && verdict=fail
-    total_passed=$((total_passed + passed))
-    summary+=("$(printf 'client %-11s %-38s %3d passed %2d failed %2d warnings' "$version" "$scenario" "$passed" "$nfail" "$nwarn")")
-    if [[ "$verdict" == ok ]]; then
-      printf '  ok   %-40s %d passed\n' "$scenario" "$passed"
-    else
-      printf '  FAIL %-40s %d passed, %d failed, %d warnings (exit %d)\n' "$scenario" "$passed" "$nfail" "$nwarn" "$rc"
-      tail -n +2 <<<"$details"
-      grep 'conformance client:' "$out" | head -n 3 | sed 's/^/        /'
-      failed+=("client $version $scenario")
-    fi
-  done
-}
-
-run_client 2025-06-18 "${CLIENT_2025_06_18[@]}"
-run_client 2025-11-25 "${CLIENT_2025_11_25[@]}"
-run_client 2026-07-28 "${CLIENT_2026_07_28[@]}"
-run_client extension "${CLIENT_EXTENSION[@]}"
+run_scenarios client 2025-06-18 "${CLIENT_2025_06_18[@]}"
+run_scenarios client 2025-11-25 "${CLIENT_2025_11_25[@]}"
+run_scenarios client 2026-07-28 "${CLIENT_2026_07_28[@]}"
+run_scenarios client extension "${CLIENT_EXTENSION[@]}"
 
 # The client's baseline: each scenario in it must still fail, at the
 # version it belongs to.
