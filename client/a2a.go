@@ -418,17 +418,7 @@ func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 // call sends a message calling the tool, and follows the task that
 // answers it, if any, to its end.
 func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
-	a, err := w.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if a.elsewhere != nil {
-		return nil, a.elsewhere
-	}
-	if o := k.opts; len(o.Secrets) > 0 || o.UserID != "" || len(o.Authorization) > 0 {
-		return nil, errors.New("A2A carries no secrets, user id or provider tokens: call the tool over OTC or MCP")
-	}
-	parts, err := w.parts(a, k)
+	a, parts, err := w.message(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +427,26 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 		return nil, err
 	}
 	return w.follow(ctx, a, k, t)
+}
+
+// message is the agent and the parts of the message that makes call k,
+// or why there can be none.
+func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []any, error) {
+	a, err := w.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.elsewhere != nil {
+		return nil, nil, a.elsewhere
+	}
+	if o := k.opts; len(o.Secrets) > 0 || o.UserID != "" || len(o.Authorization) > 0 {
+		return nil, nil, errors.New("A2A carries no secrets, user id or provider tokens: call the tool over OTC or MCP")
+	}
+	parts, err := w.parts(a, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, parts, nil
 }
 
 // parts are the parts of a message calling the tool: a data part

@@ -672,6 +672,9 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Res
 				detached.ID, detached.poll = head.TaskID, first
 				return nil, nil
 			}
+			if f := k.opts.Progress; f != nil {
+				f(Progress{TaskID: head.TaskID, State: head.Status}) // named before its first poll
+			}
 			raw, err := s.awaitTask(ctx, k, head.TaskID, first, time.Duration(head.PollIntervalMs)*time.Millisecond)
 			if err != nil {
 				return nil, err
@@ -700,6 +703,9 @@ func (c *Client) answerAll(ctx context.Context, reqs map[string]json.RawMessage)
 			return nil, fmt.Errorf("input request %q: %w", truncate(key, 64), err)
 		}
 		res, rerr := c.answer(ctx, r.Method, r.Params)
+		if rerr != nil && ctx.Err() != nil {
+			return nil, ctx.Err() // the call ended while its handler answered
+		}
 		if rerr != nil {
 			return nil, fmt.Errorf("the tool asked for %s, and the client cannot answer: %s (set a handler in Options.Handlers)", truncate(r.Method, 64), rerr.Message)
 		}
@@ -711,7 +717,7 @@ func (c *Client) answerAll(ctx context.Context, reqs map[string]json.RawMessage)
 // awaitTask polls task id until it ends, answering its questions, and
 // returns its result. When ctx ends, the task is cancelled.
 func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, poll time.Duration) (json.RawMessage, error) {
-	wait := first
+	wait := min(first, maxPoll)
 	for {
 		poll = min(max(poll, minPoll), maxPoll)
 		if err := sleep(ctx, wait); err != nil {
@@ -758,6 +764,9 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 				return nil, s.cancelTask(ctx, id, err)
 			}
 			if err := s.request(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, nil); err != nil {
+				if ctx.Err() != nil {
+					return nil, s.cancelTask(ctx, id, err)
+				}
 				return nil, err
 			}
 			wait = 0

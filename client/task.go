@@ -151,14 +151,7 @@ func (t *Task) Cancel(ctx context.Context) error {
 // start sends the message with the agent asked to answer at once: a
 // task is handed back as it is.
 func (w *a2aWire) start(ctx context.Context, k *call) (*Task, error) {
-	a, err := w.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if a.elsewhere != nil {
-		return nil, a.elsewhere
-	}
-	parts, err := w.parts(a, k)
+	a, parts, err := w.message(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +186,9 @@ func (w *a2aWire) wait(ctx context.Context, t *Task) (*Result, error) {
 	}
 	at, err := w.get(ctx, a, t.ID)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, w.abandon(ctx, a, t.ID, err)
+		}
 		return nil, err
 	}
 	if t.k.opts.CallID == "" {

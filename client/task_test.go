@@ -100,6 +100,18 @@ func TestTasks(t *testing.T) {
 		})
 	}
 
+	t.Run("a2a_carries_no_secrets", func(t *testing.T) {
+		// Start refuses what A2A cannot carry, as Call does, before any
+		// message is sent.
+		root, _, _ := taskServer(t)
+		c, err := client.New(root+mount.PrefixA2A, &client.Options{Format: client.FormatA2A})
+		require.NoError(t, err)
+		_, err = c.Start(t.Context(), "Job_Run", map[string]any{"n": 1}, &client.CallOptions{Secrets: []otc.ToolSecret{{ID: "KEY", Value: "v"}}})
+		assert.ErrorContains(t, err, "A2A carries no secrets")
+		_, err = c.Start(t.Context(), "Job_Run", map[string]any{"n": 1}, &client.CallOptions{UserID: "u-1"})
+		assert.ErrorContains(t, err, "A2A carries no secrets")
+	})
+
 	t.Run("otc", func(t *testing.T) {
 		root, release, _ := taskServer(t)
 		close(release)

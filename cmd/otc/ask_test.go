@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -34,14 +37,26 @@ type nameForm struct {
 	Name string `json:"name" jsonschema:"description=Your name."`
 }
 
-// askFixture serves tools that ask, and tools that run as tasks.
+// askFixture serves tools that ask, and tools that run as tasks, over
+// MCP (at url) and A2A (at a2a).
 type askFixture struct {
-	url     string
-	polls   atomic.Int32    // tasks/get requests
-	cancels atomic.Int32    // tasks/cancel requests
-	stopped chan error      // how Job.Forever ended
-	started chan struct{}   // Job.Forever runs
-	answers chan refundForm // what Shop.Refund was told
+	url, a2a string
+	polls    atomic.Int32    // tasks/get and GetTask requests
+	cancels  atomic.Int32    // tasks/cancel and CancelTask requests
+	stopped  chan error      // how Job.Forever ended
+	started  chan struct{}   // Job.Forever runs
+	answers  chan refundForm // what Shop.Refund was told
+	// hold, when set, is closed by the next read of a task (tasks/get,
+	// GetTask), which then waits for its client to give up.
+	hold atomic.Pointer[chan struct{}]
+}
+
+// holdNextPoll makes the next read of a task wait until its client gives
+// up, and returns a channel closed once the read is held.
+func (f *askFixture) holdNextPoll() <-chan struct{} {
+	held := make(chan struct{})
+	f.hold.Store(&held)
+	return held
 }
 
 func serveAsking(t *testing.T) *askFixture {
@@ -93,18 +108,38 @@ func serveAsking(t *testing.T) *askFixture {
 		f.stopped <- ctx.Err()
 		return "", ctx.Err()
 	}))
-	h := mcp.NewHandler(reg, &mcp.Options{Tasks: &tasks.Options{PollInterval: 100 * time.Millisecond}})
+	mux := http.NewServeMux()
+	mount.All(mux, reg, &mount.Options{
+		MCP: &mcp.Options{Tasks: &tasks.Options{PollInterval: 100 * time.Millisecond}},
+		A2A: &a2a.Options{Tasks: &tasks.Options{}},
+	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Header.Get("Mcp-Method") {
+		method := r.Header.Get("Mcp-Method")
+		if strings.HasPrefix(r.URL.Path, mount.PrefixA2A) && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct{ Method string }
+			_ = json.Unmarshal(body, &m)
+			method = map[string]string{"GetTask": "tasks/get", "CancelTask": "tasks/cancel"}[m.Method]
+		}
+		switch method {
 		case "tasks/get":
 			f.polls.Add(1)
+			if held := f.hold.Swap(nil); held != nil {
+				close(*held)
+				// Read to the end, so that the server sees the client
+				// go away and ends the request's context.
+				_, _ = io.Copy(io.Discard, r.Body)
+				<-r.Context().Done()
+				return
+			}
 		case "tasks/cancel":
 			f.cancels.Add(1)
 		}
-		h.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	f.url = srv.URL
+	f.url, f.a2a = srv.URL+mount.PrefixMCP, srv.URL+mount.PrefixA2A
 	return f
 }
 
@@ -229,31 +264,95 @@ func TestCallTask(t *testing.T) {
 		assert.Contains(t, errOut, "otc call: the tool asked its user a question (\"Who runs this job?\"), and otc cannot answer: standard input is not a terminal")
 		assert.Equal(t, before+1, f.cancels.Load(), "the task is cancelled rather than left waiting")
 	})
-	t.Run("interrupted", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			<-f.started
-			time.Sleep(150 * time.Millisecond)
-			cancel() // Ctrl-C
-		}()
-		code, out, errOut := otcTerm(ctx, terminalFeatures{}, "", "call", "--mcp", "--task", url, "Job_Forever")
-		assert.Equal(t, exitInterrupted, code)
-		assert.Empty(t, out)
-		assert.Regexp(t, `otc call: interrupted; task [0-9a-f-]{36} cancelled\n$`, errOut)
-		assert.ErrorIs(t, recvOrFail(t, f.stopped), context.Canceled, "tasks/cancel stopped the tool")
-	})
 	t.Run("not_a_task_tool", func(t *testing.T) {
 		code, out, errOut := otcTerm(context.Background(), onTerminal, "d\n", "call", "--mcp", "--task", url, "Shop_Refund")
 		require.Equal(t, exitOK, code, errOut)
 		assert.Equal(t, "not refunded (decline)\n", out, "a tool that runs no task answers at 2026-07-28 in rounds")
 		recvOrFail(t, f.answers)
 	})
-	t.Run("needs_mcp", func(t *testing.T) {
+	t.Run("needs_mcp_or_a2a", func(t *testing.T) {
 		// An OTC server: --task has no meaning there.
 		code, _, errOut := otcTerm(context.Background(), terminalFeatures{}, "", "call", "--task", serveTools(t, ""), "Calculator.Add", "a=1", "b=2")
 		assert.Equal(t, exitBadInput, code)
-		assert.Contains(t, errOut, "--task is for MCP servers")
+		assert.Contains(t, errOut, "--task is for MCP servers and A2A agents")
 	})
+}
+
+// TestCallTaskInterrupted: Ctrl-C at any moment of a task's life, over
+// MCP and A2A, cancels the task, says so and exits 130. Each interrupt
+// lands on an event, not after a sleep: once the task is named, inside
+// the first read of the task (held by the server until the client gives
+// up), and while the user is asked a question.
+func TestCallTaskInterrupted(t *testing.T) {
+	f := serveAsking(t)
+	for _, format := range []struct{ flag, url string }{{"--mcp", f.url}, {"--a2a", f.a2a}} {
+		// run runs otc call --task on tool, interrupted when at(cancel)
+		// calls cancel.
+		run := func(t *testing.T, tool string, in io.Reader, at func(e *cli, cancel func())) (int, string, string) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errOut bytes.Buffer
+			e := &cli{stdin: in, stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, term: onTerminal}
+			at(e, cancel)
+			code := e.call(ctx, []string{"--task", format.flag, format.url, tool})
+			return code, out.String(), errOut.String()
+		}
+		// cancelled asserts the outcome of an interrupted call whose task
+		// was cancelled at its server.
+		cancelled := func(t *testing.T, code int, out, errOut string, cancels int32) {
+			t.Helper()
+			assert.Equal(t, exitInterrupted, code, errOut)
+			assert.Empty(t, out)
+			assert.Regexp(t, `otc call: interrupted; task [0-9a-zA-Z-]+ cancelled\n$`, errOut)
+			assert.Equal(t, cancels+1, f.cancels.Load(), "the task was cancelled at its server, once")
+		}
+		t.Run(format.flag[2:], func(t *testing.T) {
+			t.Run("once_named", func(t *testing.T) {
+				before := f.cancels.Load()
+				code, out, errOut := run(t, "Job_Forever", strings.NewReader(""), func(e *cli, cancel func()) {
+					e.taskNamed = func(string) { cancel() }
+				})
+				cancelled(t, code, out, errOut, before)
+				assert.ErrorIs(t, recvOrFail(t, f.stopped), context.Canceled, "cancelling stopped the tool")
+				recvOrFail(t, f.started)
+			})
+			t.Run("in_the_first_poll", func(t *testing.T) {
+				before, polls := f.cancels.Load(), f.polls.Load()
+				code, out, errOut := run(t, "Job_Forever", strings.NewReader(""), func(_ *cli, cancel func()) {
+					held := f.holdNextPoll()
+					go func() { <-held; cancel() }()
+				})
+				cancelled(t, code, out, errOut, before)
+				assert.Equal(t, polls+1, f.polls.Load(), "interrupted in the first poll, which was the only one")
+				assert.ErrorIs(t, recvOrFail(t, f.stopped), context.Canceled, "cancelling stopped the tool")
+				recvOrFail(t, f.started)
+			})
+			t.Run("while_asking", func(t *testing.T) {
+				before := f.cancels.Load()
+				asked := make(chan struct{})
+				in := &blockingReader{reading: asked, end: make(chan struct{})}
+				t.Cleanup(func() { close(in.end) })
+				code, out, errOut := run(t, "Job_Ask", in, func(_ *cli, cancel func()) {
+					go func() { <-asked; cancel() }()
+				})
+				cancelled(t, code, out, errOut, before)
+				assert.Contains(t, errOut, "The tool asks: Who runs this job?")
+			})
+		})
+	}
+}
+
+// blockingReader is a terminal whose user never answers: its first Read
+// closes reading, and every Read waits until the test ends.
+type blockingReader struct {
+	reading, end chan struct{}
+	once         sync.Once
+}
+
+func (r *blockingReader) Read([]byte) (int, error) {
+	r.once.Do(func() { close(r.reading) })
+	<-r.end
+	return 0, io.EOF
 }
 
 // TestCallSamplingDeclined: a server that sends a sampling request on the

@@ -78,8 +78,9 @@ type server interface {
 	// server has no such tool.
 	describe(ctx context.Context, tool string) (def otc.ToolDefinition, found bool, err error)
 	// call returns the tool's value, or its error as te; err for a call
-	// that did not reach the tool.
-	call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (value json.RawMessage, callID string, te *otc.ToolError, err error)
+	// that did not reach the tool. With d (--task), the call runs as a
+	// task, named to d as soon as the server hands it out.
+	call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions, d *taskDisplay) (value json.RawMessage, callID string, te *otc.ToolError, err error)
 }
 
 // protocolFlag is the flag that names the protocol, for hints: "--mcp ",
@@ -420,7 +421,7 @@ func (e *cli) call(ctx context.Context, args []string) int {
 	var callID, userID, inputFile string
 	var sec []string
 	var asTask bool
-	fs.BoolVar(&asTask, "task", false, "with --mcp: call at 2026-07-28 with the tasks extension, and poll a task to its end")
+	fs.BoolVar(&asTask, "task", false, "with --mcp or --a2a: run the call as a task and follow it to its end")
 	fs.StringVar(&callID, "call-id", "", "the call's id")
 	fs.StringVar(&userID, "user-id", "", "the user the call acts for")
 	fs.StringVar(&inputFile, "i", "", "read the input from FILE")
@@ -448,14 +449,14 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		}
 		opts.Secrets = append(opts.Secrets, otc.ToolSecret{ID: id, Value: value})
 	}
-	if asTask && o.as != formatMCP && o.as != formatStdio {
-		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers: give --mcp and the MCP endpoint's URL, or --stdio")
+	if asTask && o.as != formatMCP && o.as != formatStdio && o.as != formatA2A {
+		fmt.Fprintln(e.stderr, "otc call: --task is for MCP servers and A2A agents: give --mcp and the MCP endpoint's URL, --stdio, or --a2a and the agent's URL")
 		return exitBadInput
 	}
 	a := e.answerer(o.json)
 	srv, err := o.server(ctx, url, e.stderr, func(co *client.Options) {
 		co.Handlers = a.handlers()
-		if asTask {
+		if asTask && o.as != formatA2A {
 			co.MCPVersion, co.Tasks = mcpVersionTasks, true
 		}
 	})
@@ -476,13 +477,13 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		stop = sync.OnceFunc(e.spin("calling " + tool + "…"))
 		a.before = stop
 	}
-	value, gotID, te, err := srv.call(ctx, tool, input, &opts)
+	value, gotID, te, err := srv.call(ctx, tool, input, &opts, task)
 	stop()
 	switch {
 	case a.refused != nil:
 		fmt.Fprintf(e.stderr, "otc call: %v\n", a.refused)
 		return exitInput
-	case task != nil && task.id != "" && ctx.Err() != nil:
+	case ctx.Err() != nil && err != nil:
 		fmt.Fprintf(e.stderr, "otc call: %v\n", task.interrupted(err))
 		return exitInterrupted
 	case te != nil:

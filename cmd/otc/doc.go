@@ -30,7 +30,7 @@
 // answered something that is not the protocol; 5 "otc check" found a
 // failure; 6 the tool asked its user a question otc could not put (with
 // --json, or without a terminal on standard input); 130 interrupted
-// (Ctrl-C; with --task, after tasks/cancel).
+// (Ctrl-C; with --task, after cancelling the task).
 //
 // "otc gateway --config FILE" serves the tools of the upstreams a YAML
 // file names (OTC, REST, MCP over HTTP or as a process, A2A) from one
@@ -38,5 +38,6 @@
 // (package federation).
 //
 // Over MCP, "otc call" shows a tool's questions (elicitations) as prompts
-// on a terminal, and "otc call --mcp --task" polls a task to its end.
+// on a terminal, and "otc call --mcp --task" (or "--a2a --task") polls a
+// task to its end.
 package main

@@ -23,8 +23,8 @@ const (
 	// exitBusy: the server refused the call for now (a rate limit, a
 	// server too busy or going away); it says when to try again.
 	exitBusy = 7
-	// exitInterrupted: Ctrl-C ended the command (after tasks/cancel for
-	// otc call --task).
+	// exitInterrupted: Ctrl-C ended the command (after cancelling the
+	// task of otc call --task).
 	exitInterrupted = 130
 )
 
@@ -97,6 +97,9 @@ type cli struct {
 	getenv         func(string) string
 	term           terminalFeatures
 	in             *bufio.Reader // stdin, for prompts; made on first use
+	// taskNamed, when set, is called once a --task call's server has
+	// named its task: the moment tests interrupt a call at.
+	taskNamed func(id string)
 }
 
 // reader returns standard input, buffered once for every prompt.
@@ -163,6 +166,7 @@ Usage:
   otc tools URL [TOOL] [--json] [--mcp | --rest | --a2a]
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
   otc call --mcp --task URL TOOL [input] [options]
+  otc call --a2a --task URL SKILL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
   otc gateway --config FILE [--addr HOST:PORT]
@@ -199,7 +203,8 @@ Call options:
   --rest               URL is a REST tool API; tools are named by name
   --a2a                URL is an A2A agent; tools are its skills, by name
   --task               with --mcp: call at MCP 2026-07-28 with the tasks
-                       extension, and poll a task to its end (Ctrl-C
+                       extension; with --a2a: ask the agent for a task at
+                       once; then poll the task to its end (Ctrl-C
                        cancels it)
 
 Questions from the tool (MCP): a tool may ask its user something in the

@@ -43,8 +43,21 @@ func (r *remote) describe(ctx context.Context, tool string) (otc.ToolDefinition,
 	return d, ok, nil
 }
 
-func (r *remote) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions) (json.RawMessage, string, *otc.ToolError, error) {
-	res, err := r.c.Call(ctx, tool, input, opts)
+// call calls tool. With d, a --task call, it starts the task and names
+// it to d before it waits for the task's end, so that an interrupt at
+// any moment of the task's life knows which task it cancelled.
+func (r *remote) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions, d *taskDisplay) (json.RawMessage, string, *otc.ToolError, error) {
+	var res *client.Result
+	var err error
+	if d == nil {
+		res, err = r.c.Call(ctx, tool, input, opts)
+	} else {
+		var t *client.Task
+		if t, err = r.c.Start(ctx, tool, input, opts); err == nil {
+			d.named(t.ID)
+			res, err = t.Wait(ctx)
+		}
+	}
 	if te, ok := errors.AsType[*otc.ToolError](err); ok {
 		id := ""
 		if res != nil {

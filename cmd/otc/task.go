@@ -38,13 +38,35 @@ func (e *cli) answerer(jsonOut bool) *inputAnswerer {
 // handlers are the client's handlers of the questions a tool may ask:
 // an elicitation is put to the user (or refused, and the call ends with
 // exitInput). otc has no model and no roots, so it declares neither.
+//
+// A prompt ends when the call does (Ctrl-C while the user is asked): the
+// line being read is left to the exiting process.
 func (a *inputAnswerer) handlers() *client.Handlers {
-	return &client.Handlers{Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+	return &client.Handlers{Elicit: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
 		params, err := json.Marshal(req)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := a.elicit(params)
+		if !a.prompt {
+			_, err := a.elicit(params) // refuses at once, setting a.refused
+			return nil, err
+		}
+		type answer struct {
+			raw json.RawMessage
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			raw, err := a.elicit(params)
+			done <- answer{raw, err}
+		}()
+		var raw json.RawMessage
+		select {
+		case got := <-done:
+			raw, err = got.raw, got.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +114,20 @@ func (d *taskDisplay) show(p client.Progress) {
 	}
 }
 
+// named notes the task's id, which the server handed out ("" for a call
+// it answered at once).
+func (d *taskDisplay) named(id string) {
+	if id == "" {
+		return
+	}
+	d.mu.Lock()
+	d.id = id
+	d.mu.Unlock()
+	if f := d.e.taskNamed; f != nil {
+		f(id)
+	}
+}
+
 // clear clears the status line.
 func (d *taskDisplay) clear() {
 	d.mu.Lock()
@@ -102,17 +138,28 @@ func (d *taskDisplay) clear() {
 	}
 }
 
-// interrupted says how an interrupted call's task ended: cancelled, or
-// what cancelling it answered (err is the call's error, which joins the
-// failure to cancel).
+// interrupted says how an interrupted call ended: for a --task call
+// whose server named its task, that the task was cancelled, or what
+// cancelling it answered (err is the call's error, which joins the
+// failure to cancel to the interruption). d may be nil: a call without
+// --task.
 func (d *taskDisplay) interrupted(err error) string {
+	if d == nil {
+		return "interrupted"
+	}
+	d.mu.Lock()
+	id := d.id
+	d.mu.Unlock()
+	if id == "" {
+		return "interrupted before the server named a task"
+	}
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
 		for _, e := range joined.Unwrap() {
 			if !errors.Is(e, context.Canceled) {
-				return "interrupted; cancelling task " + d.id + " failed: " + e.Error()
+				return "interrupted; cancelling task " + id + " failed: " + e.Error()
 			}
 		}
 	}
-	return "interrupted; task " + d.id + " cancelled"
+	return "interrupted; task " + id + " cancelled"
 }
