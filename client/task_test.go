@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,6 +100,48 @@ func TestTasks(t *testing.T) {
 			require.Error(t, err, "a cancelled task has no value")
 		})
 	}
+
+	t.Run("progress_names_the_task_first", func(t *testing.T) {
+		// A call's Progress hears of its MCP task when the server hands
+		// it out, before the first tasks/get.
+		reg := otc.NewRegistry(nil)
+		release := make(chan struct{})
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Run", Version: "1.0.0", Description: "Runs a job.", Tasks: otc.TasksOptional},
+			func(ctx context.Context, _ struct{}) (string, error) {
+				select {
+				case <-release:
+					return "done", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}))
+		mux := http.NewServeMux()
+		mount.All(mux, reg, nil)
+		var polls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Mcp-Method") == "tasks/get" {
+				polls.Add(1)
+			}
+			mux.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		c, err := client.New(srv.URL+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, Tasks: true})
+		require.NoError(t, err)
+		var first *client.Progress
+		var pollsAtFirst int32
+		res, err := c.Call(t.Context(), "Job_Run", nil, &client.CallOptions{Progress: func(p client.Progress) {
+			if first == nil {
+				first, pollsAtFirst = &p, polls.Load()
+				close(release)
+			}
+		}})
+		require.NoError(t, err)
+		assert.JSONEq(t, `"done"`, string(res.Value))
+		require.NotNil(t, first)
+		assert.NotEmpty(t, first.TaskID)
+		assert.Equal(t, "working", first.State)
+		assert.Zero(t, pollsAtFirst, "named before the first tasks/get")
+	})
 
 	t.Run("a2a_carries_no_secrets", func(t *testing.T) {
 		// Start refuses what A2A cannot carry, as Call does, before any
