@@ -1,9 +1,15 @@
-.PHONY: test lint bench bench-peers bench-deploy fuzz run chaos chaos-short
+.PHONY: test test-loaded lint bench bench-peers bench-deploy fuzz run chaos chaos-short
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
 test:
 	go test -race work
+
+# The test command three times in a row while busy loops keep every core
+# busy (.ci/test-loaded.sh): what a test that waits for time rather than
+# for its event cannot pass. About three times as long as make test.
+test-loaded:
+	bash .ci/test-loaded.sh
 
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
