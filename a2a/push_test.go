@@ -348,6 +348,8 @@ func TestPushWebhookChecked(t *testing.T) {
 		"http://169.254.169.254/latest/meta-data/", "http://[::ffff:127.0.0.1]:" + port + "/", "http://[64:ff9b::a9fe:a9fe]/",
 		"http://[fe80::1]/", "http://0.0.0.0:" + port + "/", "http://evil.example:" + port + "/", "http://meta.example/", "http://v6.example/",
 		"http://nowhere.example/",
+		"http://[::ffff:0:127.0.0.1]:" + port + "/", "http://[::ffff:0:169.254.169.254]/", // IPv4-translated
+		"http://[2001:db8::1]/", "http://[3fff::1]/", "http://[2001:2::1]/", "http://[2001:20::1]/", "http://192.31.196.1/", "http://[5f00::1]/",
 	} {
 		r := s.rpcAs(t, "alice", "CreateTaskPushNotificationConfig", `{"taskId":"`+task+`","url":"`+u+`"}`)
 		require.NotNil(t, r.Error, u)

@@ -2,7 +2,8 @@
 // names (webhooks) off the networks the server alone can reach: loopback,
 // private and link-local networks, cloud metadata addresses, and the
 // reserved and special-purpose ranges, however the address is written
-// (an IPv4 address in IPv6 form, a NAT64 or 6to4 address embedding one).
+// (an IPv4 address in IPv6 form, mapped or translated, a NAT64 or 6to4
+// address embedding one).
 //
 // A URL is checked when it is given ([Guard.CheckURL], resolving a DNS
 // name), and the address of each connection again when it is dialled
@@ -27,31 +28,42 @@ import (
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
-		"0.0.0.0/8",       // this network
-		"10.0.0.0/8",      // private
-		"100.64.0.0/10",   // shared address space (carrier NAT; some clouds' metadata)
-		"127.0.0.0/8",     // loopback
-		"169.254.0.0/16",  // link-local, with the cloud metadata address
-		"172.16.0.0/12",   // private
-		"192.0.0.0/24",    // IETF protocol assignments
-		"192.0.2.0/24",    // documentation
-		"192.88.99.0/24",  // 6to4 relay anycast
-		"192.168.0.0/16",  // private
-		"198.18.0.0/15",   // benchmarking
-		"198.51.100.0/24", // documentation
-		"203.0.113.0/24",  // documentation
-		"224.0.0.0/4",     // multicast
-		"240.0.0.0/4",     // reserved, and broadcast
-		"::/128",          // unspecified
-		"::1/128",         // loopback
-		"::/96",           // IPv4-compatible (deprecated)
-		"100::/64",        // discard
-		"2001::/32",       // Teredo
-		"2001:db8::/32",   // documentation
-		"fc00::/7",        // unique local, with fd00:ec2::254 (a cloud metadata address)
-		"fe80::/10",       // link-local
-		"fec0::/10",       // site-local (deprecated)
-		"ff00::/8",        // multicast
+		"0.0.0.0/8",         // this network
+		"10.0.0.0/8",        // private
+		"100.64.0.0/10",     // shared address space (carrier NAT; some clouds' metadata)
+		"127.0.0.0/8",       // loopback
+		"169.254.0.0/16",    // link-local, with the cloud metadata address
+		"172.16.0.0/12",     // private
+		"192.0.0.0/24",      // IETF protocol assignments
+		"192.0.2.0/24",      // documentation
+		"192.88.99.0/24",    // 6to4 relay anycast
+		"192.168.0.0/16",    // private
+		"192.31.196.0/24",   // AS112 (RFC 7535)
+		"192.175.48.0/24",   // AS112 direct delegation (RFC 7534)
+		"198.18.0.0/15",     // benchmarking
+		"198.51.100.0/24",   // documentation
+		"203.0.113.0/24",    // documentation
+		"224.0.0.0/4",       // multicast
+		"240.0.0.0/4",       // reserved, and broadcast
+		"::/128",            // unspecified
+		"::1/128",           // loopback
+		"::/96",             // IPv4-compatible (deprecated)
+		"100::/64",          // discard
+		"100:0:0:1::/64",    // dummy prefix (RFC 9780)
+		"2001::/32",         // Teredo
+		"2001:2::/48",       // benchmarking
+		"2001:4:112::/48",   // AS112
+		"2001:10::/28",      // ORCHID (deprecated)
+		"2001:20::/28",      // ORCHIDv2
+		"2001:30::/28",      // DRIP entity tags
+		"2001:db8::/32",     // documentation
+		"2620:4f:8000::/48", // AS112 direct delegation
+		"3fff::/20",         // documentation (RFC 9637)
+		"5f00::/16",         // SRv6 SIDs (RFC 9602)
+		"fc00::/7",          // unique local, with fd00:ec2::254 (a cloud metadata address)
+		"fe80::/10",         // link-local
+		"fec0::/10",         // site-local (deprecated)
+		"ff00::/8",          // multicast
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
@@ -61,9 +73,10 @@ var blocked = func() []netip.Prefix {
 // Embedding ranges: an IPv6 address that carries an IPv4 one is checked
 // as that IPv4 address too.
 var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Ext  = netip.MustParsePrefix("64:ff9b:1::/48")
-	sixToFour = netip.MustParsePrefix("2002::/16")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (RFC 6145)
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Ext   = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
 )
 
 // ErrBlocked is the error of an address the guard refuses.
@@ -104,14 +117,15 @@ func (g *Guard) CheckAddr(addr netip.Addr) error {
 	return nil
 }
 
-// embedded is the IPv4 address a NAT64 or 6to4 address carries.
+// embedded is the IPv4 address an IPv4-translated, NAT64 or 6to4 address
+// carries.
 func embedded(a netip.Addr) (netip.Addr, bool) {
 	if !a.Is6() {
 		return netip.Addr{}, false
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a), nat64Ext.Contains(a):
+	case translated.Contains(a), nat64.Contains(a), nat64Ext.Contains(a):
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
 	case sixToFour.Contains(a):
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true

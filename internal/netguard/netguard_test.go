@@ -27,12 +27,18 @@ func TestCheckAddr(t *testing.T) {
 		"2002:7f00:1::1", "2002:c0a8:101::1", // 6to4 of loopback, 192.168.1.1
 		"::127.0.0.1", // IPv4-compatible
 		"fe80::1%eth0",
+		"::ffff:0:127.0.0.1", "::ffff:0:169.254.169.254", "::ffff:0:10.0.0.1", // IPv4-translated
+		"2001:db8::1", "3fff::1", // documentation
+		"198.18.0.1", "2001:2::1", // benchmarking
+		"2001:20::1", "2001:10::1", // ORCHIDv2, ORCHID
+		"192.31.196.1", "192.175.48.1", "2001:4:112::1", "2620:4f:8000::1", // AS112
+		"5f00::1", // SRv6
 	} {
 		a := netip.MustParseAddr(s)
 		err := g.CheckAddr(a)
 		assert.ErrorIs(t, err, ErrBlocked, s)
 	}
-	for _, s := range []string{"8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8"} {
+	for _, s := range []string{"8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8", "::ffff:0:8.8.8.8"} {
 		assert.NoError(t, g.CheckAddr(netip.MustParseAddr(s)), s)
 	}
 	g.Allowed = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
