@@ -172,10 +172,21 @@ func (st *stdioConn) write(body []byte) error {
 	default:
 	}
 	if _, err := st.stdin.Write(append(body, '\n')); err != nil {
+		// A broken pipe is most often a process that exited: once its
+		// output has ended too, say why it did.
+		select {
+		case <-st.done:
+			return st.ended()
+		case <-time.After(stdioExitWait):
+		}
 		return fmt.Errorf("writing to the server process: %w", err)
 	}
 	return nil
 }
+
+// stdioExitWait bounds the wait, after a write to the process failed, for
+// its output to end, so that the error says why it exited.
+const stdioExitWait = 5 * time.Second
 
 func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, id int64, _, _ string, body []byte) ([]byte, error) {
 	ch := make(chan []byte, 1)
