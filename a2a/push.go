@@ -62,9 +62,16 @@ type PushOptions struct {
 	// Timeout bounds each try. Zero or less means DefaultPushTimeout.
 	Timeout time.Duration
 	// MaxPending caps the webhooks with deliveries waiting or under way:
-	// past it a new delivery is dropped, with a log line. Zero or less
-	// means DefaultMaxPushPending.
+	// past it a new delivery is dropped, with a log line. One caller's
+	// webhooks, and one webhook host's, take a tenth of it at most, so
+	// that a few callers' slow webhooks cannot take the others' place.
+	// Zero or less means DefaultMaxPushPending.
 	MaxPending int
+	// MaxInFlight caps the posts under way at once (the others wait
+	// their turn), an eighth of them at most to one webhook host. Each
+	// costs little memory: its answer's headers are read up to 16 KiB,
+	// its body up to 4 KiB. Zero or less means DefaultMaxPushInFlight.
+	MaxInFlight int
 
 	// lookup, when set, resolves webhook hosts (tests).
 	lookup func(context.Context, string) ([]netip.Addr, error)
@@ -77,6 +84,7 @@ const (
 	DefaultPushAttempts     = 5
 	DefaultPushTimeout      = 10 * time.Second
 	DefaultMaxPushPending   = 1000
+	DefaultMaxPushInFlight  = 64
 )
 
 // Bounds of a push notification configuration.

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,14 @@ import (
 // webhook, the oldest waiting is dropped (each carries the whole task, so
 // the newest says all), and a delivery that failed is not tried again
 // once a newer one waits.
+//
+// What one caller can make the agent spend is its share: the webhooks
+// with deliveries pending (MaxPending) are shared out, a tenth at most to
+// one caller and a tenth to one webhook host, and the posts under way
+// (MaxInFlight) too, an eighth at most to one host, so that slow webhooks
+// of a few callers cannot take the others' place. A post's answer costs
+// little: its headers are bounded (netguard's transport) and its body
+// read up to maxPushAnswer.
 
 // jwksPath is where the handler publishes the keys that sign deliveries.
 const jwksPath = "/.well-known/jwks.json"
@@ -53,26 +62,45 @@ type pusher struct {
 	maxPerTask   int
 	maxPerCaller int
 	maxPending   int
+	maxInFlight  int
 	// backoff is the first wait between tries (tests shorten it).
 	backoff time.Duration
 
-	mu    sync.Mutex
-	lanes map[string]*pushLane // by task id and configuration id
+	mu      sync.Mutex
+	lanes   map[string]*pushLane // by task id and configuration id
+	byOwner map[string]int       // lanes by the caller of their task
+	byHost  map[string]int       // lanes by webhook host
+	posting map[string]int       // posts under way by webhook host
+	posts   int                  // posts under way
+	slot    *sync.Cond           // signalled when a post ends
 }
 
 // pushLane is one webhook's deliveries waiting behind the one under way
 // (its goroutine runs while the lane exists).
 type pushLane struct {
-	waiting []*pushDelivery
+	waiting     []*pushDelivery
+	owner, host string
 }
 
 // maxLaneWaiting bounds the deliveries waiting for one webhook.
 const maxLaneWaiting = 8
 
+// maxPushAnswer bounds what is read of a webhook's answer.
+const maxPushAnswer = 4 << 10
+
+// pushShare is how many shares the pending webhooks are cut into: one
+// caller, or one webhook host, holds at most one; and hostPosts how many
+// the posts under way are cut into per host.
+const (
+	pushShare = 10
+	hostPosts = 8
+)
+
 // pushDelivery is one post of a task's state to a webhook.
 type pushDelivery struct {
 	cfg    pushConfig
 	taskID string
+	owner  string // the caller of the task
 	body   []byte
 }
 
@@ -88,7 +116,9 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 	}
 	p := &pusher{h: h, guard: netguard.Guard{Allowed: opts.AllowedNetworks, Lookup: opts.lookup},
 		attempts: opts.Attempts, maxPerTask: opts.MaxPerTask, maxPerCaller: opts.MaxPerCaller, maxPending: opts.MaxPending,
-		backoff: 500 * time.Millisecond, lanes: map[string]*pushLane{}}
+		maxInFlight: opts.MaxInFlight, backoff: 500 * time.Millisecond,
+		lanes: map[string]*pushLane{}, byOwner: map[string]int{}, byHost: map[string]int{}, posting: map[string]int{}}
+	p.slot = sync.NewCond(&p.mu)
 	if p.attempts <= 0 {
 		p.attempts = DefaultPushAttempts
 	}
@@ -100,6 +130,9 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 	}
 	if p.maxPending <= 0 {
 		p.maxPending = DefaultMaxPushPending
+	}
+	if p.maxInFlight <= 0 {
+		p.maxInFlight = DefaultMaxPushInFlight
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -142,11 +175,13 @@ func (h *Handler) changed(t *tasks.Task) {
 				bodies[d] = append(appendTask([]byte(`{"task":`), task), '}')
 			}
 		}
-		p.enqueue(&pushDelivery{cfg: cfg, taskID: t.ID, body: bodies[d]})
+		p.enqueue(&pushDelivery{cfg: cfg, taskID: t.ID, owner: t.Owner, body: bodies[d]})
 	}
 }
 
-// enqueue queues d behind its webhook's deliveries, or starts its lane.
+// enqueue queues d behind its webhook's deliveries, or starts its lane
+// when the pending webhooks, its caller's share of them and its host's
+// leave room.
 func (p *pusher) enqueue(d *pushDelivery) {
 	key := d.taskID + "\x00" + d.cfg.ID
 	p.mu.Lock()
@@ -158,13 +193,26 @@ func (p *pusher) enqueue(d *pushDelivery) {
 		l.waiting = append(l.waiting, d)
 		return
 	}
-	if len(p.lanes) >= p.maxPending {
-		p.h.logger.Warn("a2a: a push notification was dropped: too many webhooks have deliveries waiting",
+	host := webhookHost(d.cfg.URL)
+	share := max(p.maxPending/pushShare, 1)
+	full := ""
+	switch {
+	case len(p.lanes) >= p.maxPending:
+		full = "too many webhooks have deliveries pending"
+	case p.byOwner[d.owner] >= share:
+		full = "the task's caller has its share of the webhooks with deliveries pending"
+	case p.byHost[host] >= share:
+		full = "the webhook's host has its share of the webhooks with deliveries pending"
+	}
+	if full != "" {
+		p.h.logger.Warn("a2a: a push notification was dropped: "+full,
 			slog.String("task", d.taskID), slog.String("config", wire.Truncate(d.cfg.ID, 64)), slog.Int("max_pending", p.maxPending))
 		return
 	}
-	l := &pushLane{waiting: []*pushDelivery{d}}
+	l := &pushLane{waiting: []*pushDelivery{d}, owner: d.owner, host: host}
 	p.lanes[key] = l
+	p.byOwner[d.owner]++
+	p.byHost[host]++
 	go p.run(key, l)
 }
 
@@ -174,6 +222,8 @@ func (p *pusher) run(key string, l *pushLane) {
 		p.mu.Lock()
 		if len(l.waiting) == 0 {
 			delete(p.lanes, key)
+			decrement(p.byOwner, l.owner)
+			decrement(p.byHost, l.host)
 			p.mu.Unlock()
 			return
 		}
@@ -182,6 +232,34 @@ func (p *pusher) run(key string, l *pushLane) {
 		p.mu.Unlock()
 		p.deliver(l, d)
 	}
+}
+
+// decrement takes one from m[k], removing the key at zero.
+func decrement(m map[string]int, k string) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
+	}
+}
+
+// acquire waits for a post to host to be let under way: fewer than
+// maxInFlight in all, and fewer than its host's share.
+func (p *pusher) acquire(host string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.posts >= p.maxInFlight || p.posting[host] >= max(p.maxInFlight/hostPosts, 1) {
+		p.slot.Wait()
+	}
+	p.posts++
+	p.posting[host]++
+}
+
+// release ends a post to host.
+func (p *pusher) release(host string) {
+	p.mu.Lock()
+	p.posts--
+	decrement(p.posting, host)
+	p.mu.Unlock()
+	p.slot.Broadcast()
 }
 
 // superseded reports whether a newer delivery waits in l.
@@ -198,7 +276,9 @@ func (p *pusher) deliver(l *pushLane, d *pushDelivery) {
 	for attempt := 1; ; attempt++ {
 		var wait time.Duration
 		var final bool
+		p.acquire(l.host)
 		wait, final, err = p.post(d)
+		p.release(l.host)
 		if err == nil {
 			return
 		}
@@ -217,17 +297,23 @@ func (p *pusher) deliver(l *pushLane, d *pushDelivery) {
 	if p.superseded(l) {
 		return // the newer delivery says more
 	}
+	// The task and the configuration name the webhook; its URL, whose
+	// path and query may hold a secret, is left out (of the error too).
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
 	p.h.logger.Warn("a2a: a push notification could not be delivered and was dropped",
-		slog.String("task", d.taskID), slog.String("config", wire.Truncate(d.cfg.ID, 64)),
-		slog.String("webhook", webhookHost(d.cfg.URL)), slog.String("error", err.Error()))
+		slog.String("task", d.taskID), slog.String("config", wire.Truncate(d.cfg.ID, 64)), slog.String("error", err.Error()))
 }
 
-// webhookHost is the scheme and host of a webhook URL, for a log line
-// (its path and query may hold secrets).
+// webhookHost is the host name of a webhook URL (without its port, so
+// that one host's ports share its share).
 func webhookHost(u string) string {
-	scheme, rest, _ := strings.Cut(u, "://")
-	host, _, _ := strings.Cut(rest, "/")
-	return scheme + "://" + wire.Truncate(host, 128)
+	p, err := url.Parse(u)
+	if err != nil {
+		return u // checked when it was given: cannot be
+	}
+	return strings.ToLower(p.Hostname())
 }
 
 // post posts d once. It returns nil when the webhook took it (a 2xx);
@@ -263,7 +349,7 @@ func (p *pusher) post(d *pushDelivery) (time.Duration, bool, error) {
 	if err != nil {
 		return 0, errors.Is(err, netguard.ErrBlocked), err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPushAnswer))
 	_ = resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:

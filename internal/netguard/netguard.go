@@ -133,6 +133,10 @@ func embedded(a netip.Addr) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
+// MaxResponseHeader bounds the headers of an answer through
+// [Guard.Transport]: an address a client names answers what it likes.
+const MaxResponseHeader = 16 << 10
+
 // MaxURL is the longest URL CheckURL takes.
 const MaxURL = 2048
 
@@ -193,7 +197,8 @@ func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 // Transport returns a transport whose every connection is checked, once
 // resolved, before it is made: one to an address the guard refuses fails
 // with an error wrapping ErrBlocked. It uses no proxy (a proxy would
-// reach the addresses for it), and timeout bounds each dial.
+// reach the addresses for it), timeout bounds each dial, TLS handshake
+// and wait for an answer's headers, and MaxResponseHeader their size.
 func (g *Guard) Transport(timeout time.Duration) *http.Transport {
 	d := &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
@@ -228,12 +233,13 @@ func (g *Guard) Transport(timeout time.Duration) *http.Transport {
 		}
 	}
 	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           resolve,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
-		ForceAttemptHTTP2:     true,
+		Proxy:                  nil,
+		DialContext:            resolve,
+		MaxResponseHeaderBytes: MaxResponseHeader,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
+		ForceAttemptHTTP2:      true,
 	}
 }
