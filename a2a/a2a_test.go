@@ -94,6 +94,10 @@ func (s *server) do(t *testing.T, method, path, version, body string, header ...
 		req.Header.Set("A2A-Version", version)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -72,6 +72,7 @@ func ExamplePushOptions() {
 	}
 	// docs:start push
 	h := a2a.NewHandler(reg, &a2a.Options{
+		URL: "https://agent.example.com/a2a", // the issuer of the signed deliveries
 		Push: &a2a.PushOptions{
 			SigningKey: key, // signs each delivery; its JWKS is at /.well-known/jwks.json
 			// Webhooks must be on public addresses; this example's is on

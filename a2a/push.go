@@ -43,9 +43,11 @@ type PushOptions struct {
 	// Authorization header (Bearer), whose public key the handler
 	// publishes at /.well-known/jwks.json below it: an *ecdsa.PrivateKey
 	// on P-256 (ES256) or P-384 (ES384), an ed25519.PrivateKey (EdDSA) or
-	// an *rsa.PrivateKey (RS256). Replicas share one key. NewHandler
-	// panics on a key of another kind. Nil means deliveries carry only
-	// the configuration's token and authentication.
+	// an *rsa.PrivateKey (RS256). The token's issuer (iss) is
+	// [Options.URL], which signing requires: a caller never chooses what
+	// the agent signs. Replicas share one key. NewHandler panics on a key
+	// of another kind, and on a key without Options.URL. Nil means
+	// deliveries carry only the configuration's token and authentication.
 	SigningKey crypto.Signer
 	// MaxPerTask caps the configurations of one task. Zero or less
 	// means DefaultMaxPushPerTask.
@@ -105,9 +107,6 @@ type pushConfig struct {
 	// V03 says the configuration was made in 0.3, whose payload is the
 	// task itself, not a StreamResponse.
 	V03 bool `json:"v03,omitempty"`
-	// Issuer is the agent's URL when the configuration was made: a
-	// signed delivery's iss.
-	Issuer string `json:"iss,omitempty"`
 }
 
 // schemeToken is an HTTP authentication scheme's name (RFC 9110's token).
@@ -201,7 +200,6 @@ func (h *Handler) checkPush(r *http.Request, d dialect, c *pushConfig, prefix st
 		c.ID = otc.NewCallID()
 	}
 	c.V03 = d == v03
-	c.Issuer = h.endpointURL(r, r.URL.Path)
 	return nil
 }
 

@@ -156,15 +156,17 @@ func pushServer(t *testing.T, push *a2a.PushOptions) (*server, *a2a.Handler, cha
 			}
 		}))
 	logs := &logBuffer{}
-	h := a2a.NewHandler(reg, &a2a.Options{Authenticator: testkit.ClaimsAuth(), Push: push, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	url := "http://" + srv.Listener.Addr().String() + "/a2a"
+	h := a2a.NewHandler(reg, &a2a.Options{URL: url, Authenticator: testkit.ClaimsAuth(), Push: push, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if push != nil {
 		a2a.SetPushBackoff(h, 20*time.Millisecond)
 	}
-	mux := http.NewServeMux()
 	mux.Handle("/a2a/", http.StripPrefix("/a2a", h))
-	srv := httptest.NewServer(mux)
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &server{url: srv.URL + "/a2a"}, h, release, logs
+	return &server{url: url}, h, release, logs
 }
 
 // rpcAs sends a 1.0 JSON-RPC request as caller sub.
@@ -386,8 +388,10 @@ func TestPushDelivery(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, store.KeyWrite(t.Context(), j))
 
+	// The configuration comes in a request whose Host header names
+	// another agent: the agent signs its own URL all the same.
 	url := hk.srv.URL + "/hook?for=alice"
-	id, state, raw := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d1","role":"ROLE_USER","parts":[{"data":{"tool":"Ask_Name","input":{}}}]},"configuration":{"taskPushNotificationConfig":{"url":"`+url+`","token":"tok-d1"}}}}`, as("alice")...))
+	id, state, raw := rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d1","role":"ROLE_USER","parts":[{"data":{"tool":"Ask_Name","input":{}}}]},"configuration":{"taskPushNotificationConfig":{"url":"`+url+`","token":"tok-d1"}}}}`, append(as("alice"), "Host", "bank.example")...))
 	require.Equal(t, "TASK_STATE_INPUT_REQUIRED", state, "%s", raw)
 	hk.waitFor(t, "TASK_STATE_INPUT_REQUIRED")
 	_, state, _ = rpcTask(t, s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"d2","taskId":"`+id+`","role":"ROLE_USER","parts":[{"data":{"name":"Ada"}}]}}}`, as("alice")...))
@@ -413,7 +417,7 @@ func TestPushDelivery(t *testing.T) {
 		sum := sha256.Sum256(p.body)
 		assert.Equal(t, hex.EncodeToString(sum[:]), claims["request_body_sha256"])
 		assert.Equal(t, id, claims["taskId"])
-		assert.Equal(t, strings.TrimSuffix(s.url, "/"), claims["iss"])
+		assert.Equal(t, strings.TrimSuffix(s.url, "/"), claims["iss"], "the agent's configured URL, not the Host a caller sent")
 	}
 	var last struct {
 		Task struct {
@@ -472,4 +476,19 @@ func TestPushRetries(t *testing.T) {
 	assert.Len(t, moved.posts(), 1, "not tried again")
 	assert.NotContains(t, logs.String(), "secret-path", "the log names the webhook's host only")
 	close(release)
+}
+
+// TestPushSigningNeedsURL: a signing key without the agent's URL is a
+// mistake NewHandler names, rather than a token whose issuer each
+// request's Host header would choose.
+func TestPushSigningNeedsURL(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	reg := otc.NewRegistry(nil)
+	assert.PanicsWithValue(t,
+		"a2a: PushOptions.SigningKey needs Options.URL, the agent's public URL: a signed delivery names it as its issuer, which no request's Host header may choose",
+		func() { a2a.NewHandler(reg, &a2a.Options{Push: &a2a.PushOptions{SigningKey: key}}) })
+	assert.NotPanics(t, func() {
+		a2a.NewHandler(reg, &a2a.Options{URL: "https://agent.example.com/a2a", Push: &a2a.PushOptions{SigningKey: key}})
+	})
 }

@@ -141,7 +141,10 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 	p.client = &http.Client{Transport: p.guard.Transport(timeout), Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if opts.SigningKey != nil {
-		s, err := newPushSigner(opts.SigningKey)
+		if h.opts.URL == "" {
+			panic("a2a: PushOptions.SigningKey needs Options.URL, the agent's public URL: a signed delivery names it as its issuer, which no request's Host header may choose")
+		}
+		s, err := newPushSigner(opts.SigningKey, strings.TrimSuffix(h.opts.URL, "/"))
 		if err != nil {
 			panic("a2a: PushOptions.SigningKey: " + err.Error())
 		}
@@ -372,11 +375,13 @@ type pushSigner struct {
 	method jwt.SigningMethod
 	kid    string
 	jwks   []byte
+	issuer string // the agent's configured URL
 }
 
-// newPushSigner returns the signer of key, with its JWKS.
-func newPushSigner(key crypto.Signer) (*pushSigner, error) {
-	s := &pushSigner{key: key}
+// newPushSigner returns the signer of key, with its JWKS, for the agent
+// at issuer.
+func newPushSigner(key crypto.Signer, issuer string) (*pushSigner, error) {
+	s := &pushSigner{key: key, issuer: issuer}
 	var alg jwkset.ALG
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
@@ -412,13 +417,14 @@ func newPushSigner(key crypto.Signer) (*pushSigner, error) {
 	return s, err
 }
 
-// sign is the JWT of delivery d: issued by the agent, for the webhook's
+// sign is the JWT of delivery d: issued by the agent (at its configured
+// URL, never one a request named), for the webhook's
 // URL, for five minutes, naming the task and the SHA-256 of the body.
 func (s *pushSigner) sign(d *pushDelivery) (string, error) {
 	now := time.Now()
 	sum := sha256.Sum256(d.body)
 	claims := jwt.MapClaims{
-		"iss": d.cfg.Issuer, "aud": d.cfg.URL, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
+		"iss": s.issuer, "aud": d.cfg.URL, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
 		"jti": otc.NewCallID(), "taskId": d.taskID, "request_body_sha256": hex.EncodeToString(sum[:]),
 	}
 	t := jwt.NewWithClaims(s.method, claims)

@@ -166,7 +166,7 @@ func TestA2APush(t *testing.T) {
 	assert.Contains(t, body, `"code":-32602`, "a webhook on this machine is refused by default")
 	assert.Contains(t, body, "url")
 
-	base := servePush(t, map[string]string{"OTC_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8, ::1", "OTC_PUSH_KEY_FILE": keyFile})
+	base := servePush(t, map[string]string{"OTC_PUSH_ALLOWED_NETWORKS": "127.0.0.0/8, ::1", "OTC_PUSH_KEY_FILE": keyFile, "OTC_PUBLIC_URL": "https://tools.example.com"})
 	status, body := send(base)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, `"task"`, body)
@@ -192,8 +192,14 @@ func TestA2APush(t *testing.T) {
 	j, err := jwkset.NewJWKFromMarshal(set.Keys[0], jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
 	require.NoError(t, err)
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	_, err = jwt.Parse(tok, func(*jwt.Token) (any, error) { return j.Key(), nil }, jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(hook.URL+"/done"))
-	assert.NoError(t, err, "signed with the key file's key")
+	_, err = jwt.Parse(tok, func(*jwt.Token) (any, error) { return j.Key(), nil }, jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(hook.URL+"/done"),
+		jwt.WithIssuer("https://tools.example.com/a2a"))
+	assert.NoError(t, err, "signed with the key file's key, issued by the public URL's agent")
+
+	// A signing key without a public URL is refused, saying what to set.
+	_, err = siteFromEnv(envOf(map[string]string{"OTC_PUSH_KEY_FILE": keyFile}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "OTC_PUSH_KEY_FILE needs OTC_PUBLIC_URL")
 
 	for env, want := range map[string]string{"OTC_PUSH_ALLOWED_NETWORKS": "not an address", "OTC_PUSH_KEY_FILE": "no such file"} {
 		_, err := siteFromEnv(envOf(map[string]string{env: "nope"}))

@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -63,6 +64,9 @@ func siteFromEnv(getenv func(string) string) (site, error) {
 			return site{}, fmt.Errorf("OTC_PUBLIC_URL: %q is not an absolute http or https URL such as https://tools.example.com", v)
 		}
 		s.publicURL = strings.TrimSuffix(v, "/")
+	}
+	if s.push.SigningKey != nil && s.publicURL == "" {
+		return site{}, errors.New("OTC_PUSH_KEY_FILE needs OTC_PUBLIC_URL: a signed delivery names the server's public URL as its issuer, and no request may choose it (set OTC_PUBLIC_URL=https://tools.example.com, the URL clients reach the server at)")
 	}
 	return s, nil
 }
