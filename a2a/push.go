@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/netguard"
 	"github.com/otcgo/otc/internal/wire"
@@ -50,12 +49,11 @@ type PushOptions struct {
 	// deliveries carry only the configuration's token and authentication.
 	SigningKey crypto.Signer
 	// MaxPerTask caps the configurations of one task. Zero or less
-	// means DefaultMaxPushPerTask.
+	// means DefaultMaxPushPerTask. The task store caps those of one
+	// caller across its tasks (tasks.MemoryStoreOptions and the Redis
+	// store's MaxWebhooksPerOwner, 100 by default), however many are
+	// made at once.
 	MaxPerTask int
-	// MaxPerCaller caps the configurations of one caller across its
-	// tasks (counted in a store that lists tasks, tasks.Lister). Zero or
-	// less means DefaultMaxPushPerCaller.
-	MaxPerCaller int
 	// Attempts is how many times a delivery is tried, with exponential
 	// backoff between tries (from half a second, at most 30 seconds, or
 	// the webhook's Retry-After when shorter), before it is dropped with
@@ -81,12 +79,11 @@ type PushOptions struct {
 
 // Defaults of [PushOptions].
 const (
-	DefaultMaxPushPerTask   = 10
-	DefaultMaxPushPerCaller = 100
-	DefaultPushAttempts     = 5
-	DefaultPushTimeout      = 10 * time.Second
-	DefaultMaxPushPending   = 1000
-	DefaultMaxPushInFlight  = 64
+	DefaultMaxPushPerTask  = 10
+	DefaultPushAttempts    = 5
+	DefaultPushTimeout     = 10 * time.Second
+	DefaultMaxPushPending  = 1000
+	DefaultMaxPushInFlight = 64
 )
 
 // Bounds of a push notification configuration.
@@ -213,9 +210,6 @@ func (h *Handler) messagePush(r *http.Request, d dialect, m incoming) (tasks.Web
 	if e == nil {
 		e = h.checkPush(r, d, &c, prefix)
 	}
-	if e == nil {
-		e = h.callerPushes(r, "", "")
-	}
 	if e != nil {
 		return tasks.Webhook{}, e
 	}
@@ -235,51 +229,18 @@ func (h *Handler) setPush(r *http.Request, taskID string, c pushConfig) *rpcErro
 	if e != nil {
 		return e
 	}
-	if e := h.callerPushes(r, st.ID, c.ID); e != nil {
-		return e
-	}
 	raw, _ := json.Marshal(c)
 	err := store.SetWebhook(ctx, st.ID, tasks.Webhook{ID: c.ID, Config: raw}, h.push.maxPerTask)
 	switch {
 	case errors.Is(err, tasks.ErrTooManyWebhooks):
 		return invalidParams("taskId", fmt.Sprintf("the task has %d push notification configurations, as many as it may: delete one first", h.push.maxPerTask))
+	case errors.Is(err, tasks.ErrTooManyOwnerWebhooks):
+		return invalidParams("taskId", "you have as many push notification configurations across your tasks as this agent keeps for one caller: delete one first")
 	case errors.Is(err, tasks.ErrNotFound):
 		return &rpcError{Code: codeTaskNotFound, Message: "Task not found: no task " + quoteID(taskID) + " of yours is kept here", Data: errorInfo("TASK_NOT_FOUND", nil)}
 	case err != nil:
 		h.logger.ErrorContext(ctx, "a2a: the task store failed to keep a push notification configuration", slog.String("task", st.ID), slog.String("error", err.Error()))
 		return &rpcError{Code: codeInternalError, Message: "Internal error: the task store failed; try again"}
-	}
-	return nil
-}
-
-// callerPushes refuses a new configuration (other than task taskID's
-// configuration id) for a caller that has as many as it may, counted
-// across its tasks in a store that lists them.
-func (h *Handler) callerPushes(r *http.Request, taskID, id string) *rpcError {
-	lister, ok := h.runner.Store().(tasks.Lister)
-	if !ok {
-		return nil
-	}
-	owner, err := caller.Key(r.Context(), r)
-	if err != nil {
-		return nil // ownTask found the task: cannot be
-	}
-	all, err := lister.List(r.Context(), owner)
-	if err != nil {
-		h.logger.ErrorContext(r.Context(), "a2a: the task store failed to list tasks", slog.String("error", err.Error()))
-		return &rpcError{Code: codeInternalError, Message: "Internal error: the task store failed; try again"}
-	}
-	n := 0
-	for _, t := range all {
-		for _, w := range t.Webhooks {
-			if t.ID == taskID && w.ID == id {
-				return nil // a replacement
-			}
-			n++
-		}
-	}
-	if n >= h.push.maxPerCaller {
-		return invalidParams("taskId", fmt.Sprintf("you have %d push notification configurations across your tasks, as many as one caller may: delete one first", h.push.maxPerCaller))
 	}
 	return nil
 }

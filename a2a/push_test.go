@@ -28,6 +28,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/tasks"
 )
 
 // loopback lets webhooks on this machine's loopback addresses be used.
@@ -143,6 +144,12 @@ func (l *logBuffer) String() string {
 // returned channel) with push notifications.
 func pushServer(t *testing.T, push *a2a.PushOptions) (*server, *a2a.Handler, chan struct{}, *logBuffer) {
 	t.Helper()
+	return pushServerWith(t, push, nil)
+}
+
+// pushServerWith is pushServer with its task store (nil: the default).
+func pushServerWith(t *testing.T, push *a2a.PushOptions, store tasks.Store) (*server, *a2a.Handler, chan struct{}, *logBuffer) {
+	t.Helper()
 	release := make(chan struct{})
 	reg := otc.NewRegistry(nil)
 	registerAskName(t, reg)
@@ -159,7 +166,8 @@ func pushServer(t *testing.T, push *a2a.PushOptions) (*server, *a2a.Handler, cha
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(mux)
 	url := "http://" + srv.Listener.Addr().String() + "/a2a"
-	h := a2a.NewHandler(reg, &a2a.Options{URL: url, Authenticator: testkit.ClaimsAuth(), Push: push, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	h := a2a.NewHandler(reg, &a2a.Options{URL: url, Authenticator: testkit.ClaimsAuth(), Push: push, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Tasks: &tasks.Options{Store: store}})
 	if push != nil {
 		a2a.SetPushBackoff(h, 20*time.Millisecond)
 	}
@@ -189,7 +197,7 @@ func (s *server) startSlow(t *testing.T, sub, messageID string) string {
 // naming its field.
 func TestPushConfigs(t *testing.T) {
 	hk := newHook(t)
-	s, _, release, _ := pushServer(t, &a2a.PushOptions{AllowedNetworks: loopback, MaxPerTask: 2, MaxPerCaller: 3})
+	s, _, release, _ := pushServerWith(t, &a2a.PushOptions{AllowedNetworks: loopback, MaxPerTask: 2}, tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxWebhooksPerOwner: 3}))
 	defer close(release)
 	card := s.get(t, "/.well-known/agent-card.json")
 	assert.Contains(t, string(card.body), `"pushNotifications":true`)
@@ -233,6 +241,10 @@ func TestPushConfigs(t *testing.T) {
 	r = s.rpcAs(t, "alice", "CreateTaskPushNotificationConfig", `{"taskId":"`+other+`","url":"`+hk.srv.URL+`/5"}`)
 	require.NotNil(t, r.Error)
 	assert.Contains(t, r.Error.Message, "across your tasks")
+	// A message whose configuration would pass it starts no task.
+	raw := s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"p3","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Slow","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"`+hk.srv.URL+`/6"}}}}`, as("alice")...)
+	assert.Contains(t, string(raw.body), "across your tasks", "%s", raw.body)
+	assert.NotContains(t, string(raw.body), `"TASK_STATE_WORKING"`)
 
 	// Another caller finds none of it.
 	for _, c := range []struct{ method, params string }{

@@ -54,15 +54,14 @@ const jwksPath = "/.well-known/jwks.json"
 
 // pusher delivers a handler's push notifications.
 type pusher struct {
-	h            *Handler
-	guard        netguard.Guard
-	client       *http.Client
-	signer       *pushSigner // nil: deliveries are not signed
-	attempts     int
-	maxPerTask   int
-	maxPerCaller int
-	maxPending   int
-	maxInFlight  int
+	h           *Handler
+	guard       netguard.Guard
+	client      *http.Client
+	signer      *pushSigner // nil: deliveries are not signed
+	attempts    int
+	maxPerTask  int
+	maxPending  int
+	maxInFlight int
 	// backoff is the first wait between tries (tests shorten it).
 	backoff time.Duration
 
@@ -115,7 +114,7 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 		return nil
 	}
 	p := &pusher{h: h, guard: netguard.Guard{Allowed: opts.AllowedNetworks, Lookup: opts.lookup},
-		attempts: opts.Attempts, maxPerTask: opts.MaxPerTask, maxPerCaller: opts.MaxPerCaller, maxPending: opts.MaxPending,
+		attempts: opts.Attempts, maxPerTask: opts.MaxPerTask, maxPending: opts.MaxPending,
 		maxInFlight: opts.MaxInFlight, backoff: 500 * time.Millisecond,
 		lanes: map[string]*pushLane{}, byOwner: map[string]int{}, byHost: map[string]int{}, posting: map[string]int{}}
 	p.slot = sync.NewCond(&p.mu)
@@ -124,9 +123,6 @@ func newPusher(h *Handler, opts *PushOptions, store tasks.Store) *pusher {
 	}
 	if p.maxPerTask <= 0 {
 		p.maxPerTask = DefaultMaxPushPerTask
-	}
-	if p.maxPerCaller <= 0 {
-		p.maxPerCaller = DefaultMaxPushPerCaller
 	}
 	if p.maxPending <= 0 {
 		p.maxPending = DefaultMaxPushPending

@@ -107,7 +107,7 @@ func TestClusterTaskStore(t *testing.T) {
 	client := needCluster(t)
 	testkit.TaskStoreContract(t, func(t *testing.T, l testkit.TaskLimits) tasks.Store {
 		return redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: clusterPrefix(t), TTL: l.TTL, Lease: l.Lease,
-			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
+			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxWebhooksPerOwner: l.Webhooks, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
 	})
 	// Many tasks of one store: each task's key is in a slot of its own.
 	prefix := clusterPrefix(t)

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,4 +118,76 @@ func TestA2APushAcrossReplicas(t *testing.T) {
 	require.Eventually(t, func() bool { return len(got()) > 0 }, 10*time.Second, 10*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 	assert.Equal(t, []string{"TASK_STATE_CANCELED"}, got(), "once, from the replica that cancelled it; not again when a's call stops")
+}
+
+// TestA2APushCallerCapAtOnce: 300 messages at once from one caller, each
+// with a push notification configuration, through two replicas sharing a
+// task store in Redis: the caller's cap (100 configurations across its
+// tasks) holds, each refused message starts no task, and the tasks hold
+// exactly the configurations that were accepted.
+func TestA2APushCallerCapAtOnce(t *testing.T) {
+	client := needRedis(t)
+	prefix := freshPrefix(t, client)
+	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	serve := func() string {
+		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Wait", Version: "1.0.0", Description: "Waits.", Tasks: otc.TasksOptional},
+			func(ctx context.Context, _ struct{}) (string, error) {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return "done", nil
+			}))
+		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 1000}, Logger: slog.New(slog.DiscardHandler),
+			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	replicas := []string{serve(), serve()}
+	const n = 300
+	var mu sync.Mutex
+	accepted, refused := 0, 0
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Wait","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:1/hook"}}}}`, i)
+			req, err := http.NewRequest(http.MethodPost, replicas[i%2]+"/", strings.NewReader(body))
+			if !assert.NoError(t, err) {
+				return
+			}
+			req.Header.Set("A2A-Version", a2a.Version10)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if !assert.NoError(t, err) {
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.Contains(string(b), "TASK_STATE_WORKING"):
+				accepted++
+			case strings.Contains(string(b), "across your tasks"):
+				refused++
+			default:
+				t.Errorf("neither accepted nor refused for the cap: %s", b)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, tasks.DefaultMaxWebhooksPerOwner, accepted, "the caller's cap")
+	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused)
+	all, err := store.List(context.Background(), "a:127.0.0.1") // the anonymous caller at the loopback
+	require.NoError(t, err)
+	hooks := 0
+	for _, task := range all {
+		hooks += len(task.Webhooks)
+	}
+	assert.Equal(t, accepted, len(all), "a refused message started no task")
+	assert.Equal(t, accepted, hooks)
 }

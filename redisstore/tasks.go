@@ -43,6 +43,9 @@ type TaskOptions struct {
 	// MaxRunningPerOwner caps the tasks of one caller that have not
 	// ended. Zero or less means tasks.DefaultMaxRunningPerOwner.
 	MaxRunningPerOwner int
+	// MaxWebhooksPerOwner caps the webhooks of one caller's tasks, all
+	// together. Zero or less means tasks.DefaultMaxWebhooksPerOwner.
+	MaxWebhooksPerOwner int
 	// MaxResultBytes is the largest result, set of questions or set of
 	// answers a task keeps. Zero or less means
 	// tasks.DefaultMaxResultBytes.
@@ -66,15 +69,21 @@ type TaskOptions struct {
 // counts a new task in both. Every other script reads and writes one key,
 // so that the store works on a Redis Cluster too. It is safe for
 // concurrent use.
+//
+// A caller's webhooks are counted in a third sorted set of the same hash
+// tag, by the expiry of their task: a new task's with the task, a
+// webhook set later before it is kept in its task (and uncounted when it
+// is not), so that the cap holds however many are set at once.
 type TaskStore struct {
 	*conn
-	prefix     string
-	ttl        time.Duration
-	lease      time.Duration
-	perOwner   int
-	running    int
-	maxResult  int
-	maxHistory int
+	prefix      string
+	ttl         time.Duration
+	lease       time.Duration
+	perOwner    int
+	running     int
+	webhooksCap int
+	maxResult   int
+	maxHistory  int
 }
 
 var (
@@ -90,7 +99,8 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 		opts = &TaskOptions{}
 	}
 	s := &TaskStore{conn: newConn(client, opts.OpTimeout), prefix: opts.Prefix, ttl: opts.TTL,
-		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, maxResult: opts.MaxResultBytes, maxHistory: opts.MaxHistory}
+		lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, running: opts.MaxRunningPerOwner, webhooksCap: opts.MaxWebhooksPerOwner,
+		maxResult: opts.MaxResultBytes, maxHistory: opts.MaxHistory}
 	if s.prefix == "" {
 		s.prefix = DefaultTaskPrefix
 	}
@@ -105,6 +115,9 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskOptions) *TaskStore {
 	}
 	if s.running <= 0 {
 		s.running = tasks.DefaultMaxRunningPerOwner
+	}
+	if s.webhooksCap <= 0 {
+		s.webhooksCap = tasks.DefaultMaxWebhooksPerOwner
 	}
 	if s.maxResult <= 0 {
 		s.maxResult = tasks.DefaultMaxResultBytes
@@ -170,27 +183,60 @@ const lostMessage = "The server running this task stopped before it ended (its l
 
 var (
 	// countScript counts a new task (ARGV: its id, the TTL, the most a
-	// caller may hold, the most it may run) against its owner: in the
-	// sorted set of the tasks it holds, by expiry (KEYS[1]), and in that of
-	// the tasks it runs, by creation (KEYS[2]). It returns {1}; {0, ms}
-	// when the owner holds too many, ms until its oldest expires; or {-1}
-	// when it runs too many.
+	// caller may hold, the most it may run, the most webhooks it may
+	// have, the number of the task's webhooks, their members of KEYS[3])
+	// against its owner: in the sorted set of the tasks it holds, by
+	// expiry (KEYS[1]), in that of the tasks it runs, by creation
+	// (KEYS[2]), and in that of its webhooks, by expiry (KEYS[3]). It
+	// returns {1}; {0, ms} when the owner holds too many, ms until its
+	// oldest expires; {-1} when it runs too many; or {-2} when its
+	// webhooks would be too many.
 	countScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {2} end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {0, tonumber(oldest[2]) - now}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]))
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl)
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {-1} end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local hooks = tonumber(ARGV[6])
+if hooks > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) + hooks > tonumber(ARGV[5]) then return {-2} end
+  for j = 1, hooks do redis.call('ZADD', KEYS[3], now + ttl, ARGV[6 + j]) end
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZADD', KEYS[2], now, ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ttl)
 return {1}`)
+
+	// reserveWebhookScript counts webhook ARGV[1] (a member of KEYS[1],
+	// the owner's webhooks) until its task expires, in ARGV[2] ms, when
+	// the owner has fewer than ARGV[3]; it returns 1, or 0 when it has as
+	// many as it may.
+	reserveWebhookScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`)
+
+	// webhookOwnerScript returns false for a missing task, and otherwise
+	// its owner, the ms until it expires, whether it has webhook ARGV[1]
+	// (1 or 0) and how many it has.
+	webhookOwnerScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+return {redis.call('HGET', KEYS[1], 'o'), redis.call('PTTL', KEYS[1]), redis.call('HEXISTS', KEYS[1], 'w:' .. ARGV[1]),
+  tonumber(redis.call('HGET', KEYS[1], 'wc') or '0')}`)
 
 	// createScript (ARGV: owner, TTL, lease, context, the most history
 	// kept, the number of history messages, the messages, the number of
@@ -230,12 +276,16 @@ redis.call('HINCRBY', KEYS[1], 'wc', 1)
 redis.call('HSET', KEYS[1], f, seq .. ':' .. ARGV[2])
 return 1`)
 
-	// deleteWebhookScript removes webhook ARGV[1]; it returns 0 for a
-	// missing task, 1 otherwise.
+	// deleteWebhookScript removes webhook ARGV[1]; it returns false for
+	// a missing task, the task's owner when the webhook was removed, and
+	// '' when there was none.
 	deleteWebhookScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('HDEL', KEYS[1], 'w:' .. ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[1], 'wc', -1) end
-return 1`)
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if redis.call('HDEL', KEYS[1], 'w:' .. ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'wc', -1)
+  return redis.call('HGET', KEYS[1], 'o')
+end
+return ''`)
 
 	// getScript returns now and the hash's fields.
 	getScript = redis.NewScript(taskPrologue + `
@@ -326,19 +376,26 @@ return 1`)
 func (s *TaskStore) taskKey(id string) string { return s.prefix + "t:" + id }
 
 // ownerKeys are the keys of the sorted sets of the tasks an owner holds
-// and runs, in one hash slot.
+// and runs, and of its tasks' webhooks, in one hash slot.
 func (s *TaskStore) ownerKeys(owner string) []string {
 	sum := sha256.Sum256([]byte(owner))
 	tag := "{" + hex.EncodeToString(sum[:]) + "}"
-	return []string{s.prefix + "o:" + tag, s.prefix + "r:" + tag}
+	return []string{s.prefix + "o:" + tag, s.prefix + "r:" + tag, s.prefix + "w:" + tag}
 }
+
+// webhookMember is webhook wid of task id in its owner's set.
+func webhookMember(id, wid string) string { return id + "\x00" + wid }
 
 // count counts a new task against its owner's limits.
 func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 	keys := s.ownerKeys(t.Owner)
+	args := []any{t.ID, s.ttl.Milliseconds(), s.perOwner, s.running, s.webhooksCap, len(t.Webhooks)}
+	for _, w := range t.Webhooks {
+		args = append(args, webhookMember(t.ID, w.ID))
+	}
 	for swept := false; ; swept = true {
 		v, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([]int64, error) {
-			return countScript.Run(ctx, s.client, keys, t.ID, s.ttl.Milliseconds(), s.perOwner, s.running).Int64Slice()
+			return countScript.Run(ctx, s.client, keys, args...).Int64Slice()
 		})
 		switch {
 		case err != nil:
@@ -347,6 +404,8 @@ func (s *TaskStore) count(ctx context.Context, t *tasks.Task) error {
 			return nil
 		case v[0] == 2:
 			return tasks.ErrExists // counted already: the owner holds it
+		case v[0] == -2:
+			return tasks.ErrTooManyOwnerWebhooks
 		case v[0] == 0 && len(v) > 1:
 			return &tasks.LimitError{Limit: s.perOwner, RetryAfter: time.Duration(max(v[1], 1)) * time.Millisecond}
 		case swept:
@@ -422,6 +481,9 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 			pipe := s.client.TxPipeline()
 			pipe.ZRem(ctx, keys[0], t.ID)
 			pipe.ZRem(ctx, keys[1], t.ID)
+			for _, w := range t.Webhooks {
+				pipe.ZRem(ctx, keys[2], webhookMember(t.ID, w.ID))
+			}
 			_, err := pipe.Exec(ctx)
 			return 0, err
 		})
@@ -441,20 +503,58 @@ func (s *TaskStore) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, err
 		History: slices.Clone(history), Webhooks: slices.Clone(t.Webhooks)}, nil
 }
 
-// SetWebhook implements [tasks.WebhookStore].
-func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, max int) error {
+// SetWebhook implements [tasks.WebhookStore]. A new webhook is counted
+// against its owner before it is kept in its task, and uncounted when
+// the task does not take it.
+func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, perTask int) error {
 	if len(w.Config) > s.maxResult {
 		return tasks.ErrResultTooLarge
 	}
-	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return setWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, w.ID, []byte(w.Config), max).Int()
+	info, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) ([]any, error) {
+		return webhookOwnerScript.Run(ctx, s.client, []string{s.taskKey(id)}, w.ID).Slice()
 	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return tasks.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("redisstore: setting a task's webhook: %w", err)
+	}
+	owner, _ := info[0].(string)
+	ttl, _ := info[1].(int64)
+	has, _ := info[2].(int64)
+	n, _ := info[3].(int64)
+	if has == 0 && n >= int64(perTask) {
+		return tasks.ErrTooManyWebhooks // the task's cap first, as setWebhookScript says
+	}
+	var ownerSet string
+	if has == 0 {
+		ownerSet = s.ownerKeys(owner)[2]
+		ok, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+			return reserveWebhookScript.Run(ctx, s.client, []string{ownerSet}, webhookMember(id, w.ID), max(ttl, 1), s.webhooksCap).Int()
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("redisstore: counting a caller's webhooks: %w", err)
+		case ok == 0:
+			return tasks.ErrTooManyOwnerWebhooks
+		}
+	}
+	set, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
+		return setWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, w.ID, []byte(w.Config), perTask).Int()
+	})
+	if err == nil && set <= 0 && ownerSet != "" {
+		// Not kept: uncount it. (After an error it stays counted until
+		// its task expires, rather than let the owner pass its cap.)
+		_, _ = op(s.conn, context.WithoutCancel(ctx), s.opTimeout, func(ctx context.Context) (int64, error) {
+			return s.client.ZRem(ctx, ownerSet, webhookMember(id, w.ID)).Result()
+		})
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: setting a task's webhook: %w", err)
-	case n == 0:
+	case set == 0:
 		return tasks.ErrNotFound
-	case n < 0:
+	case set < 0:
 		return tasks.ErrTooManyWebhooks
 	}
 	return nil
@@ -462,14 +562,19 @@ func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, 
 
 // DeleteWebhook implements [tasks.WebhookStore].
 func (s *TaskStore) DeleteWebhook(ctx context.Context, id, wid string) error {
-	n, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-		return deleteWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, wid).Int()
+	owner, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (string, error) {
+		return deleteWebhookScript.Run(ctx, s.client, []string{s.taskKey(id)}, wid).Text()
 	})
+	if err == nil && owner != "" {
+		_, err = op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int64, error) {
+			return s.client.ZRem(ctx, s.ownerKeys(owner)[2], webhookMember(id, wid)).Result()
+		})
+	}
 	switch {
+	case errors.Is(err, redis.Nil):
+		return tasks.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("redisstore: deleting a task's webhook: %w", err)
-	case n == 0:
-		return tasks.ErrNotFound
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestTaskStore(t *testing.T) {
 	client := needRedis(t)
 	testkit.TaskStoreContract(t, func(t *testing.T, l testkit.TaskLimits) tasks.Store {
 		return redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: freshPrefix(t, client), TTL: l.TTL, Lease: l.Lease,
-			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
+			MaxTasksPerOwner: l.PerOwner, MaxRunningPerOwner: l.Running, MaxWebhooksPerOwner: l.Webhooks, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
 	})
 }
 

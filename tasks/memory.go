@@ -26,6 +26,9 @@ type MemoryStoreOptions struct {
 	// ended, so that a few callers cannot fill the store with running
 	// tasks. Zero or less means DefaultMaxRunningPerOwner.
 	MaxRunningPerOwner int
+	// MaxWebhooksPerOwner caps the webhooks of one caller's tasks, all
+	// together. Zero or less means DefaultMaxWebhooksPerOwner.
+	MaxWebhooksPerOwner int
 	// MaxTasks caps the tasks the store holds. When it is reached, the
 	// task that ended longest ago is dropped to make room; a task that
 	// has not ended is never dropped, and when every task runs, Create
@@ -58,14 +61,15 @@ const DefaultMaxStoreBytes = 64 << 20
 // task after its TTL, or an ended one earlier when it is full. It is safe
 // for concurrent use.
 type MemoryStore struct {
-	ttl, lease time.Duration
-	perOwner   int
-	runningCap int
-	maxTasks   int
-	maxResult  int
-	maxBytes   int64
-	maxHistory int
-	now        func() time.Time
+	ttl, lease  time.Duration
+	perOwner    int
+	runningCap  int
+	webhooksCap int
+	maxTasks    int
+	maxResult   int
+	maxBytes    int64
+	maxHistory  int
+	now         func() time.Time
 
 	mu       sync.Mutex
 	tasks    map[string]*memTask
@@ -85,9 +89,10 @@ type memTask struct {
 // memOwner is what one caller holds: its tasks in the order they were
 // created (dropped ones are skipped when read), and those not yet ended.
 type memOwner struct {
-	held    fifo
-	n       int
-	running map[string]struct{}
+	held     fifo
+	n        int
+	running  map[string]struct{}
+	webhooks int // of its tasks, all together
 }
 
 // fifo is a queue of task ids. Ids whose task is gone are dropped from
@@ -139,7 +144,7 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts == nil {
 		opts = &MemoryStoreOptions{}
 	}
-	s := &MemoryStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner,
+	s := &MemoryStore{ttl: opts.TTL, lease: opts.Lease, perOwner: opts.MaxTasksPerOwner, runningCap: opts.MaxRunningPerOwner, webhooksCap: opts.MaxWebhooksPerOwner,
 		maxTasks: opts.MaxTasks, maxResult: opts.MaxResultBytes, maxBytes: opts.MaxBytes, maxHistory: opts.MaxHistory, now: time.Now,
 		tasks: map[string]*memTask{}, owners: map[string]*memOwner{}}
 	if s.ttl <= 0 {
@@ -153,6 +158,9 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	}
 	if s.runningCap <= 0 {
 		s.runningCap = DefaultMaxRunningPerOwner
+	}
+	if s.webhooksCap <= 0 {
+		s.webhooksCap = DefaultMaxWebhooksPerOwner
 	}
 	if s.maxTasks <= 0 {
 		s.maxTasks = DefaultMaxTasks
@@ -210,6 +218,7 @@ func (s *MemoryStore) drop(id string, mt *memTask) {
 	delete(s.tasks, id)
 	o := s.owners[mt.t.Owner]
 	delete(o.running, id)
+	o.webhooks -= len(mt.t.Webhooks)
 	if o.n--; o.n <= 0 {
 		delete(s.owners, mt.t.Owner)
 	}
@@ -325,6 +334,9 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 			return nil, &LimitError{Limit: s.runningCap, Running: true, RetryAfter: time.Second}
 		}
 	}
+	if len(t.Webhooks) > 0 && o.webhooks+len(t.Webhooks) > s.webhooksCap {
+		return nil, ErrTooManyOwnerWebhooks
+	}
 	if !s.makeRoom(now) {
 		return nil, ErrStoreFull
 	}
@@ -340,6 +352,7 @@ func (s *MemoryStore) Create(_ context.Context, t *Task) (*Task, error) {
 	o.n++
 	o.held.push(t.ID, s.holds)
 	o.running[t.ID] = struct{}{}
+	o.webhooks += len(mt.t.Webhooks)
 	s.order = append(s.order, memTaskOrder{id: t.ID, expires: mt.expires})
 	return snapshot(&mt.t), nil
 }

@@ -17,7 +17,7 @@ func TestMemoryTaskStore(t *testing.T) {
 	t.Parallel()
 	testkit.TaskStoreContract(t, func(_ *testing.T, l testkit.TaskLimits) tasks.Store {
 		return tasks.NewMemoryStore(&tasks.MemoryStoreOptions{TTL: l.TTL, Lease: l.Lease, MaxTasksPerOwner: l.PerOwner,
-			MaxRunningPerOwner: l.Running, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
+			MaxRunningPerOwner: l.Running, MaxWebhooksPerOwner: l.Webhooks, MaxResultBytes: l.MaxResult, MaxHistory: l.MaxHistory})
 	})
 }
 

@@ -252,6 +252,9 @@ const (
 	// have not ended, so that a few callers cannot fill a store with
 	// running tasks, which it never drops to make room.
 	DefaultMaxRunningPerOwner = 100
+	// DefaultMaxWebhooksPerOwner caps the webhooks of one caller's
+	// tasks, all together (a [WebhookStore]'s).
+	DefaultMaxWebhooksPerOwner = 100
 	// DefaultMaxResultBytes is the largest result (or set of
 	// questions) a task keeps: 1 MiB. A larger result fails the task.
 	DefaultMaxResultBytes = 1 << 20

@@ -20,14 +20,19 @@ type Webhook struct {
 
 // A WebhookStore is a [Store] that keeps tasks' webhooks with them:
 // [Task.Webhooks] holds them, in the order they were first set, and
-// [Store.Create] keeps those of the task it creates. [MemoryStore] and
+// [Store.Create] keeps those of the task it creates. It caps the webhooks
+// of one owner's tasks, all together, and the cap holds however many
+// webhooks are set or tasks created at once: [Store.Create] and
+// SetWebhook return ErrTooManyOwnerWebhooks past it. [MemoryStore] and
 // the Redis store implement it.
 type WebhookStore interface {
 	Store
 	// SetWebhook sets webhook w of task id, in place of the one with its
 	// ID. It returns ErrNotFound for no such task, ErrTooManyWebhooks
-	// when the task has max webhooks and none with w's ID, and
-	// ErrResultTooLarge when w's Config is larger than a result may be.
+	// when the task has max webhooks and none with w's ID,
+	// ErrTooManyOwnerWebhooks when the task's owner has as many as the
+	// store lets one owner have, and ErrResultTooLarge when w's Config is
+	// larger than a result may be.
 	SetWebhook(ctx context.Context, id string, w Webhook, max int) error
 	// DeleteWebhook removes webhook wid of task id; a webhook that does
 	// not exist is no error. It returns ErrNotFound for no such task.
@@ -36,6 +41,10 @@ type WebhookStore interface {
 
 // ErrTooManyWebhooks: the task has as many webhooks as it may.
 var ErrTooManyWebhooks = errors.New("otc/tasks: the task has as many webhooks as it may")
+
+// ErrTooManyOwnerWebhooks: the task's owner has as many webhooks, across
+// its tasks, as the store lets one owner have.
+var ErrTooManyOwnerWebhooks = errors.New("otc/tasks: the task's owner has as many webhooks as it may")
 
 // webhooksSize is the size of a task's webhooks.
 func webhooksSize(ws []Webhook) int {
@@ -61,6 +70,7 @@ func (s *MemoryStore) SetWebhook(_ context.Context, id string, w Webhook, max in
 		return ErrNotFound
 	}
 	t := &mt.t
+	o := s.owners[t.Owner]
 	next := cloneWebhooks(t.Webhooks)
 	replaced := false
 	for i := range next {
@@ -72,6 +82,9 @@ func (s *MemoryStore) SetWebhook(_ context.Context, id string, w Webhook, max in
 		if len(next) >= max {
 			return ErrTooManyWebhooks
 		}
+		if o.webhooks >= s.webhooksCap {
+			return ErrTooManyOwnerWebhooks
+		}
 		next = append(next, Webhook{ID: w.ID, Config: cloneRaw(w.Config)})
 	}
 	grow := int64(webhooksSize(next) - webhooksSize(t.Webhooks))
@@ -79,6 +92,9 @@ func (s *MemoryStore) SetWebhook(_ context.Context, id string, w Webhook, max in
 		return ErrStoreFull
 	}
 	s.bytes += grow
+	if !replaced {
+		o.webhooks++
+	}
 	t.Webhooks = next
 	return nil
 }
@@ -97,6 +113,7 @@ func (s *MemoryStore) DeleteWebhook(_ context.Context, id, wid string) error {
 		if w.ID == wid {
 			s.bytes -= int64(len(w.ID) + len(w.Config))
 			t.Webhooks = append(cloneWebhooks(t.Webhooks[:i]), t.Webhooks[i+1:]...)
+			s.owners[t.Owner].webhooks--
 			break
 		}
 	}

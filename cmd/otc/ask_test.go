@@ -342,6 +342,20 @@ func TestCallTaskInterrupted(t *testing.T) {
 	}
 }
 
+// TestCallInterrupted: Ctrl-C during a call that runs no task ends it
+// (the tool is told, over MCP) and exits 130 saying so.
+func TestCallInterrupted(t *testing.T) {
+	f := serveAsking(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-f.started; cancel() }()
+	code, out, errOut := otcTerm(ctx, terminalFeatures{}, "", "call", "--mcp", f.url, "Job_Forever")
+	assert.Equal(t, exitInterrupted, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "otc call: interrupted\n", errOut)
+	assert.ErrorIs(t, recvOrFail(t, f.stopped), context.Canceled, "the tool was told")
+}
+
 // blockingReader is a terminal whose user never answers: its first Read
 // closes reading, and every Read waits until the test ends.
 type blockingReader struct {

@@ -151,6 +151,8 @@ func (r *Runner) refusal(ctx context.Context, id string, err error) *otc.Error {
 			Message: cannot + "you hold as many tasks as this server keeps for one caller; each is dropped once its time to live has passed"}
 	case errors.Is(err, tasks.ErrStoreFull):
 		return &otc.Error{Code: otc.CodeUnavailable, RetryAfter: time.Second, Message: cannot + "the server's task store is full; try again shortly"}
+	case errors.Is(err, tasks.ErrTooManyOwnerWebhooks):
+		return &otc.Error{Code: otc.CodeInvalidInput, Message: cannot + "you have as many webhooks (push notification configurations) across your tasks as this server keeps for one caller; delete one first"}
 	}
 	r.logger.ErrorContext(ctx, r.opts.Name+": the task store failed to create a task", slog.String("task", id), slog.String("error", err.Error()))
 	return &otc.Error{Code: otc.CodeUnavailable, RetryAfter: time.Second, Message: cannot + "the server's task store failed; try again shortly"}

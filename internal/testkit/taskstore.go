@@ -3,8 +3,11 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ type TaskLimits struct {
 	TTL, Lease time.Duration
 	PerOwner   int
 	Running    int // tasks per owner that have not ended
+	Webhooks   int // webhooks per owner, across its tasks
 	MaxResult  int
 	MaxHistory int
 }
@@ -144,6 +148,72 @@ func TaskStoreContract(t *testing.T, newStore func(t *testing.T, l TaskLimits) t
 		assert.Equal(t, []string{`w2={"url":"b"}`}, hooks(), "kept with the ended task")
 		assert.ErrorIs(t, ws.SetWebhook(ctx, "nope", hook("w1", `{}`), 2), tasks.ErrNotFound)
 		assert.ErrorIs(t, ws.DeleteWebhook(ctx, "nope", "w1"), tasks.ErrNotFound)
+	})
+
+	t.Run("webhooks_per_owner", func(t *testing.T) {
+		s := newStore(t, TaskLimits{Webhooks: 5})
+		ws := s.(tasks.WebhookStore)
+		hook := func(id string) tasks.Webhook { return tasks.Webhook{ID: id, Config: json.RawMessage(`{}`)} }
+		withHooks := func(owner string, ids ...string) (*tasks.Task, error) {
+			var hs []tasks.Webhook
+			for _, id := range ids {
+				hs = append(hs, hook(id))
+			}
+			return s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: owner, Status: tasks.Working, Webhooks: hs})
+		}
+		a, err := withHooks("alice", "w1", "w2")
+		require.NoError(t, err)
+		b, err := withHooks("alice", "w1", "w2", "w3")
+		require.NoError(t, err, "five across two tasks")
+		_, err = withHooks("alice", "w1")
+		assert.ErrorIs(t, err, tasks.ErrTooManyOwnerWebhooks, "a sixth in a new task")
+		assert.ErrorIs(t, ws.SetWebhook(ctx, a.ID, hook("w9"), 10), tasks.ErrTooManyOwnerWebhooks, "a sixth set")
+		require.NoError(t, ws.SetWebhook(ctx, a.ID, hook("w1"), 10), "replacing one is no new one")
+		_, err = withHooks("bob", "w1", "w2", "w3", "w4", "w5")
+		require.NoError(t, err, "another owner has its own")
+		require.NoError(t, ws.DeleteWebhook(ctx, b.ID, "w3"))
+		require.NoError(t, ws.SetWebhook(ctx, a.ID, hook("w9"), 10), "room again once one is deleted")
+		assert.ErrorIs(t, ws.SetWebhook(ctx, a.ID, hook("w10"), 10), tasks.ErrTooManyOwnerWebhooks)
+		assert.ErrorIs(t, ws.SetWebhook(ctx, a.ID, hook("w11"), 3), tasks.ErrTooManyWebhooks, "the task's own cap, uncounted")
+		require.NoError(t, ws.DeleteWebhook(ctx, a.ID, "w9"))
+		require.NoError(t, ws.SetWebhook(ctx, b.ID, hook("w3"), 10), "the refused one took nothing")
+	})
+
+	t.Run("webhooks_per_owner_at_once", func(t *testing.T) {
+		// Hundreds of new webhooks at once, in new tasks and set on
+		// existing ones: exactly the cap is kept, whatever the order.
+		const limit, each = 40, 150
+		s := newStore(t, TaskLimits{Webhooks: limit, PerOwner: 2 * each, Running: 2 * each})
+		ws := s.(tasks.WebhookStore)
+		var hosts []string
+		for range 5 {
+			hosts = append(hosts, create(t, s, "mallory").ID)
+		}
+		var kept, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := range each {
+			wg.Go(func() {
+				_, err := s.Create(ctx, &tasks.Task{ID: otc.NewCallID(), Owner: "mallory", Status: tasks.Working,
+					Webhooks: []tasks.Webhook{{ID: "w", Config: json.RawMessage(`{}`)}}})
+				count(t, err, &kept, &refused)
+			})
+			wg.Go(func() {
+				err := ws.SetWebhook(ctx, hosts[i%len(hosts)], tasks.Webhook{ID: fmt.Sprint("w", i), Config: json.RawMessage(`{}`)}, each)
+				count(t, err, &kept, &refused)
+			})
+		}
+		wg.Wait()
+		assert.EqualValues(t, limit, kept.Load(), "the owner's cap, no more")
+		assert.EqualValues(t, 2*each-limit, refused.Load())
+		if l, ok := s.(tasks.Lister); ok {
+			all, err := l.List(ctx, "mallory")
+			require.NoError(t, err)
+			n := 0
+			for _, task := range all {
+				n += len(task.Webhooks)
+			}
+			assert.Equal(t, limit, n, "the tasks hold as many as were kept")
+		}
 	})
 
 	t.Run("unknown_task", func(t *testing.T) {
@@ -376,4 +446,17 @@ func keys(m map[string]json.RawMessage) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// count counts a webhook kept, or refused for its owner's cap, and fails
+// on any other outcome.
+func count(t *testing.T, err error, kept, refused *atomic.Int32) {
+	switch {
+	case err == nil:
+		kept.Add(1)
+	case errors.Is(err, tasks.ErrTooManyOwnerWebhooks):
+		refused.Add(1)
+	default:
+		t.Errorf("neither kept nor refused for the cap: %v", err)
+	}
 }
