@@ -669,7 +669,10 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 	}
 	select {
 	case out := <-done:
-		if context.Cause(ctx) == errToolTimeout {
+		// By the clock, not only by the context: on a busy machine the
+		// function may return before the timer that ends its context has
+		// run.
+		if context.Cause(ctx) == errToolTimeout || time.Since(start) >= t.timeout {
 			if late != nil {
 				late(out.value, out.err)
 			}
