@@ -22,9 +22,16 @@ for _ in $(seq "$hogs"); do
   pids+=($!)
 done
 
+failed=0
 for run in $(seq "$runs"); do
   echo "== run $run of $runs, beside $hogs busy loops"
   start=$SECONDS
-  go test -race -count=1 work
-  echo "== run $run passed in $((SECONDS - start)) s"
+  if go test -race -count=1 work; then
+    echo "== run $run passed in $((SECONDS - start)) s"
+  else
+    echo "== run $run FAILED after $((SECONDS - start)) s"
+    failed=$((failed + 1))
+  fi
 done
+echo "== $((runs - failed)) of $runs runs passed"
+[ "$failed" -eq 0 ]
