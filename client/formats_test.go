@@ -36,6 +36,10 @@ import (
 const stdioEnv = "OTC_CLIENT_TEST_STDIO"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioEnv) == "flood" {
+		floodServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioEnv) != "" {
 		reg, _ := formatsRegistry(nil)
 		if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {

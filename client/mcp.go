@@ -417,6 +417,13 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 	_ = s.conn.send(ctx, s, body)
 }
 
+// refuse answers request id of the server's with an error saying why
+// the client will not answer it.
+func (s *mcpSession) refuse(ctx context.Context, id json.RawMessage, why string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": &RPCError{Code: -32603, Message: why}})
+	_ = s.conn.send(ctx, s, body)
+}
+
 // callNotifyKey carries a call's CallOptions.OnNotification to the
 // reading of the call's own stream.
 type callNotifyKey struct{}

@@ -56,7 +56,8 @@ func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otc client: %w", err)
 	}
-	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail}}
+	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail},
+		answering: make(chan struct{}, maxServerRequests)}
 	cmd.Stderr = st.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("otc client: starting %s: %w", cmd.Path, err)
@@ -82,12 +83,24 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// answering holds a token for each request of the server's being
+	// answered on a goroutine of its own.
+	answering chan struct{}
 }
 
+// maxServerRequests bounds the requests of a server's (questions for the
+// user or a model, which may take long) that one connection answers at
+// once; past it, a request is refused at once with an error. A ping is
+// answered as it is read.
+const maxServerRequests = 16
+
 // read reads the process's messages until its output ends: responses go
-// to their requests, requests of the server's are answered (each on its
-// own goroutine, as a handler may wait on its user), notifications are
-// handed on.
+// to their requests, requests of the server's are answered (a ping as it
+// is read; others each on its own goroutine, as a handler may wait on its
+// user, at most maxServerRequests at once), notifications are handed on.
+// A server that floods the client with requests, or stops reading its
+// answers, costs it a bounded number of goroutines: the reading waits.
 func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
@@ -120,7 +133,19 @@ func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
 				ch <- msg
 			}
 		case len(m.ID) > 0 && string(m.ID) != "null":
-			go s.incoming(ctx, msg)
+			if m.Method == "ping" {
+				s.incoming(ctx, msg)
+				continue
+			}
+			select {
+			case st.answering <- struct{}{}:
+				go func() {
+					defer func() { <-st.answering }()
+					s.incoming(ctx, msg)
+				}()
+			default:
+				s.refuse(ctx, m.ID, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
+			}
 		default:
 			s.notification(m.Method, notificationParams(msg))
 		}
