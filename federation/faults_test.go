@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
@@ -272,13 +273,13 @@ func TestFederation_Collisions(t *testing.T) {
 		if setup != nil {
 			setup(reg)
 		}
-		fed, err := federation.Mount(context.Background(), reg, ups, nil)
+		fed, err := federation.Mount(context.Background(), reg, ups, &federation.Options{Strict: true})
 		if err == nil {
 			fed.Close()
 		}
 		return err
 	}
-	// A local tool already has the name.
+	// A local tool already has the name: a strict Mount fails on it.
 	err := mountErr([]federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC}}, func(reg *otc.Registry) {
 		require.NoError(t, otc.Register(reg, otc.Tool{ID: "calc.Echo_Say", Version: "1.0.0", Description: "A local tool."},
 			func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
@@ -375,7 +376,7 @@ func pidOf(s string) string {
 // has its catalog refused, naming the bound; the last good one stays.
 func TestFederation_MaxTools(t *testing.T) {
 	o := newOrigin(t)
-	_, err := federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 2}}, nil)
+	_, err := federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 2}}, &federation.Options{Strict: true})
 	require.ErrorContains(t, err, `upstream "calc" lists more than 2 tools`)
 
 	fed, _, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 3, Refresh: time.Hour}}, nil)
@@ -385,6 +386,47 @@ func TestFederation_MaxTools(t *testing.T) {
 	require.ErrorContains(t, fed.Refresh(context.Background(), "calc"), "more than 3 tools")
 	assert.Len(t, reg.Tools(), 3, "the last good catalog stays")
 	assert.Contains(t, healthOf(fed, "calc").LastError, "more than 3 tools")
+}
+
+// TestFederation_HostileFirstCatalog: an upstream whose first catalog
+// cannot be served (more tools than its MaxTools, a name the registry
+// has already) is left out as a dead one is: Mount serves the others,
+// the health says why it is down, and its catalog comes once it can be
+// served.
+func TestFederation_HostileFirstCatalog(t *testing.T) {
+	o := newOrigin(t)
+	local := func(reg *otc.Registry) {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: "clash.Echo_Say", Version: "1.0.0", Description: "A local tool."},
+			func(context.Context, otc.NoOutput) (string, error) { return "local", nil }))
+	}
+	fed, base, reg := gateway(t, []federation.Upstream{
+		{Name: "calc", URL: o.url, Format: client.FormatOTC},
+		{Name: "big", URL: o.url, Format: client.FormatOTC, MaxTools: 2, Refresh: time.Hour},
+		{Name: "clash", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour},
+	}, local)
+	_, err := reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
+	require.NoError(t, err, "the others are served")
+	for _, c := range []struct{ name, why string }{{"big", "more than 2 tools"}, {"clash", "the registry's tool clash.Echo_Say"}} {
+		h := healthOf(fed, c.name)
+		assert.Equal(t, federation.StateDown, h.State, c.name)
+		assert.Zero(t, h.Tools, c.name)
+		assert.Contains(t, h.LastError, c.why, c.name)
+	}
+	_, err = reg.Lookup("big.Echo_Say", otc.ProtocolOTC)
+	assert.ErrorIs(t, err, otc.ErrToolNotFound)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	got, err := cl.CallText(context.Background(), "clash.Echo_Say", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "local", got, "the local tool keeps its name")
+
+	// Once the name is free, the catalog is served.
+	reg.Remove("clash.Echo_Say")
+	require.NoError(t, fed.Refresh(context.Background(), "clash"))
+	assert.Equal(t, federation.StateUp, healthOf(fed, "clash").State)
+	got, err = cl.CallText(context.Background(), "clash.Echo_Say", json.RawMessage(`{"text":"remote"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "remote", got)
 }
 
 type beatsIn struct {
@@ -493,4 +535,51 @@ func TestFederation_CloseLeavesNothing(t *testing.T) {
 	assert.Empty(t, reg.Tools(), "Close takes the tools out")
 	_, err = reg.Call(ctx, &otc.CallRequest{ToolID: "calc.Echo_Say", Input: json.RawMessage(`{"text":"hi"}`)})
 	assert.ErrorIs(t, err, otc.ErrToolNotFound, "a closed federation's tool is unknown")
+}
+
+// TestFederation_HealthPublic: the health endpoint tells anyone each
+// upstream's state, but its errors (whose text names internal addresses)
+// only to a request the gateway's authenticator accepts.
+func TestFederation_HealthPublic(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := "http://" + ln.Addr().String() + "/internal-path"
+	ln.Close()
+	o := newOrigin(t)
+	fed, _, _ := gateway(t, []federation.Upstream{
+		{Name: "calc", URL: o.url, Format: client.FormatOTC},
+		{Name: "gone", URL: dead, Format: client.FormatOTC, StartTimeout: 200 * time.Millisecond},
+	}, nil)
+	require.Eventually(t, func() bool { return healthOf(fed, "gone").LastError != "" }, 10*time.Second, 10*time.Millisecond)
+	keys, err := auth.NewAPIKeyAuth(map[string]string{"ops": "ops-key"})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/public", fed)
+	mux.Handle("/health", fed.HealthHandler(keys))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	get := func(path, key string) string {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		if key != "" {
+			req.Header.Set("OXP-API-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, c := range []struct{ path, key string }{{"/public", ""}, {"/public", "ops-key"}, {"/health", ""}, {"/health", "wrong"}} {
+		body := get(c.path, c.key)
+		assert.Contains(t, body, `"name":"gone"`, c)
+		assert.Contains(t, body, `"state":"down"`, c)
+		assert.NotContains(t, body, "last_error", c)
+		assert.NotContains(t, body, ln.Addr().String(), c)
+	}
+	body := get("/health", "ops-key")
+	assert.Contains(t, body, `"last_error"`)
+	assert.Contains(t, body, ln.Addr().String(), "an operator sees why")
 }

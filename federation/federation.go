@@ -178,6 +178,13 @@ type Options struct {
 	// trace covers both servers; the otel module's middleware starts a
 	// span of its own for the call.
 	Propagate func(ctx context.Context, h http.Header)
+	// Strict makes Mount fail on an upstream whose first catalog cannot
+	// be served (more tools than its MaxTools, two names that fold
+	// together, a name the registry has already). By default such an
+	// upstream is left out, as one not reached is: reported down in its
+	// Health with the reason, its catalog read again with backoff until
+	// one can be served, and every other upstream served meanwhile.
+	Strict bool
 }
 
 // Federation serves the tools of its upstreams from a registry. It is
@@ -187,6 +194,7 @@ type Federation struct {
 	reg       *otc.Registry
 	logger    *slog.Logger
 	propagate func(ctx context.Context, h http.Header)
+	strict    bool
 	ups       []*upstream
 	// httpClient is the upstreams' HTTP client when their Client options
 	// name none: one pool of connections, sized for a gateway.
@@ -208,8 +216,11 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 // configuration first (an error names the upstream and the field), then
 // reaches them all at once, waiting for each at most its StartTimeout (and
 // ctx): one that answers has its tools registered before Mount returns;
-// one that does not is tried again in the background. A name collision in
-// a first catalog fails Mount, which then takes back what it registered.
+// one that does not is tried again in the background, as is one whose
+// first catalog cannot be served (a name collision, too many tools),
+// which is reported down in its Health with the reason; with
+// [Options.Strict], such a catalog fails Mount, which then takes back
+// what it registered.
 // ctx bounds only the wait: the federation runs until Close.
 func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options) (*Federation, error) {
 	if reg == nil {
@@ -218,7 +229,7 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 	if opts == nil {
 		opts = &Options{}
 	}
-	f := &Federation{reg: reg, logger: opts.Logger, propagate: opts.Propagate}
+	f := &Federation{reg: reg, logger: opts.Logger, propagate: opts.Propagate, strict: opts.Strict}
 	if f.logger == nil {
 		f.logger = reg.Logger()
 	}

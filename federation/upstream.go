@@ -102,10 +102,15 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 		err := u.refresh(ctx)
 		var collision *CollisionError
 		if errors.As(err, &collision) || errors.Is(err, errTooManyTools) {
-			// A catalog refused (it would not mend by itself): Mount fails
-			// on it; after Mount, it is kept as the last error until a
-			// catalog without it comes.
-			report(err)
+			// A catalog refused (it would not mend by itself): a strict
+			// Mount fails on it; otherwise Mount goes on without its
+			// tools. Either way it is kept as the last error, and the
+			// catalog read again, until one without it comes.
+			if u.f.strict {
+				report(err)
+			} else {
+				report(nil)
+			}
 		}
 		if err == nil {
 			backoff = 100 * time.Millisecond
@@ -344,6 +349,8 @@ func (f *Federation) Health() []Health {
 			h.State = StateStarting
 		case u.brk.open() || u.main.Load() == nil:
 			h.State = StateDown
+		case h.LastError != "" && u.snap.Load() == nil:
+			h.State = StateDown // reached, but no catalog of it served yet
 		case h.LastError != "":
 			h.State = StateDegraded
 		default:

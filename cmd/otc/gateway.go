@@ -118,7 +118,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	}
 	mux := http.NewServeMux()
 	mount.All(mux, reg, &mount.Options{Authenticator: authn, Logger: logger})
-	mux.Handle(gatewayHealthPath, fed)
+	mux.Handle(gatewayHealthPath, fed.HealthHandler(authn))
 	for _, h := range fed.Health() {
 		fmt.Fprintf(e.stdout, "upstream %s: %s, %d tools\n", h.Name, h.State, h.Tools)
 	}

@@ -666,7 +666,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	auth := creds.auth
 	mux := http.NewServeMux()
 	if fed != nil {
-		mux.Handle("/federation/health", fed)
+		mux.Handle("/federation/health", fed.HealthHandler(auth))
 	}
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))

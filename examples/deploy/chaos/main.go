@@ -168,8 +168,15 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 	if err != nil {
 		return nil, err
 	}
+	d.lb = &balancer{bin: bins["haproxy"], dir: dir}
+	if d.lb.port, err = freePort(); err != nil {
+		return nil, err
+	}
 	for i := range cfg.replicas {
 		r := &replica{name: fmt.Sprintf("replica%d", i+1), bin: calc, drain: cfg.drain, env: append([]string{
+			// Where clients reach the replicas: the issuer of signed
+			// deliveries, and the URL the Agent Card names.
+			fmt.Sprintf("OTC_PUBLIC_URL=http://127.0.0.1:%d", d.lb.port),
 			"OTC_REDIS_URL=redis://" + d.redis.addr() + "/0",
 			"OTC_REDIS_LEASE=" + cfg.lease.String(),
 			"OTC_RUN_LOG=" + runLog,
@@ -181,10 +188,6 @@ func run(ctx context.Context, cfg config, dir string, out io.Writer) (*result, e
 			return nil, err
 		}
 		d.replicas = append(d.replicas, r)
-	}
-	d.lb = &balancer{bin: bins["haproxy"], dir: dir}
-	if d.lb.port, err = freePort(); err != nil {
-		return nil, err
 	}
 	res, err := exercise(ctx, cfg, d, is, runLog, out)
 	// The processes' output, for -keep.
