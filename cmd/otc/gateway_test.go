@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -152,6 +153,33 @@ upstreams:
 			assert.Equal(t, "up", tl.Upstream.State, tl.ID)
 		}
 	}
+}
+
+// TestGateway_HostileUpstream: an upstream whose first catalog cannot be
+// served (more tools than its max_tools) does not stop the gateway: it
+// starts, serves the other upstream, and says the first is down.
+func TestGateway_HostileUpstream(t *testing.T) {
+	origin := serveTools(t, "")
+	config := fmt.Sprintf(`
+upstreams:
+  - name: calc
+    otc: {url: %q}
+  - name: big
+    otc: {url: %q}
+    max_tools: 1
+`, origin, origin)
+	base := startGateway(t, config, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	res, err := cl.Call(context.Background(), "calc.Calculator_Add", map[string]float64{"a": 2, "b": 5}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, "7", string(res.Value))
+	resp, err := http.Get(base + "/federation/health")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `{"name":"big","format":"otc","state":"down","tools":0}`)
 }
 
 // TestGateway_ConfigErrors: each mistake names the file's line and the
