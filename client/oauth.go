@@ -34,6 +34,16 @@ type OAuth struct {
 	// use ClientMetadataURL where the server supports it, or else
 	// register itself (RFC 7591) where the server lets it.
 	ClientID, ClientSecret string
+	// Issuer is the authorization server the client is registered with
+	// (its issuer identifier, such as "https://login.example.com"), and
+	// then the only one it asks for tokens: a server whose
+	// protected-resource metadata names others is refused, with an error
+	// naming both, rather than sent the credentials. Required with a
+	// ClientSecret, which would otherwise go to whatever authorization
+	// server a server names. Empty means the one the server names, for
+	// clients without a secret (registered on the spot, or by their
+	// metadata document).
+	Issuer string
 	// ClientMetadataURL is the https URL of the client's metadata
 	// document, used as its client id with an authorization server that
 	// says client_id_metadata_document_supported.
@@ -91,6 +101,9 @@ func newOAuthDoer(next Doer, o *OAuth, resource string) (*oauthDoer, error) {
 	}
 	if o.Authorize == nil && o.ClientSecret == "" {
 		return nil, errors.New("otc client: Options.OAuth needs Authorize (the authorization-code flow) or a ClientSecret (client credentials)")
+	}
+	if o.ClientSecret != "" && o.Issuer == "" {
+		return nil, errors.New("otc client: Options.OAuth.ClientSecret needs Issuer, the authorization server the client is registered with: the secret goes to no other")
 	}
 	if o.Authorize != nil && o.RedirectURL == "" {
 		return nil, errors.New("otc client: Options.OAuth.Authorize needs a RedirectURL")
@@ -177,6 +190,13 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 			return errors.New("the protected-resource metadata names no authorization server")
 		}
 		issuer = prm.AuthorizationServers[0]
+	}
+	if pin := d.o.Issuer; pin != "" {
+		if prm != nil && !slices.Contains(prm.AuthorizationServers, pin) {
+			return fmt.Errorf("the server's protected-resource metadata names the authorization server %s, not %s, with which the client is registered (OAuth.Issuer): its credentials are not sent elsewhere",
+				strings.Join(prm.AuthorizationServers, ", "), pin)
+		}
+		issuer = pin
 	}
 	meta, err := d.serverMetadata(ctx, issuer, prm == nil)
 	if err != nil {

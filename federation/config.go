@@ -68,6 +68,7 @@ type credentialsConfig struct {
 		Scopes           []string `yaml:"scopes"`
 	} `yaml:"token_exchange"`
 	ClientCredentials *struct {
+		Issuer           string   `yaml:"issuer"`
 		ClientID         string   `yaml:"client_id"`
 		ClientSecretEnv  string   `yaml:"client_secret_env"`
 		ClientSecretFile string   `yaml:"client_secret_file"`
@@ -318,7 +319,10 @@ func (c *credentialsConfig) resolve(getenv func(string) string) (Credentials, st
 		if cc.ClientID == "" || s == "" {
 			return out, "client_credentials", errors.New("client_id and a client secret (client_secret_env or client_secret_file) are required")
 		}
-		out.OAuth = &client.OAuth{ClientID: cc.ClientID, ClientSecret: s, Scopes: cc.Scopes}
+		if cc.Issuer == "" {
+			return out, "client_credentials.issuer", errors.New("the authorization server the client is registered with is required: the secret is sent to it alone, never to one an upstream names")
+		}
+		out.OAuth = &client.OAuth{Issuer: cc.Issuer, ClientID: cc.ClientID, ClientSecret: s, Scopes: cc.Scopes}
 	}
 	return out, "", nil
 }

@@ -95,7 +95,7 @@ func TestFederationTokenExchange(t *testing.T) {
 		return federation.Upstream{
 			Name: name, URL: upstreamResource, Format: client.FormatOTC,
 			Credentials: federation.Credentials{
-				OAuth: &client.OAuth{ClientID: "gateway", ClientSecret: "gateway-secret"},
+				OAuth: &client.OAuth{Issuer: issuer, ClientID: "gateway", ClientSecret: "gateway-secret"},
 				TokenExchange: &federation.TokenExchange{TokenURL: tokenURL, ClientID: "gateway", ClientSecret: secret,
 					Audience: upstreamResource},
 			},

@@ -236,7 +236,7 @@ func TestOAuthSignIn(t *testing.T) {
 		// resource, the call; a client the server does not know fails with
 		// the authorization server's answer.
 		c, err := client.New(resource, &client.Options{Format: client.FormatMCP,
-			OAuth: &client.OAuth{ClientID: "full", ClientSecret: "full-secret", Scopes: []string{"counter:write"}}})
+			OAuth: &client.OAuth{Issuer: issuer, ClientID: "full", ClientSecret: "full-secret", Scopes: []string{"counter:write"}}})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
 		defs, err := c.ListTools(t.Context())
@@ -251,7 +251,7 @@ func TestOAuthSignIn(t *testing.T) {
 		assert.Equal(t, 15.0, sum)
 
 		bad, err := client.New(resource, &client.Options{Format: client.FormatMCP,
-			OAuth: &client.OAuth{ClientID: "nobody", ClientSecret: "wrong"}})
+			OAuth: &client.OAuth{Issuer: issuer, ClientID: "nobody", ClientSecret: "wrong"}})
 		require.NoError(t, err)
 		_, err = bad.ListTools(t.Context())
 		require.Error(t, err)

@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -36,7 +38,7 @@ func run() error {
 	if len(os.Args) < 2 {
 		return errors.New("want the server's URL")
 	}
-	url := os.Args[len(os.Args)-1]
+	serverURL := os.Args[len(os.Args)-1]
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
@@ -50,9 +52,9 @@ func run() error {
 		}}
 	}
 	if strings.HasPrefix(scenario, "auth/") {
-		opts.OAuth = oauthFor(scenario)
+		opts.OAuth = oauthFor(ctx, scenario, serverURL)
 	}
-	c, err := client.New(url, opts)
+	c, err := client.New(serverURL, opts)
 	if err != nil {
 		return err
 	}
@@ -119,15 +121,24 @@ func run() error {
 // metadata document's URL where the server supports it, or registered,
 // or pre-registered with the credentials the scenario gives in
 // MCP_CONFORMANCE_CONTEXT.
-func oauthFor(scenario string) *client.OAuth {
-	var ctx struct {
+func oauthFor(ctx context.Context, scenario, serverURL string) *client.OAuth {
+	var given struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		Issuer       string `json:"issuer"`
 	}
-	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &given)
+	if given.ClientSecret != "" && given.Issuer == "" {
+		// A pre-registered secret goes to the authorization server it
+		// was registered with alone. The suite names it in some
+		// scenarios; in the others, the server's metadata is read here,
+		// as the person configuring the client would, once.
+		given.Issuer = issuerOf(ctx, serverURL)
+	}
 	o := &client.OAuth{
-		ClientID:          ctx.ClientID,
-		ClientSecret:      ctx.ClientSecret,
+		Issuer:            given.Issuer,
+		ClientID:          given.ClientID,
+		ClientSecret:      given.ClientSecret,
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
 		ClientName:        "otc-conformance-client",
 		RedirectURL:       "http://localhost:3000/callback",
@@ -153,4 +164,34 @@ func oauthFor(scenario string) *client.OAuth {
 		return loc, nil
 	}
 	return o
+}
+
+// issuerOf is the first authorization server that the protected-resource
+// metadata of the server at serverURL names (RFC 9728, at the path-based
+// location, then at the root), or "" when there is none.
+func issuerOf(ctx context.Context, serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return ""
+	}
+	base := u.Scheme + "://" + u.Host
+	for _, at := range []string{base + "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.Path, "/"), base + "/.well-known/oauth-protected-resource"} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, at, nil)
+		if err != nil {
+			return ""
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		var prm struct {
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&prm)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0]
+		}
+	}
+	return ""
 }
