@@ -174,6 +174,19 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
 		return nil, r.rpcFailure()
 	}
+	// The answer to this request, as over a stream or stdio: another id
+	// is another request's answer (an error about a request that could
+	// not be read has none).
+	var head struct {
+		ID    json.RawMessage `json:"id"`
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &head) == nil {
+		want := strconv.FormatInt(id, 10)
+		if got := string(head.ID); got != want && got != `"`+want+`"` && !(len(head.Error) > 0 && (got == "" || got == "null")) {
+			return nil, r.unexpected(fmt.Errorf("the answer is to request %s, not to this one (%s): it is not taken", truncate(got, 64), want))
+		}
+	}
 	return data, nil
 }
 

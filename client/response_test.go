@@ -563,3 +563,45 @@ func TestWrongBaseURL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, defs, 1)
 }
+
+// TestMCP_AnswerToAnotherRequest: an MCP server over HTTP whose JSON
+// answer carries another request's id is refused, as over a stream or
+// stdio, rather than taken as this request's answer; an error about a
+// request that could not be read (id null) is taken.
+func TestMCP_AnswerToAnotherRequest(t *testing.T) {
+	t.Parallel()
+	var listID atomic.Value
+	listID.Store(`999`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		switch req.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"odd","version":"1"}}}`, req.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"stolen","inputSchema":{"type":"object"}}]}}`, listID.Load())
+		case "tools/call":
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = c.ListTools(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the answer is to request 999, not to this one")
+	assert.Equal(t, "response", errorKind(err))
+
+	listID.Store(`null`)
+	_, err = c.ListTools(t.Context())
+	assert.ErrorContains(t, err, "not to this one", "a result without an id is no answer either")
+	_, err = c.Call(t.Context(), "anything", nil, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Parse error", "an error with id null is the answer to a request that could not be read")
+}
