@@ -221,8 +221,12 @@ func (w *a2aWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 }
 
 func (w *a2aWire) health(ctx context.Context) error {
-	if _, err := w.agent(ctx); err != nil {
+	a, err := w.agent(ctx)
+	if err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
+	}
+	if a.elsewhere != nil {
+		return fmt.Errorf("otc client: health: the agent cannot be called: %w", a.elsewhere)
 	}
 	return nil
 }

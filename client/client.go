@@ -270,8 +270,9 @@ func (w otcWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 // Health returns nil when the server is up and answers as its format
 // does, and an error otherwise. An OTC server is asked GET /health, and
 // one that is up but not taking calls answers a [*ResponseError] with
-// StatusCode 503; an MCP server is pinged, a REST view's catalog and an
-// A2A agent's card are read.
+// StatusCode 503; an MCP server is pinged, a REST view's catalog is
+// read, and an A2A agent's card, which must name an endpoint the client
+// may call (an [*OriginError] otherwise).
 func (c *Client) Health(ctx context.Context) error {
 	return c.t.health(ctx)
 }

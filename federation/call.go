@@ -156,6 +156,11 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if isMisconfigured(err) {
+			u.misconfigured(fmt.Errorf("misconfigured: %w", err))
+			return nil, &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) is misconfigured and cannot be called; its operator must mend it.", u.cfg.Name), Err: err,
+				DeveloperMessage: "federation: upstream " + u.cfg.Name + " is misconfigured: " + err.Error()}
+		}
 		if !unreached(err) {
 			u.brk.success()
 			return nil, refusal(u.cfg.Name, err)
@@ -190,7 +195,7 @@ func unreached(err error) bool {
 	var rpc *client.RPCError
 	var re *client.ResponseError
 	switch {
-	case errors.As(err, &te), errors.As(err, &rpc):
+	case errors.As(err, &te), errors.As(err, &rpc), isMisconfigured(err):
 		return false
 	case errors.As(err, &oe):
 		return oe.Code == otc.CodeUnavailable

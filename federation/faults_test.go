@@ -25,6 +25,7 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/mount"
 )
 
 // stdioServerEnv makes the test binary an MCP server over stdio: the
@@ -582,4 +583,29 @@ func TestFederation_HealthPublic(t *testing.T) {
 	body := get("/health", "ops-key")
 	assert.Contains(t, body, `"last_error"`)
 	assert.Contains(t, body, ln.Addr().String(), "an operator sees why")
+}
+
+// TestFederation_A2AElsewhere: an A2A agent whose card sends its calls to
+// another origin lists its skills but cannot be called: it is reported
+// down as misconfigured, and a call is refused at once without a retry,
+// saying its operator must mend it.
+func TestFederation_A2AElsewhere(t *testing.T) {
+	o := newOrigin(t)
+	mux := http.NewServeMux()
+	mount.All(mux, o.reg, &mount.Options{URL: "https://elsewhere.example"})
+	agent := httptest.NewServer(mux)
+	t.Cleanup(agent.Close)
+	fed, base, _ := gateway(t, []federation.Upstream{{Name: "agent", URL: agent.URL + mount.PrefixA2A, Format: client.FormatA2A, Refresh: time.Hour}}, nil)
+	h := healthOf(fed, "agent")
+	assert.Equal(t, federation.StateDown, h.State)
+	assert.Contains(t, h.LastError, "misconfigured")
+	assert.Contains(t, h.LastError, "elsewhere.example")
+
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	_, err = cl.Call(context.Background(), "agent.Echo_Say", echoIn{Text: "x"}, nil)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.False(t, te.CanRetry, "no retry mends it")
+	assert.Contains(t, te.Message, "misconfigured")
 }

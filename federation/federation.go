@@ -180,7 +180,9 @@ type Options struct {
 	Propagate func(ctx context.Context, h http.Header)
 	// Strict makes Mount fail on an upstream whose first catalog cannot
 	// be served (more tools than its MaxTools, two names that fold
-	// together, a name the registry has already). By default such an
+	// together, a name the registry has already), or that cannot be
+	// called as it is set up (an A2A agent whose card names another
+	// origin). By default such an
 	// upstream is left out, as one not reached is: reported down in its
 	// Health with the reason, its catalog read again with backoff until
 	// one can be served, and every other upstream served meanwhile.

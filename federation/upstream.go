@@ -24,7 +24,10 @@ const (
 	// not be read last time (the last good one is served).
 	StateDegraded State = "degraded"
 	// StateDown: the upstream's breaker is open, or it cannot be reached:
-	// its calls are answered at once with a retryable tool error.
+	// its calls are answered at once with a retryable tool error. An
+	// upstream that cannot be called as it is set up (an A2A agent whose
+	// card names another origin) is down too, its last error saying
+	// "misconfigured", and its calls are refused without a retry.
 	StateDown State = "down"
 )
 
@@ -48,6 +51,7 @@ type upstream struct {
 	skipped []string
 	readAt  time.Time
 	reached bool
+	broken  bool // misconfigured: reached, listed, but not callable
 }
 
 func newUpstream(f *Federation, cfg Upstream) *upstream {
@@ -101,8 +105,9 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 		}
 		err := u.refresh(ctx)
 		var collision *CollisionError
-		if errors.As(err, &collision) || errors.Is(err, errTooManyTools) {
-			// A catalog refused (it would not mend by itself): a strict
+		if errors.As(err, &collision) || errors.Is(err, errTooManyTools) || isMisconfigured(err) {
+			// A catalog refused, or an upstream that cannot be called as
+			// it is set up (neither would mend by itself): a strict
 			// Mount fails on it; otherwise Mount goes on without its
 			// tools. Either way it is kept as the last error, and the
 			// catalog read again, until one without it comes.
@@ -212,9 +217,9 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cl.Health(dctx); err != nil {
+	if err := cl.Health(dctx); err != nil && !isMisconfigured(err) {
 		_ = cl.Close()
-		return nil, err
+		return nil, err // a misconfigured one is reached: refresh says why it cannot be called
 	}
 	return cl, nil
 }
@@ -245,7 +250,33 @@ func (u *upstream) refresh(ctx context.Context) error {
 		u.fail(err)
 		return err
 	}
+	if cl.Format() == client.FormatA2A {
+		// An agent whose card names an endpoint on another origin lists
+		// its skills but cannot be called: say so now, not at each call.
+		if err := cl.Health(rctx); isMisconfigured(err) {
+			err = fmt.Errorf("misconfigured: %w", err)
+			u.misconfigured(err)
+			return fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, err)
+		}
+	}
 	return nil
+}
+
+// isMisconfigured says whether err is an upstream's own mistake, which
+// no retry mends: an A2A agent whose card sends its calls to another
+// origin.
+func isMisconfigured(err error) bool {
+	_, ok := errors.AsType[*client.OriginError](err)
+	return ok
+}
+
+// misconfigured records that the upstream cannot be called as it is set
+// up: it is down until a catalog read finds it mended.
+func (u *upstream) misconfigured(err error) {
+	u.fail(err)
+	u.mu.Lock()
+	u.broken = true
+	u.mu.Unlock()
 }
 
 // healthy asks the upstream whether it is up, within its start timeout.
@@ -339,7 +370,7 @@ func (f *Federation) Health() []Health {
 		if !u.readAt.IsZero() {
 			h.CatalogAge = time.Since(u.readAt)
 		}
-		reached := u.reached
+		reached, broken := u.reached, u.broken
 		u.mu.Unlock()
 		if u.pool != nil {
 			h.Sessions = u.pool.len()
@@ -347,7 +378,7 @@ func (f *Federation) Health() []Health {
 		switch {
 		case !reached && h.LastError == "":
 			h.State = StateStarting
-		case u.brk.open() || u.main.Load() == nil:
+		case u.brk.open() || u.main.Load() == nil || broken:
 			h.State = StateDown
 		case h.LastError != "" && u.snap.Load() == nil:
 			h.State = StateDown // reached, but no catalog of it served yet
