@@ -108,12 +108,25 @@ type Options struct {
 	// (the server may send its default).
 	LogLevel string
 
-	// IdleTimeout, when positive, fails an MCP request over HTTP that
-	// hears nothing from its server (no answer, progress or other
-	// message) for that long; each message restarts the clock. The
+	// IdleTimeout fails an MCP request over HTTP that hears nothing from
+	// its server (no answer, progress or other message; a stream's
+	// comments are not messages) for that long; each message restarts
+	// the clock. Zero means DefaultIdleTimeout, negative no bound. The
 	// call's context bounds the whole call.
 	IdleTimeout time.Duration
+
+	// HandshakeTimeout bounds the MCP handshake (server/discover, or
+	// initialize), over HTTP and stdio: a server that never answers it
+	// fails the first request after that long, saying so. Zero means
+	// DefaultHandshakeTimeout, negative no bound.
+	HandshakeTimeout time.Duration
 }
+
+// Defaults of [Options.IdleTimeout] and [Options.HandshakeTimeout].
+const (
+	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultHandshakeTimeout = time.Minute
+)
 
 // Client talks to one tool server. It is safe for concurrent use. A
 // client of an MCP server over stdio, or of one that keeps sessions,

@@ -168,6 +168,25 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 	if s.ver() != "" {
 		return nil
 	}
+	d := s.c.opts.HandshakeTimeout
+	if d == 0 {
+		d = DefaultHandshakeTimeout
+	}
+	if d < 0 {
+		return s.handshake(ctx)
+	}
+	hctx, cancel := context.WithTimeoutCause(ctx, d,
+		fmt.Errorf("the server did not answer the MCP handshake within %s (Options.HandshakeTimeout): %w", d, context.DeadlineExceeded))
+	defer cancel()
+	err := s.handshake(hctx)
+	if err != nil && ctx.Err() == nil && hctx.Err() != nil {
+		return context.Cause(hctx) // the bound, not the transport's words for it
+	}
+	return err
+}
+
+// handshake is ensure's handshake, s.mu held.
+func (s *mcpSession) handshake(ctx context.Context) error {
 	pinned := s.c.opts.MCPVersion
 	var discoverErr error
 	if pinned == "" || pinned == mcpV20260728 {

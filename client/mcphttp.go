@@ -272,7 +272,10 @@ func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, rea
 // message heard (stop(msg)) restarts the clock; stop(nil) ends it.
 func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) {
 	d := h.c.opts.IdleTimeout
-	if d <= 0 {
+	if d == 0 {
+		d = DefaultIdleTimeout
+	}
+	if d < 0 {
 		return ctx, func([]byte) {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -604,4 +605,66 @@ func TestMCP_AnswerToAnotherRequest(t *testing.T) {
 	_, err = c.Call(t.Context(), "anything", nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Parse error", "an error with id null is the answer to a request that could not be read")
+}
+
+// TestMCP_Silence: a server that never answers the handshake (a process
+// that reads its input and writes nothing; an HTTP server that holds the
+// request) fails the first request after HandshakeTimeout, saying so;
+// one that answers a call with a stream of comments and nothing else
+// fails it after IdleTimeout, whatever the trickle.
+func TestMCP_Silence(t *testing.T) {
+	t.Parallel()
+	silent, err := client.NewStdio(exec.Command("sh", "-c", "cat >/dev/null"), &client.Options{HandshakeTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = silent.Close() })
+	start := time.Now()
+	_, err = silent.ListTools(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not answer the MCP handshake within 200ms (Options.HandshakeTimeout)")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(held.Close)
+	c, err := client.New(held.URL, &client.Options{Format: client.FormatMCP, HandshakeTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = c.ListTools(t.Context())
+	assert.ErrorContains(t, err, "did not answer the MCP handshake within 200ms")
+
+	trickle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		switch req.Method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"trickle","version":"1"}}}`, req.ID)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+					fmt.Fprint(w, ": still here\n\n")
+					w.(http.Flusher).Flush()
+				}
+			}
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(trickle.Close)
+	c, err = client.New(trickle.URL, &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25", IdleTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = c.Call(t.Context(), "slow", nil, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sent nothing for 300ms (Options.IdleTimeout)")
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
@@ -20,17 +21,41 @@ type remote struct {
 	c    *client.Client
 	defs []otc.ToolDefinition // the catalog, once read
 	keep bool                 // close leaves the client open: it is shared
+	// note, when set, is told when the server is slow to answer its
+	// first request (the handshake, for MCP); answered once it has.
+	note     io.Writer
+	answered bool
+}
+
+// waitNotice is how long the first request to a server waits before
+// otc says on standard error that it is waiting (tests lengthen it).
+var waitNotice = 5 * time.Second
+
+// waiting says on r.note, once the first request to the server has
+// waited waitNotice, that otc is waiting and for how long it will; the
+// returned function ends the wait.
+func (r *remote) waiting() (stop func()) {
+	if r.answered || r.note == nil {
+		return func() {}
+	}
+	t := time.AfterFunc(waitNotice, func() {
+		fmt.Fprintf(r.note, "otc: waiting for the server to answer (%s so far); an MCP server that does not answer the handshake is given up after %s\n",
+			waitNotice, client.DefaultHandshakeTimeout)
+	})
+	return func() { t.Stop() }
 }
 
 func (r *remote) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	if r.defs != nil {
 		return r.defs, nil
 	}
+	stop := r.waiting()
 	defs, err := r.c.ListTools(ctx)
+	stop()
 	if err != nil {
 		return nil, err
 	}
-	r.defs = defs
+	r.defs, r.answered = defs, true
 	return defs, nil
 }
 
@@ -49,15 +74,20 @@ func (r *remote) describe(ctx context.Context, tool string) (otc.ToolDefinition,
 func (r *remote) call(ctx context.Context, tool string, input json.RawMessage, opts *client.CallOptions, d *taskDisplay) (json.RawMessage, string, *otc.ToolError, error) {
 	var res *client.Result
 	var err error
+	stop := r.waiting()
 	if d == nil {
 		res, err = r.c.Call(ctx, tool, input, opts)
+		stop()
 	} else {
 		var t *client.Task
-		if t, err = r.c.Start(ctx, tool, input, opts); err == nil {
+		t, err = r.c.Start(ctx, tool, input, opts)
+		stop()
+		if err == nil {
 			d.named(t.ID)
 			res, err = t.Wait(ctx)
 		}
 	}
+	r.answered = r.answered || err == nil || res != nil
 	if te, ok := errors.AsType[*otc.ToolError](err); ok {
 		id := ""
 		if res != nil {
@@ -112,14 +142,14 @@ func (c *common) server(ctx context.Context, url string, note io.Writer, more fu
 		if err != nil {
 			return nil, err
 		}
-		return &remote{c: cl}, nil
+		return &remote{c: cl, note: note}, nil
 	}
 	if c.formats == 1 {
 		cl, err := client.New(url, opts)
 		if err != nil {
 			return nil, err
 		}
-		return &remote{c: cl}, nil
+		return &remote{c: cl, note: note}, nil
 	}
 	opts.Format = ""
 	cl, err := client.Dial(ctx, url, opts)
@@ -139,7 +169,7 @@ func (c *common) server(ctx context.Context, url string, note io.Writer, more fu
 		fmt.Fprintf(note, "otc: %s is not a tool server, but %s is %s; going on with that URL (give %s%s next time)\n", url, cl.URL(), f.kind(), f.flag(), cl.URL())
 	}
 	c.as, c.formats = f, 1
-	return &remote{c: cl}, nil
+	return &remote{c: cl, note: note}, nil
 }
 
 // noServerMessage says that nothing at url answers as a tool server:

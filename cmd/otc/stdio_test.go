@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,6 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	waitNotice = time.Hour // a test that wants the notice shortens it
 	os.Exit(m.Run())
 }
 
@@ -76,4 +80,47 @@ func TestSplitCommand(t *testing.T) {
 		_, err := splitCommand(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// noticeWriter is a standard error that closes seen when a line with
+// want is written.
+type noticeWriter struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	b    strings.Builder
+}
+
+func (w *noticeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *noticeWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestStdioSilentServer: a process that never answers the handshake is
+// not waited on in silence: otc says on standard error that it waits and
+// for how long it will, and Ctrl-C then ends the command with 130.
+func TestStdioSilentServer(t *testing.T) {
+	defer func(d time.Duration) { waitNotice = d }(waitNotice)
+	waitNotice = 50 * time.Millisecond
+	errOut := &noticeWriter{want: "otc: waiting for the server to answer", seen: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-errOut.seen; cancel() }()
+	e := &cli{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: errOut, getenv: func(string) string { return "" }}
+	code := e.call(ctx, []string{"--stdio", "sh -c 'cat >/dev/null'", "Anything", "{}"})
+	assert.Equal(t, exitInterrupted, code, errOut.String())
+	assert.Contains(t, errOut.String(), "is given up after 1m0s")
+	assert.True(t, strings.HasSuffix(errOut.String(), "otc call: interrupted\n"), errOut.String())
 }
