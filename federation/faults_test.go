@@ -95,7 +95,7 @@ func TestFederation_DeadUpstream(t *testing.T) {
 		require.True(t, errors.As(err, &te), "call %d: %v", i, err)
 		assert.True(t, te.CanRetry, "call %d", i)
 		assert.Contains(t, te.Message, "dying")
-		assert.Less(t, time.Since(start), 2*time.Second, "call %d answered at once", i)
+		assert.Less(t, time.Since(start), 10*time.Second, "call %d answered at once, not at its call timeout (60 s)", i)
 	}
 	h := healthOf(fed, "dying")
 	assert.Equal(t, federation.StateDown, h.State)
@@ -135,15 +135,17 @@ func healthOf(fed *federation.Federation, name string) federation.Health {
 }
 
 // TestFederation_Blackholed: an upstream that accepts and never answers
-// costs a call its timeout, plus at most 100 ms, and the answer is
-// retryable.
+// costs a call its timeout: the gateway gives up the upstream request and
+// answers, retryable.
 func TestFederation_Blackholed(t *testing.T) {
 	o := newOrigin(t)
 	var hold atomic.Bool
+	gaveUp := make(chan struct{}, 1)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hold.Load() {
 			_, _ = io.Copy(io.Discard, r.Body) // so that the server sees the client go
 			<-r.Context().Done()
+			gaveUp <- struct{}{}
 			return
 		}
 		otc.NewHandler(o.reg, nil).ServeHTTP(w, r)
@@ -161,7 +163,12 @@ func TestFederation_Blackholed(t *testing.T) {
 	require.True(t, errors.As(err, &te), "%v", err)
 	assert.True(t, te.CanRetry)
 	assert.GreaterOrEqual(t, took, timeout)
-	assert.Less(t, took, timeout+100*time.Millisecond+50*time.Millisecond, "answered within the timeout plus 100 ms (and the test's own hop)")
+	assert.Less(t, took, 10*time.Second, "answered at the call timeout, not left waiting")
+	select {
+	case <-gaveUp:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway never gave up the upstream request")
+	}
 }
 
 // TestFederation_Upstream401: an upstream that refuses the gateway's
@@ -208,12 +215,12 @@ func TestFederation_StartTimeout(t *testing.T) {
 	o := newOrigin(t)
 	start := time.Now()
 	fed, _, reg := gateway(t, []federation.Upstream{
-		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
-		{Name: "late2", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
-		{Name: "late3", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: 300 * time.Millisecond},
+		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
+		{Name: "late2", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
+		{Name: "late3", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
 	}, nil)
-	assert.Less(t, time.Since(start), 800*time.Millisecond, "three dead upstreams cost one start timeout, not three")
+	assert.Less(t, time.Since(start), 2900*time.Millisecond, "three dead upstreams cost one start timeout (1 s), not three")
 	_, err = reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
 	require.NoError(t, err)
 	_, err = reg.Lookup("late.Echo_Say", otc.ProtocolOTC)
@@ -473,7 +480,7 @@ func TestFederation_IdleTimeout(t *testing.T) {
 	var te *otc.ToolError
 	require.ErrorAs(t, err, &te)
 	assert.True(t, te.CanRetry)
-	assert.Less(t, took, 2*time.Second, "ended by the idle timeout, not the call's")
+	assert.Less(t, took, 8*time.Second, "ended by the idle timeout (400 ms), not the call's (10 s)")
 }
 
 // TestFederation_UpstreamBusy: an upstream that answers 503 with
