@@ -368,14 +368,15 @@ func TestIdempotencyWaitIsBounded(t *testing.T) {
 	}()
 	<-entered
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*wait) // a failure here, not a hang
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure here, not a hang
 	defer cancel()
+	// The first call holds until hold is closed, below: the duplicate
+	// that answers before that waited IdempotencyWait, not for the call.
 	res, err := reg.Call(ctx, &otc.CallRequest{ToolID: "Count.Hold", CallID: "k"})
 	took := time.Since(start)
 	require.NoError(t, err)
 	require.NotNil(t, res.Error, "the duplicate stopped waiting")
 	assert.GreaterOrEqual(t, took, wait)
-	assert.Less(t, took, 10*wait, "it waited IdempotencyWait, not for the call")
 	assert.True(t, res.Error.CanRetry)
 	assert.Equal(t, time.Second, res.Error.RetryAfter)
 	assert.Contains(t, res.Error.Message, "still running this call")

@@ -103,6 +103,7 @@ type capJWKS struct {
 	body    []byte
 	status  int
 	fetches int
+	times   []time.Time // when each fetch came
 	fetched chan struct{}
 	srv     *httptest.Server
 }
@@ -113,6 +114,7 @@ func newCapJWKS(t *testing.T, keys ...jwkset.JWKMarshal) *capJWKS {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
 		s.fetches++
+		s.times = append(s.times, time.Now())
 		body, status := s.body, s.status
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -150,6 +152,13 @@ func (s *capJWKS) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fetches
+}
+
+// fetchTimes are when each fetch came.
+func (s *capJWKS) fetchTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.times...)
 }
 
 // waitFetches waits until the endpoint has been fetched n times. The

@@ -168,12 +168,14 @@ func TestJWKSIssuerComesBack(t *testing.T) {
 	assert.Contains(t, authMessage(t, res), "try again")
 	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
 
-	// One second of outage: retries after 50, 100, 200, 400, 400 ms…,
-	// neither given up nor every few milliseconds.
-	time.Sleep(time.Second)
-	down := jwks.count()
-	assert.GreaterOrEqual(t, down, 3, "the fetch is retried")
-	assert.LessOrEqual(t, down, 10, "the retries back off")
+	// The outage: retries after 50, 100, 200 ms…, neither given up nor
+	// every few milliseconds: the fourth fetch comes, and no sooner than
+	// the backoffs before it allow.
+	require.Eventually(t, func() bool { return jwks.count() >= 4 }, 30*time.Second, 5*time.Millisecond, "the fetch is retried")
+	fetched := jwks.fetchTimes()
+	for i, least := range []time.Duration{backoffMin, 2 * backoffMin, 4 * backoffMin} {
+		assert.GreaterOrEqual(t, fetched[i+1].Sub(fetched[i]), least*9/10, "the retries back off: fetch %d", i+2)
+	}
 
 	jwks.fail(http.StatusOK)
 	back := time.Now()
