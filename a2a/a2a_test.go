@@ -1,6 +1,8 @@
 package a2a_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,6 +81,39 @@ type answer struct {
 func (s *server) post(t *testing.T, path, version, body string, header ...string) answer {
 	t.Helper()
 	return s.do(t, http.MethodPost, path, version, body, header...)
+}
+
+// postStream posts body at version 1.0 and reads the event stream of
+// the answer, calling first once its first event has been read.
+func (s *server) postStream(t *testing.T, path, body string, first func(), header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("A2A-Version", a2a.Version10)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	r := bufio.NewReader(resp.Body)
+	called := false
+	for {
+		line, err := r.ReadString('\n')
+		b.WriteString(line)
+		if !called && line == "\n" && strings.Contains(b.String(), "data:") {
+			called = true
+			first()
+		}
+		if err != nil {
+			break
+		}
+	}
+	return answer{resp.StatusCode, resp.Header, b.Bytes()}
 }
 
 // do sends a request with A2A-Version version (none when empty), a JSON

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,15 +258,14 @@ func TestSubscribe(t *testing.T) {
 	for _, binding := range []string{"jsonrpc", "rest"} {
 		t.Run(binding, func(t *testing.T) {
 			id := start("sub-" + binding)
-			go func() {
-				time.Sleep(200 * time.Millisecond)
-				release <- struct{}{}
-			}()
+			// The task ends once the subscriber has its first event (the
+			// task as it is): an event, not a guess at how long
+			// subscribing takes.
 			var a answer
 			if binding == "jsonrpc" {
-				a = s.post(t, "/", a2a.Version10, `{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`, as("alice")...)
+				a = s.postStream(t, "/", `{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`, func() { release <- struct{}{} }, as("alice")...)
 			} else {
-				a = s.post(t, "/tasks/"+id+":subscribe", a2a.Version10, ``, as("alice")...)
+				a = s.postStream(t, "/tasks/"+id+":subscribe", ``, func() { release <- struct{}{} }, as("alice")...)
 			}
 			evs := events(t, a)
 			require.GreaterOrEqual(t, len(evs), 3, "%s", a.body)

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -152,16 +152,16 @@ func TestA2AGoClientTasks(t *testing.T) {
 			require.NoError(t, err)
 			waiting := res.(*a2a.Task)
 			require.Equal(t, a2a.TaskStateWorking, waiting.Status.State)
-			go func() {
-				time.Sleep(300 * time.Millisecond)
-				release <- struct{}{}
-			}()
+			// It ends once the subscriber has the task as it is: an event,
+			// not a guess at how long subscribing takes.
 			var states []a2a.TaskState
+			var released sync.Once
 			for ev, err := range client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: waiting.ID}) {
 				require.NoError(t, err)
 				switch ev := ev.(type) {
 				case *a2a.Task:
 					states = append(states, ev.Status.State)
+					released.Do(func() { go func() { release <- struct{}{} }() })
 				case *a2a.TaskStatusUpdateEvent:
 					states = append(states, ev.Status.State)
 				case *a2a.TaskArtifactUpdateEvent:
