@@ -81,18 +81,21 @@ func TestIntrospectionRateBound(t *testing.T) {
 func TestIntrospectionInactiveTTL(t *testing.T) {
 	t.Parallel()
 	as := newAuthServer(t, "")
-	srv := newProtected(t, introspecting(t, as, oauth.Introspection{InactiveCacheTTL: 200 * time.Millisecond}, false))
+	// Five calls within the inactive answer's time (long enough that load
+	// cannot stretch five local calls past it), then one after.
+	const ttl = 2 * time.Second
+	srv := newProtected(t, introspecting(t, as, oauth.Introspection{InactiveCacheTTL: ttl}, false))
 	for range 5 {
 		assertRefused(t, call(t, srv, bearer("opaque-dead")), "not active", "opaque-dead")
 	}
 	assert.Equal(t, 1, as.count("/introspect"))
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond)
 	assertRefused(t, call(t, srv, bearer("opaque-dead")), "not active", "opaque-dead")
 	assert.Equal(t, 2, as.count("/introspect"), "asked again once the inactive answer's time has passed")
 	// A token that becomes active after its inactive answer expired is
 	// accepted.
 	as.activate("opaque-dead", activeAnswer(as, nil))
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond)
 	requireAccepted(t, call(t, srv, bearer("opaque-dead")))
 }
 

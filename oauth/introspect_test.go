@@ -283,13 +283,14 @@ func TestIntrospectionCacheBounded(t *testing.T) {
 	t.Run("until_exp", func(t *testing.T) {
 		t.Parallel()
 		as := newAuthServer(t, "")
-		as.activate("opaque-1", activeAnswer(as, func(m map[string]any) { m["exp"] = float64(time.Now().Add(1200*time.Millisecond).UnixMilli()) / 1000 }))
+		exp := time.Now().Add(3 * time.Second) // room for two calls on a busy machine
+		as.activate("opaque-1", activeAnswer(as, func(m map[string]any) { m["exp"] = float64(exp.UnixMilli()) / 1000 }))
 		a := introspecting(t, as, oauth.Introspection{CacheTTL: time.Hour}, false)
 		a2 := newProtected(t, a)
 		requireAccepted(t, call(t, a2, bearer("opaque-1")))
 		requireAccepted(t, call(t, a2, bearer("opaque-1")))
 		assert.Equal(t, 1, as.count("/introspect"))
-		time.Sleep(1300 * time.Millisecond)
+		time.Sleep(time.Until(exp) + 100*time.Millisecond)
 		// Expired: the entry is gone, the server asked again (and its
 		// answer, still active, is refused for its exp only past the
 		// leeway, so it passes).
