@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -354,8 +353,7 @@ func (p *pusher) post(d *pushDelivery) (time.Duration, bool, error) {
 	case code >= 200 && code < 300:
 		return 0, false, nil
 	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
-		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return time.Duration(max(secs, 0)) * time.Second, false, fmt.Errorf("the webhook answered %d", code)
+		return wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), false, fmt.Errorf("the webhook answered %d", code)
 	case code == http.StatusRequestTimeout || code >= 500:
 		return 0, false, fmt.Errorf("the webhook answered %d", code)
 	case code >= 300 && code < 400:

@@ -9,11 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // Doer sends an HTTP request. *http.Client is one; a wrapper that adds
@@ -622,7 +622,7 @@ func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, he
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
 	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
-		retryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
+		retryAfter: wire.RetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
@@ -712,34 +712,10 @@ func retryable(code otc.Code) bool {
 	return code == otc.CodeRateLimited || code == otc.CodeUnavailable
 }
 
-// maxRetryAfter bounds the wait a Retry-After header may ask for, so that
-// a hostile value cannot overflow; a RetryPolicy's MaxWait bounds it again.
-const maxRetryAfter = 24 * time.Hour
-
 // retryMS is a server's retry_after_ms as a wait, within [0,
-// maxRetryAfter].
+// wire.MaxRetryAfter]; a RetryPolicy's MaxWait bounds it again.
 func retryMS(ms int64) time.Duration {
-	return time.Duration(min(max(ms, 0), int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
-}
-
-// parseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number
-// of seconds, or an HTTP date, which now turns into a wait. Anything else,
-// or nothing, is no wait.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), maxRetryAfter)
-	}
-	return 0
+	return time.Duration(min(max(ms, 0), int64(wire.MaxRetryAfter/time.Millisecond))) * time.Millisecond
 }
 
 // withStatus wraps e with the request and the status, which its message

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/modeltext"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // The MCP protocol versions the client speaks, newest first. They are
@@ -937,10 +938,6 @@ func firstParagraph(s string) string {
 	return p
 }
 
-// truncate cuts a server's string for a message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts a server's string for a message, on a character
+// boundary.
+func truncate(s string, n int) string { return wire.Truncate(s, n) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // mcpHTTP carries MCP over Streamable HTTP: each request a POST whose
@@ -162,7 +163,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}
 	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data,
-		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
+		retryAfter: wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
 		challenge: resp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > h.c.maxBytes {
 		r.body = data[:h.c.maxBytes]

@@ -45,21 +45,3 @@ func TestRetryPolicy_MaxAttempts(t *testing.T) {
 		assert.Equal(t, want, (&RetryPolicy{MaxAttempts: in}).maxAttempts(), "MaxAttempts %d", in)
 	}
 }
-
-// TestParseRetryAfter: seconds and HTTP dates, bounded; anything else is
-// no wait.
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	for _, c := range []struct {
-		v    string
-		want time.Duration
-	}{
-		{"", 0}, {"3", 3 * time.Second}, {" 120 ", 2 * time.Minute}, {"0", 0}, {"-5", 0}, {"1.5", 0}, {"soon", 0},
-		{"99999999999999999", maxRetryAfter}, {"Sat, 28 Nov 2026 12:00:30 GMT", 30 * time.Second},
-		{"Sat, 28 Nov 2026 11:00:00 GMT", 0}, {"Sun, 28 Nov 2027 12:00:00 GMT", maxRetryAfter},
-	} {
-		if got := parseRetryAfter(c.v, now); got != c.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", c.v, got, c.want)
-		}
-	}
-}

@@ -8,12 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // callValue is the function of a remote tool whose result is a JSON value.
@@ -226,23 +229,19 @@ func refusal(name string, err error) error {
 				DeveloperMessage: "federation: upstream " + name + " refused the input the gateway accepted: " + oe.Error()}
 		}
 	}
-	return &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) refused the call: %s", name, truncate(err.Error(), 300)), Err: err,
+	return &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) refused the call: %s", name, wire.Truncate(err.Error(), 300)), Err: err,
 		DeveloperMessage: "federation: upstream " + name + ": " + err.Error()}
 }
 
+// paramText lists a refusal's parameter errors, a line each, in the
+// parameters' order: the same text each time, for a model's prompt cache
+// and for a reader.
 func paramText(m map[string]string) string {
 	var b strings.Builder
-	for k, v := range m {
-		fmt.Fprintf(&b, "%s: %s\n", k, v)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "%s: %s\n", k, m[k])
 	}
 	return strings.TrimSpace(b.String())
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // hopCallID is the call id sent upstream: the caller's identity and its

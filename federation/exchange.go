@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // TokenExchange gets, for each caller, a token for the upstream in
@@ -156,7 +157,7 @@ func (x *exchanger) exchange(ctx context.Context, subject, upstream string, key 
 		return "", &otc.ToolError{
 			Message: fmt.Sprintf("Your credentials cannot be used with the tool's server (%s): the authorization server would not exchange them.", upstream),
 			DeveloperMessage: fmt.Sprintf("federation: upstream %s: token exchange at %s: status %d, %s %s", upstream, x.cfg.TokenURL, resp.StatusCode,
-				out.Error, truncate(out.Description, 200)),
+				out.Error, wire.Truncate(out.Description, 200)),
 		}
 	case !strings.EqualFold(out.TokenType, "bearer") && !strings.EqualFold(out.TokenType, "N_A"):
 		return "", unavailable(fmt.Errorf("the issued token is of type %q, not a bearer token", out.TokenType))

@@ -205,6 +205,30 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// MaxRetryAfter bounds the wait a Retry-After header may ask for, so that
+// a hostile value cannot overflow.
+const MaxRetryAfter = 24 * time.Hour
+
+// RetryAfter reads a Retry-After header (RFC 9110 §10.2.3): a number of
+// seconds, or an HTTP date, which now turns into a wait, within [0,
+// MaxRetryAfter]. Anything else, or nothing, is no wait.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, int64(MaxRetryAfter/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), MaxRetryAfter)
+	}
+	return 0
+}
+
 // Truncate shortens s to at most n bytes, on a rune boundary, marking the
 // cut with an ellipsis: for client strings echoed in messages and logs.
 func Truncate(s string, n int) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,37 @@ func TestReadAnswer(t *testing.T) {
 	assert.EqualError(t, err, "the key set is over 10 bytes")
 	_, err = ReadAnswer(iotest.ErrReader(errors.New("reset")), 10, "the answer")
 	assert.EqualError(t, err, "reading the answer: reset")
+}
+
+// TestRetryAfter: seconds and HTTP dates, bounded; anything else is no
+// wait.
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0}, {"3", 3 * time.Second}, {" 120 ", 2 * time.Minute}, {"0", 0}, {"-5", 0}, {"1.5", 0}, {"soon", 0},
+		{"99999999999999999", MaxRetryAfter}, {"Sat, 28 Nov 2026 12:00:30 GMT", 30 * time.Second},
+		{"Sat, 28 Nov 2026 11:00:00 GMT", 0}, {"Sun, 28 Nov 2027 12:00:00 GMT", MaxRetryAfter},
+	} {
+		if got := RetryAfter(c.v, now); got != c.want {
+			t.Errorf("RetryAfter(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+// TestTruncateOnARune: a cut never splits a character, so that the text
+// stays valid UTF-8.
+func TestTruncateOnARune(t *testing.T) {
+	s := "añb€c"
+	for n := range len(s) + 1 {
+		got := Truncate(s, n)
+		if !utf8.ValidString(got) {
+			t.Errorf("Truncate(%q, %d) = %q: not UTF-8", s, n, got)
+		}
+	}
+	if got := Truncate("añb", 2); got != "a…" {
+		t.Errorf("Truncate cut inside ñ: %q", got)
+	}
 }
