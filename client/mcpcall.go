@@ -1,0 +1,308 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/modeltext"
+)
+
+// This file calls an MCP tool: tools/call through 2026-07-28's
+// input_required rounds and tasks, and the reading of its result.
+
+// call calls a tool: tools/call, through 2026-07-28's input_required
+// rounds and tasks.
+func (s *mcpSession) call(ctx context.Context, k *call) (*Result, error) {
+	return s.runTask(ctx, k, nil)
+}
+
+// start begins a call, and returns its task without waiting for it; a
+// call the server answers within its request is done at once.
+func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
+	t := &Task{c: s.c, k: k}
+	res, err := s.runTask(ctx, k, t)
+	if t.ID == "" {
+		t.done, t.res, t.err = true, res, err
+		if err != nil && res == nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// runTask makes a call: tools/call through its input_required rounds;
+// a task it becomes is followed to its end, or, when detached is not
+// nil, handed back in it.
+func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Result, error) {
+	if f := k.opts.OnNotification; f != nil {
+		ctx = context.WithValue(ctx, callNotifyKey{}, f)
+	}
+	meta := map[string]any{metaCallID: k.opts.CallID}
+	if f := k.opts.Progress; f != nil {
+		meta["progressToken"] = k.opts.CallID
+		s.progress.Store(k.opts.CallID, f)
+		defer s.progress.Delete(k.opts.CallID)
+	}
+	if o := k.opts; o.UserID != "" || len(o.Secrets) > 0 || len(o.Authorization) > 0 {
+		meta[metaContext] = otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
+	}
+	args := k.input
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	params := map[string]any{"name": k.toolID, "arguments": args, "_meta": meta}
+	if hs, ok := s.headers.Load(k.toolID); ok {
+		if h := mirrored(hs.([]paramHeader), args); len(h) > 0 {
+			ctx = withHeaders(ctx, h)
+		}
+	}
+	for round := 0; ; round++ {
+		var raw json.RawMessage
+		if err := s.request(ctx, "tools/call", params, &raw); err != nil {
+			return nil, err
+		}
+		var head callAnswer
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
+		}
+		switch head.ResultType {
+		case "input_required":
+			if round >= mcpMaxRounds {
+				return nil, fmt.Errorf("the tool asked for input %d times; the client stops there", mcpMaxRounds)
+			}
+			answers, err := s.c.answerAll(ctx, head.InputRequests)
+			if err != nil {
+				return nil, err
+			}
+			params["inputResponses"] = answers
+			delete(params, "requestState")
+			if head.RequestState != nil {
+				params["requestState"] = *head.RequestState
+			}
+		case "task":
+			if head.TaskID == "" {
+				return nil, errors.New("tools/call: a task without a taskId")
+			}
+			first := time.Duration(head.PollIntervalMs) * time.Millisecond
+			if head.Status != "working" && head.Status != "input_required" {
+				first = 0
+			}
+			if detached != nil {
+				detached.ID, detached.poll = head.TaskID, first
+				return nil, nil
+			}
+			if f := k.opts.Progress; f != nil {
+				f(Progress{TaskID: head.TaskID, State: head.Status}) // named before its first poll
+			}
+			raw, err := s.awaitTask(ctx, k, head.TaskID, first, time.Duration(head.PollIntervalMs)*time.Millisecond)
+			if err != nil {
+				return nil, err
+			}
+			return decodeCallResult(k.opts.CallID, raw)
+		default:
+			return head.result(k.opts.CallID, raw)
+		}
+	}
+}
+
+// awaitTask polls task id until it ends, answering its questions, and
+// returns its result. When ctx ends, the task is cancelled.
+func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, poll time.Duration) (json.RawMessage, error) {
+	wait := min(first, maxPoll)
+	for {
+		poll = min(max(poll, minPoll), maxPoll)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, s.cancelTask(ctx, id, err)
+		}
+		wait = poll
+		var t struct {
+			Status         string                     `json:"status"`
+			StatusMessage  string                     `json:"statusMessage"`
+			PollIntervalMs int64                      `json:"pollIntervalMs"`
+			InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+			Result         json.RawMessage            `json:"result"`
+			Error          *RPCError                  `json:"error"`
+		}
+		if err := s.request(ctx, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
+			if ctx.Err() != nil {
+				return nil, s.cancelTask(ctx, id, err)
+			}
+			return nil, err
+		}
+		if t.PollIntervalMs > 0 {
+			poll = time.Duration(t.PollIntervalMs) * time.Millisecond
+		}
+		if f := k.opts.Progress; f != nil {
+			f(Progress{TaskID: id, State: t.Status, Message: t.StatusMessage})
+		}
+		switch t.Status {
+		case "completed":
+			if len(t.Result) == 0 {
+				return nil, fmt.Errorf("task %s completed without its result", id)
+			}
+			return t.Result, nil
+		case "failed":
+			if t.Error != nil {
+				t.Error.Method = "tasks/get"
+				return nil, t.Error.asError()
+			}
+			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The task failed: " + t.StatusMessage}
+		case "cancelled":
+			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The task was cancelled"}
+		case "input_required":
+			answers, err := s.c.answerAll(ctx, t.InputRequests)
+			if err != nil {
+				return nil, s.cancelTask(ctx, id, err)
+			}
+			if err := s.request(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, nil); err != nil {
+				if ctx.Err() != nil {
+					return nil, s.cancelTask(ctx, id, err)
+				}
+				return nil, err
+			}
+			wait = 0
+		case "working":
+		default:
+			return nil, fmt.Errorf("task %s: status %q is not one of MCP's", id, truncate(t.Status, 32))
+		}
+	}
+}
+
+// wait follows the task id to its end.
+func (s *mcpSession) wait(ctx context.Context, t *Task) (*Result, error) {
+	raw, err := s.awaitTask(ctx, t.k, t.ID, t.poll, t.poll)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCallResult(t.k.opts.CallID, raw)
+}
+
+// status reads the task's status once.
+func (s *mcpSession) status(ctx context.Context, id string) (TaskStatus, error) {
+	var t struct {
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	if err := s.request(ctx, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
+		return TaskStatus{}, err
+	}
+	return TaskStatus{State: t.Status, Message: t.StatusMessage}, nil
+}
+
+// cancel cancels the task.
+func (s *mcpSession) cancel(ctx context.Context, id string) error {
+	return s.request(ctx, "tasks/cancel", map[string]any{"taskId": id}, nil)
+}
+
+// cancelTask sends tasks/cancel for a task whose call ends with cause,
+// and returns cause (joined with the failure to cancel, if any).
+func (s *mcpSession) cancelTask(ctx context.Context, id string, cause error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
+	defer cancel()
+	if err := s.rpc(cctx, s.ver(), "tasks/cancel", map[string]any{"taskId": id}, nil); err != nil {
+		return errors.Join(cause, fmt.Errorf("cancelling task %s: %w", id, err))
+	}
+	return cause
+}
+
+// callAnswer is a tools/call result: a CallToolResult, or in 2026-07-28
+// an input_required round or a task.
+type callAnswer struct {
+	ResultType     string                     `json:"resultType"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+	RequestState   *string                    `json:"requestState"`
+	TaskID         string                     `json:"taskId"`
+	Status         string                     `json:"status"`
+	PollIntervalMs int64                      `json:"pollIntervalMs"`
+
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured json.RawMessage            `json:"structuredContent"`
+	IsError    bool                       `json:"isError"`
+	Meta       map[string]json.RawMessage `json:"_meta"`
+}
+
+// decodeCallResult reads a CallToolResult: the tool's value, its error,
+// or the refusal it reports.
+func decodeCallResult(callID string, raw json.RawMessage) (*Result, error) {
+	var res callAnswer
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
+	}
+	return res.result(callID, raw)
+}
+
+// result is the outcome a CallToolResult reports: the tool's value, its
+// error, or the refusal. A value is the structuredContent (unwrapped from
+// {"result": v} when that is all it holds), else the text blocks joined,
+// as a JSON string.
+func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, error) {
+	out := &Result{CallID: callID, Raw: raw}
+	var text []string
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			text = append(text, c.Text)
+		}
+	}
+	if res.IsError {
+		var info struct {
+			Code                string                   `json:"code"`
+			CanRetry            bool                     `json:"can_retry"`
+			RetryAfterMS        int64                    `json:"retry_after_ms"`
+			ParameterErrors     map[string]string        `json:"parameter_errors"`
+			MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
+		}
+		if m, ok := res.Meta[metaError]; ok {
+			_ = json.Unmarshal(m, &info)
+		}
+		msg := strings.Join(text, "\n")
+		after := retryMS(info.RetryAfterMS)
+		switch info.Code {
+		case otc.CodeInvalidInput.String():
+			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: info.ParameterErrors}
+		case otc.CodeRateLimited.String(), otc.CodeUnavailable.String():
+			code := otc.CodeRateLimited
+			if info.Code == otc.CodeUnavailable.String() {
+				code = otc.CodeUnavailable
+			}
+			return nil, &otc.Error{Code: code, Message: firstParagraph(msg), RetryAfter: after}
+		}
+		if info.MissingRequirements != nil {
+			return nil, &otc.Error{Code: otc.CodeServerError, Message: firstParagraph(msg), MissingRequirements: info.MissingRequirements}
+		}
+		te := &otc.ToolError{CanRetry: info.CanRetry, RetryAfter: after}
+		// The text is for a model: the message, then any further
+		// paragraphs (a hint; the retry sentence, which CanRetry says).
+		paras := strings.Split(msg, "\n\n")
+		if n := len(paras); n > 1 && info.CanRetry && strings.HasPrefix(paras[n-1], modeltext.RetrySentence) {
+			paras = paras[:n-1]
+		}
+		te.Message = paras[0]
+		if te.Message == "" {
+			te.Message = "the tool failed without a message"
+		}
+		te.AdditionalPromptContent = strings.Join(paras[1:], "\n\n")
+		return out, te
+	}
+	if len(res.Structured) > 0 && string(res.Structured) != "null" {
+		out.Value = unwrapResult(res.Structured)
+		return out, nil
+	}
+	if len(text) > 0 {
+		out.Value, _ = json.Marshal(strings.Join(text, "\n"))
+	}
+	return out, nil
+}
+
+// firstParagraph is a model's text up to its first blank line.
+func firstParagraph(s string) string {
+	p, _, _ := strings.Cut(s, "\n\n")
+	return p
+}
