@@ -48,6 +48,15 @@ var testOnly = []string{"internal/testkit", "internal/docs"}
 // starter, one set of rules, for MCP and A2A).
 var sharedMachinery = []string{"internal/taskrun"}
 
+// The wire vocabularies under internal/ that a server wire format and the
+// client both compile against: they import the root (for its types) and
+// nothing else of the module.
+var wireVocabularies = []string{"internal/mcpwire"}
+
+// The server-side packages the client never depends on, even through
+// another package.
+var serverSide = []string{"mcp", "a2a", "rest", "registryview", "tasks", "internal/taskrun", "caller"}
+
 // repoImports returns, for each package of the repository by its path
 // relative to the root ("" for the root package, "rest", "internal/wire"),
 // the repository packages its non-test files import, and those its test
@@ -151,13 +160,15 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and caller", pkg, imp)
 			case pkg == "mount" && imp != "" && imp != "caller" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
 				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
-			case pkg == "client" && imp != "" && imp != "mcp" && !isInternal(imp):
-				t.Errorf("client imports %s: it imports the root and mcp only", imp)
+			case pkg == "client" && imp != "" && !isInternal(imp):
+				t.Errorf("client imports %s: it imports the root and internal/ only (a wire vocabulary it shares with a server lives under internal/)", imp)
+			case slices.Contains(wireVocabularies, pkg) && imp != "":
+				t.Errorf("%s imports %s: a wire vocabulary imports the root only", pkg, display(imp))
 			case pkg == "federation" && imp != "" && imp != "client" && !isInternal(imp):
 				t.Errorf("federation imports %s: a remote tool is a registry entry that calls its server through the client, so it imports the root, client and internal/ only", imp)
 			case slices.Contains(sharedMachinery, pkg) && imp != "" && !isInternal(imp) && !slices.Contains(sharedByFormats, imp):
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and %s", pkg, display(imp), strings.Join(sharedByFormats, ", "))
-			case isInternal(pkg) && !isTestOnly(pkg) && !slices.Contains(sharedMachinery, pkg) && !isInternal(imp):
+			case isInternal(pkg) && !isTestOnly(pkg) && !slices.Contains(sharedMachinery, pkg) && !slices.Contains(wireVocabularies, pkg) && !isInternal(imp):
 				t.Errorf("%s imports %s: nothing under internal/ imports the root or a public package", pkg, display(imp))
 			case slices.Contains(sharedMachinery, imp) && !slices.Contains([]string{"mcp", "a2a"}, pkg) && !slices.Contains(sharedMachinery, pkg):
 				t.Errorf("%s imports %s: only the wire formats with tasks use it", name, display(imp))
@@ -193,8 +204,24 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["oauth"], []string{"", "internal/authin", "internal/jwks", "internal/wire"})
 	assert.Subset(t, code["mount"], append([]string{""}, wireFormats...))
 	assert.Subset(t, code["federation"], []string{"", "client"})
+	assert.Subset(t, code["mcp"], []string{"internal/mcpwire"})
+	assert.Subset(t, code["client"], []string{"", "internal/mcpwire"})
 	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
+}
+
+// TestClientDependsOnNoServer: the client builds without any server-side
+// package, even through another one (go list -deps), so that a program
+// that only calls tools does not compile a server.
+func TestClientDependsOnNoServer(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "./client").Output()
+	require.NoError(t, err)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, modulePath+"/client", "the list was read")
+	for _, p := range serverSide {
+		assert.NotContains(t, deps, modulePath+"/"+p, "the client depends on %s", p)
+	}
 }
 
 // maxRootLines bounds the root package: the API a tool author imports and

@@ -11,28 +11,8 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
-)
-
-// The MCP protocol versions the client speaks, newest first. They are
-// spelled as the mcp package spells them; the client does not import the
-// server.
-const (
-	mcpV20260728 = "2026-07-28"
-	mcpV20251125 = "2025-11-25"
-	mcpV20250618 = "2025-06-18"
-)
-
-// MCP _meta keys an otc server reads, as the mcp package names them.
-const (
-	metaCallID     = "io.github.otcgo/call_id"
-	metaContext    = "io.github.otcgo/context"
-	metaError      = "io.github.otcgo/error"
-	metaVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaCaps       = "io.modelcontextprotocol/clientCapabilities"
-	metaLogLevel   = "io.modelcontextprotocol/logLevel"
-	metaClientInfo = "io.modelcontextprotocol/clientInfo"
-	extTasks       = "io.modelcontextprotocol/tasks"
 )
 
 // clientInfo is the client's Implementation, sent with initialize and,
@@ -125,7 +105,7 @@ func (s *mcpSession) modernCaps() json.RawMessage {
 	s.capsOnce.Do(func() {
 		caps := maps.Clone(s.caps)
 		if s.c.opts.Tasks {
-			caps["extensions"] = map[string]any{extTasks: map[string]any{}}
+			caps["extensions"] = map[string]any{mcpwire.ExtensionTasks: map[string]any{}}
 		}
 		s.capsJSON, _ = json.Marshal(caps)
 	})
@@ -165,16 +145,16 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 		if t, ok := params["taskId"].(string); ok {
 			name = t
 		}
-		if version == mcpV20260728 {
+		if version == mcpwire.V20260728 {
 			meta, _ := params["_meta"].(map[string]any)
 			if meta == nil {
 				meta = map[string]any{}
 			}
-			meta[metaVersion] = mcpV20260728
-			meta[metaCaps] = s.modernCaps()
-			meta[metaClientInfo] = clientInfo
+			meta[mcpwire.MetaProtocolVersion] = mcpwire.V20260728
+			meta[mcpwire.MetaClientCapabilities] = s.modernCaps()
+			meta[mcpwire.MetaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {
-				meta[metaLogLevel] = l
+				meta[mcpwire.MetaLogLevel] = l
 			}
 			params["_meta"] = meta
 		}
@@ -296,7 +276,7 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
 		for _, t := range page.Tools {
-			if s.ver() == mcpV20260728 {
+			if s.ver() == mcpwire.V20260728 {
 				hs, ok := paramHeaders(t.InputSchema)
 				if !ok {
 					continue // its x-mcp-header is invalid: it must not be called
@@ -321,7 +301,7 @@ func (s *mcpSession) health(ctx context.Context) error {
 		return fmt.Errorf("otc client: health: %w", err)
 	}
 	method := "ping"
-	if s.ver() == mcpV20260728 {
+	if s.ver() == mcpwire.V20260728 {
 		method = "server/discover"
 	}
 	if err := s.request(ctx, method, map[string]any{}, nil); err != nil {

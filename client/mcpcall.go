@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
 )
 
@@ -42,14 +43,14 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Res
 	if f := k.opts.OnNotification; f != nil {
 		ctx = context.WithValue(ctx, callNotifyKey{}, f)
 	}
-	meta := map[string]any{metaCallID: k.opts.CallID}
+	meta := map[string]any{mcpwire.MetaCallID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
 		meta["progressToken"] = k.opts.CallID
 		s.progress.Store(k.opts.CallID, f)
 		defer s.progress.Delete(k.opts.CallID)
 	}
 	if o := k.opts; o.UserID != "" || len(o.Secrets) > 0 || len(o.Authorization) > 0 {
-		meta[metaContext] = otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
+		meta[mcpwire.MetaContext] = otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
 	}
 	args := k.input
 	if args == nil {
@@ -259,7 +260,7 @@ func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, erro
 			ParameterErrors     map[string]string        `json:"parameter_errors"`
 			MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
 		}
-		if m, ok := res.Meta[metaError]; ok {
+		if m, ok := res.Meta[mcpwire.MetaError]; ok {
 			_ = json.Unmarshal(m, &info)
 		}
 		msg := strings.Join(text, "\n")

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // This file is the MCP handshake: the versions the client speaks, and
@@ -29,10 +30,10 @@ func offers(data json.RawMessage, version string) bool {
 // checkMCPVersion checks Options.MCPVersion.
 func checkMCPVersion(v string) error {
 	switch v {
-	case "", mcpV20260728, mcpV20251125, mcpV20250618:
+	case "", mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618:
 		return nil
 	}
-	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s, %s or %s", v, mcpV20260728, mcpV20251125, mcpV20250618)
+	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s, %s or %s", v, mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618)
 }
 
 // ensure makes the handshake once: server/discover for 2026-07-28, which
@@ -68,34 +69,34 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 func (s *mcpSession) handshake(ctx context.Context) error {
 	pinned := s.c.opts.MCPVersion
 	var discoverErr error
-	if pinned == "" || pinned == mcpV20260728 {
+	if pinned == "" || pinned == mcpwire.V20260728 {
 		var d struct {
 			SupportedVersions []string `json:"supportedVersions"`
 			Capabilities      struct {
 				Extensions map[string]json.RawMessage `json:"extensions"`
 			} `json:"capabilities"`
 		}
-		discoverErr = s.rpc(ctx, mcpV20260728, "server/discover", map[string]any{}, &d)
-		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, mcpV20260728) {
+		discoverErr = s.rpc(ctx, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
+		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, mcpwire.V20260728) {
 			// Refused, though the server names this version among those
 			// it speaks: asked once more, as the version's negotiation
 			// says.
-			discoverErr = s.rpc(ctx, mcpV20260728, "server/discover", map[string]any{}, &d)
+			discoverErr = s.rpc(ctx, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
 		}
-		if discoverErr == nil && slices.Contains(d.SupportedVersions, mcpV20260728) {
-			_, s.tasks = d.Capabilities.Extensions[extTasks]
-			v := mcpV20260728
+		if discoverErr == nil && slices.Contains(d.SupportedVersions, mcpwire.V20260728) {
+			_, s.tasks = d.Capabilities.Extensions[mcpwire.ExtensionTasks]
+			v := mcpwire.V20260728
 			s.version.Store(&v)
 			return nil
 		}
 		if ctx.Err() != nil {
 			return discoverErr
 		}
-		if pinned == mcpV20260728 {
+		if pinned == mcpwire.V20260728 {
 			if discoverErr == nil {
 				discoverErr = fmt.Errorf("server/discover lists versions %q", d.SupportedVersions)
 			}
-			return fmt.Errorf("the server does not speak MCP %s (Options.MCPVersion): %w", mcpV20260728, discoverErr)
+			return fmt.Errorf("the server does not speak MCP %s (Options.MCPVersion): %w", mcpwire.V20260728, discoverErr)
 		}
 		if e, ok := errors.AsType[*otc.Error](discoverErr); ok && e.Code != otc.CodeServerError {
 			return discoverErr // a refusal of the caller, which initialize would get too
@@ -103,7 +104,7 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 	}
 	want := pinned
 	if want == "" {
-		want = mcpV20251125
+		want = mcpwire.V20251125
 	}
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -120,13 +121,13 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 		return err
 	}
 	switch v := init.ProtocolVersion; {
-	case v == mcpV20251125 || v == mcpV20250618:
+	case v == mcpwire.V20251125 || v == mcpwire.V20250618:
 		if pinned != "" && v != pinned {
 			return fmt.Errorf("the server answered initialize with MCP version %q, not %s (Options.MCPVersion)", v, pinned)
 		}
 	default:
 		return fmt.Errorf("the server answered initialize with MCP version %q, which the client does not speak (it speaks %s, %s and %s)",
-			truncate(v, 32), mcpV20260728, mcpV20251125, mcpV20250618)
+			truncate(v, 32), mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618)
 	}
 	v := init.ProtocolVersion
 	s.version.Store(&v)

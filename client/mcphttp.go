@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -87,13 +88,13 @@ func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body [
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
-	if version == mcpV20260728 && method != "" {
+	if version == mcpwire.V20260728 && method != "" {
 		req.Header.Set("Mcp-Method", method)
 		if name != "" && !strings.ContainsAny(name, "\r\n") {
 			req.Header.Set("Mcp-Name", name)
 		}
 	}
-	if sid := h.sessionID(); sid != "" && version != mcpV20260728 {
+	if sid := h.sessionID(); sid != "" && version != mcpwire.V20260728 {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	if extra, ok := ctx.Value(headersKey{}).(http.Header); ok && method == "tools/call" {
@@ -121,7 +122,7 @@ func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body [
 func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method, name string, body []byte) ([]byte, error) {
 	version := s.ver()
 	if method == "server/discover" {
-		version = mcpV20260728
+		version = mcpwire.V20260728
 	}
 	hadSession := h.sessionID() != ""
 	ctx, stop := h.idle(ctx)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"golang.org/x/mod/semver"
 )
 
@@ -205,7 +205,7 @@ func (ts *Toolset) Gemini() []GeminiFunction {
 func (ts *Toolset) MCP() []json.RawMessage {
 	out := make([]json.RawMessage, len(ts.defs))
 	for i, d := range ts.defs {
-		out[i] = mcp.EncodeTool(d)
+		out[i] = mcpwire.EncodeTool(d, true)
 	}
 	return out
 }

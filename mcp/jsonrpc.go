@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
@@ -352,18 +353,18 @@ func parseMeta(s *scanner, m *message) *rpcError {
 	return s.members(func(key, val []byte) *rpcError {
 		slot := -1
 		switch string(key) {
-		case "io.modelcontextprotocol/protocolVersion":
+		case mcpwire.MetaProtocolVersion:
 			slot = 0
 			v, ok := internedString(val)
 			m.metaVersion, m.hasMetaVersion, m.metaVersionBad = v, true, !ok
-		case "io.modelcontextprotocol/clientCapabilities":
+		case mcpwire.MetaClientCapabilities:
 			slot = 1
 			m.clientCaps, m.clientCapsWrong = val, val[0] != '{'
 			m.caps = readClientCaps(val)
-		case "io.modelcontextprotocol/clientInfo":
+		case mcpwire.MetaClientInfo:
 			slot = 2
 			m.hasClientInfo = true
-		case "io.modelcontextprotocol/logLevel":
+		case mcpwire.MetaLogLevel:
 			slot = 3
 			v, ok := jsonString(val)
 			if !ok {

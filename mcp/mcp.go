@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/tasks"
 )
 
 // The protocol versions this package speaks.
 const (
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	Version20260728 = "2026-07-28"
+	Version20250618 = mcpwire.V20250618
+	Version20251125 = mcpwire.V20251125
+	Version20260728 = mcpwire.V20260728
 )
 
 // supportedVersions lists the versions in the order server/discover and the
@@ -25,19 +26,19 @@ const (
 	// authorization tokens and user id the tool requires, as the OTC
 	// context object {"secrets": [...], "authorization": [...],
 	// "user_id": "..."} carries them.
-	MetaContext = "io.github.otcgo/context"
+	MetaContext = mcpwire.MetaContext
 	// MetaCallID is the _meta key of a call's id, handed to the tool as
 	// [otc.CallID]. Without it, the registry generates one. With an
 	// idempotency store ([otc.RegistryOptions.Idempotency]) it is the
 	// call's idempotency key: a client that retries a tools/call sends the
 	// same id, and gets the first call's result without the tool running
 	// again. (JSON-RPC request ids cannot serve: a retry is a new request.)
-	MetaCallID = "io.github.otcgo/call_id"
+	MetaCallID = mcpwire.MetaCallID
 	// MetaError is the _meta key, on a result whose isError is true, of
 	// what a client program (rather than the model) can act on:
 	// {"code": "tool_error", "can_retry": true, "retry_after_ms": 1000}, the
 	// parameter errors of invalid input, or the missing requirements.
-	MetaError = "io.github.otcgo/error"
+	MetaError = mcpwire.MetaError
 )
 
 // MaxIDLength is the longest JSON-RPC request id and progressToken the

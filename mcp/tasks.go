@@ -12,6 +12,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
@@ -33,7 +34,7 @@ import (
 // ExtensionTasks is the identifier of MCP's tasks extension, under which
 // the server advertises it in server/discover and a client declares it in
 // a request's client capabilities.
-const ExtensionTasks = "io.modelcontextprotocol/tasks"
+const ExtensionTasks = mcpwire.ExtensionTasks
 
 // taskManager serves the tasks of one server, run by a taskrun.Runner that
 // it shares the rules of with every wire format that serves tasks.

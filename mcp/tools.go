@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -83,25 +84,13 @@ func buildListing(reg *otc.Registry, rev uint64) *listing {
 		l.encoded[name] = EncodeTool(d)
 		l.ids[name] = d.ID
 		if d.Icons != nil {
-			l.iconless[name] = encodeTool(d, false)
+			l.iconless[name] = mcpwire.EncodeTool(d, false)
 		}
 		if hp := headerParams(d.InputSchema.Parameters); hp != nil {
 			l.headers[name] = hp
 		}
 	}
 	return l
-}
-
-// mcpTool is the MCP Tool object.
-type mcpTool struct {
-	Name         string               `json:"name"`
-	Title        string               `json:"title,omitempty"`
-	Description  string               `json:"description"`
-	InputSchema  json.RawMessage      `json:"inputSchema"`
-	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
-	Annotations  *otc.ToolAnnotations `json:"annotations,omitempty"`
-	Icons        []otc.Icon           `json:"icons,omitempty"`
-	Meta         json.RawMessage      `json:"_meta,omitempty"`
 }
 
 // EncodeTool returns the MCP Tool object of a registry tool: its name,
@@ -114,49 +103,7 @@ type mcpTool struct {
 // a 2025-06-18 client, whose version has none. The bridge to the official
 // SDK lists tools with it.
 func EncodeTool(def otc.ToolDefinition) json.RawMessage {
-	return encodeTool(def, true)
-}
-
-// encodeTool is EncodeTool, with the icons or without them.
-func encodeTool(def otc.ToolDefinition, icons bool) json.RawMessage {
-	t := mcpTool{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema.Parameters,
-		Annotations: def.Annotations, Meta: def.Meta}
-	if icons {
-		t.Icons = def.Icons
-	}
-	if def.FullInputSchema != nil {
-		t.InputSchema = def.FullInputSchema // MCP carries JSON Schema 2020-12 in full
-	}
-	if def.OutputSchema != nil && !def.Content {
-		t.OutputSchema = outputSchema(def.OutputSchema)
-		if def.FullOutputSchema != nil && isObjectSchema(def.FullOutputSchema) {
-			// Listed whole; a wrapped schema is the inlined one, whose
-			// references cannot break by moving under "result".
-			t.OutputSchema = def.FullOutputSchema
-		}
-	}
-	b, err := json.Marshal(t)
-	if err != nil { // the registry compacted and checked every schema
-		panic("mcp: a registered tool cannot be encoded: " + err.Error())
-	}
-	return b
-}
-
-// outputSchema returns the listed output schema: the tool's when it
-// describes an object, otherwise one of {"result": value}.
-func outputSchema(s json.RawMessage) json.RawMessage {
-	if isObjectSchema(s) {
-		return s
-	}
-	return json.RawMessage(`{"type":"object","properties":{"result":` + string(s) + `},"required":["result"]}`)
-}
-
-// isObjectSchema reports whether a schema says its value is an object.
-func isObjectSchema(s json.RawMessage) bool {
-	var probe struct {
-		Type json.RawMessage `json:"type"`
-	}
-	return json.Unmarshal(s, &probe) == nil && string(probe.Type) == `"object"`
+	return mcpwire.EncodeTool(def, true)
 }
 
 // headerParams finds the x-mcp-header annotations of an input schema:
