@@ -1,0 +1,261 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// This file sends the client's HTTP requests and reads their answers:
+// one path for the user agent, credentials, the redirect rule, the body
+// limit and Retry-After, and the errors an answer that is not the
+// protocol's becomes.
+
+// response is a fully read, size-checked HTTP response.
+type response struct {
+	method, url string
+	status      int
+	contentType string
+	body        []byte
+	// retryAfter is the Retry-After header's wait, zero when it has none.
+	retryAfter time.Duration
+	// rpcMethod is the JSON-RPC method of an MCP or A2A request.
+	rpcMethod string
+	// challenge is the WWW-Authenticate header.
+	challenge string
+}
+
+// do sends a request to a path below the base URL and reads the whole
+// response body, within the limit.
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (*response, error) {
+	return c.send(ctx, method, c.base+path, body)
+}
+
+// get reads the URL u.
+func (c *Client) get(ctx context.Context, u string) (*response, error) {
+	return c.send(ctx, http.MethodGet, u, nil)
+}
+
+// send sends a request to u and reads the whole response body, within
+// the limit.
+func (c *Client) send(ctx context.Context, method, u string, body []byte) (*response, error) {
+	return c.sendWith(ctx, method, u, body, nil)
+}
+
+// sendWith is send, with headers of the format's set by headers.
+func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, headers func(http.Header)) (*response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.agent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if headers != nil {
+		headers(req.Header)
+	}
+	if err := c.authorize(req); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	hresp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	defer hresp.Body.Close()
+	if loc := hresp.Header.Get("Location"); loc != "" && isRedirect(hresp.StatusCode) {
+		// A redirect the HTTP client handed back unfollowed.
+		if to, err := req.URL.Parse(loc); err == nil {
+			loc = to.String()
+		}
+		return nil, fmt.Errorf("%s %s: %w", method, u, &RedirectError{Method: method, From: u, Location: loc, Status: hresp.StatusCode})
+	}
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
+	}
+	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
+		retryAfter: wire.RetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
+	if int64(len(data)) > c.maxBytes {
+		resp.body = data[:c.maxBytes]
+		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
+	}
+	return resp, nil
+}
+
+// failure turns a non-200 response into an error: an [*otc.Error] for the
+// protocol's error statuses with a protocol body, a [*ResponseError] for
+// anything else. 401 and 413 often come from a proxy in front of the
+// server, with a body of its own; they still map to their class.
+func (r *response) failure() error {
+	code, ok := refusalCode(r.status)
+	switch {
+	case r.status == http.StatusBadRequest:
+		code = otc.CodeServerError
+	case r.status == http.StatusUnprocessableEntity:
+		code = otc.CodeInvalidInput
+	case !ok:
+		return r.unexpected(nil)
+	}
+	var body struct {
+		Message             string                   `json:"message"`
+		DeveloperMessage    string                   `json:"developer_message"`
+		ParameterErrors     map[string]string        `json:"parameter_errors"`
+		MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
+		Reason              string                   `json:"reason"`
+		RequiredScopes      []string                 `json:"required_scopes"`
+		RetryAfterMS        int64                    `json:"retry_after_ms"`
+	}
+	err := json.Unmarshal(r.body, &body)
+	if err == nil && body.Message != "" {
+		e := &otc.Error{
+			Code:                code,
+			Message:             body.Message,
+			DeveloperMessage:    body.DeveloperMessage,
+			ParameterErrors:     body.ParameterErrors,
+			MissingRequirements: body.MissingRequirements,
+			Reason:              body.Reason,
+			RequiredScopes:      body.RequiredScopes,
+		}
+		if retryable(code) {
+			e.RetryAfter = max(r.retryAfter, retryMS(body.RetryAfterMS))
+		}
+		return r.withStatus(e)
+	}
+	if code != otc.CodeServerError && code != otc.CodeInvalidInput && code != otc.CodeForbidden &&
+		(code != otc.CodeUnavailable || r.retryAfter > 0) {
+		// A proxy's answer, most likely (an authenticating proxy, a body
+		// limit, a gateway's rate limit, or a load balancer with no
+		// server up that says when to come back): keep the class, and
+		// say what came. A bare 503 page says nothing to act on.
+		dev := fmt.Sprintf("the body is not the protocol's JSON (Content-Type %q); it starts %q", r.contentType, r.body[:min(len(r.body), maxQuoted)])
+		e := &otc.Error{Code: code, Message: http.StatusText(r.status), DeveloperMessage: dev}
+		if retryable(code) {
+			e.RetryAfter = r.retryAfter
+		}
+		return r.withStatus(e)
+	}
+	if err == nil {
+		err = errors.New(`the error body has no "message"`)
+	}
+	return r.unexpected(err)
+}
+
+// refusalCode is the class of a status that refuses the caller or says
+// the server is busy, in every HTTP format: 401, 403, 413, 429 and 503.
+func refusalCode(status int) (otc.Code, bool) {
+	switch status {
+	case http.StatusUnauthorized:
+		return otc.CodeUnauthenticated, true
+	case http.StatusForbidden:
+		return otc.CodeForbidden, true
+	case http.StatusRequestEntityTooLarge:
+		return otc.CodeTooLarge, true
+	case http.StatusTooManyRequests:
+		return otc.CodeRateLimited, true
+	case http.StatusServiceUnavailable:
+		return otc.CodeUnavailable, true
+	}
+	return 0, false
+}
+
+// retryable reports whether a refusal of class code may pass if the call
+// is sent again later: a rate limit, or a server too busy or going away.
+func retryable(code otc.Code) bool {
+	return code == otc.CodeRateLimited || code == otc.CodeUnavailable
+}
+
+// retryMS is a server's retry_after_ms as a wait, within [0,
+// wire.MaxRetryAfter]; a RetryPolicy's MaxWait bounds it again.
+func retryMS(ms int64) time.Duration {
+	return time.Duration(min(max(ms, 0), int64(wire.MaxRetryAfter/time.Millisecond))) * time.Millisecond
+}
+
+// withStatus wraps e with the request and the status, which its message
+// does not carry, so that the error reads well in a log line on its own.
+func (r *response) withStatus(e *otc.Error) error {
+	return fmt.Errorf("%s %s: status %d: %w", r.method, r.url, r.status, e)
+}
+
+// hintNotFound is the Hint of a 404: the protocol's endpoints are never
+// missing from a tool server, so the URL is not one.
+const hintNotFound = "no OTC tool server is mounted at this base URL: give New the URL its OTC handler is mounted at " +
+	"(mount.All mounts it at /otc), not the server's root; for an MCP endpoint, a REST view or an A2A agent set Options.Format, " +
+	"or let Dial find the format"
+
+// unexpected wraps a response the client cannot use.
+func (r *response) unexpected(err error) *ResponseError {
+	hint := ""
+	if r.status == http.StatusNotFound {
+		hint = hintNotFound
+	}
+	return &ResponseError{
+		Hint:        hint,
+		Method:      r.method,
+		URL:         r.url,
+		StatusCode:  r.status,
+		ContentType: r.contentType,
+		Body:        bytes.Clone(r.body[:min(len(r.body), maxQuoted)]),
+		Err:         err,
+	}
+}
+
+// ErrResponseTooLarge is wrapped by the [*ResponseError] for a response
+// body over Options.MaxResponseBytes.
+var ErrResponseTooLarge = errors.New("response body too large")
+
+// maxQuoted is how much of an unexpected body a ResponseError keeps.
+const maxQuoted = 256
+
+// ResponseError is a response the client cannot use: a status the protocol
+// does not define for the endpoint, or a body that is not the protocol's
+// JSON, such as a proxy's HTML error page.
+type ResponseError struct {
+	Method      string
+	URL         string
+	StatusCode  int
+	ContentType string
+	// Body holds the first bytes of the response body.
+	Body []byte
+	// Err says what was wrong with the body, when it was the body.
+	Err error
+	// Hint, when not empty, says what to do about it: for a 404, that the
+	// base URL is not the one an OTC handler is mounted at.
+	Hint string
+}
+
+// Error says the status and quotes the start of the body.
+func (e *ResponseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: unexpected response %d %s", e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.ContentType != "" {
+		fmt.Fprintf(&b, " (Content-Type %s)", e.ContentType)
+	}
+	if len(e.Body) > 0 {
+		fmt.Fprintf(&b, ": body starts %q", e.Body)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, " (%s)", e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *ResponseError) Unwrap() error { return e.Err }
