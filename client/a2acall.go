@@ -1,0 +1,501 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/otcgo/otc"
+)
+
+// This file calls an A2A agent's skill: the message, its task followed
+// to its end (its questions answered, cancelled when the call ends), and
+// the result read from the parts.
+
+// a2aTask is a task, or the message that answers a call, in either
+// version's shape.
+type a2aTask struct {
+	Kind      string `json:"kind"` // 0.3: "task" or "message"
+	ID        string `json:"id"`
+	ContextID string `json:"contextId"`
+	Status    struct {
+		State   string      `json:"state"`
+		Message *a2aMessage `json:"message"`
+	} `json:"status"`
+	Artifacts []struct {
+		Parts []a2aPart `json:"parts"`
+	} `json:"artifacts"`
+	// A message's members (0.3, where the result is the message itself).
+	Parts    []a2aPart                  `json:"parts"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// a2aMessage is what the client reads of a message.
+type a2aMessage struct {
+	ContextID string                     `json:"contextId"`
+	TaskID    string                     `json:"taskId"`
+	Parts     []a2aPart                  `json:"parts"`
+	Metadata  map[string]json.RawMessage `json:"metadata"`
+}
+
+// a2aPart is a part of either version: 0.3 tags it with kind.
+type a2aPart struct {
+	Kind string          `json:"kind"`
+	Text *string         `json:"text"`
+	Data json.RawMessage `json:"data"`
+}
+
+// state is a task state in 1.0's spelling, whichever the agent used.
+func state(s string) string {
+	if strings.HasPrefix(s, "TASK_STATE_") {
+		return s
+	}
+	return "TASK_STATE_" + strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
+}
+
+// rpc sends one JSON-RPC request to the agent and decodes its result.
+func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params any, out any) error {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", method, err)
+	}
+	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, func(h http.Header) {
+		if !a.v03 {
+			h.Set("A2A-Version", "1.0")
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	r.rpcMethod = method
+	data, status := r.body, r.status
+	var answer struct {
+		Result json.RawMessage `json:"result"`
+		Error  *RPCError       `json:"error"`
+	}
+	if json.Unmarshal(data, &answer) != nil || answer.Result == nil && answer.Error == nil {
+		if status != http.StatusOK {
+			return r.rpcFailure()
+		}
+		return r.unexpected(errors.New("not an A2A JSON-RPC answer"))
+	}
+	if status != http.StatusOK && status != http.StatusBadRequest {
+		return r.rpcFailure()
+	}
+	if e := answer.Error; e != nil {
+		e.Method = method
+		return a2aError(e)
+	}
+	if err := json.Unmarshal(answer.Result, out); err != nil {
+		return fmt.Errorf("%s: the result: %w", method, err)
+	}
+	return nil
+}
+
+// a2aError maps an agent's JSON-RPC error: invalid params with field
+// violations is invalid input, the SDKs' -31401 and -31403 are refusals
+// of the caller; anything else stays an *RPCError.
+func a2aError(e *RPCError) error {
+	switch e.Code {
+	case -32602:
+		var data []struct {
+			FieldViolations []struct {
+				Field       string `json:"field"`
+				Description string `json:"description"`
+			} `json:"fieldViolations"`
+		}
+		_ = json.Unmarshal(e.Data, &data)
+		pe := map[string]string{}
+		for _, d := range data {
+			for _, v := range d.FieldViolations {
+				pe[v.Field] = v.Description
+			}
+		}
+		if len(pe) > 0 {
+			return &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: pe}
+		}
+	case -31401:
+		return &otc.Error{Code: otc.CodeUnauthenticated, Message: e.Message}
+	case -31403:
+		return &otc.Error{Code: otc.CodeForbidden, Message: e.Message}
+	}
+	return e
+}
+
+// sendParams is a SendMessage's params in the agent's version.
+func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []any) map[string]any {
+	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": parts}
+	if a.v03 {
+		msg["kind"], msg["role"] = "message", "user"
+	}
+	if taskID != "" {
+		msg["taskId"] = taskID
+	}
+	if contextID != "" {
+		msg["contextId"] = contextID
+	}
+	return map[string]any{"message": msg}
+}
+
+// dataPart and textPart are parts in the agent's version.
+func dataPart(a *a2aAgent, v any) map[string]any {
+	if a.v03 {
+		return map[string]any{"kind": "data", "data": v}
+	}
+	return map[string]any{"data": v}
+}
+
+func textPart(a *a2aAgent, s string) map[string]any {
+	if a.v03 {
+		return map[string]any{"kind": "text", "text": s}
+	}
+	return map[string]any{"text": s}
+}
+
+// methodName is a method's name in the agent's version.
+func methodName(a *a2aAgent, m string) string {
+	if !a.v03 {
+		return m
+	}
+	return map[string]string{"SendMessage": "message/send", "GetTask": "tasks/get", "CancelTask": "tasks/cancel"}[m]
+}
+
+// send sends a message and returns the task or message that answers it.
+func (w *a2aWire) send(ctx context.Context, a *a2aAgent, params map[string]any) (*a2aTask, error) {
+	var out json.RawMessage
+	if err := w.rpc(ctx, a, methodName(a, "SendMessage"), params, &out); err != nil {
+		return nil, err
+	}
+	return readSendResult(a, out)
+}
+
+// readSendResult reads SendMessage's result: 1.0's {"task"} or
+// {"message"}, or 0.3's task or message itself.
+func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
+	if !a.v03 {
+		var r struct {
+			Task    *a2aTask    `json:"task"`
+			Message *a2aMessage `json:"message"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			return nil, fmt.Errorf("SendMessage: the result: %w", err)
+		}
+		switch {
+		case r.Task != nil:
+			return r.Task, nil
+		case r.Message != nil:
+			return &a2aTask{Kind: "message", Parts: r.Message.Parts, Metadata: r.Message.Metadata}, nil
+		}
+		return nil, errors.New("SendMessage: the result is neither a task nor a message")
+	}
+	var t a2aTask
+	if err := json.Unmarshal(out, &t); err != nil {
+		return nil, fmt.Errorf("message/send: the result: %w", err)
+	}
+	if t.Kind != "task" && t.Kind != "message" {
+		return nil, errors.New("message/send: the result is neither a task nor a message")
+	}
+	return &t, nil
+}
+
+// call sends a message calling the tool, and follows the task that
+// answers it, if any, to its end.
+func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
+	a, parts, err := w.message(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.send(ctx, a, sendParams(a, k.opts.CallID, "", "", parts))
+	if err != nil {
+		return nil, err
+	}
+	return w.follow(ctx, a, k, t)
+}
+
+// message is the agent and the parts of the message that makes call k,
+// or why there can be none.
+func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []any, error) {
+	a, err := w.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.elsewhere != nil {
+		return nil, nil, a.elsewhere
+	}
+	if o := k.opts; len(o.Secrets) > 0 || o.UserID != "" || len(o.Authorization) > 0 {
+		return nil, nil, errors.New("A2A carries no secrets, user id or provider tokens: call the tool over OTC or MCP")
+	}
+	parts, err := w.parts(a, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, parts, nil
+}
+
+// parts are the parts of a message calling the tool: a data part
+// {"tool", "input"} for a typed skill, the text (and data) of the input
+// for another.
+func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
+	var parts []any
+	if a.typed[k.toolID] {
+		input := k.input
+		if input == nil {
+			input = json.RawMessage(`{}`)
+		}
+		parts = []any{dataPart(a, map[string]any{"tool": k.toolID, "input": input})}
+	} else {
+		var in struct {
+			Text *string        `json:"text"`
+			Data map[string]any `json:"data"`
+		}
+		if len(k.input) > 0 {
+			if err := json.Unmarshal(k.input, &in); err != nil {
+				return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: map[string]string{"text": err.Error()}}
+			}
+		}
+		if in.Text == nil {
+			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
+				ParameterErrors: map[string]string{"text": "required: the message to send to the agent"}}
+		}
+		parts = []any{textPart(a, *in.Text)}
+		if in.Data != nil {
+			parts = append(parts, dataPart(a, in.Data))
+		}
+	}
+	return parts, nil
+}
+
+// follow follows the answer of a call to its end: a message is the
+// outcome; a task is read again until it ends, its questions answered,
+// and cancelled when ctx ends. In 0.3, whose data parts hold objects, a
+// value an otc agent wrapped as {"result": v} is v.
+func (w *a2aWire) follow(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
+	res, err := w.followParts(ctx, a, k, t)
+	if a.v03 && res != nil {
+		res.Value = unwrapResult(res.Value)
+	}
+	return res, err
+}
+
+// unwrapResult is v of {"result": v}, and any other value as it is.
+func unwrapResult(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 && obj["result"] != nil {
+		return obj["result"]
+	}
+	return raw
+}
+
+// followParts is follow, without the unwrapping.
+func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
+	res := &Result{CallID: k.opts.CallID}
+	wait := a2aFirstPoll
+	for round := 0; ; {
+		if t.Kind == "message" || t.ID == "" {
+			return res.fromMessage(t.Parts, t.Metadata)
+		}
+		if f := k.opts.Progress; f != nil {
+			msg := ""
+			if m := t.Status.Message; m != nil {
+				msg = textOf(m.Parts)
+			}
+			f(Progress{TaskID: t.ID, State: strings.ToLower(strings.TrimPrefix(state(t.Status.State), "TASK_STATE_")), Message: msg})
+		}
+		switch state(t.Status.State) {
+		case "TASK_STATE_COMPLETED":
+			var ps []a2aPart
+			for _, ar := range t.Artifacts {
+				ps = append(ps, ar.Parts...)
+			}
+			if len(ps) == 0 && t.Status.Message != nil {
+				ps = t.Status.Message.Parts
+			}
+			return res.fromParts(ps)
+		case "TASK_STATE_FAILED", "TASK_STATE_REJECTED":
+			if m := t.Status.Message; m != nil {
+				return res.fromFailure(m.Parts)
+			}
+			return res, &otc.ToolError{Message: "The agent's task failed"}
+		case "TASK_STATE_CANCELED", "TASK_STATE_CANCELLED":
+			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The agent's task was cancelled"}
+		case "TASK_STATE_AUTH_REQUIRED":
+			return nil, w.abandon(ctx, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
+		case "TASK_STATE_INPUT_REQUIRED":
+			if round++; round > a2aMaxRounds {
+				return nil, w.abandon(ctx, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
+			}
+			reply, err := w.reply(ctx, a, t)
+			if err != nil {
+				return nil, w.abandon(ctx, a, t.ID, err)
+			}
+			next, err := w.send(ctx, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply))
+			if err != nil {
+				return nil, w.abandon(ctx, a, t.ID, err)
+			}
+			t, wait = next, a2aFirstPoll
+			continue
+		}
+		// Submitted or working: read it again, a little later each time.
+		if err := sleep(ctx, wait); err != nil {
+			return nil, w.abandon(ctx, a, t.ID, err)
+		}
+		wait = min(wait*2, a2aMaxPoll)
+		var got json.RawMessage
+		if err := w.rpc(ctx, a, methodName(a, "GetTask"), map[string]any{"id": t.ID}, &got); err != nil {
+			if ctx.Err() != nil {
+				return nil, w.abandon(ctx, a, t.ID, err)
+			}
+			return nil, err
+		}
+		var nt a2aTask
+		if err := json.Unmarshal(got, &nt); err != nil {
+			return nil, fmt.Errorf("GetTask: the result: %w", err)
+		}
+		nt.Kind = "task"
+		t = &nt
+	}
+}
+
+// reply answers the question of a task in INPUT_REQUIRED: an otc agent's
+// questions (a data part {"input_requests"}) each with the handler of its
+// kind, another agent's text with Options.Handlers.Elicit.
+func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, error) {
+	var parts []a2aPart
+	if t.Status.Message != nil {
+		parts = t.Status.Message.Parts
+	}
+	for _, p := range parts {
+		var q struct {
+			InputRequests map[string]json.RawMessage `json:"input_requests"`
+		}
+		if len(p.Data) > 0 && json.Unmarshal(p.Data, &q) == nil && len(q.InputRequests) > 0 {
+			answers, err := w.c.answerAll(ctx, q.InputRequests)
+			if err != nil {
+				return nil, err
+			}
+			return []any{dataPart(a, map[string]any{"input_responses": answers})}, nil
+		}
+	}
+	h := w.c.opts.Handlers
+	question := textOf(parts)
+	if h == nil || h.Elicit == nil {
+		return nil, fmt.Errorf("the agent asked %q, and the client cannot answer: set Options.Handlers.Elicit", truncate(question, 200))
+	}
+	res, err := h.Elicit(ctx, &ElicitRequest{Message: question})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || res.Action != "accept" {
+		return nil, errors.New("the user declined the agent's question")
+	}
+	text, _ := res.Content["text"].(string)
+	out := []any{textPart(a, text)}
+	rest := map[string]any{}
+	for k, v := range res.Content {
+		if k != "text" {
+			rest[k] = v
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, dataPart(a, rest))
+	}
+	return out, nil
+}
+
+// abandon cancels a task whose call ends with cause, and returns cause.
+func (w *a2aWire) abandon(ctx context.Context, a *a2aAgent, id string, cause error) error {
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
+	defer stop()
+	var ack json.RawMessage
+	if err := w.rpc(cctx, a, methodName(a, "CancelTask"), map[string]any{"id": id}, &ack); err != nil {
+		return errors.Join(cause, fmt.Errorf("cancelling task %s: %w", id, err))
+	}
+	return cause
+}
+
+// fromMessage reads a message answering a call: an otc agent says in
+// its metadata whether the call failed; another agent's message is its
+// answer.
+func (r *Result) fromMessage(parts []a2aPart, meta map[string]json.RawMessage) (*Result, error) {
+	if string(meta[a2aOutcome]) == `"failed"` {
+		return r.fromFailure(parts)
+	}
+	if string(meta[a2aOutcome]) == `"succeeded"` {
+		for _, p := range parts {
+			if len(p.Data) > 0 {
+				r.Value = p.Data
+				return r, nil
+			}
+		}
+		return r, nil
+	}
+	return r.fromParts(parts)
+}
+
+// fromParts makes the value of an answer's parts: the first data part,
+// else the text parts joined, as a JSON string.
+func (r *Result) fromParts(parts []a2aPart) (*Result, error) {
+	for _, p := range parts {
+		if len(p.Data) > 0 && string(p.Data) != "null" {
+			r.Value = p.Data
+			return r, nil
+		}
+	}
+	if t := textOf(parts); t != "" {
+		r.Value, _ = json.Marshal(t)
+	}
+	return r, nil
+}
+
+// fromFailure reads a message that says how a call failed: the words in
+// the text part (before the hint), in an otc agent's data part its class,
+// whether and when to retry, and the hint.
+func (r *Result) fromFailure(parts []a2aPart) (*Result, error) {
+	var info struct {
+		Code         string `json:"code"`
+		CanRetry     bool   `json:"can_retry"`
+		RetryAfterMS int64  `json:"retry_after_ms"`
+		Hint         string `json:"additional_prompt_content"`
+	}
+	for _, p := range parts {
+		if len(p.Data) > 0 {
+			_ = json.Unmarshal(p.Data, &info)
+		}
+	}
+	msg := firstParagraph(textOf(parts))
+	if msg == "" {
+		msg = "The call failed"
+	}
+	after := retryMS(info.RetryAfterMS)
+	switch info.Code {
+	case otc.CodeRateLimited.String():
+		return nil, &otc.Error{Code: otc.CodeRateLimited, Message: msg, RetryAfter: after}
+	case otc.CodeUnavailable.String():
+		return nil, &otc.Error{Code: otc.CodeUnavailable, Message: msg, RetryAfter: after}
+	case "", "tool_error":
+	default:
+		for code := otc.CodeServerError; code <= otc.CodeRateLimited; code++ {
+			if code.String() == info.Code {
+				return nil, &otc.Error{Code: code, Message: msg}
+			}
+		}
+	}
+	return r, &otc.ToolError{Message: msg, CanRetry: info.CanRetry, RetryAfter: after, AdditionalPromptContent: info.Hint}
+}
+
+// textOf joins the text parts.
+func textOf(parts []a2aPart) string {
+	var ts []string
+	for _, p := range parts {
+		if p.Text != nil {
+			ts = append(ts, *p.Text)
+		}
+	}
+	return strings.Join(ts, "\n")
+}
