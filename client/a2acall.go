@@ -391,7 +391,7 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 	if err != nil {
 		return nil, err
 	}
-	if res == nil || res.Action != "accept" {
+	if res == nil || res.Action != otc.ElicitAccept {
 		return nil, errors.New("the user declined the agent's question")
 	}
 	text, _ := res.Content["text"].(string)

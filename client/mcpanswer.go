@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/otcgo/otc"
 )
 
 // This file answers what an MCP server sends of its own: its requests
@@ -110,9 +112,9 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 				return nil, fail(err)
 			}
 			if res == nil {
-				res = &ElicitResult{Action: "cancel"}
+				res = &ElicitResult{Action: otc.ElicitCancel}
 			}
-			if res.Action == "accept" {
+			if res.Action == otc.ElicitAccept {
 				res.Content = withDefaults(res.Content, req.RequestedSchema)
 			}
 			return res, nil
@@ -132,7 +134,7 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 				return nil, fail(err)
 			}
 			if roots == nil {
-				roots = []Root{}
+				roots = []otc.Root{}
 			}
 			return map[string]any{"roots": roots}, nil
 		}

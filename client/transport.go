@@ -51,8 +51,8 @@ type Handlers struct {
 	// params and the result are MCP's CreateMessageRequest params and
 	// CreateMessageResult.
 	Sample func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
-	// Roots lists the client's roots.
-	Roots func(ctx context.Context) ([]Root, error)
+	// Roots lists the client's roots (MCP's roots/list).
+	Roots func(ctx context.Context) ([]otc.Root, error)
 }
 
 // ElicitRequest is a question a server puts to the user.
@@ -73,18 +73,12 @@ type ElicitRequest struct {
 
 // ElicitResult is the user's answer to an [ElicitRequest].
 type ElicitResult struct {
-	// Action is "accept", "decline" or "cancel".
-	Action string `json:"action"`
+	// Action is otc.ElicitAccept, otc.ElicitDecline or otc.ElicitCancel.
+	Action otc.ElicitAction `json:"action"`
 	// Content holds the form's values, when accepted. For an A2A agent's
 	// question, the "text" member is sent as the reply's text and the
 	// rest as its data.
 	Content map[string]any `json:"content,omitempty"`
-}
-
-// Root is a root the client offers a server.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
 }
 
 // Progress is a report of a call's progress: an MCP progress
