@@ -521,6 +521,9 @@ func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, 
 	}
 	owner, _ := info[0].(string)
 	ttl, _ := info[1].(int64)
+	if ttl <= 0 {
+		ttl = s.ttl.Milliseconds() // a task always expires; counted as if new, rather than not at all
+	}
 	has, _ := info[2].(int64)
 	n, _ := info[3].(int64)
 	if has == 0 && n >= int64(perTask) {
@@ -530,7 +533,7 @@ func (s *TaskStore) SetWebhook(ctx context.Context, id string, w tasks.Webhook, 
 	if has == 0 {
 		ownerSet = s.ownerKeys(owner)[2]
 		ok, err := op(s.conn, ctx, s.opTimeout, func(ctx context.Context) (int, error) {
-			return reserveWebhookScript.Run(ctx, s.client, []string{ownerSet}, webhookMember(id, w.ID), max(ttl, 1), s.webhooksCap).Int()
+			return reserveWebhookScript.Run(ctx, s.client, []string{ownerSet}, webhookMember(id, w.ID), ttl, s.webhooksCap).Int()
 		})
 		switch {
 		case err != nil:
