@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // This file and exportgemini.go rewrite a tool's parameters schema for
@@ -235,11 +234,7 @@ func (w strictRewriter) node(s map[string]any, at string) (map[string]any, error
 		out["required"] = names
 		out["additionalProperties"] = false
 	}
-	if len(notes) > 0 {
-		slices.Sort(notes)
-		d, _ := out["description"].(string)
-		out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
-	}
+	addNotes(out, notes)
 	return out, nil
 }
 

@@ -143,10 +143,6 @@ func (w geminiRewriter) node(s map[string]any, at string) (map[string]any, error
 			out["required"] = req
 		}
 	}
-	if len(notes) > 0 {
-		slices.Sort(notes)
-		d, _ := out["description"].(string)
-		out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
-	}
+	addNotes(out, notes)
 	return out, nil
 }

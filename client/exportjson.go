@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // This file holds what the schema rewriters share: the words of their
@@ -142,4 +143,15 @@ func propertiesOf(s map[string]any) map[string]any {
 		return p.m
 	}
 	return nil
+}
+
+// addNotes adds to a rewritten schema's description, in parentheses and
+// sorted, the notes of the constraints its format could not carry.
+func addNotes(out map[string]any, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	slices.Sort(notes)
+	d, _ := out["description"].(string)
+	out["description"] = strings.TrimSpace(d + " (" + strings.Join(notes, "; ") + ")")
 }
