@@ -160,6 +160,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and caller", pkg, imp)
 			case pkg == "mount" && imp != "" && imp != "caller" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
 				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
+			case pkg == "export" && imp != "" && !isInternal(imp):
+				t.Errorf("export imports %s: it prepares a catalog for a model from the root's definitions alone, and imports the root and internal/ only", imp)
 			case pkg == "client" && imp != "" && !isInternal(imp):
 				t.Errorf("client imports %s: it imports the root and internal/ only (a wire vocabulary it shares with a server lives under internal/)", imp)
 			case slices.Contains(wireVocabularies, pkg) && imp != "":
@@ -206,6 +208,7 @@ func TestArchitecture(t *testing.T) {
 	assert.Subset(t, code["federation"], []string{"", "client"})
 	assert.Subset(t, code["mcp"], []string{"internal/mcpwire"})
 	assert.Subset(t, code["client"], []string{"", "internal/mcpwire"})
+	assert.Subset(t, code["export"], []string{"", "internal/mcpwire", "internal/modeltext"})
 	assert.Subset(t, code["auth"], []string{"", "internal/authin", "internal/claims", "internal/jwks", "internal/wire"})
 	assert.Empty(t, code["internal/jsonparse"], "the JSON reader imports nothing of the module")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/modeltext"
 )
 
 // extSkillSchemas is the URI of the Agent Card extension in which an otc
@@ -146,7 +147,7 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 	}
 	for _, sk := range card.Skills {
 		name := sk.Name
-		if checkName(otc.ToolDefinition{Name: name}) != nil && sk.ID != "" {
+		if !modeltext.IsFunctionName(name) && sk.ID != "" {
 			name = sk.ID
 		}
 		d := otc.ToolDefinition{ID: name, Name: name, Description: sk.Description}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // fake serves the same response to every request.
@@ -287,7 +288,12 @@ func FuzzListTools(f *testing.F) {
 			var params map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal(d.InputSchema.Parameters, &params), "parameters of %s: %s", d.ID, d.InputSchema.Parameters)
 		}
-		ts := mustToolset(t, defs)
+		ts, err := export.New(defs, nil)
+		if err != nil {
+			_, ok := errors.AsType[*export.CatalogError](err)
+			require.True(t, ok, "a catalog a toolset refuses is a *export.CatalogError, got %T: %v", err, err)
+			return
+		}
 		_, err = json.Marshal(ts.OpenAI())
 		require.NoError(t, err)
 		_, err = json.Marshal(ts.Anthropic())

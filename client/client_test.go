@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -814,4 +815,53 @@ func TestClient_Concurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestToolset_AgentLoop goes the whole way against the library's handler:
+// list, declare, let "the model" pick a name and arguments, look the name
+// up, call.
+func TestToolset_AgentLoop(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	srv := serve(t, otc.NewHandler(reg, nil))
+	c := newClient(t, srv.URL, nil)
+	ctx := t.Context()
+
+	defs, err := c.ListTools(ctx)
+	require.NoError(t, err)
+	ts, err := export.New(defs, nil)
+	require.NoError(t, err)
+
+	var names []string
+	for _, decl := range ts.OpenAI() {
+		names = append(names, decl.Function.Name)
+	}
+	assert.ElementsMatch(t, []string{"Boom_Panic", "Ctx_Echo", "Door_Close", "Flaky_Fail", "Math_Add", "Null_Get", "Plain_Fail"}, names,
+		"Math.Add is listed in three versions and declared once")
+
+	var mathAdd *export.OpenAITool
+	for i, decl := range ts.OpenAI() {
+		if decl.Function.Name == "Math_Add" {
+			mathAdd = &ts.OpenAI()[i]
+		}
+	}
+	require.NotNil(t, mathAdd)
+	assert.Equal(t, "function", mathAdd.Type)
+	assert.Equal(t, "Adds two numbers.", mathAdd.Function.Description)
+	var served otc.ToolDefinition
+	for _, d := range reg.Tools() {
+		if d.ID == "Math.Add@10.0.0" {
+			served = d
+		}
+	}
+	assert.JSONEq(t, string(served.InputSchema.Parameters), string(mathAdd.Function.Parameters))
+
+	// The model answers with a name and its arguments as a JSON string.
+	name, args := "Math_Add", `{"a": 40, "b": 2}`
+	chosen, ok := ts.Lookup(name)
+	require.True(t, ok)
+	assert.Equal(t, "Math.Add@10.0.0", chosen.ID)
+	sum, err := client.CallAs[float64](ctx, c, chosen.ID, json.RawMessage(args), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 42.0, sum)
 }

@@ -16,7 +16,7 @@
 //	if err != nil { ... }
 //	defs, err := c.ListTools(ctx)
 //	if err != nil { ... }
-//	tools, err := client.NewToolset(defs, nil) // checks what the server chose
+//	tools, err := export.New(defs, nil) // package export: checks what the server chose
 //	if err != nil { ... }
 //	// Give tools.OpenAI() or tools.Anthropic() to the model; when it picks
 //	// a tool by name, with arguments args:

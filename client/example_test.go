@@ -13,6 +13,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // AddInput is the input of the examples' Calculator.Add.
@@ -148,7 +149,7 @@ func ExampleToolset_OpenAI() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools, err := client.NewToolset(defs, nil)
+	tools, err := export.New(defs, nil)
 	if err != nil {
 		log.Fatal(err) // a tool a model cannot take: a hostile name, a schema that does not resolve
 	}
@@ -213,7 +214,7 @@ func ExampleToolset_Anthropic() {
 		log.Fatal(err)
 	}
 
-	tools, err := client.NewToolset(defs, nil)
+	tools, err := export.New(defs, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

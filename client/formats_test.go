@@ -24,6 +24,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
@@ -158,7 +159,7 @@ func TestEveryFormat(t *testing.T) {
 					assert.Contains(t, string(d.InputSchema.Parameters), `"a"`, "the schema as the server published it")
 				}
 			}
-			_, err = client.NewToolset(defs, nil)
+			_, err = export.New(defs, nil)
 			require.NoError(t, err, "every format's catalog makes a toolset")
 
 			sum, err := client.CallAs[float64](ctx, c, add, addInput{A: 1, B: 2}, nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // nodeServer starts a server script of testdata/frameworks and returns the
@@ -64,7 +65,7 @@ func TestClientTypeScriptMCPServer(t *testing.T) {
 
 	defs, err := c.ListTools(t.Context())
 	require.NoError(t, err)
-	_, err = client.NewToolset(defs, nil)
+	_, err = export.New(defs, nil)
 	require.NoError(t, err)
 	require.Len(t, defs, 3)
 

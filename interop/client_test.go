@@ -30,6 +30,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // foreignStdioEnv, set to "go-sdk" or "mcp-go", makes the test binary that
@@ -160,7 +161,7 @@ func TestClientForeignMCPServers(t *testing.T) {
 				names = append(names, d.Name)
 			}
 			assert.ElementsMatch(t, []string{"add", "fail", "slow"}, names)
-			ts, err := client.NewToolset(defs, nil)
+			ts, err := export.New(defs, nil)
 			require.NoError(t, err)
 			add, _ := ts.Lookup("add")
 			assert.Contains(t, string(add.InputSchema.Parameters), `"a"`)

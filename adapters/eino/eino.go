@@ -34,13 +34,18 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // Tools lists the tools of the server c talks to and returns them as Eino
 // tools, one per tool name (the highest version of a tool listed in
-// several, as [client.NewToolset] keeps).
+// several, as [export.New] keeps).
 func Tools(ctx context.Context, c *client.Client) ([]tool.BaseTool, error) {
-	ts, err := c.Toolset(ctx, nil)
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := export.New(defs, nil)
 	if err != nil {
 		return nil, err
 	}

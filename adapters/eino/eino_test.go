@@ -18,6 +18,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/adapters/eino"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -138,7 +139,7 @@ func TestHostileCatalog(t *testing.T) {
 		require.NoError(t, err)
 		tools, err := eino.Tools(t.Context(), c)
 		assert.Empty(t, tools)
-		var ce *client.CatalogError
+		var ce *export.CatalogError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), tc.want)
 	}

@@ -35,14 +35,19 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // Tools lists the tools of the server c talks to and returns them as
 // Genkit tools, not registered (give them to a generation with
 // ai.WithTools), one per tool name (the highest version of a tool listed
-// in several, as [client.NewToolset] keeps).
+// in several, as [export.New] keeps).
 func Tools(ctx context.Context, c *client.Client) ([]ai.Tool, error) {
-	ts, err := c.Toolset(ctx, nil)
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := export.New(defs, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/adapters/genkit"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -116,7 +117,9 @@ func TestUnreachable(t *testing.T) {
 // otcDefinition is the definition of the tool named name on c's server.
 func otcDefinition(t *testing.T, c *client.Client, name string) otc.ToolDefinition {
 	t.Helper()
-	ts, err := c.Toolset(t.Context(), nil)
+	defs, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	ts, err := export.New(defs, nil)
 	require.NoError(t, err)
 	for _, d := range ts.Definitions() {
 		if d.Name == name {

@@ -38,16 +38,21 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // Tools lists the tools of the server c talks to and returns them as
 // LangChainGo tools, one per tool name (the highest version of a tool
-// listed in several, as [client.NewToolset] keeps), with the agent's model
+// listed in several, as [export.New] keeps), with the agent's model
 // m wrapped by [WithSchemas] so that the model is given the tools' schemas:
 // give an agent the model returned, not m, or the model sees each tool
 // with one string parameter.
 func Tools(ctx context.Context, c *client.Client, m llms.Model) (llms.Model, []tools.Tool, error) {
-	ts, err := c.Toolset(ctx, nil)
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := export.New(defs, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/adapters/langchaingo"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -125,7 +126,7 @@ func TestHostileCatalog(t *testing.T) {
 		model, tools, err := langchaingo.Tools(t.Context(), c, &scriptedModel{})
 		assert.Empty(t, tools)
 		assert.Nil(t, model)
-		var ce *client.CatalogError
+		var ce *export.CatalogError
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), tc.want)
 	}

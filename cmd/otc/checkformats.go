@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // This file is "otc check" of a server that is not an OTC server: an MCP
@@ -28,7 +28,7 @@ func (c *checker) checkFormat(ctx context.Context, srv *remote, f format, tool s
 	if err != nil {
 		return
 	}
-	_, err = client.NewToolset(defs, nil)
+	_, err = export.New(defs, nil)
 	problem := errText(err)
 	for _, d := range defs {
 		var s map[string]any

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // common are the options every command takes.
@@ -189,7 +190,7 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	}
 	// What a model could not take is not printed either: a name or a
 	// description may carry anything, a terminal's escapes included.
-	if _, err := client.NewToolset(defs, nil); err != nil {
+	if _, err := export.New(defs, nil); err != nil {
 		return e.fail("tools", err)
 	}
 	if o.json {
@@ -220,9 +221,9 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 // findTool finds a tool by id (with or without a version) or by name;
 // without a version, the highest listed.
 func findTool(defs []otc.ToolDefinition, want string) (otc.ToolDefinition, bool) {
-	ts, err := client.NewToolset(defs, nil)
+	ts, err := export.New(defs, nil)
 	if err != nil {
-		ts, _ = client.NewToolset(nil, nil) // a catalog a model cannot take: look the id up below
+		ts, _ = export.New(nil, nil) // a catalog a model cannot take: look the id up below
 	}
 	if d, ok := ts.Lookup(want); ok {
 		return d, true

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 func main() {
@@ -84,7 +85,7 @@ func run(ctx context.Context, url string, opts *client.Options, out io.Writer) e
 	if len(defs) == 0 {
 		return errors.New("the server lists no tools")
 	}
-	tools, err := client.NewToolset(defs, nil)
+	tools, err := export.New(defs, nil)
 	if err != nil {
 		return fmt.Errorf("the catalog: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 // signer registers Signer.Sign, which needs the SIGNING_KEY secret, on reg.
@@ -57,7 +58,7 @@ func Example_client() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		tools, err := client.NewToolset(defs, nil)
+		tools, err := export.New(defs, nil)
 		if err != nil {
 			log.Fatal(err) // a tool a model cannot take: a hostile name, a schema that does not resolve
 		}
@@ -104,7 +105,7 @@ func Example_inProcess() {
 	ctx := context.Background()
 	name, args := "Calculator_Add", `{"a":2,"b":3}`
 	// docs:start in-process
-	tools, err := client.NewToolset(reg.Tools(), nil)
+	tools, err := export.New(reg.Tools(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -128,7 +129,7 @@ func Example_declarations() {
 	if err != nil {
 		panic(err)
 	}
-	tools, err := client.NewToolset(reg.Tools(), nil)
+	tools, err := export.New(reg.Tools(), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/mount"
 )
 
@@ -47,7 +48,11 @@ func Example_clientFormats() {
 	// names a tool by its name; Lookup gives the id to call (OTC's
 	// "Calculator.Add@1.0.0", the name itself in the other formats).
 	for _, c := range []*client.Client{mcpClient, found, agent} {
-		tools, err := c.Toolset(ctx, nil)
+		defs, err := c.ListTools(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		tools, err := export.New(defs, nil)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -60,3 +60,21 @@ func InvalidArguments(params map[string]string) string {
 	sb.WriteString("\nCorrect these arguments and call the tool again.")
 	return sb.String()
 }
+
+// MaxNameLength is the longest function name the model APIs take.
+const MaxNameLength = 64
+
+// IsFunctionName reports whether s can name a function for every model
+// API (OpenAI's, Anthropic's, Gemini's): 1 to MaxNameLength letters,
+// digits, underscores and hyphens.
+func IsFunctionName(s string) bool {
+	if s == "" || len(s) > MaxNameLength {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

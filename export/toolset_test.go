@@ -1,4 +1,4 @@
-package client_test
+package export_test
 
 // Handing a catalog to a model: the function-calling declarations of the
 // OpenAI Chat Completions API ({"type": "function", "function": {"name",
@@ -21,6 +21,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 	"github.com/otcgo/otc/internal/testkit"
 )
 
@@ -228,54 +229,6 @@ func TestToolset_Definitions(t *testing.T) {
 	assert.Equal(t, "Calculator.Add@1.0.0", d.ID, "Definitions returns a copy")
 }
 
-// TestToolset_AgentLoop goes the whole way against the library's handler:
-// list, declare, let "the model" pick a name and arguments, look the name
-// up, call.
-func TestToolset_AgentLoop(t *testing.T) {
-	t.Parallel()
-	reg := newRegistry(t)
-	srv := serve(t, otc.NewHandler(reg, nil))
-	c := newClient(t, srv.URL, nil)
-	ctx := t.Context()
-
-	defs, err := c.ListTools(ctx)
-	require.NoError(t, err)
-	ts := mustToolset(t, defs)
-
-	var names []string
-	for _, decl := range ts.OpenAI() {
-		names = append(names, decl.Function.Name)
-	}
-	assert.ElementsMatch(t, []string{"Boom_Panic", "Ctx_Echo", "Door_Close", "Flaky_Fail", "Math_Add", "Null_Get", "Plain_Fail"}, names,
-		"Math.Add is listed in three versions and declared once")
-
-	var mathAdd *client.OpenAITool
-	for i, decl := range ts.OpenAI() {
-		if decl.Function.Name == "Math_Add" {
-			mathAdd = &ts.OpenAI()[i]
-		}
-	}
-	require.NotNil(t, mathAdd)
-	assert.Equal(t, "function", mathAdd.Type)
-	assert.Equal(t, "Adds two numbers.", mathAdd.Function.Description)
-	var served otc.ToolDefinition
-	for _, d := range reg.Tools() {
-		if d.ID == "Math.Add@10.0.0" {
-			served = d
-		}
-	}
-	assert.JSONEq(t, string(served.InputSchema.Parameters), string(mathAdd.Function.Parameters))
-
-	// The model answers with a name and its arguments as a JSON string.
-	name, args := "Math_Add", `{"a": 40, "b": 2}`
-	chosen, ok := ts.Lookup(name)
-	require.True(t, ok)
-	assert.Equal(t, "Math.Add@10.0.0", chosen.ID)
-	sum, err := client.CallAs[float64](ctx, c, chosen.ID, json.RawMessage(args), nil)
-	require.NoError(t, err)
-	assert.Equal(t, 42.0, sum)
-}
-
 // TestToolsetMCPMetadata checks that a definition's title, annotations,
 // icons and _meta, which an OTC catalog never carries but a registry's
 // definitions may, reach its MCP Tool object.
@@ -297,18 +250,18 @@ func TestToolsetMCPMetadata(t *testing.T) {
 	assert.JSONEq(t, testkit.RefundMeta, string(refund["_meta"]))
 }
 
-// mustToolset is client.NewToolset of defs, which the test expects to
+// mustToolset is export.New of defs, which the test expects to
 // pass its checks.
-func mustToolset(t testing.TB, defs []otc.ToolDefinition) *client.Toolset {
+func mustToolset(t testing.TB, defs []otc.ToolDefinition) *export.Toolset {
 	t.Helper()
-	ts, err := client.NewToolset(defs, nil)
+	ts, err := export.New(defs, nil)
 	require.NoError(t, err)
 	return ts
 }
 
 // hostileCatalog serves, as an OTC server's catalog, the given tool
-// definitions (JSON objects), and returns a client of it.
-func hostileCatalog(t *testing.T, defs ...string) *client.Client {
+// definitions (JSON objects), and returns what a client lists of it.
+func hostileCatalog(t *testing.T, defs ...string) []otc.ToolDefinition {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -317,7 +270,9 @@ func hostileCatalog(t *testing.T, defs ...string) *client.Client {
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, nil)
 	require.NoError(t, err)
-	return c
+	listed, err := c.ListTools(t.Context())
+	require.NoError(t, err)
+	return listed
 }
 
 // hostileDef is a tool definition with name, description and input
@@ -353,8 +308,8 @@ func TestToolsetChecksTheCatalog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := hostileCatalog(t, tc.defs...).Toolset(t.Context(), nil)
-			var ce *client.CatalogError
+			_, err := export.New(hostileCatalog(t, tc.defs...), nil)
+			var ce *export.CatalogError
 			require.ErrorAs(t, err, &ce)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Contains(t, []string{ce.ID, ce.Other}, "A.B@1.0.0", "the tool is named")
@@ -368,20 +323,20 @@ func TestToolsetChecksTheCatalog(t *testing.T) {
 		defs += fmt.Sprintf(`,"d%d":{"type":"object","properties":{"a":{"$ref":"#/$defs/d%d"},"b":{"$ref":"#/$defs/d%d"}}}`, i, i-1, i-1)
 	}
 	fan := `{"type":"object","properties":{"x":{"$ref":"#/$defs/d30"}},"$defs":` + defs + `}}`
-	ts, err := hostileCatalog(t, hostileDef("A.B@1.0.0", "Fan", "d", fan)).Toolset(t.Context(), nil)
+	ts, err := export.New(hostileCatalog(t, hostileDef("A.B@1.0.0", "Fan", "d", fan)), nil)
 	require.NoError(t, err)
 	assert.Len(t, ts.Definitions(), 1)
 
-	ts, err = hostileCatalog(t, hostileDef("A.B@1.0.0", "Long", strings.Repeat("é", 100<<10), obj)).Toolset(t.Context(), nil)
+	ts, err = export.New(hostileCatalog(t, hostileDef("A.B@1.0.0", "Long", strings.Repeat("é", 100<<10), obj)), nil)
 	require.NoError(t, err)
 	d := ts.Definitions()[0]
-	assert.LessOrEqual(t, len(d.Description), client.DefaultMaxDescriptionBytes)
+	assert.LessOrEqual(t, len(d.Description), export.DefaultMaxDescriptionBytes)
 	assert.True(t, strings.HasSuffix(d.Description, "…"))
 	assert.True(t, utf8.ValidString(d.Description))
 
-	c := hostileCatalog(t, hostileDef("A.B@1.0.0", "Search", "one", obj), hostileDef("C.D@1.0.0", "Search", "two", obj),
+	listed := hostileCatalog(t, hostileDef("A.B@1.0.0", "Search", "one", obj), hostileDef("C.D@1.0.0", "Search", "two", obj),
 		hostileDef("A.B@2.0.0", "A_B", "two versions", obj), hostileDef("A.B@1.5.0", "A_B", "of one tool", obj))
-	ts, err = c.Toolset(t.Context(), &client.ToolsetOptions{Prefer: func(a, b otc.ToolDefinition) otc.ToolDefinition {
+	ts, err = export.New(listed, &export.Options{Prefer: func(a, b otc.ToolDefinition) otc.ToolDefinition {
 		if b.ID == "C.D@1.0.0" {
 			return b
 		}
@@ -406,7 +361,7 @@ func FuzzToolsetChecks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, description, schema string) {
 		def := otc.ToolDefinition{ID: "A.B@1.0.0", Name: name, Description: description}
 		def.InputSchema.Parameters = json.RawMessage(schema)
-		ts, err := client.NewToolset([]otc.ToolDefinition{def}, &client.ToolsetOptions{MaxDescriptionBytes: 64})
+		ts, err := export.New([]otc.ToolDefinition{def}, &export.Options{MaxDescriptionBytes: 64})
 		if err != nil {
 			return
 		}
@@ -417,3 +372,22 @@ func FuzzToolsetChecks(f *testing.F) {
 		}
 	})
 }
+
+// seedAddParams is the parameters schema of the seed's Calculator.Add.
+const seedAddParams = `{
+	"type": "object",
+	"properties": {
+		"a": {"type": "number", "description": "The first number to add."},
+		"b": {"type": "number", "description": "The second number to add."}
+	},
+	"required": ["a", "b"]
+}`
+
+// seedRingParams is the parameters schema of the seed's Doorbell.Ring.
+const seedRingParams = `{
+	"type": "object",
+	"properties": {
+		"doorbell_id": {"type": "string", "description": "The ID of the doorbell to ring."}
+	},
+	"required": ["doorbell_id"]
+}`

@@ -1,7 +1,7 @@
-package client
+package export
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,7 +24,7 @@ type Toolset struct {
 	byName map[string]int
 }
 
-// NewToolset builds a Toolset from the definitions [Client.ListTools]
+// New builds a Toolset from the definitions [github.com/otcgo/otc/client.Client.ListTools]
 // returned, checking what a remote server chose before a model reads it.
 // Definitions without a name are named from their id
 // ("Toolkit.Tool@1.0.0" becomes "Toolkit_Tool"), as servers do by default.
@@ -34,7 +34,7 @@ type Toolset struct {
 //     digits, underscores and hyphens): no line breaks, no spaces, nothing
 //     that reads as an instruction;
 //   - two tools of one name with different ids, unless
-//     [ToolsetOptions].Prefer chooses one (two versions of one tool keep
+//     [Options].Prefer chooses one (two versions of one tool keep
 //     the highest);
 //   - an input schema larger or deeper than the options' bounds, or with a
 //     $ref that leaves it, names nothing in it, or leads back to itself.
@@ -42,11 +42,11 @@ type Toolset struct {
 // A description longer than the options' bound is cut. opts may be nil.
 //
 // An agent that runs in the same process as its tools builds its Toolset
-// from the registry's own catalog, NewToolset(reg.Tools(), nil), and runs
+// from the registry's own catalog, New(reg.Tools(), nil), and runs
 // the tool the model chose with [otc.Registry.Call] on the ID that
 // [Toolset.Lookup] returns: the same declarations, no HTTP in between.
-func NewToolset(defs []otc.ToolDefinition, opts *ToolsetOptions) (*Toolset, error) {
-	var o ToolsetOptions
+func New(defs []otc.ToolDefinition, opts *Options) (*Toolset, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -88,7 +88,7 @@ func NewToolset(defs []otc.ToolDefinition, opts *ToolsetOptions) (*Toolset, erro
 			ts.defs[i] = o.Prefer(kept, d)
 		default:
 			return nil, &CatalogError{ID: d.ID, Name: d.Name, Other: kept.ID,
-				Problem: fmt.Sprintf("its name is also tool %q's, and a model could not tell the two apart; choose one with ToolsetOptions.Prefer, or have the server rename one", kept.ID)}
+				Problem: fmt.Sprintf("its name is also tool %q's, and a model could not tell the two apart; choose one with Options.Prefer, or have the server rename one", kept.ID)}
 		}
 	}
 	return ts, nil
@@ -110,7 +110,7 @@ func newer(a, b string) bool {
 func (ts *Toolset) Definitions() []otc.ToolDefinition { return slices.Clone(ts.defs) }
 
 // Lookup returns the definition of the tool a model chose by name. Its ID,
-// "Toolkit.Tool@x.y.z", is what [Client.Call] takes.
+// "Toolkit.Tool@x.y.z", is what [github.com/otcgo/otc/client.Client.Call] takes.
 func (ts *Toolset) Lookup(name string) (otc.ToolDefinition, bool) {
 	i, ok := ts.byName[name]
 	if !ok {
@@ -241,14 +241,11 @@ func parameters(d otc.ToolDefinition) json.RawMessage {
 	return d.InputSchema.Parameters
 }
 
-// Toolset lists the server's tools and returns them as a Toolset (see
-// [NewToolset], whose checks it makes, with opts): one declaration per
-// tool name, ready to hand a model or to turn into an agent framework's
-// tools.
-func (c *Client) Toolset(ctx context.Context, opts *ToolsetOptions) (*Toolset, error) {
-	defs, err := c.ListTools(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return NewToolset(defs, opts)
+// emptyParameters stands for a tool without input.
+var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// isJSONNull reports whether raw is absent or JSON null.
+func isJSONNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }

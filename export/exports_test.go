@@ -1,4 +1,4 @@
-package client_test
+package export_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/export"
 )
 
 var updateExports = flag.Bool("update-exports", false, "rewrite testdata/exports from the current output")
@@ -43,7 +43,7 @@ type orderInput struct {
 	Hold time.Duration `json:"hold,omitempty" jsonschema:"description=How long to hold the stock.,default=15m"`
 }
 
-func exportToolset(t *testing.T) *client.Toolset {
+func exportToolset(t *testing.T) *export.Toolset {
 	t.Helper()
 	reg := otc.NewRegistry(nil)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Shop.PlaceOrder", Version: "1.2.0", Description: "Places an order."},
@@ -185,7 +185,7 @@ func TestOpenAIStrictFallsBackForAMap(t *testing.T) {
 	tools := mustToolset(t, reg.Tools()).OpenAIStrict()
 	assert.False(t, tools[0].Function.Strict, "a map cannot be strict")
 	assert.JSONEq(t, string(reg.Tools()[0].InputSchema.Parameters), string(tools[0].Function.Parameters))
-	_, err := client.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
+	_, err := export.OpenAIStrictParameters(reg.Tools()[0].InputSchema.Parameters)
 	assert.ErrorContains(t, err, "#/properties/labels takes members of any name (a map)")
 }
 
@@ -232,7 +232,7 @@ func ExampleToolset_inProcess() {
 	_ = otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
 		func(_ context.Context, in addInput) (float64, error) { return in.A + in.B, nil })
 
-	ts, err := client.NewToolset(reg.Tools(), nil)
+	ts, err := export.New(reg.Tools(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -281,7 +281,7 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 		"5001 properties":  {object(strings.Join(many, ",")), "more than 5000 properties"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := client.OpenAIStrictParameters(json.RawMessage(tc.schema))
+			_, err := export.OpenAIStrictParameters(json.RawMessage(tc.schema))
 			assert.ErrorContains(t, err, tc.message)
 		})
 	}
@@ -292,13 +292,13 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 			shallow = object(`"d":` + shallow)
 		}
 		for _, schema := range []string{shallow, object(`"v":` + enum(1000, 1)), object(`"v":` + enum(250, 60))} {
-			_, err := client.OpenAIStrictParameters(json.RawMessage(schema))
+			_, err := export.OpenAIStrictParameters(json.RawMessage(schema))
 			assert.NoError(t, err)
 		}
 	})
 
 	t.Run("a type list with null", func(t *testing.T) {
-		p, err := client.OpenAIStrictParameters(json.RawMessage(object(`"v":{"type":["string","null"],"pattern":"^a","description":"V."}`)))
+		p, err := export.OpenAIStrictParameters(json.RawMessage(object(`"v":{"type":["string","null"],"pattern":"^a","description":"V."}`)))
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"type":"object","properties":{"v":{"type":["string","null"],"pattern":"^a","description":"V."}},"required":["v"],"additionalProperties":false}`, string(p),
 			"kept as it is: already nullable, and its type's keywords kept")
@@ -309,10 +309,10 @@ func TestOpenAIStrictRefusesWhatItCannotExpress(t *testing.T) {
 // rewriting as the schema wrote them, not rounded through float64.
 func TestExportsKeepNumbersExact(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","description":"N.","maximum":9007199254740993,"enum":[9007199254740993]}},"required":["n"]}`)
-	strict, err := client.OpenAIStrictParameters(schema)
+	strict, err := export.OpenAIStrictParameters(schema)
 	require.NoError(t, err)
 	assert.Contains(t, string(strict), `"maximum":9007199254740993`)
-	gemini, err := client.GeminiParameters(schema)
+	gemini, err := export.GeminiParameters(schema)
 	require.NoError(t, err)
 	assert.Contains(t, string(gemini), `"maximum":9007199254740993`)
 	assert.Contains(t, string(gemini), `one of 9007199254740993`)

@@ -1,4 +1,4 @@
-package client
+package export
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package client
+package export
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/modeltext"
 )
 
 // A remote server's catalog reaches a model through a [Toolset] (and
@@ -18,7 +19,7 @@ import (
 // checks a Toolset makes of it, written once for every adapter and the
 // command.
 
-// Defaults of [ToolsetOptions].
+// Defaults of [Options].
 const (
 	// DefaultMaxDescriptionBytes bounds a tool's description as a model
 	// reads it; a longer one is cut at a character boundary, with "…".
@@ -31,12 +32,9 @@ const (
 	DefaultMaxSchemaDepth = 32
 )
 
-// maxNameLength is the longest tool name the model APIs take.
-const maxNameLength = 64
-
-// ToolsetOptions bounds what a [Toolset] takes of a catalog. The zero
+// Options bounds what a [Toolset] takes of a catalog. The zero
 // value, and nil, give the defaults described on each field.
-type ToolsetOptions struct {
+type Options struct {
 	// MaxDescriptionBytes bounds each description: a longer one is cut.
 	// Zero or less means DefaultMaxDescriptionBytes.
 	MaxDescriptionBytes int
@@ -74,14 +72,10 @@ func (e *CatalogError) Error() string {
 // digits, underscores and hyphens (what OpenAI, Anthropic and Gemini all
 // accept).
 func checkName(d otc.ToolDefinition) *CatalogError {
-	ok := d.Name != "" && len(d.Name) <= maxNameLength
-	for _, c := range []byte(d.Name) {
-		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
-	}
-	if ok {
+	if modeltext.IsFunctionName(d.Name) {
 		return nil
 	}
-	return &CatalogError{ID: d.ID, Name: d.Name, Problem: fmt.Sprintf("its name is not 1 to %d letters, digits, underscores and hyphens, which a model's function names are; the server must rename it", maxNameLength)}
+	return &CatalogError{ID: d.ID, Name: d.Name, Problem: fmt.Sprintf("its name is not 1 to %d letters, digits, underscores and hyphens, which a model's function names are; the server must rename it", modeltext.MaxNameLength)}
 }
 
 // cutDescription cuts s to at most n bytes, at a character boundary, with
@@ -105,13 +99,13 @@ func checkSchema(d otc.ToolDefinition, maxBytes, maxDepth int) *CatalogError {
 	raw := d.InputSchema.Parameters
 	fail := func(problem string) *CatalogError { return &CatalogError{ID: d.ID, Name: d.Name, Problem: problem} }
 	if len(raw) > maxBytes {
-		return fail(fmt.Sprintf("its input schema is %d bytes, more than the %d a toolset takes (ToolsetOptions.MaxSchemaBytes)", len(raw), maxBytes))
+		return fail(fmt.Sprintf("its input schema is %d bytes, more than the %d a toolset takes (Options.MaxSchemaBytes)", len(raw), maxBytes))
 	}
 	if isJSONNull(raw) {
 		return nil
 	}
 	if depth := jsonDepth(raw); depth > maxDepth {
-		return fail(fmt.Sprintf("its input schema nests deeper than the %d levels a toolset takes (ToolsetOptions.MaxSchemaDepth)", maxDepth))
+		return fail(fmt.Sprintf("its input schema nests deeper than the %d levels a toolset takes (Options.MaxSchemaDepth)", maxDepth))
 	}
 	var root any
 	dec := json.NewDecoder(bytes.NewReader(raw))

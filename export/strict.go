@@ -1,4 +1,4 @@
-package client
+package export
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// This file and exportgemini.go rewrite a tool's parameters schema for
+// This file and gemini.go rewrite a tool's parameters schema for
 // the model APIs whose function declarations accept only a subset of JSON
 // Schema: OpenAI's strict mode (here) and Gemini's OpenAPI-based Schema.
 // Keywords a format cannot carry are dropped, and the constraints among
