@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -142,6 +143,7 @@ type Client struct {
 	apiKey   string
 	bearer   string
 	jwt      *JWTSigner
+	command  *exec.Cmd // what NewStdio was given, for NewSession
 }
 
 // New returns a client for the tool server at baseURL, an http or https
@@ -238,6 +240,32 @@ func (c *Client) keep(opts *Options) {
 	}
 	c.opts = *opts
 	c.opts.Retry, c.opts.JWT, c.opts.OAuth = nil, nil, nil
+}
+
+// NewSession returns a client of the same server as c, with c's options,
+// handlers and credentials, over a session of its own: of an MCP server
+// over HTTP, a session with its own handshake, Mcp-Session-Id and event
+// stream; of one over stdio, a process of its own, started from a copy of
+// the command [NewStdio] was given (a command made with
+// exec.CommandContext starts without its context). It makes no request.
+//
+// The credentials are shared, not copied: an OAuth client's discovery and
+// tokens serve c and all its sessions, so that many sessions of one
+// server cost one discovery and one token. Closing a session ends it
+// alone, as closing c ends c's own. Of a format that keeps no state (OTC,
+// REST, A2A), a session shares everything with c and holds nothing to
+// close.
+func (c *Client) NewSession() (*Client, error) {
+	n := *c
+	switch {
+	case c.command != nil:
+		if err := n.startStdio(copyCommand(c.command)); err != nil {
+			return nil, err
+		}
+	case c.format == FormatMCP:
+		n.t = newMCPSession(&n, &mcpHTTP{c: &n, url: n.base})
+	}
+	return &n, nil
 }
 
 // Format is the wire format a client speaks.

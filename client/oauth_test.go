@@ -20,9 +20,10 @@ import (
 // client credentials to gw:gw-secret, recording the Authorization header
 // of every token request.
 type authServer struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	sent []string
+	srv        *httptest.Server
+	mu         sync.Mutex
+	sent       []string
+	discovered int // requests for the metadata
 }
 
 func newAuthServer(t *testing.T) *authServer {
@@ -30,6 +31,9 @@ func newAuthServer(t *testing.T) *authServer {
 	as := &authServer{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		as.mu.Lock()
+		as.discovered++
+		as.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.srv.URL, "token_endpoint": as.srv.URL + "/token",
 			"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}})
 	})
@@ -54,6 +58,13 @@ func (as *authServer) requests() []string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return append([]string(nil), as.sent...)
+}
+
+// discoveries is how many times the metadata was read.
+func (as *authServer) discoveries() int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.discovered
 }
 
 // protectedMCP serves an MCP server that takes the bearer token

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,26 +47,42 @@ func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
 	if err := checkMCPVersion(o.MCPVersion); err != nil {
 		return nil, err
 	}
-	c := &Client{format: FormatMCP, agent: DefaultUserAgent}
+	c := &Client{format: FormatMCP, agent: DefaultUserAgent, command: copyCommand(cmd)}
 	c.keep(&o)
+	if err := c.startStdio(cmd); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// startStdio starts cmd and makes the client's session its pipes.
+func (c *Client) startStdio(cmd *exec.Cmd) error {
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("otc client: %w", err)
+		return fmt.Errorf("otc client: %w", err)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("otc client: %w", err)
+		return fmt.Errorf("otc client: %w", err)
 	}
 	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail},
 		answering: make(chan struct{}, maxServerRequests)}
 	cmd.Stderr = st.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("otc client: starting %s: %w", cmd.Path, err)
+		return fmt.Errorf("otc client: starting %s: %w", cmd.Path, err)
 	}
 	s := newMCPSession(c, st)
 	c.t = s
 	go st.read(out, c.maxBytes, s)
-	return c, nil
+	return nil
+}
+
+// copyCommand is a command not yet started that runs what cmd runs, as
+// cmd was given: what a session of its own starts (see
+// [Client.NewSession]).
+func copyCommand(cmd *exec.Cmd) *exec.Cmd {
+	return &exec.Cmd{Path: cmd.Path, Args: slices.Clone(cmd.Args), Env: slices.Clone(cmd.Env), Dir: cmd.Dir,
+		SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay}
 }
 
 // stdioConn carries MCP over a process's standard input and output.

@@ -105,10 +105,13 @@ type Upstream struct {
 	// and list without end. Zero means DefaultMaxTools.
 	MaxTools int
 
-	// Sessions bounds the clients kept for callers of an MCP upstream,
+	// Sessions bounds the sessions kept for callers of an MCP upstream,
 	// one per caller identity (the identity's method, issuer and name),
 	// so that callers never share the state an MCP server keeps per
-	// session or per process; the least recently used idle one is closed
+	// session or per process. Each is a session of the upstream's main
+	// client ([client.Client.NewSession]): its credentials are the main
+	// client's, so that every caller costs one OAuth discovery and token
+	// in all, not one each. The least recently used idle one is closed
 	// to make room, and a call that finds every one busy is answered
 	// with a retryable tool error. Callers without an identity share the
 	// upstream's main client. Zero means DefaultSessions (for a Command,

@@ -66,7 +66,7 @@ func newUpstream(f *Federation, cfg Upstream) *upstream {
 	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP || cfg.Format == "") {
 		// Used for MCP upstreams only: a URL whose format Dial finds
 		// has its pool ready in case it is one (see clientFor).
-		u.pool = &sessionPool{max: cfg.Sessions, open: u.dial}
+		u.pool = &sessionPool{max: cfg.Sessions, open: u.session}
 	}
 	return u
 }
@@ -171,6 +171,18 @@ func (u *upstream) reapSessions(ctx context.Context) {
 	}
 }
 
+// session opens a caller's session of the upstream: a session of the
+// upstream's client, which shares its credentials (one OAuth discovery
+// and one token for every caller) and the format Dial found; while the
+// upstream has no client (a process being started again), a client of
+// its own.
+func (u *upstream) session(ctx context.Context) (*client.Client, error) {
+	if m := u.main.Load(); m != nil {
+		return m.NewSession()
+	}
+	return u.dial(ctx)
+}
+
 // dial makes a client of the upstream.
 func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o := client.Options{}
@@ -179,11 +191,6 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	}
 	o.Format = u.cfg.Format
 	url := u.cfg.URL
-	if m := u.main.Load(); m != nil && o.Format == "" {
-		// A caller's session of an upstream whose format Dial found: the
-		// same format at the same URL, without looking again.
-		o.Format, url = m.Format(), m.URL()
-	}
 	o.Retry = nil
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.LogLevel = u.cfg.LogLevel

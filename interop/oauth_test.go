@@ -81,21 +81,22 @@ func nodeScripts(t *testing.T, modules string) string {
 }
 
 // startAuthorizationServer runs oidc-provider for resource and returns its
-// issuer once it serves its metadata.
-func startAuthorizationServer(t *testing.T, node, dir, resource string) string {
+// issuer once it serves its metadata, and its output, which holds a line
+// for each request it gets.
+func startAuthorizationServer(t *testing.T, node, dir, resource string) (issuer string, log *testkit.SyncBuffer) {
 	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(node, "as.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), "RESOURCE="+resource)
-	log := &testkit.SyncBuffer{}
+	log = &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	issuer := fmt.Sprintf("http://127.0.0.1:%d", port)
+	issuer = fmt.Sprintf("http://127.0.0.1:%d", port)
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(issuer + "/.well-known/oauth-authorization-server")
 		if err != nil {
@@ -104,7 +105,7 @@ func startAuthorizationServer(t *testing.T, node, dir, resource string) string {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, startTimeout, 50*time.Millisecond, "oidc-provider did not start; its output:\n%s", log)
-	return issuer
+	return issuer, log
 }
 
 // clientToken gets an access token for resource from the authorization
@@ -196,7 +197,7 @@ func TestOAuthSignIn(t *testing.T) {
 
 	port := freePort(t)
 	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	issuer := startAuthorizationServer(t, node, dir, resource)
+	issuer, _ := startAuthorizationServer(t, node, dir, resource)
 	srv, err := startHTTPServerWith(calculatorBin, fmt.Sprintf("127.0.0.1:%d", port),
 		[]string{"OTC_OAUTH_ISSUER=" + issuer, "OTC_OAUTH_RESOURCE=" + resource})
 	require.NoError(t, err)

@@ -6,7 +6,8 @@
 //   PORT=4455 RESOURCE=http://127.0.0.1:8080/mcp node as.mjs
 //
 // Clients: "full" may have counter:write and calc:read; "reader" only
-// calc:read. It prints "issuer <url>" once it listens.
+// calc:read. It prints "issuer <url>" once it listens, and
+// "request <METHOD> <path>" for each request it gets.
 import Provider from 'oidc-provider';
 import { generateKeyPairSync } from 'node:crypto';
 
@@ -39,5 +40,9 @@ const provider = new Provider(issuer, {
       },
     },
   },
+});
+provider.use(async (ctx, next) => {
+  console.log(`request ${ctx.method} ${ctx.path}`);
+  await next();
 });
 provider.listen(port, '127.0.0.1', () => console.log(`issuer ${issuer}`));
