@@ -268,6 +268,28 @@ func (c *Client) NewSession() (*Client, error) {
 	return &n, nil
 }
 
+// KeepsState reports whether the client's server may keep state per
+// session or per process, which its callers should then not share: an
+// MCP server's (over HTTP, a session; over stdio, a process). A program
+// that calls for many users gives each a session of its own
+// ([Client.NewSession]).
+func (c *Client) KeepsState() bool { return c.format == FormatMCP }
+
+// DeduplicatesCalls reports whether the client's server runs a call sent
+// again with the same call id once, by its protocol: an OTC server (its
+// call_id). A call that failed in transport, which may or may not have
+// reached the tool, is then safe to send again. Other servers may
+// deduplicate too (an otc server of any format does), but nothing in
+// their protocol says so.
+func (c *Client) DeduplicatesCalls() bool { return c.format == FormatOTC }
+
+// NotifiesListChanges reports whether the client's server says when its
+// catalog changes, to [Options.OnNotification]
+// (notifications/tools/list_changed): an MCP server may. A program that
+// keeps a copy of a catalog that is not notified reads it again from
+// time to time.
+func (c *Client) NotifiesListChanges() bool { return c.format == FormatMCP }
+
 // Format is the wire format a client speaks.
 func (c *Client) Format() Format { return c.format }
 

@@ -154,3 +154,22 @@ func TestNewSessionStateless(t *testing.T) {
 	assert.Equal(t, 5.0, sum)
 	assert.Equal(t, c.URL(), s.URL())
 }
+
+// TestSessionTraits: what a client says of its server's sessions, call
+// ids and catalog notices, by the format's protocol.
+func TestSessionTraits(t *testing.T) {
+	for _, tc := range []struct {
+		format                     client.Format
+		state, dedupes, listChange bool
+	}{
+		{client.FormatOTC, false, true, false},
+		{client.FormatMCP, true, false, true},
+		{client.FormatREST, false, false, false},
+		{client.FormatA2A, false, false, false},
+	} {
+		c := newClient(t, "http://127.0.0.1:1", &client.Options{Format: tc.format})
+		assert.Equal(t, tc.state, c.KeepsState(), tc.format)
+		assert.Equal(t, tc.dedupes, c.DeduplicatesCalls(), tc.format)
+		assert.Equal(t, tc.listChange, c.NotifiesListChanges(), tc.format)
+	}
+}

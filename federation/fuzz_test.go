@@ -27,6 +27,10 @@ func FuzzCatalog(f *testing.F) {
 			t.Fatal(err)
 		}
 		u := newUpstream(fed, cfg)
+		cl, err := client.New(cfg.URL, &client.Options{Format: client.FormatMCP})
+		if err != nil {
+			t.Fatal(err)
+		}
 		defs := []otc.ToolDefinition{
 			{ID: name, Name: name, Description: "A tool.", InputSchema: otc.InputSchema{Parameters: json.RawMessage(in)}, OutputSchema: json.RawMessage(out)},
 			{ID: "other", Name: "other", Description: "Another.", InputSchema: otc.InputSchema{Parameters: json.RawMessage(in)}},
@@ -36,7 +40,7 @@ func FuzzCatalog(f *testing.F) {
 				defs[0].Description = "Changed."
 				defs = defs[:1]
 			}
-			_ = u.apply(client.FormatMCP, defs)
+			_ = u.apply(cl, defs)
 			for _, d := range fed.reg.Tools() {
 				if !strings.HasPrefix(d.ID, "up.") {
 					t.Fatalf("registered outside the upstream's toolkit: %s", d.ID)

@@ -143,7 +143,7 @@ func (p *sessionPool) closeAll() {
 // session, or the shared client.
 func (u *upstream) clientFor(ctx context.Context) (*client.Client, func(broken bool), error) {
 	cl := u.main.Load()
-	stateful := len(u.cfg.Command) > 0 || cl != nil && cl.Format() == client.FormatMCP
+	stateful := len(u.cfg.Command) > 0 || cl != nil && cl.KeepsState()
 	if key := callerKey(otc.CallerIdentity(ctx)); u.pool != nil && stateful && key != "" {
 		return u.pool.get(ctx, key, u.cfg.Name)
 	}

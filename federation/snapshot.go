@@ -91,8 +91,9 @@ func (u *upstream) chosen(name string) bool {
 }
 
 // remoteTools turns an upstream's catalog into the tools to register,
-// grouped by local id, or the first collision within it.
-func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
+// grouped by local id, or the first collision within it. dedupes says
+// whether the upstream runs a call sent again with its call id once.
+func (u *upstream) remoteTools(format client.Format, dedupes bool, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
 	out := map[string][]*remoteTool{}
 	n := 0
 	for _, d := range defs {
@@ -123,7 +124,7 @@ func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) 
 			}
 		}
 		a := d.Annotations
-		rt.retrySafe = format == client.FormatOTC || a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
+		rt.retrySafe = dedupes || a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
 		rt.content = format == client.FormatMCP && len(d.OutputSchema) == 0
 		rt.print, _ = json.Marshal(struct {
 			R, V string
@@ -137,10 +138,10 @@ func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) 
 	return out, nil
 }
 
-// apply makes the registry serve defs, the upstream's catalog, in place of
+// apply makes the registry serve defs, the catalog cl listed, in place of
 // the last snapshot.
-func (u *upstream) apply(format client.Format, defs []otc.ToolDefinition) error {
-	next, err := u.remoteTools(format, defs)
+func (u *upstream) apply(cl *client.Client, defs []otc.ToolDefinition) error {
+	next, err := u.remoteTools(cl.Format(), cl.DeduplicatesCalls(), defs)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			report(nil)
 		}
 		every := u.cfg.Refresh
-		if cl := u.main.Load(); cl != nil && cl.Format() == client.FormatMCP {
+		if cl := u.main.Load(); cl != nil && cl.NotifiesListChanges() {
 			every *= 10
 		}
 		if err != nil {
@@ -253,7 +253,7 @@ func (u *upstream) refresh(ctx context.Context) error {
 		return fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, err)
 	}
 	u.brk.success()
-	if err := u.apply(cl.Format(), defs); err != nil {
+	if err := u.apply(cl, defs); err != nil {
 		u.fail(err)
 		return err
 	}
