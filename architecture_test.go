@@ -263,3 +263,48 @@ func TestRootSize(t *testing.T) {
 	require.Greater(t, entries, 50, "go doc listed the root package")
 	assert.LessOrEqual(t, entries, maxRootEntries, "the root package exports %d go doc -short entries; a tool author needs registering, calling, the context accessors and asking: move the rest into a package of its own", entries)
 }
+
+// TestJSONRPCEnvelopeOnce: the JSON-RPC envelope is written in one
+// package, internal/jsonrpc, which the MCP and A2A servers, the client
+// and the command all build on: no other code of the module spells it
+// out, in JSON text or a Go literal. (Tests, examples and fixtures, which
+// send hand-written messages on purpose, may.)
+func TestJSONRPCEnvelopeOnce(t *testing.T) {
+	var found []string
+	read := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch path {
+			case ".git", "examples", "internal/jsonrpc", "internal/testkit", "internal/docs", "benchmarks", "interop", "inspecttest":
+				return filepath.SkipDir
+			}
+			if d.Name() == "node_modules" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		read++
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if strings.Contains(line, `{"jsonrpc"`) {
+				found = append(found, path+":"+strconv.Itoa(i+1))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, read, 100, "the module's files were read")
+	assert.Empty(t, found, "a JSON-RPC envelope written outside internal/jsonrpc")
+}

@@ -6,16 +6,17 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
 // JSON-RPC error codes: the standard ones, and A2A's (its section 5.4).
 const (
-	codeParseError          = -32700
-	codeInvalidRequest      = -32600
-	codeMethodNotFound      = -32601
-	codeInvalidParams       = -32602
-	codeInternalError       = -32603
+	codeParseError          = jsonrpc.CodeParseError
+	codeInvalidRequest      = jsonrpc.CodeInvalidRequest
+	codeMethodNotFound      = jsonrpc.CodeMethodNotFound
+	codeInvalidParams       = jsonrpc.CodeInvalidParams
+	codeInternalError       = jsonrpc.CodeInternalError
 	codeTaskNotFound        = -32001
 	codeTaskNotCancelable   = -32002
 	codePushNotSupported    = -32003
@@ -33,16 +34,13 @@ type rpcResponse struct {
 	Error  *rpcError
 }
 
-// MarshalJSON writes the response with "jsonrpc" and exactly one of
-// result and error.
-func (r rpcResponse) MarshalJSON() ([]byte, error) {
-	out := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result,omitempty"`
-		Error   *rpcError       `json:"error,omitempty"`
-	}{"2.0", r.ID, r.Result, r.Error}
-	return json.Marshal(out)
+// encode writes the response with "jsonrpc" and exactly one of result
+// and error.
+func (r rpcResponse) encode() []byte {
+	if r.Error != nil {
+		return jsonrpc.Response(r.ID, nil, r.Error)
+	}
+	return jsonrpc.Response(r.ID, r.Result, nil)
 }
 
 // rpcError is a JSON-RPC error object; Data is an array of detail
@@ -79,21 +77,11 @@ func badRequest(fields map[string]string, order []string) []any {
 // writeRPC writes a JSON-RPC response with the given HTTP status. A
 // result already encoded (json.RawMessage) is written around by hand.
 func writeRPC(w http.ResponseWriter, status int, resp rpcResponse) {
+	var b []byte
 	if raw, ok := resp.Result.(json.RawMessage); ok && resp.Error == nil {
-		b := make([]byte, 0, len(raw)+len(resp.ID)+40)
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = append(b, resp.ID...)
-		b = append(b, `,"result":`...)
-		b = append(b, raw...)
-		b = append(b, '}')
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(b)
-		return
-	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+		b = jsonrpc.AppendResponse(make([]byte, 0, len(raw)+len(resp.ID)+40), resp.ID, raw)
+	} else {
+		b = resp.encode()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -216,9 +204,7 @@ func sendMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 	}
 	out := wire.GetBuffer()
 	defer wire.ReleaseBuffer(out)
-	b := append(out.AvailableBuffer(), `{"jsonrpc":"2.0","id":`...)
-	b = append(b, c.id...)
-	b = append(b, `,"result":`...)
+	b := jsonrpc.AppendResultHead(out.AvailableBuffer(), c.id)
 	b, e, _ = h.send(b, c.r, c.d, &in, c.body)
 	if e != nil {
 		return nil, e, false

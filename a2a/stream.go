@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/tasks"
 )
@@ -73,9 +74,7 @@ func (s *streamer) start() {
 func (s *streamer) event(payload func([]byte) []byte) {
 	b := append(s.buf[:0], "data: "...)
 	if s.rpcID != nil {
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = append(b, s.rpcID...)
-		b = append(b, `,"result":`...)
+		b = jsonrpc.AppendResultHead(b, s.rpcID)
 	}
 	b = payload(b)
 	if s.rpcID != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // This file calls an A2A agent's skill: the message, its task followed
@@ -58,7 +59,7 @@ func state(s string) string {
 
 // rpc sends one JSON-RPC request to the agent and decodes its result.
 func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params any, out any) error {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	body, err := jsonrpc.Request(1, method, params)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -18,14 +19,6 @@ import (
 // clientInfo is the client's Implementation, sent with initialize and,
 // in 2026-07-28, in every request's _meta (encoded once).
 var clientInfo = json.RawMessage(`{"name":"otc-go-client","version":"1.0"}`)
-
-// rpcRequest is a JSON-RPC request.
-type rpcRequest struct {
-	JSONRPC string         `json:"jsonrpc"`
-	ID      int64          `json:"id"`
-	Method  string         `json:"method"`
-	Params  map[string]any `json:"params"`
-}
 
 // Bounds of an MCP exchange.
 const (
@@ -159,7 +152,7 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 			params["_meta"] = meta
 		}
 	}
-	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
+	body, err := jsonrpc.Request(id, method, params)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
@@ -197,8 +190,7 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 func (s *mcpSession) cancelled(ctx context.Context, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer cancel()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
-		"params": map[string]any{"requestId": id, "reason": "the client's context ended"}})
+	body, _ := jsonrpc.Notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the client's context ended"})
 	_ = s.conn.send(ctx, s, body)
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // This file answers what an MCP server sends of its own: its requests
@@ -35,15 +36,11 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 		return
 	}
 	result, rerr := s.c.answer(ctx, m.Method, m.Params)
-	reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+	var body []byte
 	if rerr != nil {
-		reply["error"] = rerr
+		body = jsonrpc.Response(m.ID, nil, rerr)
 	} else {
-		reply["result"] = result
-	}
-	body, err := json.Marshal(reply)
-	if err != nil {
-		body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": &RPCError{Code: -32603, Message: "the client's answer could not be encoded"}})
+		body = jsonrpc.Response(m.ID, result, nil)
 	}
 	_ = s.conn.send(ctx, s, body)
 }
@@ -51,7 +48,7 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 // refuse answers request id of the server's with an error saying why
 // the client will not answer it.
 func (s *mcpSession) refuse(ctx context.Context, id json.RawMessage, why string) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": &RPCError{Code: -32603, Message: why}})
+	body := jsonrpc.Response(id, nil, &RPCError{Code: jsonrpc.CodeInternalError, Message: why})
 	_ = s.conn.send(ctx, s, body)
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 )
 
@@ -131,7 +132,7 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 	}
 	v := init.ProtocolVersion
 	s.version.Store(&v)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	body, _ := jsonrpc.Notification("notifications/initialized", nil)
 	if err := s.conn.send(ctx, s, body); err != nil {
 		return err
 	}

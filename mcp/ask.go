@@ -14,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -266,7 +267,7 @@ func (s *callState) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.Ra
 	}
 	defer s.asks.release(ps)
 	for i, p := range ps {
-		if !n.sendRequest(appendRequest(nil, p.id, p.method, params[i])) {
+		if !n.sendRequest(jsonrpc.AppendRequest(nil, p.id, p.method, params[i])) {
 			// A goroutine the tool left running, or a task going on after
 			// its call was answered: no one is listening any more.
 			return nil, fmt.Errorf("mcp: ask: %w: the call has already been answered, so its client can no longer be asked; ask before returning", otc.ErrInputUnsupported)
@@ -333,7 +334,8 @@ func (s *callState) cancel(ps []*pendingAsk, reason string) {
 			continue // answered, though not yet read
 		}
 		b := make([]byte, 0, 128)
-		b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+		b = jsonrpc.AppendNotificationHead(b, "notifications/cancelled")
+		b = append(b, `{"requestId":`...)
 		b = wire.AppendString(b, p.id)
 		b = append(b, `,"reason":`...)
 		b = wire.AppendString(b, reason)
@@ -369,19 +371,6 @@ func (n *callNotifier) sendRequest(msg []byte) bool {
 	}
 	n.out.send(msg)
 	return true
-}
-
-// appendRequest appends a JSON-RPC request with a string id.
-func appendRequest(dst []byte, id, method string, params json.RawMessage) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = wire.AppendString(dst, id)
-	dst = append(dst, `,"method":`...)
-	dst = wire.AppendString(dst, method)
-	if len(params) > 0 {
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, params...)
-	}
-	return append(dst, '}')
 }
 
 // initializeCapabilities returns the capabilities object of an initialize

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -159,9 +160,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case stream != nil && stream.started:
 			out := make([]byte, 0, len(result)+64)
 			if e != nil {
-				out = appendErrorResponse(out, m.id, e)
+				out = jsonrpc.AppendErrorResponse(out, m.id, e)
 			} else {
-				out = appendResponse(out, m.id, result)
+				out = jsonrpc.AppendResponse(out, m.id, result)
 			}
 			stream.event(out)
 		case e != nil:
@@ -528,41 +529,31 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // (a long tools/list page) is written as it is, between the envelope's
 // head and tail, rather than copied.
 func writeResult(w http.ResponseWriter, id, result []byte) {
-	if id == nil {
-		id = jsonNull
-	}
-	n := len(responseHead) + len(id) + len(responseResult) + len(result) + 1
+	buf := wire.GetBuffer()
+	defer wire.ReleaseBuffer(buf)
+	head := jsonrpc.AppendResultHead(buf.AvailableBuffer(), id)
+	n := len(head) + len(result) + 1
 	wire.SetJSONHeaders(w.Header(), n, false)
 	w.WriteHeader(http.StatusOK)
 	if len(result) < 8<<10 {
-		buf := wire.GetBuffer()
-		buf.Grow(n)
-		buf.Write(responseHead)
-		buf.Write(id)
-		buf.Write(responseResult)
-		buf.Write(result)
-		buf.WriteByte('}')
-		_, _ = w.Write(buf.Bytes())
-		wire.ReleaseBuffer(buf)
+		b := append(head, result...)
+		b = append(b, '}')
+		_, _ = w.Write(b)
+		buf.Write(b) // keeps the grown array for the pool
 		return
 	}
-	for _, p := range [...][]byte{responseHead, id, responseResult, result, closeBrace} {
+	for _, p := range [...][]byte{head, result, closeBrace} {
 		if _, err := w.Write(p); err != nil {
 			return // the client has gone
 		}
 	}
 }
 
-// The constant parts of writeResult's answer. Writers must not keep or
-// change what they are given (io.Writer), so they are shared.
-var (
-	responseHead   = []byte(`{"jsonrpc":"2.0","id":`)
-	responseResult = []byte(`,"result":`)
-	jsonNull       = []byte("null")
-	closeBrace     = []byte{'}'}
-)
+// closeBrace ends writeResult's answer. Writers must not keep or change
+// what they are given (io.Writer), so it is shared.
+var closeBrace = []byte{'}'}
 
 // writeHTTPError answers with a JSON-RPC error response.
 func writeHTTPError(w http.ResponseWriter, status int, id []byte, e *rpcError) {
-	writeJSON(w, status, appendErrorResponse(nil, id, e))
+	writeJSON(w, status, jsonrpc.AppendErrorResponse(nil, id, e))
 }

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // JSON-RPC error codes, the protocol's own and MCP's.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeMethodNotFound = jsonrpc.CodeMethodNotFound
+	codeInvalidParams  = jsonrpc.CodeInvalidParams
+	codeInternalError  = jsonrpc.CodeInternalError
 	// codeServerBusy, in the range left to implementations, answers a
 	// request over the concurrency limit of a stdio connection, and over
 	// HTTP (429) one from a client refused for its failed
@@ -609,34 +609,4 @@ func (s *scanner) value() []byte {
 	}
 	s.i = end
 	return s.b[start:end]
-}
-
-// appendID appends a request id, or null when there is none.
-func appendID(dst, id []byte) []byte {
-	if id == nil {
-		return append(dst, "null"...)
-	}
-	return append(dst, id...)
-}
-
-// appendResponse appends a JSON-RPC response whose result is result.
-func appendResponse(dst, id, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, result...)
-	return append(dst, '}')
-}
-
-// appendErrorResponse appends a JSON-RPC error response.
-func appendErrorResponse(dst, id []byte, e *rpcError) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"error":`...)
-	b, err := json.Marshal(e)
-	if err != nil {
-		b = []byte(`{"code":` + strconv.Itoa(codeInternalError) + `,"message":"The error could not be encoded"}`)
-	}
-	dst = append(dst, b...)
-	return append(dst, '}')
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -86,7 +87,8 @@ func (n *callNotifier) NotifyProgress(progress, total float64, message string) {
 	}
 	n.lastProgress, n.sentProgress = progress, true
 	b := make([]byte, 0, 128+len(message))
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	b = jsonrpc.AppendNotificationHead(b, "notifications/progress")
+	b = append(b, `{"progressToken":`...)
 	b = append(b, n.progressToken...)
 	b = append(b, `,"progress":`...)
 	b = strconv.AppendFloat(b, progress, 'g', -1, 64)
@@ -113,7 +115,8 @@ func (n *callNotifier) NotifyLog(level slog.Level, data any) {
 		d, _ = json.Marshal(err.Error())
 	}
 	b := make([]byte, 0, 96+len(d))
-	b = append(b, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`...)
+	b = jsonrpc.AppendNotificationHead(b, "notifications/message")
+	b = append(b, `{"level":"`...)
 	b = append(b, LevelName(level)...)
 	b = append(b, `","data":`...)
 	b = append(b, d...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -397,7 +398,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	// With the response around it, in a pooled buffer, when the transport
 	// writes that as it is (x.response).
 	bp := responsePool.Get().(*[]byte)
-	out := append(appendID(append((*bp)[:0], responseHead...), m.id), responseResult...)
+	out := jsonrpc.AppendResultHead((*bp)[:0], m.id)
 	head := len(out)
 	out, e = appendCallResult(out, res, err, info)
 	if e != nil {

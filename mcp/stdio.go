@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // ServeStdio serves reg over MCP's stdio transport: newline-delimited
@@ -110,7 +111,7 @@ func (c *stdioConn) read(ctx context.Context, in io.Reader, lines chan<- []byte)
 	for {
 		line, tooLong, err := readLine(r, c.s.maxBody)
 		if tooLong {
-			c.write(appendErrorResponse(nil, nil, &rpcError{Code: codeInvalidRequest,
+			c.write(jsonrpc.AppendErrorResponse(nil, nil, &rpcError{Code: codeInvalidRequest,
 				Message: "The message is longer than the limit of " + strconv.FormatInt(c.s.maxBody, 10) + " bytes"}))
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			select {
@@ -150,7 +151,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	m := new(message)
 	if e := readMessage(line, m, "line"); e != nil {
 		m.releaseArgs()
-		c.write(appendErrorResponse(nil, m.id, e))
+		c.write(jsonrpc.AppendErrorResponse(nil, m.id, e))
 		return
 	}
 	served := false // from then on the request's goroutine releases them
@@ -187,7 +188,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	_, inUse := c.inflight[key]
 	c.mu.Unlock()
 	if inUse {
-		c.write(appendErrorResponse(nil, m.id, &rpcError{Code: codeInvalidRequest,
+		c.write(jsonrpc.AppendErrorResponse(nil, m.id, &rpcError{Code: codeInvalidRequest,
 			Message: "Invalid request: id " + key + " is in use by a request still in flight on this connection; give each request an id of its own"}))
 		return
 	}
@@ -196,7 +197,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 	default:
 		// Answered at once rather than waited for, so that the lines
 		// behind it, notifications/cancelled among them, are still read.
-		c.write(appendErrorResponse(nil, m.id, &rpcError{Code: codeServerBusy,
+		c.write(jsonrpc.AppendErrorResponse(nil, m.id, &rpcError{Code: codeServerBusy,
 			Message: fmt.Sprintf("Server busy: %d requests are already running on this connection; retry once one has been answered", cap(c.sem))}))
 		return
 	}
@@ -242,9 +243,9 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key stri
 	}
 	out := make([]byte, 0, len(result)+48)
 	if e != nil {
-		out = appendErrorResponse(out, m.id, e)
+		out = jsonrpc.AppendErrorResponse(out, m.id, e)
 	} else {
-		out = appendResponse(out, m.id, result)
+		out = jsonrpc.AppendResponse(out, m.id, result)
 	}
 	answer := func() {
 		c.release(key)

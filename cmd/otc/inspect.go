@@ -24,6 +24,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // The page: hand-written HTML, CSS and JavaScript, served from the binary
@@ -628,7 +629,7 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{base: in.base}
 	var send func(event string, data []byte)
 	srv, err := in.connect(t, rec, func(method string, params json.RawMessage) {
-		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+		msg, _ := jsonrpc.Notification(method, params)
 		send("notification", msg)
 	})
 	if err != nil {

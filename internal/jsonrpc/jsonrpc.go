@@ -1,0 +1,174 @@
+// Package jsonrpc writes and reads the JSON-RPC 2.0 envelope, once, for
+// every part of the module that speaks it: the MCP and A2A servers, the
+// client's MCP and A2A, and the command's inspector. The servers append
+// envelopes around results they have encoded already (the Append
+// functions, which allocate nothing of their own); the client, which
+// builds few messages, encodes whole ones (Request, Notification,
+// Response).
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// Version is the protocol's version, which every message carries in its
+// "jsonrpc" member.
+const Version = "2.0"
+
+// The error codes the JSON-RPC 2.0 specification defines.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Message is any JSON-RPC message as it is read: a request (ID and
+// Method), a notification (Method without ID) or a response (ID, and
+// Result or Error). An absent ID and a null one both read as empty or
+// "null"; see [Message.IsNotification].
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsNotification reports whether m is a notification: a method without
+// an id (or with a null one, which no request may have).
+func (m Message) IsNotification() bool {
+	return m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
+}
+
+// request is the envelope of a request or a notification as written.
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  any             `json:"params,omitempty"`
+}
+
+// response is the envelope of a response as written: exactly one of
+// result and error.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   any             `json:"error,omitempty"`
+}
+
+// Request encodes a request of method with the given id and params (nil
+// for none).
+func Request(id int64, method string, params any) ([]byte, error) {
+	return json.Marshal(request{Version, strconv.AppendInt(nil, id, 10), method, params})
+}
+
+// Notification encodes a notification of method with params (nil for
+// none).
+func Notification(method string, params any) ([]byte, error) {
+	return json.Marshal(request{JSONRPC: Version, Method: method, Params: params})
+}
+
+// Response encodes the answer to request id: its result, or, when e is
+// not nil, the error e (an error object: an *Error, or a type of the
+// caller's that encodes as one). An id that is empty is written as null.
+// A result that cannot be encoded is answered as an internal error.
+func Response(id json.RawMessage, result, e any) []byte {
+	if len(id) == 0 {
+		id = null
+	}
+	r := response{JSONRPC: Version, ID: id}
+	if e != nil {
+		r.Error = e
+	} else {
+		r.Result = result
+		if result == nil {
+			r.Result = null
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(response{JSONRPC: Version, ID: id, Error: &Error{Code: CodeInternalError, Message: "the answer could not be encoded"}})
+	}
+	return b
+}
+
+var null = json.RawMessage("null")
+
+// AppendID appends a request's id as read (its JSON), or null when there
+// is none.
+func AppendID(dst, id []byte) []byte {
+	if len(id) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// AppendResultHead appends the start of a response to request id, up to
+// its result: `{"jsonrpc":"2.0","id":ID,"result":`. The caller appends
+// the result, then '}'.
+func AppendResultHead(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = AppendID(dst, id)
+	return append(dst, `,"result":`...)
+}
+
+// AppendResponse appends a response to request id whose result is
+// result, encoded already.
+func AppendResponse(dst, id, result []byte) []byte {
+	dst = AppendResultHead(dst, id)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendErrorResponse appends an error response to request id; e is the
+// error object (an *Error, or a type of the caller's that encodes as
+// one). One that cannot be encoded is written as an internal error.
+func AppendErrorResponse(dst, id []byte, e any) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = AppendID(dst, id)
+	dst = append(dst, `,"error":`...)
+	b, err := json.Marshal(e)
+	if err != nil {
+		b = []byte(`{"code":-32603,"message":"The error could not be encoded"}`)
+	}
+	dst = append(dst, b...)
+	return append(dst, '}')
+}
+
+// AppendNotificationHead appends the start of a notification of method,
+// up to its params: `{"jsonrpc":"2.0","method":"METHOD","params":`. The
+// method is written as given: one of the protocol's names, which need
+// no escaping. The caller appends the params, then '}'.
+func AppendNotificationHead(dst []byte, method string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"`...)
+	dst = append(dst, method...)
+	return append(dst, `","params":`...)
+}
+
+// AppendRequest appends a request of method with the string id and
+// params, encoded already (none when empty).
+func AppendRequest(dst []byte, id, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = wire.AppendString(dst, id)
+	dst = append(dst, `,"method":`...)
+	dst = wire.AppendString(dst, method)
+	if len(params) > 0 {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
