@@ -121,21 +121,6 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// configError is an error of the configuration file at a line.
-type configError struct {
-	file  string
-	line  int
-	field string
-	msg   string
-}
-
-func (e *configError) Error() string {
-	if e.field == "" {
-		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg)
-	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.file, e.line, e.field, e.msg)
-}
-
 // LoadConfig reads the upstreams from a configuration file, as otc
 // gateway does: YAML, of which JSON is a part, with a list "upstreams"
 // (see docs/federation.md for its keys). Secrets are named by the
@@ -159,14 +144,14 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 	}
 	items := upstreamNodes(&root)
 	if len(cfg.Upstreams) == 0 {
-		return nil, &configError{file: path, line: 1, field: "upstreams", msg: "the file names no upstream"}
+		return nil, &ConfigError{File: path, Line: 1, Index: -1, Field: "upstreams", Message: "the file names no upstream"}
 	}
 	ups := make([]Upstream, 0, len(cfg.Upstreams))
 	for i, uc := range cfg.Upstreams {
 		item := items[i]
 		at := func(field string) int { return lineOf(item, strings.Split(field, ".")...) }
 		fail := func(field, msg string) error {
-			return &configError{file: path, line: at(field), field: fmt.Sprintf("upstreams[%d] (%s) %s", i, uc.Name, field), msg: msg}
+			return &ConfigError{File: path, Line: at(field), Index: i, Name: uc.Name, Field: field, Message: msg}
 		}
 		up := Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
 			StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),

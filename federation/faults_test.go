@@ -313,7 +313,7 @@ func TestFederation_Collisions(t *testing.T) {
 		up   federation.Upstream
 		want string
 	}{
-		{federation.Upstream{Name: "bad name", URL: o.url}, `upstream 1 ("bad name"): name:`},
+		{federation.Upstream{Name: "bad name", URL: o.url}, `federation: upstreams[0] (bad name) name:`},
 		{federation.Upstream{Name: "x"}, "url: a url or a command is required"},
 		{federation.Upstream{Name: "x", URL: o.url, Command: []string{"a"}}, "command: set a url or a command, not both"},
 		{federation.Upstream{Name: "x", URL: o.url, Format: "grpc"}, `format: "grpc" is not one of`},
@@ -327,7 +327,7 @@ func TestFederation_Collisions(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 	}
 	err = mountErr([]federation.Upstream{{Name: "x", URL: o.url}, {Name: "x", URL: o.url}}, nil)
-	assert.ErrorContains(t, err, `upstream 2 ("x"): name: the name is taken`)
+	assert.ErrorContains(t, err, `federation: upstreams[1] (x) name: the name is taken`)
 }
 
 func TestFederation_FiltersAndRenames(t *testing.T) {

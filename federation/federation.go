@@ -395,17 +395,37 @@ func check(u *Upstream) *ConfigError {
 	return nil
 }
 
-// ConfigError is an upstream's configuration that Mount refuses: which
-// upstream (its place in the list, from 0, and its name) and which field.
+// ConfigError is a configuration that [Mount] or [LoadConfig] refuses:
+// which upstream (its place in the list, from 0 as in the file, and its
+// name), which field, and, from LoadConfig, the file and the field's
+// line. Both write it alike: "gateway.yaml:4: upstreams[1] (calc) url:
+// …" from a file, "federation: upstreams[1] (calc) url: …" from Mount.
 type ConfigError struct {
-	Index   int
-	Name    string
-	Field   string // "name", "url", "command", "format", "include", "rename", "credentials", …
+	// File and Line place the field in the configuration file; empty
+	// and zero from Mount.
+	File string
+	Line int
+	// Index is the upstream's place in the list, from 0; -1 for a
+	// mistake of the file as a whole (no upstream at all).
+	Index int
+	// Name is the upstream's name, as configured.
+	Name string
+	// Field is the field at fault: "name", "url", "command", "format",
+	// "include", "rename", "credentials", … (in a file, the key as the
+	// file spells it: "mcp", "credentials.bearer_token_env").
+	Field   string
 	Message string
 }
 
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("federation: upstream %d (%q): %s: %s", e.Index+1, e.Name, e.Field, e.Message)
+	where := "federation"
+	if e.File != "" {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Index < 0 {
+		return fmt.Sprintf("%s: %s: %s", where, e.Field, e.Message)
+	}
+	return fmt.Sprintf("%s: upstreams[%d] (%s) %s: %s", where, e.Index, e.Name, e.Field, e.Message)
 }
 
 // Close takes the upstreams' tools out of the registry, stops refreshing

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/internal/testkit"
@@ -209,6 +210,18 @@ func TestGateway_ConfigErrors(t *testing.T) {
 			assert.True(t, strings.HasPrefix(errOut.String(), "otc gateway: "), errOut.String())
 		})
 	}
+	// One error type, one numbering: the file's mistake and Mount's name
+	// an upstream alike.
+	_, err := federation.LoadConfig(writeConfig(t, "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: no good\n    otc: {url: http://y}\n"), func(string) string { return "" })
+	var ce *federation.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 1, ce.Index)
+	assert.Equal(t, "name", ce.Field)
+	assert.Equal(t, 4, ce.Line)
+	_, err = federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "a", URL: "http://x"}, {Name: "no good", URL: "http://y"}}, nil)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 1, ce.Index)
+	assert.Contains(t, err.Error(), "federation: upstreams[1] (no good) name:")
 	var errOut bytes.Buffer
 	assert.Equal(t, exitBadInput, run(context.Background(), []string{"gateway"}, strings.NewReader(""), &bytes.Buffer{}, &errOut, func(string) string { return "" }))
 	assert.Contains(t, errOut.String(), "usage: otc gateway --config FILE [--addr HOST:PORT]")
