@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
@@ -133,7 +134,7 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 }
 
 // cardPath is where the Agent Card is served, relative to the handler.
-const cardPath = "/.well-known/agent-card.json"
+const cardPath = a2awire.CardPath
 
 // ServeHTTP routes a request to the card or to a binding.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

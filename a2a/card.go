@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 )
 
 // agentCard is an AgentCard, with the fields this package fills in.
@@ -48,7 +49,7 @@ type securityRequirement struct {
 // for a tool that has one). A client that knows the extension builds a
 // call's data part from the input schema; one that does not is unaffected.
 // The extension is never required.
-const ExtensionSkillSchemas = "https://github.com/otcgo/otc/blob/main/docs/a2a.md#skill-schemas-v1"
+const ExtensionSkillSchemas = a2awire.ExtensionSkillSchemas
 
 // agentExtension is an AgentExtension.
 type agentExtension struct {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
@@ -17,14 +18,14 @@ const (
 	codeMethodNotFound      = jsonrpc.CodeMethodNotFound
 	codeInvalidParams       = jsonrpc.CodeInvalidParams
 	codeInternalError       = jsonrpc.CodeInternalError
-	codeTaskNotFound        = -32001
-	codeTaskNotCancelable   = -32002
-	codePushNotSupported    = -32003
-	codeUnsupported         = -32004
-	codeExtendedCardMissing = -32007
-	codeVersionNotSupported = -32009
-	codeUnauthenticated     = -31401
-	codeUnauthorized        = -31403
+	codeTaskNotFound        = a2awire.CodeTaskNotFound
+	codeTaskNotCancelable   = a2awire.CodeTaskNotCancelable
+	codePushNotSupported    = a2awire.CodePushNotSupported
+	codeUnsupported         = a2awire.CodeUnsupported
+	codeExtendedCardMissing = a2awire.CodeExtendedCardMissing
+	codeVersionNotSupported = a2awire.CodeVersionNotSupported
+	codeUnauthenticated     = a2awire.CodeUnauthenticated
+	codeUnauthorized        = a2awire.CodeUnauthorized
 )
 
 // rpcResponse is a JSON-RPC 2.0 response: a result or an error.
@@ -106,33 +107,33 @@ type rpcMethod func(h *Handler, c *rpcCall) (result any, e *rpcError, written bo
 
 // rpcMethods are the methods of each version, by name.
 var rpcMethods = [...]map[string]rpcMethod{
-	v10: {
-		"SendMessage":                      sendMethod,
-		"SendStreamingMessage":             streamMethod,
-		"GetTask":                          getMethod,
-		"CancelTask":                       cancelMethod,
-		"ListTasks":                        listMethod,
-		"SubscribeToTask":                  subscribeMethod,
-		"GetExtendedAgentCard":             extendedCardMethod,
-		"CreateTaskPushNotificationConfig": pushSetMethod,
-		"GetTaskPushNotificationConfig":    pushGetMethod,
-		"ListTaskPushNotificationConfigs":  pushListMethod,
-		"DeleteTaskPushNotificationConfig": pushDeleteMethod,
-		draftMethodName:                    draftMethod,
-	},
-	v03: {
-		"message/send":                        sendMethod,
-		"message/stream":                      streamMethod,
-		"tasks/get":                           getMethod,
-		"tasks/cancel":                        cancelMethod,
-		"tasks/resubscribe":                   subscribeMethod,
-		"agent/getAuthenticatedExtendedCard":  extendedCardMethod,
-		"tasks/pushNotificationConfig/set":    pushSetMethod,
-		"tasks/pushNotificationConfig/get":    pushGetMethod,
-		"tasks/pushNotificationConfig/list":   pushListMethod,
-		"tasks/pushNotificationConfig/delete": pushDeleteMethod,
-		draftMethodName:                       draftMethod,
-	},
+	v10: methodTable(false),
+	v03: methodTable(true),
+}
+
+// methodTable is the method table of 1.0, or of 0.3 (v03): each method of
+// the protocol by its name in that version (0.3 has no ListTasks), and
+// the draft method that names its version.
+func methodTable(v03 bool) map[string]rpcMethod {
+	out := map[string]rpcMethod{draftMethodName: draftMethod}
+	for m, f := range map[string]rpcMethod{
+		a2awire.SendMessage:                      sendMethod,
+		a2awire.SendStreamingMessage:             streamMethod,
+		a2awire.GetTask:                          getMethod,
+		a2awire.CancelTask:                       cancelMethod,
+		a2awire.ListTasks:                        listMethod,
+		a2awire.SubscribeToTask:                  subscribeMethod,
+		a2awire.GetExtendedAgentCard:             extendedCardMethod,
+		a2awire.CreateTaskPushNotificationConfig: pushSetMethod,
+		a2awire.GetTaskPushNotificationConfig:    pushGetMethod,
+		a2awire.ListTaskPushNotificationConfigs:  pushListMethod,
+		a2awire.DeleteTaskPushNotificationConfig: pushDeleteMethod,
+	} {
+		if name := a2awire.Method(m, v03); name != "" {
+			out[name] = f
+		}
+	}
+	return out
 }
 
 // draftMethodName is the universal tool registry's draft method, served

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
@@ -265,8 +266,8 @@ func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResu
 // this module's key, for a client to tell a value from a failure without
 // reading the parts.
 var (
-	outcomeSucceeded = json.RawMessage(`{"io.github.otcgo/outcome":"succeeded"}`)
-	outcomeFailed    = json.RawMessage(`{"io.github.otcgo/outcome":"failed"}`)
+	outcomeSucceeded = json.RawMessage(`{"` + a2awire.MetaOutcome + `":"` + a2awire.OutcomeSucceeded + `"}`)
+	outcomeFailed    = json.RawMessage(`{"` + a2awire.MetaOutcome + `":"` + a2awire.OutcomeFailed + `"}`)
 )
 
 // failureInfo is the data part that says how a call failed, in a reply

@@ -3,14 +3,16 @@ package a2a
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/otcgo/otc/internal/a2awire"
 )
 
 // The A2A protocol versions this package speaks.
 const (
 	// Version10 is A2A 1.0, named in the A2A-Version header.
-	Version10 = "1.0"
+	Version10 = a2awire.V10
 	// Version03 is A2A 0.3, the version of a request without the header.
-	Version03 = "0.3"
+	Version03 = a2awire.V03
 )
 
 // part is a Part of a message or an artifact: its text (when IsText) or
@@ -106,18 +108,7 @@ func (d dialect) String() string {
 
 func (d dialect) state(s string) string {
 	if d == v03 {
-		switch s {
-		case stateCompleted:
-			return "completed"
-		case stateFailed:
-			return "failed"
-		case stateWorking:
-			return "working"
-		case stateCanceled:
-			return "canceled"
-		case stateInputRequired:
-			return "input-required"
-		}
+		return a2awire.State03(s)
 	}
 	return s
 }
@@ -180,12 +171,12 @@ func (d dialect) task(t *task) *task {
 
 // The task states of the answers this package gives.
 const (
-	stateWorking   = "TASK_STATE_WORKING"
-	stateCanceled  = "TASK_STATE_CANCELED"
-	stateCompleted = "TASK_STATE_COMPLETED"
-	stateFailed    = "TASK_STATE_FAILED"
+	stateWorking   = a2awire.StateWorking
+	stateCanceled  = a2awire.StateCanceled
+	stateCompleted = a2awire.StateCompleted
+	stateFailed    = a2awire.StateFailed
 
-	stateInputRequired = "TASK_STATE_INPUT_REQUIRED"
+	stateInputRequired = a2awire.StateInputRequired
 )
 
 // now is the time of a status.

@@ -11,16 +11,9 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/modeltext"
 )
-
-// extSkillSchemas is the URI of the Agent Card extension in which an otc
-// agent publishes its skills' JSON Schemas, as the a2a package names it.
-const extSkillSchemas = "https://github.com/otcgo/otc/blob/main/docs/a2a.md#skill-schemas-v1"
-
-// a2aOutcome is the metadata key in which an otc agent says how a call
-// answered by a message ended.
-const a2aOutcome = "io.github.otcgo/outcome"
 
 // Bounds of an A2A call.
 const (
@@ -89,8 +82,8 @@ var textSkillSchema = json.RawMessage(`{"type":"object","properties":{"text":{"t
 
 // agent reads the Agent Card, below the agent's URL.
 func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
-	u := w.c.base + "/.well-known/agent-card.json"
-	if strings.HasSuffix(w.c.base, "/.well-known/agent-card.json") {
+	u := w.c.base + a2awire.CardPath
+	if strings.HasSuffix(w.c.base, a2awire.CardPath) {
 		u = w.c.base
 	}
 	resp, err := w.c.get(ctx, u)
@@ -108,7 +101,7 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 		return nil, resp.unexpected(err)
 	}
 	a := &a2aAgent{typed: map[string]bool{}}
-	base := strings.TrimSuffix(w.c.base, "/.well-known/agent-card.json")
+	base := strings.TrimSuffix(w.c.base, a2awire.CardPath)
 	// The JSON-RPC interface the card names, on the origin the client was
 	// given: credentials go nowhere else.
 	var named []string
@@ -152,7 +145,7 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 		}
 		d := otc.ToolDefinition{ID: name, Name: name, Description: sk.Description}
 		for _, ext := range card.Capabilities.Extensions {
-			if sch, ok := ext.Params.Skills[sk.ID]; ok && ext.URI == extSkillSchemas && len(sch.InputSchema) > 0 {
+			if sch, ok := ext.Params.Skills[sk.ID]; ok && ext.URI == a2awire.ExtensionSkillSchemas && len(sch.InputSchema) > 0 {
 				d.InputSchema.Parameters, d.OutputSchema = sch.InputSchema, sch.OutputSchema
 			}
 		}

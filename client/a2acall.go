@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
@@ -49,14 +50,6 @@ type a2aPart struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// state is a task state in 1.0's spelling, whichever the agent used.
-func state(s string) string {
-	if strings.HasPrefix(s, "TASK_STATE_") {
-		return s
-	}
-	return "TASK_STATE_" + strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
-}
-
 // rpc sends one JSON-RPC request to the agent and decodes its result.
 func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params any, out any) error {
 	body, err := jsonrpc.Request(1, method, params)
@@ -65,7 +58,7 @@ func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params an
 	}
 	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, func(h http.Header) {
 		if !a.v03 {
-			h.Set("A2A-Version", "1.0")
+			h.Set(a2awire.HeaderVersion, a2awire.V10)
 		}
 	})
 	if err != nil {
@@ -118,9 +111,9 @@ func a2aError(e *RPCError) error {
 		if len(pe) > 0 {
 			return &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid", ParameterErrors: pe}
 		}
-	case -31401:
+	case a2awire.CodeUnauthenticated:
 		return &otc.Error{Code: otc.CodeUnauthenticated, Message: e.Message}
-	case -31403:
+	case a2awire.CodeUnauthorized:
 		return &otc.Error{Code: otc.CodeForbidden, Message: e.Message}
 	}
 	return e
@@ -157,17 +150,12 @@ func textPart(a *a2aAgent, s string) map[string]any {
 }
 
 // methodName is a method's name in the agent's version.
-func methodName(a *a2aAgent, m string) string {
-	if !a.v03 {
-		return m
-	}
-	return map[string]string{"SendMessage": "message/send", "GetTask": "tasks/get", "CancelTask": "tasks/cancel"}[m]
-}
+func methodName(a *a2aAgent, m string) string { return a2awire.Method(m, a.v03) }
 
 // send sends a message and returns the task or message that answers it.
 func (w *a2aWire) send(ctx context.Context, a *a2aAgent, params map[string]any) (*a2aTask, error) {
 	var out json.RawMessage
-	if err := w.rpc(ctx, a, methodName(a, "SendMessage"), params, &out); err != nil {
+	if err := w.rpc(ctx, a, methodName(a, a2awire.SendMessage), params, &out); err != nil {
 		return nil, err
 	}
 	return readSendResult(a, out)
@@ -306,10 +294,10 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 			if m := t.Status.Message; m != nil {
 				msg = textOf(m.Parts)
 			}
-			f(Progress{TaskID: t.ID, State: strings.ToLower(strings.TrimPrefix(state(t.Status.State), "TASK_STATE_")), Message: msg})
+			f(Progress{TaskID: t.ID, State: strings.ToLower(strings.TrimPrefix(a2awire.State(t.Status.State), "TASK_STATE_")), Message: msg})
 		}
-		switch state(t.Status.State) {
-		case "TASK_STATE_COMPLETED":
+		switch a2awire.State(t.Status.State) {
+		case a2awire.StateCompleted:
 			var ps []a2aPart
 			for _, ar := range t.Artifacts {
 				ps = append(ps, ar.Parts...)
@@ -318,16 +306,16 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 				ps = t.Status.Message.Parts
 			}
 			return res.fromParts(ps)
-		case "TASK_STATE_FAILED", "TASK_STATE_REJECTED":
+		case a2awire.StateFailed, a2awire.StateRejected:
 			if m := t.Status.Message; m != nil {
 				return res.fromFailure(m.Parts)
 			}
 			return res, &otc.ToolError{Message: "The agent's task failed"}
-		case "TASK_STATE_CANCELED", "TASK_STATE_CANCELLED":
+		case a2awire.StateCanceled:
 			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The agent's task was cancelled"}
-		case "TASK_STATE_AUTH_REQUIRED":
+		case a2awire.StateAuthRequired:
 			return nil, w.abandon(ctx, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
-		case "TASK_STATE_INPUT_REQUIRED":
+		case a2awire.StateInputRequired:
 			if round++; round > a2aMaxRounds {
 				return nil, w.abandon(ctx, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
 			}
@@ -348,7 +336,7 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 		}
 		wait = min(wait*2, a2aMaxPoll)
 		var got json.RawMessage
-		if err := w.rpc(ctx, a, methodName(a, "GetTask"), map[string]any{"id": t.ID}, &got); err != nil {
+		if err := w.rpc(ctx, a, methodName(a, a2awire.GetTask), map[string]any{"id": t.ID}, &got); err != nil {
 			if ctx.Err() != nil {
 				return nil, w.abandon(ctx, a, t.ID, err)
 			}
@@ -414,7 +402,7 @@ func (w *a2aWire) abandon(ctx context.Context, a *a2aAgent, id string, cause err
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer stop()
 	var ack json.RawMessage
-	if err := w.rpc(cctx, a, methodName(a, "CancelTask"), map[string]any{"id": id}, &ack); err != nil {
+	if err := w.rpc(cctx, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack); err != nil {
 		return errors.Join(cause, fmt.Errorf("cancelling task %s: %w", id, err))
 	}
 	return cause
@@ -424,10 +412,10 @@ func (w *a2aWire) abandon(ctx context.Context, a *a2aAgent, id string, cause err
 // its metadata whether the call failed; another agent's message is its
 // answer.
 func (r *Result) fromMessage(parts []a2aPart, meta map[string]json.RawMessage) (*Result, error) {
-	if string(meta[a2aOutcome]) == `"failed"` {
+	if string(meta[a2awire.MetaOutcome]) == `"`+a2awire.OutcomeFailed+`"` {
 		return r.fromFailure(parts)
 	}
-	if string(meta[a2aOutcome]) == `"succeeded"` {
+	if string(meta[a2awire.MetaOutcome]) == `"`+a2awire.OutcomeSucceeded+`"` {
 		for _, p := range parts {
 			if len(p.Data) > 0 {
 				r.Value = p.Data

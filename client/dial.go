@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/a2awire"
 )
 
 // The paths below a server's root at which mount.All mounts each format.
@@ -20,7 +21,7 @@ const (
 	pathMCP  = "/mcp"
 	pathREST = "/v1"
 	pathA2A  = "/a2a"
-	pathCard = "/.well-known/agent-card.json"
+	pathCard = a2awire.CardPath
 )
 
 // DefaultDialTimeout bounds the looking around [Dial] does when the URL

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/otcgo/otc/internal/a2awire"
 )
 
 // Task is a call that runs as a task on its server: an MCP task (protocol
@@ -200,7 +202,7 @@ func (w *a2aWire) wait(ctx context.Context, t *Task) (*Result, error) {
 // get reads a task.
 func (w *a2aWire) get(ctx context.Context, a *a2aAgent, id string) (*a2aTask, error) {
 	var got json.RawMessage
-	if err := w.rpc(ctx, a, methodName(a, "GetTask"), map[string]any{"id": id}, &got); err != nil {
+	if err := w.rpc(ctx, a, methodName(a, a2awire.GetTask), map[string]any{"id": id}, &got); err != nil {
 		return nil, err
 	}
 	var at a2aTask
@@ -221,7 +223,7 @@ func (w *a2aWire) status(ctx context.Context, id string) (TaskStatus, error) {
 	if err != nil {
 		return TaskStatus{}, err
 	}
-	st := TaskStatus{State: strings.ToLower(strings.TrimPrefix(state(at.Status.State), "TASK_STATE_"))}
+	st := TaskStatus{State: strings.ToLower(strings.TrimPrefix(a2awire.State(at.Status.State), "TASK_STATE_"))}
 	if m := at.Status.Message; m != nil {
 		st.Message = textOf(m.Parts)
 	}
@@ -235,5 +237,5 @@ func (w *a2aWire) cancel(ctx context.Context, id string) error {
 		return err
 	}
 	var ack json.RawMessage
-	return w.rpc(ctx, a, methodName(a, "CancelTask"), map[string]any{"id": id}, &ack)
+	return w.rpc(ctx, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack)
 }

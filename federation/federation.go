@@ -398,7 +398,7 @@ func check(u *Upstream) *ConfigError {
 // ConfigError is a configuration that [Mount] or [LoadConfig] refuses:
 // which upstream (its place in the list, from 0 as in the file, and its
 // name), which field, and, from LoadConfig, the file and the field's
-// line. Both write it alike: "gateway.yaml:4: upstreams[1] (calc) url:
+// line. Both write it alike: "FILE:4: upstreams[1] (calc) url:
 // …" from a file, "federation: upstreams[1] (calc) url: …" from Mount.
 type ConfigError struct {
 	// File and Line place the field in the configuration file; empty
