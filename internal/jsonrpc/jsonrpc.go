@@ -9,7 +9,6 @@ package jsonrpc
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -53,12 +52,19 @@ func (m Message) IsNotification() bool {
 	return m.Method != "" && (len(m.ID) == 0 || string(m.ID) == "null")
 }
 
-// request is the envelope of a request or a notification as written.
+// request is the envelope of a request as written.
 type request struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method"`
-	Params  any             `json:"params,omitempty"`
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// notification is the envelope of a notification as written.
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
 }
 
 // response is the envelope of a response as written: exactly one of
@@ -73,13 +79,13 @@ type response struct {
 // Request encodes a request of method with the given id and params (nil
 // for none).
 func Request(id int64, method string, params any) ([]byte, error) {
-	return json.Marshal(request{Version, strconv.AppendInt(nil, id, 10), method, params})
+	return json.Marshal(request{Version, id, method, params})
 }
 
 // Notification encodes a notification of method with params (nil for
 // none).
 func Notification(method string, params any) ([]byte, error) {
-	return json.Marshal(request{JSONRPC: Version, Method: method, Params: params})
+	return json.Marshal(notification{Version, method, params})
 }
 
 // Response encodes the answer to request id: its result, or, when e is
