@@ -215,7 +215,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		if err := checkMCPVersion(opts.MCPVersion); err != nil {
 			return nil, err
 		}
-		c.format, c.t = FormatMCP, newMCPSession(c, &mcpHTTP{c: c, url: c.base})
+		c.format, c.t = FormatMCP, c.newHTTPSession()
 	case FormatREST:
 		c.format, c.t = FormatREST, &restWire{c: c}
 	case FormatA2A:
@@ -263,9 +263,15 @@ func (c *Client) NewSession() (*Client, error) {
 			return nil, err
 		}
 	case c.format == FormatMCP:
-		n.t = newMCPSession(&n, &mcpHTTP{c: &n, url: n.base})
+		n.t = n.newHTTPSession()
 	}
 	return &n, nil
+}
+
+// newHTTPSession is a session of the MCP server at the client's URL,
+// over Streamable HTTP, not yet begun.
+func (c *Client) newHTTPSession() *mcpSession {
+	return newMCPSession(c, &mcpHTTP{c: c, url: c.base})
 }
 
 // KeepsState reports whether the client's server may keep state per
