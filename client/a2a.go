@@ -81,12 +81,12 @@ type a2aCard struct {
 var textSkillSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The message to send to the agent."},"data":{"type":"object","description":"Structured data sent beside the text."}},"required":["text"]}`)
 
 // agent reads the Agent Card, below the agent's URL.
-func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
+func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 	u := w.c.base + a2awire.CardPath
 	if strings.HasSuffix(w.c.base, a2awire.CardPath) {
 		u = w.c.base
 	}
-	resp, err := w.c.get(ctx, u)
+	resp, err := w.c.sendWith(ctx, http.MethodGet, u, nil, k.header(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -166,14 +166,14 @@ func (w *a2aWire) agent(ctx context.Context) (*a2aAgent, error) {
 }
 
 // current is the card read last, or a fresh one.
-func (w *a2aWire) current(ctx context.Context) (*a2aAgent, error) {
+func (w *a2aWire) current(ctx context.Context, k *call) (*a2aAgent, error) {
 	w.mu.Lock()
 	a := w.card
 	w.mu.Unlock()
 	if a != nil {
 		return a, nil
 	}
-	return w.agent(ctx)
+	return w.agent(ctx, k)
 }
 
 // exampleSchema is a schema whose properties are those of a skill's
@@ -207,7 +207,7 @@ func exampleSchema(example string) json.RawMessage {
 }
 
 func (w *a2aWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
-	a, err := w.agent(ctx)
+	a, err := w.agent(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list tools: %w", err)
 	}
@@ -215,7 +215,7 @@ func (w *a2aWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 }
 
 func (w *a2aWire) health(ctx context.Context) error {
-	a, err := w.agent(ctx)
+	a, err := w.agent(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
 	}

@@ -51,12 +51,12 @@ type a2aPart struct {
 }
 
 // rpc sends one JSON-RPC request to the agent and decodes its result.
-func (w *a2aWire) rpc(ctx context.Context, a *a2aAgent, method string, params any, out any) error {
+func (w *a2aWire) rpc(ctx context.Context, k *call, a *a2aAgent, method string, params any, out any) error {
 	body, err := jsonrpc.Request(1, method, params)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
-	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, func(h http.Header) {
+	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, k.header(), func(h http.Header) {
 		if !a.v03 {
 			h.Set(a2awire.HeaderVersion, a2awire.V10)
 		}
@@ -153,9 +153,9 @@ func textPart(a *a2aAgent, s string) map[string]any {
 func methodName(a *a2aAgent, m string) string { return a2awire.Method(m, a.v03) }
 
 // send sends a message and returns the task or message that answers it.
-func (w *a2aWire) send(ctx context.Context, a *a2aAgent, params map[string]any) (*a2aTask, error) {
+func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[string]any) (*a2aTask, error) {
 	var out json.RawMessage
-	if err := w.rpc(ctx, a, methodName(a, a2awire.SendMessage), params, &out); err != nil {
+	if err := w.rpc(ctx, k, a, methodName(a, a2awire.SendMessage), params, &out); err != nil {
 		return nil, err
 	}
 	return readSendResult(a, out)
@@ -197,7 +197,7 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := w.send(ctx, a, sendParams(a, k.opts.CallID, "", "", parts))
+	t, err := w.send(ctx, k, a, sendParams(a, k.opts.CallID, "", "", parts))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 // message is the agent and the parts of the message that makes call k,
 // or why there can be none.
 func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []any, error) {
-	a, err := w.current(ctx)
+	a, err := w.current(ctx, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,31 +314,31 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 		case a2awire.StateCanceled:
 			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The agent's task was cancelled"}
 		case a2awire.StateAuthRequired:
-			return nil, w.abandon(ctx, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
+			return nil, w.abandon(ctx, k, a, t.ID, &otc.Error{Code: otc.CodeUnauthenticated, Message: "The agent's task needs authorization the client cannot give"})
 		case a2awire.StateInputRequired:
 			if round++; round > a2aMaxRounds {
-				return nil, w.abandon(ctx, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
+				return nil, w.abandon(ctx, k, a, t.ID, fmt.Errorf("the agent asked %d questions; the client stops there", a2aMaxRounds))
 			}
 			reply, err := w.reply(ctx, a, t)
 			if err != nil {
-				return nil, w.abandon(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, k, a, t.ID, err)
 			}
-			next, err := w.send(ctx, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply))
+			next, err := w.send(ctx, k, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply))
 			if err != nil {
-				return nil, w.abandon(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, k, a, t.ID, err)
 			}
 			t, wait = next, a2aFirstPoll
 			continue
 		}
 		// Submitted or working: read it again, a little later each time.
 		if err := sleep(ctx, wait); err != nil {
-			return nil, w.abandon(ctx, a, t.ID, err)
+			return nil, w.abandon(ctx, k, a, t.ID, err)
 		}
 		wait = min(wait*2, a2aMaxPoll)
 		var got json.RawMessage
-		if err := w.rpc(ctx, a, methodName(a, a2awire.GetTask), map[string]any{"id": t.ID}, &got); err != nil {
+		if err := w.rpc(ctx, k, a, methodName(a, a2awire.GetTask), map[string]any{"id": t.ID}, &got); err != nil {
 			if ctx.Err() != nil {
-				return nil, w.abandon(ctx, a, t.ID, err)
+				return nil, w.abandon(ctx, k, a, t.ID, err)
 			}
 			return nil, err
 		}
@@ -398,11 +398,11 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 }
 
 // abandon cancels a task whose call ends with cause, and returns cause.
-func (w *a2aWire) abandon(ctx context.Context, a *a2aAgent, id string, cause error) error {
+func (w *a2aWire) abandon(ctx context.Context, k *call, a *a2aAgent, id string, cause error) error {
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer stop()
 	var ack json.RawMessage
-	if err := w.rpc(cctx, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack); err != nil {
+	if err := w.rpc(cctx, k, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack); err != nil {
 		return errors.Join(cause, fmt.Errorf("cancelling task %s: %w", id, err))
 	}
 	return cause

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -355,6 +356,19 @@ type CallOptions struct {
 	// block for long. Notifications sent elsewhere (the session's own
 	// stream, stdio) reach Options.OnNotification only.
 	OnNotification func(method string, params json.RawMessage)
+	// Header holds headers sent with each HTTP request the call makes
+	// (its request, a handshake it begins, its task's polls and answers
+	// to the server's questions), after the client's own, which a value
+	// here replaces: a gateway's trace context, or the token of the user
+	// it calls for. A call whose Header carries an Authorization sends no
+	// Options.APIKey either. A server over stdio gets none of them.
+	Header http.Header
+	// Idempotent says that running the call twice does no harm (a tool
+	// that only reads, or one its annotations call idempotent): a call
+	// that failed in transport may then be sent again under a
+	// [RetryPolicy] with Transport set, as a call to a server that
+	// deduplicates calls always may.
+	Idempotent bool
 }
 
 // Result is the outcome of a call that reached the tool.
@@ -440,6 +454,46 @@ type call struct {
 	opts   CallOptions     // CallID set
 	// otcBody is the OTC request body, encoded once.
 	otcBody []byte
+	// mirrored are the headers an MCP 2026-07-28 tools/call mirrors from
+	// its arguments.
+	mirrored http.Header
+
+	mu sync.Mutex
+	// failed is the first error a handler answered one of the server's
+	// requests on the call's stream with, for the call's error.
+	failed error
+}
+
+// header is the call's own headers; nil for no call.
+func (k *call) header() http.Header {
+	if k == nil {
+		return nil
+	}
+	return k.opts.Header
+}
+
+// handlerFailed keeps err, the failure of a handler answering one of the
+// server's requests during the call, if it is the first.
+func (k *call) handlerFailed(err error) {
+	k.mu.Lock()
+	if k.failed == nil {
+		k.failed = err
+	}
+	k.mu.Unlock()
+}
+
+// withHandlerError returns err, the call's failure, wrapping the failure
+// of a handler that could not answer the server during the call: a
+// program that asked its caller and was told to wait finds that in the
+// call's error.
+func (k *call) withHandlerError(err error) error {
+	k.mu.Lock()
+	failed := k.failed
+	k.mu.Unlock()
+	if err == nil || failed == nil || errors.Is(err, failed) {
+		return err
+	}
+	return fmt.Errorf("%w (after the client could not answer the server: %w)", err, failed)
 }
 
 // newCall checks and encodes a call.

@@ -38,9 +38,9 @@ const (
 type mcpConn interface {
 	// roundTrip sends request id and returns its response message; any
 	// other message that arrives meanwhile goes to s.incoming.
-	roundTrip(ctx context.Context, s *mcpSession, id int64, method, name string, body []byte) ([]byte, error)
+	roundTrip(ctx context.Context, s *mcpSession, k *call, id int64, method, name string, body []byte) ([]byte, error)
 	// send sends a notification, or a response to a server's request.
-	send(ctx context.Context, s *mcpSession, body []byte) error
+	send(ctx context.Context, s *mcpSession, k *call, body []byte) error
 	// reset forgets the session, after the server said it expired.
 	reset()
 	// started is told that the handshake settled version.
@@ -107,18 +107,18 @@ func (s *mcpSession) modernCaps() json.RawMessage {
 
 // request sends a request after the handshake and decodes its result.
 // A session the server says expired is begun again, once.
-func (s *mcpSession) request(ctx context.Context, method string, params map[string]any, out any) error {
-	if err := s.ensure(ctx); err != nil {
+func (s *mcpSession) request(ctx context.Context, k *call, method string, params map[string]any, out any) error {
+	if err := s.ensure(ctx, k); err != nil {
 		return err
 	}
-	err := s.rpc(ctx, s.ver(), method, params, out)
+	err := s.rpc(ctx, k, s.ver(), method, params, out)
 	if errors.Is(err, errSessionExpired) {
 		s.version.Store(nil)
 		s.conn.reset()
-		if err = s.ensure(ctx); err != nil {
+		if err = s.ensure(ctx, k); err != nil {
 			return err
 		}
-		err = s.rpc(ctx, s.ver(), method, params, out)
+		err = s.rpc(ctx, k, s.ver(), method, params, out)
 	}
 	return err
 }
@@ -130,7 +130,7 @@ var errSessionExpired = errors.New("the MCP session expired")
 // rpc sends one request in version (which adds its _meta in 2026-07-28)
 // and decodes its result into out. When ctx ends first, the server is
 // told with notifications/cancelled.
-func (s *mcpSession) rpc(ctx context.Context, version, method string, params map[string]any, out any) error {
+func (s *mcpSession) rpc(ctx context.Context, k *call, version, method string, params map[string]any, out any) error {
 	id := s.nextID.Add(1)
 	name := ""
 	if params != nil {
@@ -156,10 +156,10 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
-	raw, err := s.conn.roundTrip(ctx, s, id, method, name, body)
+	raw, err := s.conn.roundTrip(ctx, s, k, id, method, name, body)
 	if err != nil {
 		if ctx.Err() != nil && method != "initialize" && method != "server/discover" {
-			s.cancelled(ctx, id)
+			s.cancelled(ctx, k, id)
 		}
 		return err
 	}
@@ -187,11 +187,11 @@ func (s *mcpSession) rpc(ctx context.Context, version, method string, params map
 }
 
 // cancelled tells the server that request id is no longer wanted.
-func (s *mcpSession) cancelled(ctx context.Context, id int64) {
+func (s *mcpSession) cancelled(ctx context.Context, k *call, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer cancel()
 	body, _ := jsonrpc.Notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the client's context ended"})
-	_ = s.conn.send(ctx, s, body)
+	_ = s.conn.send(ctx, s, k, body)
 }
 
 // RPCError is a JSON-RPC error answer of an MCP server or an A2A agent
@@ -264,7 +264,7 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			} `json:"tools"`
 			NextCursor string `json:"nextCursor"`
 		}
-		if err := s.request(ctx, "tools/list", params, &page); err != nil {
+		if err := s.request(ctx, nil, "tools/list", params, &page); err != nil {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
 		for _, t := range page.Tools {
@@ -289,14 +289,14 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 
 // health pings the server (2026-07-28 has no ping: server/discover).
 func (s *mcpSession) health(ctx context.Context) error {
-	if err := s.ensure(ctx); err != nil {
+	if err := s.ensure(ctx, nil); err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
 	}
 	method := "ping"
 	if s.ver() == mcpwire.V20260728 {
 		method = "server/discover"
 	}
-	if err := s.request(ctx, method, map[string]any{}, nil); err != nil {
+	if err := s.request(ctx, nil, method, map[string]any{}, nil); err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
 	}
 	return nil

@@ -18,8 +18,10 @@ import (
 
 // incoming handles a message of the server that is not the answer being
 // waited for: a notification, or a request of the server's, which is
-// answered.
-func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
+// answered. k is the call on whose stream it came, nil for none: its
+// OnNotification sees the notification, its headers go with the answer,
+// and a handler's failure to answer is kept for the call's error.
+func (s *mcpSession) incoming(ctx context.Context, k *call, msg []byte) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -29,32 +31,31 @@ func (s *mcpSession) incoming(ctx context.Context, msg []byte) {
 		return
 	}
 	if len(m.ID) == 0 || string(m.ID) == "null" {
-		if f, ok := ctx.Value(callNotifyKey{}).(func(string, json.RawMessage)); ok {
-			f(m.Method, m.Params)
+		if k != nil && k.opts.OnNotification != nil {
+			k.opts.OnNotification(m.Method, m.Params)
 		}
 		s.notification(m.Method, m.Params)
 		return
 	}
-	result, rerr := s.c.answer(ctx, m.Method, m.Params)
+	result, rerr, cause := s.c.answer(ctx, m.Method, m.Params)
 	var body []byte
 	if rerr != nil {
 		body = jsonrpc.Response(m.ID, nil, rerr)
+		if cause != nil && k != nil {
+			k.handlerFailed(cause)
+		}
 	} else {
 		body = jsonrpc.Response(m.ID, result, nil)
 	}
-	_ = s.conn.send(ctx, s, body)
+	_ = s.conn.send(ctx, s, k, body)
 }
 
 // refuse answers request id of the server's with an error saying why
 // the client will not answer it.
 func (s *mcpSession) refuse(ctx context.Context, id json.RawMessage, why string) {
 	body := jsonrpc.Response(id, nil, &RPCError{Code: jsonrpc.CodeInternalError, Message: why})
-	_ = s.conn.send(ctx, s, body)
+	_ = s.conn.send(ctx, s, nil, body)
 }
-
-// callNotifyKey carries a call's CallOptions.OnNotification to the
-// reading of the call's own stream.
-type callNotifyKey struct{}
 
 // notification hands a notification to its progress callback and to
 // Options.OnNotification.
@@ -88,25 +89,28 @@ func tokenKey(raw json.RawMessage) string {
 }
 
 // answer answers a request of a server's (MCP's elicitation/create,
-// sampling/createMessage, roots/list, ping) with the handlers.
-func (c *Client) answer(ctx context.Context, method string, params json.RawMessage) (any, *RPCError) {
+// sampling/createMessage, roots/list, ping) with the handlers: a result,
+// or the error to answer with and, when a handler failed, its error.
+func (c *Client) answer(ctx context.Context, method string, params json.RawMessage) (any, *RPCError, error) {
 	h := c.opts.Handlers
 	if h == nil {
 		h = &Handlers{}
 	}
-	fail := func(err error) *RPCError { return &RPCError{Code: -32603, Message: err.Error()} }
+	fail := func(err error) (any, *RPCError, error) {
+		return nil, &RPCError{Code: jsonrpc.CodeInternalError, Message: err.Error()}, err
+	}
 	switch method {
 	case "ping":
-		return map[string]any{}, nil
+		return map[string]any{}, nil, nil
 	case "elicitation/create":
 		if h.Elicit != nil {
 			var req ElicitRequest
 			if err := json.Unmarshal(params, &req); err != nil {
-				return nil, &RPCError{Code: -32602, Message: "Invalid params: " + err.Error()}
+				return nil, &RPCError{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()}, nil
 			}
 			res, err := h.Elicit(ctx, &req)
 			if err != nil {
-				return nil, fail(err)
+				return fail(err)
 			}
 			if res == nil {
 				res = &ElicitResult{Action: otc.ElicitCancel}
@@ -114,29 +118,29 @@ func (c *Client) answer(ctx context.Context, method string, params json.RawMessa
 			if res.Action == otc.ElicitAccept {
 				res.Content = withDefaults(res.Content, req.RequestedSchema)
 			}
-			return res, nil
+			return res, nil, nil
 		}
 	case "sampling/createMessage":
 		if h.Sample != nil {
 			res, err := h.Sample(ctx, params)
 			if err != nil {
-				return nil, fail(err)
+				return fail(err)
 			}
-			return res, nil
+			return res, nil, nil
 		}
 	case "roots/list":
 		if h.Roots != nil {
 			roots, err := h.Roots(ctx)
 			if err != nil {
-				return nil, fail(err)
+				return fail(err)
 			}
 			if roots == nil {
 				roots = []otc.Root{}
 			}
-			return map[string]any{"roots": roots}, nil
+			return map[string]any{"roots": roots}, nil, nil
 		}
 	}
-	return nil, &RPCError{Code: -32601, Message: "Method not found: the client has no handler for " + truncate(method, 64)}
+	return nil, &RPCError{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: the client has no handler for " + truncate(method, 64)}, nil
 }
 
 // withDefaults fills in the form's defaults for the fields an accepted
@@ -181,9 +185,12 @@ func (c *Client) answerAll(ctx context.Context, reqs map[string]json.RawMessage)
 		if err := json.Unmarshal(reqs[key], &r); err != nil {
 			return nil, fmt.Errorf("input request %q: %w", truncate(key, 64), err)
 		}
-		res, rerr := c.answer(ctx, r.Method, r.Params)
+		res, rerr, cause := c.answer(ctx, r.Method, r.Params)
 		if rerr != nil && ctx.Err() != nil {
 			return nil, ctx.Err() // the call ended while its handler answered
+		}
+		if cause != nil {
+			return nil, fmt.Errorf("the tool asked for %s, and the handler failed: %w", truncate(r.Method, 64), cause)
 		}
 		if rerr != nil {
 			return nil, fmt.Errorf("the tool asked for %s, and the client cannot answer: %s (set a handler in Options.Handlers)", truncate(r.Method, 64), rerr.Message)

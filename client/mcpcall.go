@@ -39,10 +39,8 @@ func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
 // runTask makes a call: tools/call through its input_required rounds;
 // a task it becomes is followed to its end, or, when detached is not
 // nil, handed back in it.
-func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Result, error) {
-	if f := k.opts.OnNotification; f != nil {
-		ctx = context.WithValue(ctx, callNotifyKey{}, f)
-	}
+func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res *Result, err error) {
+	defer func() { err = k.withHandlerError(err) }()
 	meta := map[string]any{mcpwire.MetaCallID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
 		meta["progressToken"] = k.opts.CallID
@@ -58,13 +56,11 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (*Res
 	}
 	params := map[string]any{"name": k.toolID, "arguments": args, "_meta": meta}
 	if hs, ok := s.headers.Load(k.toolID); ok {
-		if h := mirrored(hs.([]paramHeader), args); len(h) > 0 {
-			ctx = withHeaders(ctx, h)
-		}
+		k.mirrored = mirrored(hs.([]paramHeader), args)
 	}
 	for round := 0; ; round++ {
 		var raw json.RawMessage
-		if err := s.request(ctx, "tools/call", params, &raw); err != nil {
+		if err := s.request(ctx, k, "tools/call", params, &raw); err != nil {
 			return nil, err
 		}
 		var head callAnswer
@@ -118,7 +114,7 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 	for {
 		poll = min(max(poll, minPoll), maxPoll)
 		if err := sleep(ctx, wait); err != nil {
-			return nil, s.cancelTask(ctx, id, err)
+			return nil, s.cancelTask(ctx, k, id, err)
 		}
 		wait = poll
 		var t struct {
@@ -129,9 +125,9 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 			Result         json.RawMessage            `json:"result"`
 			Error          *RPCError                  `json:"error"`
 		}
-		if err := s.request(ctx, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
+		if err := s.request(ctx, k, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
 			if ctx.Err() != nil {
-				return nil, s.cancelTask(ctx, id, err)
+				return nil, s.cancelTask(ctx, k, id, err)
 			}
 			return nil, err
 		}
@@ -158,11 +154,11 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 		case "input_required":
 			answers, err := s.c.answerAll(ctx, t.InputRequests)
 			if err != nil {
-				return nil, s.cancelTask(ctx, id, err)
+				return nil, s.cancelTask(ctx, k, id, err)
 			}
-			if err := s.request(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, nil); err != nil {
+			if err := s.request(ctx, k, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, nil); err != nil {
 				if ctx.Err() != nil {
-					return nil, s.cancelTask(ctx, id, err)
+					return nil, s.cancelTask(ctx, k, id, err)
 				}
 				return nil, err
 			}
@@ -189,7 +185,7 @@ func (s *mcpSession) status(ctx context.Context, id string) (TaskStatus, error) 
 		Status        string `json:"status"`
 		StatusMessage string `json:"statusMessage"`
 	}
-	if err := s.request(ctx, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
+	if err := s.request(ctx, nil, "tasks/get", map[string]any{"taskId": id}, &t); err != nil {
 		return TaskStatus{}, err
 	}
 	return TaskStatus{State: t.Status, Message: t.StatusMessage}, nil
@@ -197,15 +193,15 @@ func (s *mcpSession) status(ctx context.Context, id string) (TaskStatus, error) 
 
 // cancel cancels the task.
 func (s *mcpSession) cancel(ctx context.Context, id string) error {
-	return s.request(ctx, "tasks/cancel", map[string]any{"taskId": id}, nil)
+	return s.request(ctx, nil, "tasks/cancel", map[string]any{"taskId": id}, nil)
 }
 
 // cancelTask sends tasks/cancel for a task whose call ends with cause,
 // and returns cause (joined with the failure to cancel, if any).
-func (s *mcpSession) cancelTask(ctx context.Context, id string, cause error) error {
+func (s *mcpSession) cancelTask(ctx context.Context, k *call, id string, cause error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer cancel()
-	if err := s.rpc(cctx, s.ver(), "tasks/cancel", map[string]any{"taskId": id}, nil); err != nil {
+	if err := s.rpc(cctx, k, s.ver(), "tasks/cancel", map[string]any{"taskId": id}, nil); err != nil {
 		return errors.Join(cause, fmt.Errorf("cancelling task %s: %w", id, err))
 	}
 	return cause

@@ -40,7 +40,7 @@ func checkMCPVersion(v string) error {
 // ensure makes the handshake once: server/discover for 2026-07-28, which
 // is stateless, else initialize (with its session, over HTTP, when the
 // server keeps one) and notifications/initialized.
-func (s *mcpSession) ensure(ctx context.Context) error {
+func (s *mcpSession) ensure(ctx context.Context, k *call) error {
 	if s.ver() != "" {
 		return nil
 	}
@@ -54,12 +54,12 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 		d = DefaultHandshakeTimeout
 	}
 	if d < 0 {
-		return s.handshake(ctx)
+		return s.handshake(ctx, k)
 	}
 	hctx, cancel := context.WithTimeoutCause(ctx, d,
 		fmt.Errorf("the server did not answer the MCP handshake within %s (Options.HandshakeTimeout): %w", d, context.DeadlineExceeded))
 	defer cancel()
-	err := s.handshake(hctx)
+	err := s.handshake(hctx, k)
 	if err != nil && ctx.Err() == nil && hctx.Err() != nil {
 		return context.Cause(hctx) // the bound, not the transport's words for it
 	}
@@ -67,7 +67,7 @@ func (s *mcpSession) ensure(ctx context.Context) error {
 }
 
 // handshake is ensure's handshake, s.mu held.
-func (s *mcpSession) handshake(ctx context.Context) error {
+func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	pinned := s.c.opts.MCPVersion
 	var discoverErr error
 	if pinned == "" || pinned == mcpwire.V20260728 {
@@ -77,12 +77,12 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 				Extensions map[string]json.RawMessage `json:"extensions"`
 			} `json:"capabilities"`
 		}
-		discoverErr = s.rpc(ctx, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
+		discoverErr = s.rpc(ctx, k, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
 		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, mcpwire.V20260728) {
 			// Refused, though the server names this version among those
 			// it speaks: asked once more, as the version's negotiation
 			// says.
-			discoverErr = s.rpc(ctx, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
+			discoverErr = s.rpc(ctx, k, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
 		}
 		if discoverErr == nil && slices.Contains(d.SupportedVersions, mcpwire.V20260728) {
 			_, s.tasks = d.Capabilities.Extensions[mcpwire.ExtensionTasks]
@@ -115,7 +115,7 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 		"capabilities":    s.caps,
 		"clientInfo":      clientInfo,
 	}
-	if err := s.rpc(ctx, "", "initialize", params, &init); err != nil {
+	if err := s.rpc(ctx, k, "", "initialize", params, &init); err != nil {
 		if discoverErr != nil {
 			return fmt.Errorf("%w (and server/discover: %v)", err, discoverErr)
 		}
@@ -133,14 +133,14 @@ func (s *mcpSession) handshake(ctx context.Context) error {
 	v := init.ProtocolVersion
 	s.version.Store(&v)
 	body, _ := jsonrpc.Notification("notifications/initialized", nil)
-	if err := s.conn.send(ctx, s, body); err != nil {
+	if err := s.conn.send(ctx, s, k, body); err != nil {
 		return err
 	}
 	s.conn.started(s, v)
 	if l := s.c.opts.LogLevel; l != "" {
 		// A server without logging refuses it; its messages, if any,
 		// still come.
-		_ = s.rpc(ctx, v, "logging/setLevel", map[string]any{"level": l}, nil)
+		_ = s.rpc(ctx, k, v, "logging/setLevel", map[string]any{"level": l}, nil)
 	}
 	return nil
 }

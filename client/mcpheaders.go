@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -88,15 +87,6 @@ func headerValue(raw json.RawMessage) (string, bool) {
 		return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(text)) + "?=", true
 	}
 	return text, true
-}
-
-// headersKey carries the headers of one request in its context, for the
-// HTTP transport.
-type headersKey struct{}
-
-// withHeaders returns ctx carrying h for the request made with it.
-func withHeaders(ctx context.Context, h http.Header) context.Context {
-	return context.WithValue(ctx, headersKey{}, h)
 }
 
 // mirrored returns the headers of a call of a tool whose parameters hs

@@ -76,15 +76,14 @@ func (h *mcpHTTP) reset() {
 }
 
 // post sends one message. version is the protocol version of its
-// headers ("" before initialize has settled one).
-func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+// headers ("" before initialize has settled one); k is the call it is
+// part of, nil for none, whose own headers it carries (and, for the
+// call's tools/call, the headers mirrored from its arguments).
+func (h *mcpHTTP) post(ctx context.Context, k *call, version, method, name string, body []byte) (*http.Response, error) {
+	req, err := h.c.newRequest(ctx, http.MethodPost, h.url, "application/json, text/event-stream", body, k.header())
 	if err != nil {
-		return nil, fmt.Errorf("POST %s: %w", h.url, err)
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("User-Agent", h.c.agent)
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
@@ -97,29 +96,15 @@ func (h *mcpHTTP) post(ctx context.Context, version, method, name string, body [
 	if sid := h.sessionID(); sid != "" && version != mcpwire.V20260728 {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
-	if extra, ok := ctx.Value(headersKey{}).(http.Header); ok && method == "tools/call" {
-		for k, v := range extra {
-			req.Header[k] = v
+	if k != nil && method == "tools/call" {
+		for key, v := range k.mirrored {
+			req.Header[key] = v
 		}
 	}
-	if err := h.c.authorize(req); err != nil {
-		return nil, fmt.Errorf("POST %s: %w", h.url, err)
-	}
-	resp, err := h.c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("POST %s (%s): %w", h.url, method, err)
-	}
-	if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
-		resp.Body.Close()
-		if to, err := req.URL.Parse(loc); err == nil {
-			loc = to.String()
-		}
-		return nil, fmt.Errorf("POST %s: %w", h.url, &RedirectError{Method: http.MethodPost, From: h.url, Location: loc, Status: resp.StatusCode})
-	}
-	return resp, nil
+	return h.c.roundTrip(req, method)
 }
 
-func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method, name string, body []byte) ([]byte, error) {
+func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int64, method, name string, body []byte) ([]byte, error) {
 	version := s.ver()
 	if method == "server/discover" {
 		version = mcpwire.V20260728
@@ -127,7 +112,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 	hadSession := h.sessionID() != ""
 	ctx, stop := h.idle(ctx)
 	defer stop(nil)
-	resp, err := h.post(ctx, version, method, name, body)
+	resp, err := h.post(ctx, k, version, method, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +129,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, id int64, method
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
 		other := func(msg []byte) {
 			stop(msg)
-			s.incoming(ctx, msg)
+			s.incoming(ctx, k, msg)
 		}
 		var st sseState
 		msg, err := readSSE(limited, h.c.maxBytes, id, other, &st)
@@ -204,12 +189,10 @@ const (
 // get opens the session's event stream with GET, from after lastID when
 // it is not empty.
 func (h *mcpHTTP) get(ctx context.Context, version, lastID string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	req, err := h.c.newRequest(ctx, http.MethodGet, h.url, "text/event-stream", nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("User-Agent", h.c.agent)
 	if version != "" {
 		req.Header.Set("MCP-Protocol-Version", version)
 	}
@@ -219,12 +202,9 @@ func (h *mcpHTTP) get(ctx context.Context, version, lastID string) (*http.Respon
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	if err := h.c.authorize(req); err != nil {
-		return nil, err
-	}
-	resp, err := h.c.http.Do(req)
+	resp, err := h.c.roundTrip(req, "")
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", h.url, err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body.Close()
@@ -259,7 +239,7 @@ func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, rea
 			return
 		}
 		before := st.lastID
-		_, _ = readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, -1, func(msg []byte) { s.incoming(ctx, msg) }, &st)
+		_, _ = readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, -1, func(msg []byte) { s.incoming(ctx, nil, msg) }, &st)
 		resp.Body.Close()
 		if st.lastID != before {
 			tries = 0 // it carried events: not a failing stream
@@ -294,12 +274,12 @@ func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) 
 	}
 }
 
-func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, body []byte) error {
+func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte) error {
 	var m struct {
 		Method string `json:"method"`
 	}
 	_ = json.Unmarshal(body, &m) // a notification's method, for its header; "" for an answer
-	resp, err := h.post(ctx, s.ver(), m.Method, "", body)
+	resp, err := h.post(ctx, k, s.ver(), m.Method, "", body)
 	if err != nil {
 		return err
 	}
@@ -326,16 +306,12 @@ func (h *mcpHTTP) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCancelWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url, nil)
+	req, err := h.c.newRequest(ctx, http.MethodDelete, h.url, "application/json", nil, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("User-Agent", h.c.agent)
-	if err := h.c.authorize(req); err != nil {
-		return err
-	}
-	resp, err := h.c.http.Do(req)
+	resp, err := h.c.roundTrip(req, "")
 	if err != nil {
 		return fmt.Errorf("otc client: ending the MCP session: %w", err)
 	}

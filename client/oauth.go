@@ -113,7 +113,9 @@ func newOAuthDoer(next Doer, o *OAuth, resource string) (*oauthDoer, error) {
 // when the server refuses the token (or its lack), gets one and sends the
 // request again.
 func (d *oauthDoer) Do(req *http.Request) (*http.Response, error) {
-	if !sameOrigin(req.URL, d.resource) {
+	if !sameOrigin(req.URL, d.resource) || req.Header.Get("Authorization") != "" {
+		// Another origin, or a call that carries its own token
+		// (CallOptions.Header): sent as it is.
 		return d.next.Do(req)
 	}
 	for attempt := 0; ; attempt++ {

@@ -52,7 +52,7 @@ func (otcWire) close() error { return nil }
 
 // call sends one attempt of a call.
 func (w otcWire) call(ctx context.Context, k *call) (*Result, error) {
-	resp, err := w.c.do(ctx, http.MethodPost, "/tools/call", k.otcBody)
+	resp, err := w.c.sendWith(ctx, http.MethodPost, w.c.base+"/tools/call", k.otcBody, k.opts.Header, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -48,42 +49,24 @@ func (c *Client) get(ctx context.Context, u string) (*response, error) {
 // send sends a request to u and reads the whole response body, within
 // the limit.
 func (c *Client) send(ctx context.Context, method, u string, body []byte) (*response, error) {
-	return c.sendWith(ctx, method, u, body, nil)
+	return c.sendWith(ctx, method, u, body, nil, nil)
 }
 
-// sendWith is send, with headers of the format's set by headers.
-func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, headers func(http.Header)) (*response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+// sendWith is send, with a call's own headers (extra, nil outside a
+// call) and the format's, set by headers.
+func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, extra http.Header, headers func(http.Header)) (*response, error) {
+	req, err := c.newRequest(ctx, method, u, "application/json", body, extra)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.agent)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		return nil, err
 	}
 	if headers != nil {
 		headers(req.Header)
 	}
-	if err := c.authorize(req); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	hresp, err := c.http.Do(req)
+	hresp, err := c.roundTrip(req, "")
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+		return nil, err
 	}
 	defer hresp.Body.Close()
-	if loc := hresp.Header.Get("Location"); loc != "" && isRedirect(hresp.StatusCode) {
-		// A redirect the HTTP client handed back unfollowed.
-		if to, err := req.URL.Parse(loc); err == nil {
-			loc = to.String()
-		}
-		return nil, fmt.Errorf("%s %s: %w", method, u, &RedirectError{Method: method, From: u, Location: loc, Status: hresp.StatusCode})
-	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
@@ -93,6 +76,62 @@ func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, he
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
+	}
+	return resp, nil
+}
+
+// newRequest builds a request of the client's to its server, as every
+// format sends it: what it accepts, the user agent, the body's type, the
+// client's credentials, and then the call's own headers (extra, nil
+// outside a call), which replace the client's: a call that carries its
+// own Authorization sends no API key of the client's either.
+func (c *Client) newRequest(ctx context.Context, method, u, accept string, body []byte, extra http.Header) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", c.agent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := c.authorize(req); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	if len(extra) > 0 {
+		if extra.Get("Authorization") != "" {
+			req.Header.Del(otc.HeaderAPIKey)
+		}
+		for k, v := range extra {
+			req.Header[textproto.CanonicalMIMEHeaderKey(k)] = v
+		}
+	}
+	return req, nil
+}
+
+// roundTrip sends a request the client built, through its HTTP client:
+// a redirect the HTTP client hands back unfollowed is a *RedirectError,
+// and the response's body is the caller's to close. what, when not
+// empty, names the request in errors beside its method and URL.
+func (c *Client) roundTrip(req *http.Request, what string) (*http.Response, error) {
+	name := req.Method + " " + req.URL.String()
+	if what != "" {
+		name += " (" + what + ")"
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
+		resp.Body.Close()
+		if to, err := req.URL.Parse(loc); err == nil {
+			loc = to.String()
+		}
+		return nil, fmt.Errorf("%s: %w", name, &RedirectError{Method: req.Method, From: req.URL.String(), Location: loc, Status: resp.StatusCode})
 	}
 	return resp, nil
 }

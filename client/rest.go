@@ -83,7 +83,7 @@ type notFound struct{ error }
 func (e notFound) Unwrap() error { return e.error }
 
 // do sends a request and decodes a JSON answer into out.
-func (w *restWire) do(ctx context.Context, method, path string, body any, requestID string, out any) error {
+func (w *restWire) do(ctx context.Context, k *call, method, path string, body any, requestID string, out any) error {
 	var b []byte
 	if body != nil {
 		var err error
@@ -91,7 +91,7 @@ func (w *restWire) do(ctx context.Context, method, path string, body any, reques
 			return err
 		}
 	}
-	r, err := w.c.sendWith(ctx, method, w.c.base+path, b, func(h http.Header) {
+	r, err := w.c.sendWith(ctx, method, w.c.base+path, b, k.header(), func(h http.Header) {
 		if requestID != "" {
 			h.Set("X-Request-Id", requestID)
 		}
@@ -120,7 +120,7 @@ func (w *restWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	var entries []struct {
 		Name string `json:"name"`
 	}
-	if err := w.do(ctx, http.MethodGet, "/tools", nil, "", &entries); err != nil {
+	if err := w.do(ctx, nil, http.MethodGet, "/tools", nil, "", &entries); err != nil {
 		return nil, fmt.Errorf("otc client: list tools: %w", err)
 	}
 	if len(entries) > restMaxTools {
@@ -134,7 +134,7 @@ func (w *restWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			Version     string          `json:"version"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}
-		err := w.do(ctx, http.MethodGet, "/tools/"+url.PathEscape(en.Name), nil, "", &d)
+		err := w.do(ctx, nil, http.MethodGet, "/tools/"+url.PathEscape(en.Name), nil, "", &d)
 		if _, ok := errors.AsType[notFound](err); ok {
 			continue // removed since the catalog was read
 		}
@@ -149,7 +149,7 @@ func (w *restWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 
 func (w *restWire) health(ctx context.Context) error {
 	var entries []json.RawMessage
-	if err := w.do(ctx, http.MethodGet, "/tools", nil, "", &entries); err != nil {
+	if err := w.do(ctx, nil, http.MethodGet, "/tools", nil, "", &entries); err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
 	}
 	return nil
@@ -170,7 +170,7 @@ func (w *restWire) call(ctx context.Context, k *call) (*Result, error) {
 	var res struct {
 		Result json.RawMessage `json:"result"`
 	}
-	err := w.do(ctx, http.MethodPost, "/tools/"+url.PathEscape(k.toolID)+":invoke", body, k.opts.CallID, &res)
+	err := w.do(ctx, k, http.MethodPost, "/tools/"+url.PathEscape(k.toolID)+":invoke", body, k.opts.CallID, &res)
 	out := &Result{CallID: k.opts.CallID}
 	if te, ok := errors.AsType[*otc.ToolError](err); ok {
 		return out, te

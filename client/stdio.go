@@ -151,14 +151,14 @@ func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
 			}
 		case len(m.ID) > 0 && string(m.ID) != "null":
 			if m.Method == "ping" {
-				s.incoming(ctx, msg)
+				s.incoming(ctx, nil, msg)
 				continue
 			}
 			select {
 			case st.answering <- struct{}{}:
 				go func() {
 					defer func() { <-st.answering }()
-					s.incoming(ctx, msg)
+					s.incoming(ctx, nil, msg)
 				}()
 			default:
 				s.refuse(ctx, m.ID, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
@@ -230,7 +230,7 @@ func (st *stdioConn) write(body []byte) error {
 // its output to end, so that the error says why it exited.
 const stdioExitWait = 5 * time.Second
 
-func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, id int64, _, _ string, body []byte) ([]byte, error) {
+func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, _ *call, id int64, _, _ string, body []byte) ([]byte, error) {
 	ch := make(chan []byte, 1)
 	st.mu.Lock()
 	st.pending[id] = ch
@@ -261,7 +261,7 @@ func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, id int64, _, 
 	}
 }
 
-func (st *stdioConn) send(_ context.Context, _ *mcpSession, body []byte) error {
+func (st *stdioConn) send(_ context.Context, _ *mcpSession, _ *call, body []byte) error {
 	return st.write(body)
 }
 

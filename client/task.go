@@ -163,7 +163,7 @@ func (w *a2aWire) start(ctx context.Context, k *call) (*Task, error) {
 	} else {
 		params["configuration"] = map[string]any{"returnImmediately": true}
 	}
-	at, err := w.send(ctx, a, params)
+	at, err := w.send(ctx, k, a, params)
 	if err != nil {
 		return nil, err
 	}
@@ -182,14 +182,14 @@ func (w *a2aWire) start(ctx context.Context, k *call) (*Task, error) {
 
 // wait reads the task and follows it to its end.
 func (w *a2aWire) wait(ctx context.Context, t *Task) (*Result, error) {
-	a, err := w.current(ctx)
+	a, err := w.current(ctx, t.k)
 	if err != nil {
 		return nil, err
 	}
 	at, err := w.get(ctx, a, t.ID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, w.abandon(ctx, a, t.ID, err)
+			return nil, w.abandon(ctx, t.k, a, t.ID, err)
 		}
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (w *a2aWire) wait(ctx context.Context, t *Task) (*Result, error) {
 // get reads a task.
 func (w *a2aWire) get(ctx context.Context, a *a2aAgent, id string) (*a2aTask, error) {
 	var got json.RawMessage
-	if err := w.rpc(ctx, a, methodName(a, a2awire.GetTask), map[string]any{"id": id}, &got); err != nil {
+	if err := w.rpc(ctx, nil, a, methodName(a, a2awire.GetTask), map[string]any{"id": id}, &got); err != nil {
 		return nil, err
 	}
 	var at a2aTask
@@ -215,7 +215,7 @@ func (w *a2aWire) get(ctx context.Context, a *a2aAgent, id string) (*a2aTask, er
 
 // status reads the task once.
 func (w *a2aWire) status(ctx context.Context, id string) (TaskStatus, error) {
-	a, err := w.current(ctx)
+	a, err := w.current(ctx, nil)
 	if err != nil {
 		return TaskStatus{}, err
 	}
@@ -232,10 +232,10 @@ func (w *a2aWire) status(ctx context.Context, id string) (TaskStatus, error) {
 
 // cancel cancels the task.
 func (w *a2aWire) cancel(ctx context.Context, id string) error {
-	a, err := w.current(ctx)
+	a, err := w.current(ctx, nil)
 	if err != nil {
 		return err
 	}
 	var ack json.RawMessage
-	return w.rpc(ctx, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack)
+	return w.rpc(ctx, nil, a, methodName(a, a2awire.CancelTask), map[string]any{"id": id}, &ack)
 }

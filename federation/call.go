@@ -74,38 +74,36 @@ func contentOf(res *client.Result) otc.Content {
 	return out
 }
 
-// hopKey carries a call's own headers to the hop's Doer.
-type hopKey struct{}
-
-// hop is what one call adds to its upstream requests.
-type hop struct {
-	token string // the caller's token, passed through
-	asked error  // an *otc.InputRequiredError an upstream's question raised
-}
-
 // call calls the upstream's tool, within the breaker, retrying a call that
 // did not reach the upstream when that is safe.
 func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Result, error) {
 	u := rt.u
-	h := &hop{}
+	// The call's own headers: the trace context, and the caller's token
+	// where the upstream takes it (in place of the gateway's key).
+	header := http.Header{}
+	u.f.propagate(ctx, header)
+	var token string
 	switch {
 	case u.cfg.Credentials.PassThrough:
 		tok, err := passThrough(ctx, u.cfg.Credentials.Audience)
 		if err != nil {
 			return nil, err
 		}
-		h.token = tok
+		token = tok
 	case u.exchange != nil:
 		subject, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange")
 		if err != nil {
 			return nil, err
 		}
-		if h.token, err = u.exchange.token(ctx, subject, u.cfg.Name); err != nil {
+		if token, err = u.exchange.token(ctx, subject, u.cfg.Name); err != nil {
 			return nil, err
 		}
 	}
-	ctx = context.WithValue(ctx, hopKey{}, h)
+	if token != "" {
+		header.Set("Authorization", "Bearer "+token)
+	}
 	opts := &client.CallOptions{
+		Header: header,
 		CallID: hopCallID(ctx),
 		UserID: otc.UserID(ctx),
 		Progress: func(p client.Progress) {
@@ -153,8 +151,8 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 			u.brk.success()
 			return res, nil
 		}
-		if h.asked != nil {
-			return nil, h.asked
+		if ir, ok := errors.AsType[*otc.InputRequiredError](err); ok {
+			return nil, ir // the caller was asked the upstream's question: its answer comes in the next round
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -292,25 +290,6 @@ func passThrough(ctx context.Context, aud string) (string, error) {
 		DeveloperMessage: "federation: " + need}
 }
 
-// hopDoer adds a call's own headers to its upstream requests: the trace
-// context, and the caller's token where the upstream takes it.
-type hopDoer struct {
-	next      client.Doer
-	propagate func(ctx context.Context, h http.Header)
-}
-
-func (d *hopDoer) Do(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if h, ok := ctx.Value(hopKey{}).(*hop); ok {
-		d.propagate(ctx, req.Header)
-		if h.token != "" {
-			req.Header.Set("Authorization", "Bearer "+h.token)
-			req.Header.Del(otc.HeaderAPIKey) // the caller's token, not the gateway's key
-		}
-	}
-	return d.next.Do(req)
-}
-
 // questionHandlers hand an upstream's questions to the caller of the call
 // that caused them, through otc.Ask: where the caller's format carries
 // them (MCP's requests, OTC's and MCP 2026-07-28's input_required rounds),
@@ -322,12 +301,6 @@ func questionHandlers() *client.Handlers {
 			return nil, err
 		}
 		answers, err := otc.Ask(ctx, otc.InputRequest{Method: method, Params: raw})
-		var ir *otc.InputRequiredError
-		if errors.As(err, &ir) {
-			if h, ok := ctx.Value(hopKey{}).(*hop); ok {
-				h.asked = err
-			}
-		}
 		if err != nil {
 			return nil, err
 		}

@@ -210,11 +210,9 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	if len(u.cfg.Command) > 0 {
 		return client.NewStdio(u.cfg.command(), &o)
 	}
-	base := o.HTTPClient
-	if base == nil {
-		base = u.f.httpClient
+	if o.HTTPClient == nil {
+		o.HTTPClient = u.f.httpClient
 	}
-	o.HTTPClient = &hopDoer{next: base, propagate: u.f.propagate}
 	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
 	defer cancel()
 	if o.Format == "" {
