@@ -403,8 +403,11 @@ func (c *Client) Call(ctx context.Context, toolID string, input any, opts *CallO
 		if err != nil {
 			err = fmt.Errorf("otc client: call %s: %w", toolID, err)
 		}
-		after, again := retryAfterOf(err)
-		if !again || c.retry == nil || attempt >= c.retry.maxAttempts() {
+		if err == nil || c.retry == nil || attempt >= c.retry.maxAttempts() {
+			return res, err
+		}
+		after, again := c.retry.again(c, call, err)
+		if !again {
 			return res, err
 		}
 		if werr := sleep(ctx, c.retry.wait(attempt, after)); werr != nil {

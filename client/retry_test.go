@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/mount"
 )
 
 // attempt is one request a scripted server received.
@@ -394,4 +396,105 @@ func TestRetry_OwnHandler(t *testing.T) {
 	require.Len(t, ids, 3)
 	assert.Regexp(t, uuidV4, ids[0])
 	assert.Equal(t, []string{ids[0], ids[0], ids[0]}, ids)
+}
+
+// TestRetry_Transport: a call that failed in transport is sent again
+// only under a policy with Transport, and only where running it twice
+// cannot happen (an OTC server deduplicates by call id) or does no harm
+// (the call says it is idempotent); TransportOnly hands refusals back at
+// once.
+func TestRetry_Transport(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		policy   client.RetryPolicy
+		replies  []reply
+		attempts int
+		ok       bool
+	}{
+		{"dropped_then_answered", client.RetryPolicy{Transport: true, Backoff: ms}, []reply{drop, succeed}, 2, true},
+		{"dropped_without_transport", client.RetryPolicy{Backoff: ms}, []reply{drop, succeed}, 1, false},
+		{"bad_gateway", client.RetryPolicy{Transport: true, Backoff: ms}, []reply{fixed(502, "<html>bad gateway</html>")}, 3, false},
+		{"transport_only_dropped", client.RetryPolicy{TransportOnly: true, Backoff: ms}, []reply{drop, succeed}, 2, true},
+		{"transport_only_refusal", client.RetryPolicy{TransportOnly: true, Backoff: ms}, []reply{retryable(1), succeed}, 1, false},
+		{"transport_tool_error", client.RetryPolicy{Transport: true, Backoff: ms}, []reply{retryable(1), succeed}, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			script, url := serveScript(t, tc.replies...)
+			p := tc.policy
+			c := newClient(t, url, &client.Options{Retry: &p})
+			_, err := c.Call(t.Context(), "Doorbell.Ring", nil, nil)
+			if tc.ok {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+			}
+			log := script.log()
+			require.Len(t, log, tc.attempts)
+			for _, a := range log {
+				assert.Equal(t, log[0].callID, a.callID, "every attempt carries the call's id")
+			}
+		})
+	}
+}
+
+// TestRetry_TransportNeedsIdempotence: a server whose protocol does not
+// deduplicate calls (the REST view) gets a call that failed in transport
+// again only when the call says it is idempotent.
+func TestRetry_TransportNeedsIdempotence(t *testing.T) {
+	t.Parallel()
+	reg, _ := formatsRegistry(nil)
+	mux := http.NewServeMux()
+	mount.All(mux, reg, nil)
+	var posts atomic.Int64
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && posts.Add(1) <= 2 {
+			dropper()(w, r) // the first attempt of each call is cut before it reaches the tool
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	c := newClient(t, srv.URL+mount.PrefixREST, &client.Options{Format: client.FormatREST, Retry: &client.RetryPolicy{Transport: true, Backoff: time.Millisecond}})
+	require.False(t, c.DeduplicatesCalls())
+
+	_, err := c.Call(t.Context(), "Math_Add", addInput{A: 1, B: 2}, nil)
+	require.Error(t, err)
+	assert.True(t, c.Unreached(err), "%v", err)
+	assert.EqualValues(t, 1, posts.Load(), "not sent again: it might run twice")
+
+	sum, err := client.CallAs[float64](t.Context(), c, "Math_Add", addInput{A: 1, B: 2}, &client.CallOptions{Idempotent: true})
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, sum)
+	assert.EqualValues(t, 3, posts.Load(), "cut once, sent again once")
+}
+
+// TestUnreached: which failures are in transport.
+func TestUnreached(t *testing.T) {
+	c, err := client.New("http://127.0.0.1:1", nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), true},
+		{fmt.Errorf("otc client: call X: %w", &otc.ToolError{Message: "no", CanRetry: true}), false},
+		{&otc.Error{Code: otc.CodeUnavailable}, true},
+		{&otc.Error{Code: otc.CodeRateLimited}, false},
+		{&otc.Error{Code: otc.CodeInvalidInput}, false},
+		{&client.ResponseError{StatusCode: 502}, true},
+		{&client.ResponseError{StatusCode: 0}, true},
+		{&client.ResponseError{StatusCode: 404}, false},
+		{&client.RPCError{Code: -32601, Method: "tools/call"}, false},
+		{fmt.Errorf("x: %w", &client.OriginError{What: "the card", Given: "http://a", Named: "http://b"}), false},
+	} {
+		assert.Equal(t, tc.want, c.Unreached(tc.err), "%v", tc.err)
+	}
+
+	// A real refused connection.
+	_, err = c.Call(t.Context(), "Math.Add", nil, nil)
+	require.Error(t, err)
+	assert.True(t, c.Unreached(err), "%v", err)
 }

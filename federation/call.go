@@ -103,9 +103,10 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 		header.Set("Authorization", "Bearer "+token)
 	}
 	opts := &client.CallOptions{
-		Header: header,
-		CallID: hopCallID(ctx),
-		UserID: otc.UserID(ctx),
+		Header:     header,
+		Idempotent: rt.idempotent,
+		CallID:     hopCallID(ctx),
+		UserID:     otc.UserID(ctx),
 		Progress: func(p client.Progress) {
 			if p.Progress > 0 || p.Total > 0 || p.Message != "" {
 				otc.ReportProgress(ctx, p.Progress, p.Total, p.Message)
@@ -131,79 +132,55 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 			}
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		if wait, ok := u.brk.allow(); !ok {
-			return nil, &otc.ToolError{
-				Message:          fmt.Sprintf("The tool's server (%s) is not answering just now; try again later.", u.cfg.Name),
-				DeveloperMessage: "federation: the breaker of upstream " + u.cfg.Name + " is open: " + u.lastError(),
-				CanRetry:         true, RetryAfter: wait,
-			}
-		}
-		cl, release, err := u.clientFor(ctx)
-		if err != nil {
-			return nil, err
-		}
-		res, err := cl.Call(ctx, rt.remote, in, opts)
-		// A session that failed as a transport is closed; one whose call
-		// the caller cancelled is kept.
-		release(err != nil && ctx.Err() == nil && unreached(err))
-		if err == nil {
-			u.brk.success()
-			return res, nil
-		}
-		if ir, ok := errors.AsType[*otc.InputRequiredError](err); ok {
-			return nil, ir // the caller was asked the upstream's question: its answer comes in the next round
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if isMisconfigured(err) {
-			u.misconfigured(fmt.Errorf("misconfigured: %w", err))
-			return nil, &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) is misconfigured and cannot be called; its operator must mend it.", u.cfg.Name), Err: err,
-				DeveloperMessage: "federation: upstream " + u.cfg.Name + " is misconfigured: " + err.Error()}
-		}
-		if !unreached(err) {
-			u.brk.success()
-			return nil, refusal(u.cfg.Name, err)
-		}
-		u.brk.failure()
-		u.kick()
-		if rt.retrySafe && attempt < 2 {
-			if sleep(ctx, time.Duration(50<<(2*attempt))*time.Millisecond) {
-				continue
-			}
-			return nil, ctx.Err()
-		}
-		wait := 100 * time.Millisecond
-		var busy *otc.Error
-		if errors.As(err, &busy) && busy.RetryAfter > wait {
-			wait = busy.RetryAfter // a 503 that said when
-		}
+	if wait, ok := u.brk.allow(); !ok {
 		return nil, &otc.ToolError{
-			Message:          fmt.Sprintf("The tool's server (%s) could not be reached; try again.", u.cfg.Name),
-			DeveloperMessage: "federation: upstream " + u.cfg.Name + ": " + err.Error(),
-			CanRetry:         true, RetryAfter: wait, Err: err,
+			Message:          fmt.Sprintf("The tool's server (%s) is not answering just now; try again later.", u.cfg.Name),
+			DeveloperMessage: "federation: the breaker of upstream " + u.cfg.Name + " is open: " + u.lastError(),
+			CanRetry:         true, RetryAfter: wait,
 		}
 	}
-}
-
-// unreached says whether err means the call did not reach the upstream,
-// or the upstream failed as a server (not as a tool): what the breaker
-// counts.
-func unreached(err error) bool {
-	var te *otc.ToolError
-	var oe *otc.Error
-	var rpc *client.RPCError
-	var re *client.ResponseError
-	switch {
-	case errors.As(err, &te), errors.As(err, &rpc), isMisconfigured(err):
-		return false
-	case errors.As(err, &oe):
-		return oe.Code == otc.CodeUnavailable
-	case errors.As(err, &re):
-		return re.StatusCode >= 500 || re.StatusCode == 0
+	cl, release, err := u.clientFor(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return true
+	// The client sends a call that failed in transport again where that
+	// cannot run the tool twice (its RetryPolicy, set in dial).
+	res, err := cl.Call(ctx, rt.remote, in, opts)
+	unreached := err != nil && cl.Unreached(err)
+	// A session that failed as a transport is closed; one whose call the
+	// caller cancelled is kept.
+	release(unreached && ctx.Err() == nil)
+	if err == nil {
+		u.brk.success()
+		return res, nil
+	}
+	if ir, ok := errors.AsType[*otc.InputRequiredError](err); ok {
+		return nil, ir // the caller was asked the upstream's question: its answer comes in the next round
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if isMisconfigured(err) {
+		u.misconfigured(fmt.Errorf("misconfigured: %w", err))
+		return nil, &otc.ToolError{Message: fmt.Sprintf("The tool's server (%s) is misconfigured and cannot be called; its operator must mend it.", u.cfg.Name), Err: err,
+			DeveloperMessage: "federation: upstream " + u.cfg.Name + " is misconfigured: " + err.Error()}
+	}
+	if !unreached {
+		u.brk.success()
+		return nil, refusal(u.cfg.Name, err)
+	}
+	u.brk.failure()
+	u.kick()
+	wait := 100 * time.Millisecond
+	var busy *otc.Error
+	if errors.As(err, &busy) && busy.RetryAfter > wait {
+		wait = busy.RetryAfter // a 503 that said when
+	}
+	return nil, &otc.ToolError{
+		Message:          fmt.Sprintf("The tool's server (%s) could not be reached; try again.", u.cfg.Name),
+		DeveloperMessage: "federation: upstream " + u.cfg.Name + ": " + err.Error(),
+		CanRetry:         true, RetryAfter: wait, Err: err,
+	}
 }
 
 // refusal is what the caller gets when the upstream answered but did not

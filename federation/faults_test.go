@@ -1,6 +1,7 @@
 package federation_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,7 +78,7 @@ func TestFederation_DeadUpstream(t *testing.T) {
 	live, dying := newOrigin(t), newOrigin(t)
 	fed, base, _ := gateway(t, []federation.Upstream{
 		{Name: "live", URL: live.url, Format: client.FormatOTC},
-		{Name: "dying", URL: dying.url, Format: client.FormatOTC, Breaker: federation.Breaker{Failures: 2, Cooldown: 300 * time.Millisecond}, Refresh: time.Hour},
+		{Name: "dying", URL: dying.url, Format: client.FormatOTC, Breaker: federation.Breaker{Failures: 2, Cooldown: 2 * time.Second}, Refresh: time.Hour},
 	}, nil)
 	cl, err := client.New(base+"/otc", nil)
 	require.NoError(t, err)
@@ -615,4 +616,62 @@ func TestFederation_A2AElsewhere(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.False(t, te.CanRetry, "no retry mends it")
 	assert.Contains(t, te.Message, "misconfigured")
+}
+
+// TestFederation_RetriesWhatCannotRunTwice: a call cut on its way to an
+// MCP upstream (which does not deduplicate calls) is sent again by the
+// upstream's client when its tool says it only reads, and handed back
+// to the caller, retryable, when it does not; an OTC upstream, which
+// deduplicates by call id, gets any such call again.
+func TestFederation_RetriesWhatCannotRunTwice(t *testing.T) {
+	o := newOrigin(t)
+	yes := true
+	var reads atomic.Int64
+	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Clock.Read", Version: "1.0.0", Description: "Reads the clock.", Annotations: &otc.ToolAnnotations{ReadOnlyHint: &yes}},
+		func(context.Context, struct{}) (int64, error) { return reads.Add(1), nil }))
+	var cut atomic.Int64 // tools/call requests still to cut
+	front := func(next http.Handler) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if r.Method == http.MethodPost && (bytes.Contains(body, []byte(`"tools/call"`)) || strings.HasSuffix(r.URL.Path, "/tools/call")) && cut.Add(-1) >= 0 {
+				hj, _ := w.(http.Hijacker)
+				conn, _, _ := hj.Hijack()
+				conn.Close()
+				return
+			}
+			next.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	mcpFront, otcFront := front(mcp.NewHandler(o.reg, nil)), front(otc.NewHandler(o.reg, nil))
+	_, base, _ := gateway(t, []federation.Upstream{
+		{Name: "m", URL: mcpFront.URL, Format: client.FormatMCP},
+		{Name: "o", URL: otcFront.URL, Format: client.FormatOTC},
+	}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	ctx := t.Context()
+
+	cut.Store(1)
+	res, err := cl.Call(ctx, "m.Clock_Read", nil, nil)
+	require.NoError(t, err, "a read-only tool is called again")
+	assert.JSONEq(t, `1`, string(res.Value), "and ran once")
+
+	cut.Store(1)
+	before := o.runs.Load()
+	_, err = cl.Call(ctx, "m.Calculator_Add", addIn{A: 1, B: 2}, nil)
+	var te *otc.ToolError
+	require.ErrorAs(t, err, &te, "a tool that may not run twice is not called again")
+	assert.True(t, te.CanRetry)
+	assert.Equal(t, before, o.runs.Load())
+	assert.Zero(t, cut.Load(), "one request was cut, none sent after it")
+
+	cut.Store(1)
+	before = o.runs.Load()
+	sum, err := client.CallAs[int](ctx, cl, "o.Calculator_Add", addIn{A: 2, B: 3}, nil)
+	require.NoError(t, err, "an OTC upstream deduplicates: the call goes again")
+	assert.Equal(t, 5, sum)
+	assert.Equal(t, before+1, o.runs.Load())
 }

@@ -28,15 +28,15 @@ var partPattern = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // remoteTool is one version of an upstream's tool, as it is registered.
 type remoteTool struct {
-	u         *upstream
-	localID   string // "upstream.part"
-	name      string // the upstream's name of the tool, without version
-	remote    string // what the client calls it by
-	version   string
-	def       otc.ToolDefinition
-	content   bool // an MCP tool without an output schema: its content blocks are the result
-	retrySafe bool // running it twice cannot happen (OTC) or cannot harm (annotations)
-	print     []byte
+	u          *upstream
+	localID    string // "upstream.part"
+	name       string // the upstream's name of the tool, without version
+	remote     string // what the client calls it by
+	version    string
+	def        otc.ToolDefinition
+	content    bool // an MCP tool without an output schema: its content blocks are the result
+	idempotent bool // running it twice does no harm, its annotations say
+	print      []byte
 }
 
 // snapshot is the tools an upstream has in the registry, by local id.
@@ -91,9 +91,8 @@ func (u *upstream) chosen(name string) bool {
 }
 
 // remoteTools turns an upstream's catalog into the tools to register,
-// grouped by local id, or the first collision within it. dedupes says
-// whether the upstream runs a call sent again with its call id once.
-func (u *upstream) remoteTools(format client.Format, dedupes bool, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
+// grouped by local id, or the first collision within it.
+func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
 	out := map[string][]*remoteTool{}
 	n := 0
 	for _, d := range defs {
@@ -124,7 +123,7 @@ func (u *upstream) remoteTools(format client.Format, dedupes bool, defs []otc.To
 			}
 		}
 		a := d.Annotations
-		rt.retrySafe = dedupes || a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
+		rt.idempotent = a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
 		rt.content = format == client.FormatMCP && len(d.OutputSchema) == 0
 		rt.print, _ = json.Marshal(struct {
 			R, V string
@@ -141,7 +140,7 @@ func (u *upstream) remoteTools(format client.Format, dedupes bool, defs []otc.To
 // apply makes the registry serve defs, the catalog cl listed, in place of
 // the last snapshot.
 func (u *upstream) apply(cl *client.Client, defs []otc.ToolDefinition) error {
-	next, err := u.remoteTools(cl.Format(), cl.DeduplicatesCalls(), defs)
+	next, err := u.remoteTools(cl.Format(), defs)
 	if err != nil {
 		return err
 	}

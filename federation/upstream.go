@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/backoff"
 )
 
 // State is an upstream's state, as [Health] reports it.
@@ -71,11 +72,15 @@ func newUpstream(f *Federation, cfg Upstream) *upstream {
 	return u
 }
 
+// The backoff of an upstream that cannot be reached or read: its first
+// wait, doubled after each failure in a row, up to its last.
+const retryFirst, retryMax = 100 * time.Millisecond, 30 * time.Second
+
 // run is the upstream's background loop: it reaches the upstream, reads
 // its catalog, and then refreshes it and reaches the upstream again when
 // it is lost, until ctx ends. The first outcome is sent on first.
 func (u *upstream) run(ctx context.Context, first chan<- error) {
-	backoff := 100 * time.Millisecond
+	failures := 0 // in a row, for the backoff
 	report := func(err error) {
 		if first != nil {
 			first <- err
@@ -95,10 +100,10 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			if err != nil {
 				u.fail(fmt.Errorf("reaching it: %w", err))
 				u.brk.failure()
-				if !sleep(ctx, backoff) {
+				failures++
+				if !sleep(ctx, backoff.Delay(retryFirst, retryMax, failures)) {
 					return
 				}
-				backoff = min(backoff*2, 30*time.Second)
 				continue
 			}
 			u.main.Store(cl)
@@ -118,7 +123,7 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			}
 		}
 		if err == nil {
-			backoff = 100 * time.Millisecond
+			failures = 0
 			report(nil)
 		}
 		every := u.cfg.Refresh
@@ -126,8 +131,8 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			every *= 10
 		}
 		if err != nil {
-			every = min(every, backoff)
-			backoff = min(backoff*2, 30*time.Second)
+			failures++
+			every = min(every, backoff.Delay(retryFirst, retryMax, failures))
 		}
 		t := time.NewTimer(every)
 		select {
@@ -191,7 +196,10 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	}
 	o.Format = u.cfg.Format
 	url := u.cfg.URL
-	o.Retry = nil
+	// A call that failed in transport is sent again where that cannot
+	// run the tool twice; a refusal goes back to the caller at once,
+	// whose own retry decides.
+	o.Retry = &client.RetryPolicy{MaxAttempts: 3, Backoff: 50 * time.Millisecond, TransportOnly: true}
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.LogLevel = u.cfg.LogLevel
 	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil

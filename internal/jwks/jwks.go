@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/MicahParks/jwkset"
+	"github.com/otcgo/otc/internal/backoff"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -97,11 +98,7 @@ func (t Timing) With(minGap, backoffMin, backoffMax, wait time.Duration) Timing 
 // RetryAfter returns how long after the n-th failed fetch in a row
 // (n ≥ 1) the next one starts; never later than a refresh would.
 func (t Timing) RetryAfter(n int) time.Duration {
-	d := t.BackoffMin
-	for i := 1; i < n && d < t.BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, t.BackoffMax, t.Refresh)
+	return min(backoff.Delay(t.BackoffMin, t.BackoffMax, n), t.Refresh)
 }
 
 // Key is one key of a set, with what its JWK says of its use.
