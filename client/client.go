@@ -73,6 +73,11 @@ type Options struct {
 	// or JWT.
 	OAuth *OAuth
 
+	// TokenExchange, when set, lets [Client.ExchangeToken] get tokens for
+	// the server in exchange for its users' (RFC 8693), for calls made on
+	// their behalf. Over HTTP only.
+	TokenExchange *TokenExchange
+
 	// Format is the wire format the server speaks. Empty means FormatOTC
 	// for [New]; [Dial] finds it.
 	Format Format
@@ -144,7 +149,8 @@ type Client struct {
 	apiKey   string
 	bearer   string
 	jwt      *JWTSigner
-	command  *exec.Cmd // what NewStdio was given, for NewSession
+	exchange *exchanger // Options.TokenExchange's, shared by sessions
+	command  *exec.Cmd  // what NewStdio was given, for NewSession
 }
 
 // New returns a client for the tool server at baseURL, an http or https
@@ -188,18 +194,25 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		c.jwt = &j
 	}
 	c.http = withRedirectRule(c.http)
+	if c.agent == "" {
+		c.agent = DefaultUserAgent
+	}
+	if opts.TokenExchange != nil {
+		x, err := newExchanger(opts.TokenExchange, c.http, c.agent)
+		if err != nil {
+			return nil, err
+		}
+		c.exchange = x
+	}
 	if opts.OAuth != nil {
 		if opts.BearerToken != "" || opts.JWT != nil {
 			return nil, errors.New("otc client: set Options.OAuth, or BearerToken or JWT, not both")
 		}
-		d, err := newOAuthDoer(c.http, opts.OAuth, c.base)
+		d, err := newOAuthDoer(c.http, opts.OAuth, c.base, c.agent)
 		if err != nil {
 			return nil, err
 		}
 		c.http = d
-	}
-	if c.agent == "" {
-		c.agent = DefaultUserAgent
 	}
 	switch c.schema {
 	case "":
@@ -240,7 +253,7 @@ func (c *Client) keep(opts *Options) {
 		c.retry = &p
 	}
 	c.opts = *opts
-	c.opts.Retry, c.opts.JWT, c.opts.OAuth = nil, nil, nil
+	c.opts.Retry, c.opts.JWT, c.opts.OAuth, c.opts.TokenExchange = nil, nil, nil, nil
 }
 
 // NewSession returns a client of the same server as c, with c's options,

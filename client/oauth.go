@@ -69,6 +69,7 @@ const maxStepUps = 2
 type oauthDoer struct {
 	next     Doer
 	as       Doer
+	agent    string // the client's User-Agent
 	o        OAuth
 	resource *url.URL // the server's URL, the token's resource
 
@@ -88,7 +89,7 @@ type registration struct {
 	clientID, secret, method string
 }
 
-func newOAuthDoer(next Doer, o *OAuth, resource string) (*oauthDoer, error) {
+func newOAuthDoer(next Doer, o *OAuth, resource, agent string) (*oauthDoer, error) {
 	u, err := url.Parse(resource)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func newOAuthDoer(next Doer, o *OAuth, resource string) (*oauthDoer, error) {
 	if o.Authorize != nil && o.RedirectURL == "" {
 		return nil, errors.New("otc client: Options.OAuth.Authorize needs a RedirectURL")
 	}
-	d := &oauthDoer{next: next, as: o.HTTPClient, o: *o, resource: u, reg: map[string]*registration{}}
+	d := &oauthDoer{next: next, as: o.HTTPClient, agent: agent, o: *o, resource: u, reg: map[string]*registration{}}
 	if d.as == nil {
 		d.as = withRedirectRule(nil)
 	}

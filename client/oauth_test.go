@@ -23,7 +23,8 @@ type authServer struct {
 	srv        *httptest.Server
 	mu         sync.Mutex
 	sent       []string
-	discovered int // requests for the metadata
+	discovered int      // requests for the metadata
+	agents     []string // the User-Agent of every request
 }
 
 func newAuthServer(t *testing.T) *authServer {
@@ -48,7 +49,12 @@ func newAuthServer(t *testing.T) *authServer {
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "granted", "token_type": "Bearer", "expires_in": 3600})
 	})
-	as.srv = httptest.NewServer(mux)
+	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		as.mu.Lock()
+		as.agents = append(as.agents, r.Header.Get("User-Agent"))
+		as.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(as.srv.Close)
 	return as
 }
@@ -127,4 +133,21 @@ func TestOAuthSecretStaysWithItsIssuer(t *testing.T) {
 
 	_, err = client.New(protectedMCP(t, honest.srv.URL), &client.Options{Format: client.FormatMCP, OAuth: &client.OAuth{ClientID: "gw", ClientSecret: "gw-secret"}})
 	assert.ErrorContains(t, err, "OAuth.ClientSecret needs Issuer")
+}
+
+// TestOAuthRequestsAsTheClient: the requests to the authorization server
+// go as every request of the client's does, with its User-Agent.
+func TestOAuthRequestsAsTheClient(t *testing.T) {
+	as := newAuthServer(t)
+	c, err := client.New(protectedMCP(t, as.srv.URL), &client.Options{Format: client.FormatMCP, UserAgent: "tester/1.0",
+		OAuth: &client.OAuth{Issuer: as.srv.URL, ClientID: "gw", ClientSecret: "gw-secret"}})
+	require.NoError(t, err)
+	_, err = c.ListTools(t.Context())
+	require.NoError(t, err)
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	require.NotEmpty(t, as.agents)
+	for _, a := range as.agents {
+		assert.Equal(t, "tester/1.0", a)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -287,34 +286,7 @@ func (d *oauthDoer) refresh(ctx context.Context, t *oauthToken) error {
 
 // exchange sends a token request, authenticated as reg says.
 func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registration, form url.Values) (*oauthToken, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	switch reg.method {
-	case "client_secret_basic":
-		req.SetBasicAuth(url.QueryEscape(reg.clientID), url.QueryEscape(reg.secret))
-	case "client_secret_post":
-		form.Set("client_id", reg.clientID)
-		form.Set("client_secret", reg.secret)
-	default:
-		form.Set("client_id", reg.clientID)
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	var out struct {
-		AccessToken  string `json:"access_token"`
-		TokenType    string `json:"token_type"`
-		RefreshToken string `json:"refresh_token"`
-		Scope        string `json:"scope"`
-		Error        string `json:"error"`
-		Description  string `json:"error_description"`
-	}
-	status, err := d.doJSON(req, &out)
+	out, status, err := tokenRequest(ctx, d.as, d.agent, tokenURL, reg, form)
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", tokenURL, err)
 	}
@@ -355,25 +327,10 @@ func (d *oauthDoer) postJSON(ctx context.Context, u string, body []byte, out any
 	return err
 }
 
-// maxOAuthDocument bounds a metadata document or token answer.
-const maxOAuthDocument = 1 << 20
-
 // doJSON sends req to the authorization server (never with the server's
 // token) and decodes a JSON answer.
 func (d *oauthDoer) doJSON(req *http.Request, out any) (int, error) {
-	resp, err := d.as.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOAuthDocument))
-	if err != nil {
-		return 0, err
-	}
-	if json.Unmarshal(b, out) != nil && resp.StatusCode == http.StatusOK {
-		return resp.StatusCode, fmt.Errorf("the answer is not JSON: %q", b[:min(len(b), 120)])
-	}
-	return resp.StatusCode, nil
+	return readJSON(d.as, d.agent, req, out)
 }
 
 // challengeParams reads the auth-params of a Bearer challenge.

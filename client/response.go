@@ -113,16 +113,23 @@ func (c *Client) newRequest(ctx context.Context, method, u, accept string, body 
 	return req, nil
 }
 
-// roundTrip sends a request the client built, through its HTTP client:
-// a redirect the HTTP client hands back unfollowed is a *RedirectError,
-// and the response's body is the caller's to close. what, when not
-// empty, names the request in errors beside its method and URL.
+// roundTrip sends a request the client built, through its HTTP client.
+// what, when not empty, names the request in errors beside its method
+// and URL.
 func (c *Client) roundTrip(req *http.Request, what string) (*http.Response, error) {
+	return roundTrip(c.http, req, what)
+}
+
+// roundTrip sends req with d, as every request of the client's goes, to
+// its server or to an authorization server: a redirect d hands back
+// unfollowed is a *RedirectError, and the response's body is the
+// caller's to close.
+func roundTrip(d Doer, req *http.Request, what string) (*http.Response, error) {
 	name := req.Method + " " + req.URL.String()
 	if what != "" {
 		name += " (" + what + ")"
 	}
-	resp, err := c.http.Do(req)
+	resp, err := d.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

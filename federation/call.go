@@ -83,20 +83,15 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 	header := http.Header{}
 	u.f.propagate(ctx, header)
 	var token string
-	switch {
-	case u.cfg.Credentials.PassThrough:
+	if u.cfg.Credentials.PassThrough {
 		tok, err := passThrough(ctx, u.cfg.Credentials.Audience)
 		if err != nil {
 			return nil, err
 		}
 		token = tok
-	case u.exchange != nil:
-		subject, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange")
-		if err != nil {
-			return nil, err
-		}
-		if token, err = u.exchange.token(ctx, subject, u.cfg.Name); err != nil {
-			return nil, err
+	} else if u.cfg.Credentials.TokenExchange != nil {
+		if _, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange"); err != nil {
+			return nil, err // refused before any request
 		}
 	}
 	if token != "" {
@@ -142,6 +137,14 @@ func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Res
 	cl, release, err := u.clientFor(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if u.cfg.Credentials.TokenExchange != nil {
+		tok, err := exchangeFor(ctx, cl, u.cfg.Name)
+		if err != nil {
+			release(false)
+			return nil, err
+		}
+		header.Set("Authorization", "Bearer "+tok)
 	}
 	// The client sends a call that failed in transport again where that
 	// cannot run the tool twice (its RetryPolicy, set in dial).

@@ -293,7 +293,7 @@ func (c *credentialsConfig) resolve(getenv func(string) string) (Credentials, st
 		if err != nil {
 			return out, "token_exchange", err
 		}
-		out.TokenExchange = &TokenExchange{TokenURL: te.TokenURL, ClientID: te.ClientID, ClientSecret: s,
+		out.TokenExchange = &client.TokenExchange{TokenURL: te.TokenURL, ClientID: te.ClientID, ClientSecret: s,
 			Audience: te.Audience, Resource: te.Resource, Scopes: te.Scopes}
 	}
 	if cc := c.ClientCredentials; cc != nil {

@@ -102,11 +102,13 @@ func TestFederation_DeadUpstream(t *testing.T) {
 	assert.Equal(t, federation.StateDown, h.State)
 	assert.Equal(t, 3, h.Tools, "a dead upstream's tools stay listed")
 
-	// The breaker is open: the answer says when to come back.
-	_, err = cl.Call(ctx, "dying.Echo_Say", echoIn{Text: "x"}, nil)
+	// The breaker opens (the calls' failures and the background's
+	// attempts to reach it count): the answer says when to come back.
 	var te *otc.ToolError
-	require.True(t, errors.As(err, &te))
-	assert.Contains(t, te.Message, "not answering just now")
+	require.Eventually(t, func() bool {
+		_, err = cl.Call(ctx, "dying.Echo_Say", echoIn{Text: "x"}, nil)
+		return errors.As(err, &te) && strings.Contains(te.Message, "not answering just now")
+	}, 5*time.Second, 20*time.Millisecond, "last: %v", err)
 	assert.Positive(t, te.RetryAfter)
 
 	res, err := cl.Call(ctx, "live.Echo_Say", echoIn{Text: "still here"}, nil)

@@ -153,10 +153,12 @@ type Credentials struct {
 	// resource identifier. Required with PassThrough.
 	Audience string
 	// TokenExchange gets a token for the upstream, per caller, in
-	// exchange for the caller's own (RFC 8693): see [TokenExchange]. A
-	// call without a bearer token is answered with a tool error, without
-	// a request. It cannot be combined with PassThrough.
-	TokenExchange *TokenExchange
+	// exchange for the caller's own (RFC 8693), by the upstream client's
+	// grant (see [client.TokenExchange]; its HTTPClient defaults to the
+	// federation's). A call without a bearer token is answered with a
+	// tool error, without a request. It cannot be combined with
+	// PassThrough.
+	TokenExchange *client.TokenExchange
 }
 
 // Breaker sets an upstream's circuit breaker.

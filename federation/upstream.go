@@ -41,8 +41,6 @@ type upstream struct {
 	snap atomic.Pointer[snapshot]      // the tools served; nil until read
 	brk  breaker
 	pool *sessionPool
-	// exchange gets the upstream's tokens for callers (TokenExchange).
-	exchange *exchanger
 
 	wake    chan struct{} // a refresh is wanted (list_changed)
 	redial  chan struct{} // the main client seems broken
@@ -58,12 +56,6 @@ type upstream struct {
 func newUpstream(f *Federation, cfg Upstream) *upstream {
 	u := &upstream{f: f, cfg: cfg, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
 	u.brk.init(cfg.Breaker)
-	if te := cfg.Credentials.TokenExchange; te != nil {
-		u.exchange = &exchanger{cfg: *te, http: te.HTTPClient}
-		if u.exchange.http == nil {
-			u.exchange.http = f.httpClient
-		}
-	}
 	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP || cfg.Format == "") {
 		// Used for MCP upstreams only: a URL whose format Dial finds
 		// has its pool ready in case it is one (see clientFor).
@@ -203,6 +195,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.LogLevel = u.cfg.LogLevel
 	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil
+	o.TokenExchange = u.cfg.Credentials.TokenExchange
 	o.Handlers = questionHandlers()
 	// An MCP tool that runs as a task upstream is followed to its end
 	// within the call (its status reported as progress).

@@ -96,7 +96,7 @@ func TestFederationTokenExchange(t *testing.T) {
 			Name: name, URL: upstreamResource, Format: client.FormatOTC,
 			Credentials: federation.Credentials{
 				OAuth: &client.OAuth{Issuer: issuer, ClientID: "gateway", ClientSecret: "gateway-secret"},
-				TokenExchange: &federation.TokenExchange{TokenURL: tokenURL, ClientID: "gateway", ClientSecret: secret,
+				TokenExchange: &client.TokenExchange{TokenURL: tokenURL, ClientID: "gateway", ClientSecret: secret,
 					Audience: upstreamResource},
 			},
 		}

@@ -513,7 +513,11 @@ func gatewayUpstreams(ctx context.Context, base string) map[string]*inspectUpstr
 	if err != nil {
 		return nil
 	}
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set("User-Agent", "otc-inspect/1.0")
+	req.Header.Set("Accept", "application/json")
+	// Within the origin, by the client's redirect rule, as every request
+	// of the command's.
+	resp, err := (&http.Client{CheckRedirect: client.CheckRedirect}).Do(req)
 	if err != nil {
 		return nil
 	}
