@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -309,4 +310,35 @@ func TestJSONRPCEnvelopeOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, read, 100, "the module's files were read")
 	assert.Empty(t, found, "a JSON-RPC envelope written outside internal/jsonrpc")
+}
+
+// TestClientBranchesOnVersionValues: the client names no protocol version
+// of MCP or A2A in its code; it branches on the per-version values of
+// internal/mcpwire and internal/a2awire (mcpwire.Version,
+// a2awire.Version), as the servers do, so that a version is added in one
+// place.
+func TestClientBranchesOnVersionValues(t *testing.T) {
+	files, err := filepath.Glob("client/*.go")
+	require.NoError(t, err)
+	versionName := regexp.MustCompile(`mcpwire\.V20\d{6}|a2awire\.V(03|10)\b|"20\d\d-\d\d-\d\d"|\bv03\b`)
+	var found []string
+	read := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		read++
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if m := versionName.FindString(line); m != "" {
+				found = append(found, path+":"+strconv.Itoa(i+1)+": "+m)
+			}
+		}
+	}
+	require.Greater(t, read, 20, "the client's files were read")
+	assert.Empty(t, found, "a protocol version named in the client's code, not through its per-version value")
 }

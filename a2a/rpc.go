@@ -129,7 +129,11 @@ func methodTable(v03 bool) map[string]rpcMethod {
 		a2awire.ListTaskPushNotificationConfigs:  pushListMethod,
 		a2awire.DeleteTaskPushNotificationConfig: pushDeleteMethod,
 	} {
-		if name := a2awire.Method(m, v03); name != "" {
+		v := a2awire.Version10
+		if v03 {
+			v = a2awire.Version03
+		}
+		if name := v.Method(m); name != "" {
 			out[name] = f
 		}
 	}

@@ -39,7 +39,7 @@ type a2aAgent struct {
 	// elsewhere, when endpoint is "", says why: the card names its
 	// interface on another origin. The skills are still listed.
 	elsewhere error
-	v03       bool // the agent speaks A2A 0.3
+	ver       *a2awire.Version // the version the agent speaks
 	tools     []otc.ToolDefinition
 	typed     map[string]bool // the skills called with a data part {"tool", "input"}
 }
@@ -100,7 +100,7 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 		}
 		return nil, resp.unexpected(err)
 	}
-	a := &a2aAgent{typed: map[string]bool{}}
+	a := &a2aAgent{typed: map[string]bool{}, ver: a2awire.Version10}
 	base := strings.TrimSuffix(w.c.base, a2awire.CardPath)
 	// The JSON-RPC interface the card names, on the origin the client was
 	// given: credentials go nowhere else.
@@ -111,7 +111,7 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 		}
 	}
 	if len(card.SupportedInterfaces) == 0 && card.URL != "" {
-		a.v03 = true
+		a.ver = a2awire.Version03
 		if card.PreferredTransport == "" || strings.EqualFold(card.PreferredTransport, "JSONRPC") {
 			named = append(named, card.URL)
 		}

@@ -57,8 +57,8 @@ func (w *a2aWire) rpc(ctx context.Context, k *call, a *a2aAgent, method string, 
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
 	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, k.header(), func(h http.Header) {
-		if !a.v03 {
-			h.Set(a2awire.HeaderVersion, a2awire.V10)
+		if a.ver.Header {
+			h.Set(a2awire.HeaderVersion, a.ver.Name)
 		}
 	})
 	if err != nil {
@@ -121,9 +121,9 @@ func a2aError(e *RPCError) error {
 
 // sendParams is a SendMessage's params in the agent's version.
 func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []any) map[string]any {
-	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": parts}
-	if a.v03 {
-		msg["kind"], msg["role"] = "message", "user"
+	msg := map[string]any{"messageId": messageID, "role": a.ver.UserRole(), "parts": parts}
+	if a.ver.KindTagged {
+		msg["kind"] = "message"
 	}
 	if taskID != "" {
 		msg["taskId"] = taskID
@@ -134,23 +134,8 @@ func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []any) m
 	return map[string]any{"message": msg}
 }
 
-// dataPart and textPart are parts in the agent's version.
-func dataPart(a *a2aAgent, v any) map[string]any {
-	if a.v03 {
-		return map[string]any{"kind": "data", "data": v}
-	}
-	return map[string]any{"data": v}
-}
-
-func textPart(a *a2aAgent, s string) map[string]any {
-	if a.v03 {
-		return map[string]any{"kind": "text", "text": s}
-	}
-	return map[string]any{"text": s}
-}
-
 // methodName is a method's name in the agent's version.
-func methodName(a *a2aAgent, m string) string { return a2awire.Method(m, a.v03) }
+func methodName(a *a2aAgent, m string) string { return a.ver.Method(m) }
 
 // send sends a message and returns the task or message that answers it.
 func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[string]any) (*a2aTask, error) {
@@ -164,7 +149,7 @@ func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[str
 // readSendResult reads SendMessage's result: 1.0's {"task"} or
 // {"message"}, or 0.3's task or message itself.
 func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
-	if !a.v03 {
+	if !a.ver.KindTagged {
 		var r struct {
 			Task    *a2aTask    `json:"task"`
 			Message *a2aMessage `json:"message"`
@@ -234,7 +219,7 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 		if input == nil {
 			input = json.RawMessage(`{}`)
 		}
-		parts = []any{dataPart(a, map[string]any{"tool": k.toolID, "input": input})}
+		parts = []any{a.ver.DataPart(map[string]any{"tool": k.toolID, "input": input})}
 	} else {
 		var in struct {
 			Text *string        `json:"text"`
@@ -249,9 +234,9 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
 				ParameterErrors: map[string]string{"text": "required: the message to send to the agent"}}
 		}
-		parts = []any{textPart(a, *in.Text)}
+		parts = []any{a.ver.TextPart(*in.Text)}
 		if in.Data != nil {
-			parts = append(parts, dataPart(a, in.Data))
+			parts = append(parts, a.ver.DataPart(in.Data))
 		}
 	}
 	return parts, nil
@@ -263,7 +248,7 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 // value an otc agent wrapped as {"result": v} is v.
 func (w *a2aWire) follow(ctx context.Context, a *a2aAgent, k *call, t *a2aTask) (*Result, error) {
 	res, err := w.followParts(ctx, a, k, t)
-	if a.v03 && res != nil {
+	if a.ver.ObjectData && res != nil {
 		res.Value = unwrapResult(res.Value)
 	}
 	return res, err
@@ -368,7 +353,7 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 			if err != nil {
 				return nil, err
 			}
-			return []any{dataPart(a, map[string]any{"input_responses": answers})}, nil
+			return []any{a.ver.DataPart(map[string]any{"input_responses": answers})}, nil
 		}
 	}
 	h := w.c.opts.Handlers
@@ -384,7 +369,7 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 		return nil, errors.New("the user declined the agent's question")
 	}
 	text, _ := res.Content["text"].(string)
-	out := []any{textPart(a, text)}
+	out := []any{a.ver.TextPart(text)}
 	rest := map[string]any{}
 	for k, v := range res.Content {
 		if k != "text" {
@@ -392,7 +377,7 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 		}
 	}
 	if len(rest) > 0 {
-		out = append(out, dataPart(a, rest))
+		out = append(out, a.ver.DataPart(rest))
 	}
 	return out, nil
 }

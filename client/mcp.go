@@ -54,7 +54,7 @@ type mcpSession struct {
 	conn mcpConn
 
 	mu      sync.Mutex // held by the handshake
-	version atomic.Pointer[string]
+	version atomic.Pointer[mcpwire.Version]
 	caps    map[string]any // the client capabilities declared
 	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
 	// once (modernCaps).
@@ -83,12 +83,15 @@ func newMCPSession(c *Client, conn mcpConn) *mcpSession {
 	return s
 }
 
-// ver is the negotiated version, "" before the handshake.
-func (s *mcpSession) ver() string {
-	if v := s.version.Load(); v != nil {
-		return *v
+// ver is the negotiated version, nil before the handshake.
+func (s *mcpSession) ver() *mcpwire.Version { return s.version.Load() }
+
+// vname is a version's name; "" for none.
+func vname(v *mcpwire.Version) string {
+	if v == nil {
+		return ""
 	}
-	return ""
+	return v.Name
 }
 
 // modernCaps are the client capabilities a 2026-07-28 request sends:
@@ -127,10 +130,11 @@ func (s *mcpSession) request(ctx context.Context, k *call, method string, params
 // forgotten it.
 var errSessionExpired = errors.New("the MCP session expired")
 
-// rpc sends one request in version (which adds its _meta in 2026-07-28)
-// and decodes its result into out. When ctx ends first, the server is
-// told with notifications/cancelled.
-func (s *mcpSession) rpc(ctx context.Context, k *call, version, method string, params map[string]any, out any) error {
+// rpc sends one request in version (nil before one is settled), which
+// adds its _meta in the stateless generation, and decodes its result
+// into out. When ctx ends first, the server is told with
+// notifications/cancelled.
+func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version, method string, params map[string]any, out any) error {
 	id := s.nextID.Add(1)
 	name := ""
 	if params != nil {
@@ -138,12 +142,12 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version, method string, p
 		if t, ok := params["taskId"].(string); ok {
 			name = t
 		}
-		if version == mcpwire.V20260728 {
+		if version != nil && version.Stateless {
 			meta, _ := params["_meta"].(map[string]any)
 			if meta == nil {
 				meta = map[string]any{}
 			}
-			meta[mcpwire.MetaProtocolVersion] = mcpwire.V20260728
+			meta[mcpwire.MetaProtocolVersion] = version.Name
 			meta[mcpwire.MetaClientCapabilities] = s.modernCaps()
 			meta[mcpwire.MetaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {
@@ -268,7 +272,7 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
 		for _, t := range page.Tools {
-			if s.ver() == mcpwire.V20260728 {
+			if s.ver().Stateless {
 				hs, ok := paramHeaders(t.InputSchema)
 				if !ok {
 					continue // its x-mcp-header is invalid: it must not be called
@@ -287,13 +291,14 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	return nil, fmt.Errorf("otc client: list tools: tools/list gave more than %d pages", mcpMaxPages)
 }
 
-// health pings the server (2026-07-28 has no ping: server/discover).
+// health pings the server (the stateless generation has no ping:
+// server/discover).
 func (s *mcpSession) health(ctx context.Context) error {
 	if err := s.ensure(ctx, nil); err != nil {
 		return fmt.Errorf("otc client: health: %w", err)
 	}
 	method := "ping"
-	if s.ver() == mcpwire.V20260728 {
+	if s.ver().Stateless {
 		method = "server/discover"
 	}
 	if err := s.request(ctx, nil, method, map[string]any{}, nil); err != nil {

@@ -30,23 +30,22 @@ func offers(data json.RawMessage, version string) bool {
 
 // checkMCPVersion checks Options.MCPVersion.
 func checkMCPVersion(v string) error {
-	switch v {
-	case "", mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618:
+	if v == "" || mcpwire.Lookup(v) != nil {
 		return nil
 	}
-	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s, %s or %s", v, mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618)
+	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s", v, mcpwire.Names("or"))
 }
 
 // ensure makes the handshake once: server/discover for 2026-07-28, which
 // is stateless, else initialize (with its session, over HTTP, when the
 // server keeps one) and notifications/initialized.
 func (s *mcpSession) ensure(ctx context.Context, k *call) error {
-	if s.ver() != "" {
+	if s.ver() != nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ver() != "" {
+	if s.ver() != nil {
 		return nil
 	}
 	d := s.c.opts.HandshakeTimeout
@@ -66,77 +65,77 @@ func (s *mcpSession) ensure(ctx context.Context, k *call) error {
 	return err
 }
 
-// handshake is ensure's handshake, s.mu held.
+// handshake is ensure's handshake, s.mu held: the stateless
+// generation's server/discover, unless a version of sessions is pinned,
+// and then, if the server does not speak it, initialize.
 func (s *mcpSession) handshake(ctx context.Context, k *call) error {
-	pinned := s.c.opts.MCPVersion
+	pinned := mcpwire.Lookup(s.c.opts.MCPVersion) // nil for none: checked by New
 	var discoverErr error
-	if pinned == "" || pinned == mcpwire.V20260728 {
+	if pinned == nil || pinned.Stateless {
+		latest := mcpwire.Latest
 		var d struct {
 			SupportedVersions []string `json:"supportedVersions"`
 			Capabilities      struct {
 				Extensions map[string]json.RawMessage `json:"extensions"`
 			} `json:"capabilities"`
 		}
-		discoverErr = s.rpc(ctx, k, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
-		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, mcpwire.V20260728) {
+		discoverErr = s.rpc(ctx, k, latest, "server/discover", map[string]any{}, &d)
+		if e, ok := errors.AsType[*RPCError](discoverErr); ok && e.Code == codeUnsupportedVersion && offers(e.Data, latest.Name) {
 			// Refused, though the server names this version among those
 			// it speaks: asked once more, as the version's negotiation
 			// says.
-			discoverErr = s.rpc(ctx, k, mcpwire.V20260728, "server/discover", map[string]any{}, &d)
+			discoverErr = s.rpc(ctx, k, latest, "server/discover", map[string]any{}, &d)
 		}
-		if discoverErr == nil && slices.Contains(d.SupportedVersions, mcpwire.V20260728) {
+		if discoverErr == nil && slices.Contains(d.SupportedVersions, latest.Name) {
 			_, s.tasks = d.Capabilities.Extensions[mcpwire.ExtensionTasks]
-			v := mcpwire.V20260728
-			s.version.Store(&v)
+			s.version.Store(latest)
 			return nil
 		}
 		if ctx.Err() != nil {
 			return discoverErr
 		}
-		if pinned == mcpwire.V20260728 {
+		if pinned != nil {
 			if discoverErr == nil {
 				discoverErr = fmt.Errorf("server/discover lists versions %q", d.SupportedVersions)
 			}
-			return fmt.Errorf("the server does not speak MCP %s (Options.MCPVersion): %w", mcpwire.V20260728, discoverErr)
+			return fmt.Errorf("the server does not speak MCP %s (Options.MCPVersion): %w", pinned.Name, discoverErr)
 		}
 		if e, ok := errors.AsType[*otc.Error](discoverErr); ok && e.Code != otc.CodeServerError {
 			return discoverErr // a refusal of the caller, which initialize would get too
 		}
 	}
 	want := pinned
-	if want == "" {
-		want = mcpwire.V20251125
+	if want == nil {
+		want = mcpwire.LatestSession
 	}
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	params := map[string]any{
-		"protocolVersion": want,
+		"protocolVersion": want.Name,
 		"capabilities":    s.caps,
 		"clientInfo":      clientInfo,
 	}
-	if err := s.rpc(ctx, k, "", "initialize", params, &init); err != nil {
+	if err := s.rpc(ctx, k, nil, "initialize", params, &init); err != nil {
 		if discoverErr != nil {
 			return fmt.Errorf("%w (and server/discover: %v)", err, discoverErr)
 		}
 		return err
 	}
-	switch v := init.ProtocolVersion; {
-	case v == mcpwire.V20251125 || v == mcpwire.V20250618:
-		if pinned != "" && v != pinned {
-			return fmt.Errorf("the server answered initialize with MCP version %q, not %s (Options.MCPVersion)", v, pinned)
-		}
-	default:
-		return fmt.Errorf("the server answered initialize with MCP version %q, which the client does not speak (it speaks %s, %s and %s)",
-			truncate(v, 32), mcpwire.V20260728, mcpwire.V20251125, mcpwire.V20250618)
+	v := mcpwire.Lookup(init.ProtocolVersion)
+	switch {
+	case v == nil || v.Stateless:
+		return fmt.Errorf("the server answered initialize with MCP version %q, which the client does not speak (it speaks %s)",
+			truncate(init.ProtocolVersion, 32), mcpwire.Names("and"))
+	case pinned != nil && v != pinned:
+		return fmt.Errorf("the server answered initialize with MCP version %q, not %s (Options.MCPVersion)", v.Name, pinned.Name)
 	}
-	v := init.ProtocolVersion
-	s.version.Store(&v)
+	s.version.Store(v)
 	body, _ := jsonrpc.Notification("notifications/initialized", nil)
 	if err := s.conn.send(ctx, s, k, body); err != nil {
 		return err
 	}
-	s.conn.started(s, v)
+	s.conn.started(s, v.Name)
 	if l := s.c.opts.LogLevel; l != "" {
 		// A server without logging refuses it; its messages, if any,
 		// still come.

@@ -76,24 +76,25 @@ func (h *mcpHTTP) reset() {
 }
 
 // post sends one message. version is the protocol version of its
-// headers ("" before initialize has settled one); k is the call it is
+// headers (nil before initialize has settled one); k is the call it is
 // part of, nil for none, whose own headers it carries (and, for the
 // call's tools/call, the headers mirrored from its arguments).
-func (h *mcpHTTP) post(ctx context.Context, k *call, version, method, name string, body []byte) (*http.Response, error) {
+func (h *mcpHTTP) post(ctx context.Context, k *call, version *mcpwire.Version, method, tool string, body []byte) (*http.Response, error) {
 	req, err := h.c.newRequest(ctx, http.MethodPost, h.url, "application/json, text/event-stream", body, k.header())
 	if err != nil {
 		return nil, err
 	}
-	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
+	if version != nil {
+		req.Header.Set("MCP-Protocol-Version", version.Name)
 	}
-	if version == mcpwire.V20260728 && method != "" {
+	stateless := version != nil && version.Stateless
+	if stateless && method != "" {
 		req.Header.Set("Mcp-Method", method)
-		if name != "" && !strings.ContainsAny(name, "\r\n") {
-			req.Header.Set("Mcp-Name", name)
+		if tool != "" && !strings.ContainsAny(tool, "\r\n") {
+			req.Header.Set("Mcp-Name", tool)
 		}
 	}
-	if sid := h.sessionID(); sid != "" && version != mcpwire.V20260728 {
+	if sid := h.sessionID(); sid != "" && !stateless {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	if k != nil && method == "tools/call" {
@@ -107,7 +108,7 @@ func (h *mcpHTTP) post(ctx context.Context, k *call, version, method, name strin
 func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int64, method, name string, body []byte) ([]byte, error) {
 	version := s.ver()
 	if method == "server/discover" {
-		version = mcpwire.V20260728
+		version = mcpwire.Latest
 	}
 	hadSession := h.sessionID() != ""
 	ctx, stop := h.idle(ctx)
@@ -140,7 +141,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 			if serr := sleep(ctx, cmp.Or(st.retry, defaultSSERetry)); serr != nil {
 				return nil, serr
 			}
-			msg, err = h.resume(ctx, version, id, other, &st)
+			msg, err = h.resume(ctx, vname(version), id, other, &st)
 		}
 		return msg, err
 	}

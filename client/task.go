@@ -158,11 +158,7 @@ func (w *a2aWire) start(ctx context.Context, k *call) (*Task, error) {
 		return nil, err
 	}
 	params := sendParams(a, k.opts.CallID, "", "", parts)
-	if a.v03 {
-		params["configuration"] = map[string]any{"blocking": false}
-	} else {
-		params["configuration"] = map[string]any{"returnImmediately": true}
-	}
+	params["configuration"] = a.ver.NotBlocking()
 	at, err := w.send(ctx, k, a, params)
 	if err != nil {
 		return nil, err

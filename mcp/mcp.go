@@ -18,7 +18,13 @@ const (
 
 // supportedVersions lists the versions in the order server/discover and the
 // unsupported-version error name them: newest first.
-var supportedVersions = []string{Version20260728, Version20251125, Version20250618}
+var supportedVersions = func() []string {
+	var names []string
+	for _, v := range mcpwire.Versions {
+		names = append(names, v.Name)
+	}
+	return names
+}()
 
 // Keys of the _meta objects this package reads and writes.
 const (

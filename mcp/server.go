@@ -12,6 +12,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -103,9 +104,11 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		`,"capabilities":{"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initResult = map[string][]byte{}
-	for _, v := range []string{Version20250618, Version20251125} {
-		s.initResult[v] = []byte(`{"protocolVersion":"` + v + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
-			string(s.info) + instr + `}`)
+	for _, v := range mcpwire.Versions {
+		if !v.Stateless {
+			s.initResult[v.Name] = []byte(`{"protocolVersion":"` + v.Name + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
+				string(s.info) + instr + `}`)
+		}
 	}
 	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
 	return s
@@ -169,13 +172,7 @@ func (x *exchange) releaseResponse() {
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
-func isSupportedVersion(v string) bool {
-	switch v {
-	case Version20260728, Version20251125, Version20250618:
-		return true
-	}
-	return false
-}
+func isSupportedVersion(v string) bool { return mcpwire.Lookup(v) != nil }
 
 // checkModern checks the _meta fields every 2026-07-28 request carries.
 func (s *server) checkModern(m *message) *rpcError {
@@ -201,7 +198,7 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 	msg := "Unsupported protocol version " + strconv.Quote(requested) + " in the MCP-Protocol-Version header: this server speaks " + supportedList
 	if !inHeader {
 		msg = "Unsupported protocol version " + strconv.Quote(requested) + " in _meta: a request that names its version there is served as " +
-			Version20260728 + "; " + Version20251125 + " and " + Version20250618 + " begin with initialize"
+			mcpwire.Latest.Name + "; " + initializeList + " begin with initialize"
 	}
 	return &rpcError{
 		Code:    codeUnsupportedProtocol,
@@ -212,7 +209,18 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 }
 
 // supportedList names supportedVersions in a sentence.
-var supportedList = strings.Join(supportedVersions[:len(supportedVersions)-1], ", ") + " and " + supportedVersions[len(supportedVersions)-1]
+var supportedList = mcpwire.Names("and")
+
+// initializeList names the versions that begin with initialize.
+var initializeList = func() string {
+	var names []string
+	for _, v := range mcpwire.Versions {
+		if !v.Stateless {
+			names = append(names, v.Name)
+		}
+	}
+	return strings.Join(names, " and ")
+}()
 
 // methodNotFound is the error for a method this server does not have.
 // It carries no status: the generation answers it 404 in 2026-07-28 and 200,

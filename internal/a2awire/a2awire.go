@@ -58,13 +58,6 @@ var methods03 = map[string]string{
 // Method03 is 0.3's name of the 1.0 method m, or "" when 0.3 has none.
 func Method03(m string) string { return methods03[m] }
 
-// Method is the name of the 1.0 method m in version v03 (true) or 1.0.
-func Method(m string, v03 bool) string {
-	if v03 {
-		return methods03[m]
-	}
-	return m
-}
 
 // The task states, in 1.0's spelling.
 const (

@@ -26,8 +26,22 @@ func TestStates(t *testing.T) {
 }
 
 func TestMethods(t *testing.T) {
-	assert.Equal(t, "message/send", Method(SendMessage, true))
-	assert.Equal(t, SendMessage, Method(SendMessage, false))
+	assert.Equal(t, "message/send", Version03.Method(SendMessage))
+	assert.Equal(t, SendMessage, Version10.Method(SendMessage))
 	assert.Equal(t, "tasks/get", Method03(GetTask))
 	assert.Empty(t, Method03(ListTasks), "0.3 has no ListTasks")
+	assert.Empty(t, Version03.Method(ListTasks))
+}
+
+func TestVersions(t *testing.T) {
+	assert.True(t, Version10.Header)
+	assert.False(t, Version03.Header, "0.3 has no version header")
+	assert.Equal(t, "ROLE_USER", Version10.UserRole())
+	assert.Equal(t, "user", Version03.UserRole())
+	assert.Equal(t, map[string]any{"text": "hi"}, Version10.TextPart("hi"))
+	assert.Equal(t, map[string]any{"kind": "text", "text": "hi"}, Version03.TextPart("hi"))
+	assert.Equal(t, map[string]any{"kind": "data", "data": 1}, Version03.DataPart(1))
+	assert.Equal(t, map[string]any{"data": 1}, Version10.DataPart(1))
+	assert.Equal(t, map[string]any{"returnImmediately": true}, Version10.NotBlocking())
+	assert.Equal(t, map[string]any{"blocking": false}, Version03.NotBlocking())
 }
