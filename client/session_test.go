@@ -173,3 +173,44 @@ func TestSessionTraits(t *testing.T) {
 		assert.Equal(t, tc.listChange, c.NotifiesListChanges(), tc.format)
 	}
 }
+
+// TestMCPSessionExpired: a server that forgets the session (404 to a
+// request of it) gets a new handshake and the request again, once; the
+// call succeeds in the new session.
+func TestMCPSessionExpired(t *testing.T) {
+	h := mcp.NewHandler(newRegistry(t), nil)
+	var mu sync.Mutex
+	forgotten := map[string]bool{}
+	opened := 0
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		defer mu.Unlock()
+		if forgotten[r.Header.Get("Mcp-Session-Id")] {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if containsMethod(body, "initialize") {
+			opened++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", opened))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, MCPVersion: mcp.Version20251125})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.ListTools(t.Context())
+	require.NoError(t, err)
+	mu.Lock()
+	require.Equal(t, 1, opened)
+	forgotten["s1"] = true
+	mu.Unlock()
+
+	res, err := c.Call(t.Context(), "Math_Add", map[string]any{"a": 1, "b": 2}, nil)
+	require.NoError(t, err, "the call goes again in a new session")
+	assert.JSONEq(t, `3`, string(res.Value))
+	mu.Lock()
+	assert.Equal(t, 2, opened, "one new handshake")
+	mu.Unlock()
+}
