@@ -119,9 +119,13 @@ func a2aError(e *RPCError) error {
 	return e
 }
 
+// userRoles are the user's role in each spelling (a.ver.UserRole()),
+// boxed once.
+var userRoles = map[bool]any{false: a2awire.Version10.UserRole(), true: a2awire.Version03.UserRole()}
+
 // sendParams is a SendMessage's params in the agent's version.
 func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []any) map[string]any {
-	msg := map[string]any{"messageId": messageID, "role": a.ver.UserRole(), "parts": parts}
+	msg := map[string]any{"messageId": messageID, "role": userRoles[a.ver.KindTagged], "parts": parts}
 	if a.ver.KindTagged {
 		msg["kind"] = "message"
 	}

@@ -86,6 +86,16 @@ func newMCPSession(c *Client, conn mcpConn) *mcpSession {
 // ver is the negotiated version, nil before the handshake.
 func (s *mcpSession) ver() *mcpwire.Version { return s.version.Load() }
 
+// versionValues are the versions' names as _meta values, boxed once
+// (a string made an interface at each request costs an allocation).
+var versionValues = func() map[*mcpwire.Version]any {
+	m := map[*mcpwire.Version]any{}
+	for _, v := range mcpwire.Versions {
+		m[v] = v.Name
+	}
+	return m
+}()
+
 // vname is a version's name; "" for none.
 func vname(v *mcpwire.Version) string {
 	if v == nil {
@@ -147,7 +157,7 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 			if meta == nil {
 				meta = map[string]any{}
 			}
-			meta[mcpwire.MetaProtocolVersion] = version.Name
+			meta[mcpwire.MetaProtocolVersion] = versionValues[version]
 			meta[mcpwire.MetaClientCapabilities] = s.modernCaps()
 			meta[mcpwire.MetaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {

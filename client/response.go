@@ -125,20 +125,25 @@ func (c *Client) roundTrip(req *http.Request, what string) (*http.Response, erro
 // unfollowed is a *RedirectError, and the response's body is the
 // caller's to close.
 func roundTrip(d Doer, req *http.Request, what string) (*http.Response, error) {
-	name := req.Method + " " + req.URL.String()
-	if what != "" {
-		name += " (" + what + ")"
+	// The request's name is made only for an error: a call makes none.
+	name := func() string {
+		if what != "" {
+			return req.Method + " " + req.URL.String() + " (" + what + ")"
+		}
+		return req.Method + " " + req.URL.String()
 	}
 	resp, err := d.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name(), err)
 	}
-	if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
-		resp.Body.Close()
-		if to, err := req.URL.Parse(loc); err == nil {
-			loc = to.String()
+	if isRedirect(resp.StatusCode) {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			resp.Body.Close()
+			if to, err := req.URL.Parse(loc); err == nil {
+				loc = to.String()
+			}
+			return nil, fmt.Errorf("%s: %w", name(), &RedirectError{Method: req.Method, From: req.URL.String(), Location: loc, Status: resp.StatusCode})
 		}
-		return nil, fmt.Errorf("%s: %w", name, &RedirectError{Method: req.Method, From: req.URL.String(), Location: loc, Status: resp.StatusCode})
 	}
 	return resp, nil
 }
