@@ -328,7 +328,7 @@ func (h *Handler) guide(r *http.Request, d dialect, messageID, contextID string)
 	} else {
 		text += " It has no tool you may call."
 	}
-	return d.message(&message{replyTo: messageID, ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
+	return d.message(&message{ReplyTo: messageID, ContextID: contextID, Role: d.roleAgent(), Parts: []part{d.textPart(text)}})
 }
 
 // exampleInput builds an input for a skill's example from a tool's

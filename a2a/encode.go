@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -12,56 +13,13 @@ import (
 // encoding/json would check again every value the pipeline has already
 // encoded.
 
-// openObject opens an object, with 0.3's kind tag first when kind is set.
-func openObject(dst []byte, kind string) []byte {
-	dst = append(dst, '{')
-	if kind != "" {
-		dst = append(dst, `"kind":`...)
-		dst = wire.AppendString(dst, kind)
-		dst = append(dst, ',')
-	}
-	return dst
-}
-
-// appendPart appends a part: its 0.3 kind, then its text or data.
-func appendPart(dst []byte, p part) []byte {
-	dst = openObject(dst, p.Kind)
-	switch {
-	case p.IsText:
-		dst = append(dst, `"text":`...)
-		dst = wire.AppendString(dst, p.Text)
-	case p.ValueText:
-		dst = append(dst, `"text":`...)
-		if len(p.Data) > 0 && p.Data[0] == '"' {
-			dst = append(dst, p.Data...) // a string is its own text (the registry's value is valid JSON)
-		} else {
-			dst = wire.AppendString(dst, string(p.Data))
-		}
-	default:
-		dst = append(dst, `"data":`...)
-		dst = appendRaw(dst, p.Data)
-	}
-	return append(dst, '}')
-}
-
-func appendParts(dst []byte, parts []part) []byte {
-	dst = append(dst, '[')
-	for i, p := range parts {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendPart(dst, p)
-	}
-	return append(dst, ']')
-}
-
 // appendMessage appends a message the agent writes.
 func appendMessage(dst []byte, m *message) []byte {
-	dst = openObject(dst, m.Kind)
+	dst = a2awire.OpenObject(dst, m.Kind)
 	dst = append(dst, `"messageId":`...)
-	if m.MessageID == "" && m.replyTo != "" {
+	if m.MessageID == "" && m.ReplyTo != "" {
 		dst = append(dst, '"')
-		dst = wire.AppendUUID(dst, derivedSum("reply", m.replyTo))
+		dst = wire.AppendUUID(dst, derivedSum("reply", m.ReplyTo))
 		dst = append(dst, '"')
 	} else {
 		dst = wire.AppendString(dst, m.MessageID)
@@ -70,9 +28,9 @@ func appendMessage(dst []byte, m *message) []byte {
 	case m.ContextID != "":
 		dst = append(dst, `,"contextId":`...)
 		dst = wire.AppendString(dst, m.ContextID)
-	case m.replyTo != "":
+	case m.ReplyTo != "":
 		dst = append(dst, `,"contextId":"`...)
-		dst = wire.AppendUUID(dst, derivedSum("context", m.replyTo))
+		dst = wire.AppendUUID(dst, derivedSum("context", m.ReplyTo))
 		dst = append(dst, '"')
 	}
 	if m.TaskID != "" {
@@ -82,7 +40,7 @@ func appendMessage(dst []byte, m *message) []byte {
 	dst = append(dst, `,"role":`...)
 	dst = wire.AppendString(dst, m.Role)
 	dst = append(dst, `,"parts":`...)
-	dst = appendParts(dst, m.Parts)
+	dst = a2awire.AppendParts(dst, m.Parts)
 	if len(m.Metadata) > 0 {
 		dst = append(dst, `,"metadata":`...)
 		dst = append(dst, m.Metadata...)
@@ -92,7 +50,7 @@ func appendMessage(dst []byte, m *message) []byte {
 
 // appendTask appends a task.
 func appendTask(dst []byte, t *task) []byte {
-	dst = openObject(dst, t.Kind)
+	dst = a2awire.OpenObject(dst, t.Kind)
 	dst = append(dst, `"id":`...)
 	dst = wire.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
@@ -146,7 +104,7 @@ func appendArtifact(dst []byte, a artifact) []byte {
 		dst = wire.AppendString(dst, a.Name)
 	}
 	dst = append(dst, `,"parts":`...)
-	dst = appendParts(dst, a.Parts)
+	dst = a2awire.AppendParts(dst, a.Parts)
 	return append(dst, '}')
 }
 

@@ -58,7 +58,7 @@ func appendValueReply(dst []byte, d dialect, v *valueReply) []byte {
 	if d != v03 {
 		dst = append(dst, `{"message":`...)
 	}
-	m := message{replyTo: v.messageID, ContextID: v.contextID, Role: d.roleAgent(), Metadata: outcomeSucceeded}
+	m := message{ReplyTo: v.messageID, ContextID: v.contextID, Role: d.roleAgent(), Metadata: outcomeSucceeded}
 	if d == v03 {
 		m.Kind = "message"
 	}
@@ -101,7 +101,7 @@ func (h *Handler) answer(r *http.Request, d dialect, m *incoming, body []byte, s
 	// sent again is answered alike: a context it names none of, the
 	// message that answers it, the task its call runs as.
 	// (The message that answers names the context derived from its
-	// messageId when the caller named none: see message.replyTo.)
+	// messageId when the caller named none: see message.ReplyTo.)
 	contextID := m.contextID
 	tool := m.tool
 	var textInput []byte
@@ -231,7 +231,7 @@ func marshalText(param, text string) []byte {
 func (h *Handler) reply(d dialect, messageID, contextID string, res otc.CallResult, err error) (*message, *rpcError, int) {
 	f := new(replyBuf)
 	m := &f.msg
-	*m = message{replyTo: messageID, ContextID: contextID, Role: d.roleAgent()}
+	*m = message{ReplyTo: messageID, ContextID: contextID, Role: d.roleAgent()}
 	switch {
 	case err != nil:
 		e, ok := errors.AsType[*otc.Error](err)

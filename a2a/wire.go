@@ -15,78 +15,15 @@ const (
 	Version03 = a2awire.V03
 )
 
-// part is a Part of a message or an artifact: its text (when IsText) or
-// its data (the kinds this package writes), with 0.3's kind tag beside.
-// It is written by appendPart, and read back (a task's history) by
-// UnmarshalJSON.
-type part struct {
-	Kind   string
-	Text   string
-	IsText bool
-	Data   json.RawMessage
-	// ValueText says the part is the text of the value Data holds, as
-	// modeltext.Value writes it (a string as itself, anything else as its
-	// JSON), written as it is encoded.
-	ValueText bool
-}
-
-// UnmarshalJSON reads a part this package wrote.
-func (p *part) UnmarshalJSON(b []byte) error {
-	var in struct {
-		Kind string          `json:"kind"`
-		Text *string         `json:"text"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	*p = part{Kind: in.Kind, Data: in.Data}
-	if in.Text != nil {
-		p.Text, p.IsText = *in.Text, true
-	}
-	return nil
-}
-
-// message is a Message.
-type message struct {
-	Kind      string          `json:"kind,omitempty"` // 0.3 only
-	MessageID string          `json:"messageId"`
-	ContextID string          `json:"contextId,omitempty"`
-	TaskID    string          `json:"taskId,omitempty"`
-	Role      string          `json:"role"`
-	Parts     []part          `json:"parts"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
-
-	// replyTo, when MessageID is empty, is the messageId of the message
-	// this one answers: its id is derived from it ("reply"), and so is its
-	// context's when ContextID is empty ("context"), as it is written, so
-	// that the same message sent again is answered alike.
-	replyTo string
-}
-
-// task is a Task.
-type task struct {
-	Kind      string     `json:"kind,omitempty"` // 0.3 only
-	ID        string     `json:"id"`
-	ContextID string     `json:"contextId"`
-	Status    taskStatus `json:"status"`
-	Artifacts []artifact `json:"artifacts,omitempty"`
-	History   []*message `json:"history,omitempty"`
-}
-
-// taskStatus is a TaskStatus.
-type taskStatus struct {
-	State     string   `json:"state"`
-	Message   *message `json:"message,omitempty"`
-	Timestamp time.Time
-}
-
-// artifact is an Artifact.
-type artifact struct {
-	ArtifactID string `json:"artifactId"`
-	Name       string `json:"name,omitempty"`
-	Parts      []part `json:"parts"`
-}
+// The wire types of A2A, shared with the client (internal/a2awire): a
+// part, a message, a task, its status and its artifacts.
+type (
+	part       = a2awire.Part
+	message    = a2awire.Message
+	task       = a2awire.Task
+	taskStatus = a2awire.TaskStatus
+	artifact   = a2awire.Artifact
+)
 
 // dialect is a protocol version this package speaks, and writes its
 // shapes: 1.0's ProtoJSON enum names, or 0.3's lower-case ones and kind
@@ -120,12 +57,14 @@ func (d dialect) roleAgent() string {
 	return "ROLE_AGENT"
 }
 
-func (d dialect) textPart(s string) part {
-	p := part{Text: s, IsText: true}
+func (d dialect) textPart(s string) part { return d.version().TextPart(s) }
+
+// version is the dialect's value in the wire vocabulary.
+func (d dialect) version() *a2awire.Version {
 	if d == v03 {
-		p.Kind = "text"
+		return a2awire.Version03
 	}
-	return p
+	return a2awire.Version10
 }
 
 // valueTextPart is a text part holding the text of value v (see
@@ -138,22 +77,9 @@ func (d dialect) valueTextPart(v json.RawMessage) part {
 	return p
 }
 
-// dataPart is a data part holding v. In 0.3 a data part holds an
-// object, so another value is wrapped as {"result": v}, as MCP's
-// structuredContent wraps it.
-func (d dialect) dataPart(v json.RawMessage) part {
-	p := part{Data: v}
-	if d == v03 {
-		p.Kind = "data"
-		if len(v) > 0 && v[0] != '{' {
-			w := make([]byte, 0, len(v)+11)
-			w = append(w, `{"result":`...)
-			w = append(w, v...)
-			p.Data = append(w, '}')
-		}
-	}
-	return p
-}
+// dataPart is a data part holding v (in 0.3, an object: another value
+// is wrapped as {"result": v}).
+func (d dialect) dataPart(v json.RawMessage) part { return d.version().DataPart(v) }
 
 func (d dialect) message(m *message) *message {
 	if d == v03 {

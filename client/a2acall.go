@@ -11,6 +11,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/a2awire"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file calls an A2A agent's skill: the message, its task followed
@@ -18,36 +19,13 @@ import (
 // the result read from the parts.
 
 // a2aTask is a task, or the message that answers a call, in either
-// version's shape.
+// version's shape: the wire's Task (its Kind "task" or "message" in 0.3),
+// with a message's members beside (0.3, where the result is the message
+// itself).
 type a2aTask struct {
-	Kind      string `json:"kind"` // 0.3: "task" or "message"
-	ID        string `json:"id"`
-	ContextID string `json:"contextId"`
-	Status    struct {
-		State   string      `json:"state"`
-		Message *a2aMessage `json:"message"`
-	} `json:"status"`
-	Artifacts []struct {
-		Parts []a2aPart `json:"parts"`
-	} `json:"artifacts"`
-	// A message's members (0.3, where the result is the message itself).
-	Parts    []a2aPart                  `json:"parts"`
-	Metadata map[string]json.RawMessage `json:"metadata"`
-}
-
-// a2aMessage is what the client reads of a message.
-type a2aMessage struct {
-	ContextID string                     `json:"contextId"`
-	TaskID    string                     `json:"taskId"`
-	Parts     []a2aPart                  `json:"parts"`
-	Metadata  map[string]json.RawMessage `json:"metadata"`
-}
-
-// a2aPart is a part of either version: 0.3 tags it with kind.
-type a2aPart struct {
-	Kind string          `json:"kind"`
-	Text *string         `json:"text"`
-	Data json.RawMessage `json:"data"`
+	a2awire.Task
+	Parts    []a2awire.Part  `json:"parts"`
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // rpc sends one JSON-RPC request to the agent and decodes its result.
@@ -119,23 +97,22 @@ func a2aError(e *RPCError) error {
 	return e
 }
 
-// userRoles are the user's role in each spelling (a.ver.UserRole()),
-// boxed once.
-var userRoles = map[bool]any{false: a2awire.Version10.UserRole(), true: a2awire.Version03.UserRole()}
-
 // sendParams is a SendMessage's params in the agent's version.
-func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []any) map[string]any {
-	msg := map[string]any{"messageId": messageID, "role": userRoles[a.ver.KindTagged], "parts": parts}
+func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []a2awire.Part) map[string]any {
+	msg := &a2awire.Message{MessageID: messageID, TaskID: taskID, ContextID: contextID, Role: a.ver.UserRole(), Parts: parts}
 	if a.ver.KindTagged {
-		msg["kind"] = "message"
-	}
-	if taskID != "" {
-		msg["taskId"] = taskID
-	}
-	if contextID != "" {
-		msg["contextId"] = contextID
+		msg.Kind = "message"
 	}
 	return map[string]any{"message": msg}
+}
+
+// dataPart is a data part holding v, in the agent's version.
+func dataPart(a *a2aAgent, v any) (a2awire.Part, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return a2awire.Part{}, fmt.Errorf("encoding a data part: %w", err)
+	}
+	return a.ver.DataPart(b), nil
 }
 
 // methodName is a method's name in the agent's version.
@@ -155,8 +132,8 @@ func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[str
 func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 	if !a.ver.KindTagged {
 		var r struct {
-			Task    *a2aTask    `json:"task"`
-			Message *a2aMessage `json:"message"`
+			Task    *a2aTask         `json:"task"`
+			Message *a2awire.Message `json:"message"`
 		}
 		if err := json.Unmarshal(out, &r); err != nil {
 			return nil, fmt.Errorf("SendMessage: the result: %w", err)
@@ -165,7 +142,7 @@ func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 		case r.Task != nil:
 			return r.Task, nil
 		case r.Message != nil:
-			return &a2aTask{Kind: "message", Parts: r.Message.Parts, Metadata: r.Message.Metadata}, nil
+			return &a2aTask{Task: a2awire.Task{Kind: "message"}, Parts: r.Message.Parts, Metadata: r.Message.Metadata}, nil
 		}
 		return nil, errors.New("SendMessage: the result is neither a task nor a message")
 	}
@@ -195,7 +172,7 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 
 // message is the agent and the parts of the message that makes call k,
 // or why there can be none.
-func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []any, error) {
+func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []a2awire.Part, error) {
 	a, err := w.current(ctx, k)
 	if err != nil {
 		return nil, nil, err
@@ -216,14 +193,20 @@ func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []any, error
 // parts are the parts of a message calling the tool: a data part
 // {"tool", "input"} for a typed skill, the text (and data) of the input
 // for another.
-func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
-	var parts []any
+func (w *a2aWire) parts(a *a2aAgent, k *call) ([]a2awire.Part, error) {
+	var parts []a2awire.Part
 	if a.typed[k.toolID] {
 		input := k.input
 		if input == nil {
 			input = json.RawMessage(`{}`)
 		}
-		parts = []any{a.ver.DataPart(map[string]any{"tool": k.toolID, "input": input})}
+		// {"tool", "input"}, written at once: the input is valid JSON.
+		b := make([]byte, 0, len(k.toolID)+len(input)+24)
+		b = append(b, `{"tool":`...)
+		b = wire.AppendString(b, k.toolID)
+		b = append(b, `,"input":`...)
+		b = append(append(b, input...), '}')
+		parts = []a2awire.Part{a.ver.DataPart(b)}
 	} else {
 		var in struct {
 			Text *string        `json:"text"`
@@ -238,9 +221,13 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]any, error) {
 			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
 				ParameterErrors: map[string]string{"text": "required: the message to send to the agent"}}
 		}
-		parts = []any{a.ver.TextPart(*in.Text)}
+		parts = []a2awire.Part{a.ver.TextPart(*in.Text)}
 		if in.Data != nil {
-			parts = append(parts, a.ver.DataPart(in.Data))
+			p, err := dataPart(a, in.Data)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, p)
 		}
 	}
 	return parts, nil
@@ -287,7 +274,7 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 		}
 		switch a2awire.State(t.Status.State) {
 		case a2awire.StateCompleted:
-			var ps []a2aPart
+			var ps []a2awire.Part
 			for _, ar := range t.Artifacts {
 				ps = append(ps, ar.Parts...)
 			}
@@ -343,8 +330,8 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 // reply answers the question of a task in INPUT_REQUIRED: an otc agent's
 // questions (a data part {"input_requests"}) each with the handler of its
 // kind, another agent's text with Options.Handlers.Elicit.
-func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, error) {
-	var parts []a2aPart
+func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]a2awire.Part, error) {
+	var parts []a2awire.Part
 	if t.Status.Message != nil {
 		parts = t.Status.Message.Parts
 	}
@@ -357,7 +344,11 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 			if err != nil {
 				return nil, err
 			}
-			return []any{a.ver.DataPart(map[string]any{"input_responses": answers})}, nil
+			p, err := dataPart(a, map[string]any{"input_responses": answers})
+			if err != nil {
+				return nil, err
+			}
+			return []a2awire.Part{p}, nil
 		}
 	}
 	h := w.c.opts.Handlers
@@ -373,7 +364,7 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 		return nil, errors.New("the user declined the agent's question")
 	}
 	text, _ := res.Content["text"].(string)
-	out := []any{a.ver.TextPart(text)}
+	out := []a2awire.Part{a.ver.TextPart(text)}
 	rest := map[string]any{}
 	for k, v := range res.Content {
 		if k != "text" {
@@ -381,7 +372,11 @@ func (w *a2aWire) reply(ctx context.Context, a *a2aAgent, t *a2aTask) ([]any, er
 		}
 	}
 	if len(rest) > 0 {
-		out = append(out, a.ver.DataPart(rest))
+		p, err := dataPart(a, rest)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -400,7 +395,11 @@ func (w *a2aWire) abandon(ctx context.Context, k *call, a *a2aAgent, id string, 
 // fromMessage reads a message answering a call: an otc agent says in
 // its metadata whether the call failed; another agent's message is its
 // answer.
-func (r *Result) fromMessage(parts []a2aPart, meta map[string]json.RawMessage) (*Result, error) {
+func (r *Result) fromMessage(parts []a2awire.Part, metadata json.RawMessage) (*Result, error) {
+	var meta map[string]json.RawMessage
+	if len(metadata) > 0 {
+		_ = json.Unmarshal(metadata, &meta) // no metadata, or another agent's of another shape: no outcome
+	}
 	if string(meta[a2awire.MetaOutcome]) == `"`+a2awire.OutcomeFailed+`"` {
 		return r.fromFailure(parts)
 	}
@@ -418,7 +417,7 @@ func (r *Result) fromMessage(parts []a2aPart, meta map[string]json.RawMessage) (
 
 // fromParts makes the value of an answer's parts: the first data part,
 // else the text parts joined, as a JSON string.
-func (r *Result) fromParts(parts []a2aPart) (*Result, error) {
+func (r *Result) fromParts(parts []a2awire.Part) (*Result, error) {
 	for _, p := range parts {
 		if len(p.Data) > 0 && string(p.Data) != "null" {
 			r.Value = p.Data
@@ -434,7 +433,7 @@ func (r *Result) fromParts(parts []a2aPart) (*Result, error) {
 // fromFailure reads a message that says how a call failed: the words in
 // the text part (before the hint), in an otc agent's data part its class,
 // whether and when to retry, and the hint.
-func (r *Result) fromFailure(parts []a2aPart) (*Result, error) {
+func (r *Result) fromFailure(parts []a2awire.Part) (*Result, error) {
 	var info struct {
 		Code         string `json:"code"`
 		CanRetry     bool   `json:"can_retry"`
@@ -468,11 +467,11 @@ func (r *Result) fromFailure(parts []a2aPart) (*Result, error) {
 }
 
 // textOf joins the text parts.
-func textOf(parts []a2aPart) string {
+func textOf(parts []a2awire.Part) string {
 	var ts []string
 	for _, p := range parts {
-		if p.Text != nil {
-			ts = append(ts, *p.Text)
+		if p.IsText {
+			ts = append(ts, p.Text)
 		}
 	}
 	return strings.Join(ts, "\n")

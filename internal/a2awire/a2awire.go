@@ -58,7 +58,6 @@ var methods03 = map[string]string{
 // Method03 is 0.3's name of the 1.0 method m, or "" when 0.3 has none.
 func Method03(m string) string { return methods03[m] }
 
-
 // The task states, in 1.0's spelling.
 const (
 	StateUnspecified   = "TASK_STATE_UNSPECIFIED"

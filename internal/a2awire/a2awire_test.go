@@ -1,9 +1,11 @@
 package a2awire
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStates(t *testing.T) {
@@ -38,10 +40,31 @@ func TestVersions(t *testing.T) {
 	assert.False(t, Version03.Header, "0.3 has no version header")
 	assert.Equal(t, "ROLE_USER", Version10.UserRole())
 	assert.Equal(t, "user", Version03.UserRole())
-	assert.Equal(t, map[string]any{"text": "hi"}, Version10.TextPart("hi"))
-	assert.Equal(t, map[string]any{"kind": "text", "text": "hi"}, Version03.TextPart("hi"))
-	assert.Equal(t, map[string]any{"kind": "data", "data": 1}, Version03.DataPart(1))
-	assert.Equal(t, map[string]any{"data": 1}, Version10.DataPart(1))
+	for _, tc := range []struct {
+		p    Part
+		want string
+	}{
+		{Version10.TextPart("hi"), `{"text":"hi"}`},
+		{Version03.TextPart("hi"), `{"kind":"text","text":"hi"}`},
+		{Version10.DataPart(json.RawMessage(`1`)), `{"data":1}`},
+		{Version03.DataPart(json.RawMessage(`1`)), `{"kind":"data","data":{"result":1}}`},
+		{Version03.DataPart(json.RawMessage(`{"a":1}`)), `{"kind":"data","data":{"a":1}}`},
+		{Part{Data: json.RawMessage(`"x y"`), ValueText: true}, `{"text":"x y"}`},
+		{Part{Data: json.RawMessage(`{"a":1}`), ValueText: true}, `{"text":"{\"a\":1}"}`},
+		{Part{}, `{"data":null}`},
+	} {
+		b, err := json.Marshal(tc.p)
+		require.NoError(t, err)
+		assert.JSONEq(t, tc.want, string(b))
+		if tc.p.ValueText {
+			continue
+		}
+		var back Part
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, tc.p.Kind, back.Kind, "%s reads back", b)
+		assert.Equal(t, tc.p.IsText, back.IsText)
+		assert.Equal(t, tc.p.Text, back.Text)
+	}
 	assert.Equal(t, map[string]any{"returnImmediately": true}, Version10.NotBlocking())
 	assert.Equal(t, map[string]any{"blocking": false}, Version03.NotBlocking())
 }

@@ -1,5 +1,7 @@
 package a2awire
 
+import "encoding/json"
+
 // Version is one A2A protocol version, and what its JSON-RPC binding
 // does differently: the value a program speaking to an agent branches on,
 // so that a version is added or changed in one place.
@@ -46,20 +48,30 @@ func (v *Version) UserRole() string {
 	return "ROLE_USER"
 }
 
-// TextPart and DataPart are a text part and a data part.
-func (v *Version) TextPart(s string) map[string]any {
+// TextPart is a text part holding s.
+func (v *Version) TextPart(s string) Part {
+	p := Part{Text: s, IsText: true}
 	if v.KindTagged {
-		return map[string]any{"kind": "text", "text": s}
+		p.Kind = "text"
 	}
-	return map[string]any{"text": s}
+	return p
 }
 
-// DataPart is a data part holding d.
-func (v *Version) DataPart(d any) map[string]any {
+// DataPart is a data part holding the JSON value d. Where a data part
+// holds an object only (ObjectData), another value is wrapped as
+// {"result": d}, as MCP's structuredContent wraps it.
+func (v *Version) DataPart(d json.RawMessage) Part {
+	p := Part{Data: d}
 	if v.KindTagged {
-		return map[string]any{"kind": "data", "data": d}
+		p.Kind = "data"
 	}
-	return map[string]any{"data": d}
+	if v.ObjectData && len(d) > 0 && d[0] != '{' {
+		w := make([]byte, 0, len(d)+11)
+		w = append(w, `{"result":`...)
+		w = append(w, d...)
+		p.Data = append(w, '}')
+	}
+	return p
 }
 
 // NotBlocking is the configuration of a SendMessage that answers at once
