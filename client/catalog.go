@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/otcgo/otc"
 )
@@ -85,6 +86,9 @@ func decodeDefinition(raw json.RawMessage) (otc.ToolDefinition, error) {
 	}
 	if isJSONNull(def.OutputSchema) {
 		def.OutputSchema = nil
+	}
+	if _, v, ok := strings.Cut(def.ID, "@"); ok && def.Version == "" {
+		def.Version = v // the id's, where the entry names none
 	}
 	params, err := parametersOf(w.InputSchema)
 	if err != nil {

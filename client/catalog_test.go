@@ -315,3 +315,24 @@ func (d staticDoer) Do(r *http.Request) (*http.Response, error) {
 		Request:    r,
 	}, nil
 }
+
+// TestListTools_Shape: what a catalog says is the same in every format's
+// definitions: an OTC entry without a version has its id's, and an MCP
+// tool without an output schema answers content blocks (Content).
+func TestListTools_Shape(t *testing.T) {
+	url := fake(t, 200, "application/json", `{"tools":[{"id":"Clock.Now@2.1.0","name":"Clock_Now","description":"Tells the time.","input_schema":{"parameters":{"type":"object","properties":{}}}}]}`)
+	defs, err := newClient(t, url, nil).ListTools(t.Context())
+	require.NoError(t, err)
+	require.Len(t, defs, 1)
+	assert.Equal(t, "2.1.0", defs[0].Version, "the id's version")
+
+	urls, _, _ := formatServer(t, nil)
+	c, err := client.New(urls[client.FormatMCP], &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	defs, err = c.ListTools(t.Context())
+	require.NoError(t, err)
+	for _, d := range defs {
+		assert.Equal(t, len(d.OutputSchema) == 0, d.Content, "%s: content blocks exactly when there is no output schema", d.Name)
+	}
+}

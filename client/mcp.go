@@ -289,9 +289,10 @@ func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 				}
 				s.headers.Store(t.Name, hs)
 			}
+			// A tool without an output schema answers content blocks.
 			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description,
 				InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
-				Annotations: t.Annotations, Meta: t.Meta})
+				Annotations: t.Annotations, Meta: t.Meta, Content: len(t.OutputSchema) == 0})
 		}
 		if page.NextCursor == "" {
 			return defs, nil

@@ -91,23 +91,16 @@ func (u *upstream) chosen(name string) bool {
 }
 
 // remoteTools turns an upstream's catalog into the tools to register,
-// grouped by local id, or the first collision within it.
-func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
+// grouped by local id, or the first collision within it. A tool is
+// called by its id, and named by it without the version an OTC id
+// carries; a tool without a version is 1.0.0.
+func (u *upstream) remoteTools(defs []otc.ToolDefinition) (map[string][]*remoteTool, error) {
 	out := map[string][]*remoteTool{}
 	n := 0
 	for _, d := range defs {
-		rt := &remoteTool{u: u, def: d, remote: d.ID, name: d.Name, version: "1.0.0"}
-		switch format {
-		case client.FormatOTC:
-			rt.name, rt.version, _ = strings.Cut(d.ID, "@")
-			if rt.version == "" {
-				rt.version = d.Version
-			}
-		case client.FormatREST:
-			rt.remote = d.Name
-			if d.Version != "" {
-				rt.version = d.Version
-			}
+		rt := &remoteTool{u: u, def: d, remote: d.ID, name: d.ID, version: "1.0.0"}
+		if d.Version != "" {
+			rt.name, rt.version = strings.TrimSuffix(d.ID, "@"+d.Version), d.Version
 		}
 		if !u.chosen(rt.name) {
 			continue
@@ -124,7 +117,7 @@ func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) 
 		}
 		a := d.Annotations
 		rt.idempotent = a != nil && (isTrue(a.ReadOnlyHint) || isTrue(a.IdempotentHint))
-		rt.content = format == client.FormatMCP && len(d.OutputSchema) == 0
+		rt.content = d.Content // content blocks, which go on as they are
 		rt.print, _ = json.Marshal(struct {
 			R, V string
 			D    otc.ToolDefinition
@@ -140,7 +133,7 @@ func (u *upstream) remoteTools(format client.Format, defs []otc.ToolDefinition) 
 // apply makes the registry serve defs, the catalog cl listed, in place of
 // the last snapshot.
 func (u *upstream) apply(cl *client.Client, defs []otc.ToolDefinition) error {
-	next, err := u.remoteTools(cl.Format(), defs)
+	next, err := u.remoteTools(defs)
 	if err != nil {
 		return err
 	}
