@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/otcgo/otc/internal/a2awire"
@@ -106,14 +105,6 @@ func appendArtifact(dst []byte, a artifact) []byte {
 	dst = append(dst, `,"parts":`...)
 	dst = a2awire.AppendParts(dst, a.Parts)
 	return append(dst, '}')
-}
-
-// appendRaw appends a JSON value the pipeline encoded, or null.
-func appendRaw(dst []byte, v json.RawMessage) []byte {
-	if len(v) == 0 {
-		return append(dst, "null"...)
-	}
-	return append(dst, v...)
 }
 
 // appendResult appends a SendMessageResponse holding a task or a message:

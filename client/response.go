@@ -41,11 +41,6 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*res
 	return c.send(ctx, method, c.base+path, body)
 }
 
-// get reads the URL u.
-func (c *Client) get(ctx context.Context, u string) (*response, error) {
-	return c.send(ctx, http.MethodGet, u, nil)
-}
-
 // send sends a request to u and reads the whole response body, within
 // the limit.
 func (c *Client) send(ctx context.Context, method, u string, body []byte) (*response, error) {
