@@ -1,5 +1,6 @@
-// Command calculator is an example tool server. It serves, at the root of
-// its address, the tools of the protocol's example exchanges,
+// Command calculator is an example tool server. It serves over OTC, under
+// /otc as mount.All lays a server out (and at the root of its address, as
+// it always has), the tools of the protocol's example exchanges,
 // Calculator.Add and Doorbell.Ring; Math.Evaluate, which evaluates
 // an arithmetic expression written as text, and takes the text of an A2A
 // message (a client that only speaks text gets a task); Signer.Sign, which shows how a secret
@@ -656,7 +657,8 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	})
 }
 
-// newServer serves the registry over OTC at the root, as the REST API
+// newServer serves the registry over OTC under /otc and at the root, as
+// the REST API
 // under /v1/, over MCP at /mcp and over A2A at /a2a (their tasks, and
 // MCP's requestState keys, those sh shares), and as a registry listing
 // under /registry/, all behind the same authentication (nil for none)
@@ -672,7 +674,9 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
-	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
+	mh := mcp.NewHandler(reg, mopts)
+	mux.Handle("/mcp", mh)
+	mux.Handle("/mcp/{$}", mh) // as mount.All: clients write both
 	push := where.push
 	a2aHandler := a2a.NewHandler(reg, &a2a.Options{Logger: logger, Authenticator: auth, Name: "otc calculator", Tasks: &tasks.Options{Store: sh.tasks}, URL: where.a2aURL("/a2a"),
 		TextTool: "Math_Evaluate", // a message of text: an expression to evaluate
@@ -691,6 +695,10 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 		prm.Mount(mux)
 	}
 	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
+	// OTC under /otc, where mount.All and otc gateway serve it (the
+	// layout the docs show), and at the root, where the example has
+	// always served it.
+	mux.Handle("/otc/", http.StripPrefix("/otc", h))
 	mux.Handle("/", h)
 	return where.serve(mux), h, nil
 }
