@@ -138,7 +138,7 @@ const cardPath = a2awire.CardPath
 
 // ServeHTTP routes a request to the card or to a binding.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
+	path := routedPath(r)
 	if path == cardPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -292,6 +292,31 @@ func (h *Handler) servePublicCard(w http.ResponseWriter, r *http.Request, path s
 }
 
 // isREST reports whether path is one of the HTTP+JSON binding's.
+// routedPath is the path of a request below where the handler is
+// mounted: the request's own when it is one the handler serves (mounted
+// at the root, or with http.StripPrefix), and otherwise the path below
+// the ServeMux pattern that routed it, so that mux.Handle("/a2a/", h)
+// serves as mount.All's http.StripPrefix form does. A pattern with
+// wildcards is not stripped.
+func routedPath(r *http.Request) string {
+	p := r.URL.Path
+	if p == "/" || p == "" || p == cardPath || p == jwksPath || isREST(p) || r.Pattern == "" {
+		return p
+	}
+	pat := r.Pattern
+	if _, rest, ok := strings.Cut(pat, " "); ok {
+		pat = rest // the method
+	}
+	if i := strings.IndexByte(pat, '/'); i > 0 {
+		pat = pat[i:] // the host
+	}
+	pat = strings.TrimSuffix(strings.TrimSuffix(pat, "{$}"), "/")
+	if pat == "" || strings.Contains(pat, "{") || !strings.HasPrefix(p, pat) || len(p) > len(pat) && p[len(pat)] != '/' {
+		return p
+	}
+	return p[len(pat):]
+}
+
 func isREST(path string) bool {
 	return strings.HasPrefix(path, "/message:") || strings.HasPrefix(path, "/tasks") || path == "/extendedAgentCard"
 }

@@ -653,3 +653,47 @@ func TestTextTool(t *testing.T) {
 		a2a.NewHandler(reg, &a2a.Options{TextTool: "Two_Strings"})
 	})
 }
+
+// TestMountedWithoutStripPrefix: a handler mounted as people write it,
+// mux.Handle("/agents/a2a/", h) and the pattern without its slash, serves
+// its card (naming the URL it is mounted at), JSON-RPC and the REST
+// binding as the http.StripPrefix form does.
+func TestMountedWithoutStripPrefix(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
+		func(_ context.Context, in struct {
+			A float64 `json:"a" jsonschema:"description=The first number."`
+			B float64 `json:"b" jsonschema:"description=The second number."`
+		}) (float64, error) {
+			return in.A + in.B, nil
+		}))
+	h := a2a.NewHandler(reg, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/agents/a2a/", h)
+	mux.Handle("POST /agents/a2a", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s := &server{url: srv.URL + "/agents/a2a"}
+
+	card := s.get(t, "/.well-known/agent-card.json")
+	require.Equal(t, http.StatusOK, card.status, "%s", card.body)
+	var c struct {
+		SupportedInterfaces []struct {
+			URL string `json:"url"`
+		} `json:"supportedInterfaces"`
+	}
+	require.NoError(t, json.Unmarshal(card.body, &c))
+	require.NotEmpty(t, c.SupportedInterfaces)
+	assert.Equal(t, srv.URL+"/agents/a2a", c.SupportedInterfaces[0].URL)
+
+	for _, path := range []string{"/", ""} {
+		a := s.post(t, path, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-`+path+`","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":2,"b":3}}}]}}}`)
+		require.Equal(t, http.StatusOK, a.status, "%q: %s", path, a.body)
+		assert.Contains(t, string(a.body), `"data":5`, "%q", path)
+	}
+	rest := s.post(t, "/message:send", "1.0", `{"message":{"messageId":"m-rest","role":"ROLE_USER","parts":[{"data":{"tool":"Calculator_Add","input":{"a":1,"b":1}}}]}}`)
+	require.Equal(t, http.StatusOK, rest.status, "%s", rest.body)
+	assert.Contains(t, string(rest.body), `"data":2`)
+	missing := s.get(t, "/nothing")
+	assert.Equal(t, http.StatusNotFound, missing.status)
+}

@@ -4,9 +4,11 @@
 // validation, policy, idempotency and middleware as every other wire
 // format.
 //
-//	mux.Handle("/a2a/", http.StripPrefix("/a2a", a2a.NewHandler(reg, nil)))
+//	mux.Handle("/a2a/", a2a.NewHandler(reg, nil))
 //
-// serves, relative to where it is mounted:
+// serves, relative to where it is mounted (with or without
+// http.StripPrefix: a path it does not serve is taken below the pattern
+// that routed it):
 //
 //	GET  /.well-known/agent-card.json  the Agent Card (public)
 //	POST /                             the JSON-RPC binding (SendMessage, GetTask, ...)
