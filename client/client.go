@@ -400,8 +400,8 @@ type Result struct {
 
 // Call calls the tool toolID ("Toolkit.Tool", "Toolkit.Tool@x" or
 // "Toolkit.Tool@x.y.z") with input, which may be anything that encodes as a
-// JSON object, a json.RawMessage holding one (a model's arguments, say),
-// or nil for no input. opts may be nil.
+// JSON object, a json.RawMessage or []byte holding one (a model's
+// arguments, say), or nil for no input. opts may be nil.
 //
 // When the tool fails, Call returns both the Result (for its call id and
 // duration) and an error wrapping the [*otc.ToolError]. Any other error
@@ -523,6 +523,9 @@ func (c *Client) newCall(toolID string, input any, opts *CallOptions) (*call, er
 	}
 	if input != nil {
 		raw, ok := input.(json.RawMessage)
+		if b, isBytes := input.([]byte); isBytes {
+			raw, ok = b, true // JSON, as a json.RawMessage is (not base64)
+		}
 		if !ok {
 			var err error
 			if raw, err = json.Marshal(input); err != nil {

@@ -717,6 +717,7 @@ func TestCall_BadInput(t *testing.T) {
 		{"number", 42, "a number"},
 		{"raw_array", json.RawMessage(`[1]`), "an array"},
 		{"invalid_raw", json.RawMessage(`{"a":`), "encoding the input"},
+		{"bytes_array", []byte(`[1]`), "an array"},
 		{"unencodable", map[string]any{"ch": make(chan int)}, "encoding the input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -731,6 +732,16 @@ func TestCall_BadInput(t *testing.T) {
 			assert.Empty(t, rec.requests(), "nothing is sent")
 		})
 	}
+}
+
+// TestCall_BytesAreJSON: input given as []byte is JSON, as a
+// json.RawMessage is, not a base64 string.
+func TestCall_BytesAreJSON(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, serveRegistry(t, nil).URL, nil)
+	sum, err := client.CallAs[float64](t.Context(), c, "Math.Add", []byte(`{"a":1,"b":2}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, sum)
 }
 
 // TestListTools_OwnHandler reads the library's own catalog (SPEC §3).
