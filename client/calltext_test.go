@@ -37,6 +37,14 @@ func TestCallText(t *testing.T) {
 	text, err = c.CallText(ctx, "Calculator.Add", json.RawMessage(`{"a":"x","b":2}`))
 	require.NoError(t, err)
 	assert.Contains(t, text, "a: Must be a number")
+	for _, args := range []string{"1 + 2", `{"a":1`, `[1]`} {
+		text, err = c.CallText(ctx, "Calculator.Add", json.RawMessage(args))
+		require.NoError(t, err, "%q: arguments a model can write again", args)
+		assert.Contains(t, text, "must be a JSON object", "%q", args)
+	}
+	text, err = c.CallText(ctx, "Bell.Ring", json.RawMessage(" null "))
+	require.NoError(t, err)
+	assert.Equal(t, "No bell here\n\ntry bell 2", text, "null arguments are none")
 
 	srv.Close()
 	_, err = c.CallText(ctx, "Calculator.Add", json.RawMessage(`{"a":1,"b":2}`))

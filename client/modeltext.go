@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,13 +50,19 @@ func ModelText(res *Result, err error) (text string, ok bool) {
 }
 
 // CallText calls the tool toolID with the arguments a model wrote (a JSON
-// object; empty means {}) and returns what the model should read of the
-// outcome, in [ModelText]'s words: for an agent framework's tool, which
-// hands the model text. It returns an error only for a failure the model
-// cannot act on (ModelText's ok false): the error of [Client.Call].
+// object; empty or null means {}) and returns what the model should read
+// of the outcome, in [ModelText]'s words: for an agent framework's tool,
+// which hands the model text. Arguments that are not a JSON object are
+// answered in words too, without a call, so that the model writes them
+// again. It returns an error only for a failure the model cannot act on
+// (ModelText's ok false): the error of [Client.Call].
 func (c *Client) CallText(ctx context.Context, toolID string, args json.RawMessage) (string, error) {
-	if len(args) == 0 {
+	args = bytes.TrimSpace(args)
+	switch {
+	case len(args) == 0 || string(args) == "null":
 		args = json.RawMessage(`{}`)
+	case args[0] != '{' || !json.Valid(args):
+		return modeltext.NotAnObject, nil
 	}
 	res, err := c.Call(ctx, toolID, args, nil)
 	text, ok := ModelText(res, err)

@@ -92,8 +92,10 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, 
 
 // InvokableRun calls the tool with the arguments the model wrote, and
 // returns what the model should read of the outcome: its value, or its
-// tool error or invalid input in words the model can act on. It returns
-// an error only for a failure the model cannot act on.
+// tool error or invalid input in words the model can act on, as are
+// arguments that are not a JSON object ([client.Client.CallText]'s words,
+// which every adapter shares). It returns an error only for a failure the
+// model cannot act on.
 func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
 	text, err := t.c.CallText(ctx, t.def.ID, json.RawMessage(argumentsInJSON))
 	if err != nil {

@@ -122,6 +122,25 @@ func TestUnreachable(t *testing.T) {
 	assert.Contains(t, err.Error(), `eino: calling tool "Calculator_Add"`)
 }
 
+// TestMalformedArguments: arguments a model wrote that are not a JSON
+// object are handed back to it in words, without a call, so that its run
+// goes on and it writes them again; empty and null arguments are none.
+func TestMalformedArguments(t *testing.T) {
+	c, err := client.New("http://127.0.0.1:1", nil) // nothing answers: a call would fail
+	require.NoError(t, err)
+	tl, err := eino.NewTool(c, otc.ToolDefinition{ID: "Calculator.Add@1.0.0", Name: "Calculator_Add", Description: "Adds."})
+	require.NoError(t, err)
+	for _, args := range []string{"1 + 2", `{"a":1`, `[1,2]`, `"a=1"`} {
+		out, err := tl.InvokableRun(t.Context(), args)
+		require.NoError(t, err, "%q: the run goes on", args)
+		assert.Contains(t, out, "must be a JSON object", "%q", args)
+	}
+	for _, args := range []string{"", "null", "  "} {
+		_, err := tl.InvokableRun(t.Context(), args)
+		require.Error(t, err, "%q means no arguments: the call is made (and fails here)", args)
+	}
+}
+
 // TestHostileCatalog: a catalog a model cannot take (a name carrying an
 // instruction, two tools of one name) gives no tools, and an error naming
 // the tool: the client's checks, which every adapter shares.

@@ -31,7 +31,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -93,17 +92,11 @@ func (t *Tool) Schema() json.RawMessage {
 // returns what the model should read of the outcome: its value, or its
 // tool error or invalid input in words the model can act on. Input that
 // is not a JSON object is answered in words too, so that the model writes
-// it again. It returns an error only for a failure the model cannot act
+// it again ([client.Client.CallText]'s words, which every adapter
+// shares). It returns an error only for a failure the model cannot act
 // on.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
-	args := json.RawMessage(strings.TrimSpace(input))
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	if args[0] != '{' || !json.Valid(args) {
-		return fmt.Sprintf("The arguments of %s must be a JSON object, as its schema says.", t.def.Name), nil
-	}
-	text, err := t.c.CallText(ctx, t.def.ID, args)
+	text, err := t.c.CallText(ctx, t.def.ID, json.RawMessage(input))
 	if err != nil {
 		return "", fmt.Errorf("langchaingo: calling tool %q: %w", t.def.Name, err)
 	}

@@ -101,7 +101,7 @@ func TestCallInput(t *testing.T) {
 	tl := langchaingo.NewTool(c, otc.ToolDefinition{ID: "Calculator.Add@1.0.0", Name: "Calculator_Add", Description: "Adds."})
 	out, err := tl.Call(t.Context(), "1 + 2")
 	require.NoError(t, err)
-	assert.Equal(t, "The arguments of Calculator_Add must be a JSON object, as its schema says.", out)
+	assert.Contains(t, out, "must be a JSON object", "words the model can act on")
 	out, err = tl.Call(t.Context(), `{"a":1,"b":2}`)
 	require.Error(t, err)
 	assert.Empty(t, out)

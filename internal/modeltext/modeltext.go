@@ -45,6 +45,10 @@ func ToolError(message, hint string, canRetry bool, retryAfter time.Duration) st
 	return text
 }
 
+// NotAnObject is what a model reads when the arguments it wrote are not
+// a JSON object, which it can write again.
+const NotAnObject = "The arguments must be a JSON object of the tool's parameters, as its schema says. Write them again as one and call the tool again."
+
 // InvalidArguments is the text of a refusal of invalid arguments: each
 // parameter with what is wrong with it, in the order of their paths, and
 // what to do.
