@@ -677,3 +677,39 @@ func TestFederation_RetriesWhatCannotRunTwice(t *testing.T) {
 	assert.Equal(t, 5, sum)
 	assert.Equal(t, before+1, o.runs.Load())
 }
+
+// TestFederation_WontHeal: an upstream that cannot be reached as it is
+// set up (a command not found, a URL where nothing answers in its
+// format) does not hold Mount for its start timeout: it is said at once,
+// reported down with the reason, and tried again in the background; with
+// Strict it fails Mount, naming it. Timings here are bounds far below the
+// start timeout (a minute), not measurements.
+func TestFederation_WontHeal(t *testing.T) {
+	o := newOrigin(t)
+	missing := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(missing.Close)
+	ups := func() []federation.Upstream {
+		return []federation.Upstream{
+			{Name: "calc", URL: o.url, Format: client.FormatOTC},
+			{Name: "nocmd", Command: []string{"/nonexistent/otc-test-server"}, StartTimeout: time.Minute},
+			{Name: "nothing", URL: missing.URL, Format: client.FormatOTC, StartTimeout: time.Minute},
+		}
+	}
+	start := time.Now()
+	fed, _, reg := gateway(t, ups(), nil)
+	assert.Less(t, time.Since(start), 30*time.Second, "Mount did not wait out a minute for what waiting cannot mend")
+	_, err := reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
+	require.NoError(t, err, "the upstream that answers is served")
+	for name, want := range map[string]string{"nocmd": "/nonexistent/otc-test-server", "nothing": "404"} {
+		h := healthOf(fed, name)
+		assert.Equal(t, federation.StateDown, h.State, name)
+		assert.Contains(t, h.LastError, want, name)
+	}
+
+	for i, up := range ups()[1:] {
+		_, err := federation.Mount(t.Context(), otc.NewRegistry(nil), []federation.Upstream{up}, &federation.Options{Strict: true})
+		require.Error(t, err, "%d: Strict fails the start", i)
+		assert.Contains(t, err.Error(), "cannot be reached as it is set up")
+		assert.Contains(t, err.Error(), up.Name)
+	}
+}

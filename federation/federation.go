@@ -185,12 +185,14 @@ type Options struct {
 	Propagate func(ctx context.Context, h http.Header)
 	// Strict makes Mount fail on an upstream whose first catalog cannot
 	// be served (more tools than its MaxTools, two names that fold
-	// together, a name the registry has already), or that cannot be
-	// called as it is set up (an A2A agent whose card names another
-	// origin). By default such an
-	// upstream is left out, as one not reached is: reported down in its
-	// Health with the reason, its catalog read again with backoff until
-	// one can be served, and every other upstream served meanwhile.
+	// together, a name the registry has already), that cannot be called
+	// as it is set up (an A2A agent whose card names another origin), or
+	// that cannot be reached as it is set up (a command that is not
+	// found, a URL where nothing answers in its format). By default such
+	// an upstream is left out, as one not reached is: reported down in
+	// its Health with the reason, reached or read again with backoff
+	// until it can be served, and every other upstream served meanwhile;
+	// Mount does not wait for it.
 	Strict bool
 }
 

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/http"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +95,16 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			if err != nil {
 				u.fail(fmt.Errorf("reaching it: %w", err))
 				u.brk.failure()
+				if first != nil && wontHeal(err) {
+					// Said at once, not after the start timeout: waiting
+					// would not mend it.
+					u.f.logger.Error("federation: upstream cannot be reached as it is set up; trying again in the background", "upstream", u.cfg.Name, "err", err)
+					if u.f.strict {
+						report(fmt.Errorf("federation: upstream %q cannot be reached as it is set up: %w", u.cfg.Name, err))
+					} else {
+						report(nil)
+					}
+				}
 				failures++
 				if !sleep(ctx, backoff.Delay(retryFirst, retryMax, failures)) {
 					return
@@ -266,6 +279,26 @@ func (u *upstream) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// wontHeal says whether err, from reaching an upstream, is a mistake of
+// its setup that no wait mends: a command that is not found or may not
+// be run, or a URL where nothing answers in the configured format (404)
+// or in any format.
+func wontHeal(err error) bool {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return true
+	}
+	if ns, ok := errors.AsType[*client.NoServerError](err); ok {
+		for _, a := range ns.Tried {
+			if re, ok := errors.AsType[*client.ResponseError](a.Err); ok && (re.StatusCode >= 500 || re.StatusCode == 0) {
+				return false // a server failing for now, which may answer later
+			}
+		}
+		return true
+	}
+	re, ok := errors.AsType[*client.ResponseError](err)
+	return ok && (re.StatusCode == http.StatusNotFound || re.StatusCode == http.StatusMethodNotAllowed)
 }
 
 // isMisconfigured says whether err is an upstream's own mistake, which

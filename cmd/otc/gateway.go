@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -76,17 +77,21 @@ func gatewayFromEnv(getenv func(string) string) (otc.Authenticator, otc.Middlewa
 	return authn, mw, nil
 }
 
-// gateway is "otc gateway --config FILE [--addr HOST:PORT]".
+// gateway is "otc gateway --config FILE [--addr HOST:PORT] [--strict]".
+// It listens at once and serves what is up while its upstreams are
+// reached, each for its start timeout at most; one that cannot be reached
+// as it is set up is said at once (and fails the start with --strict).
 func (e *cli) gateway(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("otc gateway", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	config := fs.String("config", "", "the configuration file (YAML or JSON)")
 	addr := fs.String("addr", defaultGatewayAddr, "the address to listen on")
+	strict := fs.Bool("strict", false, "fail the start on an upstream that cannot be reached or served as it is set up")
 	if err := fs.Parse(args); err != nil {
 		return exitBadInput
 	}
 	if *config == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT]")
+		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT] [--strict]")
 		return exitBadInput
 	}
 	ups, err := federation.LoadConfig(*config, e.getenv)
@@ -105,26 +110,46 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		ro.Middleware = []otc.Middleware{limit}
 	}
 	reg := otc.NewRegistry(ro)
-	fed, err := federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "otc gateway:", err)
-		return exitBadInput
-	}
-	defer fed.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitTransport
 	}
+	// Served from now: each upstream's tools appear as it is reached,
+	// and the health page says "starting" until the federation is up.
+	var health atomic.Pointer[http.Handler]
 	mux := http.NewServeMux()
 	mount.All(mux, reg, &mount.Options{Authenticator: authn, Logger: logger})
-	mux.Handle(gatewayHealthPath, fed.HealthHandler(authn))
+	mux.Handle(gatewayHealthPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := health.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"state":"starting","upstreams":[]}`))
+	}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second}) }()
+	fed, err := federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger, Strict: *strict})
+	if err != nil {
+		stop()
+		<-served
+		fmt.Fprintln(e.stderr, "otc gateway:", err)
+		return exitBadInput
+	}
+	defer fed.Close()
+	hh := fed.HealthHandler(authn)
+	health.Store(&hh)
 	for _, h := range fed.Health() {
 		fmt.Fprintf(e.stdout, "upstream %s: %s, %d tools\n", h.Name, h.State, h.Tools)
 	}
 	fmt.Fprintf(e.stdout, "otc gateway: serving %d upstreams on http://%s (OTC /otc, MCP /mcp, REST /v1, A2A /a2a, health %s)\n", len(ups), ln.Addr(), gatewayHealthPath)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := mount.Serve(ctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitTransport
 	}

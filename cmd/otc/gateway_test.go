@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -236,4 +238,63 @@ func TestGateway_ExampleConfig(t *testing.T) {
 	assert.Equal(t, "calc", ups[0].Name)
 	assert.Equal(t, client.FormatOTC, ups[0].Format)
 	assert.Equal(t, []string{"go", "run", "./examples/calculator", "-stdio"}, ups[1].Command)
+}
+
+// TestGateway_StartsAtOnce: the gateway listens before its upstreams are
+// reached: an upstream that is not there yet (its start timeout a minute)
+// does not keep the port closed, the health page says it is starting, and
+// the upstream that answers is served meanwhile. With --strict, an
+// upstream that cannot be reached as it is set up (a command not found)
+// fails the start at once, naming it.
+func TestGateway_StartsAtOnce(t *testing.T) {
+	up := httptest.NewServer(otc.NewHandler(testkit.NewAddRegistry(t), nil))
+	t.Cleanup(up.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	ln.Close() // nothing listens there
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+
+	config := writeConfig(t, "upstreams:\n  - name: calc\n    otc: {url: "+up.URL+"}\n  - name: later\n    otc: {url: http://"+dead+"}\n    timeouts: {start: 1m}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	out, errOut := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	go func() {
+		done <- run(ctx, []string{"gateway", "--config", config, "--addr", addr}, strings.NewReader(""), out, errOut, func(string) string { return "" })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("otc gateway did not stop")
+		}
+	})
+	base := "http://" + addr
+	var health *http.Response
+	require.Eventually(t, func() bool {
+		health, err = http.Get(base + gatewayHealthPath)
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "the port opens before the minute is out; stderr: %s", errOut)
+	health.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, health.StatusCode, "starting")
+	assert.NotContains(t, out.String(), "serving", "Mount is still waiting for the late upstream")
+	c, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		defs, err := c.ListTools(t.Context())
+		return err == nil && len(defs) > 0
+	}, 20*time.Second, 20*time.Millisecond, "the upstream that answers is served meanwhile")
+
+	var strictOut bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"gateway", "--strict", "--addr", "127.0.0.1:0", "--config",
+		writeConfig(t, "upstreams:\n  - name: gone\n    mcp: {command: [/nonexistent/otc-server]}\n    timeouts: {start: 1m}\n")},
+		strings.NewReader(""), &bytes.Buffer{}, &strictOut, func(string) string { return "" })
+	assert.Equal(t, exitBadInput, code)
+	assert.Less(t, time.Since(start), 30*time.Second, "not the start timeout")
+	assert.Contains(t, strictOut.String(), `upstream "gone" cannot be reached as it is set up`)
 }
