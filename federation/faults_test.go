@@ -713,3 +713,24 @@ func TestFederation_WontHeal(t *testing.T) {
 		assert.Contains(t, err.Error(), up.Name)
 	}
 }
+
+// TestFederation_SaysWhy: a call of a tool whose server was lost says
+// what happened, in the words a caller reads (not "has not been reached
+// yet"), and the failure in full in its developer message.
+func TestFederation_SaysWhy(t *testing.T) {
+	o := newOrigin(t)
+	_, base, _ := gateway(t, []federation.Upstream{{Name: "lost", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour,
+		Breaker: federation.Breaker{Failures: 1000}}}, nil)
+	o.srv.CloseClientConnections()
+	o.srv.Close()
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	var te *otc.ToolError
+	require.Eventually(t, func() bool {
+		_, err := cl.Call(t.Context(), "lost.Echo_Say", echoIn{Text: "x"}, nil)
+		return errors.As(err, &te) && strings.Contains(te.Message, "cannot be reached just now")
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Contains(t, te.Message, "(it refused the connection)")
+	assert.True(t, te.CanRetry)
+	assert.Contains(t, te.DeveloperMessage, "connection refused")
+}

@@ -148,9 +148,12 @@ func (u *upstream) clientFor(ctx context.Context) (*client.Client, func(broken b
 		return u.pool.get(ctx, key, u.cfg.Name)
 	}
 	if cl == nil {
+		msg := fmt.Sprintf("The tool's server (%s) has not been reached yet; try again shortly.", u.cfg.Name)
+		if last := u.lastError(); last != "" {
+			msg = fmt.Sprintf("The tool's server (%s) cannot be reached just now (%s); try again shortly.", u.cfg.Name, causeOf(last))
+		}
 		return nil, nil, &otc.ToolError{
-			Message:  fmt.Sprintf("The tool's server (%s) has not been reached yet; try again shortly.", u.cfg.Name),
-			CanRetry: true, RetryAfter: time.Second,
+			Message: msg, CanRetry: true, RetryAfter: time.Second,
 			DeveloperMessage: "federation: upstream " + u.cfg.Name + " has no client: " + u.lastError(),
 		}
 	}

@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/backoff"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // State is an upstream's state, as [Health] reports it.
@@ -279,6 +281,33 @@ func (u *upstream) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// causeOf says in a few words what an upstream's last failure was, for
+// the caller of one of its tools: refused, timed out, a process that
+// exited (with the end of what it wrote to standard error), or the
+// failure's own last words.
+func causeOf(last string) string {
+	switch {
+	case strings.Contains(last, "connection refused"):
+		return "it refused the connection"
+	case strings.Contains(last, "deadline exceeded"), strings.Contains(last, "timeout"), strings.Contains(last, "did not answer"):
+		return "it did not answer in time"
+	case strings.Contains(last, "no such host"):
+		return "its host name is not known"
+	case strings.Contains(last, "executable file not found"), strings.Contains(last, "no such file or directory"):
+		return "its command was not found"
+	case strings.Contains(last, "exited"), strings.Contains(last, "exit status"), strings.Contains(last, "signal: "):
+		if _, tail, ok := strings.Cut(last, "its standard error ends: "); ok {
+			return "its process exited; its standard error ends: " + wire.Truncate(tail, 160)
+		}
+		return "its process exited"
+	}
+	tail := last
+	if i := strings.LastIndex(last, ": "); i >= 0 {
+		tail = last[i+2:]
+	}
+	return wire.Truncate(tail, 160)
 }
 
 // wontHeal says whether err, from reaching an upstream, is a mistake of

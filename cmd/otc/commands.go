@@ -502,6 +502,11 @@ func (e *cli) call(ctx context.Context, args []string) int {
 				}
 				fmt.Fprintln(e.stdout, retry)
 			}
+			if te.DeveloperMessage != "" {
+				// What the server says happened, for the person at the
+				// terminal; stdout keeps what the model would read.
+				fmt.Fprintf(e.stderr, "  cause: %s\n", te.DeveloperMessage)
+			}
 		}
 		return exitToolError
 	case err != nil:

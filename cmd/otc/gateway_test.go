@@ -298,3 +298,23 @@ func TestGateway_StartsAtOnce(t *testing.T) {
 	assert.Less(t, time.Since(start), 30*time.Second, "not the start timeout")
 	assert.Contains(t, strictOut.String(), `upstream "gone" cannot be reached as it is set up`)
 }
+
+// TestCallPrintsTheCause: a tool error's developer message (a gateway's
+// "what happened") is printed on stderr without --json; stdout keeps what
+// a model would read.
+func TestCallPrintsTheCause(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Far.Away", Version: "1.0.0", Description: "Fails as a gateway's tool does."},
+		func(context.Context, struct{}) (otc.NoOutput, error) {
+			return otc.NoOutput{}, &otc.ToolError{Message: "The tool's server (far) cannot be reached just now.", CanRetry: true,
+				DeveloperMessage: "federation: upstream far has no client: dial tcp: connection refused"}
+		}))
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"call", srv.URL, "Far.Away"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+	assert.Equal(t, exitToolError, code)
+	assert.Contains(t, out.String(), "cannot be reached just now")
+	assert.NotContains(t, out.String(), "connection refused", "stdout: what the model reads")
+	assert.Contains(t, errOut.String(), "cause: federation: upstream far has no client: dial tcp: connection refused")
+}
