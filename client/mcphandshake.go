@@ -28,6 +28,14 @@ func offers(data json.RawMessage, version string) bool {
 	return json.Unmarshal(data, &d) == nil && slices.Contains(d.Supported, version)
 }
 
+// sameAnswer reports whether two requests failed with the same
+// unexpected answer (a 404 to both, say), which is then said once.
+func sameAnswer(a, b error) bool {
+	ra, okA := errors.AsType[*ResponseError](a)
+	rb, okB := errors.AsType[*ResponseError](b)
+	return okA && okB && ra.StatusCode == rb.StatusCode && ra.URL == rb.URL
+}
+
 // checkMCPVersion checks Options.MCPVersion.
 func checkMCPVersion(v string) error {
 	if v == "" || mcpwire.Lookup(v) != nil {
@@ -117,7 +125,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		"clientInfo":      clientInfo,
 	}
 	if err := s.rpc(ctx, k, nil, "initialize", params, &init); err != nil {
-		if discoverErr != nil {
+		if discoverErr != nil && !sameAnswer(err, discoverErr) {
 			return fmt.Errorf("%w (and server/discover: %v)", err, discoverErr)
 		}
 		return err

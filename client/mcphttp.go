@@ -149,7 +149,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	if rerr != nil {
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}
-	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data,
+	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data, format: FormatMCP,
 		retryAfter: wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
 		challenge: resp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > h.c.maxBytes {

@@ -33,6 +33,8 @@ type response struct {
 	rpcMethod string
 	// challenge is the WWW-Authenticate header.
 	challenge string
+	// format is the format the client spoke, for the hint of a 404.
+	format Format
 }
 
 // do sends a request to a path below the base URL and reads the whole
@@ -66,7 +68,7 @@ func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, ex
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
-	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data,
+	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data, format: c.format,
 		retryAfter: wire.RetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
@@ -237,17 +239,22 @@ func (r *response) withStatus(e *otc.Error) error {
 	return fmt.Errorf("%s %s: status %d: %w", r.method, r.url, r.status, e)
 }
 
-// hintNotFound is the Hint of a 404: the protocol's endpoints are never
-// missing from a tool server, so the URL is not one.
-const hintNotFound = "no OTC tool server is mounted at this base URL: give New the URL its OTC handler is mounted at " +
-	"(mount.All mounts it at /otc), not the server's root; for an MCP endpoint, a REST view or an A2A agent set Options.Format, " +
-	"or let Dial find the format"
+// notFoundHints are the Hints of a 404, by the format the client spoke:
+// the format's endpoints are never missing from its server, so the URL is
+// not one; an otc server (mount.All, otc gateway) serves each format at
+// its own path, which the hint names.
+var notFoundHints = map[Format]string{
+	FormatOTC:  "no OTC tool server is mounted at this URL: use the URL its OTC handler is mounted at (an otc server's /otc), not the server's root",
+	FormatMCP:  "no MCP server answers at this URL: use its MCP endpoint (an otc server's /mcp)",
+	FormatREST: "no REST tool view is mounted at this URL: use the URL it is mounted at (an otc server's /v1)",
+	FormatA2A:  "no A2A agent answers at this URL: use the agent's URL, below which its card is (an otc server's /a2a)",
+}
 
 // unexpected wraps a response the client cannot use.
 func (r *response) unexpected(err error) *ResponseError {
 	hint := ""
 	if r.status == http.StatusNotFound {
-		hint = hintNotFound
+		hint = notFoundHints[r.format]
 	}
 	return &ResponseError{
 		Hint:        hint,
@@ -280,7 +287,7 @@ type ResponseError struct {
 	// Err says what was wrong with the body, when it was the body.
 	Err error
 	// Hint, when not empty, says what to do about it: for a 404, that the
-	// base URL is not the one an OTC handler is mounted at.
+	// URL is not the one the format's server is at.
 	Hint string
 }
 

@@ -554,9 +554,23 @@ func TestWrongBaseURL(t *testing.T) {
 		re, ok := errors.AsType[*client.ResponseError](err)
 		require.True(t, ok, "%s: want a *client.ResponseError, got %T: %v", base, err, err)
 		assert.Equal(t, http.StatusNotFound, re.StatusCode)
-		assert.Contains(t, err.Error(), "give New the URL its OTC handler is mounted at", base)
+		assert.Contains(t, err.Error(), "use the URL its OTC handler is mounted at (an otc server's /otc)", base)
 		_, err = c.Call(t.Context(), "Calculator.Add", json.RawMessage(`{"a":1}`), nil)
-		assert.Contains(t, err.Error(), "give New the URL its OTC handler is mounted at", base)
+		assert.Contains(t, err.Error(), "use the URL its OTC handler is mounted at", base)
+	}
+	// Each format's hint names its own place, once.
+	for f, want := range map[client.Format]string{
+		client.FormatMCP:  "no MCP server answers at this URL: use its MCP endpoint (an otc server's /mcp)",
+		client.FormatREST: "no REST tool view is mounted at this URL",
+		client.FormatA2A:  "no A2A agent answers at this URL",
+	} {
+		c, err := client.New(srv.URL+"/nothing", &client.Options{Format: f})
+		require.NoError(t, err)
+		_, err = c.ListTools(t.Context())
+		require.Error(t, err, f)
+		assert.Contains(t, err.Error(), want, f)
+		assert.Equal(t, 1, strings.Count(err.Error(), want), "%s: said once: %v", f, err)
+		assert.NotContains(t, err.Error(), "OTC handler", f)
 	}
 	c, err := client.New(srv.URL+"/otc", nil)
 	require.NoError(t, err)

@@ -734,3 +734,19 @@ func TestFederation_SaysWhy(t *testing.T) {
 	assert.True(t, te.CanRetry)
 	assert.Contains(t, te.DeveloperMessage, "connection refused")
 }
+
+// TestFederation_SuggestsWhereItAnswers: an MCP upstream pointed at an
+// otc server's root (which answers MCP at /mcp) is told, once and at
+// once, where it answers, in the configuration's terms.
+func TestFederation_SuggestsWhereItAnswers(t *testing.T) {
+	o := newOrigin(t)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewHandler(o.reg, nil))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	fed, _, _ := gateway(t, []federation.Upstream{{Name: "m", URL: srv.URL, Format: client.FormatMCP, StartTimeout: time.Minute}}, nil)
+	last := healthOf(fed, "m").LastError
+	assert.Contains(t, last, "an MCP server answers at "+srv.URL+"/mcp: set the upstream's url to it (in otc gateway's file, mcp: {url: "+srv.URL+"/mcp})")
+	assert.Equal(t, 1, strings.Count(last, "no MCP server answers at this URL"), "the hint once: %s", last)
+	assert.NotContains(t, last, "OTC handler")
+}

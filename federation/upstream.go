@@ -78,6 +78,7 @@ const retryFirst, retryMax = 100 * time.Millisecond, 30 * time.Second
 // it is lost, until ctx ends. The first outcome is sent on first.
 func (u *upstream) run(ctx context.Context, first chan<- error) {
 	failures := 0 // in a row, for the backoff
+	hint := ""    // where the upstream answers, when it is set up wrong
 	report := func(err error) {
 		if first != nil {
 			first <- err
@@ -95,11 +96,24 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 		if u.main.Load() == nil {
 			cl, err := u.dial(ctx)
 			if err != nil {
-				u.fail(fmt.Errorf("reaching it: %w", err))
 				u.brk.failure()
-				if first != nil && wontHeal(err) {
-					// Said at once, not after the start timeout: waiting
-					// would not mend it.
+				heals := !wontHeal(err)
+				if !heals {
+					// With where it does answer, when somewhere near does
+					// (looked for once, and said with each such failure).
+					if first != nil {
+						hint = u.suggest(ctx, err)
+					}
+					if hint != "" {
+						err = fmt.Errorf("%w; %s", err, hint)
+					}
+				}
+				if first == nil || heals {
+					u.fail(fmt.Errorf("reaching it: %w", err))
+				} else {
+					// Said at once, and once, not after the start timeout:
+					// waiting would not mend it.
+					u.record(fmt.Errorf("reaching it: %w", err))
 					u.f.logger.Error("federation: upstream cannot be reached as it is set up; trying again in the background", "upstream", u.cfg.Name, "err", err)
 					if u.f.strict {
 						report(fmt.Errorf("federation: upstream %q cannot be reached as it is set up: %w", u.cfg.Name, err))
@@ -310,6 +324,76 @@ func causeOf(last string) string {
 	return wire.Truncate(tail, 160)
 }
 
+// suggest looks, after an upstream at a URL answered 404 in its format,
+// for where a server does answer near that URL (as client.Dial looks: the
+// URL and the paths an otc server serves each format at), and says it in
+// the terms of the configuration: "" when nothing answers.
+func (u *upstream) suggest(ctx context.Context, err error) string {
+	re, ok := errors.AsType[*client.ResponseError](err)
+	if !ok || re.StatusCode != http.StatusNotFound || u.cfg.URL == "" || u.cfg.Format == "" {
+		return ""
+	}
+	o := client.Options{}
+	if u.cfg.Client != nil {
+		o = *u.cfg.Client
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = u.f.httpClient
+	}
+	o.BearerToken, o.APIKey = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey
+	dctx, cancel := context.WithTimeout(ctx, suggestTimeout)
+	defer cancel()
+	// The configured format where an otc server serves it, first; then
+	// whatever answers.
+	var found *client.Client
+	if p := formatPaths[u.cfg.Format]; !strings.HasSuffix(strings.TrimRight(u.cfg.URL, "/"), p) {
+		try := o
+		try.Format = u.cfg.Format
+		if c, err := client.New(strings.TrimRight(u.cfg.URL, "/")+p, &try); err == nil {
+			if _, err := c.ListTools(dctx); err == nil {
+				found = c
+			} else {
+				_ = c.Close()
+			}
+		}
+	}
+	if found == nil {
+		c, err := client.Dial(dctx, u.cfg.URL, &o)
+		if err != nil {
+			return ""
+		}
+		found = c
+	}
+	defer found.Close()
+	if found.Format() == u.cfg.Format {
+		return fmt.Sprintf("%s server answers at %s: set the upstream's url to it (in otc gateway's file, %s: {url: %s})", formatName(found.Format()), found.URL(), found.Format(), found.URL())
+	}
+	return fmt.Sprintf("%s server, not %s one, answers at %s: if it is the one, name its format (in otc gateway's file, %s: {url: %s}), or leave the format for it to be found (url: %s)",
+		formatName(found.Format()), formatName(u.cfg.Format), found.URL(), found.Format(), found.URL(), u.cfg.URL)
+}
+
+// formatPaths are the paths an otc server (mount.All, otc gateway)
+// serves each format at.
+var formatPaths = map[client.Format]string{client.FormatOTC: "/otc", client.FormatMCP: "/mcp", client.FormatREST: "/v1", client.FormatA2A: "/a2a"}
+
+// suggestTimeout bounds suggest's look around.
+const suggestTimeout = 3 * time.Second
+
+// formatName is a format as people write it, with its article.
+func formatName(f client.Format) string {
+	switch f {
+	case client.FormatOTC:
+		return "an OTC"
+	case client.FormatMCP:
+		return "an MCP"
+	case client.FormatREST:
+		return "a REST"
+	case client.FormatA2A:
+		return "an A2A"
+	}
+	return "a " + string(f)
+}
+
 // wontHeal says whether err, from reaching an upstream, is a mistake of
 // its setup that no wait mends: a command that is not found or may not
 // be run, or a URL where nothing answers in the configured format (404)
@@ -372,13 +456,19 @@ func (u *upstream) lastError() string {
 // fail records a failure; the log has it when it differs from the last
 // (a dead upstream retried with backoff says so once).
 func (u *upstream) fail(err error) {
-	u.mu.Lock()
-	same := u.lastErr == err.Error()
-	u.lastErr, u.errAt = err.Error(), time.Now()
-	u.mu.Unlock()
-	if !same {
+	if u.record(err) {
 		u.f.logger.Warn("federation: upstream failed", "upstream", u.cfg.Name, "err", err)
 	}
+}
+
+// record keeps err as the upstream's last failure, and reports whether
+// it differs from the one before.
+func (u *upstream) record(err error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	same := u.lastErr == err.Error()
+	u.lastErr, u.errAt = err.Error(), time.Now()
+	return !same
 }
 
 func (u *upstream) close() {
