@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,103 +136,154 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, b, nil, err)
 	}
 	var cfg gatewayConfig
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, yamlError(path, err)
+		return nil, yamlError(path, b, &root, err)
 	}
 	items := upstreamNodes(&root)
 	if len(cfg.Upstreams) == 0 {
 		return nil, &ConfigError{File: path, Line: 1, Index: -1, Field: "upstreams", Message: "the file names no upstream"}
 	}
 	ups := make([]Upstream, 0, len(cfg.Upstreams))
+	var errs []error
+	names := map[string]int{} // the line each name was first given at
 	for i, uc := range cfg.Upstreams {
-		item := items[i]
-		at := func(field string) int { return lineOf(item, strings.Split(field, ".")...) }
-		fail := func(field, msg string) error {
-			return &ConfigError{File: path, Line: at(field), Index: i, Name: uc.Name, Field: field, Message: msg}
-		}
-		up := Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
-			StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
-			IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
-			SessionIdle: time.Duration(uc.Timeouts.Session),
-			Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
-			Sessions:    uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
-		if len(uc.Policies) > 0 {
-			up.Policies = map[string]*otc.Policy{}
-			for k, p := range uc.Policies {
-				up.Policies[k] = p.policy()
+		up, err := func() (up Upstream, _ error) {
+			item := items[i]
+			at := func(field string) int { return lineOf(item, strings.Split(field, ".")...) }
+			fail := func(field, msg string) error {
+				return &ConfigError{File: path, Line: at(field), Index: i, Name: uc.Name, Field: field, Message: msg}
 			}
-		}
-		n := 0
-		for _, e := range []struct {
-			field string
-			ep    *endpointConfig
-		}{{"mcp", uc.MCP}, {"a2a", uc.A2A}, {"otc", uc.OTC}, {"rest", uc.REST}} {
-			field, ep := e.field, e.ep
-			if ep == nil {
-				continue
-			}
-			n++
-			if n > 1 {
-				return nil, fail(field, "an upstream speaks one format: set one of mcp, a2a, otc and rest")
-			}
-			if uc.URL != "" {
-				return nil, fail("url", "set the url inside "+field+", or leave "+field+" out and let the format be found")
-			}
-			up.Format, up.URL, up.Dir = client.Format(field), ep.URL, ep.Dir
-			if len(ep.Command) > 0 {
-				if field != "mcp" {
-					return nil, fail(field+".command", "only an MCP server runs as a process")
-				}
-				up.Command = ep.Command
-				up.Env = os.Environ()
-				keys := make([]string, 0, len(ep.Env))
-				for k := range ep.Env {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					up.Env = append(up.Env, k+"="+ep.Env[k])
+			up = Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
+				StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
+				IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
+				SessionIdle: time.Duration(uc.Timeouts.Session),
+				Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
+				Sessions:    uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
+			if len(uc.Policies) > 0 {
+				up.Policies = map[string]*otc.Policy{}
+				for k, p := range uc.Policies {
+					up.Policies[k] = p.policy()
 				}
 			}
-		}
-		if uc.Credentials != nil {
-			c, field, err := uc.Credentials.resolve(getenv)
-			if err != nil {
-				return nil, fail("credentials."+field, err.Error())
-			}
-			up.Credentials = c
-		}
-		// The federation's own checks, named at the field's line.
-		if err := Check(up); err != nil {
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				field := ce.Field
-				if field == "url" || field == "command" || field == "format" {
-					for _, f := range []string{"mcp", "a2a", "otc", "rest"} {
-						if hasKey(item, f) {
-							field = f
-						}
+			n := 0
+			for _, e := range []struct {
+				field string
+				ep    *endpointConfig
+			}{{"mcp", uc.MCP}, {"a2a", uc.A2A}, {"otc", uc.OTC}, {"rest", uc.REST}} {
+				field, ep := e.field, e.ep
+				if ep == nil {
+					continue
+				}
+				n++
+				if n > 1 {
+					return up, fail(field, "an upstream speaks one format: set one of mcp, a2a, otc and rest")
+				}
+				if uc.URL != "" {
+					return up, fail("url", "set the url inside "+field+", or leave "+field+" out and let the format be found")
+				}
+				up.Format, up.URL, up.Dir = client.Format(field), ep.URL, ep.Dir
+				if len(ep.Command) > 0 {
+					if field != "mcp" {
+						return up, fail(field+".command", "only an MCP server runs as a process")
+					}
+					up.Command = ep.Command
+					up.Env = os.Environ()
+					keys := make([]string, 0, len(ep.Env))
+					for k := range ep.Env {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						up.Env = append(up.Env, k+"="+ep.Env[k])
 					}
 				}
-				return nil, fail(field, ce.Message)
 			}
-			return nil, err
+			if uc.Credentials != nil {
+				c, field, err := uc.Credentials.resolve(getenv)
+				if err != nil {
+					return up, fail("credentials."+field, err.Error())
+				}
+				up.Credentials = c
+			}
+			// The federation's own checks, named at the field's line.
+			if err := Check(up); err != nil {
+				var ce *ConfigError
+				if errors.As(err, &ce) {
+					field := ce.Field
+					if field == "url" || field == "command" || field == "format" {
+						for _, f := range []string{"mcp", "a2a", "otc", "rest"} {
+							if hasKey(item, f) {
+								field = f
+							}
+						}
+					}
+					return up, fail(field, ce.Message)
+				}
+				return up, err
+			}
+			return up, nil
+		}()
+		if err != nil {
+			errs = append(errs, err) // every upstream's mistake, not only the first
+			continue
 		}
+		line := lineOf(items[i], "name")
+		if first, taken := names[up.Name]; taken {
+			errs = append(errs, &ConfigError{File: path, Line: line, Index: i, Name: up.Name, Field: "name",
+				Message: fmt.Sprintf("the name is taken by the upstream at line %d", first)})
+			continue
+		}
+		names[up.Name] = line
 		ups = append(ups, up)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return ups, nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): `)
+var (
+	yamlLine     = regexp.MustCompile(`^line (\d+): `)
+	unknownField = regexp.MustCompile(`^field (\S+) not found in type federation\.(\w+)$`)
+	wrongType    = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
+
+// sections are the configuration's parts, by the Go type that decodes
+// them: what a person calls each, and the keys it takes.
+var sections = map[string]struct {
+	name string
+	keys []string
+}{
+	"gatewayConfig":     {"the file", yamlKeys(gatewayConfig{})},
+	"upstreamConfig":    {"an upstream", yamlKeys(upstreamConfig{})},
+	"endpointConfig":    {"mcp, a2a, otc and rest", yamlKeys(endpointConfig{})},
+	"credentialsConfig": {"credentials", yamlKeys(credentialsConfig{})},
+	"timeoutsConfig":    {"timeouts", yamlKeys(timeoutsConfig{})},
+	"breakerConfig":     {"breaker", yamlKeys(breakerConfig{})},
+	"policyConfig":      {"a policy", yamlKeys(policyConfig{})},
+}
+
+// yamlKeys lists the keys a configuration struct takes.
+func yamlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	var keys []string
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
 
 // yamlError writes the YAML parser's errors as FILE:LINE: message, one
-// per line.
-func yamlError(path string, err error) error {
+// per line, in the words of the file (its keys and values), not of the Go
+// types that read it; b is the file, for the lines the parser misplaces.
+func yamlError(path string, b []byte, root *yaml.Node, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
 	var lines []string
@@ -239,16 +292,126 @@ func yamlError(path string, err error) error {
 		if l == "" {
 			continue
 		}
+		line := ""
 		if m := yamlLine.FindStringSubmatch(l); m != nil {
-			l = path + ":" + m[1] + ": " + l[len(m[0]):]
+			line, l = m[1], l[len(m[0]):]
+		}
+		if strings.Contains(l, "found a tab character") {
+			// The parser names the line before the tab's, at times.
+			if n := tabLine(b); n > 0 {
+				line = strconv.Itoa(n)
+			}
+			l = "a tab in the indentation: indent with spaces"
+		}
+		if m := unknownField.FindStringSubmatch(l); m != nil {
+			sec := sections[m[2]]
+			l = fmt.Sprintf("%s is not a key of %s", m[1], sec.name)
+			if near := closest(m[1], sec.keys); near != "" {
+				l += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			if len(sec.keys) > 0 {
+				l += "; it takes " + strings.Join(sec.keys, ", ")
+			}
+		}
+		if m := wrongType.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(line)
+			l = fmt.Sprintf("%q is not %s", m[2], expected(m[3]))
+			if key := keyAt(root, n, m[2]); key != "" {
+				l = key + ": " + l
+			}
+		}
+		if line != "" {
+			l = path + ":" + line + ": " + l
 		} else {
 			l = path + ": " + l
 		}
-		l = strings.Replace(l, " not found in type federation.upstreamConfig", " is not a field of an upstream", 1)
-		l = strings.Replace(l, " not found in type federation.gatewayConfig", " is not a field of the file", 1)
 		lines = append(lines, l)
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// expected says what a Go type the parser wanted is, in a file's terms.
+func expected(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "text"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list ([a, b] or one item a line after -)"
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "federation."):
+		return "a mapping of keys to values ({key: value} or key: value lines)"
+	}
+	return "of the kind this key takes"
+}
+
+// tabLine is the first line (from 1) whose indentation holds a tab; 0 for
+// none.
+func tabLine(b []byte) int {
+	for i, l := range strings.Split(string(b), "\n") {
+		if indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]; strings.Contains(indent, "\t") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// keyAt is the key whose value, value, is on line n; "" for none.
+func keyAt(n *yaml.Node, line int, value string) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if v := n.Content[i+1]; v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
+				return n.Content[i].Value
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if k := keyAt(c, line, value); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// closest is the key of keys nearest to s, by edit distance, when it is
+// near enough to be what was meant; "" otherwise.
+func closest(s string, keys []string) string {
+	best, bestD := "", 3
+	for _, k := range keys {
+		if d := distance(s, k); d < bestD || d == bestD && best == "" && d <= len(k)/3 {
+			best, bestD = k, d
+		}
+	}
+	if bestD > 2 || bestD > len(s)/2 {
+		return ""
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // resolve reads the secrets the credentials name; field names the one

@@ -191,7 +191,7 @@ func TestGateway_ConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, config, want string
 	}{
-		{"unknown_field", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    retries: 3\n", `gateway.yaml:4: field retries is not a field of an upstream`},
+		{"unknown_field", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    retries: 3\n", `gateway.yaml:4: retries is not a key of an upstream; it takes name, url, mcp`},
 		{"bad_duration", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    timeouts:\n      call: soon\n", `gateway.yaml:5: "soon" is not a duration`},
 		{"two_formats", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    a2a: {url: http://y}\n", `upstreams[0] (a) `},
 		{"bad_name", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: no good\n    otc: {url: http://y}\n", `gateway.yaml:4: upstreams[1] (no good) name: must be 1 to 64 letters`},
@@ -202,7 +202,10 @@ func TestGateway_ConfigErrors(t *testing.T) {
 		{"pass_through_audience", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    credentials:\n      pass_through: {}\n", `upstreams[0] (a) credentials.audience: pass_through needs the audience`},
 		{"no_upstreams", "upstreams: []\n", `gateway.yaml:1: upstreams: the file names no upstream`},
 		{"not_yaml", "upstreams: [\n", `gateway.yaml:1: did not find expected node content`},
-		{"json", `{"upstreams": [{"name": "a", "otc": {"url": "http://x"}, "sessions": "many"}]}`, `cannot unmarshal !!str`},
+		{"json", `{"upstreams": [{"name": "a", "otc": {"url": "http://x"}, "sessions": "many"}]}`, `gateway.yaml:1: sessions: "many" is not a whole number`},
+		{"typo", "upstreams:\n  - name: a\n    mcp: {comand: [x]}\n", `gateway.yaml:3: comand is not a key of mcp, a2a, otc and rest (did you mean command?)`},
+		{"tab", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: b\n\totc: {url: http://y}\n", `gateway.yaml:5: a tab in the indentation: indent with spaces`},
+		{"duplicate", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: a\n    otc: {url: http://y}\n", `gateway.yaml:4: upstreams[1] (a) name: the name is taken by the upstream at line 2`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -211,6 +214,14 @@ func TestGateway_ConfigErrors(t *testing.T) {
 			assert.Contains(t, errOut.String(), c.want)
 			assert.True(t, strings.HasPrefix(errOut.String(), "otc gateway: "), errOut.String())
 		})
+	}
+	// Every mistake at once, each at its line.
+	var errOut2 bytes.Buffer
+	code := run(context.Background(), []string{"gateway", "--config", writeConfig(t, "upstreams:\n  - name: a\n    otc: {url: http://x}\n    rename: {x: y.z}\n  - name: \"no good\"\n    otc: {url: http://y}\n  - name: c\n    a2a: {command: [x]}\n")},
+		strings.NewReader(""), &bytes.Buffer{}, &errOut2, func(string) string { return "" })
+	assert.Equal(t, exitBadInput, code)
+	for _, want := range []string{"gateway.yaml:4: upstreams[0] (a) rename:", "gateway.yaml:5: upstreams[1] (no good) name:", "gateway.yaml:8: upstreams[2] (c) a2a.command:"} {
+		assert.Contains(t, errOut2.String(), want)
 	}
 	// One error type, one numbering: the file's mistake and Mount's name
 	// an upstream alike.

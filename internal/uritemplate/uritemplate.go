@@ -7,7 +7,7 @@
 // the expansion can be read back, with one reading of otc's own, as
 // other MCP servers have it: a variable exploded by the simple or
 // reserved operator ("{path*}", "{+path*}") matches the rest of a path,
-// slashes included, as one string ("docs/a/b.md"), which is what a
+// slashes included, as one string ("docs/a/b.txt"), which is what a
 // string value expands to. Expressions with an operator that leads their
 // text ("{/post}", "{.ext}", "{;v}", "{#f}") may be absent; a simple or
 // reserved one names its first value. Query expressions ("{?a,b}",
