@@ -42,6 +42,7 @@ type a2aAgent struct {
 	ver       *a2awire.Version // the version the agent speaks
 	tools     []otc.ToolDefinition
 	typed     map[string]bool // the skills called with a data part {"tool", "input"}
+	dataOnly  map[string]bool // the skills whose input modes hold no text: called with their input as a data part
 }
 
 // a2aCard is an Agent Card, 1.0 and 0.3 fields together.
@@ -57,11 +58,13 @@ type a2aCard struct {
 		URL       string `json:"url"`
 		Transport string `json:"transport"`
 	} `json:"additionalInterfaces"` // 0.3
-	Skills []struct {
+	DefaultInputModes []string `json:"defaultInputModes"`
+	Skills            []struct {
 		ID          string   `json:"id"`
 		Name        string   `json:"name"`
 		Description string   `json:"description"`
 		Examples    []string `json:"examples"`
+		InputModes  []string `json:"inputModes"`
 	} `json:"skills"`
 	Capabilities struct {
 		Extensions []struct {
@@ -77,8 +80,28 @@ type a2aCard struct {
 }
 
 // textSkillSchema is the input of a skill the agent publishes no schema
-// for: the text to send, and data to send beside it.
+// for: the text to send, and data to send beside it. (An object without
+// "text" is sent whole, as the message's data part.)
 var textSkillSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The message to send to the agent."},"data":{"type":"object","description":"Structured data sent beside the text."}},"required":["text"]}`)
+
+// dataSkillSchema is the input of a skill that takes no text (its input
+// modes hold none) and whose agent publishes no schema: any object, sent
+// as the message's data part.
+var dataSkillSchema = json.RawMessage(`{"type":"object","description":"The data to send to the agent, as its message's data part: the agent's card says it takes no text and gives no schema, so follow the skill's description.","additionalProperties":true}`)
+
+// takesText reports whether input modes (MIME types; none means the
+// agent's default, text) let a skill take text.
+func takesText(modes []string) bool {
+	if len(modes) == 0 {
+		return true
+	}
+	for _, m := range modes {
+		if m = strings.ToLower(strings.TrimSpace(m)); m == "text" || strings.HasPrefix(m, "text/") || m == "*/*" {
+			return true
+		}
+	}
+	return false
+}
 
 // agent reads the Agent Card, below the agent's URL.
 func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
@@ -100,7 +123,7 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 		}
 		return nil, resp.unexpected(err)
 	}
-	a := &a2aAgent{typed: map[string]bool{}, ver: a2awire.Version10}
+	a := &a2aAgent{typed: map[string]bool{}, dataOnly: map[string]bool{}, ver: a2awire.Version10}
 	base := strings.TrimSuffix(w.c.base, a2awire.CardPath)
 	// The JSON-RPC interface the card names, on the origin the client was
 	// given: credentials go nowhere else.
@@ -152,10 +175,18 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 		if d.InputSchema.Parameters == nil && len(sk.Examples) > 0 {
 			d.InputSchema.Parameters = exampleSchema(sk.Examples[0])
 		}
-		if d.InputSchema.Parameters != nil {
+		modes := sk.InputModes
+		if len(modes) == 0 {
+			modes = card.DefaultInputModes
+		}
+		switch {
+		case d.InputSchema.Parameters != nil:
 			a.typed[name] = true
-		} else {
+		case takesText(modes):
 			d.InputSchema.Parameters = textSkillSchema
+		default:
+			a.dataOnly[name] = true
+			d.InputSchema.Parameters = dataSkillSchema
 		}
 		a.tools = append(a.tools, d)
 	}

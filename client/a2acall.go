@@ -191,8 +191,9 @@ func (w *a2aWire) message(ctx context.Context, k *call) (*a2aAgent, []a2awire.Pa
 }
 
 // parts are the parts of a message calling the tool: a data part
-// {"tool", "input"} for a typed skill, the text (and data) of the input
-// for another.
+// {"tool", "input"} for a typed skill; for another, the text (and data)
+// of the input, or, for an input without "text" (and for a skill that
+// takes no text), the input as the data part.
 func (w *a2aWire) parts(a *a2aAgent, k *call) ([]a2awire.Part, error) {
 	var parts []a2awire.Part
 	if a.typed[k.toolID] {
@@ -207,6 +208,12 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]a2awire.Part, error) {
 		b = append(b, `,"input":`...)
 		b = append(append(b, input...), '}')
 		parts = []a2awire.Part{a.ver.DataPart(b)}
+	} else if a.dataOnly[k.toolID] {
+		if len(k.input) == 0 || string(k.input) == "{}" {
+			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
+				ParameterErrors: map[string]string{"": "the data to send to the agent is required"}}
+		}
+		parts = []a2awire.Part{a.ver.DataPart(k.input)}
 	} else {
 		var in struct {
 			Text *string        `json:"text"`
@@ -218,8 +225,15 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]a2awire.Part, error) {
 			}
 		}
 		if in.Text == nil {
-			return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
-				ParameterErrors: map[string]string{"text": "required: the message to send to the agent"}}
+			data := k.input
+			if in.Text == nil && in.Data != nil && onlyKey(k.input, "data") {
+				data, _ = json.Marshal(in.Data) // {"data": {...}}: its data
+			}
+			if len(data) == 0 || string(data) == "{}" {
+				return nil, &otc.Error{Code: otc.CodeInvalidInput, Message: "Some input parameters are invalid",
+					ParameterErrors: map[string]string{"text": "required: the message to send to the agent (or, for its data part, an object of the data)"}}
+			}
+			return []a2awire.Part{a.ver.DataPart(data)}, nil
 		}
 		parts = []a2awire.Part{a.ver.TextPart(*in.Text)}
 		if in.Data != nil {
@@ -231,6 +245,16 @@ func (w *a2aWire) parts(a *a2aAgent, k *call) ([]a2awire.Part, error) {
 		}
 	}
 	return parts, nil
+}
+
+// onlyKey reports whether the JSON object obj has key and no other.
+func onlyKey(obj json.RawMessage, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok && len(m) == 1
 }
 
 // follow follows the answer of a call to its end: a message is the
