@@ -475,8 +475,12 @@ func (e *cli) call(ctx context.Context, args []string) int {
 		task = e.showTask()
 		a.before, opts.Progress, stop = task.clear, task.show, task.clear
 	} else {
-		stop = sync.OnceFunc(e.spin("calling " + tool + "…"))
+		spin, set := e.spinText("calling " + tool + "…")
+		stop = sync.OnceFunc(spin)
 		a.before = stop
+		// The tool's progress, on a terminal: the spinner's line says
+		// it; piped output never does.
+		opts.Progress = func(p client.Progress) { set("calling " + tool + "… " + progressText(p)) }
 	}
 	value, gotID, te, err := srv.call(ctx, tool, input, &opts, task)
 	stop()
@@ -630,4 +634,20 @@ func (e *cli) printJSON(v any) int {
 	}
 	fmt.Fprintln(e.stdout, string(b))
 	return exitOK
+}
+
+// progressText is a call's progress as its spinner line says it: "2/3",
+// or "2", and the message.
+func progressText(p client.Progress) string {
+	var parts []string
+	switch {
+	case p.Total > 0:
+		parts = append(parts, strconv.FormatFloat(p.Progress, 'f', -1, 64)+"/"+strconv.FormatFloat(p.Total, 'f', -1, 64))
+	case p.Progress > 0:
+		parts = append(parts, strconv.FormatFloat(p.Progress, 'f', -1, 64))
+	}
+	if p.Message != "" {
+		parts = append(parts, shorten(p.Message, 60))
+	}
+	return strings.Join(parts, " ")
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/mcp"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -328,4 +329,33 @@ func TestCallPrintsTheCause(t *testing.T) {
 	assert.Contains(t, out.String(), "cannot be reached just now")
 	assert.NotContains(t, out.String(), "connection refused", "stdout: what the model reads")
 	assert.Contains(t, errOut.String(), "cause: federation: upstream far has no client: dial tcp: connection refused")
+}
+
+// TestCallShowsProgress: on a terminal, otc call's spinner line says the
+// tool's progress as it comes; piped, nothing of it is written, and
+// stdout holds the value alone either way.
+func TestCallShowsProgress(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Steps", Version: "1.0.0", Description: "Reports its steps."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			for i := 1; i <= 3; i++ {
+				otc.ReportProgress(ctx, float64(i), 3, fmt.Sprintf("step %d", i))
+				time.Sleep(150 * time.Millisecond) // for the line to be drawn; the test bounds nothing by it
+			}
+			return "done", nil
+		}))
+	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	for _, tty := range []bool{true, false} {
+		var out, errOut testkit.SyncBuffer
+		code := runOn(context.Background(), []string{"call", "--mcp", srv.URL, "Job_Steps"}, strings.NewReader(""), &out, &errOut,
+			func(string) string { return "" }, terminalFeatures{spinner: tty})
+		require.Equal(t, exitOK, code, "stderr: %s", errOut.String())
+		assert.Equal(t, "done\n", out.String())
+		if tty {
+			assert.Regexp(t, `calling Job_Steps… [123]/3 step [123]`, errOut.String())
+		} else {
+			assert.Empty(t, errOut.String(), "piped: no progress line")
+		}
+	}
 }

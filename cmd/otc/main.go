@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"time"
 )
 
@@ -128,10 +129,19 @@ func (e *cli) style(code, s string) string {
 // spin shows a spinner on standard error after a second, until the
 // returned function is called, when the line is cleared.
 func (e *cli) spin(what string) (stop func()) {
+	stop, _ = e.spinText(what)
+	return stop
+}
+
+// spinText is spin with a text that set changes (a call's progress),
+// drawn at once; on a terminal only, as spin is.
+func (e *cli) spinText(what string) (stop func(), set func(string)) {
 	if !e.term.spinner {
-		return func() {}
+		return func() {}, func(string) {}
 	}
-	done, finished := make(chan struct{}), make(chan struct{})
+	var text atomic.Pointer[string]
+	text.Store(&what)
+	done, finished, changed := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
 	go func() {
 		defer close(finished)
 		wait := time.NewTimer(time.Second)
@@ -140,24 +150,32 @@ func (e *cli) spin(what string) (stop func()) {
 		case <-done:
 			return
 		case <-wait.C:
+		case <-changed:
 		}
 		frames := []string{"|", "/", "-", "\\"}
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
-			fmt.Fprintf(e.stderr, "\r%s %s", frames[i%len(frames)], what)
+			fmt.Fprintf(e.stderr, "\r\x1b[K%s %s", frames[i%len(frames)], *text.Load())
 			select {
 			case <-done:
 				fmt.Fprint(e.stderr, "\r\x1b[K")
 				return
 			case <-tick.C:
+			case <-changed:
 			}
 		}
 	}()
 	return func() {
-		close(done)
-		<-finished
-	}
+			close(done)
+			<-finished
+		}, func(s string) {
+			text.Store(&s)
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
 }
 
 const usage = `otc lists and calls the tools of an OTC/OXP tool server.
