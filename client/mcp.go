@@ -65,6 +65,42 @@ type mcpSession struct {
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
 	headers  sync.Map // tool name → []paramHeader, in 2026-07-28
+
+	callsMu sync.Mutex
+	// calls are the calls under way, with their contexts: a request of
+	// the server's that comes on no call's own stream (over stdio, or on
+	// the session's stream) belongs to the call when it is the only one.
+	calls map[*call]context.Context
+}
+
+// enter notes that call k is under way with ctx, until leave.
+func (s *mcpSession) enter(ctx context.Context, k *call) {
+	s.callsMu.Lock()
+	if s.calls == nil {
+		s.calls = map[*call]context.Context{}
+	}
+	s.calls[k] = ctx
+	s.callsMu.Unlock()
+}
+
+func (s *mcpSession) leave(k *call) {
+	s.callsMu.Lock()
+	delete(s.calls, k)
+	s.callsMu.Unlock()
+}
+
+// onlyCall is the call under way, and its context, when there is exactly
+// one; nil otherwise.
+func (s *mcpSession) onlyCall() (*call, context.Context) {
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
+	if len(s.calls) != 1 {
+		return nil, nil
+	}
+	for k, ctx := range s.calls {
+		return k, ctx
+	}
+	return nil, nil
 }
 
 func newMCPSession(c *Client, conn mcpConn) *mcpSession {

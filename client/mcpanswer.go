@@ -18,10 +18,18 @@ import (
 
 // incoming handles a message of the server that is not the answer being
 // waited for: a notification, or a request of the server's, which is
-// answered. k is the call on whose stream it came, nil for none: its
-// OnNotification sees the notification, its headers go with the answer,
-// and a handler's failure to answer is kept for the call's error.
+// answered. k is the call on whose stream it came, nil for none (stdio,
+// the session's own stream), when it is the call under way if there is
+// only one: the message names none, and a server asks in the middle of
+// a call. The call's OnNotification sees the notification, its handlers
+// answer with its context, its headers go with the answer, and a
+// handler's failure to answer is kept for the call's error.
 func (s *mcpSession) incoming(ctx context.Context, k *call, msg []byte) {
+	if k == nil {
+		if only, cctx := s.onlyCall(); only != nil {
+			k, ctx = only, cctx
+		}
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`

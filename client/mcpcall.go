@@ -41,6 +41,8 @@ func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
 // nil, handed back in it.
 func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res *Result, err error) {
 	defer func() { err = k.withHandlerError(err) }()
+	s.enter(ctx, k)
+	defer s.leave(k)
 	meta := map[string]any{mcpwire.MetaCallID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
 		meta["progressToken"] = k.opts.CallID

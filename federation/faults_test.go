@@ -58,6 +58,18 @@ func serveStdio() int {
 			os.Exit(in.Code)
 			return "", nil
 		})
+	_ = otc.Register(reg, otc.Tool{ID: "Process.Ask", Version: "1.0.0", Description: "Asks your name over stdio, then greets you."},
+		func(ctx context.Context, _ otc.NoOutput) (string, error) {
+			var a nameAnswer
+			action, err := otc.Elicit(ctx, "What is your name?", &a)
+			if err != nil {
+				return "", err
+			}
+			if action != otc.ElicitAccept {
+				return "no name given", nil
+			}
+			return "hello " + a.Name, nil
+		})
 	if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {
 		return 1
 	}

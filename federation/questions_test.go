@@ -107,6 +107,37 @@ func TestFederation_Questions(t *testing.T) {
 		assert.Contains(t, te.Message, "What is your name?")
 	})
 
+	// An upstream over stdio asks on the process's stream, which names no
+	// call: the question is the call's under way, and reaches its caller
+	// as over HTTP, on every format that carries it.
+	t.Run("stdio", func(t *testing.T) {
+		up := stdioUpstream(t, "up_stdio")
+		// 2025-11-25, whose server asks with requests of its own, as the
+		// MCP servers people run do (2026-07-28 asks in rounds of the
+		// call, which name it).
+		up.Client = &client.Options{MCPVersion: "2025-11-25"}
+		_, gw2, _ := gateway(t, []federation.Upstream{up}, nil)
+		for _, v := range []string{"2025-11-25", "2026-07-28"} {
+			cl, err := client.New(gw2+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, MCPVersion: v, Handlers: answer})
+			require.NoError(t, err)
+			text, err := cl.CallText(ctx, "up_stdio_Process_Ask", nil)
+			require.NoError(t, err, v)
+			assert.Equal(t, "hello Ada", text, v)
+			_ = cl.Close()
+		}
+		// A caller that cannot answer gets the documented refusal: over
+		// OTC, the question as a tool error naming it, to answer in a
+		// call again.
+		body := `{"$schema":"otc://1.0","request":{"tool_id":"up_stdio.Process_Ask","call_id":"` + otc.NewCallID() + `","input":{}}}`
+		resp, err := http.Post(gw2+mount.PrefixOTC+"/tools/call", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Contains(t, string(b), "What is your name?")
+		assert.Contains(t, string(b), `\"q1\"`)
+		assert.NotContains(t, string(b), "no wire format serves this call")
+	})
+
 	// Without a handler the caller cannot answer: the call ends, with an
 	// error that says so, at once.
 	cl, err := client.New(gw+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25"})
