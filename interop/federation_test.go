@@ -357,6 +357,21 @@ func TestFederationTypeScriptUpstreams(t *testing.T) {
 		_ = cl.Close()
 	}
 
+	// The SDK's server asks its caller in the middle of a call, over HTTP
+	// on the call's stream and over stdio on the process's: the question
+	// reaches the gateway's caller either way.
+	answer := &client.Handlers{Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+		return &client.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}}
+	asker, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25", Handlers: answer})
+	require.NoError(t, err)
+	for _, up := range []string{"ts", "ts_stdio"} {
+		text, err := asker.CallText(ctx, up+"_ask", nil)
+		require.NoError(t, err, up)
+		assert.Equal(t, "hello Ada", text, up)
+	}
+	_ = asker.Close()
+
 	cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
 	require.NoError(t, err)
 	defer cl.Close()

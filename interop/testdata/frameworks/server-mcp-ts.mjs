@@ -2,12 +2,14 @@
 // HTTP with sessions (or, with the argument "stdio", over standard input
 // and output): the server the Go client calls in
 // interop/client_node_test.go. Its tools: add (typed), fail (a tool
-// error), slow (progress, then waits until the client cancels; it prints
+// error), ask (asks the user's name with elicitation/create, then greets),
+// slow (progress, then waits until the client cancels; it prints
 // "cancelled" when it sees that). It prints its URL on the first line.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 // say reports what the server saw, on standard output over HTTP; over
@@ -20,6 +22,14 @@ function tools() {
     async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }], structuredContent: { sum: a + b } }));
   s.registerTool('fail', { description: 'Fails.' },
     async () => ({ isError: true, content: [{ type: 'text', text: 'the disk is full' }] }));
+  s.registerTool('ask', { description: 'Asks your name, then greets you.' }, async (extra) => {
+    const answer = await extra.sendRequest({
+      method: 'elicitation/create',
+      params: { message: 'What is your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+    }, ElicitResultSchema);
+    const name = answer.action === 'accept' ? answer.content?.name : 'nobody';
+    return { content: [{ type: 'text', text: `hello ${name}` }] };
+  });
   s.registerTool('slow', { description: 'Reports progress and waits.' }, async (extra) => {
     const token = extra._meta?.progressToken;
     if (token !== undefined) {
