@@ -426,6 +426,9 @@ func (r *Registry) serve(ctx context.Context, req *CallRequest, named string, t 
 		c.TraceID = ""
 	}
 	res, err := r.chain(withCallInfo(ctx, info), c)
+	if errors.Is(err, ErrToolNotFound) {
+		err = r.withSuggestions(err, named, c.Identity, req.Protocol)
+	}
 	if err != nil {
 		if _, ok := errors.AsType[*Error](err); !ok {
 			err = &Error{

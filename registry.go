@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/inline"
+	"github.com/otcgo/otc/internal/nearest"
 	"github.com/otcgo/otc/internal/validate"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
@@ -853,6 +855,44 @@ func (r *Registry) resolveFor(toolID, protocol string) (*registeredTool, error) 
 // or that its caller may not see: named as the call named it.
 func notFound(named, developer string) *Error {
 	return &Error{Code: CodeServerError, Message: fmt.Sprintf("Tool '%s' was not found", named), DeveloperMessage: developer, cause: ErrToolNotFound}
+}
+
+// withSuggestions adds to a not-found error the names nearest to the one
+// the caller named (a misspelling, or an upstream's spelling a gateway
+// folded), among the tools it may see through protocol: "did you mean".
+// Ids are suggested for an id, names for a name.
+func (r *Registry) withSuggestions(err error, named string, id *Identity, protocol string) error {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || named == "" {
+		return err
+	}
+	cat := r.current.Load()
+	vis := r.visibilityIn(cat, id, protocol)
+	base, _, _ := strings.Cut(named, "@")
+	byID := strings.Contains(base, ".")
+	i, last := 0, ""
+	near := nearest.Names(base, 3, func() (string, bool) {
+		for ; i < len(cat.list); i++ {
+			t := cat.list[i]
+			c := t.def.Name
+			if byID {
+				c = t.key
+			}
+			if c == last || !vis.Sees(t.def.ID) {
+				continue
+			}
+			last = c
+			i++
+			return c, true
+		}
+		return "", false
+	})
+	if len(near) == 0 {
+		return err
+	}
+	cp := *e
+	cp.Message = e.Message + " (did you mean '" + strings.Join(near, "' or '") + "'?)"
+	return &cp
 }
 
 // unknownTo is the error of req's call of a tool the registry does not

@@ -117,8 +117,13 @@ func TestUnknownTool(t *testing.T) {
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, otc.CodeServerError, e.Code)
 			key, _, _ := strings.Cut(id, "@")
-			assert.Equal(t, "Tool '"+strings.Replace(key, ".", "_", 1)+"' was not found", e.Message)
+			assert.True(t, strings.HasPrefix(e.Message, "Tool '"+strings.Replace(key, ".", "_", 1)+"' was not found"), e.Message)
 			assert.Contains(t, e.DeveloperMessage, key)
+			if id == "calculator.add" {
+				assert.Contains(t, e.Message, "(did you mean 'Calculator.Add'?)", "the id it meant, by case")
+			} else {
+				assert.NotContains(t, e.Message, "did you mean", "nothing near enough")
+			}
 		})
 	}
 }
@@ -204,4 +209,33 @@ func TestToolIDIsCaseSensitive(t *testing.T) {
 	reg := newVersionedRegistry(t, "1.0.0")
 	_, err := calledVersion(t, reg, "Calculator.add")
 	assert.ErrorIs(t, err, otc.ErrToolNotFound)
+}
+
+// TestDidYouMean: an unknown tool's error names the nearest tools the
+// caller may see, in the style it named the tool in: names for a name (a
+// gateway's folding of "get-sum" to "get_sum" among them), ids for an id;
+// a tool its policy hides from the caller is never named.
+func TestDidYouMean(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	for _, tool := range []otc.Tool{
+		{ID: "Math.get_sum", Version: "1.0.0", Description: "Sums."},
+		{ID: "Notes.Reset", Version: "1.0.0", Description: "Resets.", Policy: &otc.Policy{RequiredScopes: []string{"notes:admin"}}},
+	} {
+		require.NoError(t, otc.Register(reg, tool, func(context.Context, struct{}) (int, error) { return 1, nil }))
+	}
+	call := func(ctx context.Context, req *otc.CallRequest) string {
+		_, err := reg.Call(ctx, req)
+		require.ErrorIs(t, err, otc.ErrToolNotFound)
+		var e *otc.Error
+		require.ErrorAs(t, err, &e)
+		return e.Message
+	}
+	ctx := t.Context()
+	assert.Contains(t, call(ctx, &otc.CallRequest{ToolName: "math-get-sum", Protocol: otc.ProtocolMCP}), "(did you mean 'Math_get_sum'?)")
+	assert.Contains(t, call(ctx, &otc.CallRequest{ToolID: "math.get_sum", Protocol: otc.ProtocolOTC}), "(did you mean 'Math.get_sum'?)")
+	assert.NotContains(t, call(ctx, &otc.CallRequest{ToolName: "Notes_Rest", Protocol: otc.ProtocolMCP}), "Notes_Reset",
+		"a caller without the scope does not see the tool, and is not told of it")
+	admin := otc.WithIdentity(ctx, &otc.Identity{Method: "bearer", Name: "ada", Claims: map[string]any{"scope": "notes:admin"}})
+	assert.Contains(t, call(admin, &otc.CallRequest{ToolName: "Notes_Rest", Protocol: otc.ProtocolMCP}), "(did you mean 'Notes_Reset'?)")
 }

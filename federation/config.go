@@ -16,6 +16,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/nearest"
 )
 
 // gatewayConfig is the gateway's configuration file.
@@ -378,40 +379,21 @@ func keyAt(n *yaml.Node, line int, value string) string {
 	return ""
 }
 
-// closest is the key of keys nearest to s, by edit distance, when it is
-// near enough to be what was meant; "" otherwise.
+// closest is the key of keys nearest to s, when one is near enough to
+// be what was meant; "" otherwise.
 func closest(s string, keys []string) string {
-	best, bestD := "", 3
-	for _, k := range keys {
-		if d := distance(s, k); d < bestD || d == bestD && best == "" && d <= len(k)/3 {
-			best, bestD = k, d
+	i := 0
+	near := nearest.Names(s, 1, func() (string, bool) {
+		if i == len(keys) {
+			return "", false
 		}
-	}
-	if bestD > 2 || bestD > len(s)/2 {
+		i++
+		return keys[i-1], true
+	})
+	if len(near) == 0 {
 		return ""
 	}
-	return best
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return near[0]
 }
 
 // resolve reads the secrets the credentials name; field names the one
