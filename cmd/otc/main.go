@@ -126,15 +126,9 @@ func (e *cli) style(code, s string) string {
 	return code + s + styleReset
 }
 
-// spin shows a spinner on standard error after a second, until the
-// returned function is called, when the line is cleared.
-func (e *cli) spin(what string) (stop func()) {
-	stop, _ = e.spinText(what)
-	return stop
-}
-
-// spinText is spin with a text that set changes (a call's progress),
-// drawn at once; on a terminal only, as spin is.
+// spinText shows a spinner on standard error after a second (or at once
+// when set changes its text: a call's progress), until stop is called,
+// when the line is cleared; on a terminal only.
 func (e *cli) spinText(what string) (stop func(), set func(string)) {
 	if !e.term.spinner {
 		return func() {}, func(string) {}
