@@ -366,8 +366,9 @@ type CallOptions struct {
 	// to the call's request): its log messages (notifications/message)
 	// above all, which belong to no progress token. It runs on the
 	// reading of the stream, before Options.OnNotification, and must not
-	// block for long. Notifications sent elsewhere (the session's own
-	// stream, stdio) reach Options.OnNotification only.
+	// block for long. Those on the session's own stream reach it too when
+	// the call is the only one under way in the session; over stdio,
+	// notifications reach Options.OnNotification only.
 	OnNotification func(method string, params json.RawMessage)
 	// Header holds headers sent with each HTTP request the call makes
 	// (its request, a handshake it begins, its task's polls and answers

@@ -40,6 +40,9 @@ func (s *mcpSession) start(ctx context.Context, k *call) (*Task, error) {
 // a task it becomes is followed to its end, or, when detached is not
 // nil, handed back in it.
 func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res *Result, err error) {
+	k.mu.Lock()
+	k.failed = nil // a retry's attempt is its own
+	k.mu.Unlock()
 	defer func() { err = k.withHandlerError(err) }()
 	s.enter(ctx, k)
 	defer s.leave(k)

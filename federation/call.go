@@ -74,8 +74,9 @@ func contentOf(res *client.Result) otc.Content {
 	return out
 }
 
-// call calls the upstream's tool, within the breaker, retrying a call that
-// did not reach the upstream when that is safe.
+// call calls the upstream's tool, within the breaker; the upstream's
+// client sends a call that did not reach it again where that is safe
+// (its RetryPolicy, set in dial).
 func (rt *remoteTool) call(ctx context.Context, in json.RawMessage) (*client.Result, error) {
 	u := rt.u
 	// The call's own headers: the trace context, and the caller's token
