@@ -83,7 +83,9 @@ type Options struct {
 	Format Format
 
 	// MCPVersion pins the MCP protocol version: mcp.Version20260728,
-	// Version20251125 or Version20250618. Empty negotiates the latest both
+	// Version20251125 or Version20250618, or "2025-03-26" or "2024-11-05",
+	// which many servers people run still speak (the client speaks them;
+	// what they lack is simply absent). Empty negotiates the latest both
 	// sides speak.
 	MCPVersion string
 

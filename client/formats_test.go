@@ -41,6 +41,10 @@ func TestMain(m *testing.M) {
 		floodServer(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	if os.Getenv(stdioEnv) == "old" {
+		oldServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioEnv) != "" {
 		reg, _ := formatsRegistry(nil)
 		if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {

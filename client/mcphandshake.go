@@ -41,7 +41,7 @@ func checkMCPVersion(v string) error {
 	if v == "" || mcpwire.Lookup(v) != nil {
 		return nil
 	}
-	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s", v, mcpwire.Names("or"))
+	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s", v, mcpwire.Names(nil, "or"))
 }
 
 // ensure makes the handshake once: server/discover for 2026-07-28, which
@@ -134,7 +134,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	switch {
 	case v == nil || v.Stateless:
 		return fmt.Errorf("the server answered initialize with MCP version %q, which the client does not speak (it speaks %s)",
-			truncate(init.ProtocolVersion, 32), mcpwire.Names("and"))
+			truncate(init.ProtocolVersion, 32), mcpwire.Names(nil, "and"))
 	case pinned != nil && v != pinned:
 		return fmt.Errorf("the server answered initialize with MCP version %q, not %s (Options.MCPVersion)", v.Name, pinned.Name)
 	}

@@ -153,3 +153,31 @@ func TestClientTypeScriptMCPStdio(t *testing.T) {
 	require.NoError(t, c.Close())
 	assert.NotNil(t, cmd.ProcessState, "the process was waited for")
 }
+
+// TestClientOlderMCPVersions: the official TypeScript SDK's server spoken
+// to at MCP 2025-03-26 and 2024-11-05, which many servers people run
+// still answer with, over stdio and Streamable HTTP: the handshake takes
+// the version, and the catalog and a call work (a 2024-11-05 server has
+// no structured result: the value is the content's text).
+func TestClientOlderMCPVersions(t *testing.T) {
+	url, _ := nodeServer(t, "server-mcp-ts.mjs")
+	node, dir := frameworkScripts(t)
+	for _, v := range []string{"2025-03-26", "2024-11-05"} {
+		cmd := exec.Command(node, "server-mcp-ts.mjs", "stdio")
+		cmd.Dir = dir
+		stdio, err := client.NewStdio(cmd, &client.Options{MCPVersion: v})
+		require.NoError(t, err)
+		overHTTP, err := client.New(url, &client.Options{Format: client.FormatMCP, MCPVersion: v})
+		require.NoError(t, err)
+		for name, c := range map[string]*client.Client{"stdio": stdio, "http": overHTTP} {
+			defs, err := c.ListTools(t.Context())
+			require.NoError(t, err, "%s %s", v, name)
+			require.Len(t, defs, 4, "%s %s", v, name)
+			res, err := c.Call(t.Context(), "add", map[string]any{"a": 2, "b": 5}, nil)
+			require.NoError(t, err, "%s %s", v, name)
+			text, _ := client.ModelText(res, nil)
+			assert.Contains(t, text, "7", "%s %s", v, name)
+			_ = c.Close()
+		}
+	}
+}

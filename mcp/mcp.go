@@ -20,7 +20,7 @@ const (
 // unsupported-version error name them: newest first.
 var supportedVersions = func() []string {
 	var names []string
-	for _, v := range mcpwire.Versions {
+	for _, v := range mcpwire.Served {
 		names = append(names, v.Name)
 	}
 	return names

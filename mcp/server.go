@@ -104,7 +104,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		`,"capabilities":{"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initResult = map[string][]byte{}
-	for _, v := range mcpwire.Versions {
+	for _, v := range mcpwire.Served {
 		if !v.Stateless {
 			s.initResult[v.Name] = []byte(`{"protocolVersion":"` + v.Name + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
 				string(s.info) + instr + `}`)
@@ -172,7 +172,7 @@ func (x *exchange) releaseResponse() {
 }
 
 // isSupportedVersion reports whether v is one of supportedVersions.
-func isSupportedVersion(v string) bool { return mcpwire.Lookup(v) != nil }
+func isSupportedVersion(v string) bool { return mcpwire.LookupServed(v) != nil }
 
 // checkModern checks the _meta fields every 2026-07-28 request carries.
 func (s *server) checkModern(m *message) *rpcError {
@@ -209,12 +209,12 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 }
 
 // supportedList names supportedVersions in a sentence.
-var supportedList = mcpwire.Names("and")
+var supportedList = mcpwire.Names(mcpwire.Served, "and")
 
 // initializeList names the versions that begin with initialize.
 var initializeList = func() string {
 	var names []string
-	for _, v := range mcpwire.Versions {
+	for _, v := range mcpwire.Served {
 		if !v.Stateless {
 			names = append(names, v.Name)
 		}

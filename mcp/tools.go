@@ -155,7 +155,7 @@ func (l *listing) visibleNames(v otc.Visibility) []string {
 // latest of the initialize era when version is "".
 func (l *listing) page(names []string, cursor string, hasCursor bool, size int, version string, extra []byte) ([]byte, *rpcError) {
 	tool := func(name string) []byte {
-		if v := mcpwire.Lookup(version); v != nil && !v.Icons {
+		if v := mcpwire.LookupServed(version); v != nil && !v.Icons {
 			if b, ok := l.iconless[name]; ok {
 				return b
 			}

@@ -17,6 +17,10 @@ type Version struct {
 	Stateless bool
 	// Icons says that the Tool object carries icons (from 2025-11-25).
 	Icons bool
+	// ClientOnly marks a version the client speaks, to reach the servers
+	// people still run, and otc's server does not serve: what it lacks
+	// (structured results, elicitation, titles) is simply absent.
+	ClientOnly bool
 }
 
 // Versions are the versions otc speaks, newest first.
@@ -24,7 +28,20 @@ var Versions = []*Version{
 	{Name: V20260728, Stateless: true, Icons: true},
 	{Name: V20251125, Icons: true},
 	{Name: V20250618},
+	{Name: V20250326, ClientOnly: true},
+	{Name: V20241105, ClientOnly: true},
 }
+
+// Served are the versions otc's server serves, newest first.
+var Served = func() []*Version {
+	var out []*Version
+	for _, v := range Versions {
+		if !v.ClientOnly {
+			out = append(out, v)
+		}
+	}
+	return out
+}()
 
 // Latest is the newest version, and LatestSession the newest that
 // begins with initialize.
@@ -43,11 +60,22 @@ func Lookup(name string) *Version {
 	return nil
 }
 
-// Names lists the versions' names, newest first, joined for a message
-// ("2026-07-28, 2025-11-25 or 2025-06-18" with conj "or").
-func Names(conj string) string {
-	names := make([]string, len(Versions))
-	for i, v := range Versions {
+// LookupServed is Lookup among the versions otc's server serves.
+func LookupServed(name string) *Version {
+	if v := Lookup(name); v != nil && !v.ClientOnly {
+		return v
+	}
+	return nil
+}
+
+// Names lists the names of vs (Versions when nil), newest first, joined
+// for a message ("2026-07-28, 2025-11-25 or 2025-06-18" with conj "or").
+func Names(vs []*Version, conj string) string {
+	if vs == nil {
+		vs = Versions
+	}
+	names := make([]string, len(vs))
+	for i, v := range vs {
 		names[i] = v.Name
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
