@@ -133,6 +133,7 @@ SCENARIOS_EXTENSION=(
 # scenario of the suite is here or in the client's baseline, but the skills
 # extension's (sep-2640-client-*), which check nothing of a client that
 # does not read skills.
+CLIENT_2025_03_26=(auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback)
 CLIENT_2025_06_18=(
   initialize tools_call
   auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
@@ -398,6 +399,7 @@ check_baseline extension
 
 # --- 3c. The client scenarios -------------------------------------------------
 
+run_scenarios client 2025-03-26 "${CLIENT_2025_03_26[@]}"
 run_scenarios client 2025-06-18 "${CLIENT_2025_06_18[@]}"
 run_scenarios client 2025-11-25 "${CLIENT_2025_11_25[@]}"
 run_scenarios client 2026-07-28 "${CLIENT_2026_07_28[@]}"
@@ -439,4 +441,4 @@ if ((${#failed[@]} > 0)); then
   tail -n 30 "$results/server.log" || true
   exit 1
 fi
-log "all $((${#SCENARIOS_2025_11_25[@]} + ${#SCENARIOS_2026_07_28[@]} + ${#SCENARIOS_EXTENSION[@]})) server and $((${#CLIENT_2025_06_18[@]} + ${#CLIENT_2025_11_25[@]} + ${#CLIENT_2026_07_28[@]} + ${#CLIENT_EXTENSION[@]})) client scenario runs passed ($total_passed checks)"
+log "all $((${#SCENARIOS_2025_11_25[@]} + ${#SCENARIOS_2026_07_28[@]} + ${#SCENARIOS_EXTENSION[@]})) server and $((${#CLIENT_2025_03_26[@]} + ${#CLIENT_2025_06_18[@]} + ${#CLIENT_2025_11_25[@]} + ${#CLIENT_2026_07_28[@]} + ${#CLIENT_EXTENSION[@]})) client scenario runs passed ($total_passed checks)"
