@@ -321,7 +321,8 @@ func (c *Client) Format() Format { return c.format }
 func (c *Client) URL() string { return c.base }
 
 // Close ends what the client holds: a stdio server's process (asked to
-// exit by closing its standard input, then killed after a grace), or an
+// exit by closing its standard input, then sent SIGTERM and SIGKILL after a
+// grace, with the processes it started), or an
 // MCP session (ended with DELETE). It is safe to call more than once; a
 // client of a format that holds nothing has nothing to close.
 func (c *Client) Close() error { return c.t.close() }

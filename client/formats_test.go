@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 		oldServer(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	if runTestProcess(os.Getenv(stdioEnv)) {
+		os.Exit(0)
+	}
 	if os.Getenv(stdioEnv) != "" {
 		reg, _ := formatsRegistry(nil)
 		if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {

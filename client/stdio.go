@@ -29,8 +29,10 @@ const stderrTail = 4 << 10
 // Stdin, Stdout and Stderr must be nil (the client takes all three, and
 // keeps the end of the standard error to explain a failure). The
 // handshake comes with the first request. [Client.Close] stops the
-// process: it closes its standard input, waits [DefaultStdioGrace], then
-// kills it. A process that exits fails the calls in flight with an error
+// process: it closes its standard input, then after half of
+// [DefaultStdioGrace] sends SIGTERM, and after the other half SIGKILL, to
+// the process and the processes it started (on Unix the process runs in a
+// process group of its own, unless cmd.SysProcAttr is set). A process that exits fails the calls in flight with an error
 // that quotes its standard error. opts may be nil; its HTTP settings and
 // credentials do not apply.
 func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
@@ -68,6 +70,7 @@ func (c *Client) startStdio(cmd *exec.Cmd) error {
 	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail},
 		answering: make(chan struct{}, maxServerRequests)}
 	cmd.Stderr = st.stderr
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("otc client: starting %s: %w", cmd.Path, err)
 	}
@@ -271,19 +274,28 @@ func (st *stdioConn) reset() {}
 // started does nothing: every message of the server's comes on the pipe.
 func (st *stdioConn) started(*mcpSession, string) {}
 
-// close closes the process's standard input, waits for it to exit within
-// DefaultStdioGrace, and kills it if it has not.
+// close ends the process: its standard input closed, then, after half of
+// DefaultStdioGrace, SIGTERM, and after the other half SIGKILL, to it and
+// to the processes it started (its process group), whatever of them is
+// left; so that none is left behind, nor holds its output open.
 func (st *stdioConn) close() error {
 	st.closeOnce.Do(func() {
 		st.wmu.Lock()
 		_ = st.stdin.Close()
 		st.wmu.Unlock()
+		half := DefaultStdioGrace / 2
 		select {
 		case <-st.done:
-		case <-time.After(DefaultStdioGrace):
-			_ = st.cmd.Process.Kill()
-			<-st.done
+		case <-time.After(half):
 		}
+		if signalGroup(st.cmd, sigTerm) { // something of it is left
+			select {
+			case <-st.done:
+			case <-time.After(half):
+			}
+			signalGroup(st.cmd, sigKill)
+		}
+		<-st.done
 	})
 	return st.closeErr
 }

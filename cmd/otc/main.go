@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -30,7 +31,9 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C, and SIGTERM (a service manager's stop): the command ends as
+	// it does on Ctrl-C, and otc gateway stops its upstreams' processes.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := terminal(isTerminal(os.Stdout), isTerminal(os.Stderr), os.Getenv)
 	t.prompt = isTTY(os.Stdin)
