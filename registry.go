@@ -870,10 +870,9 @@ func (r *Registry) withSuggestions(err error, named string, id *Identity, protoc
 	vis := r.visibilityIn(cat, id, protocol)
 	base, _, _ := strings.Cut(named, "@")
 	byID := strings.Contains(base, ".")
-	i, last := 0, ""
-	near := nearest.Names(base, 3, func() (string, bool) {
-		for ; i < len(cat.list); i++ {
-			t := cat.list[i]
+	near := nearest.Names(base, 3, func(yield func(string) bool) {
+		last := ""
+		for _, t := range cat.list { // a tool's versions side by side: each name once
 			c := t.def.Name
 			if byID {
 				c = t.key
@@ -882,10 +881,10 @@ func (r *Registry) withSuggestions(err error, named string, id *Identity, protoc
 				continue
 			}
 			last = c
-			i++
-			return c, true
+			if !yield(c) {
+				return
+			}
 		}
-		return "", false
 	})
 	if len(near) == 0 {
 		return err

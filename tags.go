@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc/internal/decode"
+	"github.com/otcgo/otc/internal/nearest"
 )
 
 // This file checks the `jsonschema` struct tags of the types a tool's
@@ -337,7 +338,7 @@ func keywordHint(name, typ, item string) string {
 	fits = append(fits, tagFlags...)
 	best, bestDist := "", 3
 	for _, k := range fits {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+		if d := nearest.Distance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
@@ -346,27 +347,6 @@ func keywordHint(name, typ, item string) string {
 	}
 	slices.Sort(fits)
 	return "this field takes " + strings.Join(slices.Compact(fits), ", ")
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // splitTag splits a jsonschema tag at the commas not escaped as "\,", as

@@ -20,21 +20,7 @@ import (
 // without one ends the call saying what it lacks, and one whose handler
 // fails ends it with the handler's error.
 func TestA2AQuestions(t *testing.T) {
-	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Greet.Ask", Version: "1.0.0", Description: "Asks a name.", Tasks: otc.TasksOptional},
-		func(ctx context.Context, _ struct{}) (string, error) {
-			var who struct {
-				Name string `json:"name" jsonschema:"description=Your name."`
-			}
-			action, err := otc.Elicit(ctx, "Who are you?", &who)
-			if err != nil {
-				return "", err
-			}
-			if action != otc.ElicitAccept {
-				return "declined", nil
-			}
-			return "hello " + who.Name, nil
-		}))
+	reg := askRegistry(t, otc.TasksOptional)
 	mux := http.NewServeMux()
 	mount.All(mux, reg, nil)
 	srv := httptest.NewServer(mux)

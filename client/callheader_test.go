@@ -73,17 +73,7 @@ func TestCallHeader(t *testing.T) {
 // error, where errors.Is and errors.As find it (how a gateway learns that
 // its own caller was asked).
 func TestHandlerFailureInCallError(t *testing.T) {
-	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Greet.Ask", Version: "1.0.0", Description: "Asks a name."},
-		func(ctx context.Context, _ struct{}) (string, error) {
-			var who struct {
-				Name string `json:"name"`
-			}
-			if _, err := otc.Elicit(ctx, "Who are you?", &who); err != nil {
-				return "", err
-			}
-			return "hello " + who.Name, nil
-		}))
+	reg := askRegistry(t, otc.TasksForbidden)
 	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
 	t.Cleanup(srv.Close)
 	errAway := errors.New("the user is away")

@@ -11,16 +11,16 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/a2awire"
+	"github.com/otcgo/otc/internal/wire"
 )
 
-// The paths below a server's root at which mount.All mounts each format.
-// The client does not import the server packages; a test checks these
-// against the mount package.
+// The paths below a server's root at which mount.All mounts each format
+// (internal/wire's, which the mount package exports).
 const (
-	pathOTC  = "/otc"
-	pathMCP  = "/mcp"
-	pathREST = "/v1"
-	pathA2A  = "/a2a"
+	pathOTC  = wire.PathOTC
+	pathMCP  = wire.PathMCP
+	pathREST = wire.PathREST
+	pathA2A  = wire.PathA2A
 	pathCard = a2awire.CardPath
 )
 

@@ -429,12 +429,13 @@ func TestMCPRefusals(t *testing.T) {
 	assert.False(t, again)
 }
 
-// TestMCPQuestions: a tool that asks its user gets the Elicit handler's
-// answer; without one, the client declares no elicitation and the tool
-// is told it cannot ask.
-func TestMCPQuestions(t *testing.T) {
+// askRegistry is a registry of Greet.Ask, which asks its user's name
+// (otc.Elicit) and greets them, or says "declined"; tasks is its
+// otc.Tool.Tasks.
+func askRegistry(t *testing.T, tasks otc.TaskSupport) *otc.Registry {
+	t.Helper()
 	reg := otc.NewRegistry(nil)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Greet.Ask", Version: "1.0.0", Description: "Asks a name."},
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Greet.Ask", Version: "1.0.0", Description: "Asks a name.", Tasks: tasks},
 		func(ctx context.Context, _ struct{}) (string, error) {
 			var who struct {
 				Name string `json:"name" jsonschema:"description=Your name."`
@@ -448,6 +449,14 @@ func TestMCPQuestions(t *testing.T) {
 			}
 			return "hello " + who.Name, nil
 		}))
+	return reg
+}
+
+// TestMCPQuestions: a tool that asks its user gets the Elicit handler's
+// answer; without one, the client declares no elicitation and the tool
+// is told it cannot ask.
+func TestMCPQuestions(t *testing.T) {
+	reg := askRegistry(t, otc.TasksForbidden)
 	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
 	t.Cleanup(srv.Close)
 	for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {

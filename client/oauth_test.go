@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -78,6 +80,15 @@ func (as *authServer) discoveries() int {
 // authorization servers given.
 func protectedMCP(t *testing.T, authorizationServers ...string) string {
 	t.Helper()
+	return protectedResource(t, func(token string) bool { return token == "granted" },
+		map[string]any{"authorization_servers": authorizationServers})
+}
+
+// protectedResource serves an MCP server (of Echo.Say) that takes the
+// bearer tokens accept says, and answers others 401 naming its
+// protected-resource metadata: meta, with its resource.
+func protectedResource(t *testing.T, accept func(token string) bool, meta map[string]any) string {
+	t.Helper()
 	reg := otc.NewRegistry(nil)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Echo.Say", Version: "1.0.0", Description: "Says it back."},
 		func(_ context.Context, in struct {
@@ -89,10 +100,13 @@ func protectedMCP(t *testing.T, authorizationServers ...string) string {
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			_ = json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": authorizationServers})
+			doc := maps.Clone(meta)
+			doc["resource"] = srv.URL + "/mcp"
+			_ = json.NewEncoder(w).Encode(doc)
 			return
 		}
-		if r.Header.Get("Authorization") != "Bearer granted" {
+		token, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !bearer || !accept(token) {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return

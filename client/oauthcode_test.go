@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc/client"
-	"github.com/otcgo/otc/mcp"
 )
 
 // codeServer is an authorization server over real HTTP for the
@@ -119,25 +118,11 @@ func (cs *codeServer) authorize(t *testing.T, tamper func(q url.Values)) func(co
 // resource serves an MCP server taking the tokens cs issued.
 func (cs *codeServer) resource(t *testing.T) string {
 	t.Helper()
-	h := mcp.NewHandler(newRegistry(t), nil)
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			_ = json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{cs.srv.URL}, "scopes_supported": []string{"tools"}})
-			return
-		}
+	return protectedResource(t, func(token string) bool {
 		cs.mu.Lock()
-		ok := len(r.Header.Get("Authorization")) > 7 && cs.valid[r.Header.Get("Authorization")[7:]]
-		cs.mu.Unlock()
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
+		defer cs.mu.Unlock()
+		return cs.valid[token]
+	}, map[string]any{"authorization_servers": []string{cs.srv.URL}, "scopes_supported": []string{"tools"}})
 }
 
 // TestOAuthAuthorizationCode: a client without credentials registers

@@ -307,7 +307,6 @@ func (d *oauthDoer) getJSON(ctx context.Context, u string, out any) bool {
 	if err != nil {
 		return false
 	}
-	req.Header.Set("Accept", "application/json")
 	status, err := d.doJSON(req, out)
 	return err == nil && status == http.StatusOK
 }
@@ -319,7 +318,6 @@ func (d *oauthDoer) postJSON(ctx context.Context, u string, body []byte, out any
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
 	status, err := d.doJSON(req, out)
 	if err == nil && status != http.StatusOK && status != http.StatusCreated {
 		err = fmt.Errorf("status %d", status)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -382,14 +383,7 @@ func keyAt(n *yaml.Node, line int, value string) string {
 // closest is the key of keys nearest to s, when one is near enough to
 // be what was meant; "" otherwise.
 func closest(s string, keys []string) string {
-	i := 0
-	near := nearest.Names(s, 1, func() (string, bool) {
-		if i == len(keys) {
-			return "", false
-		}
-		i++
-		return keys[i-1], true
-	})
+	near := nearest.Names(s, 1, slices.Values(keys))
 	if len(near) == 0 {
 		return ""
 	}

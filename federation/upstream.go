@@ -211,10 +211,7 @@ func (u *upstream) session(ctx context.Context) (*client.Client, error) {
 
 // dial makes a client of the upstream.
 func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
-	o := client.Options{}
-	if u.cfg.Client != nil {
-		o = *u.cfg.Client
-	}
+	o := u.options()
 	o.Format = u.cfg.Format
 	url := u.cfg.URL
 	// A call that failed in transport is sent again where that cannot
@@ -223,8 +220,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o.Retry = &client.RetryPolicy{MaxAttempts: 3, Backoff: 50 * time.Millisecond, TransportOnly: true}
 	o.IdleTimeout = u.cfg.IdleTimeout
 	o.LogLevel = u.cfg.LogLevel
-	o.BearerToken, o.APIKey, o.OAuth, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, u.cfg.Credentials.OAuth, nil
-	o.TokenExchange = u.cfg.Credentials.TokenExchange
+	o.OAuth, o.TokenExchange = u.cfg.Credentials.OAuth, u.cfg.Credentials.TokenExchange
 	o.Handlers = questionHandlers()
 	// An MCP tool that runs as a task upstream is followed to its end
 	// within the call (its status reported as progress).
@@ -239,9 +235,6 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	}
 	if len(u.cfg.Command) > 0 {
 		return client.NewStdio(u.cfg.command(), &o)
-	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = u.f.httpClient
 	}
 	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
 	defer cancel()
@@ -324,6 +317,21 @@ func causeOf(last string) string {
 	return wire.Truncate(tail, 160)
 }
 
+// options are the client options every client of the upstream starts
+// from: its own (Upstream.Client), its static credentials, and the
+// federation's HTTP client where it names none.
+func (u *upstream) options() client.Options {
+	o := client.Options{}
+	if u.cfg.Client != nil {
+		o = *u.cfg.Client
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = u.f.httpClient
+	}
+	o.BearerToken, o.APIKey, o.JWT = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey, nil
+	return o
+}
+
 // suggest looks, after an upstream at a URL answered 404 in its format,
 // for where a server does answer near that URL (as client.Dial looks: the
 // URL and the paths an otc server serves each format at), and says it in
@@ -333,14 +341,7 @@ func (u *upstream) suggest(ctx context.Context, err error) string {
 	if !ok || re.StatusCode != http.StatusNotFound || u.cfg.URL == "" || u.cfg.Format == "" {
 		return ""
 	}
-	o := client.Options{}
-	if u.cfg.Client != nil {
-		o = *u.cfg.Client
-	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = u.f.httpClient
-	}
-	o.BearerToken, o.APIKey = u.cfg.Credentials.BearerToken, u.cfg.Credentials.APIKey
+	o := u.options()
 	dctx, cancel := context.WithTimeout(ctx, suggestTimeout)
 	defer cancel()
 	// The configured format where an otc server serves it, first; then
@@ -374,7 +375,7 @@ func (u *upstream) suggest(ctx context.Context, err error) string {
 
 // formatPaths are the paths an otc server (mount.All, otc gateway)
 // serves each format at.
-var formatPaths = map[client.Format]string{client.FormatOTC: "/otc", client.FormatMCP: "/mcp", client.FormatREST: "/v1", client.FormatA2A: "/a2a"}
+var formatPaths = map[client.Format]string{client.FormatOTC: wire.PathOTC, client.FormatMCP: wire.PathMCP, client.FormatREST: wire.PathREST, client.FormatA2A: wire.PathA2A}
 
 // suggestTimeout bounds suggest's look around.
 const suggestTimeout = 3 * time.Second

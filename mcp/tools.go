@@ -154,8 +154,10 @@ func (l *listing) visibleNames(v otc.Visibility) []string {
 // listing's, or those a caller sees), in protocol version, or in the
 // latest of the initialize era when version is "".
 func (l *listing) page(names []string, cursor string, hasCursor bool, size int, version string, extra []byte) ([]byte, *rpcError) {
+	v := mcpwire.LookupServed(version) // once, not for each tool
+	iconless := v != nil && !v.Icons
 	tool := func(name string) []byte {
-		if v := mcpwire.LookupServed(version); v != nil && !v.Icons {
+		if iconless {
 			if b, ok := l.iconless[name]; ok {
 				return b
 			}

@@ -32,6 +32,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/caller"
+	"github.com/otcgo/otc/internal/wire"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
@@ -39,11 +40,11 @@ import (
 
 // The prefixes [All] mounts the wire formats under.
 const (
-	PrefixOTC      = "/otc"
-	PrefixMCP      = "/mcp"
-	PrefixREST     = "/v1"
-	PrefixRegistry = "/registry"
-	PrefixA2A      = "/a2a"
+	PrefixOTC      = wire.PathOTC
+	PrefixMCP      = wire.PathMCP
+	PrefixREST     = wire.PathREST
+	PrefixRegistry = wire.PathRegistry
+	PrefixA2A      = wire.PathA2A
 )
 
 // Options configures [All]. The zero value, and nil, serve every format

@@ -4,11 +4,12 @@
 package nearest
 
 import (
+	"iter"
 	"slices"
 	"strings"
 )
 
-// MaxCandidates bounds the names a search reads, so that a caller who
+// MaxCandidates bounds the names a search weighs, so that a caller who
 // sends unknown names cannot make each cost more than that.
 const MaxCandidates = 10_000
 
@@ -50,9 +51,9 @@ func fold(s string) string {
 // Names returns up to n of candidates near enough to s to be what was
 // meant, nearest first (then in order of name): those equal to it but
 // for case and separators, then those a few edits away (a quarter of its
-// length at most, and never more than two). It reads MaxCandidates
-// candidates at most; next yields them, and ok false ends them.
-func Names(s string, n int, next func() (string, bool)) []string {
+// length at most, and never more than two). It weighs MaxCandidates
+// candidates at most, and stops the sequence there.
+func Names(s string, n int, candidates iter.Seq[string]) []string {
 	type scored struct {
 		name string
 		d    int
@@ -60,9 +61,9 @@ func Names(s string, n int, next func() (string, bool)) []string {
 	want := fold(s)
 	limit := min(2, max(1, len(want)/4))
 	var found []scored
-	for range MaxCandidates {
-		c, ok := next()
-		if !ok {
+	read := 0
+	for c := range candidates {
+		if read++; read > MaxCandidates {
 			break
 		}
 		if c == s {

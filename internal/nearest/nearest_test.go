@@ -2,6 +2,7 @@ package nearest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -17,16 +18,6 @@ func TestDistance(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	list := func(names ...string) func() (string, bool) {
-		i := 0
-		return func() (string, bool) {
-			if i == len(names) {
-				return "", false
-			}
-			i++
-			return names[i-1], true
-		}
-	}
 	for _, tc := range []struct {
 		s     string
 		names []string
@@ -38,14 +29,21 @@ func TestNames(t *testing.T) {
 		{"xyz", []string{"Calculator_Add"}, []string{}},
 		{"ab", []string{"ac", "ab"}, []string{"ac"}}, // the name itself is not a suggestion
 	} {
-		if got := Names(tc.s, 3, list(tc.names...)); !reflect.DeepEqual(got, tc.want) {
+		if got := Names(tc.s, 3, slices.Values(tc.names)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Names(%q) = %q, want %q", tc.s, got, tc.want)
 		}
 	}
 	// A flood of candidates reads MaxCandidates at most.
 	read := 0
-	Names("a", 3, func() (string, bool) { read++; return "zzzzzz", true })
-	if read != MaxCandidates {
+	Names("a", 3, func(yield func(string) bool) {
+		for {
+			read++
+			if !yield("zzzzzz") {
+				return
+			}
+		}
+	})
+	if read != MaxCandidates+1 { // the one past the bound is where it stops
 		t.Errorf("read %d candidates, want %d", read, MaxCandidates)
 	}
 }

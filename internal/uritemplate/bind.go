@@ -110,41 +110,32 @@ func (t *Template) list(name string) bool {
 // query variable, or one of an expression with a leading operator, or
 // not the first of a simple or reserved one.
 func (t *Template) optional(name string) bool {
-	for _, p := range t.parts {
-		for i, v := range p.vars {
-			if v.name == name {
-				return p.op.first != "" || i > 0
-			}
-		}
-	}
-	return false
+	p, i, ok := t.first(name)
+	return ok && (p.op.first != "" || i > 0)
 }
 
 // exprOf is the expression that names name, as the template writes it.
 func (t *Template) exprOf(name string) string {
-	for _, p := range t.parts {
-		for _, v := range p.vars {
-			if v.name == name {
-				var b strings.Builder
-				b.WriteByte('{')
-				if p.op.char != 0 {
-					b.WriteByte(p.op.char)
-				}
-				for i, w := range p.vars {
-					if i > 0 {
-						b.WriteByte(',')
-					}
-					b.WriteString(w.name)
-					if w.explode {
-						b.WriteByte('*')
-					}
-				}
-				b.WriteByte('}')
-				return b.String()
-			}
+	p, _, ok := t.first(name)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	if p.op.char != 0 {
+		b.WriteByte(p.op.char)
+	}
+	for i, w := range p.vars {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(w.name)
+		if w.explode {
+			b.WriteByte('*')
 		}
 	}
-	return ""
+	b.WriteByte('}')
+	return b.String()
 }
 
 // ParamError is a variable whose text is not of its property's type.

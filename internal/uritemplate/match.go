@@ -109,30 +109,13 @@ func readGroup(vs Values, g group, raw string) bool {
 // readQuery reads the query's variables into vs, and reports whether the
 // query is one the template expands to.
 func readQuery(vs Values, m *matcher, query string) bool {
-	params := map[string][]string{}
-	if query != "" {
-		for _, kv := range strings.Split(query, "&") {
-			if kv == "" {
-				continue
-			}
-			k, v, _ := strings.Cut(kv, "=")
-			k, err1 := url.PathUnescape(k)
-			v, err2 := url.PathUnescape(v)
-			if err1 != nil || err2 != nil {
-				return false
-			}
-			params[k] = append(params[k], v)
-		}
+	params := url.Values{}
+	if !readParams(params, query) {
+		return false
 	}
 	for k, want := range m.fixed {
-		got := params[k]
-		if len(got) != len(want) {
+		if !slices.Equal(params[k], want) {
 			return false
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				return false
-			}
 		}
 		delete(params, k)
 	}
@@ -200,7 +183,7 @@ func compile(t *Template) *matcher {
 			} else if !strings.HasPrefix(lit, "&") {
 				return nil // a path after the query
 			}
-			if !readFixed(m.fixed, lit) {
+			if !readParams(m.fixed, lit) {
 				return nil
 			}
 			continue
@@ -249,9 +232,10 @@ func compile(t *Template) *matcher {
 	return m
 }
 
-// readFixed reads a template's literal query ("fixed=yes&b=2"), and
-// reports whether it is one.
-func readFixed(into url.Values, q string) bool {
+// readParams reads a query ("a=1&b=2", a URI's or the literal query of
+// a template), each name and value percent-decoded as a path's are ('+'
+// is itself), into into; false for a broken escape.
+func readParams(into url.Values, q string) bool {
 	for _, kv := range strings.Split(q, "&") {
 		if kv == "" {
 			continue

@@ -160,12 +160,6 @@ func TestNames(t *testing.T) {
 	if got, want := tp.Names(), []string{"owner", "repo", "path", "ref"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Names = %v, want %v", got, want)
 	}
-	if !tp.Exploded("path") || tp.Exploded("repo") {
-		t.Error("Exploded: path is, repo is not")
-	}
-	if tp.Operator("path") != '/' || tp.Operator("ref") != '?' || tp.Operator("repo") != 0 {
-		t.Error("Operator: the operator of each variable's first expression")
-	}
 	if tp.String() != "repo://{owner}/{repo}{/path*}{?ref,owner}" {
 		t.Error("String is the template as written")
 	}

@@ -227,28 +227,15 @@ func (t *Template) String() string { return t.raw }
 // appear.
 func (t *Template) Names() []string { return append([]string(nil), t.names...) }
 
-// Exploded reports whether the variable name is exploded (name*) in the
-// template.
-func (t *Template) Exploded(name string) bool {
+// first is the expression that names name first, and name's place in
+// it; ok false for a name the template does not have.
+func (t *Template) first(name string) (p part, i int, ok bool) {
 	for _, p := range t.parts {
-		for _, v := range p.vars {
-			if v.name == name && v.explode {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Operator is the operator of the expression that names name first: 0
-// for simple, or one of '+', '#', '.', '/', ';', '?', '&'.
-func (t *Template) Operator(name string) byte {
-	for _, p := range t.parts {
-		for _, v := range p.vars {
+		for i, v := range p.vars {
 			if v.name == name {
-				return p.op.char
+				return p, i, true
 			}
 		}
 	}
-	return 0
+	return part{}, 0, false
 }
