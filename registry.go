@@ -145,6 +145,10 @@ type Registry struct {
 
 	mu      sync.Mutex // serializes registrations
 	current atomic.Pointer[catalog]
+
+	// attached holds what the packages beside this one register on the
+	// registry (resources, prompts), by keys of their own: see extend.go.
+	attached sync.Map
 }
 
 // NewRegistry returns an empty registry. opts may be nil.

@@ -103,7 +103,7 @@ func TestPing(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	t.Parallel()
 	url := serve(t, newRegistry(t), nil)
-	for _, method := range []string{"resources/read", "prompts/get", "completion/complete", "server/Discover", ""} {
+	for _, method := range []string{"resources/watch", "prompts/run", "completion/suggest", "server/Discover", ""} {
 		t.Run("method_"+strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 			// 200, as any error of a well-formed request in this era: its

@@ -102,12 +102,6 @@ type Options struct {
 	// issued. Zero means DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
 
-	// Prompts are the prompt templates the server offers (prompts/list,
-	// prompts/get); their functions may ask the client as tools do. Nil
-	// means none: prompts/list is answered with an empty list. The server
-	// has no list-changed notifications and no completion for them.
-	Prompts []Prompt
-
 	// LogLevel is the lowest level of the messages a tool sends with
 	// [otc.LogToClient] that reach a client which has not set a level of
 	// its own. Zero means slog.LevelInfo, MCP's "info".

@@ -37,7 +37,7 @@ func TestDiscover(t *testing.T) {
 	reg := newRegistry(t)
 	auth, err := auth.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
-	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}}`
+	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}}`
 	for _, tc := range []struct {
 		name string
 		opts *mcp.Options

@@ -12,37 +12,44 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
 )
 
-// testPrompts are a prompt with an argument, one that asks the user, and
-// one that fails.
-func testPrompts() []mcp.Prompt {
-	return []mcp.Prompt{
-		{Name: "greet", Title: "Greet", Description: "Greets someone.",
-			Arguments: []mcp.PromptArgument{{Name: "who", Description: "Whom to greet.", Required: true}},
-			Get: func(_ context.Context, args map[string]string) (*mcp.PromptResult, error) {
-				return &mcp.PromptResult{Description: "A greeting", Messages: []mcp.PromptMessage{
-					{Role: "user", Content: otc.TextContent("Say hello to " + args["who"])},
-				}}, nil
-			}},
-		{Name: "ask", Get: func(ctx context.Context, _ map[string]string) (*mcp.PromptResult, error) {
-			var ans struct {
-				Topic string `json:"topic" jsonschema:"required"`
-			}
-			if _, err := otc.Elicit(ctx, "Which topic?", &ans); err != nil {
-				return nil, err
-			}
-			return &mcp.PromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: otc.TextContent("Explain " + ans.Topic)}}}, nil
-		}},
-		{Name: "broken", Get: func(context.Context, map[string]string) (*mcp.PromptResult, error) {
-			return nil, errors.New("the template store is down")
-		}},
+// registerTestPrompts registers a prompt with an argument, one that asks
+// the user, and one that fails.
+func registerTestPrompts(t testing.TB, reg *otc.Registry) {
+	t.Helper()
+	type who struct {
+		Who string `json:"who" jsonschema:"required,description=Whom to greet."`
 	}
+	_, err := prompt.Register(reg, prompt.Prompt[who]{Name: "greet", Title: "Greet", Description: "Greets someone."},
+		func(_ context.Context, in who) (prompt.Result, error) {
+			return prompt.Result{Description: "A greeting", Messages: []prompt.Message{
+				{Role: prompt.User, Content: otc.TextContent("Say hello to " + in.Who)},
+			}}, nil
+		})
+	require.NoError(t, err)
+	_, err = prompt.Register(reg, prompt.Prompt[struct{}]{Name: "ask"}, func(ctx context.Context, _ struct{}) (string, error) {
+		var ans struct {
+			Topic string `json:"topic" jsonschema:"required"`
+		}
+		if _, err := otc.Elicit(ctx, "Which topic?", &ans); err != nil {
+			return "", err
+		}
+		return "Explain " + ans.Topic, nil
+	})
+	require.NoError(t, err)
+	_, err = prompt.Register(reg, prompt.Prompt[struct{}]{Name: "broken"}, func(context.Context, struct{}) ([]prompt.Message, error) {
+		return nil, errors.New("the template store is down")
+	})
+	require.NoError(t, err)
 }
 
 func TestPrompts(t *testing.T) {
 	t.Parallel()
-	url := serve(t, newRegistry(t), &mcp.Options{Prompts: testPrompts()})
+	reg := newRegistry(t)
+	registerTestPrompts(t, reg)
+	url := serve(t, reg, nil)
 	modern := func(method string, params obj) answer {
 		params["_meta"] = modernMeta(obj{"io.modelcontextprotocol/clientCapabilities": allCaps})
 		return post(t, url, request(1, method, params), modernHeaders(method, ""))
@@ -54,7 +61,7 @@ func TestPrompts(t *testing.T) {
 	})
 	t.Run("list", func(t *testing.T) {
 		t.Parallel()
-		want := `[{"name":"greet","title":"Greet","description":"Greets someone.","arguments":[{"name":"who","description":"Whom to greet.","required":true}]},{"name":"ask"},{"name":"broken"}]`
+		want := `[{"name":"ask"},{"name":"broken"},{"name":"greet","title":"Greet","description":"Greets someone.","arguments":[{"name":"who","description":"Whom to greet.","required":true}]}]`
 		raw := post(t, url, request(1, "prompts/list", nil), nil).result(t)
 		assert.JSONEq(t, `{"prompts":`+want+`}`, string(raw))
 		m := object(t, modern("prompts/list", obj{}).result(t))
@@ -76,8 +83,8 @@ func TestPrompts(t *testing.T) {
 		want   string
 	}{
 		"unknown":          {obj{"name": "nope"}, -32602, `no prompt is named "nope"`},
-		"missing_argument": {obj{"name": "greet"}, -32602, `prompt "greet" needs the argument "who"`},
-		"argument_number":  {obj{"name": "greet", "arguments": obj{"who": 1}}, -32602, "the arguments of a prompt are strings"},
+		"missing_argument": {obj{"name": "greet"}, -32602, `(who: Is required)`},
+		"argument_number":  {obj{"name": "greet", "arguments": obj{"who": 1}}, -32602, `the arguments are strings, and one is a JSON number`},
 		"failing":          {obj{"name": "broken"}, -32603, "The prompt could not be rendered: the template store is down"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -109,15 +116,6 @@ func TestPrompts(t *testing.T) {
 		t.Parallel()
 		e, _ := post(t, url, request(1, "prompts/get", obj{"name": "ask"}), nil).rpcErr(t, http.StatusOK, -32603)
 		assert.Contains(t, e.Message, "cannot answer")
-	})
-	t.Run("setup_mistakes_panic", func(t *testing.T) {
-		t.Parallel()
-		get := func(context.Context, map[string]string) (*mcp.PromptResult, error) { return nil, nil }
-		assert.PanicsWithValue(t, "mcp: Options.Prompts[0] has no name", func() { mcp.NewHandler(newRegistry(t), &mcp.Options{Prompts: []mcp.Prompt{{Get: get}}}) })
-		assert.PanicsWithValue(t, `mcp: prompt "p" has no Get function`, func() { mcp.NewHandler(newRegistry(t), &mcp.Options{Prompts: []mcp.Prompt{{Name: "p"}}}) })
-		assert.PanicsWithValue(t, `mcp: prompt "p" is given twice`, func() {
-			mcp.NewHandler(newRegistry(t), &mcp.Options{Prompts: []mcp.Prompt{{Name: "p", Get: get}, {Name: "p", Get: get}}})
-		})
 	})
 	t.Run("no_prompts_empty_list", func(t *testing.T) {
 		t.Parallel()

@@ -13,6 +13,7 @@ import (
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
+	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -23,10 +24,8 @@ type server struct {
 	reg    *otc.Registry
 	logger *slog.Logger
 	lists  listings
-	// sealer seals the requestState of 2026-07-28 (rounds.go); prompts are
-	// the server's prompts, nil when it has none (prompts.go).
-	sealer  *sealer
-	prompts *prompts
+	// sealer seals the requestState of 2026-07-28 (rounds.go).
+	sealer *sealer
 	// views holds the names each set of visible tools lists, by
 	// visibility key, for the callers who see only some of the tools.
 	views    viewcache.Cache[[]string]
@@ -37,11 +36,15 @@ type server struct {
 	asks *askTable
 
 	// Encoded once.
-	info       []byte // the Implementation object of serverInfo
-	initResult map[string][]byte
-	discover   []byte // the server/discover result
-	listExtra  []byte // the 2026-07-28 fields of a tools/list result
-	infoMeta   []byte // the serverInfo member of a 2026-07-28 result's _meta
+	info []byte // the Implementation object of serverInfo
+	// initTail is what an initialize result has after its capabilities,
+	// and initVersions the versions it may settle on.
+	initTail     string
+	initVersions map[string]bool
+	discover     []byte // the server/discover result
+	listExtra    []byte // the 2026-07-28 fields of a tools/list result
+	readExtra    []byte // the 2026-07-28 fields of a resources/read result
+	infoMeta     []byte // the serverInfo member of a 2026-07-28 result's _meta
 
 	tasks *taskManager // the tasks extension (tasks.go)
 }
@@ -73,11 +76,6 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		version = "0.0.0"
 	}
 	s.info, _ = json.Marshal(map[string]string{"name": name, "version": version})
-	s.prompts = newPrompts(opts.Prompts)
-	promptsCap := ""
-	if s.prompts != nil {
-		promptsCap = `"prompts":{},`
-	}
 	ttl := opts.ListTTL
 	switch {
 	case ttl == 0:
@@ -93,6 +91,9 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	s.infoMeta = []byte(`"io.modelcontextprotocol/serverInfo":` + string(s.info))
 	meta := `,"_meta":{` + string(s.infoMeta) + `}`
 	s.listExtra = []byte(callExtra + cache + meta)
+	// A resource's contents may change at any time and may be the
+	// caller's own: a client is not told to keep them.
+	s.readExtra = []byte(callExtra + `,"ttlMs":0,"cacheScope":"private"` + meta)
 
 	var instr string
 	if opts.Instructions != "" {
@@ -101,13 +102,13 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
-	s.initResult = map[string][]byte{}
+	s.initTail = `,"serverInfo":` + string(s.info) + instr + `}`
+	s.initVersions = map[string]bool{}
 	for _, v := range mcpwire.Served {
 		if !v.Stateless {
-			s.initResult[v.Name] = []byte(`{"protocolVersion":"` + v.Name + `","capabilities":{"logging":{},` + promptsCap + `"tools":{}},"serverInfo":` +
-				string(s.info) + instr + `}`)
+			s.initVersions[v.Name] = true
 		}
 	}
 	s.sealer = newSealer(opts.RequestStateKeys, opts.RequestStateTTL)
@@ -138,6 +139,9 @@ type exchange struct {
 	// caps are the capabilities the client declared in initialize on this
 	// connection (stdio); nil when unknown.
 	caps clientCaps
+	// subs are the resources the connection subscribed to (stdio); nil
+	// over HTTP, which keeps no session to tell of their changes.
+	subs *subscriptions
 	// writer, when not nil, is the HTTP response of a client that accepts
 	// an SSE answer; a tools/call then sets stream, the SSE stream it may
 	// answer on (nil otherwise, and on stdio), and out to it.
@@ -251,17 +255,14 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "tasks/get", "tasks/update", "tasks/cancel":
 			return s.handleTask(ctx, m, x.request)
 		}
-		if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+		if b, e, ok := s.servePrimitives(ctx, x); ok { // primitives.go
 			return b, e
-		}
-		if r := s.emptyList(m.method, generationOf(x).listExtra(s)); r != nil {
-			return r, nil
 		}
 		return nil, methodNotFound(m.method)
 	}
 	switch m.method {
 	case "initialize":
-		return s.initResult[s.negotiate(m.version)], nil
+		return s.initializeResult(s.negotiate(m.version), x.subs != nil), nil
 	case "ping":
 		return []byte("{}"), nil
 	case "logging/setLevel":
@@ -278,41 +279,49 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	case "tools/call":
 		return s.call(ctx, x)
 	}
-	if b, e, ok := s.servePrompts(ctx, x); ok { // prompts.go
+	if b, e, ok := s.servePrimitives(ctx, x); ok { // primitives.go
 		return b, e
-	}
-	if r := s.emptyList(m.method, nil); r != nil {
-		return r, nil
 	}
 	return nil, methodNotFound(m.method)
 }
 
-// emptyLists are the members of the lists this server has nothing in.
-var emptyLists = map[string]string{
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
-// emptyList answers the list methods of prompts and resources, which a
-// tools server has none of, with empty lists, so that a client that lists
-// everything (and a 2026-07-28 cache) gets an answer rather than an
-// error. It returns nil for any other method.
-func (s *server) emptyList(method string, extra []byte) []byte {
-	key, ok := emptyLists[method]
-	if !ok {
-		return nil
+// initializeResult is the result of an initialize that settled on
+// version. Its capabilities are what the registry holds at the time:
+// resources when it has resources or templates, prompts when it has
+// prompts, completions when it has either of what completes; over stdio
+// (changes) the connection is told of changes of their lists and of the
+// resources it subscribes to.
+func (s *server) initializeResult(version string, changes bool) []byte {
+	var sn primitive.Snapshot
+	if set := primitive.Peek(s.reg); set != nil {
+		sn = *set.Snapshot()
 	}
-	b := []byte(`{"` + key + `":[]`)
-	b = append(b, extra...)
-	return append(b, '}')
+	b := []byte(`{"protocolVersion":"` + version + `","capabilities":{`)
+	if len(sn.Templates) > 0 || len(sn.Prompts) > 0 {
+		b = append(b, `"completions":{},`...)
+	}
+	b = append(b, `"logging":{},`...)
+	switch {
+	case len(sn.Prompts) > 0 && changes:
+		b = append(b, `"prompts":{"listChanged":true},`...)
+	case len(sn.Prompts) > 0:
+		b = append(b, `"prompts":{},`...)
+	}
+	switch {
+	case len(sn.Resources)+len(sn.Templates) > 0 && changes:
+		b = append(b, `"resources":{"subscribe":true,"listChanged":true},`...)
+	case len(sn.Resources)+len(sn.Templates) > 0:
+		b = append(b, `"resources":{},`...)
+	}
+	b = append(b, `"tools":{}}`...)
+	return append(b, s.initTail...)
 }
 
 // negotiate returns the version an initialize asking for requested
 // settles on: that one when the server speaks it in this era, otherwise
 // the latest this era has, and the client decides whether it can speak it.
 func (s *server) negotiate(requested string) string {
-	if _, ok := s.initResult[requested]; ok {
+	if s.initVersions[requested] {
 		return requested
 	}
 	return Version20251125

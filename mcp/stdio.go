@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/primitive"
 )
 
 // ServeStdio serves reg over MCP's stdio transport: newline-delimited
@@ -46,6 +47,7 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 		s:        newServer(reg, opts, false),
 		out:      bufio.NewWriter(out),
 		inflight: map[string]context.CancelFunc{},
+		subs:     newSubscriptions(),
 	}
 	c.level.Set(c.s.logLevel)
 	limit := opts.MaxConcurrent
@@ -59,6 +61,14 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	stopListening := primitive.Of(reg).Listen(c.subs.note)
+	defer stopListening()
+	told := make(chan struct{})
+	go func() {
+		defer close(told)
+		c.tell(ctx)
+	}()
+	defer func() { cancel(); <-told }()
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -103,6 +113,30 @@ type stdioConn struct {
 	// inflight holds the requests not yet answered, by raw id, with what
 	// cancels each (nil for initialize).
 	inflight map[string]context.CancelFunc
+
+	// subs are the resources the client subscribed to, and the changes
+	// it is to be told of.
+	subs *subscriptions
+}
+
+// tell sends the client the changes of the registry's resources and
+// prompts, once it has settled a version that has such notifications,
+// until ctx ends.
+func (c *stdioConn) tell(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.subs.wake:
+		}
+		msgs := c.subs.take()
+		if c.version.Load() == nil {
+			continue // before initialize: nothing to tell yet
+		}
+		for _, msg := range msgs {
+			c.write(msg)
+		}
+	}
 }
 
 // read sends each line of in to lines, answering over-long ones itself.
@@ -226,7 +260,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 // the answer is written, never after: a client may reuse an id once it has
 // the answer, and the new request's entry must not be removed by the old.
 func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
-	x := exchange{msg: m, body: line, logLevel: &c.level, out: c}
+	x := exchange{msg: m, body: line, logLevel: &c.level, out: c, subs: c.subs}
 	x.modern = isModern(m, "")
 	if v := c.version.Load(); v != nil {
 		x.version = *v

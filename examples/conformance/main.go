@@ -55,7 +55,7 @@ func run(ctx context.Context, addr string, logger *slog.Logger) error {
 	}
 	logger.Info("conformance: serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "otc-conformance", Version: "1.0.0", Logger: logger, Prompts: askingPrompts()}))
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Name: "otc-conformance", Version: "1.0.0", Logger: logger}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return mount.Serve(ctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Logger: logger})
 }
@@ -189,6 +189,12 @@ func newRegistry() (*otc.Registry, error) {
 		}
 	}
 	if err := registerAskingTools(reg); err != nil { // mrtr.go
+		return nil, err
+	}
+	if err := registerAskingPrompt(reg); err != nil { // mrtr.go
+		return nil, err
+	}
+	if err := registerResources(reg, pngData); err != nil { // resources.go
 		return nil, err
 	}
 	return reg, nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
 )
 
 // This file holds the tools of the input-required-result-* scenarios of
@@ -140,24 +140,23 @@ func rootList(roots []otc.Root) string {
 	return strings.Join(uris, ", ")
 }
 
-// askingPrompts are the prompts of the input-required-result-non-tool-request
-// scenario: prompts/get answers input_required too.
-func askingPrompts() []mcp.Prompt {
+// registerAskingPrompt registers the prompt of the
+// input-required-result-non-tool-request scenario: prompts/get answers
+// input_required too.
+func registerAskingPrompt(reg *otc.Registry) error {
 	type contextForm struct {
 		Context string `json:"context" jsonschema:"required"`
 	}
-	return []mcp.Prompt{{
+	_, err := prompt.Register(reg, prompt.Prompt[struct{}]{
 		Name:        "test_input_required_result_prompt",
 		Description: "A prompt that asks the user what context to use.",
-		Get: func(ctx context.Context, _ map[string]string) (*mcp.PromptResult, error) {
-			var ans contextForm
-			q := &otc.Elicitation{Key: "user_context", Message: "What context should the prompt use?", Answer: &ans}
-			if err := otc.AskAll(ctx, q); err != nil {
-				return nil, err
-			}
-			return &mcp.PromptResult{Messages: []mcp.PromptMessage{
-				{Role: "user", Content: otc.TextContent("Answer with this context in mind: " + ans.Context)},
-			}}, nil
-		},
-	}}
+	}, func(ctx context.Context, _ struct{}) (string, error) {
+		var ans contextForm
+		q := &otc.Elicitation{Key: "user_context", Message: "What context should the prompt use?", Answer: &ans}
+		if err := otc.AskAll(ctx, q); err != nil {
+			return "", err
+		}
+		return "Answer with this context in mind: " + ans.Context, nil
+	})
+	return err
 }

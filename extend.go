@@ -1,0 +1,81 @@
+package otc
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+
+	"github.com/otcgo/otc/internal/decode"
+	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/jsonparse"
+)
+
+// This file lends the packages beside this one (resource, prompt, mcp)
+// what they need of a registry, through internal/hook: a place on it for
+// what they register, and typed input prepared as a tool's is.
+
+func init() {
+	hook.Attached = func(reg any) *sync.Map { return &reg.(*Registry).attached }
+	hook.Input = prepareInput
+	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
+	hook.InvalidInput = func(params map[string]string, message string) error {
+		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
+	}
+}
+
+// prepareInput is hook.Input.
+func prepareInput(reg any, in reflect.Type) (json.RawMessage, func([]byte) ([]byte, error), error) {
+	r := reg.(*Registry)
+	params, _, validator, err := inputSchema(Tool{}, in, r.strictNulls)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := decode.NewPlan(in)
+	defaults, err := decode.Defaults(params, in, plan, r.strictNulls)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := &registeredTool{validator: validator, plan: plan, defaults: defaults}
+	prepare := func(input []byte) ([]byte, error) {
+		doc, err := jsonparse.Parse(input)
+		if err != nil {
+			return nil, badRequest("The input is not valid JSON", err.Error())
+		}
+		defer jsonparse.Release(doc)
+		if doc.Kind(0) != jsonparse.KindObject {
+			return nil, errInputNotObject
+		}
+		if errs := validator.Validate(doc, 0); errs != nil {
+			return nil, &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: errs}
+		}
+		return append([]byte(nil), t.decoderInput(doc, 0)...), nil
+	}
+	return params, prepare, nil
+}
+
+// Admits reports whether a caller with identity id (nil for one that
+// proved nothing), through protocol, passes the checks of p that do not
+// depend on the exact call: the protocol, the kind of token, the
+// audience, the scopes, the capabilities and the blast radius (checks 1
+// to 6 of [Policy]), which are those by which a catalog lists a tool.
+// subject is the audience a capability token must name when ResourceURI
+// is empty. A nil policy admits everyone.
+//
+// Packages that guard something other than a tool with a Policy (the
+// resources and prompts of packages resource and prompt) list it and
+// serve it to the callers it admits.
+func (p *Policy) Admits(id *Identity, protocol, subject string) bool {
+	if p == nil {
+		return true
+	}
+	if !p.AllowsProtocol(protocol) {
+		return false
+	}
+	n := needsOf(p, subject)
+	if n == nil {
+		return true
+	}
+	var who caller
+	who.read(id)
+	return n.firstFailed(&who, id, true) == ""
+}

@@ -1,0 +1,34 @@
+// Package hook is how package otc lends the packages beside it (resource,
+// prompt, mcp) what they need of a registry without growing otc's API: a
+// place on each registry for what they register, and the typed input a
+// tool has, prepared the same way for a template's variables and a
+// prompt's arguments. Package otc sets the functions when it is
+// initialized; nothing else sets them.
+package hook
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+)
+
+// Attached returns the values the packages beside otc keep on a registry
+// (an *otc.Registry), by keys of their own types.
+var Attached func(reg any) *sync.Map
+
+// Input prepares typed input of type t as the registry reg prepares a
+// tool's: the JSON Schema of its parameters, reflected from t with its
+// tags (every top-level parameter described), and a function that
+// validates a JSON object against it and returns what t is decoded from
+// (defaults filled in), or the registry's invalid-input error (an
+// *otc.Error naming each parameter).
+var Input func(reg any, t reflect.Type) (schema json.RawMessage, prepare func(input []byte) ([]byte, error), err error)
+
+// PolicyProblem says what is wrong with a policy (an *otc.Policy), as
+// registering a tool with it would, or "" when nothing is.
+var PolicyProblem func(p any) string
+
+// InvalidInput is the registry's invalid-input error (an *otc.Error)
+// with the problems of the parameters named, or, with none, message as
+// the developer's detail.
+var InvalidInput func(params map[string]string, message string) error

@@ -1,0 +1,339 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/primitive"
+	"github.com/otcgo/otc/internal/uritemplate"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// This file serves what a registry holds beside its tools: the resources
+// and templates of package resource, the prompts of package prompt, and
+// the completion of their arguments. Each list and each read is filtered
+// by the caller's identity through the entries' policies: what a caller
+// may not see is neither listed nor served, and reads as absent.
+
+// codeResourceNotFound is the code of a read of a URI nothing is at, in
+// the versions before 2026-07-28; that version answers -32602 (SEP-2164).
+const codeResourceNotFound = -32002
+
+// primitiveParams are the params of the methods of this file.
+type primitiveParams struct {
+	URI       *string           `json:"uri"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
+	Ref       *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	} `json:"ref"`
+	Argument *struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context *struct {
+		Arguments map[string]string `json:"arguments"`
+	} `json:"context"`
+}
+
+// servePrimitives answers the methods of resources, prompts and
+// completion; ok is false for any other method.
+func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e *rpcError, ok bool) {
+	switch x.msg.method {
+	case "resources/list", "resources/templates/list", "prompts/list", "resources/read", "prompts/get",
+		"completion/complete":
+	case "resources/subscribe", "resources/unsubscribe":
+		if x.modern { // 2026-07-28 removed them, for subscriptions/listen
+			return nil, nil, false
+		}
+	default:
+		return nil, nil, false
+	}
+	var p primitiveParams
+	if x.msg.params != nil {
+		if err := json.Unmarshal(x.msg.params, &p); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && strings.HasSuffix(te.Field, "rguments") {
+				return nil, newError(codeInvalidParams, "Invalid params: the arguments are strings, and one is a JSON %s", te.Value), true
+			}
+			return nil, newError(codeInvalidParams, "Invalid params: %v", wire.Truncate(err.Error(), 200)), true
+		}
+	}
+	var sn *primitive.Snapshot
+	if set := primitive.Peek(s.reg); set != nil {
+		sn = set.Snapshot()
+	} else {
+		sn = &primitive.Snapshot{}
+	}
+	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
+	switch x.msg.method {
+	case "resources/list":
+		b, e = listPage(s, x, "resources", sn.Resources, func(r *primitive.Resource) (string, json.RawMessage, bool) {
+			return r.URI, r.Entry, admits(r.Admits)
+		})
+	case "resources/templates/list":
+		b, e = listPage(s, x, "resourceTemplates", sn.Templates, func(t *primitive.Template) (string, json.RawMessage, bool) {
+			raw := t.Template.String()
+			return raw, t.Entry, admits(t.Admits)
+		})
+	case "prompts/list":
+		b, e = listPage(s, x, "prompts", sn.Prompts, func(p *primitive.Prompt) (string, json.RawMessage, bool) {
+			return p.Name, p.Entry, admits(p.Admits)
+		})
+	case "resources/read":
+		b, e = s.readResource(ctx, x, sn, &p, admits)
+	case "resources/subscribe", "resources/unsubscribe":
+		b, e = s.subscribe(x, sn, &p, admits)
+	case "prompts/get":
+		b, e = s.getPrompt(ctx, x, sn, &p, admits)
+	case "completion/complete":
+		b, e = s.complete(ctx, x, sn, &p, admits)
+	}
+	return b, e, true
+}
+
+// withExtra adds the generation's extra to a result object b that is not
+// a list.
+func (s *server) withExtra(x *exchange, b []byte) []byte {
+	extra := generationOf(x).resultExtra(s)
+	if extra == nil {
+		return b
+	}
+	if string(b) == "{}" {
+		extra = extra[1:] // its leading comma
+	}
+	return slices.Concat(b[:len(b)-1], extra, []byte("}"))
+}
+
+// listPage answers a list method with the entries of list the caller may
+// see, a page at a time: the cursor is the key of the last entry of the
+// page before, so that a page follows on whatever was added or removed
+// meanwhile.
+func listPage[T any](s *server, x *exchange, member string, list []T, entry func(T) (key string, raw json.RawMessage, visible bool)) ([]byte, *rpcError) {
+	after := ""
+	if x.msg.hasCursor {
+		k, err := base64.RawURLEncoding.DecodeString(x.msg.cursor)
+		if err != nil || len(k) == 0 {
+			return nil, newError(codeInvalidParams, "Invalid params: the cursor %q is not one this server gave; list from the start without one", wire.Truncate(x.msg.cursor, 64))
+		}
+		after = string(k)
+	}
+	b := append(make([]byte, 0, 256), `{"`...)
+	b = append(b, member...)
+	b = append(b, `":[`...)
+	n, next, lastKey := 0, "", ""
+	for _, t := range list {
+		key, raw, visible := entry(t)
+		if !visible || after != "" && key <= after {
+			continue
+		}
+		if s.pageSize > 0 && n == s.pageSize {
+			next = base64.RawURLEncoding.EncodeToString([]byte(lastKey))
+			break
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, raw...)
+		lastKey = key
+		n++
+	}
+	b = append(b, ']')
+	if next != "" {
+		b = append(b, `,"nextCursor":`...)
+		b = wire.AppendString(b, next)
+	}
+	b = append(b, generationOf(x).listExtra(s)...)
+	return append(b, '}'), nil
+}
+
+// notFound is the error of a read, a subscription or a completion naming
+// a URI that nothing the caller may read is at: in 2026-07-28 -32602
+// (SEP-2164), before it -32002; both carry the URI in data.
+func notFoundURI(x *exchange, uri string) *rpcError {
+	code := codeResourceNotFound
+	if x.modern {
+		code = codeInvalidParams
+	}
+	return &rpcError{Code: code, Message: "Resource not found: nothing is at " + wire.Truncate(uri, 200) + "; resources/list and resources/templates/list say what is",
+		Data: map[string]string{"uri": wire.Truncate(uri, uritemplate.MaxLength)}}
+}
+
+// find returns the resource at uri the caller may read: a resource at
+// that URI, else a template the URI matches (with its variables).
+func find(sn *primitive.Snapshot, uri string, admits func(primitive.Admits) bool) (*primitive.Resource, *primitive.Template, uritemplate.Values) {
+	if r := sn.Resource(uri); r != nil && admits(r.Admits) {
+		return r, nil, nil
+	}
+	t, vs := sn.Match(uri, func(t *primitive.Template) bool { return admits(t.Admits) })
+	return nil, t, vs
+}
+
+// checkURI checks the uri of a request.
+func checkURI(p *primitiveParams) *rpcError {
+	switch {
+	case p.URI == nil || *p.URI == "":
+		return newError(codeInvalidParams, "Invalid params: params.uri names the resource")
+	case len(*p.URI) > uritemplate.MaxLength:
+		return newError(codeInvalidParams, "Invalid params: the URI is longer than %d bytes", uritemplate.MaxLength)
+	}
+	return nil
+}
+
+// readResource answers resources/read.
+func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
+	if e := checkURI(p); e != nil {
+		return nil, e
+	}
+	uri := *p.URI
+	r, t, vs := find(sn, uri, admits)
+	var contents json.RawMessage
+	var err error
+	switch {
+	case r != nil:
+		contents, err = r.Read(ctx, uri)
+	case t != nil:
+		contents, err = t.Read(ctx, uri, vs)
+	default:
+		return nil, notFoundURI(x, uri)
+	}
+	if err != nil {
+		return nil, primitiveError("The resource could not be read", err)
+	}
+	b := slices.Concat([]byte(`{"contents":`), contents)
+	if x.modern {
+		b = append(b, s.readExtra...)
+	}
+	return append(b, '}'), nil
+}
+
+// primitiveError answers a read, a prompt or a completion whose function
+// failed with err: its invalid input as invalid params, naming each
+// parameter, a missing capability as such, anything else as an internal
+// error with what the function said.
+func primitiveError(what string, err error) *rpcError {
+	var oe *otc.Error
+	if errors.As(err, &oe) && oe.Code == otc.CodeInvalidInput {
+		e := &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + oe.Message}
+		if len(oe.ParameterErrors) > 0 {
+			e.Data = map[string]any{"parameter_errors": oe.ParameterErrors}
+			var names []string
+			for name, msg := range oe.ParameterErrors {
+				names = append(names, name+": "+msg)
+			}
+			slices.Sort(names)
+			e.Message += " (" + strings.Join(names, "; ") + ")"
+		}
+		return e
+	}
+	var mce *MissingCapabilityError
+	if errors.As(err, &mce) {
+		return missingCapability(mce.Capability)
+	}
+	return &rpcError{Code: codeInternalError, Message: what + ": " + err.Error()}
+}
+
+// maxSubscriptions bounds the URIs one connection may subscribe to.
+const maxSubscriptions = 1000
+
+// subscribe answers resources/subscribe and resources/unsubscribe. Over
+// stdio the connection keeps the URI and is told of its updates; over
+// HTTP, where this server keeps no session to tell, the request is
+// acknowledged and nothing is sent (its capabilities say so: see
+// initializeResult).
+func (s *server) subscribe(x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
+	if e := checkURI(p); e != nil {
+		return nil, e
+	}
+	uri := *p.URI
+	if x.msg.method == "resources/unsubscribe" {
+		if x.subs != nil {
+			x.subs.remove(uri)
+		}
+		return s.withExtra(x, []byte("{}")), nil
+	}
+	if r, t, _ := find(sn, uri, admits); r == nil && t == nil {
+		return nil, notFoundURI(x, uri)
+	}
+	if x.subs != nil && !x.subs.add(uri) {
+		return nil, newError(codeInvalidParams, "Invalid params: this connection is subscribed to %d resources already, the most it may; unsubscribe from one first", maxSubscriptions)
+	}
+	return s.withExtra(x, []byte("{}")), nil
+}
+
+// getPrompt answers prompts/get.
+func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
+	m := x.msg
+	pr := sn.Prompt(p.Name)
+	if !m.hasName || pr == nil || !admits(pr.Admits) {
+		return nil, newError(codeInvalidParams, "Invalid params: no prompt is named %q; prompts/list names them", wire.Truncate(p.Name, 64))
+	}
+	args := p.Arguments
+	if args == nil {
+		args = map[string]string{}
+	}
+	state := &callState{request: x.request}
+	subject := "prompt:" + pr.Name
+	gen := generationOf(x)
+	ctx, e := gen.preparePrompt(s, ctx, state, m, subject)
+	if e != nil {
+		return nil, e
+	}
+	ctx = context.WithValue(ctx, stateKey{}, state)
+	res, err := pr.Get(ctx, args)
+	if err != nil {
+		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
+			return b, e
+		}
+		return nil, primitiveError("The prompt could not be rendered", err)
+	}
+	return s.withExtra(x, res), nil
+}
+
+// complete answers completion/complete.
+func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
+	if p.Ref == nil || p.Argument == nil {
+		return nil, newError(codeInvalidParams, "Invalid params: completion/complete names what to complete in params.ref and the argument in params.argument")
+	}
+	var complete primitive.Completer
+	switch p.Ref.Type {
+	case "ref/prompt":
+		pr := sn.Prompt(p.Ref.Name)
+		if pr == nil || !admits(pr.Admits) {
+			return nil, newError(codeInvalidParams, "Invalid params: no prompt is named %q; prompts/list names them", wire.Truncate(p.Ref.Name, 64))
+		}
+		complete = pr.Complete
+	case "ref/resource":
+		t := sn.Template(p.Ref.URI)
+		if t == nil || !admits(t.Admits) {
+			return nil, newError(codeInvalidParams, "Invalid params: no resource template is %q; resources/templates/list names them", wire.Truncate(p.Ref.URI, 200))
+		}
+		complete = t.Complete
+	default:
+		return nil, newError(codeInvalidParams, `Invalid params: params.ref.type is %q; it is "ref/prompt" or "ref/resource"`, wire.Truncate(p.Ref.Type, 32))
+	}
+	var chosen map[string]string
+	if p.Context != nil {
+		chosen = p.Context.Arguments
+	}
+	values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
+	if err != nil {
+		return nil, primitiveError("The argument could not be completed", err)
+	}
+	if values == nil {
+		values = []string{}
+	}
+	b, err := json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
+	if err != nil {
+		return nil, &rpcError{Code: codeInternalError, Message: fmt.Sprintf("The argument could not be completed: %v", err)}
+	}
+	return s.withExtra(x, b), nil
+}

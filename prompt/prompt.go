@@ -1,0 +1,250 @@
+// Package prompt registers prompts on an [otc.Registry]: templates of
+// messages a user picks (a slash command, a menu entry) and fills in,
+// which the server renders for a model. A prompt's arguments are the
+// fields of a struct, declared as a tool's are (a description and,
+// unless optional, required, from their tags), converted from the text a
+// client sends to the fields' types and validated; its function renders
+// them.
+//
+// The registry carries its prompts, under the same [otc.Policy] as its
+// tools, and every server of it serves them: the MCP server lists them,
+// renders them, and completes their arguments (see package mcp). A
+// caller the policy does not admit sees nothing of a prompt.
+//
+// What the function returns becomes the prompt's messages: a string is
+// one user message of text, a [Message] or []Message the messages, and a
+// [Result] (or *Result) the messages with a description. A function may
+// ask its caller questions as a tool's may ([otc.Elicit]).
+package prompt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/primitive"
+	"github.com/otcgo/otc/internal/uritemplate"
+)
+
+// Prompt describes a prompt whose arguments are the fields of In (a
+// struct, or struct{} for none).
+type Prompt[In any] struct {
+	// Name identifies the prompt; required, unique in the registry, and
+	// without white space.
+	Name string
+	// Title is its name for people; optional, one line.
+	Title string
+	// Description says what the prompt is for; optional.
+	Description string
+	// Policy restricts who may list and render the prompt, as a tool's
+	// does its calls; nil means anyone the server lets in. A capability
+	// token's audience is ResourceURI, or the prompt's name.
+	Policy *otc.Policy
+	// Complete, when set, suggests values for the argument that begin
+	// with prefix, given the arguments chosen already (those that fit
+	// their fields). At most 100 are answered. Nil, or nil values,
+	// suggests the values of the field's enum that begin with prefix.
+	Complete func(ctx context.Context, argument, prefix string, chosen In) ([]string, error)
+}
+
+// Role is who a message is from.
+type Role string
+
+// The roles of a prompt's messages.
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one message of a rendered prompt: text, an image, audio or
+// an embedded resource ([otc.TextContent], [otc.ImageContent],
+// [otc.AudioContent], [otc.ResourceContent]…).
+type Message struct {
+	Role    Role             `json:"role"`
+	Content otc.ContentBlock `json:"content"`
+}
+
+// Result is a rendered prompt: its messages, and a description of them.
+type Result struct {
+	Description string    `json:"description,omitempty"`
+	Messages    []Message `json:"messages"`
+}
+
+// Handle is a registered prompt.
+type Handle struct {
+	set    *primitive.Set
+	prompt *primitive.Prompt
+}
+
+// Remove removes the prompt from the registry, and reports whether it was
+// there. Servers announce the change of the list.
+func (h *Handle) Remove() bool { return h.set.Remove(h.prompt) }
+
+// Register adds a prompt that get renders (see the package documentation
+// for what Out may be). It fails, naming the prompt and the culprit, when
+// the name is empty, holds white space or is taken, the title is more
+// than a line, get is nil, Out is of another type, In is a type Register
+// of a tool would refuse (a parameter without a description…), or one of
+// its fields is an object, which no argument's text can be.
+func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Context, In) (Out, error)) (*Handle, error) {
+	fail := func(format string, args ...any) (*Handle, error) {
+		return nil, fmt.Errorf("prompt: %q: %s", p.Name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case reg == nil:
+		return fail("Register called with a nil *otc.Registry")
+	case get == nil:
+		return fail("the function is nil")
+	case p.Name == "" || len(p.Name) > 128 || strings.ContainsFunc(p.Name, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return fail("Name must be 1 to 128 characters without white space")
+	case strings.ContainsAny(p.Title, "\r\n"):
+		return fail("Title must be one line")
+	}
+	switch reflect.TypeFor[Out]() {
+	case reflect.TypeFor[string](), reflect.TypeFor[Message](), reflect.TypeFor[[]Message](), reflect.TypeFor[Result](), reflect.TypeFor[*Result]():
+	default:
+		return fail("the function returns %s: a prompt returns a string, a Message, a []Message or a Result", reflect.TypeFor[Out]())
+	}
+	if problem := hook.PolicyProblem(p.Policy); problem != "" {
+		return fail("Policy: %s", problem)
+	}
+	schema, prepare, err := hook.Input(reg, reflect.TypeFor[In]())
+	if err != nil {
+		return fail("input type %s: %v", reflect.TypeFor[In](), err)
+	}
+	args, err := arguments(schema)
+	if err != nil {
+		return fail("input type %s: %v", reflect.TypeFor[In](), err)
+	}
+	entry := map[string]any{"name": p.Name}
+	if p.Title != "" {
+		entry["title"] = p.Title
+	}
+	if p.Description != "" {
+		entry["description"] = p.Description
+	}
+	if len(args) > 0 {
+		entry["arguments"] = args
+	}
+	encoded, err := json.Marshal(entry)
+	if err != nil {
+		return fail("%v", err)
+	}
+	policy, name := p.Policy, p.Name
+	pp := &primitive.Prompt{Name: p.Name, Entry: encoded,
+		Admits: func(ctx context.Context, protocol string) bool {
+			return policy.Admits(otc.CallerIdentity(ctx), protocol, name)
+		},
+		Complete: primitive.NewCompleter(schema, p.Complete),
+		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
+			vs := make(uritemplate.Values, len(args))
+			for k, v := range args {
+				vs[k] = v
+			}
+			in, err := primitive.Bind[In](vs, schema, prepare)
+			if err != nil {
+				return nil, err
+			}
+			out, err := get(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return render(out)
+		}}
+	set := primitive.Of(reg)
+	if err := set.AddPrompt(pp); err != nil {
+		return fail("%v", err)
+	}
+	return &Handle{set: set, prompt: pp}, nil
+}
+
+// argument is an argument as prompts/list shows it.
+type argument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// arguments reads a prompt's arguments from its input schema, in the
+// order of the properties.
+func arguments(schema json.RawMessage) ([]argument, error) {
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, err
+	}
+	if len(s.Properties) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var out []argument
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		var prop struct {
+			Description string `json:"description"`
+			Type        any    `json:"type"`
+		}
+		if err := dec.Decode(&prop); err != nil {
+			return nil, err
+		}
+		if prop.Type == "object" {
+			return nil, fmt.Errorf("the argument %q is an object, which the text of a prompt argument cannot be: use a string, number, integer, boolean or a list of them", name)
+		}
+		req := false
+		for _, r := range s.Required {
+			req = req || r == name
+		}
+		out = append(out, argument{name, prop.Description, req})
+	}
+	return out, nil
+}
+
+// render encodes what a prompt function returned as a GetPromptResult's
+// members.
+func render(out any) (json.RawMessage, error) {
+	var res Result
+	switch v := out.(type) {
+	case string:
+		res.Messages = []Message{{Role: User, Content: otc.TextContent(v)}}
+	case Message:
+		res.Messages = []Message{v}
+	case []Message:
+		res.Messages = v
+	case Result:
+		res = v
+	case *Result:
+		if v == nil {
+			return nil, errors.New("the prompt function returned a nil *Result")
+		}
+		res = *v
+	}
+	if res.Messages == nil {
+		res.Messages = []Message{}
+	}
+	for i, m := range res.Messages {
+		if m.Role != User && m.Role != Assistant {
+			return nil, fmt.Errorf("message %d has role %q: it is %q or %q", i, m.Role, User, Assistant)
+		}
+		switch m.Content.Type {
+		case "text", "image", "audio", "resource":
+		default:
+			return nil, fmt.Errorf("message %d has content of type %q: build it with otc.TextContent, ImageContent, AudioContent or ResourceContent", i, m.Content.Type)
+		}
+	}
+	return json.Marshal(res)
+}
