@@ -43,6 +43,10 @@ func registerTestPrompts(t testing.TB, reg *otc.Registry) {
 		return nil, errors.New("the template store is down")
 	})
 	require.NoError(t, err)
+	_, err = prompt.Register(reg, prompt.Prompt[struct{}]{Name: "system"}, func(context.Context, struct{}) (prompt.Message, error) {
+		return prompt.Message{Role: "system", Content: otc.TextContent("Be brief.")}, nil
+	})
+	require.NoError(t, err)
 }
 
 func TestPrompts(t *testing.T) {
@@ -61,7 +65,7 @@ func TestPrompts(t *testing.T) {
 	})
 	t.Run("list", func(t *testing.T) {
 		t.Parallel()
-		want := `[{"name":"ask"},{"name":"broken"},{"name":"greet","title":"Greet","description":"Greets someone.","arguments":[{"name":"who","description":"Whom to greet.","required":true}]}]`
+		want := `[{"name":"ask"},{"name":"broken"},{"name":"greet","title":"Greet","description":"Greets someone.","arguments":[{"name":"who","description":"Whom to greet.","required":true}]},{"name":"system"}]`
 		raw := post(t, url, request(1, "prompts/list", nil), nil).result(t)
 		assert.JSONEq(t, `{"prompts":`+want+`}`, string(raw))
 		m := object(t, modern("prompts/list", obj{}).result(t))
@@ -86,6 +90,7 @@ func TestPrompts(t *testing.T) {
 		"missing_argument": {obj{"name": "greet"}, -32602, `(who: Is required)`},
 		"argument_number":  {obj{"name": "greet", "arguments": obj{"who": 1}}, -32602, `the arguments are strings, and one is a JSON number`},
 		"failing":          {obj{"name": "broken"}, -32603, "The prompt could not be rendered: the template store is down"},
+		"wrong_role":       {obj{"name": "system"}, -32603, `The prompt could not be rendered: message 0 has role "system": it is "user" or "assistant"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
