@@ -55,7 +55,9 @@ func resourceRegistry(t testing.TB) (*otc.Registry, *resource.Handle, *resource.
 			}
 			return out, nil
 		}},
-		func(_ context.Context, in fileArgs) (string, error) { return fmt.Sprintf("%s:%d:%s", in.Name, in.Limit, in.Mode), nil })
+		func(_ context.Context, in fileArgs) (string, error) {
+			return fmt.Sprintf("%s:%d:%s", in.Name, in.Limit, in.Mode), nil
+		})
 	require.NoError(t, err)
 	type many struct {
 		N string `json:"n" jsonschema:"description=Any."`
@@ -77,7 +79,9 @@ func TestResources(t *testing.T) {
 	url := serve(t, reg, &mcp.Options{Authenticator: claimsAuth()})
 	anon := map[string]string{"X-Test-Claims": `{}`}
 	scoped := map[string]string{"X-Test-Claims": `{"sub":"ada","scope":"secrets:read"}`}
-	legacy := func(method string, params obj, hdr map[string]string) answer { return post(t, url, request(1, method, params), hdr) }
+	legacy := func(method string, params obj, hdr map[string]string) answer {
+		return post(t, url, request(1, method, params), hdr)
+	}
 	modern := func(method string, params obj, hdr map[string]string) answer {
 		params["_meta"] = modernMeta(nil)
 		h := modernHeaders(method, "")
@@ -184,7 +188,13 @@ func TestResources(t *testing.T) {
 			string(c(file, "name", "a", obj{"mode": "head", "limit": "x"})), "the chosen values that fit reach the function, typed")
 		assert.JSONEq(t, `{"completion":{"values":["tail"],"total":1,"hasMore":false}}`, string(c(file, "mode", "t", nil)), "an enum completes by itself")
 		raw := c(obj{"type": "ref/prompt", "name": "many"}, "n", "x", nil)
-		var res struct{ Completion struct{ Values []string; Total int; HasMore bool } }
+		var res struct {
+			Completion struct {
+				Values  []string
+				Total   int
+				HasMore bool
+			}
+		}
 		require.NoError(t, json.Unmarshal(raw, &res))
 		assert.Len(t, res.Completion.Values, 100, "at most 100 values")
 		assert.Equal(t, 150, res.Completion.Total)
