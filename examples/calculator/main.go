@@ -447,6 +447,9 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 	if err != nil {
 		return nil, err
 	}
+	if err := registerReadables(reg); err != nil { // readables.go
+		return nil, err
+	}
 	return reg, nil
 }
 
