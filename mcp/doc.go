@@ -9,10 +9,12 @@
 //
 //	err := mcp.ServeStdio(ctx, reg, nil)
 //
-// The server offers tools, and a few prompts ([Options.Prompts]); no
-// resources or completion. A tool may ask its client something in the
-// middle of a call ([otc.Ask]), and its calls may run as tasks (see Tasks
-// below).
+// The server offers the registry's tools, and the resources, resource
+// templates and prompts registered on it with packages
+// [github.com/otcgo/otc/resource] and [github.com/otcgo/otc/prompt], with
+// the completion of their arguments; a stdio connection is told when they
+// change. A tool may ask its client something in the middle of a call
+// ([otc.Ask]), and its calls may run as tasks (see Tasks below).
 //
 // # Versions
 //
