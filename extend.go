@@ -18,6 +18,7 @@ func init() {
 	hook.Attached = func(reg any) *sync.Map { return &reg.(*Registry).attached }
 	hook.Input = prepareInput
 	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
+	hook.ClonePolicy = func(p any) any { return clonePolicy(p.(*Policy)) }
 	hook.InvalidInput = func(params map[string]string, message string) error {
 		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
 	}

@@ -37,9 +37,11 @@ func resourceRegistry(t testing.TB) (*otc.Registry, *resource.Handle, *resource.
 	require.NoError(t, err)
 	_, err = resource.Register(reg, resource.Resource{URI: "test://value", Name: "value"}, func(context.Context) (map[string]int, error) { return map[string]int{"n": 1}, nil })
 	require.NoError(t, err)
-	_, err = resource.Register(reg, resource.Resource{URI: "test://secret", Name: "secret", Policy: &otc.Policy{RequiredScopes: []string{"secrets:read"}}},
+	policy := &otc.Policy{RequiredScopes: []string{"secrets:read"}}
+	_, err = resource.Register(reg, resource.Resource{URI: "test://secret", Name: "secret", Policy: policy},
 		func(context.Context) (string, error) { return "the secret", nil })
 	require.NoError(t, err)
+	policy.RequiredScopes = nil // registered: changing it now changes nothing
 	_, err = resource.Register(reg, resource.Resource{URI: "test://broken", Name: "broken"}, func(context.Context) (string, error) { return "", fmt.Errorf("the disk is gone") })
 	require.NoError(t, err)
 	files, err := resource.RegisterTemplate(reg, resource.Template[fileArgs]{URITemplate: "test://files/{name}{?limit,mode}", Name: "file", MIMEType: "text/plain",

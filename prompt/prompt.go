@@ -136,7 +136,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	policy, name := p.Policy, p.Name
+	policy, name := hook.ClonePolicy(p.Policy).(*otc.Policy), p.Name
 	pp := &primitive.Prompt{Name: p.Name, Entry: encoded,
 		Admits: func(ctx context.Context, protocol string) bool {
 			return policy.Admits(otc.CallerIdentity(ctx), protocol, name)

@@ -28,6 +28,10 @@ var Input func(reg any, t reflect.Type) (schema json.RawMessage, prepare func(in
 // registering a tool with it would, or "" when nothing is.
 var PolicyProblem func(p any) string
 
+// ClonePolicy copies a policy (an *otc.Policy, or nil), as registering a
+// tool with it does, so that changing it afterwards changes nothing.
+var ClonePolicy func(p any) any
+
 // InvalidInput is the registry's invalid-input error (an *otc.Error)
 // with the problems of the parameters named, or, with none, message as
 // the developer's detail.
