@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -98,6 +99,23 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 		b, e = s.complete(ctx, x, sn, &p, admits)
 	}
 	return b, e, true
+}
+
+// errPanicked answers a function that panicked; what it panicked with
+// goes to the logger, not to the client.
+var errPanicked = errors.New("the function failed unexpectedly (the server's log has the details)")
+
+// guard runs f, a resource's, prompt's or completion's function, turning
+// a panic into errPanicked, logged with its stack, so that one bad
+// function neither takes the server down nor leaves a request unanswered.
+func (s *server) guard(ctx context.Context, what string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.ErrorContext(ctx, "otc: function panicked", "of", what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = errPanicked
+		}
+	}()
+	return f()
 }
 
 // withExtra adds the generation's extra to a result object b that is not
@@ -199,9 +217,9 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		contents, err = r.Read(ctx, uri)
+		err = s.guard(ctx, "resource "+r.URI, func() (err error) { contents, err = r.Read(ctx, uri); return err })
 	case t != nil:
-		contents, err = t.Read(ctx, uri, vs)
+		err = s.guard(ctx, "resource template "+t.Template.String(), func() (err error) { contents, err = t.Read(ctx, uri, vs); return err })
 	default:
 		return nil, notFoundURI(x, uri)
 	}
@@ -288,7 +306,8 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	res, err := pr.Get(ctx, args)
+	var res json.RawMessage
+	err := s.guard(ctx, "prompt "+pr.Name, func() (err error) { res, err = pr.Get(ctx, args); return err })
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
@@ -324,7 +343,13 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	if p.Context != nil {
 		chosen = p.Context.Arguments
 	}
-	values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
+	var values []string
+	var total int
+	var more bool
+	err := s.guard(ctx, "completion of "+p.Ref.Name+p.Ref.URI, func() (err error) {
+		values, total, more, err = complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
+		return err
+	})
 	if err != nil {
 		return nil, primitiveError("The argument could not be completed", err)
 	}

@@ -288,6 +288,37 @@ func TestResourceSubscriptions(t *testing.T) {
 	assert.Empty(t, c.rest())
 }
 
+// TestResourcePanics: a read, a prompt or a completion whose function
+// panics is answered as an internal error, over stdio too, and the
+// server goes on.
+func TestResourcePanics(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	_, err := resource.Register(reg, resource.Resource{URI: "test://panics", Name: "panics"}, func(context.Context) (string, error) { panic("boom") })
+	require.NoError(t, err)
+	type arg struct {
+		A string `json:"a" jsonschema:"description=Any."`
+	}
+	_, err = prompt.Register(reg, prompt.Prompt[arg]{Name: "panics", Complete: func(context.Context, string, string, arg) ([]string, error) { panic("boom") }},
+		func(context.Context, arg) (string, error) { panic("boom") })
+	require.NoError(t, err)
+	c := startStdio(t, t.Context(), reg, nil)
+	for i, req := range []string{
+		request(1, "resources/read", obj{"uri": "test://panics"}),
+		request(2, "prompts/get", obj{"name": "panics", "arguments": obj{"a": "x"}}),
+		request(3, "completion/complete", obj{"ref": obj{"type": "ref/prompt", "name": "panics"}, "argument": obj{"name": "a", "value": ""}}),
+	} {
+		c.send(req)
+		r := c.recvResponse()
+		require.NotNil(t, r.Error, "request %d", i+1)
+		assert.Equal(t, -32603, r.Error.Code)
+		assert.Contains(t, r.Error.Message, "failed unexpectedly")
+		assert.NotContains(t, r.Error.Message, "boom", "what it panicked with stays in the log")
+	}
+	c.send(request(4, "ping", nil))
+	assert.JSONEq(t, `{}`, string(c.recvResponse().Result), "the server goes on")
+}
+
 // TestSubscriptionBound: one connection subscribes to at most 1000 URIs.
 func TestSubscriptionBound(t *testing.T) {
 	t.Parallel()
