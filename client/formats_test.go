@@ -45,6 +45,12 @@ func TestMain(m *testing.M) {
 		oldServer(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	if os.Getenv(stdioEnv) == "resources" {
+		if err := mcp.ServeStdio(context.Background(), resourcesRegistry(), nil); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if runTestProcess(os.Getenv(stdioEnv)) {
 		os.Exit(0)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -277,6 +278,9 @@ func (e *RPCError) asError() error {
 	case -32001:
 		code = otc.CodeUnauthenticated
 	case -32002, -32003:
+		if e.Code == -32002 && strings.HasPrefix(e.Method, "resources/") {
+			return e // MCP's "resource not found"
+		}
 		code = otc.CodeForbidden
 	case -32602, -32600:
 		if e.Method != "tools/call" {

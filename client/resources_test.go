@@ -1,0 +1,198 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
+)
+
+type dayArgs struct {
+	Date  string `json:"date" jsonschema:"required,description=The day."`
+	Lines int    `json:"lines,omitempty" jsonschema:"minimum=1,default=2,description=How many lines."`
+}
+
+type reviewArgs struct {
+	Code string `json:"code" jsonschema:"required,description=The code."`
+	Tone string `json:"tone,omitempty" jsonschema:"enum=kind,enum=blunt,default=kind,description=The tone."`
+}
+
+// resourcesRegistry registers a resource, a template, two prompts (one
+// asks the user) and a tool that says the resource changed.
+func resourcesRegistry() *otc.Registry {
+	reg := otc.NewRegistry(nil)
+	must := func(_ any, err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	notes, err := resource.Register(reg, resource.Resource{URI: "notes://today", Name: "today", MIMEType: "text/markdown"},
+		func(context.Context) (string, error) { return "# Today", nil })
+	must(nil, err)
+	must(resource.RegisterTemplate(reg, resource.Template[dayArgs]{URITemplate: "notes://days/{date}{?lines}", Name: "day"},
+		func(_ context.Context, in dayArgs) (dayArgs, error) { return in, nil }))
+	must(prompt.Register(reg, prompt.Prompt[reviewArgs]{Name: "review", Description: "Reviews code."},
+		func(_ context.Context, in reviewArgs) (string, error) { return "Review, " + in.Tone + ": " + in.Code, nil }))
+	must(prompt.Register(reg, prompt.Prompt[struct{}]{Name: "ask"}, func(ctx context.Context, _ struct{}) (string, error) {
+		var ans struct {
+			Topic string `json:"topic" jsonschema:"required"`
+		}
+		if _, err := otc.Elicit(ctx, "Which topic?", &ans); err != nil {
+			return "", err
+		}
+		return "Explain " + ans.Topic, nil
+	}))
+	must(nil, otc.Register(reg, otc.Tool{ID: "Notes.Touch", Version: "1.0.0", Description: "Says today's notes changed."},
+		func(context.Context, struct{}) (otc.NoOutput, error) { notes.Changed(); return otc.NoOutput{}, nil }))
+	return reg
+}
+
+// TestResourcesAndPrompts: the client lists and reads resources, reads a
+// template, lists, completes and renders prompts, over HTTP at each
+// generation and over stdio.
+func TestResourcesAndPrompts(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(mcp.NewHandler(resourcesRegistry(), nil))
+	t.Cleanup(srv.Close)
+	answer := &client.Handlers{Elicit: func(context.Context, *client.ElicitRequest) (*client.ElicitResult, error) {
+		return &client.ElicitResult{Action: otc.ElicitAccept, Content: map[string]any{"topic": "tides"}}, nil
+	}}
+	for name, open := range map[string]func(t *testing.T) *client.Client{
+		"http_2026": func(t *testing.T) *client.Client {
+			c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, Handlers: answer})
+			require.NoError(t, err)
+			return c
+		},
+		"http_2025": func(t *testing.T) *client.Client {
+			c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, MCPVersion: mcp.Version20251125, Handlers: answer})
+			require.NoError(t, err)
+			return c
+		},
+		"stdio": func(t *testing.T) *client.Client {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), stdioEnv+"=resources")
+			c, err := client.NewStdio(cmd, &client.Options{Handlers: answer})
+			require.NoError(t, err)
+			return c
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := open(t)
+			t.Cleanup(func() { _ = c.Close() })
+			ctx := t.Context()
+
+			list, err := c.ListResources(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, []client.Resource{
+				{URI: "notes://today", Name: "today", MIMEType: "text/markdown"},
+				{URITemplate: "notes://days/{date}{?lines}", Name: "day"},
+			}, list)
+
+			contents, err := c.ReadResource(ctx, "notes://today")
+			require.NoError(t, err)
+			assert.Equal(t, []otc.EmbeddedResource{{URI: "notes://today", MIMEType: "text/markdown", Text: "# Today"}}, contents)
+			contents, err = c.ReadResource(ctx, "notes://days/2026-12-06?lines=5")
+			require.NoError(t, err)
+			require.Len(t, contents, 1)
+			assert.JSONEq(t, `{"date":"2026-12-06","lines":5}`, contents[0].Text)
+
+			_, err = c.ReadResource(ctx, "notes://nowhere")
+			var rpc *client.RPCError
+			require.ErrorAs(t, err, &rpc, "not found is the server's answer as it is")
+			assert.Contains(t, []int{-32002, -32602}, rpc.Code)
+			assert.JSONEq(t, `{"uri":"notes://nowhere"}`, string(rpc.Data))
+			_, err = c.ReadResource(ctx, "notes://days/x?lines=zero")
+			require.ErrorAs(t, err, &rpc)
+			assert.Equal(t, -32602, rpc.Code)
+			assert.Contains(t, rpc.Message, "lines")
+
+			prompts, err := c.ListPrompts(ctx)
+			require.NoError(t, err)
+			require.Len(t, prompts, 2)
+			assert.Equal(t, client.Prompt{Name: "review", Description: "Reviews code.", Arguments: []client.PromptArgument{
+				{Name: "code", Description: "The code.", Required: true}, {Name: "tone", Description: "The tone."},
+			}}, prompts[1])
+
+			values, more, err := c.Complete(ctx, "review", "tone", "b", nil)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"blunt"}, values)
+			assert.False(t, more)
+			values, _, err = c.Complete(ctx, "notes://days/{date}{?lines}", "date", "", nil)
+			require.NoError(t, err)
+			assert.Empty(t, values, "a template's variable with nothing to offer")
+
+			got, err := c.GetPrompt(ctx, "review", map[string]string{"code": "x := 1", "tone": "blunt"})
+			require.NoError(t, err)
+			require.Len(t, got.Messages, 1)
+			assert.Equal(t, "user", got.Messages[0].Role)
+			assert.Equal(t, otc.TextContent("Review, blunt: x := 1"), got.Messages[0].Content)
+
+			got, err = c.GetPrompt(ctx, "ask", nil)
+			if name != "http_2025" {
+				require.NoError(t, err, "2026-07-28 asks through input_required rounds")
+				assert.Equal(t, "Explain tides", got.Messages[0].Content.Text)
+			} else {
+				require.Error(t, err, "before 2026-07-28 this server's prompts cannot ask")
+			}
+		})
+	}
+}
+
+// TestResourcesNeedMCP: the other formats have no resources or prompts.
+func TestResourcesNeedMCP(t *testing.T) {
+	t.Parallel()
+	c, err := client.New("http://127.0.0.1:1", &client.Options{Format: client.FormatOTC})
+	require.NoError(t, err)
+	_, err = c.ListResources(t.Context())
+	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	assert.ErrorContains(t, err, "the server speaks otc, which has no resources or prompts")
+	_, err = c.GetPrompt(t.Context(), "p", nil)
+	assert.ErrorIs(t, err, errors.ErrUnsupported)
+}
+
+// TestSubscribe: over stdio a subscribed client is told when the resource
+// changes, through Options.OnNotification (in 2025-11-25: 2026-07-28 has
+// no resources/subscribe).
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	updates := make(chan string, 4)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioEnv+"=resources")
+	c, err := client.NewStdio(cmd, &client.Options{MCPVersion: mcp.Version20251125, OnNotification: func(method string, params json.RawMessage) {
+		if method == "notifications/resources/updated" {
+			var p struct{ URI string }
+			_ = json.Unmarshal(params, &p)
+			updates <- p.URI
+		}
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.Subscribe(t.Context(), "notes://today"))
+	_, err = c.Call(t.Context(), "Notes_Touch", nil, nil)
+	require.NoError(t, err)
+	select {
+	case uri := <-updates:
+		assert.Equal(t, "notes://today", uri)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/resources/updated")
+	}
+	require.NoError(t, c.Unsubscribe(t.Context(), "notes://today"))
+	err = c.Subscribe(t.Context(), "notes://nowhere")
+	var rpc *client.RPCError
+	require.ErrorAs(t, err, &rpc)
+	assert.Equal(t, -32002, rpc.Code)
+}
