@@ -45,7 +45,9 @@ func resourcesRegistry() *otc.Registry {
 	must(resource.RegisterTemplate(reg, resource.Template[dayArgs]{URITemplate: "notes://days/{date}{?lines}", Name: "day"},
 		func(_ context.Context, in dayArgs) (dayArgs, error) { return in, nil }))
 	must(prompt.Register(reg, prompt.Prompt[reviewArgs]{Name: "review", Description: "Reviews code."},
-		func(_ context.Context, in reviewArgs) (string, error) { return "Review, " + in.Tone + ": " + in.Code, nil }))
+		func(_ context.Context, in reviewArgs) (string, error) {
+			return "Review, " + in.Tone + ": " + in.Code, nil
+		}))
 	must(prompt.Register(reg, prompt.Prompt[struct{}]{Name: "ask"}, func(ctx context.Context, _ struct{}) (string, error) {
 		var ans struct {
 			Topic string `json:"topic" jsonschema:"required"`
