@@ -86,6 +86,14 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.inspect(ctx, args[1:])
 	case "gateway":
 		return env.gateway(ctx, args[1:])
+	case "resources":
+		return env.resources(ctx, args[1:])
+	case "read":
+		return env.read(ctx, args[1:])
+	case "prompts":
+		return env.prompts(ctx, args[1:])
+	case "prompt":
+		return env.prompt(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -185,6 +193,10 @@ Usage:
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
   otc gateway --config FILE [--addr HOST:PORT]
+  otc resources URL [--json]        (MCP: URL is the endpoint, or --stdio)
+  otc read URL URI [--json]
+  otc prompts URL [--json]
+  otc prompt URL NAME [key=value ...] [--json]
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
@@ -204,6 +216,9 @@ Examples:
   otc call --a2a http://127.0.0.1:8080/a2a Calculator_Add a=1 b=2
   otc check http://127.0.0.1:8080 --tool Calculator.Add@1.0.0 --input '{"a":1,"b":2}'
   otc inspect http://127.0.0.1:8080 --mcp http://127.0.0.1:8080/mcp --rest http://127.0.0.1:8080/v1
+  otc resources http://127.0.0.1:8080/mcp
+  otc read http://127.0.0.1:8080/mcp 'calc://tables/multiply/7?upto=3'
+  otc prompt http://127.0.0.1:8080/mcp explain_expression expression='1 + 2 * 3'
 
 Call options:
   -i FILE              read the input from FILE ("-" for standard input)

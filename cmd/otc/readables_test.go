@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
+)
+
+// readablesServer serves over MCP a resource, a binary one, a template
+// and a prompt, one of whose names carries a terminal escape.
+func readablesServer(t *testing.T) string {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	_, err := resource.Register(reg, resource.Resource{URI: "notes://today", Name: "today\x1b[31m", Description: "Today's notes."},
+		func(context.Context) (string, error) { return "# Today\n- ship", nil })
+	require.NoError(t, err)
+	_, err = resource.Register(reg, resource.Resource{URI: "notes://logo", Name: "logo", MIMEType: "image/png"},
+		func(context.Context) ([]byte, error) { return []byte{1, 2, 3}, nil })
+	require.NoError(t, err)
+	type day struct {
+		N int `json:"n" jsonschema:"required,description=A day."`
+	}
+	_, err = resource.RegisterTemplate(reg, resource.Template[day]{URITemplate: "notes://days/{n}", Name: "day"},
+		func(_ context.Context, in day) (day, error) { return in, nil })
+	require.NoError(t, err)
+	type review struct {
+		Code string `json:"code" jsonschema:"required,description=The code."`
+		Tone string `json:"tone,omitempty" jsonschema:"description=The tone."`
+	}
+	_, err = prompt.Register(reg, prompt.Prompt[review]{Name: "review", Description: "Reviews code."},
+		func(_ context.Context, in review) ([]prompt.Message, error) {
+			return []prompt.Message{
+				{Role: prompt.User, Content: otc.TextContent("Review " + in.Code + " " + in.Tone)},
+				{Role: prompt.Assistant, Content: otc.ImageContent([]byte{1, 2}, "image/png")},
+			}, nil
+		})
+	require.NoError(t, err)
+	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestReadables(t *testing.T) {
+	t.Parallel()
+	url := readablesServer(t)
+	for name, tc := range map[string]struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		"resources": {[]string{"resources", "URL"}, exitOK,
+			"URI               NAME        TYPE       DESCRIPTION\n" +
+				"notes://logo      logo        image/png  \n" +
+				"notes://today     today?[31m             Today's notes.\n" +
+				"notes://days/{n}  day                    \n", ""},
+		"resources_json": {[]string{"resources", "URL", "--json"}, exitOK, `"uriTemplate": "notes://days/{n}"`, ""},
+		"read":           {[]string{"read", "URL", "notes://today"}, exitOK, "# Today\n- ship\n", ""},
+		"read_template":  {[]string{"read", "URL", "notes://days/7"}, exitOK, `{"n":7}` + "\n", ""},
+		"read_binary":    {[]string{"read", "URL", "notes://logo"}, exitOK, "", "notes://logo is 3 bytes of image/png, not text: --json prints them in base64"},
+		"read_not_found": {[]string{"read", "URL", "notes://nothing"}, exitRefused, "", "Resource not found: nothing is at notes://nothing"},
+		"read_bad_value": {[]string{"read", "URL", "notes://days/seven"}, exitBadInput, "", `"seven" is not an integer`},
+		"prompts":        {[]string{"prompts", "URL"}, exitOK, "NAME    ARGUMENTS   DESCRIPTION\nreview  code* tone  Reviews code.\n", ""},
+		"prompt":         {[]string{"prompt", "URL", "review", "code=x", "tone=kind"}, exitOK, "user: Review x kind\nassistant: [image, 2 bytes of image/png]\n", ""},
+		"prompt_missing": {[]string{"prompt", "URL", "review"}, exitBadInput, "", "code: Is required"},
+		"prompt_pair":    {[]string{"prompt", "URL", "review", "code"}, exitBadInput, "", `"code" is not key=value`},
+		"prompt_unknown": {[]string{"prompt", "URL", "nope"}, exitBadInput, "", `no prompt is named "nope"`},
+		"not_mcp":        {[]string{"resources", "--rest", "URL"}, exitBadInput, "", "only MCP servers have resources and prompts"},
+		"no_url":         {[]string{"read"}, exitBadInput, "", "want URL (or --stdio COMMAND) and the URI to read"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := otcRun(t, url, "", nil, tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			if tc.stdout == "" {
+				assert.Empty(t, stdout)
+			} else if strings.HasPrefix(tc.stdout, `"`) || strings.HasPrefix(tc.stdout, `{`) {
+				assert.Contains(t, stdout, tc.stdout)
+			} else {
+				assert.Equal(t, tc.stdout, stdout)
+			}
+			if tc.stderr != "" {
+				assert.Contains(t, stderr, tc.stderr)
+			}
+			assert.NotContains(t, stdout, "\x1b", "no terminal escape of the server's reaches the terminal")
+		})
+	}
+}
