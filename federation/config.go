@@ -17,6 +17,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/nearest"
 )
 
@@ -50,6 +51,8 @@ type endpointConfig struct {
 	Command []string          `yaml:"command"`
 	Dir     string            `yaml:"dir"`
 	Env     map[string]string `yaml:"env"`
+	// Version pins an MCP upstream's protocol version.
+	Version string `yaml:"version"`
 }
 
 // credentialsConfig names secrets by the environment variable or the file
@@ -189,6 +192,15 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 					return up, fail("url", "set the url inside "+field+", or leave "+field+" out and let the format be found")
 				}
 				up.Format, up.URL, up.Dir = client.Format(field), ep.URL, ep.Dir
+				if ep.Version != "" {
+					if field != "mcp" {
+						return up, fail(field+".version", "only an MCP upstream's protocol version can be pinned")
+					}
+					if mcpwire.Lookup(ep.Version) == nil {
+						return up, fail("mcp.version", fmt.Sprintf("%q is not an MCP protocol version the client speaks: %s", ep.Version, mcpwire.Names(mcpwire.Versions, "or")))
+					}
+					up.Client = &client.Options{MCPVersion: ep.Version}
+				}
 				if len(ep.Command) > 0 {
 					if field != "mcp" {
 						return up, fail(field+".command", "only an MCP server runs as a process")

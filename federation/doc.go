@@ -32,6 +32,20 @@
 // [Upstream.Exclude] choose the tools to serve. The filters are the
 // registry's: a tool left out is not registered, so no call can reach it.
 //
+// # Resources and prompts
+//
+// An MCP upstream's resources, resource templates and prompts are served
+// beside its tools (package mcp serves them). A resource keeps its URI and
+// a template its text, so that a URI written anywhere (a tool's result, a
+// resource link) reads through the gateway from the upstream that serves
+// it; a URI or template served already (by the registry or another
+// upstream) leaves the later one out, named in its [Health]. A prompt is
+// served under its upstream's name, as a tool is ("notes_summarize").
+// Reads, renders and completions are forwarded with the caller's session,
+// updates of the resources the gateway subscribed to upstream are relayed
+// to its own subscribers, and the last good lists stay while an upstream
+// is down.
+//
 // # Catalogs
 //
 // Each upstream's catalog is a snapshot, read when the upstream is first

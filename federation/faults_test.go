@@ -26,6 +26,7 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/mount"
 )
 
@@ -70,6 +71,10 @@ func serveStdio() int {
 			}
 			return "hello " + a.Name, nil
 		})
+	state, _ := resource.Register(reg, resource.Resource{URI: "proc://state", Name: "state"},
+		func(context.Context) (string, error) { return fmt.Sprintf("%d calls", n.Load()), nil })
+	_ = otc.Register(reg, otc.Tool{ID: "Process.Touch", Version: "1.0.0", Description: "Says proc://state changed."},
+		func(context.Context, otc.NoOutput) (otc.NoOutput, error) { state.Changed(); return otc.NoOutput{}, nil })
 	if err := mcp.ServeStdio(context.Background(), reg, nil); err != nil {
 		return 1
 	}

@@ -447,6 +447,7 @@ func (f *Federation) Close() error {
 					f.reg.Remove(id)
 				}
 			}
+			u.removeReadables()
 		}
 		f.mu.Unlock()
 		for _, u := range f.ups {

@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/backoff"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -47,13 +49,22 @@ type upstream struct {
 	brk  breaker
 	pool *sessionPool
 
+	// reads are the resources, templates and prompts served (guarded by
+	// the federation's mu); subscribed counts the upstream resources
+	// subscribed to, and noSubscribe says the upstream takes none.
+	reads       map[string]*readable
+	subscribed  atomic.Int64
+	noSubscribe atomic.Bool
+
 	wake    chan struct{} // a refresh is wanted (list_changed)
 	redial  chan struct{} // the main client seems broken
 	mu      sync.Mutex    // guards what follows
 	lastErr string
 	errAt   time.Time
 	skipped []string
-	readAt  time.Time
+	// skippedReads names the resources and prompts left out.
+	skippedReads []string
+	readAt       time.Time
 	reached bool
 	broken  bool // misconfigured: reached, listed, but not callable
 }
@@ -225,11 +236,19 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	// An MCP tool that runs as a task upstream is followed to its end
 	// within the call (its status reported as progress).
 	o.Tasks = true
-	o.OnNotification = func(method string, _ json.RawMessage) {
-		if method == "notifications/tools/list_changed" {
+	o.OnNotification = func(method string, params json.RawMessage) {
+		switch method {
+		case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
 			select {
 			case u.wake <- struct{}{}:
 			default:
+			}
+		case "notifications/resources/updated":
+			var p struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(params, &p) == nil && p.URI != "" {
+				primitive.Of(u.f.reg).Updated(p.URI, nil)
 			}
 		}
 	}
@@ -277,6 +296,10 @@ func (u *upstream) refresh(ctx context.Context) error {
 	if err := u.apply(cl, defs); err != nil {
 		u.fail(err)
 		return err
+	}
+	if err := u.refreshReadables(rctx, cl); err != nil {
+		// The tools are served; the last good resources and prompts stay.
+		u.f.logger.Warn("federation: the upstream's resources or prompts could not be read; the last ones read are served", "upstream", u.cfg.Name, "err", err)
 	}
 	if cl.Format() == client.FormatA2A {
 		// An agent whose card names an endpoint on another origin lists
@@ -525,7 +548,7 @@ func (f *Federation) Health() []Health {
 			h.Tools = len(s.byID)
 		}
 		u.mu.Lock()
-		h.LastError, h.Skipped = u.lastErr, append([]string(nil), u.skipped...)
+		h.LastError, h.Skipped = u.lastErr, slices.Concat(u.skipped, u.skippedReads)
 		if !u.readAt.IsZero() {
 			h.CatalogAge = time.Since(u.readAt)
 		}

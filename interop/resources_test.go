@@ -9,6 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 )
 
 // TestSDKClientReadsResources: the official Go SDK's client lists and
@@ -85,6 +88,86 @@ func TestSDKClientReadsResources(t *testing.T) {
 			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "explain_expression", Arguments: map[string]string{"audience": "child"}})
 			require.Error(t, err, "expression is required")
 			assert.Contains(t, err.Error(), "expression")
+		})
+	}
+}
+
+// TestTypeScriptClientReadsCalculator: the official MCP TypeScript SDK's
+// client lists, reads, completes and renders the calculator's resources,
+// template and prompt over Streamable HTTP.
+func TestTypeScriptClientReadsCalculator(t *testing.T) {
+	node, dir := frameworkScripts(t)
+	out := runScript(t, node, dir, "client-mcp-ts-readables.mjs", sharedServer.url+"/mcp")
+	var got struct {
+		Capabilities map[string]any     `json:"capabilities"`
+		Resources    []string           `json:"resources"`
+		Templates    []string           `json:"templates"`
+		Constants    map[string]float64 `json:"constants"`
+		Table        string             `json:"table"`
+		Completion   []string           `json:"completion"`
+		Prompts      []struct {
+			Name string   `json:"name"`
+			Args []string `json:"args"`
+		} `json:"prompts"`
+		Prompt  []string `json:"prompt"`
+		Refused string   `json:"refused"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	assert.Contains(t, got.Capabilities, "resources")
+	assert.Contains(t, got.Capabilities, "prompts")
+	assert.Contains(t, got.Capabilities, "completions")
+	assert.Equal(t, []string{"calc://constants"}, got.Resources)
+	assert.Equal(t, []string{"calc://tables/{op}/{n}{?upto}"}, got.Templates)
+	assert.InDelta(t, 2.71828, got.Constants["e"], 1e-5)
+	assert.Equal(t, "2 + 1 = 3\n2 + 2 = 4\n", got.Table)
+	assert.Equal(t, []string{"add"}, got.Completion)
+	require.Len(t, got.Prompts, 1)
+	assert.Equal(t, []string{"expression*", "audience"}, got.Prompts[0].Args)
+	require.Len(t, got.Prompt, 1)
+	assert.Contains(t, got.Prompt[0], "user: Explain, step by step and for a child, how 2 + 2")
+	assert.Equal(t, "-32602", got.Refused, "a wrong op is invalid params")
+}
+
+// TestReadablesOfTypeScriptServer: otc's client reads the resources,
+// template and prompt of the official TypeScript SDK's server, directly
+// and through otc's gateway (where the prompt is named after the
+// upstream, and the resources keep their URIs).
+func TestReadablesOfTypeScriptServer(t *testing.T) {
+	url, _ := nodeServer(t, "server-mcp-ts.mjs")
+	_, base := federate(t, []federation.Upstream{{Name: "ts", URL: url, Format: client.FormatMCP}}, nil)
+	for name, c := range map[string]struct{ url, prompt string }{
+		"direct":  {url, "greet"},
+		"gateway": {base + "/mcp", "ts_greet"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cl, err := client.New(c.url, &client.Options{Format: client.FormatMCP})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = cl.Close() })
+			ctx := t.Context()
+			list, err := cl.ListResources(ctx)
+			require.NoError(t, err)
+			require.Len(t, list, 2)
+			assert.Equal(t, "ts://readme", list[0].URI)
+			assert.Equal(t, "ts://chapters/{n}", list[1].URITemplate)
+			contents, err := cl.ReadResource(ctx, "ts://readme")
+			require.NoError(t, err)
+			assert.Equal(t, "read me", contents[0].Text)
+			contents, err = cl.ReadResource(ctx, "ts://chapters/12")
+			require.NoError(t, err)
+			assert.Equal(t, "chapter 12", contents[0].Text)
+			values, _, err := cl.Complete(ctx, "ts://chapters/{n}", "n", "1", nil)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"1", "12"}, values)
+			prompts, err := cl.ListPrompts(ctx)
+			require.NoError(t, err)
+			require.Len(t, prompts, 1)
+			assert.Equal(t, c.prompt, prompts[0].Name)
+			values, _, err = cl.Complete(ctx, c.prompt, "who", "a", nil)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"ada", "alan"}, values)
+			got, err := cl.GetPrompt(ctx, c.prompt, map[string]string{"who": "ada"})
+			require.NoError(t, err)
+			assert.Equal(t, "Greet ada.", got.Messages[0].Content.Text)
 		})
 	}
 }

@@ -223,6 +223,9 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	default:
 		return nil, notFoundURI(x, uri)
 	}
+	if errors.Is(err, primitive.ErrNotFound) {
+		return nil, notFoundURI(x, uri)
+	}
 	if err != nil {
 		return nil, primitiveError("The resource could not be read", err)
 	}

@@ -198,6 +198,8 @@ func TestGateway_ConfigErrors(t *testing.T) {
 		{"bad_name", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: no good\n    otc: {url: http://y}\n", `gateway.yaml:4: upstreams[1] (no good) name: must be 1 to 64 letters`},
 		{"no_url", "upstreams:\n  - name: a\n    otc: {}\n", `gateway.yaml:3: upstreams[0] (a) otc: a url or a command is required`},
 		{"command_not_mcp", "upstreams:\n  - name: a\n    a2a: {command: [x]}\n", `gateway.yaml:3: upstreams[0] (a) a2a.command: only an MCP server runs as a process`},
+		{"version_not_mcp", "upstreams:\n  - name: a\n    a2a: {url: \"http://x\", version: 2025-11-25}\n", `gateway.yaml:3: upstreams[0] (a) a2a.version: only an MCP upstream's protocol version can be pinned`},
+		{"version_unknown", "upstreams:\n  - name: a\n    mcp: {url: \"http://x\", version: 1999-01-01}\n", `gateway.yaml:3: upstreams[0] (a) mcp.version: "1999-01-01" is not an MCP protocol version the client speaks`},
 		{"rename", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    rename:\n      x: y.z\n", `gateway.yaml:4: upstreams[0] (a) rename: "x" → "y.z"`},
 		{"missing_secret", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    credentials:\n      bearer_token_env: NOT_SET_HERE\n", `gateway.yaml:5: upstreams[0] (a) credentials.bearer_token_env: the environment variable NOT_SET_HERE is empty or not set`},
 		{"pass_through_audience", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    credentials:\n      pass_through: {}\n", `upstreams[0] (a) credentials.audience: pass_through needs the audience`},

@@ -7,7 +7,8 @@
 // "cancelled" when it sees that). It prints its URL on the first line.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -41,6 +42,19 @@ function tools() {
     });
     return { content: [{ type: 'text', text: 'late' }] };
   });
+  // Beside the tools: a resource, a template whose variable completes,
+  // and a prompt whose argument completes (read by
+  // interop/readables_test.go, directly and through otc's gateway).
+  s.registerResource('readme', 'ts://readme', { mimeType: 'text/plain', description: 'The readme.' },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'read me' }] }));
+  s.registerResource('chapter', new ResourceTemplate('ts://chapters/{n}', {
+    list: undefined,
+    complete: { n: (value) => ['1', '2', '12'].filter((v) => v.startsWith(value)) },
+  }), { description: 'A chapter.' }, async (uri, { n }) => ({ contents: [{ uri: uri.href, text: `chapter ${n}` }] }));
+  s.registerPrompt('greet', {
+    description: 'Greets someone.',
+    argsSchema: { who: completable(z.string(), (value) => ['ada', 'alan', 'grace'].filter((v) => v.startsWith(value))) },
+  }, async ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Greet ${who}.` } }] }));
   return s;
 }
 
