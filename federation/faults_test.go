@@ -26,8 +26,8 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
-	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/mount"
+	"github.com/otcgo/otc/resource"
 )
 
 // stdioServerEnv makes the test binary an MCP server over stdio: the

@@ -46,7 +46,9 @@ func notesOrigin(t *testing.T, extra func(*otc.Registry)) (*httptest.Server, *ot
 		func(_ context.Context, in dayIn) (string, error) { return fmt.Sprintf("day %d", in.N), nil })
 	require.NoError(t, err)
 	_, err = prompt.Register(reg, prompt.Prompt[summaryIn]{Name: "summarize", Description: "Summarizes text."},
-		func(_ context.Context, in summaryIn) (string, error) { return "Summarize (" + in.Style + "): " + in.Text, nil })
+		func(_ context.Context, in summaryIn) (string, error) {
+			return "Summarize (" + in.Style + "): " + in.Text, nil
+		})
 	require.NoError(t, err)
 	if extra != nil {
 		extra(reg)
@@ -206,4 +208,3 @@ func TestFederation_RelaysResourceUpdates(t *testing.T) {
 	}
 	assert.Contains(t, got, "notifications/resources/updated map[uri:proc://state]", "the upstream's update is relayed")
 }
-

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/client"
-	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/backoff"
+	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -65,8 +65,8 @@ type upstream struct {
 	// skippedReads names the resources and prompts left out.
 	skippedReads []string
 	readAt       time.Time
-	reached bool
-	broken  bool // misconfigured: reached, listed, but not callable
+	reached      bool
+	broken       bool // misconfigured: reached, listed, but not callable
 }
 
 func newUpstream(f *Federation, cfg Upstream) *upstream {
