@@ -16,12 +16,27 @@ import (
 
 func init() {
 	hook.Attached = func(reg any) *sync.Map { return &reg.(*Registry).attached }
+	hook.WatchTools = func(reg any, f func()) func() {
+		r := reg.(*Registry)
+		key := &f
+		r.watchers.Store(key, struct{}{})
+		return func() { r.watchers.Delete(key) }
+	}
 	hook.Input = prepareInput
 	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
 	hook.ClonePolicy = func(p any) any { return clonePolicy(p.(*Policy)) }
 	hook.InvalidInput = func(params map[string]string, message string) error {
 		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
 	}
+}
+
+// changed tells the watchers that the catalog changed; it is called with
+// r.mu held, and a watcher must not block.
+func (r *Registry) changed() {
+	r.watchers.Range(func(k, _ any) bool {
+		(*k.(*func()))()
+		return true
+	})
 }
 
 // prepareInput is hook.Input.

@@ -147,8 +147,10 @@ type Registry struct {
 	current atomic.Pointer[catalog]
 
 	// attached holds what the packages beside this one register on the
-	// registry (resources, prompts), by keys of their own: see extend.go.
+	// registry (resources, prompts), by keys of their own; watchers are
+	// told of each change of the catalog: see extend.go.
 	attached sync.Map
+	watchers sync.Map // *func() → struct{}
 }
 
 // NewRegistry returns an empty registry. opts may be nil.
@@ -646,6 +648,7 @@ func (r *Registry) add(rt *registeredTool) error {
 	i, _ := slices.BinarySearchFunc(old.list, rt, catalogOrder)
 	next.list = slices.Insert(slices.Clone(old.list), i, rt)
 	r.current.Store(next)
+	r.changed()
 	return nil
 }
 
@@ -697,6 +700,7 @@ func (r *Registry) Remove(toolIDs ...string) int {
 		next.list = append(next.list, t)
 	}
 	r.current.Store(next)
+	r.changed()
 	return n
 }
 

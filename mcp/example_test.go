@@ -105,7 +105,7 @@ func ExampleServe() {
 	// Requests run concurrently, so their answers may come in any order.
 
 	// Unordered output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{}},"serverInfo":{"name":"calculator","version":"1.0.0"}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"calculator","version":"1.0.0"}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}}
 	// end of input: <nil>
 }

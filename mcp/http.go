@@ -59,6 +59,26 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	return h
 }
 
+// SetDraining, with draining true, ends the handler's subscriptions/listen
+// streams, each with its result, so that their clients listen again (on
+// another replica), and ends at once any opened later, until
+// SetDraining(false); every other request is answered as before.
+// mount.Serve calls it when shutdown begins for a handler in its
+// ServeOptions.Drain: without it, the streams hold the shutdown until its
+// grace period ends.
+func (h *Handler) SetDraining(draining bool) {
+	if draining {
+		h.s.endListens()
+	} else {
+		h.s.resumeListens()
+	}
+}
+
+// SetReady(false) is SetDraining(true), and SetReady(true)
+// SetDraining(false): the MCP handler refuses no request while not
+// ready, but ends its listen streams.
+func (h *Handler) SetReady(ready bool) { h.SetDraining(!ready) }
+
 // codeUnauthorized is the JSON-RPC code of a 401, in the range left to
 // implementations.
 const codeUnauthorized = -32001
@@ -157,6 +177,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	write := func() {
 		wire.ArmWriteDeadline(w, r)
 		switch {
+		case e == nil && result == nil:
+			// A listen stream the client ended: nothing to answer.
 		case stream != nil && stream.started:
 			out := make([]byte, 0, len(result)+64)
 			if e != nil {

@@ -37,7 +37,7 @@ func TestDiscover(t *testing.T) {
 	reg := newRegistry(t)
 	auth, err := auth.NewAPIKeyAuth(map[string]string{"ci": "key-1"})
 	require.NoError(t, err)
-	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}}`
+	const versions = `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
 	for _, tc := range []struct {
 		name string
 		opts *mcp.Options
@@ -250,7 +250,7 @@ func TestModernNameHeader(t *testing.T) {
 func TestModernMethods(t *testing.T) {
 	t.Parallel()
 	url := serve(t, newRegistry(t), &mcp.Options{PageSize: 5})
-	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "subscriptions/listen", "tasks/result", "tasks/list"} {
+	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "tasks/result", "tasks/list"} {
 		t.Run("not_found_"+strings.ReplaceAll(method, "/", "_"), func(t *testing.T) {
 			t.Parallel()
 			params := obj{"_meta": modernMeta(nil), "protocolVersion": mcp.Version20260728, "level": "info"}

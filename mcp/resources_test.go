@@ -284,6 +284,9 @@ func TestResourceSubscriptions(t *testing.T) {
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{}}`, string(c.recv()))
 	c.send(request(6, "resources/read", obj{"uri": "test://text"}))
 	assert.Equal(t, -32002, c.recvResponse().Error.Code, "a removed resource is gone")
+	addTool(t, reg, "Late.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
+	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`, string(c.recv()),
+		"a change of the tools is announced too")
 	require.NoError(t, c.closeAndWait())
 	assert.Empty(t, c.rest())
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -47,6 +48,40 @@ type server struct {
 	infoMeta     []byte // the serverInfo member of a 2026-07-28 result's _meta
 
 	tasks *taskManager // the tasks extension (tasks.go)
+
+	// listens counts the open subscriptions/listen streams; closing is
+	// closed when the server ends them (subscriptions.go), until resumed.
+	listens  atomic.Int64
+	drainMu  sync.Mutex
+	closing  chan struct{}
+	draining bool
+}
+
+// endListens ends the subscriptions/listen streams, each with its
+// result, and any opened later at once, until resumeListens.
+func (s *server) endListens() {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	if !s.draining {
+		close(s.closing)
+		s.draining = true
+	}
+}
+
+// resumeListens lets subscriptions/listen streams run again.
+func (s *server) resumeListens() {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	if s.draining {
+		s.closing, s.draining = make(chan struct{}), false
+	}
+}
+
+// closingChan is what a listen stream ends on.
+func (s *server) closingChan() <-chan struct{} {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	return s.closing
 }
 
 // callExtra is the 2026-07-28 field of every result that is not a list.
@@ -56,7 +91,8 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &server{reg: reg, logger: opts.Logger, pageSize: opts.PageSize, logLevel: opts.LogLevel, maxBody: opts.MaxBodyBytes}
+	s := &server{reg: reg, logger: opts.Logger, pageSize: opts.PageSize, logLevel: opts.LogLevel, maxBody: opts.MaxBodyBytes,
+		closing: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = reg.Logger()
 	}
@@ -102,7 +138,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{},"resources":{},"tools":{}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initTail = `,"serverInfo":` + string(s.info) + instr + `}`
 	s.initVersions = map[string]bool{}
@@ -254,6 +290,8 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":
 			return s.handleTask(ctx, m, x.request)
+		case "subscriptions/listen":
+			return s.listen(ctx, x) // subscriptions.go
 		}
 		if b, e, ok := s.servePrimitives(ctx, x); ok { // primitives.go
 			return b, e
@@ -313,7 +351,11 @@ func (s *server) initializeResult(version string, changes bool) []byte {
 	case len(sn.Resources)+len(sn.Templates) > 0:
 		b = append(b, `"resources":{},`...)
 	}
-	b = append(b, `"tools":{}}`...)
+	if changes {
+		b = append(b, `"tools":{"listChanged":true}}`...)
+	} else {
+		b = append(b, `"tools":{}}`...)
+	}
 	return append(b, s.initTail...)
 }
 

@@ -47,7 +47,7 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 		s:        newServer(reg, opts, false),
 		out:      bufio.NewWriter(out),
 		inflight: map[string]context.CancelFunc{},
-		subs:     newSubscriptions(),
+		subs:     newSubscriptions(primitive.Change{Tools: true, Resources: true, Prompts: true}),
 	}
 	c.level.Set(c.s.logLevel)
 	limit := opts.MaxConcurrent
@@ -61,8 +61,8 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopListening := primitive.Of(reg).Listen(c.subs.note)
-	defer stopListening()
+	stopWatching := c.subs.watch(reg)
+	defer stopWatching()
 	told := make(chan struct{})
 	go func() {
 		defer close(told)
@@ -78,9 +78,11 @@ func Serve(ctx context.Context, reg *otc.Registry, in io.Reader, out io.Writer, 
 		select {
 		case <-ctx.Done():
 			cancel()
+			c.s.endListens()
 			c.wg.Wait()
 			return context.Cause(ctx)
 		case err := <-readErr:
+			c.s.endListens()
 			c.wg.Wait()
 			if errors.Is(err, io.EOF) {
 				return c.writeErr()
@@ -285,8 +287,10 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key stri
 		c.release(key)
 		c.write(out)
 	}
-	if ctx.Err() != nil && m.method == "tools/call" && errors.Is(context.Cause(ctx), context.Canceled) {
-		// A cancelled request is not answered.
+	if ctx.Err() != nil && (m.method == "tools/call" || m.method == "subscriptions/listen") && errors.Is(context.Cause(ctx), context.Canceled) ||
+		e == nil && result == nil {
+		// A cancelled request is not answered, nor a listen stream the
+		// client ended.
 		answer = func() { c.release(key) }
 	}
 	if x.notifier != nil {

@@ -54,7 +54,7 @@ func TestStdioSession(t *testing.T) {
 	c.send(request(1, "initialize", obj{"protocolVersion": mcp.Version20250618, "capabilities": obj{}, "clientInfo": obj{"name": "t", "version": "1"}}))
 	r := c.recvResponse()
 	assert.Equal(t, "1", string(r.ID))
-	assert.JSONEq(t, `{"protocolVersion":"2025-06-18","capabilities":{"logging":{},"tools":{}},"serverInfo":{"name":"calc","version":"1.0.0"}}`, string(r.Result))
+	assert.JSONEq(t, `{"protocolVersion":"2025-06-18","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"calc","version":"1.0.0"}}`, string(r.Result))
 
 	c.send(request(nil, "notifications/initialized", nil))
 	c.send(request("p", "ping", nil))

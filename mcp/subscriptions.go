@@ -1,27 +1,43 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"sync"
 
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/primitive"
+	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
 )
 
-// subscriptions are the resources one stdio connection subscribed to,
-// and what it is to be told: the changes of the registry's resources and
-// prompts reach the connection through a goroutine of its own, coalesced
-// while it writes, so that a change never waits on a slow client.
+// subscriptions are what a client is to be told of the registry's
+// changes: a stdio connection (before 2026-07-28) or one
+// subscriptions/listen stream (2026-07-28). Changes reach it through a
+// goroutine of its own, coalesced while it writes, so that a change
+// never waits on a slow client.
 type subscriptions struct {
 	mu      sync.Mutex
+	want    primitive.Change // the list changes it is told of
 	uris    map[string]struct{}
 	lists   primitive.Change // list changes not yet sent
 	updated map[string]struct{}
 	wake    chan struct{}
+	// meta is the _meta member a listen stream's notifications carry
+	// (its subscription id), with a trailing comma; nil for a connection.
+	meta []byte
 }
 
-func newSubscriptions() *subscriptions {
-	return &subscriptions{uris: map[string]struct{}{}, updated: map[string]struct{}{}, wake: make(chan struct{}, 1)}
+func newSubscriptions(want primitive.Change) *subscriptions {
+	return &subscriptions{want: want, uris: map[string]struct{}{}, updated: map[string]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// watch has s told of the changes of reg until stop is called.
+func (s *subscriptions) watch(reg any) (stop func()) {
+	stopSet := primitive.Of(reg).Listen(s.note)
+	stopTools := hook.WatchTools(reg, func() { s.note(primitive.Change{Tools: true}) })
+	return func() { stopSet(); stopTools() }
 }
 
 // add subscribes to uri; false when the connection holds the most it may.
@@ -42,11 +58,12 @@ func (s *subscriptions) remove(uri string) {
 	s.mu.Unlock()
 }
 
-// note records change c for the connection, and wakes its sender.
+// note records change c for the client, and wakes its sender.
 func (s *subscriptions) note(c primitive.Change) {
 	s.mu.Lock()
-	s.lists.Resources = s.lists.Resources || c.Resources
-	s.lists.Prompts = s.lists.Prompts || c.Prompts
+	s.lists.Tools = s.lists.Tools || c.Tools && s.want.Tools
+	s.lists.Resources = s.lists.Resources || c.Resources && s.want.Resources
+	s.lists.Prompts = s.lists.Prompts || c.Prompts && s.want.Prompts
 	switch {
 	case c.Updated != "":
 		if _, ok := s.uris[c.Updated]; ok {
@@ -71,22 +88,139 @@ func (s *subscriptions) take() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out [][]byte
-	if s.lists.Resources {
-		out = append(out, notification("notifications/resources/list_changed", []byte("{}")))
-	}
-	if s.lists.Prompts {
-		out = append(out, notification("notifications/prompts/list_changed", []byte("{}")))
+	for _, l := range []struct {
+		due    bool
+		method string
+	}{
+		{s.lists.Tools, "notifications/tools/list_changed"},
+		{s.lists.Resources, "notifications/resources/list_changed"},
+		{s.lists.Prompts, "notifications/prompts/list_changed"},
+	} {
+		if l.due {
+			out = append(out, notification(l.method, s.params(nil)))
+		}
 	}
 	for uri := range s.updated {
-		params := wire.AppendString([]byte(`{"uri":`), uri)
-		out = append(out, notification("notifications/resources/updated", append(params, '}')))
+		member := wire.AppendString([]byte(`"uri":`), uri)
+		out = append(out, notification("notifications/resources/updated", s.params(member)))
 	}
 	s.lists = primitive.Change{}
 	clear(s.updated)
 	return out
 }
 
+// params are a notification's params: member (a JSON member, or nil)
+// and the stream's _meta.
+func (s *subscriptions) params(member []byte) []byte {
+	b := append([]byte{'{'}, s.meta...)
+	if member == nil && len(s.meta) > 0 {
+		b = b[:len(b)-1] // the meta's trailing comma
+	}
+	b = append(b, member...)
+	return append(b, '}')
+}
+
 // notification is a notification of method with params.
 func notification(method string, params []byte) []byte {
 	return append(append(jsonrpc.AppendNotificationHead(nil, method), params...), '}')
+}
+
+// metaSubscriptionID is the _meta key naming the listen stream a message
+// belongs to: the id of its subscriptions/listen request.
+const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// maxListens bounds the subscriptions/listen streams one server keeps
+// open at once (over HTTP; a stdio connection at most MaxConcurrent).
+const maxListens = 1000
+
+// listenParams are the params of subscriptions/listen.
+type listenParams struct {
+	Notifications *struct {
+		ToolsListChanged      bool     `json:"toolsListChanged"`
+		ResourcesListChanged  bool     `json:"resourcesListChanged"`
+		PromptsListChanged    bool     `json:"promptsListChanged"`
+		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	} `json:"notifications"`
+}
+
+// listen answers subscriptions/listen (2026-07-28): it acknowledges the
+// notifications it agrees to send (a list's changes when the registry
+// has such a list, updates of the resources the caller may read), sends
+// them as they come, each with the stream's subscription id in its
+// _meta, until the client goes (no answer) or the server ends the
+// stream (the result, with the subscription id): over HTTP an SSE
+// stream, over stdio the connection.
+func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
+	var p listenParams
+	if err := json.Unmarshal(x.msg.params, &p); err != nil || p.Notifications == nil {
+		return nil, newError(codeInvalidParams, `Invalid params: subscriptions/listen names the notifications it wants in params.notifications ({"toolsListChanged": true, "resourceSubscriptions": ["…"], …})`)
+	}
+	var out sender
+	switch {
+	case x.request == nil:
+		out = x.out
+	case x.writer == nil:
+		return nil, newError(codeInvalidRequest, "Invalid request: subscriptions/listen answers with a stream of events: send it with Accept: text/event-stream")
+	default:
+		x.stream = &sseStream{w: x.writer, r: x.request}
+		out = x.stream
+	}
+	if n := s.listens.Add(1); n > maxListens {
+		s.listens.Add(-1)
+		return nil, newError(codeServerBusy, "Server busy: %d streams of subscriptions/listen are open, the most this server keeps; try again later", maxListens)
+	}
+	defer s.listens.Add(-1)
+
+	var sn primitive.Snapshot
+	if set := primitive.Peek(s.reg); set != nil {
+		sn = *set.Snapshot()
+	}
+	f := p.Notifications
+	want := primitive.Change{
+		Tools:     f.ToolsListChanged,
+		Resources: f.ResourcesListChanged && len(sn.Resources)+len(sn.Templates) > 0,
+		Prompts:   f.PromptsListChanged && len(sn.Prompts) > 0,
+	}
+	subs := newSubscriptions(want)
+	admits := func(a primitive.Admits) bool { return a(ctx, "mcp") }
+	var agreed []string
+	for _, uri := range f.ResourceSubscriptions {
+		if len(uri) > 0 && len(uri) <= uritemplate.MaxLength {
+			if r, t, _ := find(&sn, uri, admits); (r != nil || t != nil) && subs.add(uri) {
+				agreed = append(agreed, uri)
+			}
+		}
+	}
+	id := x.msg.id
+	subs.meta = append(append(append([]byte(`"_meta":{"`+metaSubscriptionID+`":`), id...), '}'), ',')
+	stop := subs.watch(s.reg)
+	defer stop()
+
+	ack := map[string]any{}
+	for k, on := range map[string]bool{"toolsListChanged": want.Tools, "resourcesListChanged": want.Resources, "promptsListChanged": want.Prompts} {
+		if on {
+			ack[k] = true
+		}
+	}
+	if len(agreed) > 0 {
+		ack["resourceSubscriptions"] = agreed
+	}
+	closing := s.closingChan()
+	filter, _ := json.Marshal(ack)
+	out.send(notification("notifications/subscriptions/acknowledged", subs.params(append([]byte(`"notifications":`), filter...))))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil // the client went: nothing to answer
+		case <-closing:
+			b := append([]byte(`{"_meta":{"`+metaSubscriptionID+`":`), id...)
+			b = append(b, ',')
+			b = append(b, s.infoMeta...)
+			return append(b, `}`+callExtra+`}`...), nil
+		case <-subs.wake:
+			for _, msg := range subs.take() {
+				out.send(msg)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/prompt"
@@ -78,5 +79,44 @@ func registerResources(reg *otc.Registry, pngData []byte) error {
 			{Role: prompt.User, Content: otc.TextContent("Please analyze the image above.")},
 		}, nil
 	}))
+	errs = append(errs, registerChangeTriggers(reg))
 	return errors.Join(errs...)
+}
+
+// registerChangeTriggers registers the two tools the server-stateless
+// scenario calls to change the lists while a subscriptions/listen stream
+// is open: each adds an entry to its list, or takes it out again.
+func registerChangeTriggers(reg *otc.Registry) error {
+	var mu sync.Mutex
+	var extraPrompt *prompt.Handle
+	toolThere := false
+	err1 := otc.Register(reg, otc.Tool{ID: "Conformance.test_trigger_tool_change", Version: "1.0.0", Name: "test_trigger_tool_change",
+		Description: "Adds a tool to the list, or takes it out again."}, func(context.Context, struct{}) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if toolThere {
+			reg.Remove("Conformance.test_extra_tool")
+			toolThere = false
+			return "removed test_extra_tool", nil
+		}
+		err := otc.Register(reg, otc.Tool{ID: "Conformance.test_extra_tool", Version: "1.0.0", Name: "test_extra_tool", Description: "A tool that comes and goes."},
+			func(context.Context, struct{}) (string, error) { return "here", nil })
+		toolThere = err == nil
+		return "added test_extra_tool", err
+	})
+	err2 := otc.Register(reg, otc.Tool{ID: "Conformance.test_trigger_prompt_change", Version: "1.0.0", Name: "test_trigger_prompt_change",
+		Description: "Adds a prompt to the list, or takes it out again."}, func(context.Context, struct{}) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if extraPrompt != nil {
+			extraPrompt.Remove()
+			extraPrompt = nil
+			return "removed test_extra_prompt", nil
+		}
+		h, err := prompt.Register(reg, prompt.Prompt[struct{}]{Name: "test_extra_prompt", Description: "A prompt that comes and goes."},
+			func(context.Context, struct{}) (string, error) { return "here", nil })
+		extraPrompt = h
+		return "added test_extra_prompt", err
+	})
+	return errors.Join(err1, err2)
 }

@@ -16,6 +16,11 @@ import (
 // (an *otc.Registry), by keys of their own types.
 var Attached func(reg any) *sync.Map
 
+// WatchTools calls f after each change of the catalog of tools of the
+// registry reg (a registration, a removal), until stop is called. f runs
+// while the registry is locked: it must not block, nor register.
+var WatchTools func(reg any, f func()) (stop func())
+
 // Input prepares typed input of type t as the registry reg prepares a
 // tool's: the JSON Schema of its parameters, reflected from t with its
 // tags (every top-level parameter described), and a function that

@@ -64,13 +64,14 @@ type Admits func(ctx context.Context, protocol string) bool
 // known (0 otherwise), and whether there are more than it returned.
 type Completer func(ctx context.Context, argument, prefix string, chosen map[string]string) (values []string, total int, more bool, err error)
 
-// Change is what changed in a set: its lists (Resources, Prompts), or
+// Change is what changed in a set: its lists (Resources, Prompts; Tools
+// is the registry's catalog of tools, which the set does not hold), or
 // the contents of the resources at URI (Updated), which a template's
 // change leaves empty, naming the template instead.
 type Change struct {
-	Resources, Prompts bool
-	Updated            string
-	Template           *Template
+	Tools, Resources, Prompts bool
+	Updated                   string
+	Template                  *Template
 }
 
 // Set is what a registry serves beside its tools. Readers take a
