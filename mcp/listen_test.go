@@ -135,4 +135,3 @@ func TestListenStdio(t *testing.T) {
 	assert.Equal(t, `"b"`, string(r.ID))
 	assert.Contains(t, string(r.Result), `"resultType":"complete"`)
 }
-
