@@ -82,7 +82,8 @@ type Options struct {
 
 // Handlers are the handlers [All] mounted, for what a server does with
 // them afterwards: [mount.ServeOptions].Drain takes the OTC handler, so that
-// health checks fail while a shutdown drains.
+// health checks fail while a shutdown drains, and the MCP handler, so that
+// its subscriptions/listen streams end rather than hold the shutdown.
 type Handlers struct {
 	OTC      *otc.Handler
 	MCP      *mcp.Handler

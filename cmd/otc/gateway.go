@@ -119,7 +119,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	// and the health page says "starting" until the federation is up.
 	var health atomic.Pointer[http.Handler]
 	mux := http.NewServeMux()
-	mount.All(mux, reg, &mount.Options{Authenticator: authn, Logger: logger})
+	hs := mount.All(mux, reg, &mount.Options{Authenticator: authn, Logger: logger})
 	mux.Handle(gatewayHealthPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := health.Load(); h != nil {
 			(*h).ServeHTTP(w, r)
@@ -134,7 +134,9 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second}) }()
+	// Draining ends MCP's listen streams, which would hold the shutdown.
+	drain := []mount.Drainable{hs.OTC, hs.MCP}
+	go func() { served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Drain: drain}) }()
 	fed, err := federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger, Strict: *strict})
 	if err != nil {
 		stop()

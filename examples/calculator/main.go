@@ -638,7 +638,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if sh.tasks != nil && sh.stateKeys == nil {
 		logger.Warn("calculator: OTC_REDIS_URL (or OTC_REDIS_CLUSTER) is set but OTC_REQUEST_STATE_KEYS is not: the requestState of an input_required round opens only on the replica that issued it; give every replica the same keys")
 	}
-	handler, otcHandler, err := newServer(reg, creds, sh, where, logger, fed)
+	handler, drain, err := newServer(reg, creds, sh, where, logger, fed)
 	if err != nil {
 		return err
 	}
@@ -652,8 +652,10 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	return mount.Serve(ctx, srv, ln, &mount.ServeOptions{
 		// The REST handler has no readiness switch; its calls are still
-		// taken during the drain delay, and /health is OTC's.
-		Drain:       []mount.Drainable{otcHandler},
+		// taken during the drain delay, and /health is OTC's. MCP's
+		// subscriptions/listen streams end, so that they do not hold the
+		// shutdown until its grace period ends.
+		Drain:       drain,
 		DrainDelay:  cfg.drainDelay,
 		GracePeriod: gracePeriod,
 		Logger:      logger,
@@ -665,9 +667,10 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 // under /v1/, over MCP at /mcp and over A2A at /a2a (their tasks, and
 // MCP's requestState keys, those sh shares), and as a registry listing
 // under /registry/, all behind the same authentication (nil for none)
-// and the site's trusted proxies. It also returns the OTC handler, whose
-// readiness shutdown turns off.
-func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logger *slog.Logger, fed *federation.Federation) (http.Handler, *otc.Handler, error) {
+// and the site's trusted proxies. It also returns what shutdown drains:
+// the OTC handler, whose health then fails, and the MCP handler, whose
+// listen streams end.
+func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logger *slog.Logger, fed *federation.Federation) (http.Handler, []mount.Drainable, error) {
 	auth := creds.auth
 	mux := http.NewServeMux()
 	if fed != nil {
@@ -703,7 +706,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 	// always served it.
 	mux.Handle("/otc/", http.StripPrefix("/otc", h))
 	mux.Handle("/", h)
-	return where.serve(mux), h, nil
+	return where.serve(mux), []mount.Drainable{h, mh}, nil
 }
 
 // writeToken writes a bearer token the server accepts when started with
