@@ -136,7 +136,9 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	served := make(chan error, 1)
 	// Draining ends MCP's listen streams, which would hold the shutdown.
 	drain := []mount.Drainable{hs.OTC, hs.MCP}
-	go func() { served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Drain: drain}) }()
+	go func() {
+		served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Drain: drain})
+	}()
 	fed, err := federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger, Strict: *strict})
 	if err != nil {
 		stop()
