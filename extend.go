@@ -1,6 +1,7 @@
 package otc
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -23,6 +24,7 @@ func init() {
 		return func() { r.watchers.Delete(key) }
 	}
 	hook.Input = prepareInput
+	hook.Protocol = func(ctx context.Context) string { return callInfoFrom(ctx).call.Protocol }
 	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
 	hook.ClonePolicy = func(p any) any { return clonePolicy(p.(*Policy)) }
 	hook.InvalidInput = func(params map[string]string, message string) error {

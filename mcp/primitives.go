@@ -185,16 +185,6 @@ func notFoundURI(x *exchange, uri string) *rpcError {
 		Data: map[string]string{"uri": wire.Truncate(uri, uritemplate.MaxLength)}}
 }
 
-// find returns the resource at uri the caller may read: a resource at
-// that URI, else a template the URI matches (with its variables).
-func find(sn *primitive.Snapshot, uri string, admits func(primitive.Admits) bool) (*primitive.Resource, *primitive.Template, uritemplate.Values) {
-	if r := sn.Resource(uri); r != nil && admits(r.Admits) {
-		return r, nil, nil
-	}
-	t, vs := sn.Match(uri, func(t *primitive.Template) bool { return admits(t.Admits) })
-	return nil, t, vs
-}
-
 // checkURI checks the uri of a request.
 func checkURI(p *primitiveParams) *rpcError {
 	switch {
@@ -212,7 +202,7 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 		return nil, e
 	}
 	uri := *p.URI
-	r, t, vs := find(sn, uri, admits)
+	r, t, vs := sn.Find(uri, admits)
 	var contents json.RawMessage
 	var err error
 	switch {
@@ -281,7 +271,7 @@ func (s *server) subscribe(x *exchange, sn *primitive.Snapshot, p *primitivePara
 		}
 		return s.withExtra(x, []byte("{}")), nil
 	}
-	if r, t, _ := find(sn, uri, admits); r == nil && t == nil {
+	if r, t, _ := sn.Find(uri, admits); r == nil && t == nil {
 		return nil, notFoundURI(x, uri)
 	}
 	if x.subs != nil && !x.subs.add(uri) {

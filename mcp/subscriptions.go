@@ -186,7 +186,7 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	var agreed []string
 	for _, uri := range f.ResourceSubscriptions {
 		if len(uri) > 0 && len(uri) <= uritemplate.MaxLength {
-			if r, t, _ := find(&sn, uri, admits); (r != nil || t != nil) && subs.add(uri) {
+			if r, t, _ := sn.Find(uri, admits); (r != nil || t != nil) && subs.add(uri) {
 				agreed = append(agreed, uri)
 			}
 		}

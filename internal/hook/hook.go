@@ -7,6 +7,7 @@
 package hook
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -41,3 +42,7 @@ var ClonePolicy func(p any) any
 // with the problems of the parameters named, or, with none, message as
 // the developer's detail.
 var InvalidInput func(params map[string]string, message string) error
+
+// Protocol is the wire format the call of ctx came through
+// (otc.CallRequest.Protocol), or "" outside a call.
+var Protocol func(ctx context.Context) string

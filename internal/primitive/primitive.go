@@ -153,6 +153,17 @@ func (sn *Snapshot) Match(uri string, admits func(*Template) bool) (*Template, u
 	return nil, nil
 }
 
+// Find returns what is at uri for a caller that admits admits: the
+// resource at that URI, else the first template the URI matches, with
+// its variables; all nil when nothing is.
+func (sn *Snapshot) Find(uri string, admits func(Admits) bool) (*Resource, *Template, uritemplate.Values) {
+	if r := sn.Resource(uri); r != nil && admits(r.Admits) {
+		return r, nil, nil
+	}
+	t, vs := sn.Match(uri, func(t *Template) bool { return admits(t.Admits) })
+	return nil, t, vs
+}
+
 // Prompt returns the prompt named name, or nil.
 func (sn *Snapshot) Prompt(name string) *Prompt {
 	i, ok := slices.BinarySearchFunc(sn.Prompts, name, func(p *Prompt, name string) int { return strings.Compare(p.Name, name) })
