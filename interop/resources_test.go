@@ -47,8 +47,9 @@ func TestSDKClientReadsResources(t *testing.T) {
 
 			templates, err := cs.ListResourceTemplates(ctx, nil)
 			require.NoError(t, err)
-			require.Len(t, templates.ResourceTemplates, 1)
-			assert.Equal(t, "calc://tables/{op}/{n}{?upto}", templates.ResourceTemplates[0].URITemplate)
+			require.Len(t, templates.ResourceTemplates, 2)
+			assert.Equal(t, "calc://notes/{path*}", templates.ResourceTemplates[0].URITemplate)
+			assert.Equal(t, "calc://tables/{op}/{n}{?upto}", templates.ResourceTemplates[1].URITemplate)
 
 			table, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "calc://tables/multiply/7?upto=3"})
 			require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestTypeScriptClientReadsCalculator(t *testing.T) {
 	assert.Contains(t, got.Capabilities, "prompts")
 	assert.Contains(t, got.Capabilities, "completions")
 	assert.Equal(t, []string{"calc://constants"}, got.Resources)
-	assert.Equal(t, []string{"calc://tables/{op}/{n}{?upto}"}, got.Templates)
+	assert.Equal(t, []string{"calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, got.Templates)
 	assert.InDelta(t, 2.71828, got.Constants["e"], 1e-5)
 	assert.Equal(t, "2 + 1 = 3\n2 + 2 = 4\n", got.Table)
 	assert.Equal(t, []string{"add"}, got.Completion)

@@ -34,6 +34,11 @@ import (
 	"github.com/otcgo/otc/internal/uritemplate"
 )
 
+// ErrNotFound is what a read function returns (or wraps) when nothing is
+// at the URI it is asked for (a file a template's path names that does
+// not exist, say): the server answers as for a URI no resource matches.
+var ErrNotFound = primitive.ErrNotFound
+
 // Resource describes a resource at a fixed URI.
 type Resource struct {
 	// URI identifies the resource ("file:///notes/today.md",

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strings"
 
@@ -20,6 +22,8 @@ import (
 //   - calc://tables/{op}/{n}{?upto}, a template: the table of an
 //     operation for a number, typed (op one of add and multiply, n and
 //     upto whole numbers);
+//   - calc://notes/{path*}, a template: the calculator's notes, files of
+//     its notes folder (embedded), by path;
 //   - explain_expression, a prompt that asks a model to explain an
 //     expression step by step.
 
@@ -43,7 +47,32 @@ type ExplainArgs struct {
 	Audience   string `json:"audience,omitempty" jsonschema:"enum=child,enum=student,enum=engineer,default=student,description=Whom to explain it to."`
 }
 
-// registerReadables registers the calculator's resource, template and
+// notesFS holds the notes calc://notes/{path*} reads.
+//
+//go:embed notes
+var notesFS embed.FS
+
+// NoteArgs are the variables of calc://notes/{path*}.
+type NoteArgs struct {
+	Path string `json:"path" jsonschema:"required,maxLength=256,description=The note's path in the notes folder (guide/limits.txt)."`
+}
+
+// readNote reads a note. A path that is not a plain path inside the
+// folder (one that climbs out with "..", even percent-encoded, one that
+// starts with "/", one with empty parts) names nothing: fs.ValidPath
+// refuses it before any file is opened.
+func readNote(_ context.Context, in NoteArgs) (string, error) {
+	if !fs.ValidPath(in.Path) {
+		return "", resource.ErrNotFound
+	}
+	b, err := fs.ReadFile(notesFS, "notes/"+in.Path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", in.Path, resource.ErrNotFound)
+	}
+	return string(b), nil
+}
+
+// registerReadables registers the calculator's resource, templates and
 // prompt.
 func registerReadables(reg *otc.Registry) error {
 	_, err1 := resource.Register(reg, resource.Resource{
@@ -66,11 +95,27 @@ func registerReadables(reg *otc.Registry) error {
 		}
 		return b.String(), nil
 	})
+	_, err4 := resource.RegisterTemplate(reg, resource.Template[NoteArgs]{
+		URITemplate: "calc://notes/{path*}", Name: "note", Title: "A note",
+		Description: "A note of the calculator's (precedence.txt, guide/limits.txt): how it evaluates, and its limits.", MIMEType: "text/plain",
+		Complete: func(_ context.Context, _, prefix string, _ NoteArgs) ([]string, error) {
+			var out []string
+			err := fs.WalkDir(notesFS, "notes", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if rel := strings.TrimPrefix(p, "notes/"); strings.HasPrefix(rel, prefix) {
+						out = append(out, rel)
+					}
+				}
+				return err
+			})
+			return out, err
+		},
+	}, readNote)
 	_, err3 := prompt.Register(reg, prompt.Prompt[ExplainArgs]{
 		Name: "explain_expression", Title: "Explain an expression",
 		Description: "Asks for an expression to be explained step by step, in the order the calculator evaluates it.",
 	}, func(_ context.Context, in ExplainArgs) (string, error) {
 		return fmt.Sprintf("Explain, step by step and for a %s, how %s is evaluated: which operation comes first and why, and what each step gives.", in.Audience, in.Expression), nil
 	})
-	return errors.Join(err1, err2, err3)
+	return errors.Join(err1, err2, err3, err4)
 }
