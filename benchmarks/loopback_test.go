@@ -42,6 +42,13 @@ func BenchmarkLoopback(b *testing.B) {
 		re := regexp.MustCompile(*loopOnly)
 		ss = slices.DeleteFunc(ss, func(s server) bool { return s.name != "floor" && !re.MatchString(s.name) })
 	}
+	compare(b, ss, "x-floor")
+}
+
+// compare runs the loopback comparison of servers ss (see
+// BenchmarkLoopback), each ratio (metric ratio) to the first server's
+// calls/s in the same round.
+func compare(b *testing.B, ss []server, ratio string) {
 	targets := make([]*loopTarget, len(ss))
 	for i, s := range ss {
 		targets[i] = startTarget(b, s, *loopConns)
@@ -51,7 +58,7 @@ func BenchmarkLoopback(b *testing.B) {
 		t.run(b, 100*time.Millisecond)
 	}
 	rates := make([][]float64, len(targets))  // per server, per round
-	ratios := make([][]float64, len(targets)) // per server, per round, to the floor
+	ratios := make([][]float64, len(targets)) // per server, per round, to the first
 	latencies := make([][]time.Duration, len(targets))
 	for r := range *loopRounds {
 		round := make([]float64, len(targets))
@@ -68,13 +75,13 @@ func BenchmarkLoopback(b *testing.B) {
 	}
 	for i, t := range targets {
 		rate := median(rates[i])
-		ratio := median(ratios[i])
+		x := median(ratios[i])
 		slices.Sort(latencies[i])
 		p50, p99 := percentile(latencies[i], 0.50), percentile(latencies[i], 0.99)
 		b.Run("server="+t.s.name, func(b *testing.B) {
 			b.ReportMetric(1e9/rate, "ns/op")
 			b.ReportMetric(rate, "calls/s")
-			b.ReportMetric(ratio, "x-floor")
+			b.ReportMetric(x, ratio)
 			b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50-µs")
 			b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99-µs")
 		})

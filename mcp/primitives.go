@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
@@ -28,21 +29,114 @@ const codeResourceNotFound = -32002
 
 // primitiveParams are the params of the methods of this file.
 type primitiveParams struct {
-	URI       *string           `json:"uri"`
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments"`
-	Ref       *struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	} `json:"ref"`
-	Argument *struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"argument"`
-	Context *struct {
-		Arguments map[string]string `json:"arguments"`
-	} `json:"context"`
+	URI       *string
+	Name      string
+	Arguments map[string]string
+	Ref       *struct{ Type, Name, URI string }
+	Argument  *struct{ Name, Value string }
+	Context   *struct{ Arguments map[string]string }
+}
+
+// readPrimitiveParams reads the params of the methods of this file, with
+// the parser every request's body goes through: a member of the wrong
+// kind is invalid params, naming it; members it does not know are left.
+func readPrimitiveParams(raw []byte) (primitiveParams, *rpcError) {
+	var p primitiveParams
+	if raw == nil {
+		return p, nil
+	}
+	d, err := jsonparse.Parse(raw)
+	if err != nil {
+		return p, newError(codeInvalidParams, "Invalid params: %v", err)
+	}
+	defer jsonparse.Release(d)
+	bad := func(member, want string, i int32) (primitiveParams, *rpcError) {
+		return p, newError(codeInvalidParams, "Invalid params: %s is %s, not a JSON %s", member, want, d.KindName(i))
+	}
+	str := func(obj int32, name string) (string, int32, bool) {
+		i := d.Member(obj, name)
+		if i < 0 {
+			return "", i, true
+		}
+		if d.Kind(i) != jsonparse.KindString {
+			return "", i, false
+		}
+		return d.StringValue(i), i, true
+	}
+	stringMap := func(i int32) (map[string]string, bool) {
+		if d.Kind(i) != jsonparse.KindObject {
+			return nil, false
+		}
+		m := map[string]string{}
+		for k, v := range d.Members(i) {
+			if d.Kind(v) != jsonparse.KindString {
+				return nil, false
+			}
+			m[d.StringValue(k)] = d.StringValue(v)
+		}
+		return m, true
+	}
+	if i := d.Member(0, "uri"); i >= 0 {
+		if d.Kind(i) != jsonparse.KindString {
+			return bad("params.uri", "a string", i)
+		}
+		uri := d.StringValue(i)
+		p.URI = &uri
+	}
+	if s, i, ok := str(0, "name"); !ok {
+		return bad("params.name", "a string", i)
+	} else {
+		p.Name = s
+	}
+	if i := d.Member(0, "arguments"); i >= 0 && d.Kind(i) != jsonparse.KindNull {
+		m, ok := stringMap(i)
+		if !ok {
+			return p, newError(codeInvalidParams, "Invalid params: params.arguments maps names to strings: the arguments are strings")
+		}
+		p.Arguments = m
+	}
+	if i := d.Member(0, "ref"); i >= 0 {
+		if d.Kind(i) != jsonparse.KindObject {
+			return bad("params.ref", "an object", i)
+		}
+		p.Ref = &struct{ Type, Name, URI string }{}
+		for _, f := range []struct {
+			name string
+			to   *string
+		}{{"type", &p.Ref.Type}, {"name", &p.Ref.Name}, {"uri", &p.Ref.URI}} {
+			s, j, ok := str(i, f.name)
+			if !ok {
+				return bad("params.ref."+f.name, "a string", j)
+			}
+			*f.to = s
+		}
+	}
+	if i := d.Member(0, "argument"); i >= 0 {
+		if d.Kind(i) != jsonparse.KindObject {
+			return bad("params.argument", "an object", i)
+		}
+		p.Argument = &struct{ Name, Value string }{}
+		for _, f := range []struct {
+			name string
+			to   *string
+		}{{"name", &p.Argument.Name}, {"value", &p.Argument.Value}} {
+			s, j, ok := str(i, f.name)
+			if !ok {
+				return bad("params.argument."+f.name, "a string", j)
+			}
+			*f.to = s
+		}
+	}
+	if i := d.Member(0, "context"); i >= 0 && d.Kind(i) == jsonparse.KindObject {
+		if j := d.Member(i, "arguments"); j >= 0 {
+			m, ok := stringMap(j)
+			if !ok {
+				return p, newError(codeInvalidParams, "Invalid params: params.context.arguments maps names to strings")
+			}
+			p.Context = &struct{ Arguments map[string]string }{m}
+		}
+	}
+	return p, nil
 }
 
 // servePrimitives answers the methods of resources, prompts and
@@ -58,15 +152,9 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	default:
 		return nil, nil, false
 	}
-	var p primitiveParams
-	if x.msg.params != nil {
-		if err := json.Unmarshal(x.msg.params, &p); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && strings.HasSuffix(te.Field, "rguments") {
-				return nil, newError(codeInvalidParams, "Invalid params: the arguments are strings, and one is a JSON %s", te.Value), true
-			}
-			return nil, newError(codeInvalidParams, "Invalid params: %v", wire.Truncate(err.Error(), 200)), true
-		}
+	p, e := readPrimitiveParams(x.msg.params)
+	if e != nil {
+		return nil, e, true
 	}
 	var sn *primitive.Snapshot
 	if set := primitive.Peek(s.reg); set != nil {

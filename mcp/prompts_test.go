@@ -88,7 +88,7 @@ func TestPrompts(t *testing.T) {
 	}{
 		"unknown":          {obj{"name": "nope"}, -32602, `no prompt is named "nope"`},
 		"missing_argument": {obj{"name": "greet"}, -32602, `(who: Is required)`},
-		"argument_number":  {obj{"name": "greet", "arguments": obj{"who": 1}}, -32602, `the arguments are strings, and one is a JSON number`},
+		"argument_number":  {obj{"name": "greet", "arguments": obj{"who": 1}}, -32602, `the arguments are strings`},
 		"failing":          {obj{"name": "broken"}, -32603, "The prompt could not be rendered: the template store is down"},
 		"wrong_role":       {obj{"name": "system"}, -32603, `The prompt could not be rendered: message 0 has role "system": it is "user" or "assistant"`},
 	} {

@@ -30,6 +30,7 @@ import (
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // Prompt describes a prompt whose arguments are the fields of In (a
@@ -136,6 +137,10 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
+	binding, err := primitive.NewBinding[In](schema, prepare)
+	if err != nil {
+		return fail("%v", err)
+	}
 	policy, name := hook.ClonePolicy(p.Policy).(*otc.Policy), p.Name
 	pp := &primitive.Prompt{Name: p.Name, Entry: encoded,
 		Admits: func(ctx context.Context, protocol string) bool {
@@ -147,7 +152,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 			for k, v := range args {
 				vs[k] = v
 			}
-			in, err := primitive.Bind[In](vs, schema, prepare)
+			in, err := binding.Bind(vs)
 			if err != nil {
 				return nil, err
 			}
@@ -219,8 +224,9 @@ func arguments(schema json.RawMessage) ([]argument, error) {
 func render(out any) (json.RawMessage, error) {
 	var res Result
 	switch v := out.(type) {
-	case string:
-		res.Messages = []Message{{Role: User, Content: otc.TextContent(v)}}
+	case string: // the usual prompt, written as it is
+		b := append(make([]byte, 0, 64+len(v)), `{"messages":[{"role":"user","content":{"type":"text","text":`...)
+		return append(wire.AppendString(b, v), `}}]}`...), nil
 	case Message:
 		res.Messages = []Message{v}
 	case []Message:

@@ -20,6 +20,7 @@ package resource
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // ErrNotFound is what a read function returns (or wraps) when nothing is
@@ -203,11 +205,15 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 	if err != nil {
 		return fail("%v", err)
 	}
+	binding, err := primitive.NewBinding[In](schema, prepare)
+	if err != nil {
+		return fail("%v", err)
+	}
 	mime := t.MIMEType
 	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate),
 		Complete: primitive.NewCompleter(schema, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
-			in, err := primitive.Bind[In](vars, schema, prepare)
+			in, err := binding.Bind(vars)
 			if err != nil {
 				return nil, err
 			}
@@ -305,10 +311,10 @@ func encodeEntry(key, value, name, title, description, mime string, size int64, 
 func contents(out any, uri, mime string) (json.RawMessage, error) {
 	var list []otc.EmbeddedResource
 	switch v := out.(type) {
-	case string:
-		list = []otc.EmbeddedResource{{URI: uri, MIMEType: orDefault(mime, "text/plain"), Text: v}}
+	case string: // the usual contents, written as they are
+		return oneContents(uri, orDefault(mime, "text/plain"), "text", v, nil), nil
 	case []byte:
-		list = []otc.EmbeddedResource{{URI: uri, MIMEType: orDefault(mime, "application/octet-stream"), Blob: v}}
+		return oneContents(uri, orDefault(mime, "application/octet-stream"), "blob", "", v), nil
 	case otc.EmbeddedResource:
 		list = []otc.EmbeddedResource{v}
 	case *otc.EmbeddedResource:
@@ -353,6 +359,21 @@ func contents(out any, uri, mime string) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(enc)
+}
+
+// oneContents writes the contents array of one text (member "text") or
+// binary (member "blob", base64) contents.
+func oneContents(uri, mime, member, text string, blob []byte) json.RawMessage {
+	b := make([]byte, 0, 48+len(uri)+len(mime)+len(text)+len(blob)*4/3)
+	b = wire.AppendString(append(b, `[{"uri":`...), uri)
+	b = wire.AppendString(append(b, `,"mimeType":`...), mime)
+	b = append(append(append(b, `,"`...), member...), `":`...)
+	if member == "text" {
+		b = wire.AppendString(b, text)
+	} else {
+		b = append(base64.StdEncoding.AppendEncode(append(b, '"'), blob), '"')
+	}
+	return append(b, `}]`...)
 }
 
 func orDefault(s, def string) string {

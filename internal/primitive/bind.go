@@ -3,18 +3,38 @@ package primitive
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 
+	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
 )
 
-// Bind makes the variables a URI bound (or a prompt's arguments) an In:
-// typed by the input schema, validated and defaulted by prepare. A
-// variable of the wrong type, or one the schema refuses, is the
-// registry's invalid-input error, naming it.
-func Bind[In any](vars uritemplate.Values, schema json.RawMessage, prepare func([]byte) ([]byte, error)) (In, error) {
+// Binding makes the variables a URI bound (or a prompt's arguments) an
+// In, as the registry makes a tool's input: typed by the input schema,
+// validated and defaulted by prepare, decoded as a tool's input is. It is
+// built once, at registration.
+type Binding[In any] struct {
+	binder  *uritemplate.Binder
+	prepare func([]byte) ([]byte, error)
+	direct  *decode.Direct
+}
+
+// NewBinding returns the Binding of In, whose input schema is schema and
+// whose input prepare validates.
+func NewBinding[In any](schema json.RawMessage, prepare func([]byte) ([]byte, error)) (*Binding[In], error) {
+	b, err := uritemplate.NewBinder(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &Binding[In]{binder: b, prepare: prepare, direct: decode.NewDirect(reflect.TypeFor[In]())}, nil
+}
+
+// Bind makes vars an In. A variable of the wrong type, or one the schema
+// refuses, is the registry's invalid-input error, naming it.
+func (b *Binding[In]) Bind(vars uritemplate.Values) (In, error) {
 	var in In
-	raw, err := uritemplate.Input(vars, schema)
+	raw, err := b.binder.Input(vars)
 	if err != nil {
 		var pe *uritemplate.ParamError
 		if errors.As(err, &pe) {
@@ -22,11 +42,11 @@ func Bind[In any](vars uritemplate.Values, schema json.RawMessage, prepare func(
 		}
 		return in, err
 	}
-	prepared, err := prepare(raw)
+	prepared, err := b.prepare(raw)
 	if err != nil {
 		return in, err
 	}
-	if err := json.Unmarshal(prepared, &in); err != nil {
+	if in, err = decode.Input[In](b.direct, prepared); err != nil {
 		return in, hook.InvalidInput(nil, err.Error())
 	}
 	return in, nil

@@ -149,51 +149,75 @@ func (e *ParamError) Error() string { return e.Name + ": " + e.Message }
 // function's input: each as its property's type says (a number, an
 // integer, true or false, a list of them, else text), a variable of the
 // wrong kind a *ParamError naming it. A variable the schema does not name
-// is left out (Check refuses such a template).
+// is left out (Check refuses such a template). A server that binds many
+// URIs to one schema reads it once with NewBinder.
 func Input(vs Values, schema json.RawMessage) (json.RawMessage, error) {
+	b, err := NewBinder(schema)
+	if err != nil {
+		return nil, err
+	}
+	return b.Input(vs)
+}
+
+// Binder is Input with its schema read once.
+type Binder struct {
+	props map[string]property
+}
+
+// NewBinder reads the properties of an input schema for Input.
+func NewBinder(schema json.RawMessage) (*Binder, error) {
 	props, _, err := schemaOf(schema)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]json.RawMessage, len(vs))
-	for name, v := range vs {
-		p, ok := props[name]
-		if !ok {
-			continue
-		}
-		typ := typeOf(p.Type)
-		switch x := v.(type) {
-		case string:
-			if typ == "array" {
-				item := ""
-				if p.Items != nil {
-					item = typeOf(p.Items.Type)
-				}
-				raw, err := list(name, strings.Split(x, ","), item)
-				if err != nil {
-					return nil, err
-				}
-				out[name] = raw
-				continue
-			}
-			raw, err := scalar(name, x, typ)
-			if err != nil {
-				return nil, err
-			}
-			out[name] = raw
-		case []string:
-			item := ""
-			if p.Items != nil {
-				item = typeOf(p.Items.Type)
-			}
-			raw, err := list(name, x, item)
-			if err != nil {
-				return nil, err
-			}
-			out[name] = raw
+	return &Binder{props: props}, nil
+}
+
+// Input is the package's Input, with b's schema. The object's members
+// come in the order of the variables' names.
+func (b *Binder) Input(vs Values) (json.RawMessage, error) {
+	names := make([]string, 0, len(vs))
+	for name := range vs {
+		if _, ok := b.props[name]; ok {
+			names = append(names, name)
 		}
 	}
-	return json.Marshal(out)
+	slices.Sort(names)
+	out := make([]byte, 0, 64)
+	out = append(out, '{')
+	for i, name := range names {
+		p := b.props[name]
+		typ := typeOf(p.Type)
+		item := ""
+		if p.Items != nil {
+			item = typeOf(p.Items.Type)
+		}
+		var raw json.RawMessage
+		var err error
+		switch x := vs[name].(type) {
+		case string:
+			if typ == "array" {
+				raw, err = list(name, strings.Split(x, ","), item)
+			} else {
+				raw, err = scalar(name, x, typ)
+			}
+		case []string:
+			raw, err = list(name, x, item)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && out[len(out)-1] != '{' {
+			out = append(out, ',')
+		}
+		key, _ := json.Marshal(name)
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, raw...)
+	}
+	return append(out, '}'), nil
 }
 
 // scalar is one variable's text as the JSON of type typ.
