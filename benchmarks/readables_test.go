@@ -133,4 +133,3 @@ func first(v any) any {
 	}
 	return v
 }
-
