@@ -317,6 +317,14 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.serveTools(w, r)
 	case "/api/call":
 		in.serveCall(w, r)
+	case "/api/readables":
+		in.serveReadables(w, r)
+	case "/api/read":
+		in.serveRead(w, r)
+	case "/api/prompt":
+		in.servePrompt(w, r)
+	case "/api/complete":
+		in.serveComplete(w, r)
 	default:
 		refuse(w, http.StatusNotFound, "no such page: %s", r.URL.Path)
 	}

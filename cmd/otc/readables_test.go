@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -93,4 +94,40 @@ func TestReadables(t *testing.T) {
 			assert.NotContains(t, stdout, "\x1b", "no terminal escape of the server's reaches the terminal")
 		})
 	}
+}
+
+// TestInspect_Readables: the inspector's API of resources and prompts:
+// lists, a read, a refusal as the server answered it, a completion, a
+// render, and what it refuses itself (a server that is not MCP, a body
+// it does not take).
+func TestInspect_Readables(t *testing.T) {
+	mcpURL := readablesServer(t)
+	a := newInspectAPI(t, startInspect(t, nil, "--mcp", mcpURL))
+	resp, body := a.do(t, "GET", "/api/readables?server=mcp", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"uriTemplate":"notes://days/{n}"`)
+	assert.Contains(t, body, `"name":"review"`)
+
+	resp, body = a.do(t, "POST", "/api/read", `{"server":"mcp","uri":"notes://days/3"}`, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.JSONEq(t, `{"contents":[{"uri":"notes://days/3","mimeType":"application/json","text":"{\"n\":3}"}]}`, body)
+	resp, body = a.do(t, "POST", "/api/read", `{"server":"mcp","uri":"notes://days/x"}`, nil)
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	assert.Contains(t, body, `"code":"rpc"`)
+	assert.Contains(t, body, "is not an integer")
+
+	resp, body = a.do(t, "POST", "/api/complete", `{"server":"mcp","ref":"review","argument":"code","value":""}`, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.JSONEq(t, `{"values":[],"more":false}`, body)
+	resp, body = a.do(t, "POST", "/api/prompt", `{"server":"mcp","name":"review","arguments":{"code":"x"}}`, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"text":"Review x "`)
+
+	resp, body = a.do(t, "POST", "/api/read", `{"server":"otc","uri":"notes://days/3"}`, nil)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+	assert.Contains(t, body, "not an MCP server")
+	resp, body = a.do(t, "POST", "/api/read", `{"server":"mcp","url":"x"}`, nil)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+	resp, _ = a.do(t, "GET", "/api/read", "", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }

@@ -18,6 +18,7 @@ const state = {
   current: null,     // the history entry shown in the result panel
   seq: 0,
   secrets: new Map(), // secret id -> value, in this tab's memory only
+  readables: {},     // kind -> {resources, prompts}: what an MCP server has beside its tools
 };
 const MAX_HISTORY = 100;
 
@@ -416,6 +417,7 @@ async function loadInfo() {
   });
   state.server = state.info.servers[0].kind;
   await Promise.all(state.info.servers.map(s => loadTools(s.kind)));
+  await Promise.all(state.info.servers.filter(s => s.kind === 'mcp').map(s => loadReadables(s.kind)));
   renderCatalog();
 }
 
@@ -456,12 +458,14 @@ function renderCatalog() {
     }
   }
   if (!tools.length && !err) box.append(el('p', { class: 'muted' }, q ? 'No tool matches.' : 'No tools.'));
+  renderReadables(box, q);
 }
 
 // --- a tool ----------------------------------------------------------------
 
 function openTool(t, input) {
   state.tool = t;
+  state.readable = null;
   rootSchema = t.input_schema || {};
   const main = $('#tool');
   main.textContent = '';
@@ -829,6 +833,165 @@ async function compare() {
 function prettyMaybe(s) {
   if (!s) return '';
   try { return pretty(JSON.parse(s)); } catch (e) { return s; }
+}
+
+// --- resources, templates and prompts (MCP) ---------------------------------
+
+async function loadReadables(kind) {
+  const res = await api('/api/readables?server=' + encodeURIComponent(kind));
+  if (res.ok) state.readables[kind] = await res.json();
+}
+
+function renderReadables(box, q) {
+  const r = state.readables[state.server];
+  if (!r) return;
+  const match = x => !q || [x.uri, x.uriTemplate, x.name, x.title, x.description].join(' ').toLowerCase().includes(q);
+  const resources = (r.resources || []).filter(match);
+  const prompts = (r.prompts || []).filter(match);
+  if (resources.length) box.append(el('div', { class: 'toolkit' }, 'Resources'));
+  for (const x of resources) {
+    const label = x.uri || x.uriTemplate;
+    box.append(el('button', { type: 'button', class: 'tool-item', 'data-resource': label, title: x.description || '',
+      'aria-current': state.readable === x ? 'true' : 'false', onclick: () => openResource(x) }, label,
+      x.uriTemplate ? el('span', { class: 'ver' }, 'template') : null));
+  }
+  if (prompts.length) box.append(el('div', { class: 'toolkit' }, 'Prompts'));
+  for (const p of prompts) {
+    box.append(el('button', { type: 'button', class: 'tool-item', 'data-prompt': p.name, title: p.description || '',
+      'aria-current': state.readable === p ? 'true' : 'false', onclick: () => openPrompt(p) }, p.name));
+  }
+}
+
+// The variables of an RFC 6570 template, with the operator of each.
+function templateVars(t) {
+  const out = [];
+  for (const m of t.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)) {
+    for (const v of m[2].split(',')) {
+      const name = v.replace(/\*$/, '').replace(/:\d+$/, '');
+      if (name) out.push({ op: m[1], name, explode: v.endsWith('*') });
+    }
+  }
+  return out;
+}
+
+// expandTemplate fills a template in, as RFC 6570 does for the operators
+// a resource template uses; an empty value leaves its variable out.
+function expandTemplate(t, values) {
+  return t.replace(/\{([+#./;?&]?)([^}]*)\}/g, (_, op, list) => {
+    const vars = list.split(',').map(v => ({ name: v.replace(/\*$/, '').replace(/:\d+$/, ''), explode: v.endsWith('*') }))
+      .filter(v => values[v.name] !== undefined && values[v.name] !== '');
+    const enc = (v, keepSlash) => keepSlash ? encodeURI(v).replace(/[?#]/g, encodeURIComponent) : encodeURIComponent(v);
+    if (!vars.length) return '';
+    switch (op) {
+      case '?': case '&': return (op === '?' ? '?' : '&') + vars.map(v => v.name + '=' + enc(values[v.name])).join('&');
+      case '/': return vars.map(v => '/' + enc(values[v.name], v.explode)).join('');
+      case '.': return vars.map(v => '.' + enc(values[v.name])).join('');
+      case ';': return vars.map(v => ';' + v.name + '=' + enc(values[v.name])).join('');
+      case '#': return '#' + vars.map(v => enc(values[v.name], true)).join(',');
+      case '+': return vars.map(v => enc(values[v.name], true)).join(',');
+      default: return vars.map(v => enc(values[v.name], v.explode)).join(',');
+    }
+  });
+}
+
+async function postJSON(path, body) {
+  const res = await api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  let out;
+  try { out = await res.json(); } catch (e) { out = { error: { message: 'status ' + res.status } }; }
+  return { ok: res.ok, body: out };
+}
+
+// argumentField is a text field whose values the server completes as
+// one types (completion/complete), in a datalist.
+function argumentField(id, name, ref, chosen, required, description) {
+  const list = el('datalist', { id: id + '-values' });
+  let seq = 0;
+  const input = el('input', { type: 'text', id, 'data-arg': name, list: id + '-values', autocomplete: 'off',
+    oninput: async () => {
+      const mine = ++seq;
+      const { ok, body } = await postJSON('/api/complete', { server: state.server, ref, argument: name, value: input.value, chosen: chosen() });
+      if (!ok || mine !== seq) return;
+      list.textContent = '';
+      for (const v of body.values || []) list.append(el('option', { value: v }));
+    } });
+  return el('div', { class: 'field' }, el('label', { for: id, class: 'fname' }, name, required ? el('span', { class: 'req' }, ' *') : null), ' ', input, list,
+    description ? el('div', { class: 'small muted' }, description) : null);
+}
+
+function fieldValues(root) {
+  const out = {};
+  for (const i of root.querySelectorAll('input[data-arg]')) if (i.value !== '') out[i.dataset.arg] = i.value;
+  return out;
+}
+
+function openResource(x) {
+  state.tool = null;
+  state.readable = x;
+  const main = $('#tool');
+  main.textContent = '';
+  const result = el('section', { id: 'result', 'aria-live': 'polite' });
+  const uri = el('input', { type: 'text', id: 'resource-uri', value: x.uri || '', 'aria-label': 'URI to read', size: 60 });
+  const form = el('form', { id: 'form', novalidate: true, onsubmit: async ev => {
+    ev.preventDefault();
+    result.textContent = '';
+    status('Reading…');
+    const { ok, body } = await postJSON('/api/read', { server: state.server, uri: uri.value });
+    status('');
+    result.append(ok ? readContents(body.contents || []) : failureBox(body));
+  } });
+  if (x.uriTemplate) {
+    const fields = el('div', { id: 'form-fields' });
+    const update = () => { uri.value = expandTemplate(x.uriTemplate, fieldValues(fields)); };
+    for (const v of templateVars(x.uriTemplate)) {
+      fields.append(argumentField('var-' + v.name, v.name, x.uriTemplate, () => fieldValues(fields), false, ''));
+    }
+    fields.addEventListener('input', update);
+    form.append(el('h3', {}, 'Variables'), fields);
+  }
+  form.append(el('div', { class: 'field' }, el('label', { for: 'resource-uri', class: 'fname' }, 'URI'), ' ', uri),
+    el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary', id: 'read' }, 'Read')));
+  main.append(el('h2', { id: 'tool-title' }, x.title || x.name), el('div', { class: 'muted small' },
+    x.uriTemplate ? ['template ', el('code', {}, x.uriTemplate)] : ['resource ', el('code', {}, x.uri)], x.mimeType ? ' · ' + x.mimeType : null, ' · on ', KINDS[state.server]),
+    el('p', { id: 'tool-description' }, x.description || ''), form, result);
+  renderCatalog();
+  main.focus();
+}
+
+function readContents(contents) {
+  return el('div', { id: 'contents' }, contents.map(c => c.blob !== undefined
+    ? (String(c.mimeType || '').startsWith('image/') ? el('img', { class: 'block', alt: c.uri, src: 'data:' + c.mimeType + ';base64,' + c.blob })
+      : el('p', { class: 'block muted' }, c.uri + ': ' + Math.floor(c.blob.length * 3 / 4) + ' bytes of ' + (c.mimeType || 'binary data')))
+    : el('div', { class: 'block' }, el('div', { class: 'small muted' }, c.uri, c.mimeType ? ' · ' + c.mimeType : ''), el('pre', { class: 'text' }, c.text || ''))));
+}
+
+function failureBox(body) {
+  const e = body.error || {};
+  const params = e.parameter_errors ? Object.entries(e.parameter_errors).map(([k, v]) => el('div', {}, el('code', {}, k), ': ', v)) : null;
+  return el('div', { class: 'box refused', role: 'alert' }, e.message || 'refused', e.status ? ' (HTTP ' + e.status + ')' : '', params);
+}
+
+function openPrompt(p) {
+  state.tool = null;
+  state.readable = p;
+  const main = $('#tool');
+  main.textContent = '';
+  const result = el('section', { id: 'result', 'aria-live': 'polite' });
+  const fields = el('div', { id: 'form-fields' });
+  for (const a of p.arguments || []) fields.append(argumentField('arg-' + a.name, a.name, p.name, () => fieldValues(fields), a.required, a.description));
+  const form = el('form', { id: 'form', novalidate: true, onsubmit: async ev => {
+    ev.preventDefault();
+    result.textContent = '';
+    status('Rendering…');
+    const { ok, body } = await postJSON('/api/prompt', { server: state.server, name: p.name, arguments: fieldValues(fields) });
+    status('');
+    result.append(ok ? el('div', { id: 'messages' }, (body.result.messages || []).map(m => el('div', { class: 'block message' },
+      el('strong', {}, m.role), ' ', contentBlocks({ value: [m.content] }) || el('pre', {}, pretty(m.content))))) : failureBox(body));
+  } });
+  form.append(el('h3', {}, 'Arguments'), fields, el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary', id: 'get-prompt' }, 'Get')));
+  main.append(el('h2', { id: 'tool-title' }, p.title || p.name), el('div', { class: 'muted small' }, 'prompt ', el('code', {}, p.name), ' · on ', KINDS[state.server]),
+    el('p', { id: 'tool-description' }, p.description || ''), form, result);
+  renderCatalog();
+  main.focus();
 }
 
 // --- start -----------------------------------------------------------------
