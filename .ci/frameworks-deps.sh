@@ -4,9 +4,10 @@
 # (@langchain/mcp-adapters, @langchain/core and @langchain/langgraph's agent
 # loop), the Vercel AI SDK (ai and @ai-sdk/mcp) and the OpenAI Agents SDK
 # (@openai/agents), the official A2A JavaScript SDK (@a2a-js/sdk, with
-# Express for its server) and the official MCP TypeScript SDK, whose
+# Express for its server), the official MCP TypeScript SDK, whose
 # servers the client's interop tests call (interop/client_node_test.go),
-# each pinned. Everything goes into a cache folder with
+# and its server-everything, which the gateway's interop tests put behind
+# otc gateway (interop/everything_test.go), each pinned. Everything goes into a cache folder with
 # npm; nothing is installed system-wide. It prints the folder, for
 # OTC_FRAMEWORKS_NODE_DIR.
 #
@@ -25,6 +26,7 @@ PACKAGES=(
   "zod@4.6.7"
   "@a2a-js/sdk@1.3.0"
   "@modelcontextprotocol/sdk@1.32.2"
+  "@modelcontextprotocol/server-everything@2026.8.31"
   "express@5.3.0"
 )
 
