@@ -143,4 +143,3 @@ func TestGatewayCarriesEverything(t *testing.T) {
 		}
 	}
 }
-
