@@ -81,10 +81,24 @@ func (u *upstream) refreshReadables(ctx context.Context, cl *client.Client) erro
 		next[readKey("p", p.Name)] = &readable{print: print, entry: u.promptEntry(p)}
 	}
 	f := u.f
+	subscribe, skipped := u.applyReadables(next, skipped)
+	for _, s := range skipped {
+		f.logger.Warn("federation: a resource or prompt of the upstream is left out", "upstream", u.cfg.Name, "why", s)
+	}
+	// Outside the federation's lock: these are requests to the upstream.
+	u.subscribe(ctx, cl, subscribe)
+	return nil
+}
+
+// applyReadables serves next in place of the entries served, and returns
+// the URIs of the resources new to the registry and skipped, with what
+// could not be served added.
+func (u *upstream) applyReadables(next map[string]*readable, skipped []string) (subscribe, _ []string) {
+	f := u.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ctx.Err() != nil {
-		return nil
+		return nil, skipped
 	}
 	set := primitive.Of(f.reg)
 	old := u.reads
@@ -96,7 +110,6 @@ func (u *upstream) refreshReadables(ctx context.Context, cl *client.Client) erro
 		}
 		set.Remove(was.entry)
 	}
-	var subscribe []string
 	for _, key := range slices.Sorted(maps.Keys(next)) {
 		if _, ok := kept[key]; ok {
 			continue
@@ -123,11 +136,7 @@ func (u *upstream) refreshReadables(ctx context.Context, cl *client.Client) erro
 	u.mu.Lock()
 	u.skippedReads = skipped
 	u.mu.Unlock()
-	for _, s := range skipped {
-		f.logger.Warn("federation: a resource or prompt of the upstream is left out", "upstream", u.cfg.Name, "why", s)
-	}
-	u.subscribe(ctx, cl, subscribe)
-	return nil
+	return subscribe, skipped
 }
 
 // subscribe subscribes the upstream's main client to the resources of

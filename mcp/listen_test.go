@@ -135,3 +135,53 @@ func TestListenStdio(t *testing.T) {
 	assert.Equal(t, `"b"`, string(r.ID))
 	assert.Contains(t, string(r.Result), `"resultType":"complete"`)
 }
+
+// TestListenKeepAlive: an idle listen stream sends SSE comments, as often
+// as half the server's WriteTimeout, so that no proxy takes it for dead.
+func TestListenKeepAlive(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	srv := httptest.NewUnstartedServer(mcp.NewHandler(reg, nil))
+	srv.Config.WriteTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	body := request(1, "subscriptions/listen", obj{"_meta": modernMeta(nil), "notifications": obj{"toolsListChanged": true}})
+	req := newPost(t, srv.URL, body)
+	for k, v := range modernHeaders("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	comments := 0
+	for deadline := time.After(2 * time.Second); comments < 2; {
+		select {
+		case l := <-lines:
+			if l == ": keep-alive" {
+				comments++
+			}
+		case <-deadline:
+			t.Fatalf("%d keep-alive comments in 2s of an idle stream; want at least 2", comments)
+		}
+	}
+	addTool(t, reg, "Late.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, "notifications/tools/list_changed") {
+				return
+			}
+		case <-time.After(waitTimeout):
+			t.Fatal("no change after the keep-alives")
+		}
+	}
+}

@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
+	"time"
 
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonrpc"
@@ -129,6 +131,11 @@ func notification(method string, params []byte) []byte {
 // belongs to: the id of its subscriptions/listen request.
 const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
+// listenKeepAlive is how often an idle listen stream over HTTP sends an
+// SSE comment, at most (half the server's WriteTimeout when that is
+// shorter).
+const listenKeepAlive = 15 * time.Second
+
 // maxListens bounds the subscriptions/listen streams one server keeps
 // open at once (over HTTP; a stdio connection at most MaxConcurrent).
 const maxListens = 1000
@@ -206,6 +213,18 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		ack["resourceSubscriptions"] = agreed
 	}
 	closing := s.closingChan()
+	// An SSE stream says something every so often, so that no proxy or
+	// load balancer takes a stream with nothing to tell for a dead one.
+	var keep <-chan time.Time
+	if x.stream != nil {
+		every := listenKeepAlive
+		if srv, _ := x.request.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.WriteTimeout > 0 && srv.WriteTimeout/2 < every {
+			every = srv.WriteTimeout / 2
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		keep = t.C
+	}
 	filter, _ := json.Marshal(ack)
 	out.send(notification("notifications/subscriptions/acknowledged", subs.params(append([]byte(`"notifications":`), filter...))))
 	for {
@@ -221,6 +240,8 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			for _, msg := range subs.take() {
 				out.send(msg)
 			}
+		case <-keep:
+			x.stream.write([]byte(": keep-alive\n\n"))
 		}
 	}
 }
