@@ -126,7 +126,7 @@ func Example_progress() {
 	err = mcp.Serve(context.Background(), reg, strings.NewReader(session), os.Stdout, nil)
 	fmt.Println("end of input:", err)
 	// Unordered output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{}},"serverInfo":{"name":"otc","version":"0.0.0"}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"otc","version":"0.0.0"}}}
 	// {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1,"total":2,"message":"data read"}}
 	// {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"drawing sales"}}
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"The chart of sales"},{"type":"image","data":"iVBORw==","mimeType":"image/png"}]}}
