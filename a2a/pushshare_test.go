@@ -202,12 +202,18 @@ func TestPushFairShare(t *testing.T) {
 		configure(t, s, "alice", id, good.srv.URL, 1)
 		cancelTask(t, s, "alice", id)
 		good.waitFor(t, "TASK_STATE_CANCELED")
-		taken := 0
-		for _, tp := range pits {
-			p, _ := tp.counts()
-			taken += p
+		taken := func() int {
+			n := 0
+			for _, tp := range pits {
+				p, _ := tp.counts()
+				n += p
+			}
+			return n
 		}
-		assert.Equal(t, 1, taken, "the caller's share: a tenth of 10")
+		// The post taken may still be on its way to its tarpit on a busy
+		// machine: it is counted once it arrives.
+		require.Eventually(t, func() bool { return taken() >= 1 }, 10*time.Second, 10*time.Millisecond)
+		assert.Equal(t, 1, taken(), "the caller's share: a tenth of 10")
 	})
 	t.Run("dropped_without_the_url", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
