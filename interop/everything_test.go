@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/internal/testkit"
 	otcmcp "github.com/otcgo/otc/mcp"
 )
 
@@ -142,4 +144,48 @@ func TestGatewayCarriesEverything(t *testing.T) {
 			t.Fatal("no notifications/resources/updated relayed from server-everything")
 		}
 	}
+}
+
+// TestSDKClientThroughGatewayToEverything: the official Go SDK's client,
+// over Streamable HTTP, reads server-everything's resources, a template
+// and its prompts through otc's gateway.
+func TestSDKClientThroughGatewayToEverything(t *testing.T) {
+	node, modules := frameworksNode(t)
+	script := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, StartTimeout: 30 * time.Second}}, nil)
+	cs, _, _ := connect(t, connection{name: "gateway", transport: func() (sdk.Transport, *testkit.SyncBuffer) {
+		return &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, &testkit.SyncBuffer{}
+	}})
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	resources, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	var doc string
+	for _, r := range resources.Resources {
+		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
+			doc = r.URI
+			break
+		}
+	}
+	require.NotEmpty(t, doc)
+	read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: doc})
+	require.NoError(t, err)
+	require.NotEmpty(t, read.Contents)
+	read, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "demo://resource/dynamic/text/3"})
+	require.NoError(t, err)
+	require.NotEmpty(t, read.Contents)
+	assert.Contains(t, read.Contents[0].Text, "3")
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range prompts.Prompts {
+		names = append(names, p.Name)
+	}
+	assert.Contains(t, names, "everything_args-prompt")
+	got, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "everything_args-prompt", Arguments: map[string]string{"city": "Oslo", "state": "Oslo"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, got.Messages)
+	text, ok := got.Messages[0].Content.(*sdk.TextContent)
+	require.True(t, ok)
+	assert.Equal(t, "What's weather in Oslo, Oslo?", text.Text)
 }

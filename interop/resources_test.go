@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -95,10 +96,30 @@ func TestSDKClientReadsResources(t *testing.T) {
 
 // TestTypeScriptClientReadsCalculator: the official MCP TypeScript SDK's
 // client lists, reads, completes and renders the calculator's resources,
-// template and prompt over Streamable HTTP.
+// templates and prompt over Streamable HTTP, directly and through otc's
+// gateway (where the prompt is named after the upstream).
 func TestTypeScriptClientReadsCalculator(t *testing.T) {
 	node, dir := frameworkScripts(t)
-	out := runScript(t, node, dir, "client-mcp-ts-readables.mjs", sharedServer.url+"/mcp")
+	_, gw := federate(t, []federation.Upstream{{Name: "calc", URL: sharedServer.url + "/mcp", Format: client.FormatMCP}}, nil)
+	for name, c := range map[string]struct{ url, prefix string }{
+		"direct":  {sharedServer.url + "/mcp", ""},
+		"gateway": {gw + "/mcp", "calc_"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), node, "client-mcp-ts-readables.mjs", c.url, c.prefix)
+			cmd.Dir = dir
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			require.NoError(t, err, "stderr: %s", stderr.String())
+			checkTSReadables(t, out, c.prefix)
+		})
+	}
+}
+
+// checkTSReadables checks what client-mcp-ts-readables.mjs printed.
+func checkTSReadables(t *testing.T, out []byte, prefix string) {
+	t.Helper()
 	var got struct {
 		Capabilities map[string]any     `json:"capabilities"`
 		Resources    []string           `json:"resources"`
@@ -123,6 +144,7 @@ func TestTypeScriptClientReadsCalculator(t *testing.T) {
 	assert.Equal(t, "2 + 1 = 3\n2 + 2 = 4\n", got.Table)
 	assert.Equal(t, []string{"add"}, got.Completion)
 	require.Len(t, got.Prompts, 1)
+	assert.Equal(t, prefix+"explain_expression", got.Prompts[0].Name)
 	assert.Equal(t, []string{"expression*", "audience"}, got.Prompts[0].Args)
 	require.Len(t, got.Prompt, 1)
 	assert.Contains(t, got.Prompt[0], "user: Explain, step by step and for a child, how 2 + 2")

@@ -37,9 +37,10 @@ type primitiveParams struct {
 	Context   *struct{ Arguments map[string]string }
 }
 
-// readPrimitiveParams reads the params of the methods of this file, with
-// the parser every request's body goes through: a member of the wrong
-// kind is invalid params, naming it; members it does not know are left.
+// readPrimitiveParams reads the params of the methods of this file with
+// the parser tool inputs go through, not by reflection: a member of the
+// wrong kind is invalid params, naming it; members it does not know are
+// left.
 func readPrimitiveParams(raw []byte) (primitiveParams, *rpcError) {
 	var p primitiveParams
 	if raw == nil {
