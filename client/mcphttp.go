@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -323,8 +324,8 @@ func (h *mcpHTTP) close() error {
 // rpcFailure turns an HTTP answer that is not a JSON-RPC response into
 // an error: a refusal of the caller or a busy server as an *otc.Error of
 // its class (its message from the JSON-RPC error body, if any), a
-// JSON-RPC error the server answered with a 4xx as what it says, and
-// anything else as a *ResponseError.
+// JSON-RPC error the server answered with a 4xx (or a 500 carrying an
+// internal error) as what it says, and anything else as a *ResponseError.
 func (r *response) rpcFailure() error {
 	var body struct {
 		Error *RPCError `json:"error"`
@@ -335,7 +336,10 @@ func (r *response) rpcFailure() error {
 	}
 	code, ok := refusalCode(r.status)
 	if !ok {
-		if hasRPC && r.status >= 400 && r.status < 500 {
+		// A 4xx with a JSON-RPC error, and in 2026-07-28 a 500 with an
+		// internal error (-32603), are the server's answer; other 5xx
+		// answers are the transport's.
+		if hasRPC && (r.status >= 400 && r.status < 500 || r.status == http.StatusInternalServerError && body.Error.Code == jsonrpc.CodeInternalError) {
 			return body.Error.asError()
 		}
 		return r.unexpected(nil)
