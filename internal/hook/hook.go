@@ -1,9 +1,11 @@
 // Package hook is how package otc lends the packages beside it (resource,
-// prompt, mcp) what they need of a registry without growing otc's API: a
-// place on each registry for what they register, and the typed input a
-// tool has, prepared the same way for a template's variables and a
-// prompt's arguments. Package otc sets the functions when it is
-// initialized; nothing else sets them.
+// prompt, mcp, federation) what they need of a registry without growing
+// otc's API: a place on each registry for what they register, word of the
+// changes of its tools, the typed input a tool has (prepared the same way
+// for a template's variables and a prompt's arguments), a policy's checks
+// and copy, the registry's invalid-input error, and a call's protocol.
+// Package otc sets the functions when it is initialized; nothing else
+// sets them.
 package hook
 
 import (
