@@ -85,6 +85,7 @@ type credentialsConfig struct {
 
 type timeoutsConfig struct {
 	Start   duration `yaml:"start"`
+	Ready   duration `yaml:"ready"`
 	Session duration `yaml:"session_idle"`
 	Call    duration `yaml:"call"`
 	Idle    duration `yaml:"idle"`
@@ -164,7 +165,7 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 				return &ConfigError{File: path, Line: at(field), Index: i, Name: uc.Name, Field: field, Message: msg}
 			}
 			up = Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
-				StartTimeout: time.Duration(uc.Timeouts.Start), CallTimeout: time.Duration(uc.Timeouts.Call),
+				StartTimeout: time.Duration(uc.Timeouts.Start), ReadyTimeout: time.Duration(uc.Timeouts.Ready), CallTimeout: time.Duration(uc.Timeouts.Call),
 				IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
 				SessionIdle: time.Duration(uc.Timeouts.Session),
 				Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},

@@ -69,7 +69,10 @@
 //
 // [Mount] waits for each upstream at most its [Upstream.StartTimeout];
 // one that is not reached by then is retried in the background, with
-// backoff, and its tools appear when it answers. Each upstream has a
+// backoff, and its tools appear when it answers. One just reached (a
+// process just started) has its [Upstream.ReadyTimeout] to answer its
+// first catalog read: it is starting until then, not down, and its
+// process is not started again. Each upstream has a
 // circuit breaker: after [Breaker.Failures] calls in a row that did not
 // reach it (refused connections, resets, 5xx answers, a process that
 // exited), its calls are answered at once, for [Breaker.Cooldown], with a

@@ -34,8 +34,25 @@ import (
 // stdio upstream of these tests, a process no test shares with another.
 const stdioServerEnv = "FEDERATION_TEST_STDIO_SERVER"
 
+// slowStartEnv makes the stdio server wait that long before it serves;
+// slowStartsEnv names a file it notes each of its starts in.
+const (
+	slowStartEnv  = "FEDERATION_TEST_SLOW_START"
+	slowStartsEnv = "FEDERATION_TEST_STARTS"
+)
+
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioServerEnv) == "1" {
+		// A slow starter: it notes its start, then takes its time.
+		if f := os.Getenv(slowStartsEnv); f != "" {
+			if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(out, os.Getpid())
+				out.Close()
+			}
+		}
+		if d, err := time.ParseDuration(os.Getenv(slowStartEnv)); err == nil {
+			time.Sleep(d)
+		}
 		os.Exit(serveStdio())
 	}
 	os.Exit(m.Run())

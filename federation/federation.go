@@ -19,6 +19,10 @@ import (
 // Defaults of [Upstream] and [Breaker].
 const (
 	DefaultStartTimeout = 10 * time.Second
+	// DefaultReadyTimeout is Upstream.ReadyTimeout's default: servers
+	// that install or index at their start take tens of seconds on a
+	// busy machine.
+	DefaultReadyTimeout = 2 * time.Minute
 	DefaultCallTimeout  = 60 * time.Second
 	DefaultRefresh      = 30 * time.Second
 	DefaultSessions     = 32
@@ -74,8 +78,16 @@ type Upstream struct {
 	Credentials Credentials
 
 	// StartTimeout bounds how long Mount waits for the upstream's first
-	// catalog. Zero means DefaultStartTimeout.
+	// catalog, and each later read of it. Zero means DefaultStartTimeout.
 	StartTimeout time.Duration
+	// ReadyTimeout is how long an upstream just reached (its process just
+	// started, or a new connection) may take to answer its first catalog
+	// read: until then it is "starting", not down, and its process is not
+	// started again; Mount stops waiting at StartTimeout and the read goes
+	// on in the background, the other upstreams served meanwhile. One that
+	// has not answered by then is down, and started (or reached) again
+	// with backoff. Zero means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
 	// CallTimeout bounds each call of the upstream's tools, whatever
 	// progress it makes (the tool's Timeout). Zero means
 	// DefaultCallTimeout; negative means none.
@@ -286,7 +298,7 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 				errs = append(errs, err)
 			}
 		case <-t.C:
-			f.logger.Warn("federation: upstream not reached within its start timeout; trying again in the background", "upstream", u.cfg.Name, "timeout", u.cfg.StartTimeout)
+			f.logger.Warn("federation: upstream not ready within its start timeout; still waiting for it in the background, and serving the others", "upstream", u.cfg.Name, "timeout", u.cfg.StartTimeout, "ready_timeout", u.cfg.ReadyTimeout)
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, ctx.Err()))
 		}
@@ -361,6 +373,9 @@ func check(u *Upstream) *ConfigError {
 		return &ConfigError{Field: "credentials.token_exchange", Message: errNoExchange.Error()}
 	case c.PassThrough && len(u.Command) > 0:
 		return &ConfigError{Field: "credentials.pass_through", Message: "a process takes no bearer token"}
+	}
+	if u.ReadyTimeout <= 0 {
+		u.ReadyTimeout = DefaultReadyTimeout
 	}
 	if u.StartTimeout <= 0 {
 		u.StartTimeout = DefaultStartTimeout

@@ -15,7 +15,9 @@ import (
 //	  "tools":3,"catalog_age_ms":1250}, {"name":"agent","state":"down",
 //	  "tools":2,"catalog_age_ms":93000}]}
 //
-// status is "ok" when every upstream is up, "degraded" otherwise. The
+// An upstream still starting says for how long ("state":"starting",
+// "starting_ms":35000). status is "ok" when every upstream is up,
+// "degraded" otherwise. The
 // answer is 200 either way, so that a load balancer does not take a
 // replica out for an upstream that every replica shares; with the query
 // ?strict it is 503 unless every upstream is up, for a check that should
@@ -54,6 +56,8 @@ func (f *Federation) serveHealth(w http.ResponseWriter, r *http.Request, details
 	type row struct {
 		Health
 		CatalogAgeMS int64 `json:"catalog_age_ms,omitempty"`
+		// StartingMS is how long a starting upstream has been starting.
+		StartingMS int64 `json:"starting_ms,omitempty"`
 	}
 	body := struct {
 		Status    string `json:"status"`
@@ -66,7 +70,7 @@ func (f *Federation) serveHealth(w http.ResponseWriter, r *http.Request, details
 		if !details {
 			h.LastError, h.Skipped, h.Sessions = "", nil, 0
 		}
-		body.Upstreams = append(body.Upstreams, row{Health: h, CatalogAgeMS: h.CatalogAge.Milliseconds()})
+		body.Upstreams = append(body.Upstreams, row{Health: h, CatalogAgeMS: h.CatalogAge.Milliseconds(), StartingMS: h.Starting.Milliseconds()})
 	}
 	status := http.StatusOK
 	if _, strict := r.URL.Query()["strict"]; strict && body.Status != "ok" {

@@ -67,6 +67,11 @@ type upstream struct {
 	readAt       time.Time
 	reached      bool
 	broken       bool // misconfigured: reached, listed, but not callable
+	// startedAt is when the main client was made (its process started);
+	// ready says it has answered a catalog read since: until then, and
+	// for at most ReadyTimeout, the upstream is starting.
+	startedAt time.Time
+	ready     bool
 }
 
 func newUpstream(f *Federation, cfg Upstream) *upstream {
@@ -139,6 +144,9 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 				continue
 			}
 			u.main.Store(cl)
+			u.mu.Lock()
+			u.startedAt, u.ready = time.Now(), false
+			u.mu.Unlock()
 		}
 		err := u.refresh(ctx)
 		var collision *CollisionError
@@ -280,7 +288,16 @@ func (u *upstream) refresh(ctx context.Context) error {
 	if cl == nil {
 		return fmt.Errorf("federation: upstream %q has not been reached", u.cfg.Name)
 	}
-	rctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	// A client just made may take up to ReadyTimeout to answer its first
+	// read (a process that installs or indexes at its start): it is
+	// waited for, not started again.
+	timeout := u.cfg.StartTimeout
+	u.mu.Lock()
+	if !u.ready && !u.startedAt.IsZero() {
+		timeout = max(timeout, u.cfg.ReadyTimeout-time.Since(u.startedAt))
+	}
+	u.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defs, err := cl.ListTools(rctx)
 	if err != nil {
@@ -293,6 +310,9 @@ func (u *upstream) refresh(ctx context.Context) error {
 		return fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, err)
 	}
 	u.brk.success()
+	u.mu.Lock()
+	u.ready = true // it answered: whatever comes of its catalog, it has started
+	u.mu.Unlock()
 	if err := u.apply(cl, defs); err != nil {
 		u.fail(err)
 		return err
@@ -534,6 +554,10 @@ type Health struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Sessions is how many per-caller clients are open.
 	Sessions int `json:"sessions,omitempty"`
+	// Starting is how long the upstream has been starting, when its State
+	// is StateStarting after it was reached (its process started, its
+	// first catalog read not answered yet); zero otherwise.
+	Starting time.Duration `json:"-"`
 }
 
 // Health reports each upstream, in the order they were given.
@@ -553,12 +577,16 @@ func (f *Federation) Health() []Health {
 			h.CatalogAge = time.Since(u.readAt)
 		}
 		reached, broken := u.reached, u.broken
+		starting := u.main.Load() != nil && !u.ready && !u.startedAt.IsZero() && time.Since(u.startedAt) < u.cfg.ReadyTimeout
+		if starting {
+			h.Starting = time.Since(u.startedAt)
+		}
 		u.mu.Unlock()
 		if u.pool != nil {
 			h.Sessions = u.pool.len()
 		}
 		switch {
-		case !reached && h.LastError == "":
+		case starting, !reached && h.LastError == "":
 			h.State = StateStarting
 		case u.brk.open() || u.main.Load() == nil || broken:
 			h.State = StateDown
