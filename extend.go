@@ -26,7 +26,10 @@ func init() {
 	hook.Input = prepareInput
 	hook.Protocol = func(ctx context.Context) string { return callInfoFrom(ctx).call.Protocol }
 	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
-	hook.ClonePolicy = func(p any) any { return clonePolicy(p.(*Policy)) }
+	hook.Admits = func(p any, subject string) func(ctx context.Context, protocol string) bool {
+		admits := clonePolicy(p.(*Policy)).admitter(subject)
+		return func(ctx context.Context, protocol string) bool { return admits(CallerIdentity(ctx), protocol) }
+	}
 	hook.InvalidInput = func(params map[string]string, message string) error {
 		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
 	}
@@ -83,17 +86,26 @@ func prepareInput(reg any, in reflect.Type) (json.RawMessage, func([]byte) ([]by
 // resources and prompts of packages resource and prompt) list it and
 // serve it to the callers it admits.
 func (p *Policy) Admits(id *Identity, protocol, subject string) bool {
+	return p.admitter(subject)(id, protocol)
+}
+
+// admitter is Admits for one subject, with what the policy asks of its
+// caller worked out once: what an entry registered with p checks for each
+// request.
+func (p *Policy) admitter(subject string) func(id *Identity, protocol string) bool {
 	if p == nil {
-		return true
-	}
-	if !p.AllowsProtocol(protocol) {
-		return false
+		return func(*Identity, string) bool { return true }
 	}
 	n := needsOf(p, subject)
-	if n == nil {
-		return true
+	return func(id *Identity, protocol string) bool {
+		if !p.AllowsProtocol(protocol) {
+			return false
+		}
+		if n == nil {
+			return true
+		}
+		var who caller
+		who.read(id)
+		return n.firstFailed(&who, id, true) == ""
 	}
-	var who caller
-	who.read(id)
-	return n.firstFailed(&who, id, true) == ""
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/otcgo/otc"
 )
@@ -200,11 +201,8 @@ func (c *Client) Complete(ctx context.Context, ref, argument, prefix string, cho
 		return nil, false, err
 	}
 	r := map[string]string{"type": "ref/prompt", "name": ref}
-	for _, ch := range ref {
-		if ch == '{' {
-			r = map[string]string{"type": "ref/resource", "uri": ref}
-			break
-		}
+	if strings.ContainsRune(ref, '{') {
+		r = map[string]string{"type": "ref/resource", "uri": ref}
 	}
 	params := map[string]any{"ref": r, "argument": map[string]string{"name": argument, "value": prefix}}
 	if chosen != nil {

@@ -179,10 +179,7 @@ func methodMissing(err error) bool {
 
 // admits is the upstream's local policy, for an entry named subject.
 func (u *upstream) admits(subject string) primitive.Admits {
-	p := u.cfg.Policy
-	return func(ctx context.Context, protocol string) bool {
-		return p.Admits(otc.CallerIdentity(ctx), protocol, subject)
-	}
+	return hook.Admits(u.cfg.Policy, subject)
 }
 
 // resourceEntry serves the upstream's resource r.

@@ -163,7 +163,7 @@ func (u *upstream) apply(cl *client.Client, defs []otc.ToolDefinition) error {
 	// The catalog is good: from here on it is applied whole, so the
 	// upstream is up before its first tool is visible.
 	u.mu.Lock()
-	u.reached, u.lastErr, u.readAt, u.broken, u.ready = true, "", time.Now(), false, true
+	u.reached, u.lastErr, u.readAt, u.broken = true, "", time.Now(), false
 	u.mu.Unlock()
 	var out []string // gone or changed: out of the registry
 	changed := map[string]bool{}

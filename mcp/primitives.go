@@ -157,12 +157,7 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	if e != nil {
 		return nil, e, true
 	}
-	var sn *primitive.Snapshot
-	if set := primitive.Peek(s.reg); set != nil {
-		sn = set.Snapshot()
-	} else {
-		sn = &primitive.Snapshot{}
-	}
+	sn := primitive.Current(s.reg)
 	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
 	switch x.msg.method {
 	case "resources/list":

@@ -330,10 +330,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 // (changes) the connection is told of changes of their lists and of the
 // resources it subscribes to.
 func (s *server) initializeResult(version string, changes bool) []byte {
-	var sn primitive.Snapshot
-	if set := primitive.Peek(s.reg); set != nil {
-		sn = *set.Snapshot()
-	}
+	sn := primitive.Current(s.reg)
 	b := []byte(`{"protocolVersion":"` + version + `","capabilities":{`)
 	if len(sn.Templates) > 0 || len(sn.Prompts) > 0 {
 		b = append(b, `"completions":{},`...)

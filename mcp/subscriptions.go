@@ -178,10 +178,7 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	defer s.listens.Add(-1)
 
-	var sn primitive.Snapshot
-	if set := primitive.Peek(s.reg); set != nil {
-		sn = *set.Snapshot()
-	}
+	sn := primitive.Current(s.reg)
 	f := p.Notifications
 	want := primitive.Change{
 		Tools:     f.ToolsListChanged,

@@ -51,19 +51,13 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 	if kit == "" {
 		kit = "Prompts"
 	}
-	snapshot := func() *primitive.Snapshot {
-		if set := primitive.Peek(reg); set != nil {
-			return set.Snapshot()
-		}
-		return &primitive.Snapshot{}
-	}
 	err := otc.Register(reg, otc.Tool{ID: kit + ".List", Version: "1.0.0", Policy: opts.Policy,
 		Description: "Lists the prompts you can render: templates of messages, with the arguments each takes.",
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ struct{}) (listed, error) {
 		protocol := hook.Protocol(ctx)
 		out := listed{Prompts: []json.RawMessage{}}
-		for _, p := range snapshot().Prompts {
+		for _, p := range primitive.Current(reg).Prompts {
 			if p.Admits(ctx, protocol) {
 				out.Prompts = append(out.Prompts, p.Entry)
 			}
@@ -77,7 +71,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		Description: fmt.Sprintf("Renders a prompt that %s_List names with its arguments, and answers its messages.", kit),
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, in getInput) (rendered, error) {
-		p := snapshot().Prompt(in.Name)
+		p := primitive.Current(reg).Prompt(in.Name)
 		if p == nil || !p.Admits(ctx, hook.Protocol(ctx)) {
 			return rendered{}, &otc.ToolError{Message: fmt.Sprintf("There is no prompt named %q.", wire.Truncate(in.Name, 64)), AdditionalPromptContent: kit + "_List names them."}
 		}

@@ -233,10 +233,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 // admits is what admits a caller to an entry guarded by policy p, whose
 // subject (its audience by default) is subject.
 func admits(p *otc.Policy, subject string) primitive.Admits {
-	p = hook.ClonePolicy(p).(*otc.Policy)
-	return func(ctx context.Context, protocol string) bool {
-		return p.Admits(otc.CallerIdentity(ctx), protocol, subject)
-	}
+	return hook.Admits(p, subject)
 }
 
 // uriProblem says what is wrong with a resource's URI, or "".

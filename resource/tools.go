@@ -57,7 +57,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		Description: "Lists the resources you can read (data by URI: files, records, documents) and the URI templates of more.",
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ struct{}) (listed, error) {
-		sn := snapshot(reg)
+		sn := primitive.Current(reg)
 		admits := admitted(ctx)
 		out := listed{Resources: []json.RawMessage{}, Templates: []json.RawMessage{}}
 		for _, r := range sn.Resources {
@@ -79,7 +79,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		Description: fmt.Sprintf("Reads the resource at a URI that %s_List names, or one of its templates' URIs, and answers its contents.", kit),
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, in readInput) (otc.Content, error) {
-		r, t, vs := snapshot(reg).Find(in.URI, admitted(ctx))
+		r, t, vs := primitive.Current(reg).Find(in.URI, admitted(ctx))
 		var raw json.RawMessage
 		var err error
 		switch {
@@ -112,14 +112,6 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		}
 		return out, nil
 	})
-}
-
-// snapshot is the registry's set as it is, empty when it has none.
-func snapshot(reg *otc.Registry) *primitive.Snapshot {
-	if set := primitive.Peek(reg); set != nil {
-		return set.Snapshot()
-	}
-	return &primitive.Snapshot{}
 }
 
 // admitted is the check of an entry's policy for the caller of ctx,

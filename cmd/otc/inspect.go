@@ -588,32 +588,54 @@ type callOutcome struct {
 	Exchanges  []exchange      `json:"exchanges"`
 }
 
-// serveCall proxies one call: POST /api/call with an inspectCall. The
-// answer is an event stream: "notification" events (MCP progress and
-// logs) as they come, then one "result" event with a callOutcome.
-func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
+// readPost reads the JSON body of a POST into v (what names it in a
+// refusal), answering the request itself when it cannot: another method,
+// another type, a body too large or not one v takes.
+func readPost(w http.ResponseWriter, r *http.Request, v any, what string) bool {
 	if !allow(w, r, http.MethodPost) {
-		return
+		return false
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		refuse(w, http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type application/json), not %q", ct)
-		return
+		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInspectBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			refuse(w, http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes", maxInspectBody)
-			return
+			return false
 		}
 		refuse(w, http.StatusBadRequest, "reading the request body: %v", err)
-		return
+		return false
 	}
-	var c inspectCall
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		refuse(w, http.StatusBadRequest, "the request body is not a call: %v", err)
+	if err := dec.Decode(v); err != nil {
+		refuse(w, http.StatusBadRequest, "the request body is not %s: %v", what, err)
+		return false
+	}
+	return true
+}
+
+// slot takes one of the maxInspectCalls places of requests to the
+// servers, or answers 429; release gives it back.
+func (in *inspector) slot(w http.ResponseWriter) (release func(), ok bool) {
+	select {
+	case in.calls <- struct{}{}:
+		return func() { <-in.calls }, true
+	default:
+		refuse(w, http.StatusTooManyRequests, "%d calls are already running; wait for one to end", maxInspectCalls)
+		return nil, false
+	}
+}
+
+// serveCall proxies one call: POST /api/call with an inspectCall. The
+// answer is an event stream: "notification" events (MCP progress and
+// logs) as they come, then one "result" event with a callOutcome.
+func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
+	var c inspectCall
+	if !readPost(w, r, &c, "a call") {
 		return
 	}
 	t, ok := in.target(c.Server)
@@ -628,13 +650,11 @@ func (in *inspector) serveCall(w http.ResponseWriter, r *http.Request) {
 	if len(c.Input) == 0 || string(c.Input) == "null" {
 		c.Input = json.RawMessage(`{}`)
 	}
-	select {
-	case in.calls <- struct{}{}:
-		defer func() { <-in.calls }()
-	default:
-		refuse(w, http.StatusTooManyRequests, "%d calls are already running; wait for one to end", maxInspectCalls)
+	release, ok := in.slot(w)
+	if !ok {
 		return
 	}
+	defer release()
 	if c.CallID == "" {
 		c.CallID = otc.NewCallID()
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/otcgo/otc/client"
@@ -100,23 +96,8 @@ func (in *inspector) serveComplete(w http.ResponseWriter, r *http.Request) {
 
 // readablePost reads the body of a POST above, and answers it with do.
 func (in *inspector) readablePost(w http.ResponseWriter, r *http.Request, do func(context.Context, *client.Client, readableRequest) (any, error)) {
-	if !allow(w, r, http.MethodPost) {
-		return
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		refuse(w, http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type application/json), not %q", ct)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInspectBody))
-	if err != nil {
-		refuse(w, http.StatusRequestEntityTooLarge, "reading the request body: %v", err)
-		return
-	}
 	var q readableRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		refuse(w, http.StatusBadRequest, "the request body is not one this endpoint takes: %v", err)
+	if !readPost(w, r, &q, "one this endpoint takes") {
 		return
 	}
 	t, ok := in.target(q.Server)
@@ -124,13 +105,11 @@ func (in *inspector) readablePost(w http.ResponseWriter, r *http.Request, do fun
 		refuse(w, http.StatusBadRequest, "server %q is not an MCP server this inspector was started with", q.Server)
 		return
 	}
-	select {
-	case in.calls <- struct{}{}:
-		defer func() { <-in.calls }()
-	default:
-		refuse(w, http.StatusTooManyRequests, "%d requests are already running; wait for one to end", maxInspectCalls)
+	release, ok := in.slot(w)
+	if !ok {
 		return
 	}
+	defer release()
 	in.withServer(w, r, t, func(ctx context.Context, c *client.Client) (any, error) { return do(ctx, c, q) })
 }
 

@@ -2,8 +2,8 @@
 // prompt, mcp, federation) what they need of a registry without growing
 // otc's API: a place on each registry for what they register, word of the
 // changes of its tools, the typed input a tool has (prepared the same way
-// for a template's variables and a prompt's arguments), a policy's checks
-// and copy, the registry's invalid-input error, and a call's protocol.
+// for a template's variables and a prompt's arguments), a policy's checks,
+// the registry's invalid-input error, and a call's protocol.
 // Package otc sets the functions when it is initialized; nothing else
 // sets them.
 package hook
@@ -36,9 +36,12 @@ var Input func(reg any, t reflect.Type) (schema json.RawMessage, prepare func(in
 // registering a tool with it would, or "" when nothing is.
 var PolicyProblem func(p any) string
 
-// ClonePolicy copies a policy (an *otc.Policy, or nil), as registering a
-// tool with it does, so that changing it afterwards changes nothing.
-var ClonePolicy func(p any) any
+// Admits returns the check of policy p (an *otc.Policy, or nil) for an
+// entry whose audience by default is subject: Policy.Admits of the
+// caller of ctx through protocol, with the policy copied (so that
+// changing it afterwards changes nothing) and what it asks of a caller
+// worked out once, here.
+var Admits func(p any, subject string) func(ctx context.Context, protocol string) bool
 
 // InvalidInput is the registry's invalid-input error (an *otc.Error)
 // with the problems of the parameters named, or, with none, message as

@@ -42,6 +42,10 @@ func NewCompleter[In any](schema json.RawMessage, fn func(ctx context.Context, a
 		}
 	}
 	slices.Sort(names)
+	binder, err := uritemplate.NewBinder(schema)
+	if err != nil { // the registry's own reflection: it reads
+		binder, _ = uritemplate.NewBinder(json.RawMessage(`{}`))
+	}
 	return func(ctx context.Context, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
 		if !slices.Contains(names, argument) {
 			return nil, 0, false, hook.InvalidInput(map[string]string{wire.Truncate(argument, 64): "there is no such argument to complete: the arguments are " + strings.Join(names, ", ")}, "")
@@ -58,7 +62,7 @@ func NewCompleter[In any](schema json.RawMessage, fn func(ctx context.Context, a
 			// What the chosen values make of the input, each on its own, so
 			// that one that does not fit its field leaves the others.
 			for k, v := range vs {
-				if raw, err := uritemplate.Input(uritemplate.Values{k: v}, schema); err == nil {
+				if raw, err := binder.Input(uritemplate.Values{k: v}); err == nil {
 					_ = json.Unmarshal(raw, &in)
 				}
 			}

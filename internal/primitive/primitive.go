@@ -115,6 +115,15 @@ func Peek(reg any) *Set {
 	return nil
 }
 
+// Current returns the set of registry reg as it is: an empty snapshot
+// when nothing was ever registered on it.
+func Current(reg any) *Snapshot {
+	if s := Peek(reg); s != nil {
+		return s.Snapshot()
+	}
+	return &Snapshot{}
+}
+
 // Snapshot returns the set as it is.
 func (s *Set) Snapshot() *Snapshot { return s.cur.Load() }
 
