@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // Doer sends an HTTP request. *http.Client is one; a wrapper that adds
@@ -89,6 +91,16 @@ type Options struct {
 	// sides speak.
 	MCPVersion string
 
+	// MCPTransport is how an MCP server is reached over HTTP. Empty is
+	// Streamable HTTP, falling back, as MCP's backward compatibility
+	// asks, to the HTTP+SSE transport of 2024-11-05 when the server
+	// refuses the POST of initialize with a 4xx and a GET of the URL opens
+	// an event stream that names the endpoint to POST to. "sse" is
+	// HTTP+SSE alone, the URL that of its event stream (often /sse).
+	// Over HTTP+SSE the client speaks the versions of sessions, not
+	// 2026-07-28.
+	MCPTransport string
+
 	// Tasks declares MCP's tasks extension (protocol version 2026-07-28):
 	// a call of a tool that may run as a task then runs as one, which the
 	// client polls to its end (reporting its status to
@@ -153,6 +165,9 @@ type Client struct {
 	jwt      *JWTSigner
 	exchange *exchanger // Options.TokenExchange's, shared by sessions
 	command  *exec.Cmd  // what NewStdio was given, for NewSession
+	// sse is set when the MCP server was found to speak HTTP+SSE, which
+	// its sessions then speak without looking again.
+	sse *atomic.Bool
 }
 
 // New returns a client for the tool server at baseURL, an http or https
@@ -231,6 +246,17 @@ func New(baseURL string, opts *Options) (*Client, error) {
 		if err := checkMCPVersion(opts.MCPVersion); err != nil {
 			return nil, err
 		}
+		switch opts.MCPTransport {
+		case "":
+		case transportSSE:
+			if v := mcpwire.Lookup(opts.MCPVersion); v != nil && v.Stateless {
+				return nil, fmt.Errorf("otc client: MCP %s is not spoken over HTTP+SSE (Options.MCPTransport): pin a version of sessions, or none", v.Name)
+			}
+		default:
+			return nil, fmt.Errorf("otc client: Options.MCPTransport %q is not a transport the client speaks: leave it empty for Streamable HTTP (falling back to HTTP+SSE), or set %q", opts.MCPTransport, transportSSE)
+		}
+		c.sse = new(atomic.Bool)
+		c.sse.Store(opts.MCPTransport == transportSSE)
 		c.format, c.t = FormatMCP, c.newHTTPSession()
 	case FormatREST:
 		c.format, c.t = FormatREST, &restWire{c: c}
@@ -285,8 +311,12 @@ func (c *Client) NewSession() (*Client, error) {
 }
 
 // newHTTPSession is a session of the MCP server at the client's URL,
-// over Streamable HTTP, not yet begun.
+// over Streamable HTTP, or HTTP+SSE when the server speaks that, not yet
+// begun.
 func (c *Client) newHTTPSession() *mcpSession {
+	if c.sse.Load() {
+		return newMCPSession(c, &mcpSSE{c: c, url: c.base})
+	}
 	return newMCPSession(c, &mcpHTTP{c: c, url: c.base})
 }
 

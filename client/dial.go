@@ -22,6 +22,9 @@ const (
 	pathREST = wire.PathREST
 	pathA2A  = wire.PathA2A
 	pathCard = a2awire.CardPath
+	// pathSSE is where servers of MCP's HTTP+SSE transport most often
+	// open their event stream.
+	pathSSE = "/sse"
 )
 
 // DefaultDialTimeout bounds the looking around [Dial] does when the URL
@@ -63,14 +66,16 @@ func (e *NoServerError) Error() string {
 // its catalog:
 //
 //   - a URL whose path ends with a format's mount (/otc, /mcp, /v1, /a2a,
-//     as mount.All mounts them) or with /.well-known/agent-card.json is
-//     tried as that format first;
+//     as mount.All mounts them), with /sse (MCP's HTTP+SSE transport) or
+//     with /.well-known/agent-card.json is tried as that format first;
 //   - then as an OTC server (its catalog at rawURL/tools);
 //   - when that answers something other than a tool server (a 404 page,
-//     an HTML page: a [*ResponseError]), as an MCP endpoint and as a REST
-//     view at rawURL, then at the mounts below it (/otc, /mcp, /v1), and
-//     last as an A2A agent at rawURL and at /a2a below it (last, since a
-//     server's root may serve the card of an agent mounted below it).
+//     an HTML page: a [*ResponseError]), as an MCP endpoint (Streamable
+//     HTTP, or HTTP+SSE: see [Options.MCPTransport]) and as a REST view
+//     at rawURL, then at the mounts below it (/otc, /mcp, /v1), as the
+//     event stream of an MCP server of HTTP+SSE at /sse, and last as an
+//     A2A agent at rawURL and at /a2a below it (last, since a server's
+//     root may serve the card of an agent mounted below it).
 //
 // A refusal of the caller (401, 403), a busy server or a transport
 // failure ends the search with that error: the server is there, and
@@ -98,7 +103,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Client, error) {
 	}
 	var first []candidate
 	switch path := strings.TrimRight(u.Path, "/"); {
-	case strings.HasSuffix(path, pathMCP):
+	case strings.HasSuffix(path, pathMCP), strings.HasSuffix(path, pathSSE):
 		first = []candidate{{base, FormatMCP}}
 	case strings.HasSuffix(path, pathREST):
 		first = []candidate{{base, FormatREST}}
@@ -114,6 +119,7 @@ func Dial(ctx context.Context, rawURL string, opts *Options) (*Client, error) {
 		{base + pathOTC, FormatOTC},
 		{base + pathMCP, FormatMCP},
 		{base + pathREST, FormatREST},
+		{base + pathSSE, FormatMCP},
 		{base, FormatA2A},
 		{base + pathA2A, FormatA2A},
 	}

@@ -393,8 +393,9 @@ func TestDial(t *testing.T) {
 	_, err = client.Dial(t.Context(), empty.URL, nil)
 	var nse *client.NoServerError
 	require.ErrorAs(t, err, &nse)
-	assert.Len(t, nse.Tried, 8)
-	assert.Equal(t, client.Attempt{Format: client.FormatA2A, URL: empty.URL + "/a2a"}, client.Attempt{Format: nse.Tried[7].Format, URL: nse.Tried[7].URL})
+	assert.Len(t, nse.Tried, 9)
+	assert.Equal(t, client.Attempt{Format: client.FormatMCP, URL: empty.URL + "/sse"}, client.Attempt{Format: nse.Tried[6].Format, URL: nse.Tried[6].URL})
+	assert.Equal(t, client.Attempt{Format: client.FormatA2A, URL: empty.URL + "/a2a"}, client.Attempt{Format: nse.Tried[8].Format, URL: nse.Tried[8].URL})
 	assert.Contains(t, err.Error(), "mcp at "+empty.URL+"/mcp")
 	assert.Contains(t, err.Error(), "404 Not Found")
 }

@@ -73,13 +73,25 @@ func (s *mcpSession) ensure(ctx context.Context, k *call) error {
 	return err
 }
 
+// overSSE reports whether the session speaks the HTTP+SSE transport,
+// which has no stateless generation: its handshake is initialize.
+func (s *mcpSession) overSSE() bool {
+	switch c := s.conn.(type) {
+	case *mcpSSE:
+		return true
+	case *mcpHTTP:
+		return c.legacy.Load() != nil
+	}
+	return false
+}
+
 // handshake is ensure's handshake, s.mu held: the stateless
 // generation's server/discover, unless a version of sessions is pinned,
 // and then, if the server does not speak it, initialize.
 func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	pinned := mcpwire.Lookup(s.c.opts.MCPVersion) // nil for none: checked by New
 	var discoverErr error
-	if pinned == nil || pinned.Stateless {
+	if (pinned == nil || pinned.Stateless) && !s.overSSE() {
 		latest := mcpwire.Latest
 		var d struct {
 			SupportedVersions []string `json:"supportedVersions"`

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -32,12 +33,19 @@ type mcpHTTP struct {
 	session string // Mcp-Session-Id, when the server keeps sessions
 	// stopListen ends the session's own event stream (listen).
 	stopListen context.CancelFunc
+
+	// legacy carries the session when the server turned out to speak the
+	// HTTP+SSE transport of 2024-11-05 (fallback).
+	legacy atomic.Pointer[mcpSSE]
 }
 
 // started opens the session's own event stream, when the server keeps a
 // session: requests of the server's that belong to no request of the
 // client's come there.
 func (h *mcpHTTP) started(s *mcpSession, version string) {
+	if h.legacy.Load() != nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.session == "" || h.stopListen != nil {
@@ -67,6 +75,10 @@ func (h *mcpHTTP) sessionID() string {
 }
 
 func (h *mcpHTTP) reset() {
+	if l := h.legacy.Load(); l != nil {
+		l.reset()
+		return
+	}
 	h.mu.Lock()
 	h.session = ""
 	if h.stopListen != nil {
@@ -107,6 +119,9 @@ func (h *mcpHTTP) post(ctx context.Context, k *call, version *mcpwire.Version, m
 }
 
 func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int64, method, name string, body []byte) ([]byte, error) {
+	if l := h.legacy.Load(); l != nil {
+		return l.roundTrip(ctx, s, k, id, method, name, body)
+	}
 	version := s.ver()
 	if method == "server/discover" {
 		version = mcpwire.Latest
@@ -160,6 +175,9 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	if resp.StatusCode == http.StatusNotFound && hadSession {
 		return nil, errSessionExpired
 	}
+	if method == "initialize" && !hadSession && legacyRefusal(resp.StatusCode) && !isRPCAnswer(data) {
+		return h.fallback(ctx, s, k, id, body, r.rpcFailure())
+	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
 		return nil, r.rpcFailure()
 	}
@@ -177,6 +195,42 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 		}
 	}
 	return data, nil
+}
+
+// legacyRefusal reports whether a server refused the POST of initialize
+// as a server of the HTTP+SSE transport would, whose event stream is
+// opened with GET.
+func legacyRefusal(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusBadRequest
+}
+
+// isRPCAnswer reports whether a body is a JSON-RPC error answer: the
+// server speaks Streamable HTTP, and refused the request itself.
+func isRPCAnswer(data []byte) bool {
+	var m struct {
+		Error json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(data, &m) == nil && len(m.Error) > 0
+}
+
+// fallback tries the HTTP+SSE transport of 2024-11-05 after the server
+// refused initialize's POST (failed): when a GET of the URL opens an
+// event stream that names its endpoint, the session speaks HTTP+SSE from
+// then on, and so do the client's next sessions. When no event stream
+// opens, the refusal is the answer.
+func (h *mcpHTTP) fallback(ctx context.Context, s *mcpSession, k *call, id int64, body []byte, failed error) ([]byte, error) {
+	l := &mcpSSE{c: h.c, url: h.url}
+	msg, err := l.roundTrip(ctx, s, k, id, "initialize", "", body)
+	if err != nil {
+		_ = l.close()
+		if errors.Is(err, errNoEventStream) {
+			return nil, failed
+		}
+		return nil, fmt.Errorf("%w (the server refused a Streamable HTTP POST: %s)", err, brief(failed))
+	}
+	h.legacy.Store(l)
+	h.c.sse.Store(true)
+	return msg, nil
 }
 
 // Bounds of resuming a stream.
@@ -277,6 +331,9 @@ func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) 
 }
 
 func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte) error {
+	if l := h.legacy.Load(); l != nil {
+		return l.send(ctx, s, k, body)
+	}
 	var m struct {
 		Method string `json:"method"`
 	}
@@ -295,6 +352,9 @@ func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte)
 
 // close ends the session, if the server keeps one, with DELETE.
 func (h *mcpHTTP) close() error {
+	if l := h.legacy.Load(); l != nil {
+		return l.close()
+	}
 	h.mu.Lock()
 	sid := h.session
 	h.session = ""
@@ -415,10 +475,41 @@ const maxSSERetry = 30 * time.Second
 // and recording in st what it needs to resume. The stream is read within
 // max bytes in all (the reader is limited) and per event.
 func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState) ([]byte, error) {
+	want := strconv.FormatInt(id, 10)
+	var answer []byte
+	err := eachEvent(r, max, st, func(_ string, msg []byte) bool {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(msg, &m) != nil {
+			return true // not JSON (a priming event): not a message of MCP's
+		}
+		if id >= 0 && m.Method == "" && string(m.ID) == want {
+			answer = msg
+			return false
+		}
+		other(msg)
+		return true
+	})
+	switch {
+	case answer != nil:
+		return answer, nil
+	case err != nil:
+		return nil, err
+	}
+	return nil, errStreamEnded
+}
+
+// eachEvent reads an SSE stream's events, handing each one's name and
+// data (its own copy) to f, until f returns false or the stream ends
+// (nil), and records in st what resuming it needs. An event's data, as a
+// line, is bounded by max bytes.
+func eachEvent(r io.Reader, max int64, st *sseState, f func(name string, data []byte) bool) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
-	want := strconv.FormatInt(id, 10)
 	var data bytes.Buffer
+	name := ""
 	for sc.Scan() {
 		line := sc.Bytes()
 		field, value, _ := bytes.Cut(line, []byte(":"))
@@ -430,8 +521,11 @@ func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState)
 			}
 			data.Write(value)
 			if int64(data.Len()) > max {
-				return nil, fmt.Errorf("an event of the stream is over %d bytes", max)
+				return fmt.Errorf("an event of the stream is over %d bytes", max)
 			}
+			continue
+		case "event":
+			name = wire.Truncate(string(value), 64)
 			continue
 		case "id":
 			if len(value) <= 256 && !bytes.ContainsRune(value, 0) {
@@ -444,28 +538,26 @@ func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState)
 			}
 			continue
 		}
-		if len(line) != 0 || data.Len() == 0 {
-			continue // a comment, an event name
+		if len(line) != 0 {
+			continue // a comment
+		}
+		if data.Len() == 0 {
+			name = "" // an event without data is not dispatched
+			continue
 		}
 		msg := bytes.Clone(data.Bytes())
 		data.Reset()
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+		ev := name
+		name = ""
+		if !f(ev, msg) {
+			return nil
 		}
-		if json.Unmarshal(msg, &m) != nil {
-			continue // not JSON (a priming event): not a message of MCP's
-		}
-		if id >= 0 && m.Method == "" && string(m.ID) == want {
-			return msg, nil
-		}
-		other(msg)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("the event stream has a line over %d bytes", max)
+			return fmt.Errorf("the event stream has a line over %d bytes", max)
 		}
-		return nil, fmt.Errorf("reading the event stream: %w", err)
+		return fmt.Errorf("reading the event stream: %w", err)
 	}
-	return nil, errStreamEnded
+	return nil
 }

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -67,8 +65,7 @@ func (c *Client) startStdio(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("otc client: %w", err)
 	}
-	st := &stdioConn{cmd: cmd, stdin: in, pending: map[int64]chan []byte{}, done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail},
-		answering: make(chan struct{}, maxServerRequests)}
+	st := &stdioConn{cmd: cmd, stdin: in, in: newInbox(), stderr: &tailBuffer{max: stderrTail}}
 	cmd.Stderr = st.stderr
 	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -93,81 +90,25 @@ type stdioConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tailBuffer
+	in     *inbox
 
 	wmu sync.Mutex // one message written at a time
 
-	mu      sync.Mutex
-	pending map[int64]chan []byte
-	done    chan struct{} // closed when reading ends
-	err     error         // why it ended
-
 	closeOnce sync.Once
 	closeErr  error
-
-	// answering holds a token for each request of the server's being
-	// answered on a goroutine of its own.
-	answering chan struct{}
 }
 
-// maxServerRequests bounds the requests of a server's (questions for the
-// user or a model, which may take long) that one connection answers at
-// once; past it, a request is refused at once with an error. A ping is
-// answered as it is read.
-const maxServerRequests = 16
-
-// read reads the process's messages until its output ends: responses go
-// to their requests, requests of the server's are answered (a ping as it
-// is read; others each on its own goroutine, as a handler may wait on its
-// user, at most maxServerRequests at once), notifications are handed on.
-// A server that floods the client with requests, or stops reading its
-// answers, costs it a bounded number of goroutines: the reading waits.
+// read reads the process's messages, one a line, into the inbox until
+// its output ends, and then says why it ended. A server that stops
+// reading the answers to its requests makes the reading wait.
 func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 4096), int(min(max, 1<<30)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &m) != nil {
-			continue // a line that is not a message: a server's stray output
-		}
-		msg := bytes.Clone(line)
-		switch {
-		case m.Method == "":
-			id, err := strconv.ParseInt(string(m.ID), 10, 64)
-			if err != nil {
-				continue
-			}
-			st.mu.Lock()
-			ch := st.pending[id]
-			delete(st.pending, id)
-			st.mu.Unlock()
-			if ch != nil {
-				ch <- msg
-			}
-		case len(m.ID) > 0 && string(m.ID) != "null":
-			if m.Method == "ping" {
-				s.incoming(ctx, nil, msg)
-				continue
-			}
-			select {
-			case st.answering <- struct{}{}:
-				go func() {
-					defer func() { <-st.answering }()
-					s.incoming(ctx, nil, msg)
-				}()
-			default:
-				s.refuse(ctx, m.ID, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
-			}
-		default:
-			s.notification(m.Method, notificationParams(msg))
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) != 0 {
+			st.in.deliver(ctx, s, bytes.Clone(line))
 		}
 	}
 	err := sc.Err()
@@ -176,52 +117,33 @@ func (st *stdioConn) read(out io.Reader, max int64, s *mcpSession) {
 		_ = st.cmd.Process.Kill()
 	}
 	wait := st.cmd.Wait()
-	st.mu.Lock()
 	switch {
 	case err != nil:
-		st.err = err
 	case wait != nil:
-		st.err = fmt.Errorf("the server process exited (%w)", wait)
+		err = fmt.Errorf("the server process exited (%w)", wait)
 	default:
-		st.err = errors.New("the server process exited")
+		err = errors.New("the server process exited")
 	}
 	if tail := st.stderr.String(); tail != "" {
-		st.err = fmt.Errorf("%w; its standard error ends: %q", st.err, tail)
+		err = fmt.Errorf("%w; its standard error ends: %q", err, tail)
 	}
-	st.mu.Unlock()
-	close(st.done)
-}
-
-// notificationParams is a notification's params.
-func notificationParams(msg []byte) json.RawMessage {
-	var n struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(msg, &n)
-	return n.Params
-}
-
-// ended returns why reading ended.
-func (st *stdioConn) ended() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.err
+	st.in.end(err)
 }
 
 func (st *stdioConn) write(body []byte) error {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
 	select {
-	case <-st.done:
-		return st.ended()
+	case <-st.in.done:
+		return st.in.ended()
 	default:
 	}
 	if _, err := st.stdin.Write(append(body, '\n')); err != nil {
 		// A broken pipe is most often a process that exited: once its
 		// output has ended too, say why it did.
 		select {
-		case <-st.done:
-			return st.ended()
+		case <-st.in.done:
+			return st.in.ended()
 		case <-time.After(stdioExitWait):
 		}
 		return fmt.Errorf("writing to the server process: %w", err)
@@ -234,34 +156,12 @@ func (st *stdioConn) write(body []byte) error {
 const stdioExitWait = 5 * time.Second
 
 func (st *stdioConn) roundTrip(ctx context.Context, _ *mcpSession, _ *call, id int64, _, _ string, body []byte) ([]byte, error) {
-	ch := make(chan []byte, 1)
-	st.mu.Lock()
-	st.pending[id] = ch
-	st.mu.Unlock()
-	forget := func() {
-		st.mu.Lock()
-		delete(st.pending, id)
-		st.mu.Unlock()
-	}
+	ch := st.in.expect(id)
 	if err := st.write(body); err != nil {
-		forget()
+		st.in.forget(id)
 		return nil, err
 	}
-	select {
-	case msg := <-ch:
-		return msg, nil
-	case <-ctx.Done():
-		forget()
-		return nil, context.Cause(ctx)
-	case <-st.done:
-		forget()
-		select {
-		case msg := <-ch: // answered just before the end
-			return msg, nil
-		default:
-		}
-		return nil, st.ended()
-	}
+	return st.in.await(ctx, id, ch)
 }
 
 func (st *stdioConn) send(_ context.Context, _ *mcpSession, _ *call, body []byte) error {
@@ -285,17 +185,17 @@ func (st *stdioConn) close() error {
 		st.wmu.Unlock()
 		half := DefaultStdioGrace / 2
 		select {
-		case <-st.done:
+		case <-st.in.done:
 		case <-time.After(half):
 		}
 		if signalGroup(st.cmd, sigTerm) { // something of it is left
 			select {
-			case <-st.done:
+			case <-st.in.done:
 			case <-time.After(half):
 			}
 			signalGroup(st.cmd, sigKill)
 		}
-		<-st.done
+		<-st.in.done
 	})
 	return st.closeErr
 }

@@ -53,6 +53,9 @@ type endpointConfig struct {
 	Env     map[string]string `yaml:"env"`
 	// Version pins an MCP upstream's protocol version.
 	Version string `yaml:"version"`
+	// Transport is "sse" for an MCP upstream of the HTTP+SSE transport
+	// of 2024-11-05 (client.Options.MCPTransport).
+	Transport string `yaml:"transport"`
 }
 
 // credentialsConfig names secrets by the environment variable or the file
@@ -201,6 +204,22 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 						return up, fail("mcp.version", fmt.Sprintf("%q is not an MCP protocol version the client speaks: %s", ep.Version, mcpwire.Names(mcpwire.Versions, "or")))
 					}
 					up.Client = &client.Options{MCPVersion: ep.Version}
+				}
+				if ep.Transport != "" {
+					switch {
+					case field != "mcp":
+						return up, fail(field+".transport", "only an MCP upstream has a choice of transport")
+					case len(ep.Command) > 0:
+						return up, fail("mcp.transport", "a server run as a process speaks over its standard input and output: leave transport out")
+					case ep.Transport != "sse":
+						return up, fail("mcp.transport", fmt.Sprintf("%q is not a transport: set sse for a server of MCP's HTTP+SSE transport (its url that of the event stream, often /sse), or leave it out for Streamable HTTP, which falls back to HTTP+SSE by itself", ep.Transport))
+					case mcpwire.Lookup(ep.Version) != nil && mcpwire.Lookup(ep.Version).Stateless:
+						return up, fail("mcp.version", fmt.Sprintf("%s is not spoken over HTTP+SSE: pin a version of sessions, or none", ep.Version))
+					}
+					if up.Client == nil {
+						up.Client = &client.Options{}
+					}
+					up.Client.MCPTransport = ep.Transport
 				}
 				if len(ep.Command) > 0 {
 					if field != "mcp" {

@@ -17,6 +17,8 @@
 //     carries;
 //   - scopes.go: an authenticator that takes an OAuth access token's
 //     scopes from a test header;
+//   - legacysse.go: a server of MCP's HTTP+SSE transport of 2024-11-05,
+//     its sessions served by any stdio server's function;
 //   - logs.go: a buffer that a logger, a server or a child process may
 //     write while the test reads it.
 //
