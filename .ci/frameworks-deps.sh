@@ -7,7 +7,10 @@
 # Express for its server), the official MCP TypeScript SDK, whose
 # servers the client's interop tests call (interop/client_node_test.go),
 # and its server-everything, which the gateway's interop tests put behind
-# otc gateway (interop/everything_test.go), each pinned. Everything goes into a cache folder with
+# otc gateway (interop/everything_test.go), and servers of the protocol's
+# earlier versions people still run (interop/oldservers_test.go): the
+# server-everything of January 2025 and the archived GitHub server, both
+# of 2024-11-05, and the TypeScript SDK of 2025-03-26, each pinned. Everything goes into a cache folder with
 # npm; nothing is installed system-wide. It prints the folder, for
 # OTC_FRAMEWORKS_NODE_DIR.
 #
@@ -27,6 +30,9 @@ PACKAGES=(
   "@a2a-js/sdk@1.3.0"
   "@modelcontextprotocol/sdk@1.32.2"
   "@modelcontextprotocol/server-everything@2026.8.31"
+  "everything-2024-11-05@npm:@modelcontextprotocol/server-everything@2025.1.14"
+  "@modelcontextprotocol/server-github@2025.4.8"
+  "sdk-2025-03-26@npm:@modelcontextprotocol/sdk@1.11.0"
   "express@5.3.0"
 )
 
