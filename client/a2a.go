@@ -43,6 +43,7 @@ type a2aAgent struct {
 	tools     []otc.ToolDefinition
 	typed     map[string]bool // the skills called with a data part {"tool", "input"}
 	dataOnly  map[string]bool // the skills whose input modes hold no text: called with their input as a data part
+	streams   bool            // the card says the agent streams (SendStreamingMessage)
 }
 
 // a2aCard is an Agent Card, 1.0 and 0.3 fields together.
@@ -67,6 +68,7 @@ type a2aCard struct {
 		InputModes  []string `json:"inputModes"`
 	} `json:"skills"`
 	Capabilities struct {
+		Streaming  bool `json:"streaming"`
 		Extensions []struct {
 			URI    string `json:"uri"`
 			Params struct {
@@ -123,7 +125,7 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 		}
 		return nil, resp.unexpected(err)
 	}
-	a := &a2aAgent{typed: map[string]bool{}, dataOnly: map[string]bool{}, ver: a2awire.Version10}
+	a := &a2aAgent{typed: map[string]bool{}, dataOnly: map[string]bool{}, ver: a2awire.Version10, streams: card.Capabilities.Streaming}
 	base := strings.TrimSuffix(w.c.base, a2awire.CardPath)
 	// The JSON-RPC interface the card names, on the origin the client was
 	// given: credentials go nowhere else.

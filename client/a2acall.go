@@ -34,14 +34,24 @@ func (w *a2aWire) rpc(ctx context.Context, k *call, a *a2aAgent, method string, 
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
-	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, k.header(), func(h http.Header) {
-		if a.ver.Header {
-			h.Set(a2awire.HeaderVersion, a.ver.Name)
-		}
-	})
+	r, err := w.c.sendWith(ctx, http.MethodPost, a.endpoint, body, k.header(), a.versionHeader)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
+	return decodeAnswer(r, method, out)
+}
+
+// versionHeader sets the A2A-Version header, in the versions that have
+// it.
+func (a *a2aAgent) versionHeader(h http.Header) {
+	if a.ver.Header {
+		h.Set(a2awire.HeaderVersion, a.ver.Name)
+	}
+}
+
+// decodeAnswer decodes an agent's JSON-RPC answer to method into out, or
+// returns the error it is.
+func decodeAnswer(r *response, method string, out any) error {
 	r.rpcMethod = method
 	data, status := r.body, r.status
 	var answer struct {
@@ -163,7 +173,13 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := w.send(ctx, k, a, sendParams(a, k.opts.CallID, "", "", parts))
+	params := sendParams(a, k.opts.CallID, "", "", parts)
+	var t *a2aTask
+	if k.opts.Progress != nil && a.streams {
+		t, err = w.stream(ctx, k, a, params)
+	} else {
+		t, err = w.send(ctx, k, a, params)
+	}
 	if err != nil {
 		return nil, err
 	}

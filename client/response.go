@@ -52,18 +52,30 @@ func (c *Client) send(ctx context.Context, method, u string, body []byte) (*resp
 // sendWith is send, with a call's own headers (extra, nil outside a
 // call) and the format's, set by headers.
 func (c *Client) sendWith(ctx context.Context, method, u string, body []byte, extra http.Header, headers func(http.Header)) (*response, error) {
-	req, err := c.newRequest(ctx, method, u, "application/json", body, extra)
+	hresp, err := c.open(ctx, method, u, "application/json", body, extra, headers)
+	if err != nil {
+		return nil, err
+	}
+	defer hresp.Body.Close()
+	return c.readResponse(hresp, method, u)
+}
+
+// open sends a request and returns the response with its body unread
+// (the caller closes it): sendWith's first half, for an answer that may
+// be a stream.
+func (c *Client) open(ctx context.Context, method, u, accept string, body []byte, extra http.Header, headers func(http.Header)) (*http.Response, error) {
+	req, err := c.newRequest(ctx, method, u, accept, body, extra)
 	if err != nil {
 		return nil, err
 	}
 	if headers != nil {
 		headers(req.Header)
 	}
-	hresp, err := c.roundTrip(req, "")
-	if err != nil {
-		return nil, err
-	}
-	defer hresp.Body.Close()
+	return c.roundTrip(req, "")
+}
+
+// readResponse reads a response's body, within the client's limit.
+func (c *Client) readResponse(hresp *http.Response, method, u string) (*response, error) {
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
