@@ -1,4 +1,4 @@
-.PHONY: test test-loaded lint bench bench-peers bench-deploy fuzz run chaos chaos-short
+.PHONY: test test-loaded wild lint bench bench-peers bench-deploy fuzz run chaos chaos-short
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
@@ -10,6 +10,12 @@ test:
 # for its event cannot pass. About three times as long as make test.
 test-loaded:
 	bash .ci/test-loaded.sh
+
+# otc gateway in front of some forty public MCP servers from npm, as
+# people run them (.ci/wild.sh): what each lists alone, what the gateway
+# serves and how fast, what is left after SIGTERM; wild-report.md.
+wild:
+	bash .ci/wild.sh
 
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonrpc"
@@ -138,7 +139,11 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	}
 	if err := s.rpc(ctx, k, nil, "initialize", params, &init); err != nil {
 		if discoverErr != nil && !sameAnswer(err, discoverErr) {
-			return fmt.Errorf("%w (and server/discover: %v)", err, discoverErr)
+			d := discoverErr.Error()
+			if !strings.HasPrefix(d, "server/discover") {
+				d = "server/discover: " + d
+			}
+			return fmt.Errorf("%w (and %s)", err, d)
 		}
 		return err
 	}
