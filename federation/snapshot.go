@@ -233,9 +233,18 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 	if p, ok := u.cfg.Policies[rt.name]; ok {
 		policy = p
 	}
+	ann := rt.def.Annotations
+	if ann != nil && isTrue(ann.ReadOnlyHint) && ann.IdempotentHint != nil && !*ann.IdempotentHint {
+		// MCP: idempotentHint means something only for a tool that is not
+		// read-only, and servers set it false beside readOnlyHint; the
+		// registry takes that pair for a contradiction.
+		a := *ann
+		a.IdempotentHint = nil
+		ann = &a
+	}
 	t := otc.Tool{
 		ID: rt.localID, Version: rt.version, Description: desc,
-		Title: strings.TrimSpace(rt.def.Title), Annotations: rt.def.Annotations,
+		Title: strings.TrimSpace(rt.def.Title), Annotations: ann,
 		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
 		Requirements: rt.def.Requirements,
 		// A remote call may run as a local task, for a caller that takes
@@ -257,9 +266,11 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 }
 
 // normalise makes an upstream's schema one the registry takes: a
-// "$schema" other than 2020-12's is dropped and, for an input schema,
-// "type": "object" is assumed and each top-level property without a
-// description is given its title, or its name.
+// "$schema" other than 2020-12's is dropped; so is a "pattern" that Go's
+// regular expressions cannot compile (JSON Schema's are ECMA-262's, with
+// lookarounds and backreferences; the upstream still checks it); and, for
+// an input schema, "type": "object" is assumed and each top-level property
+// without a description is given its title, or its name.
 func normalise(schema json.RawMessage, input bool) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		if input {
@@ -274,6 +285,7 @@ func normalise(schema json.RawMessage, input bool) (json.RawMessage, error) {
 	if s, ok := m["$schema"].(string); ok && !strings.Contains(s, "2020-12") {
 		delete(m, "$schema")
 	}
+	dropForeignPatterns(m, 0)
 	if input {
 		if _, ok := m["type"]; !ok {
 			m["type"] = "object"
@@ -295,6 +307,37 @@ func normalise(schema json.RawMessage, input bool) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(m)
+}
+
+// dropForeignPatterns removes, from schema s and the schemas within it,
+// each "pattern" Go's regexp cannot compile. Values (default, const,
+// enum, examples) are not schemas, and are left alone; depth bounds the
+// walk.
+func dropForeignPatterns(s map[string]any, depth int) {
+	if depth > 64 {
+		return
+	}
+	if p, ok := s["pattern"].(string); ok {
+		if _, err := regexp.Compile(p); err != nil {
+			delete(s, "pattern")
+		}
+	}
+	for k, v := range s {
+		switch k {
+		case "default", "const", "enum", "examples":
+			continue
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			dropForeignPatterns(v, depth+1)
+		case []any:
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					dropForeignPatterns(m, depth+1)
+				}
+			}
+		}
+	}
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

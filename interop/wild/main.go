@@ -53,6 +53,7 @@ type server struct {
 	// Behind the gateway.
 	State      string
 	Served     int
+	Skipped    []string // the tools the gateway left out, each with why
 	UpIn       time.Duration
 	GatewayErr string
 }
@@ -316,7 +317,7 @@ func gateway(servers []*server, scratch string, wait time.Duration, modules stri
 			if s == nil {
 				continue
 			}
-			s.State, s.Served, s.GatewayErr = r.State, r.Tools, short(r.LastError)
+			s.State, s.Served, s.Skipped, s.GatewayErr = r.State, r.Tools, r.Skipped, short(r.LastError)
 			if r.State == "up" && s.UpIn == 0 {
 				s.UpIn = time.Since(began)
 			}
@@ -346,10 +347,11 @@ func gateway(servers []*server, scratch string, wait time.Duration, modules stri
 }
 
 type row struct {
-	Name      string `json:"name"`
-	State     string `json:"state"`
-	Tools     int    `json:"tools"`
-	LastError string `json:"last_error"`
+	Name      string   `json:"name"`
+	State     string   `json:"state"`
+	Tools     int      `json:"tools"`
+	LastError string   `json:"last_error"`
+	Skipped   []string `json:"skipped"`
 }
 
 func health(addr, key string) ([]row, error) {
@@ -428,6 +430,7 @@ func render(servers []*server, rss string, left []string) string {
 		}
 	}
 	fmt.Fprintf(&b, "%d servers; %d list their tools alone; the gateway served %d of them (%d tools), at %s of memory.\n\n", len(servers), listed, served, tools, rss)
+	b.WriteString("\"Up after\" counts from the gateway's start to the first reading of its health that shows the server up; the health page lists the upstreams once the start timeout (10 s) has passed or all are up, so the first readings are bounded below by that.\n\n")
 	b.WriteString("| upstream | package | version | alone: tools, time | gateway: state, tools, up after |\n| --- | --- | --- | --- | --- |\n")
 	for _, s := range servers {
 		a := fmt.Sprintf("%d, %s", s.Tools, s.ListedIn.Round(100*time.Millisecond))
@@ -435,6 +438,9 @@ func render(servers []*server, rss string, left []string) string {
 			a = "fails: " + s.AloneError
 		}
 		g := fmt.Sprintf("%s, %d, %s", s.State, s.Served, s.UpIn.Round(100*time.Millisecond))
+		if len(s.Skipped) > 0 {
+			g += fmt.Sprintf(" (%d left out: %s)", len(s.Skipped), short(s.Skipped[0]))
+		}
 		if s.State != "up" {
 			g = fmt.Sprintf("%s: %s", s.State, s.GatewayErr)
 		}
