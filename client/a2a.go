@@ -169,6 +169,11 @@ func (w *a2aWire) agent(ctx context.Context, k *call) (*a2aAgent, error) {
 			name = sk.ID
 		}
 		d := otc.ToolDefinition{ID: name, Name: name, Description: sk.Description}
+		if sk.ID != "" && sk.ID != name {
+			// The card's id of the skill, for a person reading the
+			// catalog beside the agent's own documents.
+			d.Meta, _ = json.Marshal(map[string]string{a2awire.MetaSkillID: sk.ID})
+		}
 		for _, ext := range card.Capabilities.Extensions {
 			if sch, ok := ext.Params.Skills[sk.ID]; ok && ext.URI == a2awire.ExtensionSkillSchemas && len(sch.InputSchema) > 0 {
 				d.InputSchema.Parameters, d.OutputSchema = sch.InputSchema, sch.OutputSchema

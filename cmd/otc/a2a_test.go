@@ -12,7 +12,8 @@ import (
 	"github.com/otcgo/otc/mount"
 )
 
-// TestA2A: otc tools --a2a lists an A2A agent's skills by name, and otc
+// TestA2A: otc tools --a2a lists an A2A agent's skills by name, beside
+// the ids their card gives them, and otc
 // call --a2a calls one with key=value pairs, reads a tool error with its
 // hint and exit code, and invalid input with its parameters.
 func TestA2A(t *testing.T) {
@@ -23,8 +24,8 @@ func TestA2A(t *testing.T) {
 
 	code, out, errOut := otcRun(t, srv.URL, "", nil, "tools", "--a2a", "URL/a2a")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "NAME")
-	assert.Contains(t, out, "Calculator_Add  Adds two numbers together.")
+	assert.Contains(t, out, "NAME            SKILL ID")
+	assert.Contains(t, out, "Calculator_Add  Calculator.Add@1.0.0  Adds two numbers together.")
 
 	// The skill-schemas extension gives each parameter its type, whether
 	// it is required, and its description, as over OTC.

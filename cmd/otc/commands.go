@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/export"
+	"github.com/otcgo/otc/internal/a2awire"
 )
 
 // common are the options every command takes.
@@ -198,17 +200,31 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	}
 	var table strings.Builder
 	w := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	// A server that names its tools only (MCP) gets one column for both.
+	// A server that names its tools only (MCP) gets one column for both;
+	// an A2A agent's skills their card's ids beside, when those differ.
 	named := !slices.ContainsFunc(defs, func(d otc.ToolDefinition) bool { return d.ID != d.Name })
-	if named {
+	skillIDs := make([]string, len(defs))
+	for i, d := range defs {
+		var m map[string]any
+		_ = json.Unmarshal(d.Meta, &m)
+		skillIDs[i], _ = m[a2awire.MetaSkillID].(string)
+	}
+	withSkills := slices.ContainsFunc(skillIDs, func(s string) bool { return s != "" })
+	switch {
+	case named && withSkills:
+		fmt.Fprintln(w, "NAME\tSKILL ID\tDESCRIPTION")
+	case named:
 		fmt.Fprintln(w, "NAME\tDESCRIPTION")
-	} else {
+	default:
 		fmt.Fprintln(w, "ID\tNAME\tDESCRIPTION")
 	}
-	for _, d := range defs {
-		if named {
+	for i, d := range defs {
+		switch {
+		case named && withSkills:
+			fmt.Fprintf(w, "%s\t%s\t%s\n", d.Name, cmp.Or(skillIDs[i], d.Name), shorten(d.Description, 60))
+		case named:
 			fmt.Fprintf(w, "%s\t%s\n", d.Name, shorten(d.Description, 60))
-		} else {
+		default:
 			fmt.Fprintf(w, "%s\t%s\t%s\n", d.ID, d.Name, shorten(d.Description, 60))
 		}
 	}

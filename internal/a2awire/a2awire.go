@@ -102,6 +102,11 @@ const (
 	CodeUnauthorized        = -31403
 )
 
+// MetaSkillID is the key of a catalog entry's _meta under which the
+// client keeps the id an Agent Card gives a skill, when the entry is named
+// otherwise (by the skill's name).
+const MetaSkillID = "io.github.otcgo/a2a_skill_id"
+
 // MetaOutcome is the metadata key in which an otc agent says how a call
 // answered by a message ended: OutcomeSucceeded or OutcomeFailed.
 const (
