@@ -21,6 +21,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mount"
 )
 
@@ -65,7 +66,7 @@ func startHTTP(t *testing.T, s oldServers, port int, args ...string) string {
 	cmd := exec.CommandContext(ctx, s.node, args...)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var stderr strings.Builder
+	var stderr testkit.SyncBuffer // the process writes it while the test reads
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -90,14 +91,16 @@ func startHTTP(t *testing.T, s oldServers, port int, args ...string) string {
 		}
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	require.Eventually(t, func() bool {
+	for deadline := time.Now().Add(frameworkTimeout); ; time.Sleep(50 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
+			return "http://" + addr
 		}
-		return err == nil
-	}, frameworkTimeout, 50*time.Millisecond, "%v did not listen on %s; stderr: %s", args, addr, stderr.String())
-	return "http://" + addr
+		if time.Now().After(deadline) {
+			t.Fatalf("%v did not listen on %s; stderr: %s", args, addr, stderr.String())
+		}
+	}
 }
 
 // TestClientOldServers: the client lists and calls the tools of servers
