@@ -68,19 +68,28 @@ type mcpSession struct {
 	headers  sync.Map // tool name → []paramHeader, in 2026-07-28
 
 	callsMu sync.Mutex
-	// calls are the calls under way, with their contexts: a request of
-	// the server's that comes on no call's own stream (over stdio, or on
-	// the session's stream) belongs to the call when it is the only one.
-	calls map[*call]context.Context
+	// calls are the calls under way, with their contexts and the order
+	// they began in: a request of the server's that comes on no call's
+	// own stream (over stdio, or on the session's stream) belongs to one
+	// of them (callFor).
+	calls map[*call]underWay
+	begun uint64
+}
+
+// underWay is a call under way: its context, and when it began.
+type underWay struct {
+	ctx context.Context
+	seq uint64
 }
 
 // enter notes that call k is under way with ctx, until leave.
 func (s *mcpSession) enter(ctx context.Context, k *call) {
 	s.callsMu.Lock()
 	if s.calls == nil {
-		s.calls = map[*call]context.Context{}
+		s.calls = map[*call]underWay{}
 	}
-	s.calls[k] = ctx
+	s.begun++
+	s.calls[k] = underWay{ctx: ctx, seq: s.begun}
 	s.callsMu.Unlock()
 }
 
@@ -90,18 +99,43 @@ func (s *mcpSession) leave(k *call) {
 	s.callsMu.Unlock()
 }
 
-// onlyCall is the call under way, and its context, when there is exactly
-// one; nil otherwise.
-func (s *mcpSession) onlyCall() (*call, context.Context) {
+// callFor is the call a request of the server's that names none is of,
+// and its context: the call under way when there is one; when there are
+// several, the latest to begin, provided all were made for one caller
+// (the same identity in their contexts, as a gateway's per-caller
+// sessions make them), whose question it then is whichever call asked;
+// nil otherwise.
+func (s *mcpSession) callFor() (*call, context.Context) {
 	s.callsMu.Lock()
 	defer s.callsMu.Unlock()
-	if len(s.calls) != 1 {
+	var latest *call
+	var at underWay
+	key := ""
+	for k, u := range s.calls {
+		id := callerOf(u.ctx)
+		if len(s.calls) > 1 && (id == "" || latest != nil && id != key) {
+			return nil, nil // several calls, not one caller's: whose is it?
+		}
+		key = id
+		if latest == nil || u.seq > at.seq {
+			latest, at = k, u
+		}
+	}
+	if latest == nil {
 		return nil, nil
 	}
-	for k, ctx := range s.calls {
-		return k, ctx
+	return latest, at.ctx
+}
+
+// callerOf names the caller a call is made for, by the identity in its
+// context (its method, issuer and name); "" for none.
+func callerOf(ctx context.Context) string {
+	id := otc.CallerIdentity(ctx)
+	if id == nil {
+		return ""
 	}
-	return nil, nil
+	iss, _ := id.Claims["iss"].(string)
+	return id.Method + "\x00" + iss + "\x00" + id.Name
 }
 
 func newMCPSession(c *Client, conn mcpConn) *mcpSession {

@@ -26,7 +26,7 @@ import (
 // handler's failure to answer is kept for the call's error.
 func (s *mcpSession) incoming(ctx context.Context, k *call, msg []byte) {
 	if k == nil {
-		if only, cctx := s.onlyCall(); only != nil {
+		if only, cctx := s.callFor(); only != nil {
 			k, ctx = only, cctx
 		}
 	}

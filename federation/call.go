@@ -277,6 +277,13 @@ func passThrough(ctx context.Context, aud string) (string, error) {
 // the caller answers; where it cannot, the upstream is told so.
 func questionHandlers() *client.Handlers {
 	ask := func(ctx context.Context, method string, params any) (json.RawMessage, error) {
+		if otc.CallID(ctx) == "" {
+			// The client found no call for it: over stdio a question names
+			// none, and calls of several callers (or of callers without an
+			// identity, who share one process) were under way on the
+			// process, or none was. Those of one caller are put to it.
+			return nil, fmt.Errorf("%w: the upstream asked a question that names no call (over stdio a question does not say which call it is of) while calls of several callers, or of callers without an identity, ran on its process: it is put to none; callers that authenticate get a process each (sessions)", otc.ErrInputUnsupported)
+		}
 		raw, err := json.Marshal(params)
 		if err != nil {
 			return nil, err

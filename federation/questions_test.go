@@ -2,6 +2,7 @@ package federation_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -174,4 +175,91 @@ func TestFederation_Tasks(t *testing.T) {
 	st, err := slow.Status(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "cancelled", st.State)
+}
+
+// askerFunc is an otc.Asker of a function.
+type askerFunc func(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error)
+
+func (f askerFunc) Ask(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+	return f(ctx, reqs)
+}
+
+// TestFederation_QuestionsOfOneCallerAtOnce: two calls of one caller run
+// at once on the caller's process of a stdio upstream, and each asks; the
+// questions name no call (stdio cannot), and both reach the caller: a
+// question that comes while several calls of one caller are under way is
+// that caller's, whichever call asked it.
+func TestFederation_QuestionsOfOneCallerAtOnce(t *testing.T) {
+	t.Parallel()
+	up := stdioUpstream(t, "up_stdio")
+	up.Client = &client.Options{MCPVersion: "2025-11-25"} // asks with requests of its own
+	_, _, reg := gateway(t, []federation.Upstream{up}, nil)
+	ctx := otc.WithIdentity(t.Context(), &otc.Identity{Method: "api_key", Name: "alice"})
+
+	asked := make(chan struct{}, 2)
+	release := make(chan struct{})
+	asker := askerFunc(func(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+		asked <- struct{}{}
+		select {
+		case <-release: // both asked: answer
+		case <-time.After(20 * time.Second):
+		}
+		return []json.RawMessage{json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}, nil
+	})
+	type outcome struct {
+		res otc.CallResult
+		err error
+	}
+	done := make(chan outcome, 2)
+	call := func() {
+		res, err := reg.Call(ctx, &otc.CallRequest{ToolName: "up_stdio_Process_Ask", Asker: asker})
+		done <- outcome{res, err}
+	}
+	go call()
+	select {
+	case <-asked: // the first call asks, and waits for its answer
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first call's question did not reach the caller")
+	}
+	go call()
+	select {
+	case <-asked: // the second call's question, with two calls under way
+	case o := <-done:
+		t.Fatalf("the second call ended without its question reaching the caller: %v %+v", o.err, o.res.Error)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second call's question did not reach the caller")
+	}
+	close(release)
+	for range 2 {
+		o := <-done
+		require.NoError(t, o.err)
+		require.Nil(t, o.res.Error)
+		assert.JSONEq(t, `"hello Ada"`, string(o.res.Value))
+	}
+
+	// Callers without an identity share the upstream's main process: a
+	// question while two of their calls run there is put to neither, and
+	// the refusal says why.
+	release2 := make(chan struct{})
+	anonymous := askerFunc(func(ctx context.Context, reqs []otc.InputRequest) ([]json.RawMessage, error) {
+		asked <- struct{}{}
+		select {
+		case <-release2:
+		case <-time.After(20 * time.Second):
+		}
+		return []json.RawMessage{json.RawMessage(`{"action":"accept","content":{"name":"Bo"}}`)}, nil
+	})
+	go func() {
+		res, err := reg.Call(t.Context(), &otc.CallRequest{ToolName: "up_stdio_Process_Ask", Asker: anonymous})
+		done <- outcome{res, err}
+	}()
+	<-asked
+	res, err := reg.Call(t.Context(), &otc.CallRequest{ToolName: "up_stdio_Process_Ask", Asker: anonymous})
+	require.NoError(t, err)
+	require.NotNil(t, res.Error, "the second anonymous call's question is put to no one")
+	assert.Contains(t, res.Error.Message+res.Error.DeveloperMessage, "does not say which call it is of")
+	close(release2)
+	o := <-done
+	require.NoError(t, o.err)
+	assert.JSONEq(t, `"hello Bo"`, string(o.res.Value))
 }
