@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/internal/testkit"
 	otcmcp "github.com/otcgo/otc/mcp"
@@ -188,4 +189,59 @@ func TestSDKClientThroughGatewayToEverything(t *testing.T) {
 	text, ok := got.Messages[0].Content.(*sdk.TextContent)
 	require.True(t, ok)
 	assert.Equal(t, "What's weather in Oslo, Oslo?", text.Text)
+}
+
+// TestEverythingAsksThroughGateway: server-everything over stdio asks
+// its caller (elicitation) in the middle of a call, through otc's gateway,
+// as a newcomer's gateway runs it: otc's client and the official Go SDK's
+// client, each with a handler, get the question and their answer reaches
+// the tool; a caller without one is told the question cannot be put to
+// it, at once.
+func TestEverythingAsksThroughGateway(t *testing.T) {
+	node, modules := frameworksNode(t)
+	script := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, StartTimeout: 30 * time.Second}}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+
+	var asked string
+	cl, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP, Handlers: &client.Handlers{
+		Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+			asked = req.Message
+			return &client.ElicitResult{Action: otc.ElicitAccept, Content: map[string]any{"name": "Ada Lovelace"}}, nil
+		},
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	text, err := cl.CallText(ctx, "everything_trigger_elicitation_request", nil)
+	require.NoError(t, err)
+	assert.Contains(t, text, "Ada Lovelace")
+	assert.Contains(t, asked, "Please provide inputs")
+
+	sc := sdk.NewClient(&sdk.Implementation{Name: "otc-interop", Version: "0.0.0"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, _ *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace Hopper"}}, nil
+		},
+	})
+	cs, err := sc.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything_trigger_elicitation_request", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Content)
+	var all strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			all.WriteString(tc.Text)
+		}
+	}
+	assert.Contains(t, all.String(), "Grace Hopper")
+
+	plain, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = plain.Close() })
+	start := time.Now()
+	_, err = plain.CallText(ctx, "everything_trigger_elicitation_request", nil)
+	require.Error(t, err, "a caller that cannot answer is refused")
+	assert.Less(t, time.Since(start), 10*time.Second)
 }
