@@ -8,6 +8,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -217,6 +218,10 @@ func (a2aExecutor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.S
 	text := ""
 	for _, p := range ec.Message.Parts {
 		text += p.Text()
+		if d := p.Data(); d != nil { // a data part: echoed as JSON
+			b, _ := json.Marshal(d)
+			text += string(b)
+		}
 	}
 	return func(yield func(a2av2.Event, error) bool) {
 		switch {
@@ -288,6 +293,12 @@ func TestClientA2AGoAgent(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `"hello Ada"`, string(res.Value))
 	assert.Equal(t, "What is your name?", asked.Load())
+
+	// A plain object, as a person or model would send it, goes as the
+	// message's data part, not refused for its missing text.
+	res, err = c.Call(t.Context(), "echo", map[string]any{"a": 2, "b": 3}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"echo: {\"a\":2,\"b\":3}"`, string(res.Value))
 
 	_, err = c.Call(t.Context(), "echo", map[string]any{}, nil)
 	var oe *otc.Error
