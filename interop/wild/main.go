@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command wild puts otc gateway in front of the public MCP servers of
 // servers.txt, as people run them, and reports what it served: first each
 // server alone (its protocol version, its tools and the time it took to
@@ -8,7 +10,7 @@
 // not served by the gateway, or when a process is left.
 //
 // It is a long run, behind make wild (.ci/wild.sh installs the servers
-// with npm first):
+// with npm first), on Linux (it reads /proc):
 //
 //	go run ./wild --modules DIR [--node PATH] [--wait 3m] [--out FILE]
 package main
