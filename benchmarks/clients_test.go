@@ -39,7 +39,11 @@ var (
 const clientServerEnv = "OTC_BENCH_CLIENT_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(clientServerEnv) != "" {
+	switch os.Getenv(clientServerEnv) {
+	case "":
+	case "sdk":
+		os.Exit(serveSDK())
+	default:
 		os.Exit(serveForClients())
 	}
 	os.Exit(m.Run())
@@ -185,6 +189,8 @@ func BenchmarkClients(b *testing.B) {
 // callerResult is one run of a client.
 type callerResult struct {
 	rate, allocs, bytes float64
+	// cpu is this process's CPU time (user and system) a call, in µs.
+	cpu float64
 }
 
 // runCaller calls through c from clients.conc goroutines for d.
@@ -195,6 +201,7 @@ func runCaller(b *testing.B, c caller, d time.Duration) callerResult {
 	defer cancel()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpuBefore := processCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range *clientConc {
@@ -210,6 +217,7 @@ func runCaller(b *testing.B, c caller, d time.Duration) callerResult {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpuBefore
 	runtime.ReadMemStats(&after)
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatalf("%s: %v", c.name, err)
@@ -219,6 +227,7 @@ func runCaller(b *testing.B, c caller, d time.Duration) callerResult {
 		rate:   calls / elapsed.Seconds(),
 		allocs: float64(after.Mallocs-before.Mallocs) / calls,
 		bytes:  float64(after.TotalAlloc-before.TotalAlloc) / calls,
+		cpu:    float64(cpu.Microseconds()) / calls,
 	}
 }
 
@@ -226,8 +235,16 @@ func runCaller(b *testing.B, c caller, d time.Duration) callerResult {
 // its URL.
 func startClientServer(b *testing.B) string {
 	b.Helper()
+	return startServerProcess(b, "1")
+}
+
+// startServerProcess starts this test binary as a server of the kind
+// given ("sdk": the MCP Go SDK's server at /mcp; else otc's on every
+// format) and returns its base URL.
+func startServerProcess(b *testing.B, kind string) string {
+	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), clientServerEnv+"=1")
+	cmd.Env = append(os.Environ(), clientServerEnv+"="+kind)
 	out, err := cmd.StdoutPipe()
 	require.NoError(b, err)
 	cmd.Stderr = os.Stderr
