@@ -27,56 +27,95 @@ var gatewayRounds = flag.Int("gateway.rounds", 6, "BenchmarkGateway: rounds, eac
 // ones (x-direct) and what the gateway adds to p50 and p99, in ms.
 func BenchmarkGateway(b *testing.B) {
 	upstream := startClientServer(b)
-	ctx := b.Context()
+	gw := serveGateway(b, federation.Upstream{Name: "calc", URL: upstream + mount.PrefixOTC, Format: client.FormatOTC})
+	tr := gatewayTransport(b)
+	direct := benchCaller(b, tr, "direct", upstream+mount.PrefixOTC, "Calculator.Add", nil)
+	gateway := benchCaller(b, tr, "gateway", gw+mount.PrefixOTC, "calc.Calculator_Add", nil)
+	m := compareGateway(b, direct, gateway)
+	b.ReportMetric(median(m.ratios), "x-direct")
+	b.ReportMetric(median(m.p50s), "ms-added-p50")
+	b.ReportMetric(median(m.p99s), "ms-added-p99")
+}
 
+// serveGateway mounts up in a fresh registry served on every format, and
+// returns the gateway's URL.
+func serveGateway(b *testing.B, up federation.Upstream) string {
+	b.Helper()
 	reg := otc.NewRegistry(nil)
-	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "calc", URL: upstream + mount.PrefixOTC, Format: client.FormatOTC}}, nil)
+	fed, err := federation.Mount(b.Context(), reg, []federation.Upstream{up}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = fed.Close() })
 	mux := http.NewServeMux()
 	mount.All(mux, reg, nil)
 	gw := httptest.NewServer(mux)
 	b.Cleanup(gw.Close)
+	return gw.URL
+}
 
+// gatewayTransport is the callers' transport, which keeps a connection
+// for each goroutine that calls.
+func gatewayTransport(b *testing.B) *http.Transport {
 	tr := &http.Transport{MaxIdleConnsPerHost: *clientConc, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
-	args := map[string]any{"a": 1, "b": 2}
-	newCaller := func(name, url, tool string) caller {
-		c, err := client.New(url, &client.Options{HTTPClient: &http.Client{Transport: tr}})
-		require.NoError(b, err)
-		b.Cleanup(func() { _ = c.Close() })
-		call := func(ctx context.Context) error {
-			_, err := c.Call(ctx, tool, args, nil)
-			return err
-		}
-		require.NoError(b, call(ctx), name)
-		return caller{name, call}
+	return tr
+}
+
+// benchCaller is a caller of tool (adding 1 and 2) at url through otc's
+// client with opts (nil for OTC) over tr, checked with one call.
+func benchCaller(b *testing.B, tr *http.Transport, name, url, tool string, opts *client.Options) caller {
+	b.Helper()
+	o := client.Options{}
+	if opts != nil {
+		o = *opts
 	}
-	direct := newCaller("direct", upstream+mount.PrefixOTC, "Calculator.Add")
-	gateway := newCaller("gateway", gw.URL+mount.PrefixOTC, "calc.Calculator_Add")
+	o.HTTPClient = &http.Client{Transport: tr}
+	c, err := client.New(url, &o)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = c.Close() })
+	args := map[string]any{"a": 1, "b": 2}
+	call := func(ctx context.Context) error {
+		_, err := c.Call(ctx, tool, args, nil)
+		return err
+	}
+	require.NoError(b, call(b.Context()), name)
+	return caller{name, call}
+}
+
+// gatewayRuns is what compareGateway measures, a value per round: the
+// gateway's calls/s as a ratio to direct, the latency it adds at p50 and
+// p99 (ms), and the CPU (µs) and allocations a call through it costs this
+// process beyond a direct call's.
+type gatewayRuns struct {
+	ratios, p50s, p99s, cpus, allocs []float64
+}
+
+// compareGateway warms both callers, then runs them in gateway.rounds
+// rounds whose order alternates: the calls/s of each with clients.conc
+// goroutines, and the latency of one call at a time.
+func compareGateway(b *testing.B, direct, gateway caller) gatewayRuns {
 	for _, c := range []caller{direct, gateway} {
 		runCaller(b, c, 100*time.Millisecond)
 	}
-
-	var ratios, p50s, p99s []float64
+	var m gatewayRuns
 	for r := range *gatewayRounds {
 		order := []caller{direct, gateway}
 		if r%2 == 1 {
 			order = []caller{gateway, direct}
 		}
-		rate := map[string]float64{}
+		res := map[string]callerResult{}
 		lat := map[string][]time.Duration{}
 		for _, c := range order {
-			rate[c.name] = runCaller(b, c, *clientTime).rate
+			res[c.name] = runCaller(b, c, *clientTime)
 			lat[c.name] = latencies(b, c, 300)
 		}
-		ratios = append(ratios, rate["gateway"]/rate["direct"])
-		p50s = append(p50s, ms(pct(lat["gateway"], 50)-pct(lat["direct"], 50)))
-		p99s = append(p99s, ms(pct(lat["gateway"], 99)-pct(lat["direct"], 99)))
+		g, d := res[gateway.name], res[direct.name]
+		m.ratios = append(m.ratios, g.rate/d.rate)
+		m.p50s = append(m.p50s, ms(pct(lat[gateway.name], 50)-pct(lat[direct.name], 50)))
+		m.p99s = append(m.p99s, ms(pct(lat[gateway.name], 99)-pct(lat[direct.name], 99)))
+		m.cpus = append(m.cpus, g.cpu-d.cpu)
+		m.allocs = append(m.allocs, g.allocs-d.allocs)
 	}
-	b.ReportMetric(median(ratios), "x-direct")
-	b.ReportMetric(median(p50s), "ms-added-p50")
-	b.ReportMetric(median(p99s), "ms-added-p99")
+	return m
 }
 
 // latencies times n calls through c, one at a time.

@@ -1,33 +1,19 @@
 package benchmarks
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/stretchr/testify/require"
 
-	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mount"
 )
-
-// processCPU is the CPU time, user and system, this process has spent.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // serveSDK serves the MCP Go SDK's Calculator_Add at /mcp, with sessions
 // and JSON answers, until killed.
@@ -61,59 +47,17 @@ func BenchmarkGatewayMCP(b *testing.B) {
 	} {
 		b.Run("upstream="+kind.name, func(b *testing.B) {
 			upstream := startServerProcess(b, kind.env) + mount.PrefixMCP
-			ctx := b.Context()
-			reg := otc.NewRegistry(nil)
-			fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "calc", URL: upstream, Format: client.FormatMCP,
-				Client: &client.Options{MCPVersion: "2025-11-25"}}}, nil)
-			require.NoError(b, err)
-			b.Cleanup(func() { _ = fed.Close() })
-			mux := http.NewServeMux()
-			mount.All(mux, reg, nil)
-			gw := httptest.NewServer(mux)
-			b.Cleanup(gw.Close)
-
-			tr := &http.Transport{MaxIdleConnsPerHost: *clientConc, DisableCompression: true}
-			b.Cleanup(tr.CloseIdleConnections)
-			args := map[string]any{"a": 1, "b": 2}
-			newCaller := func(name, url, tool string) caller {
-				c, err := client.New(url, &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25", HTTPClient: &http.Client{Transport: tr}})
-				require.NoError(b, err)
-				b.Cleanup(func() { _ = c.Close() })
-				call := func(ctx context.Context) error {
-					_, err := c.Call(ctx, tool, args, nil)
-					return err
-				}
-				require.NoError(b, call(ctx), name)
-				return caller{name, call}
-			}
-			direct := newCaller("direct", upstream, kind.tool)
-			gateway := newCaller("gateway", gw.URL+mount.PrefixMCP, "calc_"+kind.tool)
-			for _, c := range []caller{direct, gateway} {
-				runCaller(b, c, 100*time.Millisecond)
-			}
-			var ratios, p50s, p99s, cpus, allocs []float64
-			for r := range *gatewayRounds {
-				order := []caller{direct, gateway}
-				if r%2 == 1 {
-					order = []caller{gateway, direct}
-				}
-				res := map[string]callerResult{}
-				lat := map[string][]time.Duration{}
-				for _, c := range order {
-					res[c.name] = runCaller(b, c, *clientTime)
-					lat[c.name] = latencies(b, c, 300)
-				}
-				ratios = append(ratios, res["gateway"].rate/res["direct"].rate)
-				p50s = append(p50s, ms(pct(lat["gateway"], 50)-pct(lat["direct"], 50)))
-				p99s = append(p99s, ms(pct(lat["gateway"], 99)-pct(lat["direct"], 99)))
-				cpus = append(cpus, res["gateway"].cpu-res["direct"].cpu)
-				allocs = append(allocs, res["gateway"].allocs-res["direct"].allocs)
-			}
-			b.ReportMetric(median(ratios), "x-direct")
-			b.ReportMetric(median(p50s), "ms-added-p50")
-			b.ReportMetric(median(p99s), "ms-added-p99")
-			b.ReportMetric(median(cpus), "µs-cpu-hop")
-			b.ReportMetric(median(allocs), "allocs-hop")
+			sessions := &client.Options{Format: client.FormatMCP, MCPVersion: "2025-11-25"}
+			gw := serveGateway(b, federation.Upstream{Name: "calc", URL: upstream, Format: client.FormatMCP, Client: &client.Options{MCPVersion: "2025-11-25"}})
+			tr := gatewayTransport(b)
+			direct := benchCaller(b, tr, "direct", upstream, kind.tool, sessions)
+			gateway := benchCaller(b, tr, "gateway", gw+mount.PrefixMCP, "calc_"+kind.tool, sessions)
+			m := compareGateway(b, direct, gateway)
+			b.ReportMetric(median(m.ratios), "x-direct")
+			b.ReportMetric(median(m.p50s), "ms-added-p50")
+			b.ReportMetric(median(m.p99s), "ms-added-p99")
+			b.ReportMetric(median(m.cpus), "µs-cpu-hop")
+			b.ReportMetric(median(m.allocs), "allocs-hop")
 		})
 	}
 }

@@ -351,20 +351,30 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 			return nil, w.abandon(ctx, k, a, t.ID, err)
 		}
 		wait = min(wait*2, a2aMaxPoll)
-		var got json.RawMessage
-		if err := w.rpc(ctx, k, a, methodName(a, a2awire.GetTask), map[string]any{"id": t.ID}, &got); err != nil {
-			if ctx.Err() != nil {
-				return nil, w.abandon(ctx, k, a, t.ID, err)
-			}
+		nt, err := w.getTask(ctx, k, a, t.ID)
+		if err != nil {
 			return nil, err
 		}
-		var nt a2aTask
-		if err := json.Unmarshal(got, &nt); err != nil {
-			return nil, fmt.Errorf("GetTask: the result: %w", err)
-		}
-		nt.Kind = "task"
-		t = &nt
+		t = nt
 	}
+}
+
+// getTask reads task id as it now is; a call whose context ended
+// cancels it.
+func (w *a2aWire) getTask(ctx context.Context, k *call, a *a2aAgent, id string) (*a2aTask, error) {
+	var got json.RawMessage
+	if err := w.rpc(ctx, k, a, methodName(a, a2awire.GetTask), map[string]any{"id": id}, &got); err != nil {
+		if ctx.Err() != nil {
+			return nil, w.abandon(ctx, k, a, id, err)
+		}
+		return nil, err
+	}
+	var t a2aTask
+	if err := json.Unmarshal(got, &t); err != nil {
+		return nil, fmt.Errorf("GetTask: the result: %w", err)
+	}
+	t.Kind = "task"
+	return &t, nil
 }
 
 // reply answers the question of a task in INPUT_REQUIRED: an otc agent's

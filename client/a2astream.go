@@ -101,19 +101,7 @@ func (w *a2aWire) stream(ctx context.Context, k *call, a *a2aAgent, params map[s
 	}
 	// The task as it now is, with its artifacts: the stream may have
 	// ended early (a proxy, the agent's own bound), and follow reads on.
-	var got json.RawMessage
-	if err := w.rpc(ctx, k, a, methodName(a, a2awire.GetTask), map[string]any{"id": t.ID}, &got); err != nil {
-		if ctx.Err() != nil {
-			return nil, w.abandon(ctx, k, a, t.ID, err)
-		}
-		return nil, err
-	}
-	var whole a2aTask
-	if err := json.Unmarshal(got, &whole); err != nil {
-		return nil, fmt.Errorf("GetTask: the result: %w", err)
-	}
-	whole.Kind = "task"
-	return &whole, nil
+	return w.getTask(ctx, k, a, t.ID)
 }
 
 // readEvent reads one event of a stream (or SendStreamingMessage's JSON

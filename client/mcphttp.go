@@ -165,9 +165,8 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	if rerr != nil {
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}
-	r := &response{method: http.MethodPost, url: h.url, status: resp.StatusCode, contentType: ct, body: data, format: FormatMCP,
-		retryAfter: wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
-		challenge: resp.Header.Get("WWW-Authenticate")}
+	r := responseOf(resp, http.MethodPost, h.url, data, FormatMCP)
+	r.rpcMethod = method
 	if int64(len(data)) > h.c.maxBytes {
 		r.body = data[:h.c.maxBytes]
 		return nil, r.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, h.c.maxBytes))

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/otcgo/otc/internal/wire"
 )
 
 // transportSSE is the value of Options.MCPTransport for MCP's HTTP+SSE
@@ -111,8 +109,7 @@ func (h *mcpSSE) open(ctx context.Context, s *mcpSession) (*sseStream, error) {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, ssePostBody))
 		resp.Body.Close()
 		cancel()
-		r := &response{method: http.MethodGet, url: h.url, status: resp.StatusCode, contentType: ct, body: data, format: FormatMCP,
-			retryAfter: wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), challenge: resp.Header.Get("WWW-Authenticate")}
+		r := responseOf(resp, http.MethodGet, h.url, data, FormatMCP)
 		if _, refused := refusalCode(resp.StatusCode); refused {
 			return nil, r.rpcFailure()
 		}
@@ -276,9 +273,8 @@ func (h *mcpSSE) post(ctx context.Context, st *sseStream, k *call, method string
 		st.in.end(errSessionExpired)
 		return errSessionExpired
 	}
-	r := &response{method: http.MethodPost, url: st.endpoint, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: data,
-		format: FormatMCP, retryAfter: wire.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), rpcMethod: method,
-		challenge: resp.Header.Get("WWW-Authenticate")}
+	r := responseOf(resp, http.MethodPost, st.endpoint, data, FormatMCP)
+	r.rpcMethod = method
 	return r.rpcFailure()
 }
 

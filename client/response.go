@@ -74,14 +74,20 @@ func (c *Client) open(ctx context.Context, method, u, accept string, body []byte
 	return c.roundTrip(req, "")
 }
 
+// responseOf is the response hresp to method at u, its body read into
+// data, as the client judges it.
+func responseOf(hresp *http.Response, method, u string, data []byte, format Format) *response {
+	return &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data, format: format,
+		retryAfter: wire.RetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
+}
+
 // readResponse reads a response's body, within the client's limit.
 func (c *Client) readResponse(hresp *http.Response, method, u string) (*response, error) {
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
-	resp := &response{method: method, url: u, status: hresp.StatusCode, contentType: hresp.Header.Get("Content-Type"), body: data, format: c.format,
-		retryAfter: wire.RetryAfter(hresp.Header.Get("Retry-After"), time.Now()), challenge: hresp.Header.Get("WWW-Authenticate")}
+	resp := responseOf(hresp, method, u, data, c.format)
 	if int64(len(data)) > c.maxBytes {
 		resp.body = data[:c.maxBytes]
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))

@@ -4,6 +4,7 @@ package client_test
 // the endpoint to POST messages to, every answer on the stream.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -28,13 +29,6 @@ func newLegacyServer(t *testing.T, reg *otc.Registry) *testkit.LegacySSE {
 	return testkit.NewLegacySSE(t, func(ctx context.Context, in io.Reader, out io.Writer) { _ = mcp.Serve(ctx, reg, in, out, nil) })
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // TestSSETransport: a client of an HTTP+SSE server (Options.MCPTransport
 // "sse") lists and calls its tools, gets progress and answers its
 // questions on the stream, at the versions its server speaks; Close
@@ -43,7 +37,7 @@ func TestSSETransport(t *testing.T) {
 	reg, _ := formatsRegistry(nil)
 	l := newLegacyServer(t, reg)
 	for _, version := range []string{"", mcp.Version20250618} {
-		t.Run(cmpOr(version, "negotiated"), func(t *testing.T) {
+		t.Run(cmp.Or(version, "negotiated"), func(t *testing.T) {
 			c, err := client.New(l.URL+"/sse", &client.Options{Format: client.FormatMCP, MCPTransport: "sse", MCPVersion: version})
 			require.NoError(t, err)
 			defs, err := c.ListTools(t.Context())

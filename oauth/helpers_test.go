@@ -131,6 +131,7 @@ type authServer struct {
 	rawAnswers  map[string]string         // introspection answers sent as written, by token
 	postSecret  bool                      // expect client_secret_post
 	hits        map[string]int            // requests by path
+	asked       map[string]int            // introspections by token
 	// padding, by path, is a member of that many bytes added to the JSON
 	// answered there, to make it too long.
 	padding map[string]int
@@ -143,6 +144,7 @@ func newAuthServer(t *testing.T, path string) *authServer {
 		jwks:       jwksJSON(t, usualJWKs(t)...),
 		active:     map[string]map[string]any{},
 		hits:       map[string]int{},
+		asked:      map[string]int{},
 		padding:    map[string]int{},
 	}
 	as.srv = httptest.NewServer(http.HandlerFunc(as.serve))
@@ -215,6 +217,7 @@ func (as *authServer) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		as.mu.Lock()
+		as.asked[r.PostForm.Get("token")]++
 		ans, found := as.active[r.PostForm.Get("token")]
 		raw, isRaw := as.rawAnswers[r.PostForm.Get("token")]
 		as.mu.Unlock()
@@ -269,6 +272,13 @@ func (as *authServer) count(path string) int {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return as.hits[path]
+}
+
+// introspected returns how many times token was introspected.
+func (as *authServer) introspected(token string) int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.asked[token]
 }
 
 // metadataHits counts the requests for metadata, at any well-known URL.
