@@ -16,6 +16,7 @@ import (
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/runner"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -656,12 +657,14 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		err   error
 	}
 	done := make(chan ran, 1)
-	go func() {
+	// On a goroutine kept between runs: a run of a deep function (another
+	// server's tool, through an HTTP client) then starts on a grown stack.
+	runner.Go(func() {
 		defer cancel()
 		defer r.releaseSlot(t)
 		v, err := r.run(ctx, t, input)
 		done <- ran{v, err}
-	}()
+	})
 	abandon := func() {
 		if late != nil {
 			go func() {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/inline"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/nearest"
 	"github.com/otcgo/otc/internal/validate"
 	"github.com/otcgo/otc/internal/viewcache"
@@ -302,6 +303,9 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 		if err != nil || !hasOutput {
 			return nil, err
 		}
+		if raw, ok := any(out).(json.RawMessage); ok && rawAsIs(raw) {
+			return bytes.Clone(raw), nil // the function's own bytes stay its own
+		}
 		b, err := json.Marshal(out)
 		if err != nil {
 			return nil, &encodeError{err}
@@ -309,6 +313,15 @@ func Register[In, Out any](r *Registry, t Tool, fn func(context.Context, In) (Ou
 		return b, nil
 	}
 	return r.add(rt)
+}
+
+// rawAsIs reports whether a function's json.RawMessage result can be
+// taken as it is, without json.Marshal's copy: valid JSON in UTF-8 on one
+// line (a result on the way to an MCP client over stdio must not break
+// its line). Anything else goes through json.Marshal, which compacts it
+// or refuses it.
+func rawAsIs(raw json.RawMessage) bool {
+	return len(raw) > 0 && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 && jsonparse.Valid(raw)
 }
 
 // toolLabel names a tool in registration errors, even a malformed one.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/a2awire"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -290,9 +291,17 @@ func unwrapResult(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || raw[0] != '{' {
 		return raw
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 && obj["result"] != nil {
-		return obj["result"]
+	var inner []byte
+	n := 0
+	ok := jsonparse.EachMember(raw, func(name, v []byte) bool {
+		n++
+		if string(name) == "result" {
+			inner = v
+		}
+		return n < 2
+	})
+	if ok && n == 1 && inner != nil {
+		return inner
 	}
 	return raw
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/mcpwire"
 )
 
@@ -151,20 +152,22 @@ const (
 // client of an MCP server over stdio, or of one that keeps sessions,
 // holds a process or a session: [Client.Close] ends it.
 type Client struct {
-	format   Format
-	t        transport
-	opts     Options // a copy, for what the transports read
-	base     string  // without a trailing slash
-	http     Doer
-	agent    string
-	schema   string
-	maxBytes int64
-	retry    *RetryPolicy
-	apiKey   string
-	bearer   string
-	jwt      *JWTSigner
-	exchange *exchanger // Options.TokenExchange's, shared by sessions
-	command  *exec.Cmd  // what NewStdio was given, for NewSession
+	format Format
+	t      transport
+	opts   Options // a copy, for what the transports read
+	base   string  // without a trailing slash
+	http   Doer
+	agent  string
+	// agentValue is agent as a header's value, made once.
+	agentValue []string
+	schema     string
+	maxBytes   int64
+	retry      *RetryPolicy
+	apiKey     string
+	bearer     string
+	jwt        *JWTSigner
+	exchange   *exchanger // Options.TokenExchange's, shared by sessions
+	command    *exec.Cmd  // what NewStdio was given, for NewSession
 	// sse is set when the MCP server was found to speak HTTP+SSE, which
 	// its sessions then speak without looking again.
 	sse *atomic.Bool
@@ -214,6 +217,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	if c.agent == "" {
 		c.agent = DefaultUserAgent
 	}
+	c.agentValue = []string{c.agent}
 	if opts.TokenExchange != nil {
 		x, err := newExchanger(opts.TokenExchange, c.http, c.agent)
 		if err != nil {
@@ -571,7 +575,10 @@ func (c *Client) newCall(toolID string, input any, opts *CallOptions) (*call, er
 			return nil, fmt.Errorf("otc client: call %s: the input must encode as a JSON object, not %s", toolID, kindOf(t))
 		}
 		if t[0] == '{' {
-			if !json.Valid(t) {
+			// What json.Marshal wrote is JSON; raw bytes are checked (by the
+			// faster check first, which also asks for UTF-8, as json.Valid
+			// does not).
+			if ok && !jsonparse.Valid(t) && !json.Valid(t) {
 				return nil, fmt.Errorf("otc client: call %s: encoding the input: it is not valid JSON", toolID)
 			}
 			k.input = t

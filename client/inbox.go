@@ -42,16 +42,13 @@ func newInbox() *inbox {
 // the answers to the server's requests are sent with. A message that is
 // not JSON-RPC is skipped (a server's stray output).
 func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil {
+	m, ok := readEnvelope(msg)
+	if !ok || m.badMethod {
 		return
 	}
 	switch {
-	case m.Method == "":
-		id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
+	case m.method == "":
+		id, err := strconv.ParseInt(string(bytes.Trim(m.id, `"`)), 10, 64)
 		if err != nil {
 			return
 		}
@@ -62,8 +59,8 @@ func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
 		if ch != nil {
 			ch <- msg
 		}
-	case len(m.ID) > 0 && string(m.ID) != "null":
-		if m.Method == "ping" {
+	case len(m.id) > 0 && string(m.id) != "null":
+		if m.method == "ping" {
 			s.incoming(ctx, nil, msg)
 			return
 		}
@@ -74,10 +71,10 @@ func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
 				s.incoming(ctx, nil, msg)
 			}()
 		default:
-			s.refuse(ctx, m.ID, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
+			s.refuse(ctx, m.id, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
 		}
 	default:
-		s.notification(m.Method, notificationParams(msg))
+		s.notification(m.method, notificationParams(msg))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
@@ -248,27 +249,65 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 		}
 		return err
 	}
-	var answer struct {
-		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
+	env, ok := readEnvelope(raw)
+	if !ok {
+		return fmt.Errorf("%s: the answer is not JSON-RPC: it is not a JSON object", method)
 	}
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return fmt.Errorf("%s: the answer is not JSON-RPC: %w", method, err)
+	if env.err != nil {
+		var e RPCError
+		if err := json.Unmarshal(env.err, &e); err != nil {
+			return fmt.Errorf("%s: the answer is not JSON-RPC: its error: %w", method, err)
+		}
+		e.Method = method
+		return e.asError()
 	}
-	if answer.Error != nil {
-		answer.Error.Method = method
-		return answer.Error.asError()
-	}
-	if answer.Result == nil {
+	if env.result == nil {
 		return fmt.Errorf("%s: the answer has neither result nor error", method)
 	}
-	if out == nil {
+	switch out := out.(type) {
+	case nil:
+		return nil
+	case *json.RawMessage:
+		*out = env.result // the answer is this request's own copy
 		return nil
 	}
-	if err := json.Unmarshal(answer.Result, out); err != nil {
+	if err := json.Unmarshal(env.result, out); err != nil {
 		return fmt.Errorf("%s: the result: %w", method, err)
 	}
 	return nil
+}
+
+// envelope is what the client reads of a JSON-RPC message's envelope:
+// the raw id, result and error (nil when absent; an error that is null
+// counts as absent), and the method.
+type envelope struct {
+	id, result, err []byte
+	method          string
+	// badMethod says the method is there but is not a string.
+	badMethod bool
+}
+
+// readEnvelope reads a message's envelope in one pass over its members,
+// checking it is JSON; ok is false when it is not a JSON object.
+func readEnvelope(msg []byte) (e envelope, ok bool) {
+	ok = jsonparse.EachMember(msg, func(name, v []byte) bool {
+		switch string(name) {
+		case "id":
+			e.id = v
+		case "result":
+			e.result = v
+		case "error":
+			e.err = v
+			if string(v) == "null" {
+				e.err = nil
+			}
+		case "method":
+			m, isStr := jsonparse.String(v)
+			e.method, e.badMethod = m, !isStr && string(v) != "null"
+		}
+		return true
+	})
+	return e, ok
 }
 
 // cancelled tells the server that request id is no longer wanted.

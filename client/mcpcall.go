@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
 )
@@ -68,8 +70,8 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res 
 		if err := s.request(ctx, k, "tools/call", params, &raw); err != nil {
 			return nil, err
 		}
-		var head callAnswer
-		if err := json.Unmarshal(raw, &head); err != nil {
+		head, err := readCallAnswer(raw)
+		if err != nil {
 			return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 		}
 		switch head.ResultType {
@@ -215,27 +217,145 @@ func (s *mcpSession) cancelTask(ctx context.Context, k *call, id string, cause e
 // callAnswer is a tools/call result: a CallToolResult, or in 2026-07-28
 // an input_required round or a task.
 type callAnswer struct {
-	ResultType     string                     `json:"resultType"`
-	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-	RequestState   *string                    `json:"requestState"`
-	TaskID         string                     `json:"taskId"`
-	Status         string                     `json:"status"`
-	PollIntervalMs int64                      `json:"pollIntervalMs"`
+	ResultType     string
+	InputRequests  map[string]json.RawMessage
+	RequestState   *string
+	TaskID         string
+	Status         string
+	PollIntervalMs int64
 
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	Structured json.RawMessage            `json:"structuredContent"`
-	IsError    bool                       `json:"isError"`
-	Meta       map[string]json.RawMessage `json:"_meta"`
+	// Content is the content blocks' array as it came, read for its text
+	// only when the result needs it.
+	Content    []byte
+	Structured json.RawMessage
+	IsError    bool
+	// Meta is the _meta object as it came.
+	Meta []byte
+}
+
+// readCallAnswer reads a tools/call result in one pass over its members,
+// as json.Unmarshal would read it into a struct (the last of a repeated
+// member counts, a null one is not set, a member of another type fails
+// it) but matching names exactly, and without reflection: the members
+// the client uses are read, the others checked and skipped.
+func readCallAnswer(raw []byte) (callAnswer, error) {
+	var a callAnswer
+	var err error
+	str := func(name, v []byte) string {
+		s, ok := jsonparse.String(v)
+		if !ok {
+			err = fmt.Errorf("%s is %s, not a string", name, kindOf(v))
+		}
+		return s
+	}
+	ok := jsonparse.EachMember(raw, func(name, v []byte) bool {
+		if string(v) == "null" {
+			return true
+		}
+		switch string(name) {
+		case "resultType":
+			a.ResultType = str(name, v)
+		case "inputRequests":
+			err = json.Unmarshal(v, &a.InputRequests)
+		case "requestState":
+			s := str(name, v)
+			a.RequestState = &s
+		case "taskId":
+			a.TaskID = str(name, v)
+		case "status":
+			a.Status = str(name, v)
+		case "pollIntervalMs":
+			n, perr := strconv.ParseInt(string(v), 10, 64)
+			if perr != nil {
+				err = json.Unmarshal(v, &n) // a number of another form: as encoding/json reads it
+			}
+			a.PollIntervalMs = n
+		case "content":
+			if v[0] != '[' {
+				err = fmt.Errorf("content is %s, not an array", kindOf(v))
+			}
+			a.Content = v
+		case "structuredContent":
+			a.Structured = v
+		case "isError":
+			switch string(v) {
+			case "true":
+				a.IsError = true
+			case "false":
+				a.IsError = false
+			default:
+				err = fmt.Errorf("isError is %s, not a boolean", kindOf(v))
+			}
+		case "_meta":
+			if v[0] != '{' {
+				err = fmt.Errorf("_meta is %s, not an object", kindOf(v))
+			}
+			a.Meta = v
+		}
+		return err == nil
+	})
+	if err == nil && !ok {
+		err = errors.New("it is not a JSON object")
+	}
+	return a, err
+}
+
+// texts are the text blocks of the result's content, in order.
+func (res *callAnswer) texts() ([]string, error) {
+	var text []string
+	var err error
+	jsonparse.EachElement(res.Content, func(v []byte) bool {
+		if string(v) == "null" {
+			return true
+		}
+		var typ, txt string
+		ok := jsonparse.EachMember(v, func(name, v []byte) bool {
+			switch string(name) {
+			case "type":
+				typ, err = blockString(name, v)
+			case "text":
+				txt, err = blockString(name, v)
+			}
+			return err == nil
+		})
+		if err == nil && !ok {
+			err = fmt.Errorf("a content block is %s, not an object", kindOf(v))
+		}
+		if typ == "text" {
+			text = append(text, txt)
+		}
+		return err == nil
+	})
+	return text, err
+}
+
+// blockString reads a content block's string member (null reads as "").
+func blockString(name, v []byte) (string, error) {
+	s, ok := jsonparse.String(v)
+	if !ok && string(v) != "null" {
+		return "", fmt.Errorf("a content block's %s is %s, not a string", name, kindOf(v))
+	}
+	return s, nil
+}
+
+// memberOf is the raw value of the member name of object raw; nil when
+// it has none (or raw is not an object).
+func memberOf(raw []byte, name string) []byte {
+	var out []byte
+	jsonparse.EachMember(raw, func(n, v []byte) bool {
+		if string(n) == name {
+			out = v // the last of a repeated member, as encoding/json reads it
+		}
+		return true
+	})
+	return out
 }
 
 // decodeCallResult reads a CallToolResult: the tool's value, its error,
 // or the refusal it reports.
 func decodeCallResult(callID string, raw json.RawMessage) (*Result, error) {
-	var res callAnswer
-	if err := json.Unmarshal(raw, &res); err != nil {
+	res, err := readCallAnswer(raw)
+	if err != nil {
 		return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 	}
 	return res.result(callID, raw)
@@ -247,11 +367,13 @@ func decodeCallResult(callID string, raw json.RawMessage) (*Result, error) {
 // as a JSON string.
 func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, error) {
 	out := &Result{CallID: callID, Raw: raw}
-	var text []string
-	for _, c := range res.Content {
-		if c.Type == "text" {
-			text = append(text, c.Text)
-		}
+	if !res.IsError && len(res.Structured) > 0 {
+		out.Value = unwrapResult(res.Structured)
+		return out, nil
+	}
+	text, err := res.texts()
+	if err != nil {
+		return nil, fmt.Errorf("tools/call: the result is not a CallToolResult: %w", err)
 	}
 	if res.IsError {
 		var info struct {
@@ -261,7 +383,7 @@ func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, erro
 			ParameterErrors     map[string]string        `json:"parameter_errors"`
 			MissingRequirements *otc.MissingRequirements `json:"missing_requirements"`
 		}
-		if m, ok := res.Meta[mcpwire.MetaError]; ok {
+		if m := memberOf(res.Meta, mcpwire.MetaError); m != nil {
 			_ = json.Unmarshal(m, &info)
 		}
 		msg := strings.Join(text, "\n")
@@ -292,10 +414,6 @@ func (res *callAnswer) result(callID string, raw json.RawMessage) (*Result, erro
 		}
 		te.AdditionalPromptContent = strings.Join(paras[1:], "\n\n")
 		return out, te
-	}
-	if len(res.Structured) > 0 && string(res.Structured) != "null" {
-		out.Value = unwrapResult(res.Structured)
-		return out, nil
 	}
 	if len(text) > 0 {
 		out.Value, _ = json.Marshal(strings.Join(text, "\n"))

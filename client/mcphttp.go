@@ -31,6 +31,8 @@ type mcpHTTP struct {
 
 	mu      sync.Mutex
 	session string // Mcp-Session-Id, when the server keeps sessions
+	// sessionValue is session as a header's value, made once.
+	sessionValue []string
 	// stopListen ends the session's own event stream (listen).
 	stopListen context.CancelFunc
 
@@ -88,6 +90,15 @@ func (h *mcpHTTP) reset() {
 	h.mu.Unlock()
 }
 
+// versionHeaders are the versions' names as header values, made once.
+var versionHeaders = func() map[*mcpwire.Version][]string {
+	m := map[*mcpwire.Version][]string{}
+	for _, v := range mcpwire.Versions {
+		m[v] = []string{v.Name}
+	}
+	return m
+}()
+
 // post sends one message. version is the protocol version of its
 // headers (nil before initialize has settled one); k is the call it is
 // part of, nil for none, whose own headers it carries (and, for the
@@ -98,17 +109,25 @@ func (h *mcpHTTP) post(ctx context.Context, k *call, version *mcpwire.Version, m
 		return nil, err
 	}
 	if version != nil {
-		req.Header.Set("MCP-Protocol-Version", version.Name)
+		hv := versionHeaders[version]
+		if hv == nil {
+			hv = []string{version.Name}
+		}
+		req.Header["Mcp-Protocol-Version"] = hv
 	}
 	stateless := version != nil && version.Stateless
 	if stateless && method != "" {
-		req.Header.Set("Mcp-Method", method)
+		req.Header["Mcp-Method"] = []string{method}
 		if tool != "" && !strings.ContainsAny(tool, "\r\n") {
-			req.Header.Set("Mcp-Name", tool)
+			req.Header["Mcp-Name"] = []string{tool}
 		}
 	}
-	if sid := h.sessionID(); sid != "" && !stateless {
-		req.Header.Set("Mcp-Session-Id", sid)
+	if !stateless {
+		h.mu.Lock()
+		if h.session != "" {
+			req.Header["Mcp-Session-Id"] = h.sessionValue
+		}
+		h.mu.Unlock()
 	}
 	if k != nil && method == "tools/call" {
 		for key, v := range k.mirrored {
@@ -137,7 +156,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	if method == "initialize" {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.StatusCode == http.StatusOK {
 			h.mu.Lock()
-			h.session = sid
+			h.session, h.sessionValue = sid, []string{sid}
 			h.mu.Unlock()
 		}
 	}
@@ -183,17 +202,21 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	// The answer to this request, as over a stream or stdio: another id
 	// is another request's answer (an error about a request that could
 	// not be read has none).
-	var head struct {
-		ID    json.RawMessage `json:"id"`
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(data, &head) == nil {
-		want := strconv.FormatInt(id, 10)
-		if got := string(head.ID); got != want && got != `"`+want+`"` && !(len(head.Error) > 0 && (got == "" || got == "null")) {
-			return nil, r.unexpected(fmt.Errorf("the answer is to request %s, not to this one (%s): it is not taken", truncate(got, 64), want))
-		}
+	if head, ok := readEnvelope(data); ok && !isID(head.id, id) && !(head.err != nil && (len(head.id) == 0 || string(head.id) == "null")) {
+		return nil, r.unexpected(fmt.Errorf("the answer is to request %s, not to this one (%d): it is not taken", truncate(string(head.id), 64), id))
 	}
 	return data, nil
+}
+
+// isID reports whether raw, a message's id as it came, is id: the number,
+// or its text as a string.
+func isID(raw []byte, id int64) bool {
+	var buf [24]byte
+	want := strconv.AppendInt(buf[:0], id, 10)
+	if len(raw) == len(want)+2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		raw = raw[1 : len(raw)-1]
+	}
+	return string(raw) == string(want)
 }
 
 // legacyRefusal reports whether a server refused the POST of initialize
@@ -312,7 +335,7 @@ func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) 
 	if d == 0 {
 		d = DefaultIdleTimeout
 	}
-	if d < 0 {
+	if d < 0 || endsWithin(ctx, d) {
 		return ctx, func([]byte) {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -327,6 +350,13 @@ func (h *mcpHTTP) idle(ctx context.Context) (context.Context, func(msg []byte)) 
 		}
 		t.Reset(d)
 	}
+}
+
+// endsWithin reports whether ctx ends within d from now: then a bound on
+// silence of d cannot fire before ctx does, and need not be kept.
+func endsWithin(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && time.Until(deadline) <= d
 }
 
 func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte) error {
@@ -474,17 +504,15 @@ const maxSSERetry = 30 * time.Second
 // and recording in st what it needs to resume. The stream is read within
 // max bytes in all (the reader is limited) and per event.
 func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState) ([]byte, error) {
-	want := strconv.FormatInt(id, 10)
+	var buf [24]byte
+	want := strconv.AppendInt(buf[:0], id, 10)
 	var answer []byte
 	err := eachEvent(r, max, st, func(_ string, msg []byte) bool {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(msg, &m) != nil {
+		m, ok := readEnvelope(msg)
+		if !ok || m.badMethod {
 			return true // not JSON (a priming event): not a message of MCP's
 		}
-		if id >= 0 && m.Method == "" && string(m.ID) == want {
+		if id >= 0 && m.method == "" && string(m.id) == string(want) {
 			answer = msg
 			return false
 		}

@@ -224,7 +224,7 @@ func (st *sseStream) idle(ctx context.Context) (context.Context, func()) {
 	if d == 0 {
 		d = DefaultIdleTimeout
 	}
-	if d < 0 {
+	if d < 0 || endsWithin(ctx, d) {
 		return ctx, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

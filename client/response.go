@@ -95,6 +95,26 @@ func (c *Client) readResponse(hresp *http.Response, method, u string) (*response
 	return resp, nil
 }
 
+// Header values the client sends on most requests, made once: a value
+// set with Header.Set is a new slice each time. Each holds one value and
+// no room for more, so that adding to one makes a copy.
+var (
+	jsonType   = []string{"application/json"}
+	acceptMCP  = []string{"application/json, text/event-stream"}
+	acceptJSON = []string{"application/json"}
+)
+
+// acceptValue is v as an Accept header's value: one of those above when it is.
+func acceptValue(v string) []string {
+	switch v {
+	case acceptMCP[0]:
+		return acceptMCP
+	case acceptJSON[0]:
+		return acceptJSON
+	}
+	return []string{v}
+}
+
 // newRequest builds a request of the client's to its server, as every
 // format sends it: what it accepts, the user agent, the body's type, the
 // client's credentials, and then the call's own headers (extra, nil
@@ -109,10 +129,10 @@ func (c *Client) newRequest(ctx context.Context, method, u, accept string, body 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
-	req.Header.Set("Accept", accept)
-	req.Header.Set("User-Agent", c.agent)
+	req.Header["Accept"] = acceptValue(accept)
+	req.Header["User-Agent"] = c.agentValue
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = jsonType
 	}
 	if err := c.authorize(req); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -372,10 +373,17 @@ func skipValue(data []byte, i int) int {
 	}
 }
 
-// Input decodes input into a new In: directly when dd is not nil
-// and can, else with encoding/json.
+// Input decodes input into a new In: a json.RawMessage as a copy of the
+// text, a struct directly when dd is not nil and can, anything else with
+// encoding/json.
 func Input[In any](dd *Direct, input []byte) (In, error) {
 	var in In
+	if raw, ok := any(&in).(*json.RawMessage); ok && jsonparse.Valid(input) {
+		// Raw input (another server's tool's, say) is the text itself:
+		// its own copy, as json.Unmarshal makes, without a second scan.
+		*raw = bytes.Clone(bytes.TrimSpace(input))
+		return in, nil
+	}
 	if dd != nil {
 		if dd.decode(input, reflect.ValueOf(&in).Elem()) {
 			return in, nil

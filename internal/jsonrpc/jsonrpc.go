@@ -8,7 +8,11 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
 
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -77,9 +81,83 @@ type response struct {
 }
 
 // Request encodes a request of method with the given id and params (nil
-// for none).
+// for none). Params of a map[string]any, which is how the client builds
+// them, are written member by member, sorted as encoding/json sorts a
+// map's: strings, raw JSON (checked, and compacted when it spans lines,
+// so that a message stays one line for stdio) and maps of the same kind
+// directly, any other value by encoding/json.
 func Request(id int64, method string, params any) ([]byte, error) {
-	return json.Marshal(request{Version, id, method, params})
+	m, ok := params.(map[string]any)
+	if !ok {
+		return json.Marshal(request{Version, id, method, params})
+	}
+	dst := make([]byte, 0, 256)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = wire.AppendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst, err := appendValue(dst, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendValue appends v as JSON, as Request writes params.
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return wire.AppendString(dst, v), nil
+	case json.RawMessage:
+		if len(v) == 0 {
+			return append(dst, "null"...), nil // as encoding/json writes an empty RawMessage
+		}
+		if bytes.ContainsAny(v, "\r\n") {
+			var b bytes.Buffer
+			if err := json.Compact(&b, v); err != nil {
+				return nil, fmt.Errorf("json: error calling MarshalJSON for type json.RawMessage: %w", err)
+			}
+			return append(dst, b.Bytes()...), nil
+		}
+		if !json.Valid(v) {
+			return nil, errors.New("json: error calling MarshalJSON for type json.RawMessage: the value is not valid JSON")
+		}
+		return append(dst, v...), nil
+	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		var small [8]string
+		keys := small[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		// Few keys, mostly in order: an insertion sort beats slices.Sort.
+		for i := 1; i < len(keys); i++ {
+			for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+				keys[j], keys[j-1] = keys[j-1], keys[j]
+			}
+		}
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = wire.AppendString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendValue(dst, v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
 
 // Notification encodes a notification of method with params (nil for

@@ -72,3 +72,34 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestRequestAgreesWithEncodingJSON holds the member-by-member writing of
+// map params to what encoding/json writes for the same request: the same
+// JSON, on one line, and the same refusals.
+func TestRequestAgreesWithEncodingJSON(t *testing.T) {
+	type ctxValue struct {
+		UserID string `json:"user_id"`
+	}
+	for _, params := range []map[string]any{
+		{},
+		{"name": "Calculator_Add", "arguments": json.RawMessage(`{"a":10,"b":5}`)},
+		{"name": "x", "arguments": json.RawMessage("{\n  \"a\": [1, 2],\r\n  \"b\": \"c\\nd\"\n}"), "_meta": map[string]any{
+			"b": "é\u2028<&>\x01", "a": json.RawMessage(`{"name":"c","version":"1"}`), "z": ctxValue{UserID: "u"}, "n": 3, "nil": nil,
+			"nested": map[string]any{"k": map[string]any{}}, "empty": json.RawMessage(nil), "nilmap": map[string]any(nil),
+		}},
+		{"k1": 1, "k2": 2, "k3": 3, "k4": 4, "k5": 5, "k6": 6, "k7": 7, "k8": 8, "k9": 9, "k10": 10, "bad\xffkey": "v\xfe"},
+	} {
+		got, err := Request(42, "tools/call", params)
+		require.NoError(t, err)
+		want, err := json.Marshal(request{Version, 42, "tools/call", params})
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(got))
+		assert.NotContains(t, string(got), "\n", "a message is one line")
+	}
+	for _, bad := range []json.RawMessage{json.RawMessage(`{"a":`), json.RawMessage("{\n\"a\":}")} {
+		_, err := Request(1, "tools/call", map[string]any{"arguments": bad})
+		assert.Error(t, err, "%q", bad)
+	}
+	_, err := Request(1, "x", map[string]any{"f": func() {}})
+	assert.Error(t, err, "a value encoding/json refuses is refused")
+}

@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests here change the package's state: none runs in parallel.
+
+func waitIdle(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); Idle() != n; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "want %d idle, have %d", n, Idle())
+	}
+}
+
+func TestRunsReuseAnIdleGoroutine(t *testing.T) {
+	waitIdle(t, 0)
+	done := make(chan struct{})
+	Go(func() { close(done) })
+	<-done
+	waitIdle(t, 1)
+	before := runtime.NumGoroutine()
+	done, release := make(chan struct{}), make(chan struct{})
+	Go(func() {
+		<-release
+		close(done)
+	})
+	assert.Equal(t, 0, Idle(), "the idle goroutine took the run")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine was started for it")
+	close(release)
+	waitIdle(t, 1)
+}
+
+func TestIdleGoroutinesEnd(t *testing.T) {
+	defer idleTime.Store(idleTime.Swap(int64(20 * time.Millisecond)))
+	waitIdle(t, 0)
+	base := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range 8 {
+		wg.Add(1)
+		Go(func() {
+			defer wg.Done()
+			<-release
+		})
+	}
+	assert.GreaterOrEqual(t, runtime.NumGoroutine(), base+8, "eight runs at once, eight goroutines")
+	close(release)
+	wg.Wait()
+	waitIdle(t, 0)
+	// Polled by hand: Eventually starts goroutines of its own.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > base; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the idle goroutines ended: %d goroutines, %d before", runtime.NumGoroutine(), base)
+	}
+}
+
+func TestIdleBounded(t *testing.T) {
+	waitIdle(t, 0)
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range maxIdle + 40 {
+		wg.Add(1)
+		Go(func() {
+			defer wg.Done()
+			<-release
+		})
+	}
+	close(release)
+	wg.Wait()
+	assert.LessOrEqual(t, Idle(), maxIdle)
+	waitIdle(t, maxIdle)
+}
+
+// TestEveryRunRunsOnce hands runs over while idle goroutines time out, so
+// that hand-overs meet the timer: each run runs exactly once.
+func TestEveryRunRunsOnce(t *testing.T) {
+	defer idleTime.Store(idleTime.Swap(int64(50 * time.Microsecond)))
+	const n = 20000
+	var ran atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		Go(func() {
+			ran.Add(1)
+			wg.Done()
+		})
+		if i%64 == 0 {
+			time.Sleep(60 * time.Microsecond)
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, int64(n), ran.Load())
+}

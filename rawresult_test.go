@@ -1,0 +1,56 @@
+package otc_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+)
+
+// TestRawResultAndInput: a tool of json.RawMessage in and out (a remote
+// tool's shape) gets its input as the text, its own copy, and its result
+// goes out as it is when it is JSON on one line, compacted when it spans
+// lines, and as an encoding fault when it is not JSON.
+func TestRawResultAndInput(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	var out json.RawMessage
+	var seen json.RawMessage
+	require.NoError(t, otc.Register(reg, otc.Tool{
+		ID: "Raw.Echo", Version: "1.0.0", Description: "Answers what it is told to.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		seen = in
+		return out, nil
+	}))
+	call := func(input string) otc.CallResult {
+		t.Helper()
+		buf := []byte(input)
+		res, err := reg.Call(context.Background(), &otc.CallRequest{ToolID: "Raw.Echo", Input: buf})
+		require.NoError(t, err)
+		for i := range buf {
+			buf[i] = 'x' // the caller's buffer used again: the tool's copy and the result stand
+		}
+		return res
+	}
+
+	out = json.RawMessage(`{"sum":3,"tag":"<b>"}`)
+	res := call(` {"a": 1} `)
+	require.Nil(t, res.Error)
+	assert.JSONEq(t, `{"a":1}`, string(seen), "the input, as the text")
+	assert.Equal(t, `{"sum":3,"tag":"<b>"}`, string(res.Value), "JSON on one line goes as it is")
+
+	out = json.RawMessage("{\n  \"sum\": 3\n}")
+	res = call(`{}`)
+	require.Nil(t, res.Error)
+	assert.Equal(t, `{"sum":3}`, string(res.Value), "a result over lines is compacted")
+
+	out = json.RawMessage(`{"sum":`)
+	res = call(`{}`)
+	require.NotNil(t, res.Error, "a result that is not JSON fails the call")
+	assert.True(t, res.Unexpected)
+	assert.Nil(t, res.Value)
+}
