@@ -629,6 +629,11 @@ func (r *Registry) releaseSlot(t *registeredTool) {
 	}
 }
 
+// longRun is the run time past which a tool's runs go on goroutines kept
+// between runs (runner.Go): an in-memory tool takes microseconds, a call
+// to another server a tenth of a millisecond or more.
+const longRun = 50 * time.Microsecond
+
 // runLimited runs the function of a call that holds its place in the
 // tool's concurrency limit (see acquire), within the tool's timeout, and
 // gives the place back when the function returns. With a timeout, the
@@ -657,14 +662,24 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		err   error
 	}
 	done := make(chan ran, 1)
-	// On a goroutine kept between runs: a run of a deep function (another
-	// server's tool, through an HTTP client) then starts on a grown stack.
-	runner.Go(func() {
+	run := func() {
 		defer cancel()
 		defer r.releaseSlot(t)
 		v, err := r.run(ctx, t, input)
+		if !t.long.Load() && time.Since(start) > longRun {
+			t.long.Store(true)
+		}
 		done <- ran{v, err}
-	})
+	}
+	if t.long.Load() {
+		// On a goroutine kept between runs: a tool that takes long is
+		// most often one that calls out (another server's, through an
+		// HTTP client), deep enough that a fresh goroutine's stack would
+		// be copied to a larger one two or three times on each run.
+		runner.Go(run)
+	} else {
+		go run() // a quick tool: a fresh goroutine is the cheaper hand-over
+	}
 	abandon := func() {
 		if late != nil {
 			go func() {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/runner"
 )
 
 // TestRawResultAndInput: a tool of json.RawMessage in and out (a remote
@@ -53,4 +55,34 @@ func TestRawResultAndInput(t *testing.T) {
 	require.NotNil(t, res.Error, "a result that is not JSON fails the call")
 	assert.True(t, res.Unexpected)
 	assert.Nil(t, res.Value)
+}
+
+// TestLongToolRunsOnKeptGoroutines: a timed tool whose run took long (a
+// remote call's time) runs on goroutines kept between runs from then on.
+func TestLongToolRunsOnKeptGoroutines(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	type in struct {
+		Wait bool `json:"wait" jsonschema:"description=Whether to take a millisecond."`
+	}
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Slow.Wait", Version: "1.0.0", Description: "Waits a millisecond, if asked.", Timeout: time.Second},
+		func(_ context.Context, i in) (bool, error) {
+			if i.Wait {
+				time.Sleep(time.Millisecond)
+			}
+			return i.Wait, nil
+		}))
+	call := func(input string) {
+		res, err := reg.Call(context.Background(), &otc.CallRequest{ToolID: "Slow.Wait", Input: json.RawMessage(input)})
+		require.NoError(t, err)
+		require.Nil(t, res.Error)
+	}
+	waitIdle := func(n int) {
+		for deadline := time.Now().Add(5 * time.Second); runner.Idle() != n; time.Sleep(time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "want %d idle, have %d", n, runner.Idle())
+		}
+	}
+	call(`{"wait":true}`) // a long run: on a goroutine of its own still, or already kept
+	waitIdle(0)           // whatever ran before ended
+	call(`{"wait":false}`)
+	waitIdle(1) // the run went on a kept goroutine, which waits for the next
 }

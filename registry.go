@@ -238,6 +238,9 @@ type registeredTool struct {
 	requirements *Requirements
 	needs        *callerNeeds // what the policy asks of the caller; nil for nothing
 	invoke       invokeFunc
+	// long says a run of the tool has taken longer than longRun: its
+	// runs go on goroutines kept between runs (runLimited).
+	long atomic.Bool
 
 	// The tool's limits, with the registry's defaults applied: zero means
 	// none.

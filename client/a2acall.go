@@ -55,11 +55,13 @@ func (a *a2aAgent) versionHeader(h http.Header) {
 func decodeAnswer(r *response, method string, out any) error {
 	r.rpcMethod = method
 	data, status := r.body, r.status
-	var answer struct {
-		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
+	env, ok := readEnvelope(data)
+	var e *RPCError
+	if ok && env.err != nil {
+		e = &RPCError{}
+		ok = json.Unmarshal(env.err, e) == nil
 	}
-	if json.Unmarshal(data, &answer) != nil || answer.Result == nil && answer.Error == nil {
+	if !ok || env.result == nil && e == nil {
 		if status != http.StatusOK {
 			return r.rpcFailure()
 		}
@@ -68,11 +70,15 @@ func decodeAnswer(r *response, method string, out any) error {
 	if status != http.StatusOK && status != http.StatusBadRequest {
 		return r.rpcFailure()
 	}
-	if e := answer.Error; e != nil {
+	if e != nil {
 		e.Method = method
 		return a2aError(e)
 	}
-	if err := json.Unmarshal(answer.Result, out); err != nil {
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = env.result // the answer's body is this request's own
+		return nil
+	}
+	if err := json.Unmarshal(env.result, out); err != nil {
 		return fmt.Errorf("%s: the result: %w", method, err)
 	}
 	return nil
@@ -142,18 +148,33 @@ func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[str
 // {"message"}, or 0.3's task or message itself.
 func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 	if !a.ver.KindTagged {
-		var r struct {
-			Task    *a2aTask         `json:"task"`
-			Message *a2awire.Message `json:"message"`
-		}
-		if err := json.Unmarshal(out, &r); err != nil {
-			return nil, fmt.Errorf("SendMessage: the result: %w", err)
+		// The one member is read in a pass over the result's members, and
+		// only it decoded.
+		var task, message []byte
+		if !jsonparse.EachMember(out, func(name, v []byte) bool {
+			switch string(name) {
+			case "task":
+				task = v
+			case "message":
+				message = v
+			}
+			return true
+		}) {
+			return nil, errors.New("SendMessage: the result is not a JSON object")
 		}
 		switch {
-		case r.Task != nil:
-			return r.Task, nil
-		case r.Message != nil:
-			return &a2aTask{Task: a2awire.Task{Kind: "message"}, Parts: r.Message.Parts, Metadata: r.Message.Metadata}, nil
+		case task != nil && string(task) != "null":
+			var t a2aTask
+			if err := json.Unmarshal(task, &t); err != nil {
+				return nil, fmt.Errorf("SendMessage: the result's task: %w", err)
+			}
+			return &t, nil
+		case message != nil && string(message) != "null":
+			var m a2awire.Message
+			if err := json.Unmarshal(message, &m); err != nil {
+				return nil, fmt.Errorf("SendMessage: the result's message: %w", err)
+			}
+			return &a2aTask{Task: a2awire.Task{Kind: "message"}, Parts: m.Parts, Metadata: m.Metadata}, nil
 		}
 		return nil, errors.New("SendMessage: the result is neither a task nor a message")
 	}

@@ -155,6 +155,25 @@ func (c *Client) roundTrip(req *http.Request, what string) (*http.Response, erro
 	return roundTrip(c.http, req, what)
 }
 
+// direct is the transport through which req can go without d, an
+// *http.Client, doing anything of its own: a request whose redirect
+// [CheckRedirect] refuses (any but GET and HEAD), from a client without
+// a cookie jar or time limit, to a URL without credentials in it. The
+// client's Do would then only copy the request's headers (for a
+// redirect it refuses) and hand it to the transport; roundTrip turns the
+// redirect into the same *RedirectError. (Every *http.Client the client
+// sends with went through withRedirectRule.) Nil means through d.
+func direct(d Doer, req *http.Request) http.RoundTripper {
+	hc, ok := d.(*http.Client)
+	if !ok || hc.Jar != nil || hc.Timeout != 0 || req.URL.User != nil || req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return nil
+	}
+	if hc.Transport != nil {
+		return hc.Transport
+	}
+	return http.DefaultTransport
+}
+
 // roundTrip sends req with d, as every request of the client's goes, to
 // its server or to an authorization server: a redirect d hands back
 // unfollowed is a *RedirectError, and the response's body is the
@@ -167,7 +186,13 @@ func roundTrip(d Doer, req *http.Request, what string) (*http.Response, error) {
 		}
 		return req.Method + " " + req.URL.String()
 	}
-	resp, err := d.Do(req)
+	var resp *http.Response
+	var err error
+	if tr := direct(d, req); tr != nil {
+		resp, err = tr.RoundTrip(req)
+	} else {
+		resp, err = d.Do(req)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name(), err)
 	}

@@ -7,8 +7,9 @@
 // another server's, and a fresh goroutine for each run copied its stack
 // twice or three times a call. Go runs f on an idle goroutine that ran
 // something before, whose stack has grown already, and starts one only
-// when none is idle. A goroutine idle for half a second ends, so that a quiet
-// process keeps none.
+// when none is idle. A goroutine left idle through a sweep (every tenth
+// of a second while any is idle) ends at the next, so that a quiet
+// process keeps none for long.
 package runner
 
 import (
@@ -17,24 +18,27 @@ import (
 	"time"
 )
 
-// idleTime is how long a goroutine waits for another run before it ends
-// (a variable for the tests).
+// idleTime is the time between sweeps (a variable for the tests).
 var idleTime atomic.Int64
 
-func init() { idleTime.Store(int64(500 * time.Millisecond)) }
+func init() { idleTime.Store(int64(100 * time.Millisecond)) }
 
 // maxIdle bounds the goroutines kept idle: one finishing a run when as
 // many wait ends.
 const maxIdle = 128
 
-// worker is a goroutine waiting for runs on its channel.
+// worker is a goroutine waiting for runs on its channel; a nil run ends
+// it.
 type worker struct {
 	runs chan func()
+	// swept says the worker was idle at the last sweep.
+	swept bool
 }
 
 var (
-	mu   sync.Mutex
-	idle []*worker // most recently idle last, taken first: its stack is warm
+	mu       sync.Mutex
+	idle     []*worker // most recently idle last, taken first: its stack is warm
+	sweeping bool      // a sweep is due
 )
 
 // Go runs f on a goroutine: an idle one if there is one, else a new one.
@@ -45,7 +49,7 @@ func Go(f func()) {
 		idle[n-1] = nil
 		idle = idle[:n-1]
 		mu.Unlock()
-		w.runs <- f // its channel holds one: this never blocks
+		w.runs <- f // its channel holds one, and it was idle: this never blocks
 		return
 	}
 	mu.Unlock()
@@ -61,47 +65,46 @@ func Idle() int {
 }
 
 func (w *worker) loop(f func()) {
-	t := time.NewTimer(time.Duration(idleTime.Load()))
-	defer t.Stop()
-	for {
+	for f != nil {
 		f()
-		f = nil // nothing of the run is kept while idle
 		mu.Lock()
 		if len(idle) >= maxIdle {
 			mu.Unlock()
 			return
 		}
+		w.swept = false
 		idle = append(idle, w)
-		mu.Unlock()
-		t.Reset(time.Duration(idleTime.Load()))
-		select {
-		case f = <-w.runs:
-			continue
-		case <-t.C:
-		}
-		// Idle long enough: leave, unless a run was handed over while
-		// the timer fired (Go took this worker out of the list), which
-		// is then on its way.
-		mu.Lock()
-		i := indexOf(idle, w)
-		if i >= 0 {
-			copy(idle[i:], idle[i+1:])
-			idle[len(idle)-1] = nil
-			idle = idle[:len(idle)-1]
+		if !sweeping {
+			sweeping = true
+			time.AfterFunc(time.Duration(idleTime.Load()), sweep)
 		}
 		mu.Unlock()
-		if i >= 0 {
-			return
-		}
 		f = <-w.runs
 	}
 }
 
-func indexOf(ws []*worker, w *worker) int {
-	for i, x := range ws {
-		if x == w {
-			return i
+// sweep ends the goroutines that were idle at the last sweep and still
+// are, and marks the others; it comes again while any is idle.
+func sweep() {
+	mu.Lock()
+	var ended []*worker
+	kept := idle[:0]
+	for _, w := range idle {
+		if w.swept {
+			ended = append(ended, w)
+			continue
 		}
+		w.swept = true
+		kept = append(kept, w)
 	}
-	return -1
+	clear(idle[len(kept):])
+	idle = kept
+	sweeping = len(idle) > 0
+	if sweeping {
+		time.AfterFunc(time.Duration(idleTime.Load()), sweep)
+	}
+	mu.Unlock()
+	for _, w := range ended {
+		w.runs <- nil
+	}
 }

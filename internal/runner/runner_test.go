@@ -2,6 +2,7 @@ package runner
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,4 +98,40 @@ func TestEveryRunRunsOnce(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int64(n), ran.Load())
+}
+
+// BenchmarkGo hands a run over and waits for it, as a timed tool call
+// does, through Go and through a goroutine of its own, at a shallow and
+// a deep stack.
+func BenchmarkGo(b *testing.B) {
+	for _, depth := range []int{0, 200} {
+		work := func() { deep(depth) }
+		b.Run("runner/depth="+strconv.Itoa(depth), func(b *testing.B) {
+			done := make(chan struct{}, 1)
+			for b.Loop() {
+				Go(func() { work(); done <- struct{}{} })
+				<-done
+			}
+		})
+		b.Run("go/depth="+strconv.Itoa(depth), func(b *testing.B) {
+			done := make(chan struct{}, 1)
+			for b.Loop() {
+				go func() { work(); done <- struct{}{} }()
+				<-done
+			}
+		})
+	}
+}
+
+// deep calls itself n times with a frame of some size, as a deep call
+// chain does.
+//
+//go:noinline
+func deep(n int) byte {
+	var pad [64]byte
+	if n == 0 {
+		return pad[0]
+	}
+	pad[n%64] = byte(n)
+	return deep(n-1) + pad[(n+1)%64]
 }
