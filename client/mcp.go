@@ -20,7 +20,7 @@ import (
 
 // clientInfo is the client's Implementation, sent with initialize and,
 // in 2026-07-28, in every request's _meta (encoded once).
-var clientInfo = json.RawMessage(`{"name":"otc-go-client","version":"1.0"}`)
+var clientInfo = jsonrpc.Verbatim(`{"name":"otc-go-client","version":"1.0"}`)
 
 // Bounds of an MCP exchange.
 const (
@@ -61,7 +61,7 @@ type mcpSession struct {
 	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
 	// once (modernCaps).
 	capsOnce sync.Once
-	capsJSON json.RawMessage
+	capsJSON jsonrpc.Verbatim
 	tasks    bool // the server offers the tasks extension
 
 	nextID   atomic.Int64
@@ -179,7 +179,7 @@ func vname(v *mcpwire.Version) string {
 // modernCaps are the client capabilities a 2026-07-28 request sends:
 // those of the handlers, and the tasks extension when Options.Tasks asks
 // for it, encoded once.
-func (s *mcpSession) modernCaps() json.RawMessage {
+func (s *mcpSession) modernCaps() jsonrpc.Verbatim {
 	s.capsOnce.Do(func() {
 		caps := maps.Clone(s.caps)
 		if s.c.opts.Tasks {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
 )
@@ -61,7 +63,11 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res 
 	if args == nil {
 		args = json.RawMessage(`{}`)
 	}
-	params := map[string]any{"name": k.toolID, "arguments": args, "_meta": meta}
+	var argsValue any = args
+	if bytes.IndexByte(args, '\n') < 0 && bytes.IndexByte(args, '\r') < 0 {
+		argsValue = jsonrpc.Verbatim(args) // checked by newCall, and on one line
+	}
+	params := map[string]any{"name": k.toolID, "arguments": argsValue, "_meta": meta}
 	if hs, ok := s.headers.Load(k.toolID); ok {
 		k.mirrored = mirrored(hs.([]paramHeader), args)
 	}

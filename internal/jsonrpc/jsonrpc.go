@@ -84,8 +84,8 @@ type response struct {
 // for none). Params of a map[string]any, which is how the client builds
 // them, are written member by member, sorted as encoding/json sorts a
 // map's: strings, raw JSON (checked, and compacted when it spans lines,
-// so that a message stays one line for stdio) and maps of the same kind
-// directly, any other value by encoding/json.
+// so that a message stays one line for stdio), Verbatim JSON and maps of
+// the same kind directly, any other value by encoding/json.
 func Request(id int64, method string, params any) ([]byte, error) {
 	m, ok := params.(map[string]any)
 	if !ok {
@@ -104,11 +104,29 @@ func Request(id int64, method string, params any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// Verbatim is JSON that its maker vouches for, on one line: Request
+// writes it as it is, where it checks a json.RawMessage first. The client
+// sends its own capabilities and a call's checked arguments this way.
+type Verbatim []byte
+
+// MarshalJSON returns v, for encoding/json (which checks it).
+func (v Verbatim) MarshalJSON() ([]byte, error) {
+	if len(v) == 0 {
+		return []byte("null"), nil
+	}
+	return v, nil
+}
+
 // appendValue appends v as JSON, as Request writes params.
 func appendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
 		return wire.AppendString(dst, v), nil
+	case Verbatim:
+		if len(v) == 0 {
+			return append(dst, "null"...), nil
+		}
+		return append(dst, v...), nil
 	case json.RawMessage:
 		if len(v) == 0 {
 			return append(dst, "null"...), nil // as encoding/json writes an empty RawMessage

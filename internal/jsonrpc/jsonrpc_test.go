@@ -103,3 +103,12 @@ func TestRequestAgreesWithEncodingJSON(t *testing.T) {
 	_, err := Request(1, "x", map[string]any{"f": func() {}})
 	assert.Error(t, err, "a value encoding/json refuses is refused")
 }
+
+func TestVerbatim(t *testing.T) {
+	b, err := Request(3, "tools/call", map[string]any{"arguments": Verbatim(`{"a":1}`), "none": Verbatim(nil)})
+	require.NoError(t, err)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":1},"none":null}}`, string(b), "written as it is")
+	b, err = json.Marshal(map[string]any{"v": Verbatim(`{"a":1}`), "none": Verbatim(nil)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"v":{"a":1},"none":null}`, string(b), "and through encoding/json")
+}
