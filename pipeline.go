@@ -676,7 +676,7 @@ func (r *Registry) runLimited(ctx context.Context, t *registeredTool, input []by
 		// most often one that calls out (another server's, through an
 		// HTTP client), deep enough that a fresh goroutine's stack would
 		// be copied to a larger one two or three times on each run.
-		runner.Go(run)
+		runner.Go(ctx, run)
 	} else {
 		go run() // a quick tool: a fresh goroutine is the cheaper hand-over
 	}

@@ -13,6 +13,8 @@
 package runner
 
 import (
+	"context"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +44,19 @@ var (
 )
 
 // Go runs f on a goroutine: an idle one if there is one, else a new one.
-func Go(f func()) {
+// The goroutine carries ctx's profiler labels while f runs, as a
+// goroutine started where ctx came from would have carried its
+// starter's.
+func Go(ctx context.Context, f func()) {
+	runs.Add(1)
+	if ctx != nil {
+		run := f
+		f = func() {
+			pprof.SetGoroutineLabels(ctx)
+			defer pprof.SetGoroutineLabels(context.Background())
+			run()
+		}
+	}
 	mu.Lock()
 	if n := len(idle); n > 0 {
 		w := idle[n-1]
@@ -56,6 +70,12 @@ func Go(f func()) {
 	w := &worker{runs: make(chan func(), 1)}
 	go w.loop(f)
 }
+
+// runs counts the runs Go was given.
+var runs atomic.Uint64
+
+// Runs reports how many runs Go has been given.
+func Runs() uint64 { return runs.Load() }
 
 // Idle reports how many goroutines wait for a run.
 func Idle() int {

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"bytes"
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,15 +24,22 @@ func waitIdle(t *testing.T, n int) {
 	}
 }
 
+// waitRunsEnd waits until no run is under way: every goroutine is idle
+// (and then swept away), so that the next test starts from none.
+func waitRunsEnd(t *testing.T) {
+	t.Helper()
+	waitIdle(t, 0)
+}
+
 func TestRunsReuseAnIdleGoroutine(t *testing.T) {
 	waitIdle(t, 0)
 	done := make(chan struct{})
-	Go(func() { close(done) })
+	Go(context.Background(), func() { close(done) })
 	<-done
 	waitIdle(t, 1)
 	before := runtime.NumGoroutine()
 	done, release := make(chan struct{}), make(chan struct{})
-	Go(func() {
+	Go(context.Background(), func() {
 		<-release
 		close(done)
 	})
@@ -37,6 +47,7 @@ func TestRunsReuseAnIdleGoroutine(t *testing.T) {
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no goroutine was started for it")
 	close(release)
 	waitIdle(t, 1)
+	waitRunsEnd(t)
 }
 
 func TestIdleGoroutinesEnd(t *testing.T) {
@@ -47,7 +58,7 @@ func TestIdleGoroutinesEnd(t *testing.T) {
 	release := make(chan struct{})
 	for range 8 {
 		wg.Add(1)
-		Go(func() {
+		Go(context.Background(), func() {
 			defer wg.Done()
 			<-release
 		})
@@ -68,7 +79,7 @@ func TestIdleBounded(t *testing.T) {
 	release := make(chan struct{})
 	for range maxIdle + 40 {
 		wg.Add(1)
-		Go(func() {
+		Go(context.Background(), func() {
 			defer wg.Done()
 			<-release
 		})
@@ -88,7 +99,7 @@ func TestEveryRunRunsOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
-		Go(func() {
+		Go(context.Background(), func() {
 			ran.Add(1)
 			wg.Done()
 		})
@@ -109,7 +120,7 @@ func BenchmarkGo(b *testing.B) {
 		b.Run("runner/depth="+strconv.Itoa(depth), func(b *testing.B) {
 			done := make(chan struct{}, 1)
 			for b.Loop() {
-				Go(func() { work(); done <- struct{}{} })
+				Go(context.Background(), func() { work(); done <- struct{}{} })
 				<-done
 			}
 		})
@@ -134,4 +145,31 @@ func deep(n int) byte {
 	}
 	pad[n%64] = byte(n)
 	return deep(n-1) + pad[(n+1)%64]
+}
+
+// TestRunsCarryTheirContextsLabels: a run carries the profiler labels of
+// its context, and the next run on the same goroutine those of its own.
+func TestRunsCarryTheirContextsLabels(t *testing.T) {
+	labelled := func(v string) string {
+		ctx := pprof.WithLabels(context.Background(), pprof.Labels("otc_runner_test", v))
+		seen := make(chan string, 1)
+		release := make(chan struct{})
+		Go(ctx, func() {
+			var buf bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+			seen <- buf.String()
+			<-release
+		})
+		out := <-seen
+		close(release)
+		return out
+	}
+	waitIdle(t, 0)
+	assert.Contains(t, labelled("first"), `"otc_runner_test":"first"`)
+	waitIdle(t, 1)
+	out := labelled("second")
+	assert.Contains(t, out, `"otc_runner_test":"second"`)
+	assert.NotContains(t, out, `"otc_runner_test":"first"`, "the goroutine's labels are the run's, not its last run's")
+	waitIdle(t, 1) // the run ended
+	waitRunsEnd(t)
 }
