@@ -31,9 +31,9 @@ var wireFormats = []string{"rest", "registryview", "mcp", "a2a"}
 // The packages that, like the wire formats, are built on the root's
 // exported API and import only it, internal/ and caller: the
 // authenticators, the OAuth resource server, the task storage, the rate
-// limits and caller itself, which says who a caller is for everything
-// that keeps or counts things per caller.
-var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller", "idempotency", "calllog"}
+// limits, the search of a catalog, and caller itself, which says who a
+// caller is for everything that keeps or counts things per caller.
+var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller", "idempotency", "calllog", "search"}
 
 // The packages a wire format may import beside the root and internal/:
 // the storage that the wire formats with tasks share (MCP and A2A), and
@@ -159,8 +159,8 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("%s imports %s: a wire-format package imports only the root, internal/ and %s", pkg, imp, strings.Join(sharedByFormats, ", "))
 			case slices.Contains(builtOnRoot, pkg) && imp != "" && !isInternal(imp) && imp != "caller":
 				t.Errorf("%s imports %s: it is built on the root's API, and imports only the root, internal/ and caller", pkg, imp)
-			case pkg == "mount" && imp != "" && imp != "caller" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
-				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller and them", imp)
+			case pkg == "mount" && imp != "" && imp != "caller" && imp != "search" && !slices.Contains(wireFormats, imp) && !isInternal(imp):
+				t.Errorf("mount imports %s: it puts the wire formats on one mux, and imports only the root, caller, search and them", imp)
 			case pkg == "export" && imp != "" && !isInternal(imp):
 				t.Errorf("export imports %s: it prepares a catalog for a model from the root's definitions alone, and imports the root and internal/ only", imp)
 			case pkg == "client" && imp != "" && !isInternal(imp):

@@ -30,9 +30,25 @@ func init() {
 		admits := clonePolicy(p.(*Policy)).admitter(subject)
 		return func(ctx context.Context, protocol string) bool { return admits(CallerIdentity(ctx), protocol) }
 	}
+	hook.Definitions = func(reg any) (uint64, any) {
+		cat := reg.(*Registry).current.Load()
+		return cat.revision, cat.definitions()
+	}
 	hook.InvalidInput = func(params map[string]string, message string) error {
 		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
 	}
+}
+
+// definitions returns the catalog's definitions, in its order, shared
+// with it: made once per snapshot.
+func (c *catalog) definitions() []*ToolDefinition {
+	c.defsOnce.Do(func() {
+		c.defs = make([]*ToolDefinition, len(c.list))
+		for i, t := range c.list {
+			c.defs[i] = &t.def
+		}
+	})
+	return c.defs
 }
 
 // changed tells the watchers that the catalog changed; it is called with

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/envelope"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -243,12 +245,21 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if query := r.URL.Query(); query.Has("q") {
+		h.searchTools(w, r, schema, query)
+		return
+	}
 	// The catalog array is encoded once per registry snapshot, and for a
 	// caller who sees only some of the tools once per snapshot and set of
 	// visible tools; only the few bytes around it are written per
 	// request, so a large catalog is never copied.
 	cat := h.reg.current.Load()
 	tools := cat.encodedCatalogFor(h.reg.visibilityIn(cat, CallerIdentity(r.Context()), ProtocolOTC))
+	h.writeCatalog(w, schema, tools)
+}
+
+// writeCatalog answers a listing with the JSON array tools.
+func (h *Handler) writeCatalog(w http.ResponseWriter, schema string, tools []byte) {
 	head := appendJSONString([]byte(`{"$schema":`), schema)
 	head = append(head, `,"tools":`...)
 	parts := [][]byte{head, tools}
@@ -256,6 +267,63 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 		parts = append(parts, []byte(`,"items":`), tools)
 	}
 	wire.WriteBody(w, http.StatusOK, append(parts, []byte("}"))...)
+}
+
+// defaultSearchLimit is how many tools GET /tools?q= answers when the
+// request names no limit.
+const defaultSearchLimit = 10
+
+// searchTools answers GET /tools?q=…&limit=…: the tools the caller sees
+// that match q, best first, each as the catalog lists it, through the
+// search that package search links in.
+func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema string, query url.Values) {
+	if hook.SearchTools == nil {
+		h.writeError(w, schema, badRequest("This server does not search its tools; list them without q",
+			"GET /tools?q= needs package github.com/otcgo/otc/search in the program (mount.All links it in)"))
+		return
+	}
+	limit := defaultSearchLimit
+	if query.Has("limit") {
+		n, err := strconv.Atoi(query.Get("limit"))
+		if err != nil {
+			h.writeError(w, schema, &Error{Code: CodeInvalidInput, Message: "The search's limit is not a whole number",
+				ParameterErrors: map[string]string{"limit": "must be a whole number from 1 to 100"}})
+			return
+		}
+		limit = n
+	}
+	ids, err := hook.SearchTools(r.Context(), h.reg, query.Get("q"), limit, ProtocolOTC)
+	if err != nil {
+		h.writeError(w, schema, err)
+		return
+	}
+	cat := h.reg.current.Load()
+	buf := []byte{'['}
+	for _, id := range ids {
+		t := cat.version(id)
+		if t == nil {
+			continue // removed since the search
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t.encodedDef...)
+	}
+	h.writeCatalog(w, schema, append(buf, ']'))
+}
+
+// version is the tool version id ("Toolkit.Tool@x.y.z") of the catalog,
+// or nil.
+func (c *catalog) version(id string) *registeredTool {
+	key, v, _ := strings.Cut(id, "@")
+	if f := c.tools[key]; f != nil {
+		for _, t := range f.versions {
+			if t.def.Version == v {
+				return t
+			}
+		}
+	}
+	return nil
 }
 
 // callShape describes the body of a call for messages.

@@ -214,6 +214,9 @@ type catalog struct {
 
 	visOnce sync.Once
 	vis     *visibilityIndex // built on first use
+
+	defsOnce sync.Once
+	defs     []*ToolDefinition // the definitions of list, for hook.Definitions
 	// views holds the OTC catalogs of the callers who see only some of
 	// the tools, by visibility key.
 	views viewcache.Cache[[]byte]

@@ -36,6 +36,8 @@ import (
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
+	// The OTC handler answers GET /tools?q= with the search this links in.
+	_ "github.com/otcgo/otc/search"
 )
 
 // The prefixes [All] mounts the wire formats under.

@@ -51,3 +51,17 @@ var InvalidInput func(params map[string]string, message string) error
 // Protocol is the wire format the call of ctx came through
 // (otc.CallRequest.Protocol), or "" outside a call.
 var Protocol func(ctx context.Context) string
+
+// Definitions returns the revision of the catalog of the registry reg and
+// its tools' definitions in catalog order: a []*otc.ToolDefinition shared
+// with the catalog, to be read and never changed. A definition that did
+// not change from one revision to the next is the same pointer in both.
+var Definitions func(reg any) (revision uint64, defs any)
+
+// SearchTools finds the tools of the registry reg that a caller of ctx
+// sees through protocol and that match query, best first, at most limit,
+// and returns their ids ("Toolkit.Tool@x.y.z"), or an error for a query
+// or limit that cannot be searched with (an *otc.Error). Package search
+// sets it when a program links it in; nil means the program searches
+// nothing.
+var SearchTools func(ctx context.Context, reg any, query string, limit int, protocol string) ([]string, error)

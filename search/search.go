@@ -1,0 +1,390 @@
+// Package search finds the tools of a registry that answer what a caller
+// asks for in words, so that a model shown a catalog of thousands of
+// tools can be shown the few it needs.
+//
+// [Tools] ranks the tools a caller may see (as [otc.Registry.Visibility]
+// says: search never reveals a tool its caller could not list) by BM25
+// over their words: the tool's name (split at _ . - and changes of case),
+// title, description, its parameters' names and descriptions, and the
+// name of the server a federated tool comes from, each field weighted by
+// how much it says about what the tool does. BM25 is the ranking of most
+// search engines for short documents: it counts a rare word more than a
+// common one and a word repeated less than once for each time, and needs
+// no model, no network and no training; its results are the same for the
+// same catalog and query.
+//
+// The index is kept for each registry and follows it: a registration or
+// removal (a federated server's catalog changing) is searchable from the
+// next search, which indexes the changed tools only.
+//
+// Linking this package in also lets the OTC handler answer
+// GET /tools?q=…&limit=… with the tools a search finds (package mount
+// links it in).
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/mod/semver"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/hook"
+)
+
+// Bounds of a search.
+const (
+	// DefaultLimit is how many tools a search returns when Options.Limit
+	// is zero.
+	DefaultLimit = 10
+	// MaxLimit is the most tools a search returns.
+	MaxLimit = 100
+	// MaxQueryBytes bounds a query's length.
+	MaxQueryBytes = 1024
+	// maxQueryTerms bounds the words of a query that are searched for.
+	maxQueryTerms = 32
+)
+
+// Options are a search's options. The zero value searches for
+// DefaultLimit tools across protocols.
+type Options struct {
+	// Limit is how many tools to return at most: 1 to MaxLimit; 0 means
+	// DefaultLimit.
+	Limit int
+	// Protocol is the wire format the caller lists tools through
+	// (otc.ProtocolMCP, …), whose policy a tool must let it call; ""
+	// leaves the protocol out, as the registry view's listing does.
+	Protocol string
+}
+
+// Result is one tool a search found.
+type Result struct {
+	// Tool is the tool's definition, shared with the registry's catalog:
+	// read it, never change it.
+	Tool *otc.ToolDefinition
+	// Score ranks the result, higher first; it compares results of one
+	// search only.
+	Score float64
+}
+
+// Tools returns the tools of reg that the caller of ctx
+// (otc.CallerIdentity) may see and that match query, best first (equal
+// scores by name), one version of each tool (the best match, the highest
+// version among equals). A query that holds no word to search for (only
+// punctuation, or only words such as "the") finds nothing. A query
+// longer than MaxQueryBytes or not in UTF-8, or a limit outside 0 to
+// MaxLimit, is an *otc.Error of code otc.CodeInvalidInput naming "q" or
+// "limit".
+func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) ([]Result, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Limit == 0 {
+		o.Limit = DefaultLimit
+	}
+	if err := check(query, o.Limit); err != nil {
+		return nil, err
+	}
+	words := weigh(terms(nil, query))
+	if len(words) == 0 {
+		return nil, nil
+	}
+	x := indexOf(reg)
+	vis := reg.Visibility(otc.CallerIdentity(ctx), o.Protocol)
+	return x.search(reg, words, o.Limit, vis), nil
+}
+
+// weighted is a word searched for, and how much it counts.
+type weighted struct {
+	term   string
+	weight float64
+}
+
+// relatedWeight is how much a word related to a query's word counts.
+const relatedWeight = 0.5
+
+// weigh turns a query's words into the words searched for: each at
+// weight 1 (at most maxQueryTerms of them), and the words related to
+// them at relatedWeight, in the order of the terms, so that a search
+// adds the same numbers in the same order each time.
+func weigh(words []string) []weighted {
+	slices.Sort(words)
+	words = slices.Compact(words)
+	if len(words) > maxQueryTerms {
+		words = words[:maxQueryTerms]
+	}
+	w := map[string]float64{}
+	for _, t := range words {
+		w[t] = 1
+	}
+	for _, t := range words {
+		for _, r := range related[t] {
+			if w[r] < relatedWeight {
+				w[r] = relatedWeight
+			}
+		}
+	}
+	out := make([]weighted, 0, len(w))
+	for _, t := range slices.Sorted(maps.Keys(w)) {
+		out = append(out, weighted{t, w[t]})
+	}
+	return out
+}
+
+// check refuses a query or limit a search does not take.
+func check(query string, limit int) error {
+	invalid := func(param, problem string) error {
+		return &otc.Error{Code: otc.CodeInvalidInput, Message: "The search's parameters are invalid", ParameterErrors: map[string]string{param: problem}}
+	}
+	switch {
+	case len(query) > MaxQueryBytes:
+		return invalid("q", fmt.Sprintf("at most %d bytes, got %d", MaxQueryBytes, len(query)))
+	case !utf8.ValidString(query):
+		return invalid("q", "must be text in UTF-8")
+	case limit < 1 || limit > MaxLimit:
+		return invalid("limit", fmt.Sprintf("must be from 1 to %d", MaxLimit))
+	}
+	return nil
+}
+
+func init() {
+	hook.SearchTools = func(ctx context.Context, reg any, query string, limit int, protocol string) ([]string, error) {
+		if limit == 0 { // a limit of 0 asked for is no search, not the default
+			return nil, check(query, 0)
+		}
+		found, err := Tools(ctx, reg.(*otc.Registry), query, &Options{Limit: limit, Protocol: protocol})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(found))
+		for i, r := range found {
+			ids[i] = r.Tool.ID
+		}
+		return ids, nil
+	}
+}
+
+// Field weights: how much a word in each field says about what a tool
+// does. A word of the name counts most, then the title and the server a
+// federated tool comes from, then the parameters' names, the
+// description, and the parameters' descriptions.
+const (
+	weightName        = 3
+	weightTitle       = 2
+	weightUpstream    = 2
+	weightParamName   = 1.5
+	weightDescription = 1
+	weightParamDesc   = 0.5
+)
+
+// BM25's parameters, the usual ones: how soon repeating a word stops
+// counting (k1), and how much a long document is held to its length (b).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// upstreamKey is the _meta key under which a federated tool names the
+// server it comes from (federation.MetaUpstream).
+const upstreamKey = "io.github.otcgo.federation/upstream"
+
+// doc is one tool version as the index holds it.
+type doc struct {
+	def    *otc.ToolDefinition
+	key    string             // "Toolkit.Tool"
+	length float64            // the weighted count of its words
+	tf     map[string]float64 // the weighted count of each word
+}
+
+// index is the index of one registry's tools.
+type index struct {
+	mu       sync.RWMutex
+	revision uint64
+	synced   bool
+	docs     map[*otc.ToolDefinition]*doc
+	postings map[string]map[*doc]float64 // word → the tools it is in, with its weighted count
+	total    float64                     // the sum of the docs' lengths
+}
+
+// indexKey is the key of a registry's index among what is attached to it.
+type indexKey struct{}
+
+// indexOf returns reg's index, made on first use.
+func indexOf(reg *otc.Registry) *index {
+	m := hook.Attached(reg)
+	if x, ok := m.Load(indexKey{}); ok {
+		return x.(*index)
+	}
+	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string]map[*doc]float64{}})
+	return x.(*index)
+}
+
+// sync brings the index up to the registry's catalog: the tools that
+// left are taken out and those that came are indexed; the others (the
+// same definition from one revision to the next) are not looked at
+// again. It is called with x.mu held.
+func (x *index) sync(reg *otc.Registry) {
+	rev, all := hook.Definitions(reg)
+	if x.synced && rev == x.revision {
+		return
+	}
+	defs := all.([]*otc.ToolDefinition)
+	current := make(map[*otc.ToolDefinition]bool, len(defs))
+	for _, d := range defs {
+		current[d] = true
+	}
+	for def, d := range x.docs {
+		if !current[def] {
+			x.remove(d)
+		}
+	}
+	for _, def := range defs {
+		if x.docs[def] == nil {
+			x.add(def)
+		}
+	}
+	x.revision, x.synced = rev, true
+}
+
+func (x *index) add(def *otc.ToolDefinition) {
+	d := &doc{def: def, key: strings.SplitN(def.ID, "@", 2)[0], tf: map[string]float64{}}
+	field := func(text string, weight float64) {
+		for _, t := range terms(nil, text) {
+			d.tf[t] += weight
+			d.length += weight
+		}
+	}
+	field(def.Name, weightName)
+	field(d.key, weightName)
+	field(def.Title, weightTitle)
+	field(def.Description, weightDescription)
+	eachParam(def.InputSchema.Parameters, 0, func(name, description string) {
+		field(name, weightParamName)
+		field(description, weightParamDesc)
+	})
+	if len(def.Meta) > 0 {
+		var meta map[string]any
+		if json.Unmarshal(def.Meta, &meta) == nil {
+			if up, ok := meta[upstreamKey].(string); ok {
+				field(up, weightUpstream)
+			}
+		}
+	}
+	x.docs[def] = d
+	x.total += d.length
+	for t, n := range d.tf {
+		p := x.postings[t]
+		if p == nil {
+			p = map[*doc]float64{}
+			x.postings[t] = p
+		}
+		p[d] = n
+	}
+}
+
+func (x *index) remove(d *doc) {
+	delete(x.docs, d.def)
+	x.total -= d.length
+	for t := range d.tf {
+		p := x.postings[t]
+		delete(p, d)
+		if len(p) == 0 {
+			delete(x.postings, t)
+		}
+	}
+}
+
+// maxParamDepth bounds how deep into nested objects parameters are read.
+const maxParamDepth = 3
+
+// eachParam calls f with the name and description of each property of
+// the JSON Schema schema, and of the properties of those that are
+// objects, to maxParamDepth.
+func eachParam(schema json.RawMessage, depth int, f func(name, description string)) {
+	if len(schema) == 0 || depth >= maxParamDepth {
+		return
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		var p struct {
+			Description string `json:"description"`
+			Title       string `json:"title"`
+		}
+		_ = json.Unmarshal(s.Properties[name], &p)
+		f(name, strings.TrimSpace(p.Title+" "+p.Description))
+		eachParam(s.Properties[name], depth+1, f)
+	}
+}
+
+// search ranks the tools vis sees by words (sorted, without repeats),
+// after bringing the index up to reg's catalog.
+func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.Visibility) []Result {
+	x.mu.RLock()
+	rev, _ := hook.Definitions(reg)
+	if !x.synced || rev != x.revision {
+		x.mu.RUnlock()
+		x.mu.Lock()
+		x.sync(reg)
+		x.mu.Unlock()
+		x.mu.RLock()
+	}
+	defer x.mu.RUnlock()
+	n := float64(len(x.docs))
+	if n == 0 {
+		return nil
+	}
+	avg := x.total / n
+	scores := map[*doc]float64{}
+	for _, w := range words { // in order, so that each sum adds in the same order
+		p := x.postings[w.term]
+		if len(p) == 0 {
+			continue
+		}
+		df := float64(len(p))
+		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
+		for d, tf := range p {
+			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
+			scores[d] += idf * norm
+		}
+	}
+	// One version of each tool the caller sees: the best match, the
+	// highest version among equals.
+	best := map[string]Result{}
+	for d, s := range scores {
+		if !vis.Sees(d.def.ID) {
+			continue
+		}
+		r, ok := best[d.key]
+		if !ok || s > r.Score || s == r.Score && semver.Compare("v"+d.def.Version, "v"+r.Tool.Version) > 0 {
+			best[d.key] = Result{Tool: d.def, Score: s}
+		}
+	}
+	out := make([]Result, 0, len(best))
+	for _, r := range best {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Tool.Name < out[j].Tool.Name
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package search_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/search"
+)
+
+// catalog registers tools as a few real servers publish them.
+func catalog(t testing.TB) *otc.Registry {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	type file struct {
+		Path string `json:"path" jsonschema:"description=The path of the file."`
+	}
+	type write struct {
+		Path    string `json:"path" jsonschema:"description=The path of the file."`
+		Content string `json:"content" jsonschema:"description=What to write into it."`
+	}
+	type repo struct {
+		Owner string `json:"owner" jsonschema:"description=The repository's owner."`
+		Repo  string `json:"repo" jsonschema:"description=The repository's name."`
+	}
+	type numbers struct {
+		A float64 `json:"a" jsonschema:"description=The first number."`
+		B float64 `json:"b" jsonschema:"description=The second number."`
+	}
+	type city struct {
+		City string `json:"city" jsonschema:"description=The city to forecast."`
+	}
+	add := func(tool otc.Tool, fn any) {
+		var err error
+		switch f := fn.(type) {
+		case func(context.Context, file) (string, error):
+			err = otc.Register(reg, tool, f)
+		case func(context.Context, write) (string, error):
+			err = otc.Register(reg, tool, f)
+		case func(context.Context, repo) (string, error):
+			err = otc.Register(reg, tool, f)
+		case func(context.Context, numbers) (float64, error):
+			err = otc.Register(reg, tool, f)
+		case func(context.Context, city) (string, error):
+			err = otc.Register(reg, tool, f)
+		}
+		require.NoError(t, err)
+	}
+	str := func(context.Context, file) (string, error) { return "", nil }
+	add(otc.Tool{ID: "Files.read_file", Version: "1.0.0", Description: "Read the complete contents of a file from the file system."}, str)
+	add(otc.Tool{ID: "Files.write_file", Version: "1.0.0", Description: "Create a new file or overwrite an existing file with new content."},
+		func(context.Context, write) (string, error) { return "", nil })
+	add(otc.Tool{ID: "Files.list_directory", Version: "1.0.0", Description: "Get a detailed listing of all files and directories in a specified path."}, str)
+	add(otc.Tool{ID: "GitHub.list_issues", Version: "1.0.0", Description: "List issues in a GitHub repository, with filtering options."},
+		func(context.Context, repo) (string, error) { return "", nil })
+	add(otc.Tool{ID: "GitHub.create_pull_request", Version: "1.0.0", Description: "Create a new pull request in a GitHub repository."},
+		func(context.Context, repo) (string, error) { return "", nil })
+	add(otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
+		func(context.Context, numbers) (float64, error) { return 0, nil })
+	add(otc.Tool{ID: "Weather.getForecast", Version: "1.0.0", Title: "Weather forecast", Description: "The forecast for the days to come."},
+		func(context.Context, city) (string, error) { return "", nil })
+	return reg
+}
+
+func names(rs []search.Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Tool.Name
+	}
+	return out
+}
+
+func TestToolsFindsTheToolAsked(t *testing.T) {
+	t.Parallel()
+	reg := catalog(t)
+	for query, want := range map[string]string{
+		"read a file":                                        "Files_read_file",
+		"show me what is in the file notes.md":               "Files_read_file",
+		"save some text to a file":                           "Files_write_file",
+		"which files are in this folder? list the directory": "Files_list_directory",
+		"list the open issues of a repository":               "GitHub_list_issues",
+		"open a pull request":                                "GitHub_create_pull_request",
+		"add two numbers":                                    "Calculator_Add",
+		"what is the weather forecast for Paris":             "Weather_getForecast",
+		"get forecast":                                       "Weather_getForecast", // getForecast split at its case
+		"READ_FILE":                                          "Files_read_file",
+	} {
+		found, err := search.Tools(context.Background(), reg, query, nil)
+		require.NoError(t, err, query)
+		require.NotEmpty(t, found, query)
+		assert.Equal(t, want, found[0].Tool.Name, "%q found %v", query, names(found))
+		again, err := search.Tools(context.Background(), reg, query, nil)
+		require.NoError(t, err)
+		assert.Equal(t, found, again, "the same search, the same answer")
+	}
+	found, err := search.Tools(context.Background(), reg, "file", &search.Options{Limit: 2})
+	require.NoError(t, err)
+	assert.Len(t, found, 2, "at most the limit")
+	for _, q := range []string{"", "   ", "the of a to", "?!#", "zzyzx"} {
+		found, err := search.Tools(context.Background(), reg, q, nil)
+		require.NoError(t, err, q)
+		assert.Empty(t, found, "%q finds nothing", q)
+	}
+}
+
+// TestToolsFollowsTheRegistry: a tool registered is found by the next
+// search, a tool removed is not, without rebuilding what did not change.
+func TestToolsFollowsTheRegistry(t *testing.T) {
+	t.Parallel()
+	reg := catalog(t)
+	ctx := context.Background()
+	found, err := search.Tools(ctx, reg, "translate into french", nil)
+	require.NoError(t, err)
+	assert.Empty(t, found)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Lang.translate", Version: "1.0.0", Description: "Translate text into another language."},
+		func(context.Context, struct{}) (string, error) { return "", nil }))
+	found, err = search.Tools(ctx, reg, "translate into french", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, found)
+	assert.Equal(t, "Lang_translate", found[0].Tool.Name)
+
+	// A second version: one result for the tool, the higher version.
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Lang.translate", Version: "2.0.0", Description: "Translate text into another language."},
+		func(context.Context, struct{}) (string, error) { return "", nil }))
+	found, err = search.Tools(ctx, reg, "translate into french", nil)
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	assert.Equal(t, "Lang.translate@2.0.0", found[0].Tool.ID)
+
+	assert.Equal(t, 2, reg.Remove("Lang.translate"))
+	found, err = search.Tools(ctx, reg, "translate into french", nil)
+	require.NoError(t, err)
+	assert.Empty(t, found)
+}
+
+// TestToolsSeesWhatTheCallerSees: search never reveals a tool its caller
+// could not list.
+func TestToolsSeesWhatTheCallerSees(t *testing.T) {
+	t.Parallel()
+	reg := catalog(t)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Admin.delete_file", Version: "1.0.0", Description: "Delete a file for good.",
+		Policy: &otc.Policy{RequiredScopes: []string{"files:admin"}}}, func(context.Context, struct{}) (string, error) { return "", nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Files.stat_file", Version: "1.0.0", Description: "Tell a file's size; over OTC only.",
+		Policy: &otc.Policy{Protocols: []string{otc.ProtocolOTC}}}, func(context.Context, struct{}) (string, error) { return "", nil }))
+	admin := otc.WithIdentity(context.Background(), &otc.Identity{Method: testkit.MethodOAuth, Claims: map[string]any{"scope": "files:admin"}})
+
+	found, err := search.Tools(context.Background(), reg, "delete a file", nil)
+	require.NoError(t, err)
+	assert.NotContains(t, names(found), "Admin_delete_file", "a caller without the scope")
+	found, err = search.Tools(admin, reg, "delete a file", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Admin_delete_file", found[0].Tool.Name, "a caller with it")
+
+	found, err = search.Tools(context.Background(), reg, "file size", &search.Options{Protocol: otc.ProtocolMCP})
+	require.NoError(t, err)
+	assert.NotContains(t, names(found), "Files_stat_file", "over a protocol its policy leaves out")
+	found, err = search.Tools(context.Background(), reg, "file size", &search.Options{Protocol: otc.ProtocolOTC})
+	require.NoError(t, err)
+	assert.Contains(t, names(found), "Files_stat_file")
+}
+
+func TestToolsRefusesWhatItCannotSearch(t *testing.T) {
+	t.Parallel()
+	reg := catalog(t)
+	for name, tc := range map[string]struct {
+		query string
+		limit int
+		param string
+	}{
+		"a query of 1 MB":    {strings.Repeat("file ", 200_000), 0, "q"},
+		"just over the most": {strings.Repeat("a", search.MaxQueryBytes+1), 0, "q"},
+		"not UTF-8":          {"read \xff file", 0, "q"},
+		"a negative limit":   {"file", -1, "limit"},
+		"a huge limit":       {"file", 1_000_000_000, "limit"},
+		"over the most":      {"file", search.MaxLimit + 1, "limit"},
+	} {
+		_, err := search.Tools(context.Background(), reg, tc.query, &search.Options{Limit: tc.limit})
+		var oe *otc.Error
+		require.ErrorAs(t, err, &oe, name)
+		assert.Equal(t, otc.CodeInvalidInput, oe.Code, name)
+		assert.Contains(t, oe.ParameterErrors, tc.param, name)
+	}
+	// Control characters and a pattern that would be a regular
+	// expression's bomb are words and separators like any others.
+	for _, q := range []string{"read\x00\x01\x1b[31mfile\r\n", "(a+)+$ read file", strings.Repeat("(a|a)*", 100)} {
+		_, err := search.Tools(context.Background(), reg, q, nil)
+		assert.NoError(t, err, "%q", q)
+	}
+	found, err := search.Tools(context.Background(), reg, "read\x00file", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, found)
+	assert.Equal(t, "Files_read_file", found[0].Tool.Name)
+}
+
+// TestSearchOverOTC: GET /tools?q=…&limit=… of the OTC handler, over
+// HTTP.
+func TestSearchOverOTC(t *testing.T) {
+	t.Parallel()
+	reg := catalog(t)
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	get := func(query string) (int, map[string]any) {
+		resp, err := http.Get(srv.URL + "/tools" + query)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(b, &body), "%s", b)
+		return resp.StatusCode, body
+	}
+	ids := func(body map[string]any) []string {
+		var out []string
+		for _, tl := range body["tools"].([]any) {
+			out = append(out, tl.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	status, body := get("?q=" + url.QueryEscape("read a file"))
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.Equal(t, "Files.read_file@1.0.0", ids(body)[0])
+	assert.Contains(t, body["tools"].([]any)[0].(map[string]any), "input_schema", "each tool as the catalog lists it")
+
+	status, body = get("?q=file&limit=1")
+	require.Equal(t, http.StatusOK, status)
+	assert.Len(t, ids(body), 1)
+
+	status, body = get("")
+	require.Equal(t, http.StatusOK, status)
+	assert.Len(t, ids(body), 7, "without q, the whole catalog")
+
+	status, body = get("?q=zzyzx")
+	require.Equal(t, http.StatusOK, status)
+	assert.Empty(t, body["tools"], "nothing found is an empty list")
+
+	for _, bad := range []string{"?q=file&limit=0", "?q=file&limit=-1", "?q=file&limit=1000000000", "?q=file&limit=ten",
+		"?q=" + strings.Repeat("a", search.MaxQueryBytes+1), "?q=%ff"} {
+		status, body = get(bad)
+		assert.Equal(t, http.StatusUnprocessableEntity, status, "%s: %v", bad, body) // OTC's invalid input
+		assert.NotEmpty(t, body["parameter_errors"], bad)
+	}
+}
+
+func BenchmarkTools(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		reg := otc.NewRegistry(nil)
+		words := strings.Fields("read write list create delete update search get send file issue repository message channel user page database table query image")
+		for i := range n {
+			w1, w2, w3 := words[i%len(words)], words[(i/len(words))%len(words)], words[(i/7)%len(words)]
+			require.NoError(b, otc.Register(reg, otc.Tool{ID: fmt.Sprintf("T%d.%s_%s", i, w1, w2), Version: "1.0.0",
+				Description: fmt.Sprintf("Does %s with a %s and a %s.", w1, w2, w3)},
+				func(context.Context, struct{}) (string, error) { return "", nil }))
+		}
+		ctx := context.Background()
+		_, err := search.Tools(ctx, reg, "warm", nil)
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("search/tools=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := search.Tools(ctx, reg, "create an issue in the repository", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("update/tools=%d", n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				id := fmt.Sprintf("New.tool_%d", i)
+				require.NoError(b, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A tool just added to the catalog."},
+					func(context.Context, struct{}) (string, error) { return "", nil }))
+				if _, err := search.Tools(ctx, reg, "added", nil); err != nil {
+					b.Fatal(err)
+				}
+				reg.Remove(id)
+			}
+		})
+	}
+}
+
+// FuzzTools searches a small catalog with any query: an answer within
+// the limit, or the refusal of a query it cannot take, never a panic.
+func FuzzTools(f *testing.F) {
+	reg := catalog(f)
+	for _, s := range []string{"read a file", "", "\x00", "(a+)+$", "\xff", strings.Repeat("file ", 300)} {
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, q string, limit int) {
+		found, err := search.Tools(context.Background(), reg, q, &search.Options{Limit: limit})
+		if err != nil {
+			var oe *otc.Error
+			if !errors.As(err, &oe) || oe.Code != otc.CodeInvalidInput {
+				t.Fatalf("Tools(%q, %d): %v", q, limit, err)
+			}
+			return
+		}
+		want := limit
+		if want == 0 {
+			want = search.DefaultLimit
+		}
+		if len(found) > want {
+			t.Fatalf("Tools(%q, %d) found %d", q, limit, len(found))
+		}
+	})
+}

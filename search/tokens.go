@@ -1,0 +1,163 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file turns text into the terms the index holds: words split at
+// anything that is not a letter or a digit and inside identifiers
+// (get_file_contents, listIssues, HTTPServer, read-file.v2), folded to
+// lower case, with the commonest English endings taken off so that
+// "files" finds "file" and "searching" "search", and the words too common
+// to tell tools apart left out.
+
+// maxTermBytes bounds one term: a longer run of letters is cut there.
+const maxTermBytes = 64
+
+// terms appends the terms of s to dst.
+func terms(dst []string, s string) []string {
+	var word []rune
+	flush := func() {
+		if len(word) == 0 {
+			return
+		}
+		for _, part := range splitCase(word) {
+			lower := strings.ToLower(string(part))
+			if stopWords[lower] {
+				continue
+			}
+			if t := stem(lower); t != "" {
+				if len(t) > maxTermBytes {
+					t = t[:maxTermBytes]
+					for !utf8.ValidString(t) {
+						t = t[:len(t)-1]
+					}
+				}
+				dst = append(dst, t)
+			}
+		}
+		word = word[:0]
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			word = append(word, r)
+			continue
+		}
+		flush()
+	}
+	flush()
+	return dst
+}
+
+// splitCase splits an identifier at its changes of case: "listIssues" is
+// list, Issues; "HTTPServer" HTTP, Server; "v2Beta" v2, Beta. Digits stay
+// with what they follow.
+func splitCase(w []rune) [][]rune {
+	var parts [][]rune
+	start := 0
+	for i := 1; i < len(w); i++ {
+		prev, cur := w[i-1], w[i]
+		next := rune(0)
+		if i+1 < len(w) {
+			next = w[i+1]
+		}
+		lowerToUpper := !unicode.IsUpper(prev) && unicode.IsLetter(prev) && unicode.IsUpper(cur)
+		digitToUpper := unicode.IsDigit(prev) && unicode.IsUpper(cur)
+		acronymEnd := unicode.IsUpper(prev) && unicode.IsUpper(cur) && unicode.IsLower(next)
+		if lowerToUpper || digitToUpper || acronymEnd {
+			parts = append(parts, w[start:i])
+			start = i
+		}
+	}
+	return append(parts, w[start:])
+}
+
+// stem takes off the commonest English inflections: plurals, -ing, -ed.
+// It is deliberately light: a tool's name is often one of these words,
+// and the same stem is taken from a query and from the tools.
+func stem(t string) string {
+	switch {
+	case len(t) > 4 && strings.HasSuffix(t, "ies"):
+		return t[:len(t)-3] + "y"
+	case len(t) > 4 && strings.HasSuffix(t, "sses"):
+		return t[:len(t)-2]
+	case len(t) > 5 && strings.HasSuffix(t, "ing"):
+		return undouble(t[:len(t)-3])
+	case len(t) > 4 && strings.HasSuffix(t, "ed") && !strings.HasSuffix(t, "eed"):
+		return undouble(t[:len(t)-2])
+	case len(t) > 3 && strings.HasSuffix(t, "es") && strings.ContainsRune("sxz", rune(t[len(t)-3])):
+		return t[:len(t)-2]
+	case len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us"):
+		return t[:len(t)-1]
+	}
+	return t
+}
+
+// undouble takes one letter off a doubled consonant at the end, as
+// "running" leaves "runn".
+func undouble(t string) string {
+	if n := len(t); n > 2 && t[n-1] == t[n-2] && !strings.ContainsRune("aeiouls", rune(t[n-1])) {
+		return t[:n-1]
+	}
+	return t
+}
+
+// stopWords are left out of queries and tools alike.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the and or of to in on for with by from at as is are be been was were
+		it its this that these those i me my we our you your he she they them their what which who whom how
+		do does did can could would should will shall may might must not no so than then there here about into
+		over under all any some each every such only own same too very just also use using used tool`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// related are words a user writes for what a tool's name or description
+// says in others: "save" for write, "show" for read, "folder" for
+// directory. A query's word also searches for these, at half its weight,
+// so that a plain request finds the tool a server named in its own terms.
+// Each list is of words as terms gives them (stemmed).
+var related = func() map[string][]string {
+	groups := [][]string{
+		{"write", "save", "store", "put"},
+		{"read", "show", "view", "display", "open", "load", "content"},
+		{"get", "fetch", "retrieve", "obtain", "look"},
+		{"delete", "remove", "erase", "drop", "destroy"},
+		{"create", "make", "new", "add"},
+		{"update", "modify", "change", "edit", "set"},
+		{"search", "find", "lookup", "query"},
+		{"list", "enumerate", "all"},
+		{"directory", "folder", "dir"},
+		{"text", "content", "string"},
+		{"send", "post", "message"},
+		{"run", "execute", "exec", "start", "launch"},
+		{"stop", "kill", "terminate", "end"},
+		{"forecast", "weather"},
+		{"sum", "add", "plus", "total"},
+		{"url", "link", "address", "website", "web", "page"},
+		{"issue", "ticket", "bug"},
+		{"pull", "pr", "merge"},
+		{"email", "mail"},
+		{"image", "picture", "photo", "screenshot"},
+	}
+	m := map[string][]string{}
+	for _, g := range groups {
+		var stems []string
+		for _, w := range g {
+			stems = append(stems, stem(w))
+		}
+		for i, w := range stems {
+			for j, other := range stems {
+				if i != j && !slices.Contains(m[w], other) {
+					m[w] = append(m[w], other)
+				}
+			}
+		}
+	}
+	return m
+}()

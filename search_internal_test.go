@@ -1,0 +1,35 @@
+package otc
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/internal/hook"
+)
+
+// TestSearchWithoutThePackage: GET /tools?q= of a program that does not
+// link package search in says so, and lists nothing; without q the
+// catalog is listed as ever. Not parallel: it sets hook.SearchTools.
+func TestSearchWithoutThePackage(t *testing.T) {
+	saved := hook.SearchTools
+	hook.SearchTools = nil
+	defer func() { hook.SearchTools = saved }()
+	reg := NewRegistry(nil)
+	require.NoError(t, Register(reg, Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
+		func(context.Context, struct{}) (int, error) { return 0, nil }))
+	h := NewHandler(reg, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/tools?q=add", nil))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "does not search its tools")
+	assert.NotContains(t, rec.Body.String(), "Calculator_Add")
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/tools", nil))
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), "Calculator_Add")
+}
