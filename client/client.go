@@ -368,6 +368,26 @@ func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 	return c.t.list(ctx)
 }
 
+// SearchTools asks the server for its tools that match query, best first,
+// at most limit of them (0 for the server's default, 10 for otc): an OTC
+// server that searches (otc's, with package search linked in, answers
+// GET /tools?q=…&limit=…). The tools are those the client's credentials
+// may see. A query or limit the server refuses is an *otc.Error of code
+// otc.CodeInvalidInput naming "q" or "limit"; a server that does not
+// search answers with an error too. For other formats SearchTools returns
+// ErrNoSearch.
+func (c *Client) SearchTools(ctx context.Context, query string, limit int) ([]otc.ToolDefinition, error) {
+	w, ok := c.t.(otcWire)
+	if !ok {
+		return nil, ErrNoSearch
+	}
+	return w.search(ctx, query, limit)
+}
+
+// ErrNoSearch is SearchTools' error for a server of a format whose search
+// the client does not speak yet (all but OTC).
+var ErrNoSearch = errors.New("otc client: the client searches OTC servers only; list this server's tools with ListTools")
+
 // Health returns nil when the server is up and answers as its format
 // does, and an error otherwise. An OTC server is asked GET /health, and
 // one that is up but not taking calls answers a [*ResponseError] with

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -27,6 +29,27 @@ func (w otcWire) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	defs, err := decodeCatalog(resp.body)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list tools: %w", resp.unexpected(err))
+	}
+	return defs, nil
+}
+
+// search is SearchTools of an OTC server: GET /tools?q=…&limit=….
+func (w otcWire) search(ctx context.Context, query string, limit int) ([]otc.ToolDefinition, error) {
+	c := w.c
+	q := url.Values{"q": {query}}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	resp, err := c.do(ctx, http.MethodGet, "/tools?"+q.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: search tools: %w", err)
+	}
+	if resp.status != http.StatusOK {
+		return nil, fmt.Errorf("otc client: search tools: %w", resp.failure())
+	}
+	defs, err := decodeCatalog(resp.body)
+	if err != nil {
+		return nil, fmt.Errorf("otc client: search tools: %w", resp.unexpected(err))
 	}
 	return defs, nil
 }

@@ -200,9 +200,16 @@ const upstreamKey = "io.github.otcgo.federation/upstream"
 // doc is one tool version as the index holds it.
 type doc struct {
 	def    *otc.ToolDefinition
-	key    string             // "Toolkit.Tool"
+	fam    *family            // its tool, "Toolkit.Tool"
+	slot   int32              // its place in index.slots
 	length float64            // the weighted count of its words
 	tf     map[string]float64 // the weighted count of each word
+}
+
+// family is the versions of one tool the index holds.
+type family struct {
+	key      string // "Toolkit.Tool"
+	versions int
 }
 
 // index is the index of one registry's tools.
@@ -213,6 +220,11 @@ type index struct {
 	docs     map[*otc.ToolDefinition]*doc
 	postings map[string]map[*doc]float64 // word → the tools it is in, with its weighted count
 	total    float64                     // the sum of the docs' lengths
+	families map[string]*family
+	// slots numbers the docs, so that a search adds their scores up in a
+	// slice rather than a map; free lists the slots of docs removed.
+	slots []*doc
+	free  []int32
 }
 
 // indexKey is the key of a registry's index among what is attached to it.
@@ -224,7 +236,7 @@ func indexOf(reg *otc.Registry) *index {
 	if x, ok := m.Load(indexKey{}); ok {
 		return x.(*index)
 	}
-	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string]map[*doc]float64{}})
+	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string]map[*doc]float64{}, families: map[string]*family{}})
 	return x.(*index)
 }
 
@@ -256,7 +268,22 @@ func (x *index) sync(reg *otc.Registry) {
 }
 
 func (x *index) add(def *otc.ToolDefinition) {
-	d := &doc{def: def, key: strings.SplitN(def.ID, "@", 2)[0], tf: map[string]float64{}}
+	key, _, _ := strings.Cut(def.ID, "@")
+	fam := x.families[key]
+	if fam == nil {
+		fam = &family{key: key}
+		x.families[key] = fam
+	}
+	fam.versions++
+	d := &doc{def: def, fam: fam, tf: map[string]float64{}}
+	if n := len(x.free); n > 0 {
+		d.slot = x.free[n-1]
+		x.free = x.free[:n-1]
+		x.slots[d.slot] = d
+	} else {
+		d.slot = int32(len(x.slots))
+		x.slots = append(x.slots, d)
+	}
 	field := func(text string, weight float64) {
 		for _, t := range terms(nil, text) {
 			d.tf[t] += weight
@@ -264,7 +291,7 @@ func (x *index) add(def *otc.ToolDefinition) {
 		}
 	}
 	field(def.Name, weightName)
-	field(d.key, weightName)
+	field(key, weightName)
 	field(def.Title, weightTitle)
 	field(def.Description, weightDescription)
 	eachParam(def.InputSchema.Parameters, 0, func(name, description string) {
@@ -293,6 +320,11 @@ func (x *index) add(def *otc.ToolDefinition) {
 
 func (x *index) remove(d *doc) {
 	delete(x.docs, d.def)
+	x.slots[d.slot] = nil
+	x.free = append(x.free, d.slot)
+	if d.fam.versions--; d.fam.versions == 0 {
+		delete(x.families, d.fam.key)
+	}
 	x.total -= d.length
 	for t := range d.tf {
 		p := x.postings[t]
@@ -348,7 +380,11 @@ func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.V
 		return nil
 	}
 	avg := x.total / n
-	scores := map[*doc]float64{}
+	acc := accumulators.Get().(*accumulator)
+	defer acc.release()
+	if len(acc.score) < len(x.slots) {
+		acc.score = make([]float64, len(x.slots))
+	}
 	for _, w := range words { // in order, so that each sum adds in the same order
 		p := x.postings[w.term]
 		if len(p) == 0 {
@@ -357,34 +393,96 @@ func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.V
 		df := float64(len(p))
 		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
 		for d, tf := range p {
-			norm := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
-			scores[d] += idf * norm
+			if acc.score[d.slot] == 0 {
+				acc.touched = append(acc.touched, d.slot)
+			}
+			acc.score[d.slot] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
 		}
 	}
 	// One version of each tool the caller sees: the best match, the
-	// highest version among equals.
-	best := map[string]Result{}
-	for d, s := range scores {
+	// highest version among equals; then the best limit of those.
+	var best map[*family]int // index in out, for tools with several versions
+	out := make([]Result, 0, min(len(acc.touched), 64))
+	for _, slot := range acc.touched {
+		d := x.slots[slot]
 		if !vis.Sees(d.def.ID) {
 			continue
 		}
-		r, ok := best[d.key]
-		if !ok || s > r.Score || s == r.Score && semver.Compare("v"+d.def.Version, "v"+r.Tool.Version) > 0 {
-			best[d.key] = Result{Tool: d.def, Score: s}
+		r := Result{Tool: d.def, Score: acc.score[slot]}
+		if d.fam.versions == 1 {
+			out = append(out, r)
+			continue
+		}
+		if best == nil {
+			best = map[*family]int{}
+		}
+		i, seen := best[d.fam]
+		switch {
+		case !seen:
+			best[d.fam] = len(out)
+			out = append(out, r)
+		case better(r, out[i]):
+			out[i] = r
 		}
 	}
-	out := make([]Result, 0, len(best))
-	for _, r := range best {
-		out = append(out, r)
+	return top(out, limit)
+}
+
+// better reports whether a is a better result than b of the same tool:
+// a higher score, or at the same score a higher version.
+func better(a, b Result) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
+	return semver.Compare("v"+a.Tool.Version, "v"+b.Tool.Version) > 0
+}
+
+// ranks reports whether a comes before b in a search's answer: a higher
+// score, or at the same score the name first.
+func ranks(a, b Result) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Tool.Name < b.Tool.Name
+}
+
+// top returns the best limit of rs, in order.
+func top(rs []Result, limit int) []Result {
+	if len(rs) > 4*limit {
+		// Keep the best limit in order, one pass over the rest.
+		kept := make([]Result, 0, limit+1)
+		for _, r := range rs {
+			if len(kept) == limit && !ranks(r, kept[limit-1]) {
+				continue
+			}
+			i := sort.Search(len(kept), func(i int) bool { return ranks(r, kept[i]) })
+			kept = slices.Insert(kept, i, r)
+			if len(kept) > limit {
+				kept = kept[:limit]
+			}
 		}
-		return out[i].Tool.Name < out[j].Tool.Name
-	})
-	if len(out) > limit {
-		out = out[:limit]
+		return kept
 	}
-	return out
+	sort.Slice(rs, func(i, j int) bool { return ranks(rs[i], rs[j]) })
+	return rs[:min(len(rs), limit)]
+}
+
+// accumulator adds up one search's scores by doc slot; touched lists the
+// slots with a score.
+type accumulator struct {
+	score   []float64
+	touched []int32
+}
+
+var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
+
+// release zeroes what the search set and returns acc to the pool.
+func (acc *accumulator) release() {
+	for _, s := range acc.touched {
+		acc.score[s] = 0
+	}
+	acc.touched = acc.touched[:0]
+	if cap(acc.score) <= 1<<20 {
+		accumulators.Put(acc)
+	}
 }

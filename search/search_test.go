@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/search"
 )
@@ -311,4 +312,28 @@ func FuzzTools(f *testing.F) {
 			t.Fatalf("Tools(%q, %d) found %d", q, limit, len(found))
 		}
 	})
+}
+
+// TestClientSearchesOverOTC: otc's client asks a server's search, with
+// its limit; a format it cannot search is refused with ErrNoSearch.
+func TestClientSearchesOverOTC(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(otc.NewHandler(catalog(t), nil))
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, nil)
+	require.NoError(t, err)
+	found, err := c.SearchTools(context.Background(), "list the open issues of a repository", 2)
+	require.NoError(t, err)
+	require.Len(t, found, 2)
+	assert.Equal(t, "GitHub.list_issues@1.0.0", found[0].ID)
+	_, err = c.SearchTools(context.Background(), "file", 1000)
+	var oe *otc.Error
+	require.ErrorAs(t, err, &oe, "a limit the server refuses")
+	assert.Equal(t, otc.CodeInvalidInput, oe.Code)
+	assert.Contains(t, oe.ParameterErrors, "limit")
+
+	m, err := client.New(srv.URL+"/mcp", &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	_, err = m.SearchTools(context.Background(), "file", 0)
+	assert.ErrorIs(t, err, client.ErrNoSearch)
 }

@@ -157,6 +157,8 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	fs := newFlagSet("tools", e.stderr)
 	var o common
 	o.register(fs, e.getenv)
+	query := fs.String("search", "", "list the tools that match these words, best first (OTC servers that search)")
+	limit := fs.Int("limit", 0, "with --search, at most this many tools (the server's default when 0)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return exitBadInput
@@ -164,6 +166,12 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	url, rest := o.target(pos)
 	if url == "" && o.as != formatStdio || len(rest) > 1 {
 		fmt.Fprintf(e.stderr, "otc tools: want URL (or --stdio COMMAND) and at most one TOOL, got %d arguments\n", len(pos))
+		return exitBadInput
+	}
+	searching := false
+	fs.Visit(func(f *flag.Flag) { searching = searching || f.Name == "search" })
+	if searching && (len(rest) > 0 || o.as != formatOTC) {
+		fmt.Fprintln(e.stderr, "otc tools: --search asks an OTC server's search (GET /tools?q=); give it a URL without a TOOL, and no --mcp, --rest, --a2a or --stdio")
 		return exitBadInput
 	}
 	srv, err := o.server(ctx, url, e.stderr, nil)
@@ -186,7 +194,12 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 		e.describe(d)
 		return exitOK
 	}
-	defs, err := srv.list(ctx)
+	var defs []otc.ToolDefinition
+	if searching {
+		defs, err = srv.c.SearchTools(ctx, *query, *limit)
+	} else {
+		defs, err = srv.list(ctx)
+	}
 	if err != nil {
 		return e.fail("tools", err)
 	}

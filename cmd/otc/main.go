@@ -187,6 +187,7 @@ const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 
 Usage:
   otc tools URL [TOOL] [--json] [--mcp | --rest | --a2a]
+  otc tools URL --search WORDS [--limit N] [--json]   (OTC servers that search)
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
   otc call --mcp --task URL TOOL [input] [options]
   otc call --a2a --task URL SKILL [input] [options]
@@ -206,6 +207,7 @@ agent (such as http://127.0.0.1:8080/a2a).
 Examples:
   otc tools http://127.0.0.1:8080
   otc tools http://127.0.0.1:8080 Calculator.Add
+  otc tools http://127.0.0.1:8080 --search "add two numbers" --limit 3
   otc call http://127.0.0.1:8080 Calculator.Add '{"a":10,"b":5}'
   otc call http://127.0.0.1:8080 Calculator.Add a=10 b=5
   echo '{"message":"hi"}' | otc call http://127.0.0.1:8080 Signer.Sign - --secret SIGNING_KEY=k

@@ -388,3 +388,28 @@ func TestCallRateLimited(t *testing.T) {
 	assert.Contains(t, errOut, "Rate limit exceeded")
 	assert.Contains(t, errOut, "try again after 42s")
 }
+
+// TestToolsSearch: otc tools --search asks the server's search.
+func TestToolsSearch(t *testing.T) {
+	url := serveTools(t, "")
+	code, out, errOut := otcRun(t, url, "", nil, "tools", "URL", "--search", "add two numbers", "--limit", "1")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, "a header and one tool: %s", out)
+	assert.Contains(t, lines[1], "Calculator.Add")
+
+	code, out, errOut = otcRun(t, url, "", nil, "tools", "URL", "--search", "sign a message", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	var defs []otc.ToolDefinition
+	require.NoError(t, json.Unmarshal([]byte(out), &defs))
+	require.NotEmpty(t, defs)
+	assert.Equal(t, "Signer.Sign@1.0.0", defs[0].ID)
+
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "URL", "--search", "add", "--limit", "1000")
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, errOut, "limit")
+
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--search", "add")
+	assert.Equal(t, exitBadInput, code)
+	assert.Contains(t, errOut, "--search asks an OTC server's search")
+}
