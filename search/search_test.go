@@ -88,7 +88,7 @@ func TestToolsFindsTheToolAsked(t *testing.T) {
 	reg := catalog(t)
 	for query, want := range map[string]string{
 		"read a file":                                        "Files_read_file",
-		"show me what is in the file notes.md":               "Files_read_file",
+		"show me what is in the file notes.txt":               "Files_read_file",
 		"save some text to a file":                           "Files_write_file",
 		"which files are in this folder? list the directory": "Files_list_directory",
 		"list the open issues of a repository":               "GitHub_list_issues",
@@ -274,6 +274,19 @@ func BenchmarkTools(b *testing.B) {
 				}
 			}
 		})
+		// A registration and removal alone, beside the same followed by a
+		// search (which indexes the change): the index's own cost is the
+		// difference.
+		b.Run(fmt.Sprintf("register/tools=%d", n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				id := fmt.Sprintf("New.tool_%d", i)
+				require.NoError(b, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A tool just added to the catalog."},
+					func(context.Context, struct{}) (string, error) { return "", nil }))
+				reg.Remove(id)
+			}
+		})
+		_, err = search.Tools(ctx, reg, "warm", nil)
+		require.NoError(b, err)
 		b.Run(fmt.Sprintf("update/tools=%d", n), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				id := fmt.Sprintf("New.tool_%d", i)

@@ -19,7 +19,7 @@ func Example_search() {
 			return "", nil
 		})
 	// docs:start search
-	found, err := search.Tools(context.Background(), reg, "show me what is in notes.md", &search.Options{Limit: 5})
+	found, err := search.Tools(context.Background(), reg, "show me what is in notes.txt", &search.Options{Limit: 5})
 	if err != nil {
 		panic(err) // a query over 1 KiB, or a limit outside 1 to 100
 	}
