@@ -88,7 +88,7 @@ func TestToolsFindsTheToolAsked(t *testing.T) {
 	reg := catalog(t)
 	for query, want := range map[string]string{
 		"read a file":                                        "Files_read_file",
-		"show me what is in the file notes.txt":               "Files_read_file",
+		"show me what is in the file notes.txt":              "Files_read_file",
 		"save some text to a file":                           "Files_write_file",
 		"which files are in this folder? list the directory": "Files_list_directory",
 		"list the open issues of a repository":               "GitHub_list_issues",
