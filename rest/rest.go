@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/envelope"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
@@ -344,6 +347,10 @@ func restCodeOf(e *otc.Error) string {
 // see an older one: a call by the bare name reaches the highest, and
 // would be refused.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	if query := r.URL.Query(); query.Has("q") {
+		h.search(w, r, query)
+		return
+	}
 	p := h.plannerView()
 	body := p.body
 	if v := h.reg.Visibility(otc.CallerIdentity(r.Context()), otc.ProtocolHTTP); v.Key() != "" {
@@ -354,6 +361,43 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	wire.WriteBody(w, http.StatusOK, body)
+}
+
+// search answers GET /tools?q=…&limit=…: the planner view's entries of
+// the tools the caller may call here that match q, best first (10 unless
+// limit says otherwise), through the search that package search links
+// in.
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, query url.Values) {
+	if hook.SearchTools == nil {
+		h.fail(w, CodeInvalidShape, "This server does not search its tools; list them without q", nil)
+		return
+	}
+	limit := 10
+	if query.Has("limit") {
+		n, err := strconv.Atoi(query.Get("limit"))
+		if err != nil {
+			h.fail(w, CodeInvalidShape, "The search's limit is not a whole number", map[string]any{"parameter_errors": map[string]string{"limit": "must be a whole number from 1 to 100"}})
+			return
+		}
+		limit = n
+	}
+	ids, err := hook.SearchTools(r.Context(), h.reg, query.Get("q"), limit, otc.ProtocolHTTP)
+	if err != nil {
+		var oe *otc.Error
+		if errors.As(err, &oe) && len(oe.ParameterErrors) > 0 {
+			h.fail(w, CodeInvalidShape, oe.Message, map[string]any{"parameter_errors": oe.ParameterErrors})
+			return
+		}
+		h.fail(w, CodeInvalidShape, "The search failed: "+errorMessage(err), nil)
+		return
+	}
+	out := make([]plannerEntry, 0, len(ids))
+	for _, id := range ids {
+		if d, err := h.reg.Lookup(id, otc.ProtocolHTTP); err == nil {
+			out = append(out, plannerEntry{Name: d.Name, Description: d.Description})
+		}
+	}
+	h.writeJSON(w, http.StatusOK, out)
 }
 
 // plannerView is the answer to GET /tools for one revision of the

@@ -1,0 +1,62 @@
+package otc_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/rest"
+	_ "github.com/otcgo/otc/search" // GET /tools?q= answers with it
+)
+
+// TestSearchOverREST: GET /v1/tools?q=…&limit=… of the REST view, over
+// HTTP: the planner view's entries of the tools found, best first; a bad
+// query or limit refused naming it.
+func TestSearchOverREST(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	for id, desc := range map[string]string{
+		"GitHub.create_pull_request": "Create a new pull request in a GitHub repository.",
+		"GitHub.list_issues":         "List issues in a GitHub repository.",
+		"Files.read_file":            "Read the complete contents of a file.",
+	} {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: desc},
+			func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	srv := httptest.NewServer(http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
+	t.Cleanup(srv.Close)
+	get := func(query string) (int, []byte) {
+		resp, err := http.Get(srv.URL + "/v1/tools" + query)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, b
+	}
+	status, b := get("?q=" + url.QueryEscape("open a pull request") + "&limit=2")
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	var entries []struct{ Name, Description string }
+	require.NoError(t, json.Unmarshal(b, &entries))
+	require.Len(t, entries, 2)
+	assert.Equal(t, "GitHub_create_pull_request", entries[0].Name)
+	assert.NotEmpty(t, entries[0].Description)
+
+	status, b = get("")
+	require.Equal(t, http.StatusOK, status)
+	require.NoError(t, json.Unmarshal(b, &entries))
+	assert.Len(t, entries, 3, "without q, the planner view")
+
+	for _, bad := range []string{"?q=file&limit=0", "?q=file&limit=x", "?q=%ff"} {
+		status, b = get(bad)
+		assert.Equal(t, http.StatusBadRequest, status, bad)
+		assert.Contains(t, string(b), "parameter_errors", bad)
+	}
+}
