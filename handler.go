@@ -269,10 +269,6 @@ func (h *Handler) writeCatalog(w http.ResponseWriter, schema string, tools []byt
 	wire.WriteBody(w, http.StatusOK, append(parts, []byte("}"))...)
 }
 
-// defaultSearchLimit is how many tools GET /tools?q= answers when the
-// request names no limit.
-const defaultSearchLimit = 10
-
 // searchTools answers GET /tools?q=…&limit=…: the tools the caller sees
 // that match q, best first, each as the catalog lists it, through the
 // search that package search links in.
@@ -282,26 +278,15 @@ func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema str
 			"GET /tools?q= needs package github.com/otcgo/otc/search in the program (mount.All links it in)"))
 		return
 	}
-	limit := defaultSearchLimit
-	if query.Has("limit") {
-		n, err := strconv.Atoi(query.Get("limit"))
-		if err != nil {
-			h.writeError(w, schema, &Error{Code: CodeInvalidInput, Message: "The search's limit is not a whole number",
-				ParameterErrors: map[string]string{"limit": "must be a whole number from 1 to 100"}})
-			return
-		}
-		limit = n
-	}
-	ids, err := hook.SearchTools(r.Context(), h.reg, query.Get("q"), limit, ProtocolOTC)
+	ids, err := hook.SearchTools(r.Context(), h.reg, query, ProtocolOTC)
 	if err != nil {
 		h.writeError(w, schema, err)
 		return
 	}
-	cat := h.reg.current.Load()
 	buf := []byte{'['}
 	for _, id := range ids {
-		t := cat.version(id)
-		if t == nil {
+		t, err := h.reg.resolveFor(id, "")
+		if err != nil {
 			continue // removed since the search
 		}
 		if len(buf) > 1 {
@@ -310,20 +295,6 @@ func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema str
 		buf = append(buf, t.encodedDef...)
 	}
 	h.writeCatalog(w, schema, append(buf, ']'))
-}
-
-// version is the tool version id ("Toolkit.Tool@x.y.z") of the catalog,
-// or nil.
-func (c *catalog) version(id string) *registeredTool {
-	key, v, _ := strings.Cut(id, "@")
-	if f := c.tools[key]; f != nil {
-		for _, t := range f.versions {
-			if t.def.Version == v {
-				return t
-			}
-		}
-	}
-	return nil
 }
 
 // callShape describes the body of a call for messages.

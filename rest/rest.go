@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -372,16 +371,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, query url.Value
 		h.fail(w, CodeInvalidShape, "This server does not search its tools; list them without q", nil)
 		return
 	}
-	limit := 10
-	if query.Has("limit") {
-		n, err := strconv.Atoi(query.Get("limit"))
-		if err != nil {
-			h.fail(w, CodeInvalidShape, "The search's limit is not a whole number", map[string]any{"parameter_errors": map[string]string{"limit": "must be a whole number from 1 to 100"}})
-			return
-		}
-		limit = n
-	}
-	ids, err := hook.SearchTools(r.Context(), h.reg, query.Get("q"), limit, otc.ProtocolHTTP)
+	ids, err := hook.SearchTools(r.Context(), h.reg, query, otc.ProtocolHTTP)
 	if err != nil {
 		var oe *otc.Error
 		if errors.As(err, &oe) && len(oe.ParameterErrors) > 0 {

@@ -28,8 +28,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -140,11 +142,13 @@ func weigh(words []string) []weighted {
 	return out
 }
 
+// invalid is the refusal of a search's parameter param.
+func invalid(param, problem string) error {
+	return &otc.Error{Code: otc.CodeInvalidInput, Message: "The search's parameters are invalid", ParameterErrors: map[string]string{param: problem}}
+}
+
 // check refuses a query or limit a search does not take.
 func check(query string, limit int) error {
-	invalid := func(param, problem string) error {
-		return &otc.Error{Code: otc.CodeInvalidInput, Message: "The search's parameters are invalid", ParameterErrors: map[string]string{param: problem}}
-	}
 	switch {
 	case len(query) > MaxQueryBytes:
 		return invalid("q", fmt.Sprintf("at most %d bytes, got %d", MaxQueryBytes, len(query)))
@@ -157,11 +161,19 @@ func check(query string, limit int) error {
 }
 
 func init() {
-	hook.SearchTools = func(ctx context.Context, reg any, query string, limit int, protocol string) ([]string, error) {
-		if limit == 0 { // a limit of 0 asked for is no search, not the default
-			return nil, check(query, 0)
+	hook.SearchTools = func(ctx context.Context, reg any, params url.Values, protocol string) ([]string, error) {
+		limit := DefaultLimit
+		if params.Has("limit") { // given, it is checked, 0 included
+			n, err := strconv.Atoi(params.Get("limit"))
+			if err != nil {
+				return nil, invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
+			}
+			if err := check(params.Get("q"), n); err != nil {
+				return nil, err
+			}
+			limit = n
 		}
-		found, err := Tools(ctx, reg.(*otc.Registry), query, &Options{Limit: limit, Protocol: protocol})
+		found, err := Tools(ctx, reg.(*otc.Registry), params.Get("q"), &Options{Limit: limit, Protocol: protocol})
 		if err != nil {
 			return nil, err
 		}

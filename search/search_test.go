@@ -21,6 +21,13 @@ import (
 	"github.com/otcgo/otc/search"
 )
 
+// register adds tool, of input In, with a function that is searched for,
+// never called.
+func register[In any](t testing.TB, reg *otc.Registry, tool otc.Tool) {
+	t.Helper()
+	require.NoError(t, otc.Register(reg, tool, func(context.Context, In) (string, error) { return "", nil }))
+}
+
 // catalog registers tools as a few real servers publish them.
 func catalog(t testing.TB) *otc.Registry {
 	t.Helper()
@@ -43,35 +50,13 @@ func catalog(t testing.TB) *otc.Registry {
 	type city struct {
 		City string `json:"city" jsonschema:"description=The city to forecast."`
 	}
-	add := func(tool otc.Tool, fn any) {
-		var err error
-		switch f := fn.(type) {
-		case func(context.Context, file) (string, error):
-			err = otc.Register(reg, tool, f)
-		case func(context.Context, write) (string, error):
-			err = otc.Register(reg, tool, f)
-		case func(context.Context, repo) (string, error):
-			err = otc.Register(reg, tool, f)
-		case func(context.Context, numbers) (float64, error):
-			err = otc.Register(reg, tool, f)
-		case func(context.Context, city) (string, error):
-			err = otc.Register(reg, tool, f)
-		}
-		require.NoError(t, err)
-	}
-	str := func(context.Context, file) (string, error) { return "", nil }
-	add(otc.Tool{ID: "Files.read_file", Version: "1.0.0", Description: "Read the complete contents of a file from the file system."}, str)
-	add(otc.Tool{ID: "Files.write_file", Version: "1.0.0", Description: "Create a new file or overwrite an existing file with new content."},
-		func(context.Context, write) (string, error) { return "", nil })
-	add(otc.Tool{ID: "Files.list_directory", Version: "1.0.0", Description: "Get a detailed listing of all files and directories in a specified path."}, str)
-	add(otc.Tool{ID: "GitHub.list_issues", Version: "1.0.0", Description: "List issues in a GitHub repository, with filtering options."},
-		func(context.Context, repo) (string, error) { return "", nil })
-	add(otc.Tool{ID: "GitHub.create_pull_request", Version: "1.0.0", Description: "Create a new pull request in a GitHub repository."},
-		func(context.Context, repo) (string, error) { return "", nil })
-	add(otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
-		func(context.Context, numbers) (float64, error) { return 0, nil })
-	add(otc.Tool{ID: "Weather.getForecast", Version: "1.0.0", Title: "Weather forecast", Description: "The forecast for the days to come."},
-		func(context.Context, city) (string, error) { return "", nil })
+	register[file](t, reg, otc.Tool{ID: "Files.read_file", Version: "1.0.0", Description: "Read the complete contents of a file from the file system."})
+	register[write](t, reg, otc.Tool{ID: "Files.write_file", Version: "1.0.0", Description: "Create a new file or overwrite an existing file with new content."})
+	register[file](t, reg, otc.Tool{ID: "Files.list_directory", Version: "1.0.0", Description: "Get a detailed listing of all files and directories in a specified path."})
+	register[repo](t, reg, otc.Tool{ID: "GitHub.list_issues", Version: "1.0.0", Description: "List issues in a GitHub repository, with filtering options."})
+	register[repo](t, reg, otc.Tool{ID: "GitHub.create_pull_request", Version: "1.0.0", Description: "Create a new pull request in a GitHub repository."})
+	register[numbers](t, reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."})
+	register[city](t, reg, otc.Tool{ID: "Weather.getForecast", Version: "1.0.0", Title: "Weather forecast", Description: "The forecast for the days to come."})
 	return reg
 }
 
@@ -125,16 +110,14 @@ func TestToolsFollowsTheRegistry(t *testing.T) {
 	found, err := search.Tools(ctx, reg, "translate into french", nil)
 	require.NoError(t, err)
 	assert.Empty(t, found)
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Lang.translate", Version: "1.0.0", Description: "Translate text into another language."},
-		func(context.Context, struct{}) (string, error) { return "", nil }))
+	register[struct{}](t, reg, otc.Tool{ID: "Lang.translate", Version: "1.0.0", Description: "Translate text into another language."})
 	found, err = search.Tools(ctx, reg, "translate into french", nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, found)
 	assert.Equal(t, "Lang_translate", found[0].Tool.Name)
 
 	// A second version: one result for the tool, the higher version.
-	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Lang.translate", Version: "2.0.0", Description: "Translate text into another language."},
-		func(context.Context, struct{}) (string, error) { return "", nil }))
+	register[struct{}](t, reg, otc.Tool{ID: "Lang.translate", Version: "2.0.0", Description: "Translate text into another language."})
 	found, err = search.Tools(ctx, reg, "translate into french", nil)
 	require.NoError(t, err)
 	require.Len(t, found, 1)

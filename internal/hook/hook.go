@@ -11,6 +11,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"reflect"
 	"sync"
 )
@@ -58,10 +59,11 @@ var Protocol func(ctx context.Context) string
 // not change from one revision to the next is the same pointer in both.
 var Definitions func(reg any) (revision uint64, defs any)
 
-// SearchTools finds the tools of the registry reg that a caller of ctx
-// sees through protocol and that match query, best first, at most limit,
-// and returns their ids ("Toolkit.Tool@x.y.z"), or an error for a query
-// or limit that cannot be searched with (an *otc.Error). Package search
-// sets it when a program links it in; nil means the program searches
-// nothing.
-var SearchTools func(ctx context.Context, reg any, query string, limit int, protocol string) ([]string, error)
+// SearchTools answers the search a request's parameters ask for ("q",
+// and "limit", the default when absent): the tools of the registry reg
+// that a caller of ctx sees through protocol and that match q, best
+// first, as their ids ("Toolkit.Tool@x.y.z"), or an error for a query or
+// limit that cannot be searched with (an *otc.Error naming it). Package
+// search sets it when a program links it in; nil means the program
+// searches nothing.
+var SearchTools func(ctx context.Context, reg any, params url.Values, protocol string) ([]string, error)
