@@ -36,9 +36,9 @@ var wireFormats = []string{"rest", "registryview", "mcp", "a2a"}
 var builtOnRoot = []string{"auth", "oauth", "tasks", "ratelimit", "caller", "idempotency", "calllog", "search"}
 
 // The packages a wire format may import beside the root and internal/:
-// the storage that the wire formats with tasks share (MCP and A2A), and
-// who a caller is.
-var sharedByFormats = []string{"tasks", "caller"}
+// the storage that the wire formats with tasks share (MCP and A2A), who a
+// caller is, and the search of a catalog (MCP's search mode).
+var sharedByFormats = []string{"tasks", "caller", "search"}
 
 // The packages under internal/ that may import the root, because only
 // tests and documentation use them.

@@ -7,7 +7,9 @@
 # Express for its server), the official MCP TypeScript SDK, whose
 # servers the client's interop tests call (interop/client_node_test.go),
 # and its server-everything, which the gateway's interop tests put behind
-# otc gateway (interop/everything_test.go), and servers of the protocol's
+# otc gateway (interop/everything_test.go), its filesystem and memory
+# servers, federated with it and the GitHub server for search mode
+# (interop/searchmode_test.go), and servers of the protocol's
 # earlier versions people still run (interop/oldservers_test.go): the
 # server-everything of January 2025 and the archived GitHub server, both
 # of 2024-11-05, and the TypeScript SDK of 2025-03-26, each pinned. Everything goes into a cache folder with
@@ -30,6 +32,8 @@ PACKAGES=(
   "@a2a-js/sdk@1.3.0"
   "@modelcontextprotocol/sdk@1.32.2"
   "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/server-memory@2026.8.31"
   "everything-2024-11-05@npm:@modelcontextprotocol/server-everything@2025.1.14"
   "@modelcontextprotocol/server-github@2025.4.8"
   "sdk-2025-03-26@npm:@modelcontextprotocol/sdk@1.11.0"

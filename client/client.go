@@ -371,22 +371,28 @@ func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 // SearchTools asks the server for its tools that match query, best first,
 // at most limit of them (0 for the server's default, 10 for otc): an OTC
 // server that searches (otc's, with package search linked in, answers
-// GET /tools?q=…&limit=…). The tools are those the client's credentials
-// may see. A query or limit the server refuses is an *otc.Error of code
-// otc.CodeInvalidInput naming "q" or "limit"; a server that does not
-// search answers with an error too. For other formats SearchTools returns
+// GET /tools?q=…&limit=…), or an MCP server that declares the capability
+// tools.dynamic, asked with a tools/list that carries the query
+// (SEP-1821; otc's MCP server in search mode, mcp.SearchMode). The tools
+// are those the client's credentials may see. A query or limit the
+// server refuses is an error naming it (an *otc.Error of code
+// otc.CodeInvalidInput naming "q" or "limit" from an OTC server); for a
+// server that does not search, and for other formats, SearchTools returns
 // ErrNoSearch.
 func (c *Client) SearchTools(ctx context.Context, query string, limit int) ([]otc.ToolDefinition, error) {
-	w, ok := c.t.(otcWire)
-	if !ok {
-		return nil, ErrNoSearch
+	switch w := c.t.(type) {
+	case otcWire:
+		return w.search(ctx, query, limit)
+	case *mcpSession:
+		return w.search(ctx, query, limit)
 	}
-	return w.search(ctx, query, limit)
+	return nil, ErrNoSearch
 }
 
-// ErrNoSearch is SearchTools' error for a server of a format whose search
-// the client does not speak yet (all but OTC).
-var ErrNoSearch = errors.New("otc client: the client searches OTC servers only; list this server's tools with ListTools")
+// ErrNoSearch is SearchTools' error for a server that does not search,
+// or whose search the client does not speak: list its tools with
+// ListTools.
+var ErrNoSearch = errors.New("otc client: the server offers no search the client speaks (an OTC server's GET /tools?q=, an MCP server's tools.dynamic); list its tools with ListTools")
 
 // Health returns nil when the server is up and answers as its format
 // does, and an error otherwise. An OTC server is asked GET /health, and

@@ -63,6 +63,9 @@ type mcpSession struct {
 	capsOnce sync.Once
 	capsJSON jsonrpc.Verbatim
 	tasks    bool // the server offers the tasks extension
+	// dynamic says the server declared tools.dynamic: a tools/list with a
+	// query searches.
+	dynamic atomic.Bool
 
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
@@ -370,49 +373,82 @@ func (e *RPCError) asError() error {
 		RequiredScopes: data.RequiredScopes}
 }
 
-// list lists the tools, following cursors.
+// list lists the tools, following cursors: the whole catalog, which a
+// server in search mode (otc's mcp.SearchMode) lists when asked with
+// MetaFullCatalog.
 func (s *mcpSession) list(ctx context.Context) ([]otc.ToolDefinition, error) {
 	var defs []otc.ToolDefinition
 	cursor := ""
 	for range mcpMaxPages {
-		params := map[string]any{}
+		params := map[string]any{"_meta": map[string]any{mcpwire.MetaFullCatalog: true}}
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		var page struct {
-			Tools []struct {
-				Name         string               `json:"name"`
-				Title        string               `json:"title"`
-				Description  string               `json:"description"`
-				InputSchema  json.RawMessage      `json:"inputSchema"`
-				OutputSchema json.RawMessage      `json:"outputSchema"`
-				Annotations  *otc.ToolAnnotations `json:"annotations"`
-				Meta         json.RawMessage      `json:"_meta"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := s.request(ctx, nil, "tools/list", params, &page); err != nil {
+		next, err := s.listPage(ctx, params, &defs)
+		if err != nil {
 			return nil, fmt.Errorf("otc client: list tools: %w", err)
 		}
-		for _, t := range page.Tools {
-			if s.ver().Stateless {
-				hs, ok := paramHeaders(t.InputSchema)
-				if !ok {
-					continue // its x-mcp-header is invalid: it must not be called
-				}
-				s.headers.Store(t.Name, hs)
-			}
-			// A tool without an output schema answers content blocks.
-			defs = append(defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description,
-				InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
-				Annotations: t.Annotations, Meta: t.Meta, Content: len(t.OutputSchema) == 0})
-		}
-		if page.NextCursor == "" {
+		if next == "" {
 			return defs, nil
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
 	return nil, fmt.Errorf("otc client: list tools: tools/list gave more than %d pages", mcpMaxPages)
+}
+
+// search asks a server that declares the capability tools.dynamic for the
+// tools a query finds, with a tools/list that carries it (SEP-1821) and
+// the limit otc's server takes besides.
+func (s *mcpSession) search(ctx context.Context, query string, limit int) ([]otc.ToolDefinition, error) {
+	if err := s.ensure(ctx, nil); err != nil {
+		return nil, fmt.Errorf("otc client: search tools: %w", err)
+	}
+	if !s.dynamic.Load() {
+		return nil, ErrNoSearch
+	}
+	params := map[string]any{"query": query}
+	if limit != 0 {
+		params["limit"] = limit
+	}
+	var defs []otc.ToolDefinition
+	if _, err := s.listPage(ctx, params, &defs); err != nil {
+		return nil, fmt.Errorf("otc client: search tools: %w", err)
+	}
+	return defs, nil
+}
+
+// listPage asks for one page of tools/list with params, appends its tools
+// to defs and returns its nextCursor.
+func (s *mcpSession) listPage(ctx context.Context, params map[string]any, defs *[]otc.ToolDefinition) (string, error) {
+	var page struct {
+		Tools []struct {
+			Name         string               `json:"name"`
+			Title        string               `json:"title"`
+			Description  string               `json:"description"`
+			InputSchema  json.RawMessage      `json:"inputSchema"`
+			OutputSchema json.RawMessage      `json:"outputSchema"`
+			Annotations  *otc.ToolAnnotations `json:"annotations"`
+			Meta         json.RawMessage      `json:"_meta"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := s.request(ctx, nil, "tools/list", params, &page); err != nil {
+		return "", err
+	}
+	for _, t := range page.Tools {
+		if s.ver().Stateless {
+			hs, ok := paramHeaders(t.InputSchema)
+			if !ok {
+				continue // its x-mcp-header is invalid: it must not be called
+			}
+			s.headers.Store(t.Name, hs)
+		}
+		// A tool without an output schema answers content blocks.
+		*defs = append(*defs, otc.ToolDefinition{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
+			Annotations: t.Annotations, Meta: t.Meta, Content: len(t.OutputSchema) == 0})
+	}
+	return page.NextCursor, nil
 }
 
 // health pings the server (the stateless generation has no ping:

@@ -98,6 +98,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 			SupportedVersions []string `json:"supportedVersions"`
 			Capabilities      struct {
 				Extensions map[string]json.RawMessage `json:"extensions"`
+				Tools      toolsCapability            `json:"tools"`
 			} `json:"capabilities"`
 		}
 		discoverErr = s.rpc(ctx, k, latest, "server/discover", map[string]any{}, &d)
@@ -109,6 +110,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		}
 		if discoverErr == nil && slices.Contains(d.SupportedVersions, latest.Name) {
 			_, s.tasks = d.Capabilities.Extensions[mcpwire.ExtensionTasks]
+			s.dynamic.Store(d.Capabilities.Tools.Dynamic)
 			s.version.Store(latest)
 			return nil
 		}
@@ -131,6 +133,9 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	}
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tools toolsCapability `json:"tools"`
+		} `json:"capabilities"`
 	}
 	params := map[string]any{
 		"protocolVersion": want.Name,
@@ -156,6 +161,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		return fmt.Errorf("the server answered initialize with MCP version %q, not %s (Options.MCPVersion)", v.Name, pinned.Name)
 	}
 	s.version.Store(v)
+	s.dynamic.Store(init.Capabilities.Tools.Dynamic)
 	body, _ := jsonrpc.Notification("notifications/initialized", nil)
 	if err := s.conn.send(ctx, s, k, body); err != nil {
 		return err
@@ -167,4 +173,10 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		_ = s.rpc(ctx, k, v, "logging/setLevel", map[string]any{"level": l}, nil)
 	}
 	return nil
+}
+
+// toolsCapability is the part of a server's tools capability the client
+// reads: dynamic, a tools/list that takes a query (SEP-1821).
+type toolsCapability struct {
+	Dynamic bool `json:"dynamic"`
 }

@@ -23,7 +23,59 @@ import (
 
 // gatewayConfig is the gateway's configuration file.
 type gatewayConfig struct {
-	Upstreams []upstreamConfig `yaml:"upstreams"`
+	Upstreams []upstreamConfig  `yaml:"upstreams"`
+	MCP       *gatewayMCPConfig `yaml:"mcp"`
+}
+
+// gatewayMCPConfig is how the gateway serves MCP.
+type gatewayMCPConfig struct {
+	SearchThreshold *threshold `yaml:"search_threshold"`
+	PinnedTools     []string   `yaml:"pinned_tools"`
+}
+
+// threshold is a number of tools, or "off".
+type threshold struct {
+	off bool
+	n   int
+}
+
+func (t *threshold) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "off" {
+		*t = threshold{off: true}
+		return nil
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil || n.Kind != yaml.ScalarNode || v < 0 {
+		return fmt.Errorf("line %d: %q is not a number of tools (0 or more) or off", n.Line, n.Value)
+	}
+	*t = threshold{n: v}
+	return nil
+}
+
+// DefaultSearchThreshold is how many tools a caller of otc gateway's MCP
+// endpoint may see before its tools/list answers in search mode, when
+// the configuration does not say.
+const DefaultSearchThreshold = 50
+
+// Config is a gateway's configuration file, read by [LoadGatewayConfig].
+type Config struct {
+	// Upstreams are the servers federated.
+	Upstreams []Upstream
+	// MCPSearch is how the gateway's MCP endpoint lists a large catalog:
+	// the file's mcp.search_threshold and mcp.pinned_tools.
+	MCPSearch MCPSearch
+}
+
+// MCPSearch is the search mode of a gateway's MCP endpoint: a caller who
+// may see more than Threshold tools lists the Pinned ones, a search tool
+// and a call tool (see mcp.SearchMode).
+type MCPSearch struct {
+	// Off lists every tool to every caller (search_threshold: off).
+	Off bool
+	// Threshold is DefaultSearchThreshold unless the file sets it.
+	Threshold int
+	// Pinned names the tools listed in search mode besides the two.
+	Pinned []string
 }
 
 type upstreamConfig struct {
@@ -139,6 +191,16 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 // never written in it. Every error names the file, the line and the
 // field; the upstreams returned pass [Check].
 func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
+	c, err := LoadGatewayConfig(path, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return c.Upstreams, nil
+}
+
+// LoadGatewayConfig reads a gateway's configuration file as [LoadConfig]
+// does, with the settings of the gateway itself besides its upstreams.
+func LoadGatewayConfig(path string, getenv func(string) string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -278,7 +340,14 @@ func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return ups, nil
+	c := &Config{Upstreams: ups, MCPSearch: MCPSearch{Threshold: DefaultSearchThreshold}}
+	if m := cfg.MCP; m != nil {
+		if t := m.SearchThreshold; t != nil {
+			c.MCPSearch.Off, c.MCPSearch.Threshold = t.off, t.n
+		}
+		c.MCPSearch.Pinned = m.PinnedTools
+	}
+	return c, nil
 }
 
 var (
@@ -294,6 +363,7 @@ var sections = map[string]struct {
 	keys []string
 }{
 	"gatewayConfig":     {"the file", yamlKeys(gatewayConfig{})},
+	"gatewayMCPConfig":  {"the gateway's mcp", yamlKeys(gatewayMCPConfig{})},
 	"upstreamConfig":    {"an upstream", yamlKeys(upstreamConfig{})},
 	"endpointConfig":    {"mcp, a2a, otc and rest", yamlKeys(endpointConfig{})},
 	"credentialsConfig": {"credentials", yamlKeys(credentialsConfig{})},

@@ -66,6 +66,8 @@ type message struct {
 	arguments []byte // raw JSON object, or nil
 	cursor    string
 	hasCursor bool
+	query     []byte // tools/list: the raw query of a search (SearchMode)
+	limit     []byte // tools/list: the raw limit of a search
 	level     string // logging/setLevel
 	requestID []byte // notifications/cancelled
 	version   string // initialize: protocolVersion
@@ -80,6 +82,7 @@ type message struct {
 	progressToken   []byte
 	contextRaw      []byte
 	callID          string
+	fullCatalog     bool // tools/list: the whole catalog, in search mode too
 	hasClientInfo   bool
 	metaVersionBad  bool       // protocolVersion was not a string
 	clientCapsWrong bool       // clientCapabilities was not an object
@@ -265,7 +268,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 // parseParams reads the members of params this server uses, from the
 // object at s's position to its end.
 func parseParams(s *scanner, m *message) *rpcError {
-	var seen [9]bool
+	var seen [11]bool
 	return s.fields(func(key []byte) *rpcError {
 		if string(key) == "_meta" {
 			if s.peek() != '{' {
@@ -335,6 +338,12 @@ func parseParams(s *scanner, m *message) *rpcError {
 		case "requestState":
 			slot = 8
 			m.roundTrip = true
+		case "query": // read where a search is served (searchmode.go)
+			slot = 9
+			m.query = val
+		case "limit":
+			slot = 10
+			m.limit = val
 		}
 		if slot >= 0 {
 			if seen[slot] {
@@ -349,7 +358,7 @@ func parseParams(s *scanner, m *message) *rpcError {
 // parseMeta reads the members of params._meta this server uses, from the
 // object at s's position to its end.
 func parseMeta(s *scanner, m *message) *rpcError {
-	var seen [7]bool
+	var seen [8]bool
 	return s.members(func(key, val []byte) *rpcError {
 		slot := -1
 		switch string(key) {
@@ -389,6 +398,9 @@ func parseMeta(s *scanner, m *message) *rpcError {
 				return newError(codeInvalidParams, "%q must be a string", MetaCallID)
 			}
 			m.callID = v
+		case mcpwire.MetaFullCatalog:
+			slot = 7
+			m.fullCatalog = string(val) == "true"
 		}
 		if slot >= 0 {
 			if seen[slot] {

@@ -45,6 +45,12 @@ const (
 	// {"code": "tool_error", "can_retry": true, "retry_after_ms": 1000}, the
 	// parameter errors of invalid input, or the missing requirements.
 	MetaError = mcpwire.MetaError
+	// MetaFullCatalog is the _meta key ("io.github.otcgo/full_catalog":
+	// true) of a tools/list that asks for the whole catalog, also of a
+	// caller in search mode (see [SearchMode]): a program that mirrors
+	// the catalog, as otc's client does, rather than a model choosing
+	// tools.
+	MetaFullCatalog = mcpwire.MetaFullCatalog
 )
 
 // MaxIDLength is the longest JSON-RPC request id and progressToken the
@@ -161,6 +167,11 @@ type Options struct {
 	// Logger receives faults of the server itself. Nil means the
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.
 	Logger *slog.Logger
+
+	// Search, when set, turns search mode on (see [SearchMode]): a caller
+	// who may see more tools than its threshold lists a few of them, a
+	// search tool and a call tool. Nil lists every tool.
+	Search *SearchMode
 
 	// Tasks configures the tasks extension (see [tasks.Options]): where
 	// tasks are kept and how many run at once. Nil means the defaults.

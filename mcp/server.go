@@ -48,6 +48,8 @@ type server struct {
 	infoMeta     []byte // the serverInfo member of a 2026-07-28 result's _meta
 
 	tasks *taskManager // the tasks extension (tasks.go)
+	// search is search mode (searchmode.go); nil when off.
+	search *searchMode
 
 	// listens counts the open subscriptions/listen streams; closing is
 	// closed when the server ends them (subscriptions.go), until resumed.
@@ -137,8 +139,9 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		instr = `,"instructions":` + string(b)
 	}
 	versions, _ := json.Marshal(supportedVersions)
+	s.search = newSearchMode(opts.Search)
 	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}` + instr + callExtra + cache + meta + `}`)
+		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true` + s.dynamic() + `}}` + instr + callExtra + cache + meta + `}`)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initTail = `,"serverInfo":` + string(s.info) + instr + `}`
 	s.initVersions = map[string]bool{}
@@ -349,7 +352,9 @@ func (s *server) initializeResult(version string, changes bool) []byte {
 		b = append(b, `"resources":{},`...)
 	}
 	if changes {
-		b = append(b, `"tools":{"listChanged":true}}`...)
+		b = append(b, `"tools":{"listChanged":true`+s.dynamic()+`}}`...)
+	} else if s.search != nil {
+		b = append(b, `"tools":{"dynamic":true}}`...)
 	} else {
 		b = append(b, `"tools":{}}`...)
 	}
@@ -370,16 +375,23 @@ func (s *server) negotiate(requested string) string {
 // the tools the caller may see ([otc.Registry.Visibility]) and the
 // generation's extra.
 func (s *server) list(ctx context.Context, m *message, version string, extra []byte) ([]byte, *rpcError) {
-	l := s.lists.get(s.reg)
-	names := l.names
-	if v := s.reg.Visibility(otc.CallerIdentity(ctx), otc.ProtocolMCP); v.Key() != "" {
-		if v.Revision() == l.revision {
-			names = s.views.Get(l.revision, v.Key(), func() []string { return l.visibleNames(v) })
-		} else { // a registration came between the two reads: served, not kept
-			names = l.visibleNames(v)
-		}
+	if s.search != nil && m.query != nil {
+		return s.listQuery(ctx, m, version, extra)
+	}
+	l, names := s.visible(ctx)
+	if s.search != nil && !m.fullCatalog && len(names) > s.search.threshold {
+		return s.searchModePage(l, names, version, extra), nil
 	}
 	return l.page(names, m.cursor, m.hasCursor, s.pageSize, version, extra)
+}
+
+// dynamic is what the tools capability adds in search mode: the
+// capability of a tools/list with a query (SEP-1821).
+func (s *server) dynamic() string {
+	if s.search == nil {
+		return ""
+	}
+	return `,"dynamic":true`
 }
 
 // call answers tools/call through the registry's pipeline.
@@ -387,6 +399,14 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	m := x.msg
 	if !m.hasName || m.name == "" {
 		return nil, newError(codeInvalidParams, "Invalid params: tools/call names the tool in params.name")
+	}
+	if s.search != nil && (m.name == SearchToolName || m.name == CallToolName) && s.searching(ctx) {
+		if m.name == SearchToolName {
+			return s.searchCall(ctx, x)
+		}
+		if err := unwrapCall(m); err != nil {
+			return appendCallResult(nil, otc.CallResult{}, err, generationOf(x).meta(s))
+		}
 	}
 	// The request, its notifier and its state all outlive this frame (the
 	// registry and the context keep them): one allocation holds the three.

@@ -328,8 +328,8 @@ func TestClientSearchesOverOTC(t *testing.T) {
 	assert.Equal(t, otc.CodeInvalidInput, oe.Code)
 	assert.Contains(t, oe.ParameterErrors, "limit")
 
-	m, err := client.New(srv.URL+"/mcp", &client.Options{Format: client.FormatMCP})
+	r, err := client.New(srv.URL+"/v1", &client.Options{Format: client.FormatREST})
 	require.NoError(t, err)
-	_, err = m.SearchTools(context.Background(), "file", 0)
+	_, err = r.SearchTools(context.Background(), "file", 0)
 	assert.ErrorIs(t, err, client.ErrNoSearch)
 }

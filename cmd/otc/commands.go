@@ -157,7 +157,7 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	fs := newFlagSet("tools", e.stderr)
 	var o common
 	o.register(fs, e.getenv)
-	query := fs.String("search", "", "list the tools that match these words, best first (OTC servers that search)")
+	query := fs.String("search", "", "list the tools that match these words, best first (OTC servers that search, MCP servers with tools.dynamic)")
 	limit := fs.Int("limit", 0, "with --search, at most this many tools (the server's default when 0)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -170,8 +170,8 @@ func (e *cli) tools(ctx context.Context, args []string) int {
 	}
 	searching := false
 	fs.Visit(func(f *flag.Flag) { searching = searching || f.Name == "search" })
-	if searching && (len(rest) > 0 || o.as != formatOTC) {
-		fmt.Fprintln(e.stderr, "otc tools: --search asks an OTC server's search (GET /tools?q=); give it a URL without a TOOL, and no --mcp, --rest, --a2a or --stdio")
+	if searching && (len(rest) > 0 || o.as != formatOTC && o.as != formatMCP && o.as != formatStdio) {
+		fmt.Fprintln(e.stderr, "otc tools: --search asks an OTC server's search (GET /tools?q=) or an MCP server's (tools/list with a query); give it a URL without a TOOL, and no --rest or --a2a")
 		return exitBadInput
 	}
 	srv, err := o.server(ctx, url, e.stderr, nil)

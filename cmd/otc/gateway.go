@@ -16,6 +16,7 @@ import (
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/idempotency"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/ratelimit"
 )
@@ -94,7 +95,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT] [--strict]")
 		return exitBadInput
 	}
-	ups, err := federation.LoadConfig(*config, e.getenv)
+	cfg, err := federation.LoadGatewayConfig(*config, e.getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitBadInput
@@ -119,7 +120,13 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	// and the health page says "starting" until the federation is up.
 	var health atomic.Pointer[http.Handler]
 	mux := http.NewServeMux()
-	hs := mount.All(mux, reg, &mount.Options{Authenticator: authn, Logger: logger})
+	mo := &mount.Options{Authenticator: authn, Logger: logger}
+	if s := cfg.MCPSearch; !s.Off {
+		// A caller who may see more tools than the threshold lists a
+		// few, a search tool and a call tool.
+		mo.MCP = &mcp.Options{Search: &mcp.SearchMode{Threshold: s.Threshold, Pinned: s.Pinned}}
+	}
+	hs := mount.All(mux, reg, mo)
 	mux.Handle(gatewayHealthPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := health.Load(); h != nil {
 			(*h).ServeHTTP(w, r)
@@ -139,7 +146,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	go func() {
 		served <- mount.Serve(sctx, srv, ln, &mount.ServeOptions{GracePeriod: 5 * time.Second, Drain: drain})
 	}()
-	fed, err := federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger, Strict: *strict})
+	fed, err := federation.Mount(ctx, reg, cfg.Upstreams, &federation.Options{Logger: logger, Strict: *strict})
 	if err != nil {
 		stop()
 		<-served
@@ -152,7 +159,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	for _, h := range fed.Health() {
 		fmt.Fprintf(e.stdout, "upstream %s: %s, %d tools\n", h.Name, h.State, h.Tools)
 	}
-	fmt.Fprintf(e.stdout, "otc gateway: serving %d upstreams on http://%s (OTC /otc, MCP /mcp, REST /v1, A2A /a2a, health %s)\n", len(ups), ln.Addr(), gatewayHealthPath)
+	fmt.Fprintf(e.stdout, "otc gateway: serving %d upstreams on http://%s (OTC /otc, MCP /mcp, REST /v1, A2A /a2a, health %s)\n", len(cfg.Upstreams), ln.Addr(), gatewayHealthPath)
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitTransport

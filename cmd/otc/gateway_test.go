@@ -212,6 +212,9 @@ func TestGateway_ConfigErrors(t *testing.T) {
 		{"json", `{"upstreams": [{"name": "a", "otc": {"url": "http://x"}, "sessions": "many"}]}`, `gateway.yaml:1: sessions: "many" is not a whole number`},
 		{"typo", "upstreams:\n  - name: a\n    mcp: {comand: [x]}\n", `gateway.yaml:3: comand is not a key of mcp, a2a, otc and rest (did you mean command?)`},
 		{"tab", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: b\n\totc: {url: http://y}\n", `gateway.yaml:5: a tab in the indentation: indent with spaces`},
+		{"search_threshold", "upstreams:\n  - name: a\n    otc: {url: http://x}\nmcp:\n  search_threshold: many\n", `gateway.yaml:5: "many" is not a number of tools (0 or more) or off`},
+		{"search_threshold_negative", "upstreams:\n  - name: a\n    otc: {url: http://x}\nmcp:\n  search_threshold: -1\n", `gateway.yaml:5: "-1" is not a number of tools`},
+		{"mcp_typo", "upstreams:\n  - name: a\n    otc: {url: http://x}\nmcp:\n  pined_tools: [x]\n", `gateway.yaml:5: pined_tools is not a key of the gateway's mcp (did you mean pinned_tools?)`},
 		{"duplicate", "upstreams:\n  - name: a\n    otc: {url: http://x}\n  - name: a\n    otc: {url: http://y}\n", `gateway.yaml:4: upstreams[1] (a) name: the name is taken by the upstream at line 2`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -363,5 +366,108 @@ func TestCallShowsProgress(t *testing.T) {
 		} else {
 			assert.Empty(t, errOut.String(), "piped: no progress line")
 		}
+	}
+}
+
+// serveMany serves an OTC registry of n tools, one of which forecasts the
+// weather.
+func serveMany(t *testing.T, n int) string {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Weather.Forecast", Version: "1.0.0", Description: "Forecasts the weather of a city for the next days."},
+		func(_ context.Context, in struct {
+			City string `json:"city" jsonschema:"description=The city."`
+		}) (string, error) {
+			return "sunny in " + in.City, nil
+		}))
+	for i := 1; i < n; i++ {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: fmt.Sprintf("Bulk.Tool%02d", i), Version: "1.0.0", Description: fmt.Sprintf("Counts to %d.", i)},
+			func(context.Context, struct{}) (int, error) { return i, nil }))
+	}
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// mcpToolNames lists the gateway's MCP tools as a model's client would,
+// without asking for the full catalog.
+func mcpToolNames(t *testing.T, url string) []string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	var names []string
+	for _, tl := range out.Result.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestGateway_SearchMode: past 50 tools a caller of the gateway's MCP
+// endpoint lists the search and call tools; a tool is found and called,
+// by its name too; otc's client still lists the whole catalog, and the
+// command searches over MCP. The configuration moves the threshold, pins
+// tools, or turns it off.
+func TestGateway_SearchMode(t *testing.T) {
+	upstream := serveMany(t, 60)
+	base := startGateway(t, fmt.Sprintf("upstreams:\n  - name: many\n    otc: {url: %q}\n", upstream), nil)
+	require.Eventually(t, func() bool { return len(mcpToolNames(t, base+"/mcp")) > 0 }, 20*time.Second, 50*time.Millisecond)
+	assert.Equal(t, []string{mcp.SearchToolName, mcp.CallToolName}, mcpToolNames(t, base+"/mcp"), "60 tools: past the default threshold")
+
+	ctx := context.Background()
+	c, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	defer c.Close()
+	all, err := c.ListTools(ctx)
+	require.NoError(t, err)
+	assert.Len(t, all, 60, "the client mirrors the whole catalog")
+	found, err := c.SearchTools(ctx, "weather forecast for Paris", 3)
+	require.NoError(t, err)
+	require.NotEmpty(t, found)
+	assert.Equal(t, "many_Weather_Forecast", found[0].Name)
+	res, err := c.Call(ctx, "many_Weather_Forecast", map[string]string{"city": "Paris"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"sunny in Paris"`, string(res.Value))
+	res, err = c.Call(ctx, mcp.SearchToolName, map[string]any{"query": "count to 7"}, nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Value), "many_Bulk_Tool07")
+	res, err = c.Call(ctx, mcp.CallToolName, map[string]any{"name": "many_Bulk_Tool07"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `7`, string(res.Value))
+
+	code, out, errOut := otcRun(t, base, "", nil, "tools", "--mcp", "URL/mcp", "--search", "weather", "--limit", "1")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "many_Weather_Forecast")
+
+	for _, c := range []struct {
+		name, mcpConfig string
+		want            int
+		pinned          []string
+	}{
+		{"off", "search_threshold: off", 60, nil},
+		{"higher", "search_threshold: 100", 60, nil},
+		{"pinned", "search_threshold: 10\n    pinned_tools: [many_Weather_Forecast]", 3, []string{"many_Weather_Forecast"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := startGateway(t, fmt.Sprintf("upstreams:\n  - name: many\n    otc: {url: %q}\nmcp:\n    %s\n", upstream, c.mcpConfig), nil)
+			var names []string
+			require.Eventually(t, func() bool { names = mcpToolNames(t, base+"/mcp"); return len(names) == c.want }, 20*time.Second, 50*time.Millisecond, "%v", names)
+			for _, p := range c.pinned {
+				assert.Equal(t, p, names[0])
+			}
+		})
 	}
 }

@@ -409,7 +409,11 @@ func TestToolsSearch(t *testing.T) {
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, errOut, "limit")
 
-	code, _, errOut = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--search", "add")
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--rest", "URL/v1", "--search", "add")
 	assert.Equal(t, exitBadInput, code)
 	assert.Contains(t, errOut, "--search asks an OTC server's search")
+	// An MCP server without search mode declares no tools.dynamic.
+	code, _, errOut = otcRun(t, url, "", nil, "tools", "--mcp", "URL/mcp", "--search", "add")
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, errOut, "offers no search")
 }

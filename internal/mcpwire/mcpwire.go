@@ -24,6 +24,7 @@ const (
 	MetaContext            = "io.github.otcgo/context"
 	MetaCallID             = "io.github.otcgo/call_id"
 	MetaError              = "io.github.otcgo/error"
+	MetaFullCatalog        = "io.github.otcgo/full_catalog"
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"

@@ -1,0 +1,301 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
+	"github.com/otcgo/otc/search"
+)
+
+// The tools of search mode, and their defaults.
+const (
+	// SearchToolName is the name of the tool that searches the catalog in
+	// search mode.
+	SearchToolName = "search_tools"
+	// CallToolName is the name of the tool that calls a tool by its name
+	// in search mode.
+	CallToolName = "call_tool"
+	// DefaultSearchLimit is how many tools the search tool answers when
+	// its caller gives no limit.
+	DefaultSearchLimit = 5
+)
+
+// SearchMode shows a caller who may see many tools a short list instead
+// of the whole catalog: the pinned tools, a tool that searches the
+// catalog (SearchToolName) and a tool that calls a tool by its name
+// (CallToolName). A model pays for the few schemas it is shown, finds the
+// tools it needs by describing what it wants done, and calls them. Every
+// tool stays callable by its own name with tools/call, listed or not; a
+// registered tool named as one of the two is reached through the call
+// tool while its caller is in search mode.
+//
+// With search mode set, tools/list also takes a "query" (a string, as the
+// MCP proposal SEP-1821 sketches it) and answers the tools a search for
+// it finds, in any mode: search.DefaultLimit of them, or the "limit" it
+// gives (1 to search.MaxLimit, an addition of otc's). The server declares
+// it with the capability tools.dynamic. A tools/list whose _meta holds
+// MetaFullCatalog lists every tool the caller may see, as without
+// search mode.
+//
+// The search is package search's: BM25 over the tools' names,
+// descriptions and parameters, over the tools the caller may see.
+type SearchMode struct {
+	// Threshold is how many tools a caller may see before its tools/list
+	// answers in search mode: a caller who may see more than Threshold
+	// tools is shown the short list. Zero puts every caller in search
+	// mode.
+	Threshold int
+	// Pinned names tools listed in search mode besides the two, when the
+	// caller may see them.
+	Pinned []string
+}
+
+// searchMode is a server's SearchMode, ready.
+type searchMode struct {
+	threshold int
+	pinned    []string // sorted, without duplicates
+	// tools are the Tool objects of the search and call tools, encoded
+	// once, with the comma that joins them to what comes before.
+	tools []byte
+}
+
+func newSearchMode(opts *SearchMode) *searchMode {
+	if opts == nil {
+		return nil
+	}
+	sm := &searchMode{threshold: max(opts.Threshold, 0), pinned: slices.Compact(slices.Sorted(slices.Values(opts.Pinned)))}
+	sm.tools = append(append(sm.tools, searchTool...), ',')
+	sm.tools = append(sm.tools, callTool...)
+	return sm
+}
+
+// The Tool objects of search mode.
+var (
+	searchTool = mustCompact(`{"name":"` + SearchToolName + `","title":"Search tools",
+		"description":"Finds the tools of this server that can do what you describe, best first, with their full definitions: name, description and input schema. Search before you call a tool you were not shown; call what you find by its name, or through ` + CallToolName + `.",
+		"inputSchema":{"type":"object","properties":{
+			"query":{"type":"string","description":"What you want done, in a few words, such as \"read a file\" or \"create a calendar event\"."},
+			"limit":{"type":"integer","minimum":1,"maximum":` + fmt.Sprint(search.MaxLimit) + `,"description":"How many tools to answer at most; ` + fmt.Sprint(DefaultSearchLimit) + ` when left out."}},
+			"required":["query"],"additionalProperties":false},
+		"outputSchema":{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object"}}},"required":["tools"]},
+		"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}`)
+	callTool = mustCompact(`{"name":"` + CallToolName + `","title":"Call a tool",
+		"description":"Calls a tool of this server by its name, with arguments as its input schema describes them. Find the tool and its schema with ` + SearchToolName + ` first.",
+		"inputSchema":{"type":"object","properties":{
+			"name":{"type":"string","description":"The tool's name, as ` + SearchToolName + ` answered it."},
+			"arguments":{"type":"object","description":"The tool's arguments."}},
+			"required":["name"],"additionalProperties":false}}`)
+)
+
+func mustCompact(s string) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// visible returns the listing and the names of the tools in it that the
+// caller of ctx may see.
+func (s *server) visible(ctx context.Context) (*listing, []string) {
+	l := s.lists.get(s.reg)
+	names := l.names
+	if v := s.reg.Visibility(otc.CallerIdentity(ctx), otc.ProtocolMCP); v.Key() != "" {
+		if v.Revision() == l.revision {
+			names = s.views.Get(l.revision, v.Key(), func() []string { return l.visibleNames(v) })
+		} else { // a registration came between the two reads: served, not kept
+			names = l.visibleNames(v)
+		}
+	}
+	return l, names
+}
+
+// searching reports whether the caller of ctx is in search mode.
+func (s *server) searching(ctx context.Context) bool {
+	if s.search == nil {
+		return false
+	}
+	_, names := s.visible(ctx)
+	return len(names) > s.search.threshold
+}
+
+// searchModePage is the tools/list result of search mode: the pinned tools
+// the caller sees, then the search and call tools, on one page.
+func (s *server) searchModePage(l *listing, names []string, version string, extra []byte) []byte {
+	b := append(make([]byte, 0, 1024+len(extra)), `{"tools":[`...)
+	for _, name := range s.search.pinned {
+		if _, ok := slices.BinarySearch(names, name); ok {
+			b = append(b, l.tool(name, version)...)
+			b = append(b, ',')
+		}
+	}
+	b = append(b, s.search.tools...)
+	b = append(b, ']')
+	b = append(b, extra...)
+	return append(b, '}')
+}
+
+// found returns the names of the tools a search for query finds among
+// those the caller of ctx sees in l, at most limit of them, best first.
+func (s *server) found(ctx context.Context, l *listing, names []string, query string, limit int) ([]string, error) {
+	rs, err := search.Tools(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		name := r.Tool.Name
+		// The version MCP lists is the one a call by the name reaches:
+		// a tool whose listed version the caller may not see is left out,
+		// as tools/list leaves it out.
+		if _, ok := slices.BinarySearch(names, name); ok && l.ids[name] != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// listQuery answers a tools/list with a query (SEP-1821): the tools a
+// search for it finds, on one page.
+func (s *server) listQuery(ctx context.Context, m *message, version string, extra []byte) ([]byte, *rpcError) {
+	query, ok := jsonString(m.query)
+	if !ok {
+		return nil, newError(codeInvalidParams, `Invalid params: "query" must be a string`)
+	}
+	limit := search.DefaultLimit
+	if m.limit != nil {
+		n, err := strconv.Atoi(string(m.limit))
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return nil, newError(codeInvalidParams, `Invalid params: "limit" must be a whole number from 1 to %d`, search.MaxLimit)
+		}
+		limit = n
+	}
+	l, names := s.visible(ctx)
+	found, err := s.found(ctx, l, names, query, limit)
+	if err != nil {
+		return nil, newError(codeInvalidParams, "Invalid params: %s", searchProblem(err, "query"))
+	}
+	return l.page(found, "", false, 0, version, extra)
+}
+
+// searchProblem says what is wrong with a search's parameters, naming
+// them as the request does (param for the query).
+func searchProblem(err error, param string) string {
+	var e *otc.Error
+	if errors.As(err, &e) {
+		for k, v := range e.ParameterErrors {
+			if k == "q" {
+				k = param
+			}
+			return fmt.Sprintf("%q %s", k, v)
+		}
+	}
+	return err.Error()
+}
+
+// searchCall answers a call of the search tool: {"tools": [...]}, the Tool
+// objects of what it finds, as structured content and as text.
+func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError) {
+	m := x.msg
+	info := generationOf(x).meta(s)
+	var args struct {
+		Query *string `json:"query"`
+		Limit *int    `json:"limit"`
+	}
+	if err := strictArgs(m.arguments, &args); err != nil {
+		return appendCallResult(nil, otc.CallResult{}, err, info)
+	}
+	if args.Query == nil {
+		return appendCallResult(nil, otc.CallResult{}, invalidArg("query", "is required: say what you want done, in a few words"), info)
+	}
+	limit := DefaultSearchLimit
+	if args.Limit != nil {
+		limit = *args.Limit
+		if limit < 1 || limit > search.MaxLimit {
+			return appendCallResult(nil, otc.CallResult{}, invalidArg("limit", fmt.Sprintf("must be from 1 to %d", search.MaxLimit)), info)
+		}
+	}
+	l, names := s.visible(ctx)
+	found, err := s.found(ctx, l, names, *args.Query, limit)
+	if err != nil {
+		var e *otc.Error
+		if errors.As(err, &e) && e.ParameterErrors["q"] != "" {
+			return appendCallResult(nil, otc.CallResult{}, invalidArg("query", e.ParameterErrors["q"]), info)
+		}
+		return appendCallResult(nil, otc.CallResult{}, err, info)
+	}
+	version := x.version
+	if x.modern {
+		version = Version20260728
+	}
+	v := append(make([]byte, 0, 512), `{"tools":[`...)
+	for i, name := range found {
+		if i > 0 {
+			v = append(v, ',')
+		}
+		v = append(v, l.tool(name, version)...)
+	}
+	v = append(v, "]}"...)
+	return appendCallResult(make([]byte, 0, 2*len(v)+256), otc.CallResult{Value: v}, nil, info)
+}
+
+// unwrapCall turns a call of the call tool into the call it asks for:
+// m's name and arguments become those its arguments give. It returns the
+// error that refuses arguments of another shape.
+func unwrapCall(m *message) error {
+	var args struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := strictArgs(m.arguments, &args); err != nil {
+		return err
+	}
+	if args.Name == nil || *args.Name == "" {
+		return invalidArg("name", "is required: the name of the tool to call, as "+SearchToolName+" answered it")
+	}
+	if a := bytes.TrimSpace(args.Arguments); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
+		return invalidArg("arguments", "must be a JSON object: the tool's arguments by name")
+	}
+	m.releaseArgs() // they were the call tool's; the tool's are parsed by the registry
+	m.name, m.arguments = *args.Name, args.Arguments
+	if bytes.Equal(bytes.TrimSpace(m.arguments), []byte("null")) {
+		m.arguments = nil
+	}
+	return nil
+}
+
+// strictArgs decodes a tool's arguments into v, refusing members v does
+// not have.
+func strictArgs(raw []byte, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &otc.Error{Code: otc.CodeInvalidInput, Message: "The arguments are invalid: " + err.Error()}
+	}
+	return nil
+}
+
+func invalidArg(param, problem string) error {
+	return &otc.Error{Code: otc.CodeInvalidInput, Message: "The arguments are invalid", ParameterErrors: map[string]string{param: problem}}
+}
+
+// tool returns the encoded Tool object of a listed tool, as protocol
+// version lists it ("" for the latest of the initialize era).
+func (l *listing) tool(name, version string) []byte {
+	if v := mcpwire.LookupServed(version); v != nil && !v.Icons {
+		if b, ok := l.iconless[name]; ok {
+			return b
+		}
+	}
+	return l.encoded[name]
+}

@@ -1,0 +1,273 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+)
+
+// listNames returns the names of a tools/list result's tools, in order.
+func listNames(t testing.TB, result json.RawMessage) []string {
+	t.Helper()
+	var r struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	require.NoError(t, json.Unmarshal(result, &r), "%s", result)
+	assert.Empty(t, r.NextCursor, "one page")
+	names := make([]string, len(r.Tools))
+	for i, tool := range r.Tools {
+		names[i] = tool.Name
+	}
+	return names
+}
+
+// listedTools returns the Tool objects of a tools/list, by name.
+func listedTools(t testing.TB, result json.RawMessage) map[string]json.RawMessage {
+	t.Helper()
+	var r struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(result, &r), "%s", result)
+	out := map[string]json.RawMessage{}
+	for _, raw := range r.Tools {
+		var named struct {
+			Name string `json:"name"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &named))
+		out[named.Name] = raw
+	}
+	return out
+}
+
+// foundNames returns the names of the tools a search tool's result holds,
+// and checks that its text says the same as its structured content.
+func foundNames(t testing.TB, r callResult) []string {
+	t.Helper()
+	require.False(t, r.IsError, "%+v", r)
+	require.Len(t, r.Content, 1)
+	assert.JSONEq(t, string(r.StructuredContent), r.Content[0]["text"].(string), "the text is the structured content")
+	return listNames(t, r.StructuredContent)
+}
+
+// TestSearchMode: past its threshold a caller lists the pinned tools, the
+// search tool and the call tool; the search answers the full definitions
+// of what it finds, as tools/list would give them; every tool stays
+// callable by its name, and through the call tool.
+func TestSearchMode(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	full := serve(t, reg, nil)
+	url := serve(t, reg, &mcp.Options{Search: &mcp.SearchMode{Threshold: 3, Pinned: []string{"Util_Noop", "No_Such", "Util_Noop"}}})
+
+	all := listedTools(t, post(t, full, request(1, "tools/list", nil), legacy).result(t))
+	require.Greater(t, len(all), 3)
+	assert.Equal(t, []string{"Util_Noop", mcp.SearchToolName, mcp.CallToolName},
+		listNames(t, post(t, url, request(1, "tools/list", nil), legacy).result(t)), "the pinned tool, then the two")
+	whole := listedTools(t, post(t, url, request(1, "tools/list", obj{"_meta": obj{mcp.MetaFullCatalog: true}}), legacy).result(t))
+	assert.Equal(t, all, whole, "the full catalog, asked for")
+
+	res := decodeCall(t, post(t, url, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add two numbers"}, nil)), legacy).result(t))
+	found := foundNames(t, res)
+	require.NotEmpty(t, found)
+	assert.Equal(t, "Calculator_Add", found[0], "the best match first")
+	assert.LessOrEqual(t, len(found), mcp.DefaultSearchLimit)
+	got := listedTools(t, res.StructuredContent)
+	assert.JSONEq(t, string(all["Calculator_Add"]), string(got["Calculator_Add"]), "the definition tools/list gives")
+
+	res = decodeCall(t, post(t, url, request(3, "tools/call", callParams(mcp.SearchToolName, obj{"query": "tests", "limit": 2}, nil)), legacy).result(t))
+	assert.Len(t, foundNames(t, res), 2, "the limit")
+
+	// Called by its name although not listed, and through the call tool.
+	res = decodeCall(t, post(t, url, request(4, "tools/call", callParams("Calculator_Add", obj{"a": 1, "b": 2}, nil)), legacy).result(t))
+	assert.JSONEq(t, `{"result":3}`, string(res.StructuredContent))
+	res = decodeCall(t, post(t, url, request(5, "tools/call", callParams(mcp.CallToolName, obj{"name": "Calculator_Add", "arguments": obj{"a": 2, "b": 3}}, nil)), legacy).result(t))
+	assert.JSONEq(t, `{"result":5}`, string(res.StructuredContent))
+	res = decodeCall(t, post(t, url, request(6, "tools/call", callParams(mcp.CallToolName, obj{"name": "Util_Noop"}, nil)), legacy).result(t))
+	assert.False(t, res.IsError, "no arguments: %+v", res)
+	// The tool's own errors are the tool's.
+	res = decodeCall(t, post(t, url, request(7, "tools/call", callParams(mcp.CallToolName, obj{"name": "Calculator_Add", "arguments": obj{"a": "one"}}, nil)), legacy).result(t))
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content[0]["text"].(string), "a", "names the tool's parameter")
+	post(t, url, request(8, "tools/call", callParams(mcp.CallToolName, obj{"name": "No_Such"}, nil)), legacy).rpcErr(t, http.StatusOK, -32602)
+
+	// Without search mode the two are not there.
+	post(t, full, request(9, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add"}, nil)), legacy).rpcErr(t, http.StatusOK, -32602)
+}
+
+// TestSearchModeVersions: the same list and search at every version, over
+// HTTP and stdio; the initialize and server/discover results declare the
+// query capability.
+func TestSearchModeVersions(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	opts := &mcp.Options{Search: &mcp.SearchMode{}}
+	url := serve(t, reg, opts)
+	want := []string{mcp.SearchToolName, mcp.CallToolName}
+	for _, v := range []string{mcp.Version20250618, mcp.Version20251125} {
+		h := map[string]string{"MCP-Protocol-Version": v}
+		assert.Equal(t, want, listNames(t, post(t, url, request(1, "tools/list", nil), h).result(t)), v)
+		res := decodeCall(t, post(t, url, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "place an order"}, nil)), h).result(t))
+		assert.Equal(t, "Order_Place", foundNames(t, res)[0], v)
+	}
+	res := post(t, url, request(1, "tools/list", obj{"_meta": modernMeta(nil)}), modernHeaders("tools/list", "")).result(t)
+	assert.Equal(t, want, listNames(t, res))
+	assert.Equal(t, "complete", object(t, res)["resultType"])
+	call := post(t, url, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "look up a place"}, modernMeta(nil))), modernHeaders("tools/call", mcp.SearchToolName)).result(t)
+	assert.Equal(t, "Geo_Lookup", foundNames(t, decodeCall(t, call))[0])
+	assert.Equal(t, "complete", object(t, call)["resultType"])
+	call = post(t, url, request(3, "tools/call", callParams(mcp.CallToolName, obj{"name": "Calculator_Add", "arguments": obj{"a": 1, "b": 1}}, modernMeta(nil))), modernHeaders("tools/call", mcp.CallToolName)).result(t)
+	assert.JSONEq(t, `{"result":2}`, string(decodeCall(t, call).StructuredContent))
+
+	disc := object(t, post(t, url, request(4, "server/discover", obj{"_meta": modernMeta(nil)}), modernHeaders("server/discover", "")).result(t))
+	assert.Equal(t, true, disc["capabilities"].(map[string]any)["tools"].(map[string]any)["dynamic"])
+	init := object(t, post(t, url, request(5, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "c", "version": "1"}}), nil).result(t))
+	assert.Equal(t, true, init["capabilities"].(map[string]any)["tools"].(map[string]any)["dynamic"])
+	plain := object(t, post(t, serve(t, reg, nil), request(5, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "c", "version": "1"}}), nil).result(t))
+	assert.NotContains(t, plain["capabilities"].(map[string]any)["tools"], "dynamic", "only with search mode")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := startStdio(t, ctx, reg, opts)
+	c.send(request(0, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "c", "version": "1"}}))
+	r := c.recvResponse()
+	assert.Equal(t, true, object(t, r.Result)["capabilities"].(map[string]any)["tools"].(map[string]any)["dynamic"])
+	c.send(request(1, "tools/list", nil))
+	assert.Equal(t, want, listNames(t, c.recvResponse().Result))
+	c.send(request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "chart"}, nil)))
+	assert.Equal(t, "Media_Chart", foundNames(t, decodeCall(t, c.recvResponse().Result))[0])
+	c.send(request(3, "tools/call", callParams(mcp.CallToolName, obj{"name": "Calculator_Add", "arguments": obj{"a": 4, "b": 4}}, nil)))
+	assert.JSONEq(t, `{"result":8}`, string(decodeCall(t, c.recvResponse().Result).StructuredContent))
+}
+
+// TestSearchModeQuery: with search mode set, a tools/list with a query
+// (SEP-1821) answers the tools a search finds, in any mode; a query of
+// another type, or too long, is invalid params.
+func TestSearchModeQuery(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	url := serve(t, reg, &mcp.Options{Search: &mcp.SearchMode{Threshold: 1000}})
+	all := listNames(t, post(t, url, request(1, "tools/list", nil), legacy).result(t))
+	assert.Greater(t, len(all), 5, "under the threshold: the whole catalog")
+	assert.NotContains(t, all, mcp.SearchToolName)
+	found := listNames(t, post(t, url, request(2, "tools/list", obj{"query": "read the vault"}), legacy).result(t))
+	require.NotEmpty(t, found)
+	assert.Equal(t, "Vault_Read", found[0])
+	assert.Empty(t, listNames(t, post(t, url, request(3, "tools/list", obj{"query": "the"}), legacy).result(t)), "no word to search for")
+	assert.Len(t, listNames(t, post(t, url, request(3, "tools/list", obj{"query": "tests", "limit": 2}), legacy).result(t)), 2, "otc's limit")
+	for _, bad := range []any{0, 101, "2", 1.5} {
+		e, _ := post(t, url, request(3, "tools/list", obj{"query": "tests", "limit": bad}), legacy).rpcErr(t, http.StatusOK, -32602)
+		assert.Contains(t, e.Message, `"limit"`)
+	}
+
+	post(t, url, request(4, "tools/list", obj{"query": 7}), legacy).rpcErr(t, http.StatusOK, -32602)
+	e, _ := post(t, url, request(5, "tools/list", obj{"query": strings.Repeat("x", 2000)}), legacy).rpcErr(t, http.StatusOK, -32602)
+	assert.Contains(t, e.Message, `"query"`)
+	// Under the threshold the two tools are not served.
+	post(t, url, request(6, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add"}, nil)), legacy).rpcErr(t, http.StatusOK, -32602)
+
+	// Without search mode a query is an unknown member, ignored.
+	plain := serve(t, reg, nil)
+	assert.Equal(t, all, listNames(t, post(t, plain, request(7, "tools/list", obj{"query": 7}), legacy).result(t)))
+}
+
+// TestSearchModeBadArguments: the two tools refuse arguments they do not
+// take as a tool does, with a result a model can act on that names the
+// argument.
+func TestSearchModeBadArguments(t *testing.T) {
+	t.Parallel()
+	url := serve(t, newRegistry(t), &mcp.Options{Search: &mcp.SearchMode{}})
+	for _, tc := range []struct {
+		tool  string
+		args  any
+		names string
+	}{
+		{mcp.SearchToolName, nil, "query"},
+		{mcp.SearchToolName, obj{}, "query"},
+		{mcp.SearchToolName, obj{"query": 3}, "query"},
+		{mcp.SearchToolName, obj{"query": "add", "limit": 0}, "limit"},
+		{mcp.SearchToolName, obj{"query": "add", "limit": -1}, "limit"},
+		{mcp.SearchToolName, obj{"query": "add", "limit": 1e9}, "limit"},
+		{mcp.SearchToolName, obj{"query": "add", "limit": 1.5}, "limit"},
+		{mcp.SearchToolName, obj{"query": "add", "regex": ".*"}, "regex"},
+		{mcp.SearchToolName, obj{"query": strings.Repeat("(a+)+", 1000)}, "query"},
+		{mcp.CallToolName, nil, "name"},
+		{mcp.CallToolName, obj{"name": ""}, "name"},
+		{mcp.CallToolName, obj{"name": 5}, "name"},
+		{mcp.CallToolName, obj{"name": "Util_Noop", "arguments": "x"}, "arguments"},
+		{mcp.CallToolName, obj{"name": "Util_Noop", "args": obj{}}, "args"},
+	} {
+		t.Run(fmt.Sprintf("%s %v", tc.tool, tc.args), func(t *testing.T) {
+			res := decodeCall(t, post(t, url, request(1, "tools/call", callParams(tc.tool, tc.args, nil)), legacy).result(t))
+			require.True(t, res.IsError, "%+v", res)
+			assert.Contains(t, res.Content[0]["text"].(string), tc.names)
+		})
+	}
+	// A query of control characters is words apart: nothing to find.
+	res := decodeCall(t, post(t, url, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "\x00\x01\t\n"}, nil)), legacy).result(t))
+	assert.Empty(t, foundNames(t, res))
+}
+
+// TestSearchModePerCaller: whether a caller is in search mode depends on
+// the tools it may see, and a search never finds a tool it could not
+// list: one kept off MCP, or one whose scopes it lacks.
+func TestSearchModePerCaller(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	for i := range 4 {
+		addTool(t, reg, fmt.Sprintf("Open.Tool%d", i), func(context.Context, struct{}) (string, error) { return "open", nil })
+	}
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Secret.Payroll", Version: "1.0.0", Description: "Pays the salaries.",
+		Policy: &otc.Policy{RequiredScopes: []string{"payroll"}}}, func(context.Context, struct{}) (string, error) { return "paid", nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Rest.Payroll", Version: "1.0.0", Description: "Payroll over REST only.",
+		Policy: &otc.Policy{Protocols: []string{otc.ProtocolHTTP}}}, func(context.Context, struct{}) (string, error) { return "rest", nil }))
+	url := serve(t, reg, &mcp.Options{Authenticator: claimsAuth(), Search: &mcp.SearchMode{Threshold: 4}})
+	as := func(claims string) map[string]string {
+		return map[string]string{"X-Test-Claims": claims, "MCP-Protocol-Version": mcp.Version20251125}
+	}
+	plain, payroll := as(`{"sub":"ann"}`), as(`{"sub":"bob","scope":"payroll"}`)
+
+	names := listNames(t, post(t, url, request(1, "tools/list", nil), plain).result(t))
+	assert.Len(t, names, 4, "four tools: under the threshold, the whole list")
+	assert.NotContains(t, names, "Secret_Payroll")
+	post(t, url, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "payroll"}, nil)), plain).rpcErr(t, http.StatusOK, -32602)
+	assert.Empty(t, listNames(t, post(t, url, request(3, "tools/list", obj{"query": "pay the salaries payroll"}), plain).result(t)))
+
+	assert.Equal(t, []string{mcp.SearchToolName, mcp.CallToolName}, listNames(t, post(t, url, request(4, "tools/list", nil), payroll).result(t)))
+	found := foundNames(t, decodeCall(t, post(t, url, request(5, "tools/call", callParams(mcp.SearchToolName, obj{"query": "payroll"}, nil)), payroll).result(t)))
+	assert.Equal(t, []string{"Secret_Payroll"}, found, "never the tool kept off MCP")
+	res := decodeCall(t, post(t, url, request(6, "tools/call", callParams(mcp.CallToolName, obj{"name": "Secret_Payroll"}, nil)), payroll).result(t))
+	assert.JSONEq(t, `{"result":"paid"}`, string(res.StructuredContent))
+	// The call tool is no way around a tool's policy.
+	post(t, url, request(7, "tools/call", callParams(mcp.CallToolName, obj{"name": "Rest_Payroll"}, nil)), payroll).rpcErr(t, http.StatusForbidden, -32002)
+}
+
+// TestSearchModeShadows: a registered tool named as the search tool is
+// reached through the call tool in search mode, and by its name outside.
+func TestSearchModeShadows(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Mine.Search", Name: mcp.SearchToolName, Version: "1.0.0", Description: "The registry's own."},
+		func(context.Context, struct{}) (string, error) { return "mine", nil }))
+	addTool(t, reg, "Other.Tool", func(context.Context, struct{}) (string, error) { return "other", nil })
+	on := serve(t, reg, &mcp.Options{Search: &mcp.SearchMode{}})
+	off := serve(t, reg, &mcp.Options{Search: &mcp.SearchMode{Threshold: 10}})
+	res := decodeCall(t, post(t, on, request(1, "tools/call", callParams(mcp.CallToolName, obj{"name": mcp.SearchToolName}, nil)), legacy).result(t))
+	assert.JSONEq(t, `{"result":"mine"}`, string(res.StructuredContent))
+	res = decodeCall(t, post(t, on, request(2, "tools/call", callParams(mcp.SearchToolName, obj{"query": "other"}, nil)), legacy).result(t))
+	assert.True(t, slices.Contains(foundNames(t, res), "Other_Tool"))
+	res = decodeCall(t, post(t, off, request(3, "tools/call", callParams(mcp.SearchToolName, nil, nil)), legacy).result(t))
+	assert.JSONEq(t, `{"result":"mine"}`, string(res.StructuredContent))
+}
