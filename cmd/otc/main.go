@@ -187,7 +187,7 @@ const usage = `otc lists and calls the tools of an OTC/OXP tool server.
 
 Usage:
   otc tools URL [TOOL] [--json] [--mcp | --rest | --a2a]
-  otc tools URL --search WORDS [--limit N] [--json]   (OTC servers that search)
+  otc tools URL --search WORDS [--limit N] [--json]   (OTC servers that search, MCP servers in search mode)
   otc call URL TOOL [JSON | key=value ... | -i FILE | -] [options]
   otc call --mcp --task URL TOOL [input] [options]
   otc call --a2a --task URL SKILL [input] [options]

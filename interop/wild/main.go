@@ -66,6 +66,7 @@ func main() {
 	list := flag.String("servers", filepath.Join("wild", "servers.txt"), "the list of servers")
 	wait := flag.Duration("wait", 3*time.Minute, "how long the gateway is given to bring every server up")
 	out := flag.String("out", "", "a file to write the report to, beside standard output")
+	catalog := flag.String("catalog", "", "a file to write the gateway's catalog to, as its MCP endpoint lists it in full (JSON, one tool a line)")
 	flag.Parse()
 	if *modules == "" {
 		fail(errors.New("--modules is required: the folder .ci/wild.sh prints"))
@@ -83,7 +84,7 @@ func main() {
 		alone(s)
 		fmt.Fprintf(os.Stderr, "alone: %-12s %-10s %3d tools in %6s %s\n", s.Name, s.Protocol, s.Tools, s.ListedIn.Round(time.Millisecond), s.AloneError)
 	}
-	memory, left, err := gateway(servers, scratch, *wait, *modules)
+	memory, left, err := gateway(servers, scratch, *wait, *modules, *catalog)
 	if err != nil {
 		fail(err)
 	}
@@ -263,7 +264,7 @@ func version(s *server) string {
 
 // gateway runs otc gateway in front of every server, and waits for each
 // to come up; then sends it SIGTERM and lists what is left running.
-func gateway(servers []*server, scratch string, wait time.Duration, modules string) (rss string, left []string, err error) {
+func gateway(servers []*server, scratch string, wait time.Duration, modules, catalog string) (rss string, left []string, err error) {
 	bin := filepath.Join(scratch, "otc")
 	build := exec.Command("go", "build", "-o", bin, "github.com/otcgo/otc/cmd/otc")
 	build.Stderr = os.Stderr
@@ -332,6 +333,11 @@ func gateway(servers []*server, scratch string, wait time.Duration, modules stri
 		}
 	}
 	rss = memory(gw.Process.Pid)
+	if catalog != "" {
+		if err := writeCatalog(catalog, "http://"+addr+"/mcp", key); err != nil {
+			fmt.Fprintln(os.Stderr, "wild: the catalog:", err)
+		}
+	}
 	_ = gw.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -457,4 +463,44 @@ func render(servers []*server, rss string, left []string) string {
 		}
 	}
 	return b.String()
+}
+
+// writeCatalog writes the tools the gateway's MCP endpoint lists in full
+// (as otc's client lists them) to file: a JSON array, one MCP Tool object
+// a line, sorted by name, for the search's measurements (search/testdata).
+func writeCatalog(file, url, key string) error {
+	c, err := client.New(url, &client.Options{Format: client.FormatMCP, APIKey: key})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	defs, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(defs, func(a, b otc.ToolDefinition) int { return strings.Compare(a.Name, b.Name) })
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i, d := range defs {
+		line, err := json.Marshal(struct {
+			Name        string               `json:"name"`
+			Title       string               `json:"title,omitempty"`
+			Description string               `json:"description"`
+			InputSchema json.RawMessage      `json:"inputSchema"`
+			Annotations *otc.ToolAnnotations `json:"annotations,omitempty"`
+			Meta        json.RawMessage      `json:"_meta,omitempty"`
+		}{d.Name, d.Title, d.Description, d.InputSchema.Parameters, d.Annotations, d.Meta})
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		if i < len(defs)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("]\n")
+	return os.WriteFile(file, b.Bytes(), 0o644)
 }
