@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,8 +244,8 @@ func (h *Handler) listTools(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if query := r.URL.Query(); query.Has("q") {
-		h.searchTools(w, r, schema, query)
+	if r.URL.Query().Has("q") {
+		h.searchTools(w, r, schema)
 		return
 	}
 	// The catalog array is encoded once per registry snapshot, and for a
@@ -272,13 +271,13 @@ func (h *Handler) writeCatalog(w http.ResponseWriter, schema string, tools []byt
 // searchTools answers GET /tools?q=…&limit=…: the tools the caller sees
 // that match q, best first, each as the catalog lists it, through the
 // search that package search links in.
-func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema string, query url.Values) {
+func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema string) {
 	if hook.SearchTools == nil {
 		h.writeError(w, schema, badRequest("This server does not search its tools; list them without q",
 			"GET /tools?q= needs package github.com/otcgo/otc/search in the program (mount.All links it in)"))
 		return
 	}
-	ids, err := hook.SearchTools(r.Context(), h.reg, query, ProtocolOTC)
+	ids, err := hook.SearchTools(r, h.reg, ProtocolOTC)
 	if err != nil {
 		h.writeError(w, schema, err)
 		return

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/mcpwire"
@@ -164,7 +166,8 @@ func (s *server) found(ctx context.Context, l *listing, names []string, query st
 
 // listQuery answers a tools/list with a query (SEP-1821): the tools a
 // search for it finds, on one page.
-func (s *server) listQuery(ctx context.Context, m *message, version string, extra []byte) ([]byte, *rpcError) {
+func (s *server) listQuery(ctx context.Context, x *exchange, version string, extra []byte) ([]byte, *rpcError) {
+	m := x.msg
 	query, ok := jsonString(m.query)
 	if !ok {
 		return nil, newError(codeInvalidParams, `Invalid params: "query" must be a string`)
@@ -176,6 +179,9 @@ func (s *server) listQuery(ctx context.Context, m *message, version string, extr
 			return nil, newError(codeInvalidParams, `Invalid params: "limit" must be a whole number from 1 to %d`, search.MaxLimit)
 		}
 		limit = n
+	}
+	if err := search.Admit(ctx, s.reg, x.request); err != nil {
+		return nil, rateLimited(err)
 	}
 	l, names := s.visible(ctx)
 	found, err := s.found(ctx, l, names, query, limit)
@@ -221,6 +227,9 @@ func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError
 		if limit < 1 || limit > search.MaxLimit {
 			return appendCallResult(nil, otc.CallResult{}, invalidArg("limit", fmt.Sprintf("must be from 1 to %d", search.MaxLimit)), info)
 		}
+	}
+	if err := search.Admit(ctx, s.reg, x.request); err != nil {
+		return appendCallResult(nil, otc.CallResult{}, err, info)
 	}
 	l, names := s.visible(ctx)
 	found, err := s.found(ctx, l, names, *args.Query, limit)
@@ -298,4 +307,17 @@ func (l *listing) tool(name, version string) []byte {
 		}
 	}
 	return l.encoded[name]
+}
+
+// rateLimited is the error of a tools/list with a query from a caller who
+// searched too often (search.Admit): -32000, 429 over HTTP, with the
+// wait in data.
+func rateLimited(err error) *rpcError {
+	e := &rpcError{Code: codeServerBusy, Message: err.Error(), status: http.StatusTooManyRequests}
+	var oe *otc.Error
+	if errors.As(err, &oe) {
+		e.Message = oe.Message
+		e.Data = map[string]int64{"retry_after_ms": (oe.RetryAfter + time.Millisecond - 1).Milliseconds()}
+	}
+	return e
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/search"
 )
 
 // listNames returns the names of a tools/list result's tools, in order.
@@ -270,4 +271,51 @@ func TestSearchModeShadows(t *testing.T) {
 	assert.True(t, slices.Contains(foundNames(t, res), "Other_Tool"))
 	res = decodeCall(t, post(t, off, request(3, "tools/call", callParams(mcp.SearchToolName, nil, nil)), legacy).result(t))
 	assert.JSONEq(t, `{"result":"mine"}`, string(res.StructuredContent))
+}
+
+// TestSearchModeFlood: one caller's searches over HTTP are bounded: past
+// search.CallerBurst the search tool answers a result the model may retry
+// after a delay, and a tools/list with a query a 429 (-32000) with the
+// delay in data; calls of other tools go on. Over stdio the process is
+// the one caller, and nothing is bounded.
+func TestSearchModeFlood(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	opts := &mcp.Options{Search: &mcp.SearchMode{}}
+	url := serve(t, reg, opts)
+	// Searched until refused: at least the burst first, however slow the
+	// machine (the budget refills at the rate meanwhile).
+	var res callResult
+	n := 0
+	for ; n < 5*search.CallerBurst; n++ {
+		res = decodeCall(t, post(t, url, request(n, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add"}, nil)), legacy).result(t))
+		if res.IsError {
+			break
+		}
+	}
+	require.True(t, res.IsError, "refused at last")
+	assert.GreaterOrEqual(t, n, search.CallerBurst)
+	meta := errorMeta(t, res)
+	assert.Equal(t, true, meta["can_retry"])
+	assert.Greater(t, meta["retry_after_ms"], float64(0))
+	var a answer
+	for range 5 * search.CallerBurst {
+		if a = post(t, url, request(101, "tools/list", obj{"query": "add"}), legacy); a.status != http.StatusOK {
+			break
+		}
+	}
+	e, _ := a.rpcErr(t, http.StatusTooManyRequests, -32000)
+	assert.Contains(t, string(e.Data), "retry_after_ms")
+	res = decodeCall(t, post(t, url, request(102, "tools/call", callParams(mcp.CallToolName, obj{"name": "Calculator_Add", "arguments": obj{"a": 1, "b": 1}}, nil)), legacy).result(t))
+	assert.False(t, res.IsError, "calling is not searching")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := startStdio(t, ctx, reg, opts)
+	c.send(request(0, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "c", "version": "1"}}))
+	c.recvResponse()
+	for i := range search.CallerBurst + 5 {
+		c.send(request(i+1, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add"}, nil)))
+		require.False(t, decodeCall(t, c.recvResponse().Result).IsError, "search %d over stdio", i+1)
+	}
 }

@@ -288,7 +288,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		case "server/discover":
 			return s.discover, nil
 		case "tools/list":
-			return s.list(ctx, m, Version20260728, generationOf(x).listExtra(s))
+			return s.list(ctx, x, Version20260728, generationOf(x).listExtra(s))
 		case "tools/call":
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -316,7 +316,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		return []byte("{}"), nil
 	case "tools/list":
-		return s.list(ctx, m, x.version, generationOf(x).listExtra(s))
+		return s.list(ctx, x, x.version, generationOf(x).listExtra(s))
 	case "tools/call":
 		return s.call(ctx, x)
 	}
@@ -374,9 +374,10 @@ func (s *server) negotiate(requested string) string {
 // list answers tools/list in a protocol version ("" when unknown), with
 // the tools the caller may see ([otc.Registry.Visibility]) and the
 // generation's extra.
-func (s *server) list(ctx context.Context, m *message, version string, extra []byte) ([]byte, *rpcError) {
+func (s *server) list(ctx context.Context, x *exchange, version string, extra []byte) ([]byte, *rpcError) {
+	m := x.msg
 	if s.search != nil && m.query != nil {
-		return s.listQuery(ctx, m, version, extra)
+		return s.listQuery(ctx, x, version, extra)
 	}
 	l, names := s.visible(ctx)
 	if s.search != nil && !m.fullCatalog && len(names) > s.search.threshold {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -346,8 +345,8 @@ func restCodeOf(e *otc.Error) string {
 // see an older one: a call by the bare name reaches the highest, and
 // would be refused.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	if query := r.URL.Query(); query.Has("q") {
-		h.search(w, r, query)
+	if r.URL.Query().Has("q") {
+		h.search(w, r)
 		return
 	}
 	p := h.plannerView()
@@ -366,14 +365,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 // the tools the caller may call here that match q, best first (10 unless
 // limit says otherwise), through the search that package search links
 // in.
-func (h *Handler) search(w http.ResponseWriter, r *http.Request, query url.Values) {
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 	if hook.SearchTools == nil {
 		h.fail(w, CodeInvalidShape, "This server does not search its tools; list them without q", nil)
 		return
 	}
-	ids, err := hook.SearchTools(r.Context(), h.reg, query, otc.ProtocolHTTP)
+	ids, err := hook.SearchTools(r, h.reg, otc.ProtocolHTTP)
 	if err != nil {
 		var oe *otc.Error
+		if errors.As(err, &oe) && oe.Code == otc.CodeRateLimited {
+			wire.SetRetryAfter(w.Header(), oe.RetryAfter)
+			h.fail(w, CodeRateLimited, oe.Message, nil)
+			return
+		}
 		if errors.As(err, &oe) && len(oe.ParameterErrors) > 0 {
 			h.fail(w, CodeInvalidShape, oe.Message, map[string]any{"parameter_errors": oe.ParameterErrors})
 			return

@@ -28,7 +28,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/url"
+	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -161,7 +161,8 @@ func check(query string, limit int) error {
 }
 
 func init() {
-	hook.SearchTools = func(ctx context.Context, reg any, params url.Values, protocol string) ([]string, error) {
+	hook.SearchTools = func(r *http.Request, reg any, protocol string) ([]string, error) {
+		ctx, params := r.Context(), r.URL.Query()
 		limit := DefaultLimit
 		if params.Has("limit") { // given, it is checked, 0 included
 			n, err := strconv.Atoi(params.Get("limit"))
@@ -172,6 +173,9 @@ func init() {
 				return nil, err
 			}
 			limit = n
+		}
+		if err := Admit(ctx, reg.(*otc.Registry), r); err != nil {
+			return nil, err
 		}
 		found, err := Tools(ctx, reg.(*otc.Registry), params.Get("q"), &Options{Limit: limit, Protocol: protocol})
 		if err != nil {

@@ -11,7 +11,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
-	"net/url"
+	"net/http"
 	"reflect"
 	"sync"
 )
@@ -59,11 +59,12 @@ var Protocol func(ctx context.Context) string
 // not change from one revision to the next is the same pointer in both.
 var Definitions func(reg any) (revision uint64, defs any)
 
-// SearchTools answers the search a request's parameters ask for ("q",
-// and "limit", the default when absent): the tools of the registry reg
-// that a caller of ctx sees through protocol and that match q, best
-// first, as their ids ("Toolkit.Tool@x.y.z"), or an error for a query or
-// limit that cannot be searched with (an *otc.Error naming it). Package
-// search sets it when a program links it in; nil means the program
-// searches nothing.
-var SearchTools func(ctx context.Context, reg any, params url.Values, protocol string) ([]string, error)
+// SearchTools answers the search a request's query parameters ask for
+// ("q", and "limit", the default when absent): the tools of the registry
+// reg that the request's caller sees through protocol and that match q,
+// best first, as their ids ("Toolkit.Tool@x.y.z"), or an error for a
+// query or limit that cannot be searched with (an *otc.Error naming it),
+// or for a caller who searched too often (an *otc.Error of code
+// otc.CodeRateLimited). Package search sets it when a program links it
+// in; nil means the program searches nothing.
+var SearchTools func(r *http.Request, reg any, protocol string) ([]string, error)
