@@ -62,6 +62,16 @@ type Options struct {
 	// a message naming the skills and the form of a call.
 	TextTool string
 
+	// Search, when set, adds a skill to the card (SearchSkill, first) that
+	// searches the others: a call {"tool": "search_tools", "input":
+	// {"query": WORDS, "limit": N}} is answered with {"skills": [...]},
+	// the skills the caller may call that the words describe, best first
+	// (5 unless limit says otherwise, 1 to search.MaxLimit), each with its
+	// id, name, description and schemas, as package search ranks them. A
+	// tool registered under that name is then called by its id. One
+	// caller's searches are bounded as search.Admit says.
+	Search bool
+
 	// Tasks configures the tasks of the calls of tools whose calls may run
 	// as tasks ([otc.Tool.Tasks]): every such call is one. Its Store keeps
 	// them (ListTasks needs one that lists, [tasks.Lister]; push

@@ -287,6 +287,10 @@ func (h *Handler) skills(id *otc.Identity) ([]skill, []agentExtension) {
 	if len(out) == 0 {
 		return out, nil
 	}
+	if h.opts.Search {
+		out = append([]skill{searchSkill()}, out...)
+		schemas.Skills[SearchSkill] = skillSchema{InputSchema: searchInputSchema, OutputSchema: searchOutputSchema}
+	}
 	return out, []agentExtension{{URI: ExtensionSkillSchemas, Params: schemas,
 		Description: "Each skill's JSON Schemas, by skill id: the input a call's data part {\"tool\": NAME, \"input\": {...}} takes, and the value its result holds."}}
 }
@@ -297,7 +301,9 @@ func (h *Handler) onlySkill(r *http.Request) (string, bool) {
 	names := map[string]bool{}
 	skills, _ := h.skills(otc.CallerIdentity(r.Context()))
 	for _, s := range skills {
-		names[s.Name] = true
+		if s.ID != SearchSkill || !h.opts.Search {
+			names[s.Name] = true
+		}
 	}
 	if len(names) != 1 {
 		return "", false

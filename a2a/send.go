@@ -127,6 +127,14 @@ func (h *Handler) answer(r *http.Request, d dialect, m *incoming, body []byte, s
 	if len(tool) > maxToolLength {
 		return nil, nil, invalidParams("message.parts.data.tool", fmt.Sprintf("at most %d bytes", maxToolLength)), http.StatusOK
 	}
+	if h.opts.Search && tool == SearchSkill && textInput == nil {
+		var input []byte
+		if m.input >= 0 {
+			input = m.doc.Raw(m.input)
+		}
+		msg, e, status := h.searchReply(r, d, m.messageID, contextID, input)
+		return nil, msg, e, status
+	}
 	// The request outlives this frame: the registry keeps it.
 	req := new(otc.CallRequest)
 	*req = otc.CallRequest{CallID: m.messageID, CallIDGenerated: m.generated, Protocol: otc.ProtocolA2A, HTTPRequest: r, RequestBody: body}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/a2a"
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/idempotency"
@@ -120,7 +121,8 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	// and the health page says "starting" until the federation is up.
 	var health atomic.Pointer[http.Handler]
 	mux := http.NewServeMux()
-	mo := &mount.Options{Authenticator: authn, Logger: logger}
+	// A2A's card lists every skill; the search skill finds among them.
+	mo := &mount.Options{Authenticator: authn, Logger: logger, A2A: &a2a.Options{Search: true}}
 	if s := cfg.MCPSearch; !s.Off {
 		// A caller who may see more tools than the threshold lists a
 		// few, a search tool and a call tool.

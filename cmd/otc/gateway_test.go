@@ -448,6 +448,13 @@ func TestGateway_SearchMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `7`, string(res.Value))
 
+	// The A2A card's search skill finds among the skills.
+	ag, err := client.New(base+"/a2a", &client.Options{Format: client.FormatA2A})
+	require.NoError(t, err)
+	res, err = ag.Call(ctx, "search_tools", map[string]any{"query": "weather forecast", "limit": 1}, nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Value), `"name":"many_Weather_Forecast"`)
+
 	code, out, errOut := otcRun(t, base, "", nil, "tools", "--mcp", "URL/mcp", "--search", "weather", "--limit", "1")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "many_Weather_Forecast")
