@@ -377,8 +377,9 @@ func (c *Client) ListTools(ctx context.Context) ([]otc.ToolDefinition, error) {
 // are those the client's credentials may see. A query or limit the
 // server refuses is an error naming it (an *otc.Error of code
 // otc.CodeInvalidInput naming "q" or "limit" from an OTC server); for a
-// server that does not search, and for other formats, SearchTools returns
-// ErrNoSearch.
+// server that does not search (an OTC server that answers 400, or its
+// whole catalog, more tools than the limit), and for other formats,
+// SearchTools returns an error wrapping ErrNoSearch.
 func (c *Client) SearchTools(ctx context.Context, query string, limit int) ([]otc.ToolDefinition, error) {
 	switch w := c.t.(type) {
 	case otcWire:

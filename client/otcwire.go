@@ -44,12 +44,22 @@ func (w otcWire) search(ctx context.Context, query string, limit int) ([]otc.Too
 	if err != nil {
 		return nil, fmt.Errorf("otc client: search tools: %w", err)
 	}
+	if resp.status == http.StatusBadRequest {
+		// What otc's handler answers when the program does not link the
+		// search in; a bad query or limit is a 422.
+		return nil, fmt.Errorf("%w (the server answered %w)", ErrNoSearch, resp.failure())
+	}
 	if resp.status != http.StatusOK {
 		return nil, fmt.Errorf("otc client: search tools: %w", resp.failure())
 	}
 	defs, err := decodeCatalog(resp.body)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: search tools: %w", resp.unexpected(err))
+	}
+	if n := limit; n == 0 && len(defs) > 100 || n > 0 && len(defs) > n {
+		// More than asked for: a server that ignores q, and answered its
+		// whole catalog.
+		return nil, fmt.Errorf("%w (the server answered %d tools to a search for at most %d: it lists, and does not search)", ErrNoSearch, len(defs), max(n, 100))
 	}
 	return defs, nil
 }

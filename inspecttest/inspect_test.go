@@ -347,6 +347,21 @@ func TestInspect_Add(t *testing.T) {
 	assert.Regexp(t, `^[0-9.]+ ms$`, text(t, ctx, `#duration`))
 }
 
+// TestInspect_ServerSearch: words that no tool's text holds as typed
+// ("add two numbers") find Calculator.Add through the server's search,
+// shown first under its own heading; words a name holds in part still
+// filter the list as before.
+func TestInspect_ServerSearch(t *testing.T) {
+	ctx := tab(t, false)
+	require.NoError(t, chromedp.Run(ctx, chromedp.Navigate(env.page), chromedp.WaitVisible(`#tools .tool-item`, chromedp.ByQuery)))
+	require.NoError(t, chromedp.Run(ctx, fill(`#search`, "sum of two numbers"), chromedp.WaitVisible(`#best-matches`, chromedp.ByQuery)))
+	assert.Equal(t, "Calculator.Add1.0.0", text(t, ctx, `#best-matches + .tool-item`), "the best match first")
+	require.NoError(t, chromedp.Run(ctx, fill(`#search`, "door")))
+	tools := text(t, ctx, `#tools`)
+	assert.Contains(t, tools, "Doorbell.Ring", "a part of a name still filters")
+	assert.NotContains(t, tools, "Calculator.Add")
+}
+
 // TestInspect_ParameterError sends b: "infinity": the form marks it before
 // sending, and the server's parameter error is shown beside b.
 func TestInspect_ParameterError(t *testing.T) {

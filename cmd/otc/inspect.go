@@ -315,6 +315,8 @@ func (in *inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.serveInfo(w, r)
 	case "/api/tools":
 		in.serveTools(w, r)
+	case "/api/search":
+		in.serveSearch(w, r)
 	case "/api/call":
 		in.serveCall(w, r)
 	case "/api/readables":
@@ -462,6 +464,48 @@ func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeInspectJSON(w, http.StatusOK, map[string]any{"tools": tools})
+}
+
+// inspectSearchLimit is how many tools the search box asks a server for.
+const inspectSearchLimit = 20
+
+// serveSearch asks a target's own search for the tools that match q:
+// GET /api/search?server=otc&q=WORDS answers {"supported": true, "calls":
+// [...]}, the found tools' call names (as /api/tools gives them) best
+// first, or {"supported": false} for a server that does not search (the
+// page then filters its list by itself).
+func (in *inspector) serveSearch(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	t, ok := in.target(r.URL.Query().Get("server"))
+	if !ok {
+		refuse(w, http.StatusBadRequest, "server %q is not one this inspector was started with", r.URL.Query().Get("server"))
+		return
+	}
+	rec := &recorder{base: in.base}
+	srv, err := in.connect(t, rec, nil)
+	if err != nil {
+		refuse(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer srv.close()
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	defs, err := srv.c.SearchTools(ctx, r.URL.Query().Get("q"), inspectSearchLimit)
+	switch {
+	case errors.Is(err, client.ErrNoSearch):
+		writeInspectJSON(w, http.StatusOK, map[string]any{"supported": false})
+		return
+	case err != nil:
+		writeInspectJSON(w, http.StatusBadGateway, map[string]any{"error": describeFailure(err, rec), "exchanges": rec.list()})
+		return
+	}
+	calls := make([]string, len(defs))
+	for i, d := range defs {
+		calls[i] = d.ID
+	}
+	writeInspectJSON(w, http.StatusOK, map[string]any{"supported": true, "calls": calls})
 }
 
 func listInspectTools(ctx context.Context, srv *remote) ([]inspectTool, error) {

@@ -482,3 +482,34 @@ func TestInspect_BearerAndJWT(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectSearch: the page asks a server's own search through
+// /api/search: an OTC server that searches answers the found tools' call
+// names, best first; an MCP server without search mode says it does not
+// search, and the page filters by itself.
+func TestInspectSearch(t *testing.T) {
+	url := serveTools(t, "")
+	a := newInspectAPI(t, startInspect(t, nil, url, "--mcp", url+"/mcp"))
+	resp, body := a.do(t, "GET", "/api/search?server=otc&q=add+two+numbers", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	var got struct {
+		Supported bool     `json:"supported"`
+		Calls     []string `json:"calls"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	assert.True(t, got.Supported)
+	require.NotEmpty(t, got.Calls)
+	assert.Equal(t, "Calculator.Add@1.0.0", got.Calls[0])
+
+	resp, body = a.do(t, "GET", "/api/search?server=mcp&q=add", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	got = struct {
+		Supported bool     `json:"supported"`
+		Calls     []string `json:"calls"`
+	}{}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	assert.False(t, got.Supported)
+
+	resp, body = a.do(t, "GET", "/api/search?server=a2a&q=add", "", nil)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+}

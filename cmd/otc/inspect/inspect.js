@@ -414,6 +414,7 @@ async function loadInfo() {
     if (twin) openTool(twin, formValue());
     else { state.tool = null; state.form = null; $('#tool').textContent = ''; $('#tool').append(el('p', { class: 'empty' }, 'Choose a tool on the left.')); }
     renderCatalog();
+    askServerSearch();
   });
   state.server = state.info.servers[0].kind;
   await Promise.all(state.info.servers.map(s => loadTools(s.kind)));
@@ -437,27 +438,60 @@ async function loadTools(kind) {
   status('');
 }
 
+// The server's own search, when it has one: its best matches for the
+// words typed, shown above the tools whose text holds them.
+let searchSeq = 0;
+let searchTimer = null;
+function onSearchInput() {
+  renderCatalog();
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(askServerSearch, 150);
+}
+
+async function askServerSearch() {
+  const q = $('#search').value.trim();
+  const kind = state.server;
+  const seq = ++searchSeq;
+  if (!q || (state.noSearch && state.noSearch[kind])) { state.found = null; return; }
+  const res = await api('/api/search?server=' + encodeURIComponent(kind) + '&q=' + encodeURIComponent(q));
+  let body = {};
+  try { body = await res.json(); } catch (e) { /* left as no search */ }
+  if (seq !== searchSeq) return; // typed on since
+  if (res.ok && body.supported === false) { state.noSearch = state.noSearch || {}; state.noSearch[kind] = true; }
+  state.found = res.ok && body.supported ? { q, kind, calls: body.calls || [] } : null;
+  renderCatalog();
+}
+
 function renderCatalog() {
   const box = $('#tools');
   box.textContent = '';
-  const q = $('#search').value.trim().toLowerCase();
+  const typed = $('#search').value.trim();
+  const q = typed.toLowerCase();
   const err = state.toolsError && state.toolsError[state.server];
   if (err) box.append(el('div', { class: 'box refused', role: 'alert' }, 'Could not list the tools: ', err.message, err.status ? ' (HTTP ' + err.status + ')' : ''));
-  const tools = (state.tools[state.server] || []).filter(t => !q || [t.id, t.name, t.title, t.description].join(' ').toLowerCase().includes(q));
+  const all = state.tools[state.server] || [];
+  const found = state.found && state.found.q === typed && state.found.kind === state.server
+    ? state.found.calls.map(c => all.find(t => t.call === c)).filter(Boolean) : [];
+  const item = t => {
+    const label = state.server === 'otc' ? t.id.split('@')[0] : t.name;
+    return el('button', {
+      type: 'button', class: 'tool-item', 'data-tool': t.call, title: t.description,
+      'aria-current': state.tool && state.tool.call === t.call ? 'true' : 'false',
+      onclick: () => openTool(t),
+    }, label, t.version ? el('span', { class: 'ver' }, t.version) : null);
+  };
+  if (found.length) {
+    box.append(el('div', { class: 'toolkit', id: 'best-matches' }, 'Best matches (the server\'s search)'));
+    for (const t of found) box.append(item(t));
+  }
+  const tools = all.filter(t => !found.includes(t) && (!q || [t.id, t.name, t.title, t.description].join(' ').toLowerCase().includes(q)));
   const groups = new Map();
   for (const t of tools) { if (!groups.has(t.toolkit)) groups.set(t.toolkit, []); groups.get(t.toolkit).push(t); }
   for (const [kit, ts] of [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
     box.append(el('div', { class: 'toolkit' }, kit));
-    for (const t of ts) {
-      const label = state.server === 'otc' ? t.id.split('@')[0] : t.name;
-      box.append(el('button', {
-        type: 'button', class: 'tool-item', 'data-tool': t.call, title: t.description,
-        'aria-current': state.tool && state.tool.call === t.call ? 'true' : 'false',
-        onclick: () => openTool(t),
-      }, label, t.version ? el('span', { class: 'ver' }, t.version) : null));
-    }
+    for (const t of ts) box.append(item(t));
   }
-  if (!tools.length && !err) box.append(el('p', { class: 'muted' }, q ? 'No tool matches.' : 'No tools.'));
+  if (!tools.length && !found.length && !err) box.append(el('p', { class: 'muted' }, q ? 'No tool matches.' : 'No tools.'));
   renderReadables(box, q);
 }
 
@@ -996,7 +1030,7 @@ function openPrompt(p) {
 
 // --- start -----------------------------------------------------------------
 
-$('#search').addEventListener('input', renderCatalog);
+$('#search').addEventListener('input', onSearchInput);
 let slashFocused = false;
 document.addEventListener('keydown', ev => {
   if (ev.key === '/' && !['INPUT', 'TEXTAREA', 'SELECT'].includes(document.activeElement.tagName)) { ev.preventDefault(); slashFocused = true; $('#search').focus(); }
