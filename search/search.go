@@ -97,12 +97,13 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 		return nil, err
 	}
 	words := weigh(terms(nil, query))
-	if len(words) == 0 {
+	joined := compounds(query)
+	if len(words) == 0 && len(joined) == 0 {
 		return nil, nil
 	}
 	x := indexOf(reg)
 	vis := reg.Visibility(otc.CallerIdentity(ctx), o.Protocol)
-	return x.search(reg, words, o.Limit, vis), nil
+	return x.search(reg, words, joined, o.Limit, vis, o.Protocol), nil
 }
 
 // weighted is a word searched for, and how much it counts.
@@ -127,6 +128,9 @@ func weigh(words []string) []weighted {
 	w := map[string]float64{}
 	for _, t := range words {
 		w[t] = 1
+		if asking[t] {
+			w[t] = askingWeight
+		}
 	}
 	for _, t := range words {
 		for _, r := range related[t] {
@@ -189,25 +193,55 @@ func init() {
 	}
 }
 
-// Field weights: how much a word in each field says about what a tool
-// does. A word of the name counts most, then the title and the server a
-// federated tool comes from, then the parameters' names, the
-// description, and the parameters' descriptions.
+// The fields of a tool the index reads, and how much a word in each says
+// about what the tool does: a word of the name counts most, then the
+// title and the server a federated tool comes from, then the
+// description, the parameters' names and their descriptions (which say
+// more about what a tool takes than about what it does: on the real
+// catalog, weighing them less found the right tool more often).
 const (
-	weightName        = 3
-	weightTitle       = 2
-	weightUpstream    = 2
-	weightParamName   = 1.5
-	weightDescription = 1
-	weightParamDesc   = 0.5
+	fieldName = iota
+	fieldTitle
+	fieldUpstream
+	fieldParamName
+	fieldDescription
+	fieldParamDesc
+	nFields
 )
 
-// BM25's parameters, the usual ones: how soon repeating a word stops
-// counting (k1), and how much a long document is held to its length (b).
+var fieldWeight = [nFields]float64{
+	fieldName:        3,
+	fieldTitle:       2,
+	fieldUpstream:    2,
+	fieldDescription: 1,
+	fieldParamName:   0.5,
+	fieldParamDesc:   0.25,
+}
+
+// fieldB is how much each field is held to its length (BM25F's b): a
+// server's name is one or two words whatever the tool, and is not.
+var fieldB = [nFields]float64{
+	fieldName:        0.75,
+	fieldTitle:       0.75,
+	fieldUpstream:    0,
+	fieldParamName:   0.75,
+	fieldDescription: 0.75,
+	fieldParamDesc:   0.75,
+}
+
+// A query's word of at least minPrefix letters also searches for the
+// longer words it begins, maxPrefixed of them at most, at prefixWeight.
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
+	minPrefix   = 4
+	maxPrefixed = 4
 )
+
+const prefixWeight = 0.3
+
+// BM25's saturation (k1): how soon repeating a word stops counting; 2,
+// at the top of the usual range, as BM25F's weighted counts are larger
+// than plain BM25's (measured on the real catalog: docs/search.md).
+const bm25K1 = 2.0
 
 // upstreamKey is the _meta key under which a federated tool names the
 // server it comes from (federation.MetaUpstream).
@@ -215,11 +249,23 @@ const upstreamKey = "io.github.otcgo.federation/upstream"
 
 // doc is one tool version as the index holds it.
 type doc struct {
-	def    *otc.ToolDefinition
-	fam    *family            // its tool, "Toolkit.Tool"
-	slot   int32              // its place in index.slots
-	length float64            // the weighted count of its words
-	tf     map[string]float64 // the weighted count of each word
+	def  *otc.ToolDefinition
+	fam  *family // its tool, "Toolkit.Tool"
+	slot int32   // its place in index.slots
+	lens [nFields]float64
+	// norm is each field's weight, held to the field's length against
+	// the catalog's average (BM25F), as of the last sync.
+	norm  [nFields]float32
+	words []string // its distinct words
+}
+
+// counts are how often a word is in each field of a doc.
+type counts [nFields]float32
+
+// posting is a doc a word is in, and how often in each field.
+type posting struct {
+	d *doc
+	c counts
 }
 
 // family is the versions of one tool the index holds.
@@ -234,13 +280,17 @@ type index struct {
 	revision uint64
 	synced   bool
 	docs     map[*otc.ToolDefinition]*doc
-	postings map[string]map[*doc]float64 // word → the tools it is in, with its weighted count
-	total    float64                     // the sum of the docs' lengths
+	postings map[string][]posting // word → the tools it is in, with its counts
+	totals   [nFields]float64     // the sum of the docs' lengths, by field
 	families map[string]*family
 	// slots numbers the docs, so that a search adds their scores up in a
 	// slice rather than a map; free lists the slots of docs removed.
 	slots []*doc
 	free  []int32
+	// terms are the words of postings, sorted, for the words a query's
+	// word begins (prefixes); newTerms and goneTerms are the words a sync
+	// put in and took out.
+	terms, newTerms, goneTerms []string
 }
 
 // indexKey is the key of a registry's index among what is attached to it.
@@ -252,7 +302,7 @@ func indexOf(reg *otc.Registry) *index {
 	if x, ok := m.Load(indexKey{}); ok {
 		return x.(*index)
 	}
-	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string]map[*doc]float64{}, families: map[string]*family{}})
+	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string][]posting{}, families: map[string]*family{}})
 	return x.(*index)
 }
 
@@ -270,6 +320,7 @@ func (x *index) sync(reg *otc.Registry) {
 	for _, d := range defs {
 		current[d] = true
 	}
+	x.newTerms, x.goneTerms = x.newTerms[:0], x.goneTerms[:0]
 	for def, d := range x.docs {
 		if !current[def] {
 			x.remove(d)
@@ -280,7 +331,45 @@ func (x *index) sync(reg *otc.Registry) {
 			x.add(def)
 		}
 	}
+	x.syncTerms()
+	// The fields' average lengths moved: each doc's norms with them.
+	n := float64(max(len(x.docs), 1))
+	var avg [nFields]float64
+	for f := range nFields {
+		avg[f] = max(x.totals[f]/n, 1)
+	}
+	for _, d := range x.docs {
+		for f := range nFields {
+			d.norm[f] = float32(fieldWeight[f] / (1 - fieldB[f] + fieldB[f]*d.lens[f]/avg[f]))
+		}
+	}
 	x.revision, x.synced = rev, true
+}
+
+// syncTerms brings the sorted terms up to the postings after a sync: the
+// words that came in and went out are put in and taken out one by one
+// when they are few, and the list is sorted again when they are many.
+func (x *index) syncTerms() {
+	if len(x.newTerms)+len(x.goneTerms) > 256 || x.terms == nil {
+		x.terms = slices.Sorted(maps.Keys(x.postings))
+		return
+	}
+	for _, t := range x.goneTerms {
+		if _, still := x.postings[t]; still {
+			continue // out with one tool, in with another
+		}
+		if i, found := slices.BinarySearch(x.terms, t); found {
+			x.terms = slices.Delete(x.terms, i, i+1)
+		}
+	}
+	for _, t := range x.newTerms {
+		if _, still := x.postings[t]; !still {
+			continue
+		}
+		if i, found := slices.BinarySearch(x.terms, t); !found {
+			x.terms = slices.Insert(x.terms, i, t)
+		}
+	}
 }
 
 func (x *index) add(def *otc.ToolDefinition) {
@@ -291,7 +380,7 @@ func (x *index) add(def *otc.ToolDefinition) {
 		x.families[key] = fam
 	}
 	fam.versions++
-	d := &doc{def: def, fam: fam, tf: map[string]float64{}}
+	d := &doc{def: def, fam: fam}
 	if n := len(x.free); n > 0 {
 		d.slot = x.free[n-1]
 		x.free = x.free[:n-1]
@@ -300,37 +389,51 @@ func (x *index) add(def *otc.ToolDefinition) {
 		d.slot = int32(len(x.slots))
 		x.slots = append(x.slots, d)
 	}
-	field := func(text string, weight float64) {
-		for _, t := range terms(nil, text) {
-			d.tf[t] += weight
-			d.length += weight
+	tf := map[string]*counts{}
+	field := func(words []string, f int) {
+		for _, t := range words {
+			c := tf[t]
+			if c == nil {
+				c = new(counts)
+				tf[t] = c
+			}
+			c[f]++
+			d.lens[f]++
 		}
 	}
-	field(def.Name, weightName)
-	field(key, weightName)
-	field(def.Title, weightTitle)
-	field(def.Description, weightDescription)
+	name := terms(nil, def.Name)
+	field(name, fieldName)
+	if k := terms(nil, key); !slices.Equal(k, name) {
+		// An id that says more than the name (a name given apart from
+		// it); the default name is the id's words again.
+		field(k, fieldName)
+	}
+	field(terms(nil, def.Title), fieldTitle)
+	field(terms(nil, def.Description), fieldDescription)
 	eachParam(def.InputSchema.Parameters, 0, func(name, description string) {
-		field(name, weightParamName)
-		field(description, weightParamDesc)
+		field(terms(nil, name), fieldParamName)
+		field(terms(nil, description), fieldParamDesc)
 	})
 	if len(def.Meta) > 0 {
 		var meta map[string]any
 		if json.Unmarshal(def.Meta, &meta) == nil {
 			if up, ok := meta[upstreamKey].(string); ok {
-				field(up, weightUpstream)
+				field(terms(nil, up), fieldUpstream)
 			}
 		}
 	}
 	x.docs[def] = d
-	x.total += d.length
-	for t, n := range d.tf {
-		p := x.postings[t]
-		if p == nil {
-			p = map[*doc]float64{}
-			x.postings[t] = p
+	for f := range nFields {
+		x.totals[f] += d.lens[f]
+	}
+	d.words = make([]string, 0, len(tf))
+	for t, c := range tf {
+		d.words = append(d.words, t)
+		p, ok := x.postings[t]
+		if !ok {
+			x.newTerms = append(x.newTerms, t)
 		}
-		p[d] = n
+		x.postings[t] = append(p, posting{d, *c})
 	}
 }
 
@@ -341,12 +444,23 @@ func (x *index) remove(d *doc) {
 	if d.fam.versions--; d.fam.versions == 0 {
 		delete(x.families, d.fam.key)
 	}
-	x.total -= d.length
-	for t := range d.tf {
+	for f := range nFields {
+		x.totals[f] -= d.lens[f]
+	}
+	for _, t := range d.words {
 		p := x.postings[t]
-		delete(p, d)
-		if len(p) == 0 {
+		i := slices.IndexFunc(p, func(e posting) bool { return e.d == d })
+		if i < 0 {
+			continue
+		}
+		last := len(p) - 1
+		p[i] = p[last]
+		p[last] = posting{}
+		if p = p[:last]; len(p) == 0 {
 			delete(x.postings, t)
+			x.goneTerms = append(x.goneTerms, t)
+		} else {
+			x.postings[t] = p
 		}
 	}
 }
@@ -380,7 +494,7 @@ func eachParam(schema json.RawMessage, depth int, f func(name, description strin
 
 // search ranks the tools vis sees by words (sorted, without repeats),
 // after bringing the index up to reg's catalog.
-func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.Visibility) []Result {
+func (x *index) search(reg *otc.Registry, words []weighted, joined []string, limit int, vis otc.Visibility, protocol string) []Result {
 	x.mu.RLock()
 	rev, _ := hook.Definitions(reg)
 	if !x.synced || rev != x.revision {
@@ -395,7 +509,33 @@ func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.V
 	if n == 0 {
 		return nil
 	}
-	avg := x.total / n
+	// The compounds the catalog has are words of the query too, and the
+	// words a query's word begins ("mongo" for mongodb) count as related
+	// ones.
+	added := false
+	has := func(t string) bool { return slices.ContainsFunc(words, func(w weighted) bool { return w.term == t }) }
+	for _, t := range joined {
+		if len(x.postings[t]) > 0 && !has(t) {
+			words = append(words, weighted{t, 1})
+			added = true
+		}
+	}
+	for _, w := range words[:len(words):len(words)] {
+		if w.weight < 1 || len(w.term) < minPrefix {
+			continue
+		}
+		i, _ := slices.BinarySearch(x.terms, w.term)
+		for n := 0; i < len(x.terms) && n < maxPrefixed && strings.HasPrefix(x.terms[i], w.term); i++ {
+			if t := x.terms[i]; t != w.term && !has(t) {
+				words = append(words, weighted{t, prefixWeight})
+				added = true
+				n++
+			}
+		}
+	}
+	if added {
+		slices.SortFunc(words, func(a, b weighted) int { return strings.Compare(a.term, b.term) })
+	}
 	acc := accumulators.Get().(*accumulator)
 	defer acc.release()
 	if len(acc.score) < len(x.slots) {
@@ -408,20 +548,37 @@ func (x *index) search(reg *otc.Registry, words []weighted, limit int, vis otc.V
 		}
 		df := float64(len(p))
 		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
-		for d, tf := range p {
+		for i := range p {
+			e := &p[i]
+			d := e.d
 			if acc.score[d.slot] == 0 {
 				acc.touched = append(acc.touched, d.slot)
 			}
-			acc.score[d.slot] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avg))
+			// BM25F: each field's count weighted and held to the
+			// field's length (the doc's norms), then saturated once for
+			// the tool.
+			var tf float32
+			for f := range nFields {
+				tf += e.c[f] * d.norm[f]
+			}
+			t := float64(tf)
+			acc.score[d.slot] += idf * t * (bm25K1 + 1) / (t + bm25K1)
 		}
 	}
 	// One version of each tool the caller sees: the best match, the
 	// highest version among equals; then the best limit of those.
 	var best map[*family]int // index in out, for tools with several versions
 	out := make([]Result, 0, min(len(acc.touched), 64))
+	// A caller who sees every tool its protocol may call (the key "")
+	// needs no lookup for each: the protocol's policy says.
+	everything := vis.Key() == "" && vis.Revision() == x.revision
 	for _, slot := range acc.touched {
 		d := x.slots[slot]
-		if !vis.Sees(d.def.ID) {
+		if everything {
+			if protocol != "" && !d.def.Policy.AllowsProtocol(protocol) {
+				continue
+			}
+		} else if !vis.Sees(d.def.ID) {
 			continue
 		}
 		r := Result{Tool: d.def, Score: acc.score[slot]}

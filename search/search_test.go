@@ -270,17 +270,7 @@ func BenchmarkTools(b *testing.B) {
 		})
 		_, err = search.Tools(ctx, reg, "warm", nil)
 		require.NoError(b, err)
-		b.Run(fmt.Sprintf("update/tools=%d", n), func(b *testing.B) {
-			for i := 0; b.Loop(); i++ {
-				id := fmt.Sprintf("New.tool_%d", i)
-				require.NoError(b, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: "A tool just added to the catalog."},
-					func(context.Context, struct{}) (string, error) { return "", nil }))
-				if _, err := search.Tools(ctx, reg, "added", nil); err != nil {
-					b.Fatal(err)
-				}
-				reg.Remove(id)
-			}
-		})
+		b.Run(fmt.Sprintf("update/tools=%d", n), func(b *testing.B) { benchUpdate(b, reg) })
 	}
 }
 

@@ -52,6 +52,28 @@ func terms(dst []string, s string) []string {
 	return dst
 }
 
+// compounds returns the words two neighbouring words of s make when
+// written as one ("to do" todo, "who am i" whoami's parts, "data base"
+// database), stemmed; a search looks for those the catalog has, since a
+// tool's name often writes as one word what a person writes as two. At
+// most maxQueryTerms of them.
+func compounds(s string) []string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) <= maxTermBytes {
+			words = append(words, w)
+		}
+	}
+	var out []string
+	for i := 0; i+1 < len(words) && len(out) < maxQueryTerms; i++ {
+		out = append(out, stem(words[i]+words[i+1]))
+		if i+2 < len(words) && len(out) < maxQueryTerms {
+			out = append(out, stem(words[i]+words[i+1]+words[i+2]))
+		}
+	}
+	return out
+}
+
 // splitCase splits an identifier at its changes of case: "listIssues" is
 // list, Issues; "HTTPServer" HTTP, Server; "v2Beta" v2, Beta. Digits stay
 // with what they follow.
@@ -117,6 +139,17 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
+// asking are words a request is made with rather than words of what it
+// asks for ("show me", "tell me", "I want"): a query's word among them
+// counts at askingWeight, so that a tool named after one (git's "show")
+// does not take every request that begins so. Their related words still
+// search, at their weight.
+var asking = map[string]bool{"show": true, "tell": true, "give": true, "see": true, "let": true, "please": true,
+	"want": true, "need": true, "know": true, "like": true, "help": true}
+
+// askingWeight is how much a word of asking counts.
+const askingWeight = 0.3
+
 // related are words a user writes for what a tool's name or description
 // says in others: "save" for write, "show" for read, "folder" for
 // directory. A query's word also searches for these, at half its weight,
@@ -127,8 +160,8 @@ var related = func() map[string][]string {
 		{"write", "save", "store", "put"},
 		{"read", "show", "view", "display", "open", "load", "content"},
 		{"get", "fetch", "retrieve", "obtain", "look"},
-		{"delete", "remove", "erase", "drop", "destroy"},
-		{"create", "make", "new", "add"},
+		{"delete", "remove", "erase", "drop", "destroy", "forget"},
+		{"create", "make", "new", "add", "open"},
 		{"update", "modify", "change", "edit", "set"},
 		{"search", "find", "lookup", "query"},
 		{"list", "enumerate", "all"},
@@ -144,6 +177,31 @@ var related = func() map[string][]string {
 		{"pull", "pr", "merge"},
 		{"email", "mail"},
 		{"image", "picture", "photo", "screenshot"},
+		{"rename", "move"},
+		{"attach", "attachment"},
+		{"navigate", "go", "visit", "browse", "open"},
+		{"type", "fill", "enter", "input"},
+		{"dialog", "alert", "popup"},
+		{"javascript", "js", "script", "evaluate"},
+		{"coordinate", "geocode", "latitude", "longitude"},
+		{"far", "distance"},
+		{"meeting", "event", "appointment", "calendar"},
+		{"todo", "task"},
+		{"remember", "memory", "memorize", "recall"},
+		{"watch", "monitor"},
+		{"repo", "repository"},
+		{"copy", "duplicate", "clone"},
+		{"tree", "structure", "hierarchy"},
+		{"history", "log"},
+		{"error", "exception", "crash", "failure", "fail"},
+		{"chart", "graph", "plot"},
+		{"user", "member", "people", "person", "account"},
+		{"deploy", "release", "ship"},
+		{"price", "cost", "pricing"},
+		{"vector", "embedding"},
+		{"doc", "documentation"},
+		{"click", "press", "tap"},
+		{"multiple", "several", "many", "batch", "bulk"},
 	}
 	m := map[string][]string{}
 	for _, g := range groups {
