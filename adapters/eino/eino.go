@@ -60,11 +60,33 @@ func Tools(ctx context.Context, c *client.Client) ([]tool.BaseTool, error) {
 	return out, nil
 }
 
+// Finder returns the two tools of [client.FinderTools] as Eino tools, for
+// a server whose catalog is too large to hand a model whole: the model
+// searches the server's tools by what it wants done (search_tools) and
+// calls what it found by name (call_tool), and is shown two schemas
+// rather than the catalog's. The server must search (an otc server over
+// OTC, an MCP server in search mode).
+func Finder(c *client.Client) ([]tool.BaseTool, error) {
+	var out []tool.BaseTool
+	for _, d := range client.FinderTools() {
+		t, err := NewTool(c, d)
+		if err != nil {
+			return nil, err
+		}
+		name := d.Name
+		t.run = func(ctx context.Context, args json.RawMessage) (string, error) { return c.FinderText(ctx, name, args) }
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // Tool is one remote tool as an Eino InvokableTool.
 type Tool struct {
 	c    *client.Client
 	def  otc.ToolDefinition
 	info *schema.ToolInfo
+	// run, for the finder's tools, runs the tool in place of a call.
+	run func(context.Context, json.RawMessage) (string, error)
 }
 
 var _ tool.InvokableTool = (*Tool)(nil)
@@ -97,7 +119,13 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, 
 // which every adapter shares). It returns an error only for a failure the
 // model cannot act on.
 func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
-	text, err := t.c.CallText(ctx, t.def.ID, json.RawMessage(argumentsInJSON))
+	run := t.run
+	if run == nil {
+		run = func(ctx context.Context, args json.RawMessage) (string, error) {
+			return t.c.CallText(ctx, t.def.ID, args)
+		}
+	}
+	text, err := run(ctx, json.RawMessage(argumentsInJSON))
 	if err != nil {
 		return "", fmt.Errorf("eino: calling tool %q: %w", t.def.Name, err)
 	}

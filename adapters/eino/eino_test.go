@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
@@ -162,4 +163,23 @@ func TestHostileCatalog(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), tc.want)
 	}
+}
+
+// TestFinder: the finder's two tools, as Eino runs them, find the example
+// server's shipping quote by what a model wants done and call it by the
+// name found.
+func TestFinder(t *testing.T) {
+	c := testkit.ExampleClients(t, "../..")["otc"]
+	tools, err := eino.Finder(c)
+	require.NoError(t, err)
+	byName := map[string]tool.InvokableTool{}
+	for _, tl := range tools {
+		info, err := tl.Info(t.Context())
+		require.NoError(t, err)
+		byName[info.Name] = tl.(tool.InvokableTool)
+	}
+	require.Len(t, byName, 2)
+	testkit.CheckFinder(t, func(name, args string) (string, error) {
+		return byName[name].InvokableRun(t.Context(), args)
+	}, false)
 }

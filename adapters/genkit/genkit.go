@@ -66,6 +66,32 @@ func Tools(ctx context.Context, c *client.Client) ([]ai.Tool, error) {
 // its input schema is d's, and its output the text a model reads of the
 // call ([client.CallText]).
 func NewTool(c *client.Client, d otc.ToolDefinition) (ai.Tool, error) {
+	return newTool(d, func(ctx context.Context, args json.RawMessage) (string, error) { return c.CallText(ctx, d.ID, args) })
+}
+
+// Finder returns the two tools of [client.FinderTools] as Genkit tools,
+// not registered, for a server whose catalog is too large to hand a model
+// whole: the model searches the server's tools by what it wants done
+// (search_tools) and calls what it found by name (call_tool), and is shown
+// two schemas rather than the catalog's. The server must search (an otc
+// server over OTC, an MCP server in search mode).
+func Finder(c *client.Client) ([]ai.Tool, error) {
+	var out []ai.Tool
+	for _, d := range client.FinderTools() {
+		t, err := newTool(d, func(ctx context.Context, args json.RawMessage) (string, error) {
+			return c.FinderText(ctx, d.Name, args)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// newTool returns the Genkit tool of d, which run runs with the model's
+// arguments.
+func newTool(d otc.ToolDefinition, run func(context.Context, json.RawMessage) (string, error)) (ai.Tool, error) {
 	schema := map[string]any{}
 	if len(d.InputSchema.Parameters) > 0 {
 		if err := json.Unmarshal(d.InputSchema.Parameters, &schema); err != nil {
@@ -80,7 +106,7 @@ func NewTool(c *client.Client, d otc.ToolDefinition) (ai.Tool, error) {
 		if in == nil {
 			args = nil
 		}
-		text, err := c.CallText(tc, d.ID, args)
+		text, err := run(tc, args)
 		if err != nil {
 			return "", fmt.Errorf("genkit: calling tool %q: %w", d.Name, err)
 		}

@@ -129,3 +129,30 @@ func otcDefinition(t *testing.T, c *client.Client, name string) otc.ToolDefiniti
 	t.Fatalf("no tool %s", name)
 	return otc.ToolDefinition{}
 }
+
+// TestFinder: the finder's two tools, as Genkit runs them, find the
+// example server's shipping quote by what a model wants done and call it
+// by the name found. Genkit checks a tool's input against its schema
+// before running it.
+func TestFinder(t *testing.T) {
+	c := testkit.ExampleClients(t, "../..")["otc"]
+	tools, err := genkit.Finder(c)
+	require.NoError(t, err)
+	byName := map[string]ai.Tool{}
+	for _, tl := range tools {
+		byName[tl.Name()] = tl
+	}
+	require.Len(t, byName, 2)
+	testkit.CheckFinder(t, func(name, args string) (string, error) {
+		var in any
+		if err := json.Unmarshal([]byte(args), &in); err != nil {
+			return "", err
+		}
+		out, err := byName[name].RunRaw(t.Context(), in)
+		if err != nil {
+			return "", err
+		}
+		s, _ := out.(string)
+		return s, nil
+	}, true)
+}

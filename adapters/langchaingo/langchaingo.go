@@ -62,10 +62,26 @@ func Tools(ctx context.Context, c *client.Client, m llms.Model) (llms.Model, []t
 	return WithSchemas(m, out), out, nil
 }
 
+// Finder returns the two tools of [client.FinderTools] as LangChainGo
+// tools, with m wrapped by [WithSchemas] as [Tools] does, for a server
+// whose catalog is too large to hand a model whole: the model searches the
+// server's tools by what it wants done (search_tools) and calls what it
+// found by name (call_tool), and is shown two schemas rather than the
+// catalog's. The server must search (an otc server over OTC, an MCP server
+// in search mode).
+func Finder(c *client.Client, m llms.Model) (llms.Model, []tools.Tool) {
+	var out []tools.Tool
+	for _, d := range client.FinderTools() {
+		out = append(out, &Tool{c: c, def: d, finder: true})
+	}
+	return WithSchemas(m, out), out
+}
+
 // Tool is one remote tool as a LangChainGo tool.
 type Tool struct {
-	c   *client.Client
-	def otc.ToolDefinition
+	c      *client.Client
+	def    otc.ToolDefinition
+	finder bool // one of the finder's tools, run by the client
 }
 
 var _ tools.Tool = (*Tool)(nil)
@@ -96,7 +112,13 @@ func (t *Tool) Schema() json.RawMessage {
 // shares). It returns an error only for a failure the model cannot act
 // on.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
-	text, err := t.c.CallText(ctx, t.def.ID, json.RawMessage(input))
+	var text string
+	var err error
+	if t.finder {
+		text, err = t.c.FinderText(ctx, t.def.Name, json.RawMessage(input))
+	} else {
+		text, err = t.c.CallText(ctx, t.def.ID, json.RawMessage(input))
+	}
 	if err != nil {
 		return "", fmt.Errorf("langchaingo: calling tool %q: %w", t.def.Name, err)
 	}

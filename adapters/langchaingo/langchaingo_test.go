@@ -13,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/adapters/langchaingo"
@@ -130,4 +131,20 @@ func TestHostileCatalog(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), tc.want)
 	}
+}
+
+// TestFinder: the finder's two tools, as LangChainGo runs them, find the
+// example server's shipping quote by what a model wants done and call it
+// by the name found.
+func TestFinder(t *testing.T) {
+	c := testkit.ExampleClients(t, "../..")["otc"]
+	_, finder := langchaingo.Finder(c, nil)
+	byName := map[string]tools.Tool{}
+	for _, tl := range finder {
+		byName[tl.Name()] = tl
+	}
+	require.Len(t, byName, 2)
+	testkit.CheckFinder(t, func(name, args string) (string, error) {
+		return byName[name].Call(t.Context(), args)
+	}, false)
 }

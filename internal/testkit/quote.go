@@ -55,3 +55,37 @@ var AgentCalls = []AgentCall{
 	{"tool_error", "Doorbell_Ring", `{"doorbell_id":"doorbell1"}`, "Doorbell ID not found\n\nids: doorbell42,doorbell84\n\nThis may succeed if tried again after 500ms."},
 	{"invalid_input", "Shipping_Quote", `{"to":{"country":"france"}}`, "The arguments are invalid:\n- to.country: Must match the pattern ^[A-Z]{2}$\nCorrect these arguments and call the tool again."},
 }
+
+// CheckFinder checks an adapter's finder tools against the example
+// server: run runs the adapter's tool of the name given with the
+// arguments a model wrote. A search for a shipping quote finds
+// Shipping.Quote, and the call tool calls it by the name found, as
+// AgentCalls' first call does. Arguments the model got wrong are
+// answered in words it can act on, unless the framework checks them
+// against the schema itself (validates), and refuses them before the tool
+// runs.
+func CheckFinder(t *testing.T, run func(tool, args string) (string, error), validates bool) {
+	t.Helper()
+	text, err := run("search_tools", `{"query":"how much to ship parcels abroad","limit":3}`)
+	require.NoError(t, err)
+	var found struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &found), text)
+	require.NotEmpty(t, found.Tools, text)
+	require.Contains(t, found.Tools[0].Name, "Shipping", text)
+	args, err := json.Marshal(map[string]any{"name": found.Tools[0].Name, "arguments": json.RawMessage(AgentCalls[0].Args)})
+	require.NoError(t, err)
+	text, err = run("call_tool", string(args))
+	require.NoError(t, err)
+	require.Equal(t, AgentCalls[0].Want, text)
+	text, err = run("search_tools", `{"limit":3}`)
+	if validates {
+		require.ErrorContains(t, err, "query")
+		return
+	}
+	require.NoError(t, err, "arguments the model got wrong are the model's to fix")
+	require.Contains(t, text, "query")
+}
