@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -83,7 +84,7 @@ func (h *Handler) searchReply(r *http.Request, d dialect, messageID, contextID s
 	}
 	found, err := search.Tools(ctx, h.reg, *args.Query, &search.Options{Limit: limit, Protocol: otc.ProtocolA2A})
 	if err != nil {
-		if e, ok := err.(*otc.Error); ok && e.ParameterErrors["q"] != "" {
+		if e, ok := errors.AsType[*otc.Error](err); ok && e.ParameterErrors["q"] != "" {
 			return invalid("query", e.ParameterErrors["q"])
 		}
 		return h.reply(d, messageID, contextID, otc.CallResult{}, err)
