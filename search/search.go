@@ -3,15 +3,19 @@
 // tools can be shown the few it needs.
 //
 // [Tools] ranks the tools a caller may see (as [otc.Registry.Visibility]
-// says: search never reveals a tool its caller could not list) by BM25
+// says: search never reveals a tool its caller could not list) by BM25F
 // over their words: the tool's name (split at _ . - and changes of case),
 // title, description, its parameters' names and descriptions, and the
 // name of the server a federated tool comes from, each field weighted by
-// how much it says about what the tool does. BM25 is the ranking of most
-// search engines for short documents: it counts a rare word more than a
-// common one and a word repeated less than once for each time, and needs
-// no model, no network and no training; its results are the same for the
-// same catalog and query.
+// how much it says about what the tool does and held to its own length.
+// BM25F is the ranking of most search engines for short documents with
+// fields: it counts a rare word more than a common one and a word
+// repeated less than once for each time, and needs no model, no network
+// and no training; its results are the same for the same catalog and
+// query. A query's word also finds the words people use for the same
+// thing, the longer words it begins, and, with its neighbour, the one
+// word a name makes of two. docs/search.md says how it was measured on a
+// catalog of real servers' tools.
 //
 // The index is kept for each registry and follows it: a registration or
 // removal (a federated server's catalog changing) is searchable from the
