@@ -9,6 +9,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/modeltext"
+	"github.com/otcgo/otc/internal/searchargs"
 )
 
 // The tools a client hands a model in place of a catalog too large to show
@@ -18,9 +19,9 @@ const (
 	FinderSearch = "search_tools"
 	// FinderCall calls a tool by its name.
 	FinderCall = "call_tool"
-	// finderLimit is how many tools a search answers when the model gives
-	// no limit.
-	finderLimit = 5
+	// finderMax is the most tools a search asks for: otc's servers answer
+	// at most that many.
+	finderMax = 100
 )
 
 // FinderTools returns the definitions of two tools with which a model
@@ -34,16 +35,10 @@ func FinderTools() []otc.ToolDefinition {
 	return []otc.ToolDefinition{
 		{ID: FinderSearch, Name: FinderSearch, Version: "1.0.0",
 			Description: "Finds the tools that can do what you describe, best first, with their names, descriptions and input schemas. Search before you call a tool; call what you find with " + FinderCall + ".",
-			InputSchema: otc.InputSchema{Parameters: json.RawMessage(`{"type":"object","properties":{` +
-				`"query":{"type":"string","description":"What you want done, in a few words, such as \"read a file\"."},` +
-				`"limit":{"type":"integer","minimum":1,"maximum":100,"description":"How many tools to answer at most; ` + fmt.Sprint(finderLimit) + ` when left out."}},` +
-				`"required":["query"],"additionalProperties":false}`)}},
+			InputSchema: otc.InputSchema{Parameters: searchargs.SearchSchema("tools", finderMax)}},
 		{ID: FinderCall, Name: FinderCall, Version: "1.0.0",
 			Description: "Calls a tool by the name " + FinderSearch + " gave, with arguments as its input schema describes them.",
-			InputSchema: otc.InputSchema{Parameters: json.RawMessage(`{"type":"object","properties":{` +
-				`"name":{"type":"string","description":"The tool's name, as ` + FinderSearch + ` answered it."},` +
-				`"arguments":{"type":"object","description":"The tool's arguments."}},` +
-				`"required":["name"],"additionalProperties":false}`)}},
+			InputSchema: otc.InputSchema{Parameters: searchargs.CallSchema(FinderSearch)}},
 	}
 }
 
@@ -63,30 +58,16 @@ func (c *Client) FinderText(ctx context.Context, tool string, args json.RawMessa
 	if args[0] != '{' || !json.Valid(args) {
 		return modeltext.NotAnObject, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
 	invalid := func(param, problem string) (string, error) {
 		return modeltext.InvalidArguments(map[string]string{param: problem}), nil
 	}
 	switch tool {
 	case FinderSearch:
-		var in struct {
-			Query *string `json:"query"`
-			Limit *int    `json:"limit"`
+		query, limit, p := searchargs.Search(args, finderMax)
+		if p != nil {
+			return invalid(p.Param, p.Text)
 		}
-		if err := dec.Decode(&in); err != nil {
-			return invalid("arguments", "must be {\"query\": WORDS, \"limit\": N}: "+err.Error())
-		}
-		if in.Query == nil {
-			return invalid("query", "is required: say what you want done, in a few words")
-		}
-		limit := finderLimit
-		if in.Limit != nil {
-			if limit = *in.Limit; limit < 1 || limit > 100 {
-				return invalid("limit", "must be from 1 to 100")
-			}
-		}
-		defs, err := c.SearchTools(ctx, *in.Query, limit)
+		defs, err := c.SearchTools(ctx, query, limit)
 		if err != nil {
 			if e, ok := errors.AsType[*otc.Error](err); ok && len(e.ParameterErrors) > 0 {
 				if p, bad := e.ParameterErrors["q"]; bad {
@@ -116,17 +97,11 @@ func (c *Client) FinderText(ctx context.Context, tool string, args json.RawMessa
 		}
 		return string(b), nil
 	case FinderCall:
-		var in struct {
-			Name      *string         `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
+		name, callArgs, p := searchargs.Call(args, FinderSearch)
+		if p != nil {
+			return invalid(p.Param, p.Text)
 		}
-		if err := dec.Decode(&in); err != nil {
-			return invalid("arguments", "must be {\"name\": TOOL, \"arguments\": {...}}: "+err.Error())
-		}
-		if in.Name == nil || *in.Name == "" {
-			return invalid("name", "is required: the name of the tool to call, as "+FinderSearch+" answered it")
-		}
-		return c.CallText(ctx, *in.Name, in.Arguments)
+		return c.CallText(ctx, name, callArgs)
 	}
 	return "", fmt.Errorf("otc client: %q is not one of the finder's tools (%s, %s)", tool, FinderSearch, FinderCall)
 }

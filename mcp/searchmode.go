@@ -13,6 +13,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/mcpwire"
+	"github.com/otcgo/otc/internal/searchargs"
 	"github.com/otcgo/otc/search"
 )
 
@@ -26,7 +27,7 @@ const (
 	CallToolName = "call_tool"
 	// DefaultSearchLimit is how many tools the search tool answers when
 	// its caller gives no limit.
-	DefaultSearchLimit = 5
+	DefaultSearchLimit = searchargs.DefaultLimit
 )
 
 // SearchMode shows a caller who may see many tools a short list instead
@@ -82,18 +83,12 @@ func newSearchMode(opts *SearchMode) *searchMode {
 var (
 	searchTool = mustCompact(`{"name":"` + SearchToolName + `","title":"Search tools",
 		"description":"Finds the tools of this server that can do what you describe, best first, with their full definitions: name, description and input schema. Search before you call a tool you were not shown; call what you find by its name, or through ` + CallToolName + `.",
-		"inputSchema":{"type":"object","properties":{
-			"query":{"type":"string","description":"What you want done, in a few words, such as \"read a file\" or \"create a calendar event\"."},
-			"limit":{"type":"integer","minimum":1,"maximum":` + fmt.Sprint(search.MaxLimit) + `,"description":"How many tools to answer at most; ` + fmt.Sprint(DefaultSearchLimit) + ` when left out."}},
-			"required":["query"],"additionalProperties":false},
+		"inputSchema":` + string(searchargs.SearchSchema("tools", search.MaxLimit)) + `,
 		"outputSchema":{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object"}}},"required":["tools"]},
 		"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}`)
 	callTool = mustCompact(`{"name":"` + CallToolName + `","title":"Call a tool",
 		"description":"Calls a tool of this server by its name, with arguments as its input schema describes them. Find the tool and its schema with ` + SearchToolName + ` first.",
-		"inputSchema":{"type":"object","properties":{
-			"name":{"type":"string","description":"The tool's name, as ` + SearchToolName + ` answered it."},
-			"arguments":{"type":"object","description":"The tool's arguments."}},
-			"required":["name"],"additionalProperties":false}}`)
+		"inputSchema":` + string(searchargs.CallSchema(SearchToolName)) + `}`)
 )
 
 func mustCompact(s string) []byte {
@@ -211,32 +206,19 @@ func searchProblem(err error, param string) string {
 func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	m := x.msg
 	info := generationOf(x).meta(s)
-	var args struct {
-		Query *string `json:"query"`
-		Limit *int    `json:"limit"`
-	}
-	if err := strictArgs(m.arguments, &args); err != nil {
-		return appendCallResult(nil, otc.CallResult{}, err, info)
-	}
-	if args.Query == nil {
-		return appendCallResult(nil, otc.CallResult{}, invalidArg("query", "is required: say what you want done, in a few words"), info)
-	}
-	limit := DefaultSearchLimit
-	if args.Limit != nil {
-		limit = *args.Limit
-		if limit < 1 || limit > search.MaxLimit {
-			return appendCallResult(nil, otc.CallResult{}, invalidArg("limit", fmt.Sprintf("must be from 1 to %d", search.MaxLimit)), info)
-		}
+	query, limit, p := searchargs.Search(m.arguments, search.MaxLimit)
+	if p != nil {
+		return appendCallResult(nil, otc.CallResult{}, invalidArg(p), info)
 	}
 	if err := search.Admit(ctx, s.reg, x.request); err != nil {
 		return appendCallResult(nil, otc.CallResult{}, err, info)
 	}
 	l, names := s.visible(ctx)
-	found, err := s.found(ctx, l, names, *args.Query, limit)
+	found, err := s.found(ctx, l, names, query, limit)
 	if err != nil {
 		var e *otc.Error
 		if errors.As(err, &e) && e.ParameterErrors["q"] != "" {
-			return appendCallResult(nil, otc.CallResult{}, invalidArg("query", e.ParameterErrors["q"]), info)
+			return appendCallResult(nil, otc.CallResult{}, invalidArg(&searchargs.Problem{Param: "query", Text: e.ParameterErrors["q"]}), info)
 		}
 		return appendCallResult(nil, otc.CallResult{}, err, info)
 	}
@@ -259,43 +241,19 @@ func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError
 // m's name and arguments become those its arguments give. It returns the
 // error that refuses arguments of another shape.
 func unwrapCall(m *message) error {
-	var args struct {
-		Name      *string         `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := strictArgs(m.arguments, &args); err != nil {
-		return err
-	}
-	if args.Name == nil || *args.Name == "" {
-		return invalidArg("name", "is required: the name of the tool to call, as "+SearchToolName+" answered it")
-	}
-	if a := bytes.TrimSpace(args.Arguments); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
-		return invalidArg("arguments", "must be a JSON object: the tool's arguments by name")
+	name, args, p := searchargs.Call(m.arguments, SearchToolName)
+	if p != nil {
+		return invalidArg(p)
 	}
 	m.releaseArgs() // they were the call tool's; the tool's are parsed by the registry
-	m.name, m.arguments = *args.Name, args.Arguments
-	if bytes.Equal(bytes.TrimSpace(m.arguments), []byte("null")) {
-		m.arguments = nil
-	}
+	m.name, m.arguments = name, args
 	return nil
 }
 
-// strictArgs decodes a tool's arguments into v, refusing members v does
-// not have.
-func strictArgs(raw []byte, v any) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &otc.Error{Code: otc.CodeInvalidInput, Message: "The arguments are invalid: " + err.Error()}
-	}
-	return nil
-}
-
-func invalidArg(param, problem string) error {
-	return &otc.Error{Code: otc.CodeInvalidInput, Message: "The arguments are invalid", ParameterErrors: map[string]string{param: problem}}
+// invalidArg is the invalid input of a model's arguments to one of the
+// two tools.
+func invalidArg(p *searchargs.Problem) error {
+	return &otc.Error{Code: otc.CodeInvalidInput, Message: "The arguments are invalid", ParameterErrors: map[string]string{p.Param: p.Text}}
 }
 
 // tool returns the encoded Tool object of a listed tool, as protocol

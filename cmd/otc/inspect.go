@@ -441,12 +441,8 @@ func toolkit(id string) string {
 
 // serveTools lists the tools of one target: GET /api/tools?server=otc.
 func (in *inspector) serveTools(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	t, ok := in.target(r.URL.Query().Get("server"))
+	t, ok := in.getTarget(w, r)
 	if !ok {
-		refuse(w, http.StatusBadRequest, "server %q is not one this inspector was started with", r.URL.Query().Get("server"))
 		return
 	}
 	rec := &recorder{base: in.base}
@@ -475,37 +471,38 @@ const inspectSearchLimit = 20
 // first, or {"supported": false} for a server that does not search (the
 // page then filters its list by itself).
 func (in *inspector) serveSearch(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodGet) {
+	t, ok := in.getTarget(w, r)
+	if !ok {
 		return
+	}
+	in.withServer(w, r, t, func(ctx context.Context, c *client.Client) (any, error) {
+		defs, err := c.SearchTools(ctx, r.URL.Query().Get("q"), inspectSearchLimit)
+		if errors.Is(err, client.ErrNoSearch) {
+			return map[string]any{"supported": false}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		calls := make([]string, len(defs))
+		for i, d := range defs {
+			calls[i] = d.ID
+		}
+		return map[string]any{"supported": true, "calls": calls}, nil
+	})
+}
+
+// getTarget reads the target a GET of the page's API names in its query
+// ("server"), refusing the request (a method other than GET, a target
+// the inspector was not started with) when it cannot.
+func (in *inspector) getTarget(w http.ResponseWriter, r *http.Request) (inspectTarget, bool) {
+	if !allow(w, r, http.MethodGet) {
+		return inspectTarget{}, false
 	}
 	t, ok := in.target(r.URL.Query().Get("server"))
 	if !ok {
 		refuse(w, http.StatusBadRequest, "server %q is not one this inspector was started with", r.URL.Query().Get("server"))
-		return
 	}
-	rec := &recorder{base: in.base}
-	srv, err := in.connect(t, rec, nil)
-	if err != nil {
-		refuse(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	defer srv.close()
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-	defer cancel()
-	defs, err := srv.c.SearchTools(ctx, r.URL.Query().Get("q"), inspectSearchLimit)
-	switch {
-	case errors.Is(err, client.ErrNoSearch):
-		writeInspectJSON(w, http.StatusOK, map[string]any{"supported": false})
-		return
-	case err != nil:
-		writeInspectJSON(w, http.StatusBadGateway, map[string]any{"error": describeFailure(err, rec), "exchanges": rec.list()})
-		return
-	}
-	calls := make([]string, len(defs))
-	for i, d := range defs {
-		calls[i] = d.ID
-	}
-	writeInspectJSON(w, http.StatusOK, map[string]any{"supported": true, "calls": calls})
+	return t, ok
 }
 
 func listInspectTools(ctx context.Context, srv *remote) ([]inspectTool, error) {

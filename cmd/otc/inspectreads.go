@@ -38,12 +38,8 @@ func readable(kind string) bool { return kind == "mcp" }
 
 // serveReadables lists a server's resources, templates and prompts.
 func (in *inspector) serveReadables(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	t, ok := in.target(r.URL.Query().Get("server"))
+	t, ok := in.getTarget(w, r)
 	if !ok {
-		refuse(w, http.StatusBadRequest, "server %q is not one this inspector was started with", r.URL.Query().Get("server"))
 		return
 	}
 	if !readable(t.Kind) {
