@@ -42,6 +42,10 @@ func historyEntry(m *message) json.RawMessage {
 func callerEntry(in incoming, taskID, contextID string) json.RawMessage {
 	d := in.doc
 	m := &message{MessageID: in.messageID, ContextID: contextID, TaskID: taskID, Role: roleUser}
+	if in.partsNode < 0 { // read by readQuick: one data part
+		m.Parts = []part{{Data: json.RawMessage(in.dataRaw)}}
+		return historyEntry(m)
+	}
 	for _, p := range d.Elements(in.partsNode) {
 		if t := d.Member(p, "text"); t >= 0 && d.Kind(t) == jsonparse.KindString {
 			m.Parts = append(m.Parts, v10.textPart(d.StringValue(t)))

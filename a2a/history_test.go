@@ -176,6 +176,11 @@ func TestHistory(t *testing.T) {
 	require.Equal(t, "TASK_STATE_FAILED", state, "%s", raw)
 	h, _ = historyOf(t, raw)
 	require.Len(t, h, 2, "%s", raw)
+	// Its first entry is the caller's message, whose one data part is
+	// kept as sent (a message read in one pass over the body).
+	assert.Equal(t, "ROLE_USER", h[0].Role)
+	require.Len(t, h[0].Parts, 1, "%s", raw)
+	assert.JSONEq(t, `{"tool":"Job_Fail","input":{}}`, string(h[0].Parts[0].Data))
 	assert.Equal(t, "ROLE_AGENT", h[1].Role)
 	assert.Contains(t, *h[1].Parts[0].Text, "the printer is on fire")
 	assert.Equal(t, fid, h[1].TaskID)

@@ -34,9 +34,11 @@ type incoming struct {
 	// end (1.0's configuration.returnImmediately, 0.3's blocking false).
 	returnImmediately bool
 	// partsNode is the node of the message's parts; texts counts its text
-	// parts.
+	// parts. A message readQuick read has no document of its parts
+	// (partsNode -1): dataRaw is its one data part's value.
 	partsNode int32
 	texts     int
+	dataRaw   []byte
 	// history is the configuration's historyLength: how many of a task's
 	// most recent messages its answer holds, historyAll when not given.
 	history int

@@ -157,13 +157,24 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, d dialect, na
 	if !ok {
 		return
 	}
-	doc, err := jsonparse.Parse(buf.Bytes())
-	if err != nil {
-		writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: " + err.Error()}})
-		return
+	var (
+		env   rpcEnvelope
+		rawID []byte
+		e     *rpcError
+		doc   *jsonparse.Document
+	)
+	q, quick := readQuick(buf.Bytes())
+	if quick {
+		env, rawID, doc = rpcEnvelope{id: q.id, method: q.method, params: -1}, q.id, q.in.doc
+	} else {
+		var err error
+		if doc, err = jsonparse.Parse(buf.Bytes()); err != nil {
+			writeRPC(w, http.StatusOK, rpcResponse{ID: json.RawMessage("null"), Error: &rpcError{Code: codeParseError, Message: "Invalid JSON payload: " + err.Error()}})
+			return
+		}
+		env, rawID, e = readEnvelope(doc)
 	}
 	defer jsonparse.Release(doc)
-	env, rawID, e := readEnvelope(doc)
 	id := json.RawMessage(rawID)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
@@ -180,12 +191,18 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, d dialect, na
 			e = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + wire.Truncate(env.method, 64) + " (A2A " + d.String() + ")"}
 		} else {
 			var written bool
-			if env.method == "SendMessage" {
+			switch {
+			case quick:
+				// A method readQuick read and that is found is
+				// SendMessage, by either version's name.
+				c := rpcCall{w: w, r: r, d: d, id: id, body: buf.Bytes()}
+				result, e, written = sendRead(h, &c, &q.in)
+			case env.method == "SendMessage":
 				// A direct call, which the compiler sees through: the
 				// commonest request allocates no rpcCall.
 				c := rpcCall{w: w, r: r, d: d, doc: doc, params: env.params, id: id, body: buf.Bytes()}
 				result, e, written = sendMethod(h, &c)
-			} else {
+			default:
 				result, e, written = m(h, &rpcCall{w: w, r: r, d: d, doc: doc, params: env.params, id: id, body: buf.Bytes()})
 			}
 			if written {
@@ -207,10 +224,15 @@ func sendMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 	if e != nil {
 		return nil, e, false
 	}
+	return sendRead(h, c, &in)
+}
+
+// sendRead is sendMethod once the message is read.
+func sendRead(h *Handler, c *rpcCall, in *incoming) (any, *rpcError, bool) {
 	out := wire.GetBuffer()
 	defer wire.ReleaseBuffer(out)
 	b := jsonrpc.AppendResultHead(out.AvailableBuffer(), c.id)
-	b, e, _ = h.send(b, c.r, c.d, &in, c.body)
+	b, e, _ := h.send(b, c.r, c.d, in, c.body)
 	if e != nil {
 		return nil, e, false
 	}
