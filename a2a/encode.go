@@ -32,19 +32,7 @@ func appendMessage(dst []byte, m *message) []byte {
 		dst = wire.AppendUUID(dst, derivedSum("context", m.ReplyTo))
 		dst = append(dst, '"')
 	}
-	if m.TaskID != "" {
-		dst = append(dst, `,"taskId":`...)
-		dst = wire.AppendString(dst, m.TaskID)
-	}
-	dst = append(dst, `,"role":`...)
-	dst = wire.AppendString(dst, m.Role)
-	dst = append(dst, `,"parts":`...)
-	dst = a2awire.AppendParts(dst, m.Parts)
-	if len(m.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		dst = append(dst, m.Metadata...)
-	}
-	return append(dst, '}')
+	return a2awire.AppendMessageRest(dst, m)
 }
 
 // appendTask appends a task.

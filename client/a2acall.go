@@ -114,13 +114,25 @@ func a2aError(e *RPCError) error {
 	return e
 }
 
-// sendParams is a SendMessage's params in the agent's version.
-func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []a2awire.Part) map[string]any {
-	msg := &a2awire.Message{MessageID: messageID, TaskID: taskID, ContextID: contextID, Role: a.ver.UserRole(), Parts: parts}
+// sendParams is a SendMessage's params in the agent's version, with
+// configuration (an object, nil for none), written by hand: the message's
+// parts are this package's (dataPart, the version's DataPart of a call's
+// checked input, TextPart), valid JSON on one line.
+func sendParams(a *a2aAgent, messageID, taskID, contextID string, parts []a2awire.Part, configuration []byte) jsonrpc.Verbatim {
+	msg := a2awire.Message{MessageID: messageID, TaskID: taskID, ContextID: contextID, Role: a.ver.UserRole(), Parts: parts}
 	if a.ver.KindTagged {
 		msg.Kind = "message"
 	}
-	return map[string]any{"message": msg}
+	n := 128 + len(messageID) + len(taskID) + len(contextID) + len(configuration)
+	for _, p := range parts {
+		n += len(p.Data) + len(p.Text) + 24
+	}
+	b := append(make([]byte, 0, n), `{"message":`...)
+	b = a2awire.AppendMessage(b, &msg)
+	if configuration != nil {
+		b = append(append(b, `,"configuration":`...), configuration...)
+	}
+	return append(b, '}')
 }
 
 // dataPart is a data part holding v, in the agent's version.
@@ -136,7 +148,7 @@ func dataPart(a *a2aAgent, v any) (a2awire.Part, error) {
 func methodName(a *a2aAgent, m string) string { return a.ver.Method(m) }
 
 // send sends a message and returns the task or message that answers it.
-func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params map[string]any) (*a2aTask, error) {
+func (w *a2aWire) send(ctx context.Context, k *call, a *a2aAgent, params jsonrpc.Verbatim) (*a2aTask, error) {
 	var out json.RawMessage
 	if err := w.rpc(ctx, k, a, methodName(a, a2awire.SendMessage), params, &out); err != nil {
 		return nil, err
@@ -170,11 +182,11 @@ func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 			}
 			return &t, nil
 		case message != nil && string(message) != "null":
-			var m a2awire.Message
-			if err := json.Unmarshal(message, &m); err != nil {
+			t, err := readAnswerMessage(message)
+			if err != nil {
 				return nil, fmt.Errorf("SendMessage: the result's message: %w", err)
 			}
-			return &a2aTask{Task: a2awire.Task{Kind: "message"}, Parts: m.Parts, Metadata: m.Metadata}, nil
+			return t, nil
 		}
 		return nil, errors.New("SendMessage: the result is neither a task nor a message")
 	}
@@ -188,6 +200,77 @@ func readSendResult(a *a2aAgent, out json.RawMessage) (*a2aTask, error) {
 	return &t, nil
 }
 
+// readAnswerMessage reads a message that answers a call, its parts and
+// metadata, in one pass over its members, as json.Unmarshal would read it
+// into an a2awire.Message (the last of a repeated member counts, a member
+// of another type fails it) but matching names exactly, and without
+// reflection: the other members are checked and skipped.
+func readAnswerMessage(raw []byte) (*a2aTask, error) {
+	t := &a2aTask{Task: a2awire.Task{Kind: "message"}}
+	var err error
+	ok := jsonparse.EachMember(raw, func(name, v []byte) bool {
+		switch string(name) {
+		case "kind", "messageId", "contextId", "taskId", "role":
+			if v[0] != '"' && string(v) != "null" { // checked, not kept
+				err = fmt.Errorf("%s is %s, not a string", name, kindOf(v))
+			}
+		case "parts":
+			t.Parts, err = readParts(v)
+		case "metadata":
+			t.Metadata = v
+		}
+		return err == nil
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("it is %s, not an object", kindOf(raw))
+	}
+	return t, err
+}
+
+// readParts reads a message's parts as readAnswerMessage reads the
+// message: null for none, and a null part read as an empty one.
+func readParts(v []byte) ([]a2awire.Part, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, fmt.Errorf("parts is %s, not an array", kindOf(v))
+	}
+	parts := []a2awire.Part{}
+	var err error
+	str := func(name, v []byte) string {
+		s, ok := jsonparse.String(v)
+		if !ok && string(v) != "null" {
+			err = fmt.Errorf("a part's %s is %s, not a string", name, kindOf(v))
+		}
+		return s
+	}
+	jsonparse.EachElement(v, func(v []byte) bool {
+		var p a2awire.Part
+		if string(v) != "null" {
+			if v[0] != '{' {
+				err = fmt.Errorf("a part is %s, not an object", kindOf(v))
+				return false
+			}
+			jsonparse.EachMember(v, func(name, v []byte) bool {
+				switch string(name) {
+				case "kind":
+					p.Kind = str(name, v)
+				case "text":
+					p.Text = str(name, v)
+					p.IsText = string(v) != "null"
+				case "data":
+					p.Data = v
+				}
+				return err == nil
+			})
+		}
+		parts = append(parts, p)
+		return err == nil
+	})
+	return parts, err
+}
+
 // call sends a message calling the tool, and follows the task that
 // answers it, if any, to its end.
 func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
@@ -195,7 +278,7 @@ func (w *a2aWire) call(ctx context.Context, k *call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := sendParams(a, k.opts.CallID, "", "", parts)
+	params := sendParams(a, k.opts.CallID, "", "", parts, nil)
 	var t *a2aTask
 	if k.opts.Progress != nil && a.streams {
 		t, err = w.stream(ctx, k, a, params)
@@ -369,7 +452,7 @@ func (w *a2aWire) followParts(ctx context.Context, a *a2aAgent, k *call, t *a2aT
 			if err != nil {
 				return nil, w.abandon(ctx, k, a, t.ID, err)
 			}
-			next, err := w.send(ctx, k, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply))
+			next, err := w.send(ctx, k, a, sendParams(a, otc.NewCallID(), t.ID, t.ContextID, reply, nil))
 			if err != nil {
 				return nil, w.abandon(ctx, k, a, t.ID, err)
 			}
@@ -476,14 +559,12 @@ func (w *a2aWire) abandon(ctx context.Context, k *call, a *a2aAgent, id string, 
 // its metadata whether the call failed; another agent's message is its
 // answer.
 func (r *Result) fromMessage(parts []a2awire.Part, metadata json.RawMessage) (*Result, error) {
-	var meta map[string]json.RawMessage
-	if len(metadata) > 0 {
-		_ = json.Unmarshal(metadata, &meta) // no metadata, or another agent's of another shape: no outcome
-	}
-	if string(meta[a2awire.MetaOutcome]) == `"`+a2awire.OutcomeFailed+`"` {
+	// No metadata, or another agent's of another shape: no outcome.
+	outcome := memberOf(metadata, a2awire.MetaOutcome)
+	if string(outcome) == `"`+a2awire.OutcomeFailed+`"` {
 		return r.fromFailure(parts)
 	}
-	if string(meta[a2awire.MetaOutcome]) == `"`+a2awire.OutcomeSucceeded+`"` {
+	if string(outcome) == `"`+a2awire.OutcomeSucceeded+`"` {
 		for _, p := range parts {
 			if len(p.Data) > 0 {
 				r.Value = p.Data

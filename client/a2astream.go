@@ -28,7 +28,7 @@ type a2aStatusUpdate struct {
 // is then read once more, whole (GetTask), for follow to take on from. An
 // agent that answers with JSON rather than a stream is read as SendMessage
 // is.
-func (w *a2aWire) stream(ctx context.Context, k *call, a *a2aAgent, params map[string]any) (*a2aTask, error) {
+func (w *a2aWire) stream(ctx context.Context, k *call, a *a2aAgent, params jsonrpc.Verbatim) (*a2aTask, error) {
 	method := methodName(a, a2awire.SendStreamingMessage)
 	body, err := jsonrpc.Request(1, method, params)
 	if err != nil {

@@ -633,6 +633,8 @@ func kindOf(v []byte) string {
 		return "nothing"
 	}
 	switch v[0] {
+	case '{':
+		return "an object"
 	case '[':
 		return "an array"
 	case '"':

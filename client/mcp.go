@@ -20,7 +20,7 @@ import (
 
 // clientInfo is the client's Implementation, sent with initialize and,
 // in 2026-07-28, in every request's _meta (encoded once).
-var clientInfo = jsonrpc.Verbatim(`{"name":"otc-go-client","version":"1.0"}`)
+var clientInfo any = jsonrpc.Verbatim(`{"name":"otc-go-client","version":"1.0"}`)
 
 // Bounds of an MCP exchange.
 const (
@@ -61,7 +61,7 @@ type mcpSession struct {
 	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
 	// once (modernCaps).
 	capsOnce sync.Once
-	capsJSON jsonrpc.Verbatim
+	capsJSON any  // a jsonrpc.Verbatim
 	tasks    bool // the server offers the tasks extension
 	// dynamic says the server declared tools.dynamic: a tools/list with a
 	// query searches.
@@ -182,13 +182,16 @@ func vname(v *mcpwire.Version) string {
 // modernCaps are the client capabilities a 2026-07-28 request sends:
 // those of the handlers, and the tasks extension when Options.Tasks asks
 // for it, encoded once.
-func (s *mcpSession) modernCaps() jsonrpc.Verbatim {
+// They are boxed once, as an interface value: a slice made one at each
+// request costs an allocation.
+func (s *mcpSession) modernCaps() any {
 	s.capsOnce.Do(func() {
 		caps := maps.Clone(s.caps)
 		if s.c.opts.Tasks {
 			caps["extensions"] = map[string]any{mcpwire.ExtensionTasks: map[string]any{}}
 		}
-		s.capsJSON, _ = json.Marshal(caps)
+		b, _ := json.Marshal(caps)
+		s.capsJSON = jsonrpc.Verbatim(b)
 	})
 	return s.capsJSON
 }

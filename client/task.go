@@ -157,8 +157,7 @@ func (w *a2aWire) start(ctx context.Context, k *call) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	params := sendParams(a, k.opts.CallID, "", "", parts)
-	params["configuration"] = a.ver.NotBlocking()
+	params := sendParams(a, k.opts.CallID, "", "", parts, a.ver.NotBlocking())
 	at, err := w.send(ctx, k, a, params)
 	if err != nil {
 		return nil, err

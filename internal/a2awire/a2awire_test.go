@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 func TestStates(t *testing.T) {
@@ -65,6 +67,35 @@ func TestVersions(t *testing.T) {
 		assert.Equal(t, tc.p.IsText, back.IsText)
 		assert.Equal(t, tc.p.Text, back.Text)
 	}
-	assert.Equal(t, map[string]any{"returnImmediately": true}, Version10.NotBlocking())
-	assert.Equal(t, map[string]any{"blocking": false}, Version03.NotBlocking())
+	assert.JSONEq(t, `{"returnImmediately":true}`, string(Version10.NotBlocking()))
+	assert.JSONEq(t, `{"blocking":false}`, string(Version03.NotBlocking()))
+}
+
+// TestAppendMessage checks the hand-written message against
+// encoding/json's writing of the same Message: the same JSON, members in
+// the same order.
+func TestAppendMessage(t *testing.T) {
+	for _, m := range []*Message{
+		{MessageID: "m-1", Role: "ROLE_USER", Parts: []Part{Version10.DataPart(json.RawMessage(`{"tool":"T","input":{"a":1}}`))}},
+		{Kind: "message", MessageID: "m\"2\n", ContextID: "c<&>", TaskID: "t\u2028", Role: "user",
+			Parts: []Part{Version03.TextPart("a\tb\x01\xff"), Version03.DataPart(json.RawMessage(`[1,"x"]`))}},
+		{MessageID: "m", Role: "ROLE_AGENT", Parts: []Part{}, Metadata: json.RawMessage(`{"k":null}`)},
+	} {
+		want, err := json.Marshal(m)
+		require.NoError(t, err)
+		got := AppendMessage(nil, m)
+		require.True(t, json.Valid(got), "%s", got)
+		assert.JSONEq(t, string(want), string(got))
+		assert.Equal(t, memberNames(want), memberNames(got))
+	}
+}
+
+// memberNames are the names of the members of the object b, in order.
+func memberNames(b []byte) []string {
+	var names []string
+	jsonparse.EachMember(b, func(name, _ []byte) bool {
+		names = append(names, string(name))
+		return true
+	})
+	return names
 }

@@ -83,6 +83,40 @@ func AppendParts(dst []byte, parts []Part) []byte {
 	return append(dst, ']')
 }
 
+// AppendMessage appends message m, its ids as they are (m.ReplyTo is
+// the agent's, which writes its ids itself and the rest with
+// AppendMessageRest).
+func AppendMessage(dst []byte, m *Message) []byte {
+	dst = OpenObject(dst, m.Kind)
+	dst = append(dst, `"messageId":`...)
+	dst = wire.AppendString(dst, m.MessageID)
+	if m.ContextID != "" {
+		dst = append(dst, `,"contextId":`...)
+		dst = wire.AppendString(dst, m.ContextID)
+	}
+	return AppendMessageRest(dst, m)
+}
+
+// AppendMessageRest appends what follows a message's messageId and
+// contextId: its taskId, role, parts and metadata, in the protocol's
+// order, and closes it. Parts' data and the metadata are written as they
+// are: valid JSON on one line, which the writer vouches for.
+func AppendMessageRest(dst []byte, m *Message) []byte {
+	if m.TaskID != "" {
+		dst = append(dst, `,"taskId":`...)
+		dst = wire.AppendString(dst, m.TaskID)
+	}
+	dst = append(dst, `,"role":`...)
+	dst = wire.AppendString(dst, m.Role)
+	dst = append(dst, `,"parts":`...)
+	dst = AppendParts(dst, m.Parts)
+	if len(m.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		dst = append(dst, m.Metadata...)
+	}
+	return append(dst, '}')
+}
+
 // OpenObject opens an object, with 0.3's kind tag first when kind is set.
 func OpenObject(dst []byte, kind string) []byte {
 	dst = append(dst, '{')

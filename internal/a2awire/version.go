@@ -75,10 +75,10 @@ func (v *Version) DataPart(d json.RawMessage) Part {
 }
 
 // NotBlocking is the configuration of a SendMessage that answers at once
-// with its task rather than when the task ends.
-func (v *Version) NotBlocking() map[string]any {
+// with its task rather than when the task ends, as JSON.
+func (v *Version) NotBlocking() []byte {
 	if v.KindTagged {
-		return map[string]any{"blocking": false}
+		return []byte(`{"blocking":false}`)
 	}
-	return map[string]any{"returnImmediately": true}
+	return []byte(`{"returnImmediately":true}`)
 }

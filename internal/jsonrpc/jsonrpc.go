@@ -85,19 +85,24 @@ type response struct {
 // them, are written member by member, sorted as encoding/json sorts a
 // map's: strings, raw JSON (checked, and compacted when it spans lines,
 // so that a message stays one line for stdio), Verbatim JSON and maps of
-// the same kind directly, any other value by encoding/json.
+// the same kind directly, any other value by encoding/json. Verbatim
+// params are written as they are.
 func Request(id int64, method string, params any) ([]byte, error) {
-	m, ok := params.(map[string]any)
-	if !ok {
+	n := 256
+	switch p := params.(type) {
+	case map[string]any:
+	case Verbatim:
+		n = 64 + len(method) + len(p)
+	default:
 		return json.Marshal(request{Version, id, method, params})
 	}
-	dst := make([]byte, 0, 256)
+	dst := make([]byte, 0, n)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":`...)
 	dst = wire.AppendString(dst, method)
 	dst = append(dst, `,"params":`...)
-	dst, err := appendValue(dst, m)
+	dst, err := appendValue(dst, params)
 	if err != nil {
 		return nil, err
 	}
