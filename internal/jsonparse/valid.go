@@ -1,7 +1,6 @@
 package jsonparse
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -237,13 +236,19 @@ func skipDigits(data []byte, i int) int {
 // string does not hold as it is (a quote, a backslash, a control
 // character, or a byte of a multi-byte sequence), or len(data). It looks
 // at eight bytes at a time, and at the last few one by one.
-func plainRun(data []byte, i int) int {
+func plainRun(data []byte, i int) int { return PlainRun(data, i) }
+
+// PlainRun is plainRun for a string or bytes: a writer of JSON strings
+// copies such a run as it is.
+func PlainRun[T ~string | ~[]byte](data T, i int) int {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
 	for ; i+8 <= len(data); i += 8 {
-		x := binary.LittleEndian.Uint64(data[i:])
+		// One load, little-endian (the compiler combines the bytes).
+		x := uint64(data[i]) | uint64(data[i+1])<<8 | uint64(data[i+2])<<16 | uint64(data[i+3])<<24 |
+			uint64(data[i+4])<<32 | uint64(data[i+5])<<40 | uint64(data[i+6])<<48 | uint64(data[i+7])<<56
 		q := x ^ ('"' * ones)  // a zero byte where a quote is
 		b := x ^ ('\\' * ones) // a zero byte where a backslash is
 		// The high bit of a byte is set by some term where that byte is a

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // ErrTooLarge is returned by ReadBody for a body over its limit.
@@ -161,6 +163,11 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most bytes of most strings are written as they are: skip their
+		// run eight at a time.
+		if i = jsonparse.PlainRun(s, i); i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -137,4 +139,27 @@ func TestTruncateOnARune(t *testing.T) {
 	if got := Truncate("añb", 2); got != "a…" {
 		t.Errorf("Truncate cut inside ñ: %q", got)
 	}
+}
+
+// FuzzAppendString holds AppendString to encoding/json: valid JSON, on
+// one line, holding the string encoding/json's writing holds (invalid
+// UTF-8 as U+FFFD), and a string that needs no escape as it is.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain text, longer than eight bytes", "q\"b\\c\n\r\t\x00\x1f\x7f", "é\u2028\u2029x", "\xff\xfe bad", "12345678\"", "1234567\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := AppendString([]byte("x"), s)[1:]
+		if !json.Valid(got) || bytes.ContainsAny(got, "\r\n") {
+			t.Fatalf("AppendString(%q) = %s: not JSON on one line", s, got)
+		}
+		ref, _ := json.Marshal(s)
+		var back, want string
+		if json.Unmarshal(got, &back) != nil || json.Unmarshal(ref, &want) != nil || back != want {
+			t.Fatalf("AppendString(%q) = %s, holding %q; encoding/json's holds %q", s, got, back, want)
+		}
+		if string(ref) == `"`+s+`"` && string(got) != string(ref) {
+			t.Fatalf("AppendString(%q) = %s, escaping what needs no escape", s, got)
+		}
+	})
 }
