@@ -198,7 +198,7 @@ func (s *mcpSession) modernCaps() any {
 
 // request sends a request after the handshake and decodes its result.
 // A session the server says expired is begun again, once.
-func (s *mcpSession) request(ctx context.Context, k *call, method string, params map[string]any, out any) error {
+func (s *mcpSession) request(ctx context.Context, k *call, method string, params any, out any) error {
 	if err := s.ensure(ctx, k); err != nil {
 		return err
 	}
@@ -220,12 +220,21 @@ var errSessionExpired = errors.New("the MCP session expired")
 
 // rpc sends one request in version (nil before one is settled), which
 // adds its _meta in the stateless generation, and decodes its result
-// into out. When ctx ends first, the server is told with
-// notifications/cancelled.
-func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version, method string, params map[string]any, out any) error {
+// into out. params are a map, or a tools/call's *callParams. When ctx
+// ends first, the server is told with notifications/cancelled.
+func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version, method string, p any, out any) error {
 	id := s.nextID.Add(1)
 	name := ""
-	if params != nil {
+	switch params := p.(type) {
+	case *callParams:
+		name, params.stateless = params.name, statelessMeta{}
+		if version != nil && version.Stateless {
+			params.stateless = statelessMeta{version: versionValues[version], caps: s.modernCaps(), logLevel: s.c.opts.LogLevel}
+		}
+	case map[string]any:
+		if params == nil {
+			break
+		}
 		name, _ = params["name"].(string)
 		if t, ok := params["taskId"].(string); ok {
 			name = t
@@ -244,7 +253,7 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 			params["_meta"] = meta
 		}
 	}
-	body, err := jsonrpc.Request(id, method, params)
+	body, err := jsonrpc.Request(id, method, p)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
+	"github.com/otcgo/otc/internal/wire"
 )
 
 // This file calls an MCP tool: tools/call through 2026-07-28's
@@ -50,24 +51,23 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res 
 	defer func() { err = k.withHandlerError(err) }()
 	s.enter(ctx, k)
 	defer s.leave(k)
-	meta := map[string]any{mcpwire.MetaCallID: k.opts.CallID}
+	params := &callParams{name: k.toolID, callID: k.opts.CallID}
 	if f := k.opts.Progress; f != nil {
-		meta["progressToken"] = k.opts.CallID
+		params.progress = true
 		s.progress.Store(k.opts.CallID, f)
 		defer s.progress.Delete(k.opts.CallID)
 	}
 	if o := k.opts; o.UserID != "" || len(o.Secrets) > 0 || len(o.Authorization) > 0 {
-		meta[mcpwire.MetaContext] = otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
+		params.context = &otc.CallContext{UserID: o.UserID, Secrets: o.Secrets, Authorization: o.Authorization}
 	}
 	args := k.input
 	if args == nil {
 		args = json.RawMessage(`{}`)
 	}
-	var argsValue any = args
+	params.args = args
 	if bytes.IndexByte(args, '\n') < 0 && bytes.IndexByte(args, '\r') < 0 {
-		argsValue = jsonrpc.Verbatim(args) // checked by newCall, and on one line
+		params.args = jsonrpc.Verbatim(args) // checked by newCall, and on one line
 	}
-	params := map[string]any{"name": k.toolID, "arguments": argsValue, "_meta": meta}
 	if hs, ok := s.headers.Load(k.toolID); ok {
 		k.mirrored = mirrored(hs.([]paramHeader), args)
 	}
@@ -89,11 +89,7 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res 
 			if err != nil {
 				return nil, err
 			}
-			params["inputResponses"] = answers
-			delete(params, "requestState")
-			if head.RequestState != nil {
-				params["requestState"] = *head.RequestState
-			}
+			params.inputResponses, params.requestState = answers, head.RequestState
 		case "task":
 			if head.TaskID == "" {
 				return nil, errors.New("tools/call: a task without a taskId")
@@ -118,6 +114,96 @@ func (s *mcpSession) runTask(ctx context.Context, k *call, detached *Task) (res 
 			return head.result(k.opts.CallID, raw)
 		}
 	}
+}
+
+// callParams are a tools/call's params, written by hand (AppendJSON) as
+// Request would write them as a map: the commonest request the client
+// sends. rpc sets the 2026-07-28 members of _meta (stateless).
+type callParams struct {
+	name   string
+	args   any // a jsonrpc.Verbatim, or the json.RawMessage that spans lines
+	callID string
+	// progress says _meta.progressToken is the call id; context is the
+	// caller's context (otc's _meta), nil for none.
+	progress bool
+	context  *otc.CallContext
+	// inputResponses and requestState answer the tool's questions, in the
+	// rounds after the first.
+	inputResponses map[string]any
+	requestState   *string
+	stateless      statelessMeta
+}
+
+// statelessMeta is what a request's _meta carries in 2026-07-28: none of
+// it when version is nil.
+type statelessMeta struct {
+	version, caps any
+	logLevel      string
+}
+
+// AppendJSON writes p, its members and its _meta's in the order Request
+// sorts a map's.
+func (p *callParams) AppendJSON(dst []byte) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"_meta":{`...)
+	dst = appendMember(dst, mcpwire.MetaCallID, false)
+	dst = wire.AppendString(dst, p.callID)
+	if p.context != nil {
+		dst = appendMember(dst, mcpwire.MetaContext, true)
+		if dst, err = jsonrpc.AppendValue(dst, *p.context); err != nil {
+			return nil, err
+		}
+	}
+	if st := &p.stateless; st.version != nil {
+		for _, m := range [...]struct {
+			name  string
+			value any
+		}{{mcpwire.MetaClientCapabilities, st.caps}, {mcpwire.MetaClientInfo, clientInfo}} {
+			dst = appendMember(dst, m.name, true)
+			if dst, err = jsonrpc.AppendValue(dst, m.value); err != nil {
+				return nil, err
+			}
+		}
+		if st.logLevel != "" {
+			dst = appendMember(dst, mcpwire.MetaLogLevel, true)
+			dst = wire.AppendString(dst, st.logLevel)
+		}
+		dst = appendMember(dst, mcpwire.MetaProtocolVersion, true)
+		if dst, err = jsonrpc.AppendValue(dst, st.version); err != nil {
+			return nil, err
+		}
+	}
+	if p.progress {
+		dst = appendMember(dst, "progressToken", true)
+		dst = wire.AppendString(dst, p.callID)
+	}
+	dst = append(dst, `},"arguments":`...)
+	if dst, err = jsonrpc.AppendValue(dst, p.args); err != nil {
+		return nil, err
+	}
+	if p.inputResponses != nil {
+		dst = append(dst, `,"inputResponses":`...)
+		if dst, err = jsonrpc.AppendValue(dst, p.inputResponses); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, `,"name":`...)
+	dst = wire.AppendString(dst, p.name)
+	if p.requestState != nil {
+		dst = append(dst, `,"requestState":`...)
+		dst = wire.AppendString(dst, *p.requestState)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendMember writes an object member's name and colon, after a comma
+// when more says it is not the first.
+func appendMember(dst []byte, name string, more bool) []byte {
+	if more {
+		dst = append(dst, ',')
+	}
+	dst = wire.AppendString(dst, name)
+	return append(dst, ':')
 }
 
 // awaitTask polls task id until it ends, answering its questions, and

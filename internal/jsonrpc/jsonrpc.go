@@ -86,11 +86,11 @@ type response struct {
 // map's: strings, raw JSON (checked, and compacted when it spans lines,
 // so that a message stays one line for stdio), Verbatim JSON and maps of
 // the same kind directly, any other value by encoding/json. Verbatim
-// params are written as they are.
+// params are written as they are, an Appender's as it writes them.
 func Request(id int64, method string, params any) ([]byte, error) {
 	n := 256
 	switch p := params.(type) {
-	case map[string]any:
+	case map[string]any, Appender:
 	case Verbatim:
 		n = 64 + len(method) + len(p)
 	default:
@@ -109,6 +109,13 @@ func Request(id int64, method string, params any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// Appender is params that write themselves, as Request writes a map's
+// members (AppendValue): a request the client sends often, written
+// without building a map for it.
+type Appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
 // Verbatim is JSON that its maker vouches for, on one line: Request
 // writes it as it is, where it checks a json.RawMessage first. The client
 // sends its own capabilities and a call's checked arguments this way.
@@ -122,9 +129,13 @@ func (v Verbatim) MarshalJSON() ([]byte, error) {
 	return v, nil
 }
 
-// appendValue appends v as JSON, as Request writes params.
+// AppendValue appends v as JSON, as Request writes params.
+func AppendValue(dst []byte, v any) ([]byte, error) { return appendValue(dst, v) }
+
 func appendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
+	case Appender:
+		return v.AppendJSON(dst)
 	case string:
 		return wire.AppendString(dst, v), nil
 	case Verbatim:
