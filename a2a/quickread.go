@@ -42,9 +42,9 @@ func readQuick(body []byte) (q quickSend, ok bool) {
 	ok = s.object(func(name []byte) bool {
 		switch string(name) {
 		case "jsonrpc":
-			return s.once(&seen, seenJSONRPC) && bytes.Equal(s.plainString(), []byte(`"2.0"`))
+			return once(&seen, seenJSONRPC) && bytes.Equal(s.plainString(), []byte(`"2.0"`))
 		case "id":
-			if !s.once(&seen, seenID) {
+			if !once(&seen, seenID) {
 				return false
 			}
 			if s.peek() == '"' {
@@ -54,7 +54,7 @@ func readQuick(body []byte) (q quickSend, ok bool) {
 			}
 			return q.id != nil && len(q.id) <= maxIDBytes
 		case "method":
-			if !s.once(&seen, seenMethod) {
+			if !once(&seen, seenMethod) {
 				return false
 			}
 			switch string(s.plainString()) {
@@ -67,7 +67,7 @@ func readQuick(body []byte) (q quickSend, ok bool) {
 			}
 			return true
 		case "params":
-			return s.once(&seen, seenParams) && s.params(&q.in)
+			return once(&seen, seenParams) && s.params(&q.in)
 		}
 		return false
 	})
@@ -86,7 +86,7 @@ func readQuick(body []byte) (q quickSend, ok bool) {
 func (s *quickScanner) params(in *incoming) bool {
 	seen := 0
 	return s.object(func(name []byte) bool {
-		return string(name) == "message" && s.once(&seen, 1) && s.message(in)
+		return string(name) == "message" && once(&seen, 1) && s.message(in)
 	}) && seen == 1
 }
 
@@ -104,15 +104,15 @@ func (s *quickScanner) message(in *incoming) bool {
 	return s.object(func(name []byte) bool {
 		switch string(name) {
 		case "messageId":
-			return s.once(&seen, seenMessageID) && s.text(&in.messageID)
+			return once(&seen, seenMessageID) && s.text(&in.messageID)
 		case "contextId":
-			return s.once(&seen, seenContextID) && s.text(&in.contextID)
+			return once(&seen, seenContextID) && s.text(&in.contextID)
 		case "role":
-			return s.once(&seen, seenRole) && s.plainString() != nil
+			return once(&seen, seenRole) && s.plainString() != nil
 		case "kind":
-			return s.once(&seen, seenKind) && s.plainString() != nil
+			return once(&seen, seenKind) && s.plainString() != nil
 		case "parts":
-			return s.once(&seen, seenParts) && s.parts(in)
+			return once(&seen, seenParts) && s.parts(in)
 		}
 		return false
 	}) && seen&seenParts != 0
@@ -133,9 +133,9 @@ func (s *quickScanner) parts(in *incoming) bool {
 	ok := s.object(func(name []byte) bool {
 		switch string(name) {
 		case "kind":
-			return s.once(&seen, 1) && s.plainString() != nil
+			return once(&seen, 1) && s.plainString() != nil
 		case "data":
-			return s.once(&seen, 2) && s.data(in)
+			return once(&seen, 2) && s.data(in)
 		}
 		return false
 	})
@@ -162,9 +162,9 @@ func (s *quickScanner) data(in *incoming) bool {
 	ok := s.object(func(name []byte) bool {
 		switch string(name) {
 		case "tool":
-			return s.once(&seen, 1) && s.text(&in.tool)
+			return once(&seen, 1) && s.text(&in.tool)
 		case "input":
-			if !s.once(&seen, 2) || s.peek() != '{' {
+			if !once(&seen, 2) || s.peek() != '{' {
 				return false
 			}
 			d, end, err := jsonparse.ParseValue(s.b, s.i)
@@ -209,7 +209,7 @@ func (s *quickScanner) space() {
 
 // once marks bit in *seen, and reports false when it was marked already:
 // a repeated member name.
-func (s *quickScanner) once(seen *int, bit int) bool {
+func once(seen *int, bit int) bool {
 	if *seen&bit != 0 {
 		return false
 	}
