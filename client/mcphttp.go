@@ -160,7 +160,6 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 			h.mu.Unlock()
 		}
 	}
-	limited := io.LimitReader(resp.Body, h.c.maxBytes+1)
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream") {
 		other := func(msg []byte) {
@@ -168,7 +167,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 			s.incoming(ctx, k, msg)
 		}
 		var st sseState
-		msg, err := readSSE(limited, h.c.maxBytes, id, other, &st)
+		msg, err := readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, id, other, &st)
 		// A stream that ends before its answer, having named its events,
 		// is resumed with GET and Last-Event-ID, after the wait it asked
 		// for: the answer comes there.
@@ -180,7 +179,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 		}
 		return msg, err
 	}
-	data, rerr := io.ReadAll(limited)
+	data, rerr := readBody(resp, h.c.maxBytes)
 	if rerr != nil {
 		return nil, fmt.Errorf("POST %s (%s): reading the answer: %w", h.url, method, rerr)
 	}

@@ -83,7 +83,7 @@ func responseOf(hresp *http.Response, method, u string, data []byte, format Form
 
 // readResponse reads a response's body, within the client's limit.
 func (c *Client) readResponse(hresp *http.Response, method, u string) (*response, error) {
-	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.maxBytes+1))
+	data, err := readBody(hresp, c.maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: reading the response: %w", method, u, err)
 	}
@@ -93,6 +93,32 @@ func (c *Client) readResponse(hresp *http.Response, method, u string) (*response
 		return nil, resp.unexpected(fmt.Errorf("%w (limit %d bytes)", ErrResponseTooLarge, c.maxBytes))
 	}
 	return resp, nil
+}
+
+// readBody reads at most limit+1 bytes of hresp's body (one more than a
+// body may hold, to tell one over it). A body whose length the server gave
+// is read into a buffer of that length, where io.ReadAll would start at
+// 512 bytes and grow.
+func readBody(hresp *http.Response, limit int64) ([]byte, error) {
+	r := io.LimitReader(hresp.Body, limit+1)
+	n := hresp.ContentLength
+	if n < 0 || n > limit {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, n+1) // room to read the end of the body
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) { // more than the server said
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // Header values the client sends on most requests, made once: a value
