@@ -2,14 +2,12 @@ package client
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/otcgo/otc/internal/a2awire"
-	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // agreeMessage checks readAnswerMessage against encoding/json reading raw
@@ -45,24 +43,7 @@ func agreeMessage(t *testing.T, raw string) (ours, theirs bool) {
 // foldedMessageName reports whether a message, or a part in it, has a
 // member whose name is one readAnswerMessage reads but in another case.
 func foldedMessageName(raw string) bool {
-	names := []string{"kind", "messageId", "contextId", "taskId", "role", "parts", "metadata", "text", "data"}
-	folded := false
-	var walk func(v []byte)
-	walk = func(v []byte) {
-		jsonparse.EachMember(v, func(name, val []byte) bool {
-			for _, n := range names {
-				if string(name) != n && strings.EqualFold(string(name), n) {
-					folded = true
-				}
-			}
-			if string(name) == "parts" {
-				jsonparse.EachElement(val, func(e []byte) bool { walk(e); return true })
-			}
-			return true
-		})
-	}
-	walk([]byte(raw))
-	return folded
+	return hasFoldedName(raw, "parts", "kind", "messageId", "contextId", "taskId", "role", "parts", "metadata", "text", "data")
 }
 
 func TestReadAnswerMessageAgreesWithEncodingJSON(t *testing.T) {

@@ -72,7 +72,13 @@ func agree(t *testing.T, raw string) (ours, theirs bool) {
 // foldedName reports whether an object, or a content block in it, has a
 // member whose name is one readCallAnswer reads but in another case.
 func foldedName(raw string) bool {
-	names := []string{"resultType", "inputRequests", "requestState", "taskId", "status", "pollIntervalMs", "content", "structuredContent", "isError", "_meta", "type", "text"}
+	return hasFoldedName(raw, "content", "resultType", "inputRequests", "requestState", "taskId", "status", "pollIntervalMs", "content", "structuredContent", "isError", "_meta", "type", "text")
+}
+
+// hasFoldedName reports whether the object raw, or an object in its array
+// member nested, has a member named as one of names but in another case:
+// encoding/json reads it as that member, the one-pass readers do not.
+func hasFoldedName(raw, nested string, names ...string) bool {
 	folded := false
 	var walk func(v []byte)
 	walk = func(v []byte) {
@@ -82,7 +88,7 @@ func foldedName(raw string) bool {
 					folded = true
 				}
 			}
-			if string(name) == "content" {
+			if string(name) == nested {
 				jsonparse.EachElement(val, func(e []byte) bool { walk(e); return true })
 			}
 			return true
