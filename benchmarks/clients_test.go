@@ -89,8 +89,9 @@ type caller struct {
 // clients.conc goroutines, in an order that rotates from round to round,
 // and reports per client: calls/s (the median over rounds), x-best (the
 // median of the per-round ratios of its calls/s to the faster of mcp-go's
-// and the SDK's in that round) and allocs/call and B/call (in this
-// process, so the client's alone). Run it with -benchtime 1x.
+// and the SDK's in that round), and allocs/call, B/call and µs-cpu/call
+// (the median over rounds of this process's CPU time a call), in this
+// process, so the client's alone. Run it with -benchtime 1x.
 func BenchmarkClients(b *testing.B) {
 	url := startClientServer(b)
 	ctx := b.Context()
@@ -159,6 +160,7 @@ func BenchmarkClients(b *testing.B) {
 	rates := make([][]float64, len(callers))
 	ratios := make([][]float64, len(callers))
 	var allocs, bytes = make([]float64, len(callers)), make([]float64, len(callers))
+	cpus := make([][]float64, len(callers))
 	for r := range *clientRounds {
 		round := make([]float64, len(callers))
 		for k := range callers {
@@ -166,6 +168,7 @@ func BenchmarkClients(b *testing.B) {
 			res := runCaller(b, callers[i], *clientTime)
 			round[i] = res.rate
 			allocs[i] += res.allocs / float64(*clientRounds)
+			cpus[i] = append(cpus[i], res.cpu)
 			bytes[i] += res.bytes / float64(*clientRounds)
 		}
 		best := max(round[1], round[2]) // mcp-go, go-sdk
@@ -182,6 +185,7 @@ func BenchmarkClients(b *testing.B) {
 			b.ReportMetric(median(ratios[i]), "x-best")
 			b.ReportMetric(allocs[i], "allocs/call")
 			b.ReportMetric(bytes[i], "B/call")
+			b.ReportMetric(median(cpus[i]), "µs-cpu/call")
 		})
 	}
 }
