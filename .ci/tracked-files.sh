@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Every tracked file ships in the module zip that `go get` downloads, so
+# none may be a program (mode 755, or an ELF, Mach-O, PE or WebAssembly
+# binary) or larger than 1 MiB, unless it is named below with the reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Executable on purpose: the CI scripts themselves.
+allowed_exec=(
+  .ci/run
+  .ci/mcp-conformance.sh
+)
+# Large on purpose: the catalog of real tools the search is measured on
+# (search/testdata; see docs/search.md).
+allowed_large=(
+  search/testdata/wild-catalog.json
+)
+limit=$((1024 * 1024))
+
+in_list() {
+  local want=$1; shift
+  local f
+  for f in "$@"; do [ "$f" = "$want" ] && return 0; done
+  return 1
+}
+
+bad=0
+while IFS=$'\t' read -r meta path; do
+  mode=${meta%% *}
+  [ -f "$path" ] || continue
+  if [ "$mode" = 100755 ] && ! in_list "$path" "${allowed_exec[@]}"; then
+    echo "$path: tracked as executable (mode 755); drop the bit or allow it in .ci/tracked-files.sh"
+    bad=1
+  fi
+  magic=$(head -c 4 "$path" | od -An -tx1 | tr -d ' \n')
+  case "$magic" in
+    7f454c46|cffaedfe|cefaedfe|feedfacf|feedface|cafebabe|0061736d|4d5a*)
+      if ! in_list "$path" "${allowed_exec[@]}"; then
+        echo "$path: a compiled program is tracked; remove it and add it to .gitignore"
+        bad=1
+      fi ;;
+  esac
+  size=$(stat -c %s "$path")
+  if [ "$size" -gt "$limit" ] && ! in_list "$path" "${allowed_large[@]}"; then
+    echo "$path: $size bytes, over 1 MiB; keep it out of the module or allow it in .ci/tracked-files.sh with the reason"
+    bad=1
+  fi
+done < <(git ls-files -s | sed 's/^\([0-9]*\) [0-9a-f]* [0-9]*\t/\1 x\t/')
+exit $bad
