@@ -125,7 +125,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	body, err := wire.ReadBody(w, r, h.s.maxBody, h.timeout)
-	defer wire.ReleaseBuffer(body)
+	// The body goes back to its pool when the request ends, or earlier
+	// when the request detaches from it (a listen stream).
+	x := exchange{held: body}
+	defer func() { wire.ReleaseBuffer(x.held) }()
 	if err != nil {
 		status, msg := wire.BodyProblem(err, h.s.maxBody, h.timeout)
 		writeHTTPError(w, status, nil, &rpcError{Code: codeInvalidRequest, Message: msg})
@@ -161,7 +164,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := exchange{msg: m, request: r, body: b, version: hv, wantResponse: true}
+	x.msg, x.request, x.body, x.version, x.wantResponse = m, r, b, hv, true
 	if sse {
 		x.writer = w // a call may answer on an SSE stream (server.call)
 	}

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -184,4 +189,189 @@ func TestListenKeepAlive(t *testing.T) {
 			t.Fatal("no change after the keep-alives")
 		}
 	}
+}
+
+// tryListen opens subscriptions/listen with params through client, with
+// the headers hdr besides the usual ones. On 200 it returns the stream's
+// messages and a function that hangs up; otherwise the error answer.
+func tryListen(t *testing.T, client *http.Client, url string, id any, params obj, hdr map[string]string) (<-chan json.RawMessage, func(), *rpcErrorBody) {
+	t.Helper()
+	if params["_meta"] == nil {
+		params["_meta"] = modernMeta(nil)
+	}
+	req := newPost(t, url, request(id, "subscriptions/listen", params))
+	for k, v := range modernHeaders("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	resp, err := client.Do(req.WithContext(ctx))
+	require.NoError(t, err)
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		var env struct {
+			Error *rpcErrorBody `json:"error"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+		require.NotNil(t, env.Error, "status %d without an error", resp.StatusCode)
+		cancel()
+		return nil, nil, env.Error
+	}
+	out := make(chan json.RawMessage, 16)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				out <- json.RawMessage(data)
+			}
+		}
+	}()
+	return out, cancel, nil
+}
+
+type rpcErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback
+// address ip, so that a server without authentication tells it apart.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// TestListenPerCaller: one caller keeps at most MaxListensPerCaller
+// listen streams open, so that it cannot take every stream of the
+// server from the others; the server's own bound still holds, and a
+// stream that ends is counted no more. Callers are told apart by
+// identity, and without one by address.
+func TestListenPerCaller(t *testing.T) {
+	t.Parallel()
+	h := mcp.NewHandler(newRegistry(t), &mcp.Options{MaxListens: 6, MaxListensPerCaller: 2})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name := r.Header.Get("X-Test-Name"); name != "" { // an authenticated caller
+			r = r.WithContext(otc.WithIdentity(r.Context(), &otc.Identity{Method: "api_key", Name: name}))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	filter := func() obj { return obj{"notifications": obj{"toolsListChanged": true}} }
+	as := func(name string) map[string]string { return map[string]string{"X-Test-Name": name} }
+	opened := func(c *http.Client, hdr map[string]string) func() {
+		t.Helper()
+		msgs, hangUp, e := tryListen(t, c, srv.URL, 1, filter(), hdr)
+		require.Nil(t, e, "refused: %+v", e)
+		assert.Contains(t, string(recvWithin(t, msgs, "the ack")), "acknowledged")
+		return hangUp
+	}
+	refused := func(c *http.Client, hdr map[string]string, why string) {
+		t.Helper()
+		_, _, e := tryListen(t, c, srv.URL, 1, filter(), hdr)
+		require.NotNil(t, e, "a stream past the bound was opened")
+		assert.Equal(t, -32000, e.Code)
+		assert.Contains(t, e.Message, why)
+	}
+	alice := clientFrom("127.0.0.1")
+	aliceHangUp := opened(alice, as("alice"))
+	opened(alice, as("alice"))
+	refused(alice, as("alice"), "this caller has 2 streams")
+	// Another identity from the same address is another caller; so is
+	// an anonymous caller from another address.
+	opened(alice, as("bob"))
+	opened(clientFrom("127.0.0.2"), nil)
+	opened(clientFrom("127.0.0.2"), nil)
+	refused(clientFrom("127.0.0.2"), nil, "this caller has 2 streams")
+	opened(clientFrom("127.0.0.3"), nil)
+	// Six are open: the server's bound.
+	refused(clientFrom("127.0.0.4"), nil, "6 streams of subscriptions/listen are open")
+	// Once one of alice's ends, she (or anyone) may open one again.
+	aliceHangUp()
+	require.Eventually(t, func() bool {
+		msgs, _, e := tryListen(t, alice, srv.URL, 1, filter(), as("alice"))
+		if e != nil {
+			return false
+		}
+		<-msgs
+		return true
+	}, waitTimeout, 10*time.Millisecond)
+}
+
+// TestListenURIBytes: a listen stream may name at most
+// MaxListenURIBytes of resource URIs, so that a stream cannot hold
+// megabytes of a request; under the bound it is acknowledged.
+func TestListenURIBytes(t *testing.T) {
+	t.Parallel()
+	reg, _, _ := resourceRegistry(t)
+	url := serve(t, reg, &mcp.Options{MaxListenURIBytes: 4096})
+	uris := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			u := fmt.Sprintf("test://text/%d/", i)
+			out[i] = u + strings.Repeat("x", size-len(u))
+		}
+		return out
+	}
+	_, _, e := tryListen(t, http.DefaultClient, url, 1, obj{"notifications": obj{"resourceSubscriptions": uris(40, 128)}}, nil)
+	require.NotNil(t, e, "5,120 bytes of URIs were taken")
+	assert.Equal(t, -32602, e.Code)
+	assert.Contains(t, e.Message, "5120 bytes of URIs, more than the 4096")
+	msgs, _, e := tryListen(t, http.DefaultClient, url, 1, obj{"notifications": obj{"resourceSubscriptions": append(uris(20, 128), "test://text")}}, nil)
+	require.Nil(t, e, "%+v", e)
+	ack := string(recvWithin(t, msgs, "the ack"))
+	assert.Contains(t, ack, `"resourceSubscriptions":["test://text"]`)
+}
+
+// TestListenDropsBody: a listen stream does not hold its request for
+// its life. Ten streams each sent with 3 MB of params the server does
+// not read leave the heap as it was, once their acks are in.
+// Not parallel: it reads the process's heap.
+func TestListenDropsBody(t *testing.T) {
+	url := serve(t, newRegistry(t), &mcp.Options{MaxListensPerCaller: 20})
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	for i := range 10 {
+		// The body is made as it is sent, so that the client keeps
+		// none of it.
+		head := request(i, "subscriptions/listen", obj{"_meta": modernMeta(nil), "notifications": obj{"toolsListChanged": true}, "padding": "PAD"})
+		pre, post, _ := strings.Cut(head, "PAD")
+		body := io.MultiReader(strings.NewReader(pre), io.LimitReader(repeatByte('p'), 3<<20), strings.NewReader(post))
+		req, err := http.NewRequest(http.MethodPost, url, body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range modernHeaders("subscriptions/listen", "") {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "event: message\n", line)
+	}
+	grown := int64(heap()) - int64(before)
+	assert.Less(t, grown, int64(8<<20), "10 open streams hold %d bytes: their 3 MB bodies are kept", grown)
+}
+
+// repeatByte reads as an endless run of one byte.
+type repeatByte byte
+
+func (b repeatByte) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
 }

@@ -71,6 +71,15 @@ const (
 	DefaultListTTL = time.Minute
 	// DefaultMaxConcurrent bounds the requests a stdio server runs at once.
 	DefaultMaxConcurrent = 64
+	// DefaultMaxListens bounds the subscriptions/listen streams a Handler
+	// keeps open at once.
+	DefaultMaxListens = 1000
+	// DefaultMaxListensPerCaller bounds the subscriptions/listen streams
+	// one caller keeps open on a Handler at once.
+	DefaultMaxListensPerCaller = 8
+	// DefaultMaxListenURIBytes bounds the bytes of the resource URIs one
+	// subscriptions/listen request names.
+	DefaultMaxListenURIBytes = 64 << 10
 )
 
 // Options configures a [Handler] or a stdio server. The zero value, and
@@ -163,6 +172,23 @@ type Options struct {
 	// address: authenticate callers, or raise the limit). Zero means
 	// DefaultMaxPendingAsksPerCaller.
 	MaxPendingAsksPerCaller int
+
+	// MaxListens bounds the subscriptions/listen streams (2026-07-28) a
+	// Handler keeps open at once; one more is answered with error -32000
+	// ("Server busy"). Zero means DefaultMaxListens.
+	MaxListens int
+	// MaxListensPerCaller bounds the subscriptions/listen streams one
+	// caller keeps open on a Handler at once (one authenticated identity,
+	// or one client address for callers without one; see package caller),
+	// so that one caller cannot take every stream. Zero means
+	// DefaultMaxListensPerCaller. It does not apply to stdio, whose one
+	// client is bounded by MaxConcurrent.
+	MaxListensPerCaller int
+	// MaxListenURIBytes bounds the bytes of the resource URIs one
+	// subscriptions/listen request subscribes to, all URIs together; a
+	// request naming more is refused with -32602. Zero means
+	// DefaultMaxListenURIBytes.
+	MaxListenURIBytes int
 
 	// Logger receives faults of the server itself. Nil means the
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -8,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -51,9 +51,10 @@ type server struct {
 	// search is search mode (searchmode.go); nil when off.
 	search *searchMode
 
-	// listens counts the open subscriptions/listen streams; closing is
-	// closed when the server ends them (subscriptions.go), until resumed.
-	listens  atomic.Int64
+	// listens counts the open subscriptions/listen streams, in all and by
+	// caller (subscriptions.go); closing is closed when the server ends
+	// them, until resumed.
+	listens  *listenCounts
 	drainMu  sync.Mutex
 	closing  chan struct{}
 	draining bool
@@ -106,6 +107,7 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	s.maxBody, _ = wire.BodyLimits(s.maxBody, 0)
 	s.asks = newAskTable(opts)
+	s.listens = newListenCounts(opts)
 	name, version := opts.Name, opts.Version
 	if name == "" {
 		name = "otc"
@@ -154,10 +156,29 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	return s
 }
 
+// detach gives the body back before the request ends, and keeps of the
+// message only its id and method: a request that goes on long after it
+// was read (a listen stream) calls it once it has read what it needs, so
+// as not to hold the body for its life. It does nothing on stdio.
+func (x *exchange) detach() {
+	if x.held == nil {
+		return
+	}
+	m := x.msg
+	m.releaseArgs()
+	*m = message{id: bytes.Clone(m.id), method: m.method, hasID: m.hasID, jsonrpc: m.jsonrpc, parsedOK: m.parsedOK}
+	x.body = nil
+	wire.ReleaseBuffer(x.held)
+	x.held = nil
+}
+
 // exchange is one request as a transport hands it to the server.
 type exchange struct {
-	msg     *message
-	body    []byte // the exact bytes the message came in
+	msg  *message
+	body []byte // the exact bytes the message came in
+	// held is where the transport keeps the pooled buffer body is in, to
+	// give back when the request ends (nil once detached); nil on stdio.
+	held    *bytes.Buffer
 	modern  bool
 	request *http.Request // nil on stdio
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/primitive"
@@ -136,9 +137,59 @@ const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 // shorter).
 const listenKeepAlive = 15 * time.Second
 
-// maxListens bounds the subscriptions/listen streams one server keeps
-// open at once (over HTTP; a stdio connection at most MaxConcurrent).
-const maxListens = 1000
+// listenCounts counts the open subscriptions/listen streams of a
+// Handler, in all and by caller, against their limits.
+type listenCounts struct {
+	max, perCaller, maxURIBytes int
+
+	mu       sync.Mutex
+	open     int
+	byCaller map[string]int
+}
+
+func newListenCounts(opts *Options) *listenCounts {
+	c := &listenCounts{max: opts.MaxListens, perCaller: opts.MaxListensPerCaller, maxURIBytes: opts.MaxListenURIBytes, byCaller: map[string]int{}}
+	if c.max <= 0 {
+		c.max = DefaultMaxListens
+	}
+	if c.perCaller <= 0 {
+		c.perCaller = DefaultMaxListensPerCaller
+	}
+	if c.maxURIBytes <= 0 {
+		c.maxURIBytes = DefaultMaxListenURIBytes
+	}
+	return c
+}
+
+// acquire counts one more stream of owner ("" on stdio, which only the
+// total bounds), or says why not.
+func (c *listenCounts) acquire(owner string) *rpcError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open >= c.max {
+		return newError(codeServerBusy, "Server busy: %d streams of subscriptions/listen are open, the most this server keeps; try again later", c.max)
+	}
+	if owner != "" && c.byCaller[owner] >= c.perCaller {
+		return newError(codeServerBusy, "Server busy: this caller has %d streams of subscriptions/listen open, the most one caller may; end one (one stream can name every notification wanted) and try again", c.perCaller)
+	}
+	c.open++
+	if owner != "" {
+		c.byCaller[owner]++
+	}
+	return nil
+}
+
+// release counts a stream of owner ended.
+func (c *listenCounts) release(owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open--
+	if owner != "" {
+		if c.byCaller[owner]--; c.byCaller[owner] <= 0 {
+			delete(c.byCaller, owner)
+		}
+	}
+}
 
 // listenParams are the params of subscriptions/listen.
 type listenParams struct {
@@ -162,6 +213,28 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	if err := json.Unmarshal(x.msg.params, &p); err != nil || p.Notifications == nil {
 		return nil, newError(codeInvalidParams, `Invalid params: subscriptions/listen names the notifications it wants in params.notifications ({"toolsListChanged": true, "resourceSubscriptions": ["…"], …})`)
 	}
+	f := p.Notifications
+	uriBytes := 0
+	for _, uri := range f.ResourceSubscriptions {
+		uriBytes += len(uri)
+	}
+	if uriBytes > s.listens.maxURIBytes {
+		return nil, newError(codeInvalidParams, "Invalid params: params.notifications.resourceSubscriptions names %d bytes of URIs, more than the %d one stream may (Options.MaxListenURIBytes); subscribe to fewer, or to a template's resources with resourcesListChanged", uriBytes, s.listens.maxURIBytes)
+	}
+	if len(f.ResourceSubscriptions) > maxSubscriptions {
+		return nil, newError(codeInvalidParams, "Invalid params: params.notifications.resourceSubscriptions names %d URIs, more than the %d one stream may", len(f.ResourceSubscriptions), maxSubscriptions)
+	}
+	owner := "" // on stdio, the connection is the one client
+	if x.request != nil {
+		owner, _ = caller.Key(ctx, x.request) // an identity without a key counts as its client
+	}
+	if e := s.listens.acquire(owner); e != nil {
+		return nil, e
+	}
+	defer s.listens.release(owner)
+	// What the stream needs of the request is read: the body goes back
+	// now, not when the stream ends.
+	x.detach()
 	var out sender
 	switch {
 	case x.request == nil:
@@ -172,14 +245,8 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		x.stream = &sseStream{w: x.writer, r: x.request}
 		out = x.stream
 	}
-	if n := s.listens.Add(1); n > maxListens {
-		s.listens.Add(-1)
-		return nil, newError(codeServerBusy, "Server busy: %d streams of subscriptions/listen are open, the most this server keeps; try again later", maxListens)
-	}
-	defer s.listens.Add(-1)
 
 	sn := primitive.Current(s.reg)
-	f := p.Notifications
 	want := primitive.Change{
 		Tools:     f.ToolsListChanged,
 		Resources: f.ResourcesListChanged && len(sn.Resources)+len(sn.Templates) > 0,
