@@ -56,6 +56,13 @@ type Options struct {
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 
+	// StdioWriteTimeout bounds the writing of one message to an MCP
+	// server over stdio ([NewStdio]): a process that reads none of its
+	// input for that long is taken for hung, and its session ends (the
+	// process group is killed). Zero means DefaultStdioWriteTimeout; a
+	// negative value means no bound but the call's context.
+	StdioWriteTimeout time.Duration
+
 	// Retry turns on retries of tool errors that say they can be retried.
 	// Nil means no retries.
 	Retry *RetryPolicy

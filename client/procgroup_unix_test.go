@@ -3,7 +3,10 @@
 package client_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -92,8 +95,97 @@ func runTestProcess(mode string) bool {
 		stubbornServer()
 	case "sleeper":
 		sleeper()
+	case "deaf":
+		deafServer()
 	default:
 		return false
 	}
 	return true
+}
+
+// deafServer is an MCP server over stdio (the test binary, run with
+// stdioEnv=deaf) that answers initialize, then writes 100,000 pings and
+// never reads its input again, so that the client's answers fill the
+// pipe; it ignores SIGTERM, and writes its pid to the file
+// OTC_CLIENT_TEST_PIDFILE names.
+func deafServer() {
+	signal.Ignore(syscall.SIGTERM)
+	_ = os.WriteFile(os.Getenv("OTC_CLIENT_TEST_PIDFILE"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+	if err != nil {
+		os.Exit(3)
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(line, &m)
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
+	for i := range 100_000 {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i)
+	}
+	_ = w.Flush()
+	time.Sleep(time.Hour)
+}
+
+// TestStdioDeafServer: a server that floods pings and reads nothing
+// holds the client up no longer than a call's context, and Close ends it
+// (process and all) at once, although the client's answers fill the
+// pipe. (Before, the answer to a ping blocked on the full pipe holding
+// the write lock, and the call, its cancellation and Close all waited
+// for that lock for ever.)
+func TestStdioDeafServer(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "deaf.pid")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioEnv+"=deaf", "OTC_CLIENT_TEST_PIDFILE="+pidFile)
+	c, err := client.NewStdio(cmd, &client.Options{MCPVersion: "2025-11-25"})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() {
+		_, err := c.ListTools(ctx)
+		errs <- err
+	}()
+	select {
+	case err := <-errs:
+		require.Error(t, err, "a server that reads nothing answered")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call outlived its context by 28 s: a write to the server holds it")
+	}
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(string(b))
+	require.NoError(t, err)
+	require.True(t, alive(pid))
+
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case <-done:
+	case <-time.After(client.DefaultStdioGrace + 20*time.Second):
+		t.Fatal("Close did not return: a write to the server holds it")
+	}
+	assert.False(t, alive(pid), "the server is left running")
+}
+
+// TestStdioWriteTimeout: a server that reads none of its input for
+// longer than Options.StdioWriteTimeout is taken for hung: its session
+// ends, the process is killed, and a call says why.
+func TestStdioWriteTimeout(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "deaf.pid")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioEnv+"=deaf", "OTC_CLIENT_TEST_PIDFILE="+pidFile)
+	c, err := client.NewStdio(cmd, &client.Options{MCPVersion: "2025-11-25", StdioWriteTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.ListTools(t.Context()) // no deadline of its own
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read none of its input for 300ms")
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(string(b))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond, "the hung server is killed")
 }

@@ -1,6 +1,7 @@
 package federation_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,9 +12,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,6 +46,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "deaf" {
+		deafServer()
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		// A slow starter: it notes its start, then takes its time.
 		if f := os.Getenv(slowStartsEnv); f != "" {
@@ -783,4 +790,88 @@ func TestFederation_SuggestsWhereItAnswers(t *testing.T) {
 	assert.Contains(t, last, "an MCP server answers at "+srv.URL+"/mcp: set the upstream's url to it (in otc gateway's file, mcp: {url: "+srv.URL+"/mcp})")
 	assert.Equal(t, 1, strings.Count(last, "no MCP server answers at this URL"), "the hint once: %s", last)
 	assert.NotContains(t, last, "OTC handler")
+}
+
+// deafServer is an MCP server over stdio that lists one tool,
+// Deaf.Call, and answers its call by writing 100,000 pings and reading
+// nothing more, so that the answers fill its input pipe; it ignores
+// SIGTERM, and writes its pid to the file slowStartsEnv names.
+func deafServer() {
+	signal.Ignore(syscall.SIGTERM)
+	if f := os.Getenv(slowStartsEnv); f != "" {
+		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	w := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"Deaf_Call","description":"Never answers.","inputSchema":{"type":"object"}}]}}`+"\n", m.ID)
+		case "tools/call":
+			for i := range 100_000 {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i)
+			}
+			_ = w.Flush()
+			time.Sleep(time.Hour)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+		}
+		_ = w.Flush()
+	}
+	os.Exit(0)
+}
+
+// TestFederation_DeafStdio: a stdio upstream that floods pings and reads
+// nothing costs a call its timeout, holds up no other upstream, and
+// does not hold up the gateway's shutdown, which ends its process.
+func TestFederation_DeafStdio(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "deaf.pid")
+	up := stdioUpstream(t, "deaf")
+	up.Env = append(os.Environ(), stdioServerEnv+"=deaf", slowStartsEnv+"="+pidFile)
+	up.CallTimeout = 2 * time.Second
+	live := newOrigin(t)
+	fed, base, _ := gateway(t, []federation.Upstream{up, {Name: "live", URL: live.url, Format: client.FormatOTC}}, nil)
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	deaf := make(chan error, 1)
+	go func() {
+		_, err := cl.Call(ctx, "deaf.Deaf_Call", nil, nil)
+		deaf <- err
+	}()
+	// While the deaf one holds its pipe, the other upstream answers.
+	time.Sleep(300 * time.Millisecond)
+	res, err := cl.Call(ctx, "live.Echo_Say", echoIn{Text: "here"}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"here"`, string(res.Value))
+	select {
+	case err := <-deaf:
+		var te *otc.ToolError
+		require.True(t, errors.As(err, &te), "%v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the deaf upstream's call outlived its 2 s timeout by 28 s")
+	}
+
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(string(b))
+	require.NoError(t, err)
+	closed := make(chan struct{})
+	go func() { fed.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(client.DefaultStdioGrace + 20*time.Second):
+		t.Fatal("the gateway's shutdown is held up by the deaf upstream")
+	}
+	assert.Error(t, syscall.Kill(pid, 0), "the deaf upstream's process is left running")
 }

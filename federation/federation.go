@@ -465,9 +465,14 @@ func (f *Federation) Close() error {
 			u.removeReadables()
 		}
 		f.mu.Unlock()
+		// Each upstream's processes are stopped at once, not one after
+		// another: a stdio process that takes its grace period to stop
+		// holds up no other.
+		var wg sync.WaitGroup
 		for _, u := range f.ups {
-			u.close()
+			wg.Go(u.close)
 		}
+		wg.Wait()
 	})
 	return nil
 }

@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +29,9 @@ import (
 const stdioServerEnv = "OTC_CMD_TEST_STDIO"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "deaf" {
+		deafServer()
+	}
 	if os.Getenv(stdioServerEnv) != "" {
 		reg := otc.NewRegistry(nil)
 		err := otc.Register(reg, otc.Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers."},
@@ -123,4 +135,50 @@ func TestStdioSilentServer(t *testing.T) {
 	assert.Equal(t, exitInterrupted, code, errOut.String())
 	assert.Contains(t, errOut.String(), "is given up after 1m0s")
 	assert.True(t, strings.HasSuffix(errOut.String(), "otc call: interrupted\n"), errOut.String())
+}
+
+// deafServer is an MCP server over stdio that answers initialize, then
+// writes 100,000 pings and reads nothing more, so that the answers to
+// them fill its input pipe; it ignores SIGTERM and interrupts.
+func deafServer() {
+	signal.Ignore(syscall.SIGTERM, os.Interrupt)
+	line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+	if err != nil {
+		os.Exit(3)
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(line, &m)
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
+	for i := range 100_000 {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i)
+	}
+	_ = w.Flush()
+	time.Sleep(time.Hour)
+	os.Exit(0)
+}
+
+// TestStdioDeafServer: otc tools --stdio against a server that floods
+// pings and reads nothing ends when it is stopped (SIGTERM ends the
+// context run is given), and takes the server with it.
+func TestStdioDeafServer(t *testing.T) {
+	t.Setenv(stdioServerEnv, "deaf")
+	self := "'" + os.Args[0] + "' -test.run='^$'"
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel) // the SIGTERM
+	done := make(chan int, 1)
+	var errOut bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"tools", "--stdio", self}, strings.NewReader(""), io.Discard, &errOut, os.Getenv)
+	}()
+	select {
+	case code := <-done:
+		assert.NotEqual(t, exitOK, code, errOut.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("otc tools --stdio outlived its SIGTERM by 29 s: a write to the server holds it")
+	}
+	out, _ := exec.Command("pgrep", "-f", "-x", regexp.QuoteMeta(os.Args[0])+" -test.run=\\^\\$").Output()
+	assert.Empty(t, strings.TrimSpace(string(out)), "the server is left running")
 }
