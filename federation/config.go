@@ -79,23 +79,25 @@ type MCPSearch struct {
 }
 
 type upstreamConfig struct {
-	Name        string                   `yaml:"name"`
-	URL         string                   `yaml:"url"`
-	MCP         *endpointConfig          `yaml:"mcp"`
-	A2A         *endpointConfig          `yaml:"a2a"`
-	OTC         *endpointConfig          `yaml:"otc"`
-	REST        *endpointConfig          `yaml:"rest"`
-	Include     []string                 `yaml:"include"`
-	Exclude     []string                 `yaml:"exclude"`
-	Rename      map[string]string        `yaml:"rename"`
-	Credentials *credentialsConfig       `yaml:"credentials"`
-	Timeouts    timeoutsConfig           `yaml:"timeouts"`
-	Breaker     breakerConfig            `yaml:"breaker"`
-	Sessions    int                      `yaml:"sessions"`
-	MaxTools    int                      `yaml:"max_tools"`
-	LogLevel    string                   `yaml:"log_level"`
-	Policy      *policyConfig            `yaml:"policy"`
-	Policies    map[string]*policyConfig `yaml:"policies"`
+	Name         string                   `yaml:"name"`
+	URL          string                   `yaml:"url"`
+	MCP          *endpointConfig          `yaml:"mcp"`
+	A2A          *endpointConfig          `yaml:"a2a"`
+	OTC          *endpointConfig          `yaml:"otc"`
+	REST         *endpointConfig          `yaml:"rest"`
+	Include      []string                 `yaml:"include"`
+	Exclude      []string                 `yaml:"exclude"`
+	Rename       map[string]string        `yaml:"rename"`
+	Credentials  *credentialsConfig       `yaml:"credentials"`
+	Timeouts     timeoutsConfig           `yaml:"timeouts"`
+	Breaker      breakerConfig            `yaml:"breaker"`
+	Sessions     int                      `yaml:"sessions"`
+	MaxTools     int                      `yaml:"max_tools"`
+	MaxResources int                      `yaml:"max_resources"`
+	URIPrefixes  []string                 `yaml:"uri_prefixes"`
+	LogLevel     string                   `yaml:"log_level"`
+	Policy       *policyConfig            `yaml:"policy"`
+	Policies     map[string]*policyConfig `yaml:"policies"`
 }
 
 type endpointConfig struct {
@@ -234,7 +236,7 @@ func LoadGatewayConfig(path string, getenv func(string) string) (*Config, error)
 				IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
 				SessionIdle: time.Duration(uc.Timeouts.Session),
 				Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
-				Sessions:    uc.Sessions, MaxTools: uc.MaxTools, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
+				Sessions:    uc.Sessions, MaxTools: uc.MaxTools, MaxResources: uc.MaxResources, URIPrefixes: uc.URIPrefixes, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}
 			if len(uc.Policies) > 0 {
 				up.Policies = map[string]*otc.Policy{}
 				for k, p := range uc.Policies {

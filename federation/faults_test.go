@@ -46,8 +46,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(stdioServerEnv) == "deaf" {
+	switch os.Getenv(stdioServerEnv) {
+	case "deaf":
 		deafServer()
+	case "hostile":
+		hostileServer()
 	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		// A slow starter: it notes its start, then takes its time.

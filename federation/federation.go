@@ -9,11 +9,13 @@ import (
 	"os/exec"
 	"path"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/primitive"
 )
 
 // Defaults of [Upstream] and [Breaker].
@@ -29,6 +31,8 @@ const (
 	DefaultFailures     = 5
 	DefaultCooldown     = 5 * time.Second
 	DefaultMaxTools     = 1000
+	// DefaultMaxResources is Upstream.MaxResources's default.
+	DefaultMaxResources = 1000
 	DefaultSessionIdle  = 10 * time.Minute
 )
 
@@ -116,6 +120,17 @@ type Upstream struct {
 	// stays), so that an upstream cannot make the gateway hold, compile
 	// and list without end. Zero means DefaultMaxTools.
 	MaxTools int
+	// MaxResources bounds the resources, resource templates and prompts
+	// an MCP upstream may list: lists with more are not applied (the last
+	// good ones stay), so that an upstream cannot make the gateway hold
+	// and match without end. Zero means DefaultMaxResources.
+	MaxResources int
+	// URIPrefixes, when set, are the only URIs the upstream's resources
+	// and resource templates may have: a resource's URI, or a template's
+	// literal text before its first expression, must begin with one of
+	// them ("notes://", "file:///srv/docs/"). Others are left out and
+	// named in its Health. Nil admits any URI with a scheme of its own.
+	URIPrefixes []string
 
 	// Sessions bounds the sessions kept for callers of an MCP upstream,
 	// one per caller identity (the identity's method, issuer and name),
@@ -274,7 +289,7 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 			return nil, &ConfigError{Index: i, Name: cfg.Name, Field: "name", Message: "the name is taken by another upstream"}
 		}
 		seen[cfg.Name] = true
-		f.ups = append(f.ups, newUpstream(f, cfg))
+		f.ups = append(f.ups, newUpstream(f, cfg, i+1))
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	firsts := make([]chan error, len(f.ups))
@@ -395,6 +410,14 @@ func check(u *Upstream) *ConfigError {
 	}
 	if u.MaxTools <= 0 {
 		u.MaxTools = DefaultMaxTools
+	}
+	if u.MaxResources <= 0 {
+		u.MaxResources = DefaultMaxResources
+	}
+	for _, p := range u.URIPrefixes {
+		if problem := primitive.URIProblem(p + "x"); problem != "" || !strings.Contains(p, ":") {
+			return &ConfigError{Field: "uri_prefixes", Message: fmt.Sprintf("%q is not the beginning of an absolute URI (scheme:…)", p)}
+		}
 	}
 	if u.Breaker.Failures <= 0 {
 		u.Breaker.Failures = DefaultFailures

@@ -26,7 +26,7 @@ func FuzzCatalog(f *testing.F) {
 		if err := check(&cfg); err != nil {
 			t.Fatal(err)
 		}
-		u := newUpstream(fed, cfg)
+		u := newUpstream(fed, cfg, 1)
 		cl, err := client.New(cfg.URL, &client.Options{Format: client.FormatMCP})
 		if err != nil {
 			t.Fatal(err)

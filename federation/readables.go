@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
@@ -26,11 +29,20 @@ import (
 // resource wherever it is written (in a tool's result, a prompt's
 // embedded resource, a resource link), and a read of it through the
 // gateway reaches the upstream that serves it, found by the URI itself.
-// Two upstreams (or an upstream and the registry) that serve the same URI
-// or template: the first registered keeps it, and the other's is left
-// out and named in its Health. A prompt is served, as a tool is, under
-// its upstream's name: the prompt "summarize" of the upstream "notes" is
-// "notes_summarize".
+//
+// Each carried entry is owned by its upstream (primitive.Origin), and
+// the sources come in order: the registry's own, then the upstreams in
+// the order they are given. A read goes to the resource at its URI, else
+// to the first template of that order that matches it, so that no
+// upstream can take the reads of the registry's URIs or of an upstream
+// before it. An upstream's entry that another source before it already
+// serves or may match (the same URI; a URI one of its templates matches;
+// a template whose literal prefix runs into another's) is left out and
+// named in its Health, as is one that the checks of a local registration
+// refuse, one outside its URIPrefixes, and a template whose URIs have no
+// scheme of their own (it would match every URI). A prompt is served, as
+// a tool is, under its upstream's name: the prompt "summarize" of the
+// upstream "notes" is "notes_summarize".
 
 // maxSubscribed bounds the upstream resources the gateway subscribes to,
 // to relay their updates.
@@ -61,22 +73,37 @@ func (u *upstream) refreshReadables(ctx context.Context, cl *client.Client) erro
 	if err != nil && !methodMissing(err) {
 		return fmt.Errorf("reading its prompts: %w", err)
 	}
+	if n := len(resources) + len(prompts); n > u.cfg.MaxResources {
+		err := fmt.Errorf("federation: upstream %q lists %d resources, templates and prompts, more than %d (Upstream.MaxResources); they are not applied: raise max_resources", u.cfg.Name, n, u.cfg.MaxResources)
+		u.mu.Lock()
+		u.skippedReads = []string{err.Error()}
+		u.mu.Unlock()
+		return err
+	}
 	next := map[string]*readable{}
 	var skipped []string
 	for _, r := range resources {
 		print, _ := json.Marshal(r)
 		if r.URITemplate == "" {
+			if problem := u.uriProblem(r.URI); problem != "" {
+				skipped = append(skipped, fmt.Sprintf("resource %s: %s", wire.Truncate(strconv.Quote(r.URI), 200), problem))
+				continue
+			}
 			next[readKey("r", r.URI)] = &readable{print: print, entry: u.resourceEntry(r)}
 			continue
 		}
 		t, err := u.templateEntry(r)
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("resource template %s: %v", wire.Truncate(r.URITemplate, 200), err))
+			skipped = append(skipped, fmt.Sprintf("resource template %s: %v", wire.Truncate(strconv.Quote(r.URITemplate), 200), err))
 			continue
 		}
 		next[readKey("t", r.URITemplate)] = &readable{print: print, entry: t}
 	}
 	for _, p := range prompts {
+		if problem := primitive.PromptNameProblem(u.cfg.Name + "_" + p.Name); problem != "" {
+			skipped = append(skipped, fmt.Sprintf("prompt %s: %s", wire.Truncate(strconv.Quote(p.Name), 200), problem))
+			continue
+		}
 		print, _ := json.Marshal(p)
 		next[readKey("p", p.Name)] = &readable{print: print, entry: u.promptEntry(p)}
 	}
@@ -118,11 +145,16 @@ func (u *upstream) applyReadables(next map[string]*readable, skipped []string) (
 		var err error
 		switch e := r.entry.(type) {
 		case *primitive.Resource:
-			if err = set.AddResource(e); err == nil {
+			if err = u.resourceClash(set.Snapshot(), e); err == nil {
+				err = set.AddResource(e)
+			}
+			if err == nil {
 				subscribe = append(subscribe, e.URI)
 			}
 		case *primitive.Template:
-			err = set.AddTemplate(e)
+			if err = u.templateClash(set.Snapshot(), e); err == nil {
+				err = set.AddTemplate(e)
+			}
 		case *primitive.Prompt:
 			err = set.AddPrompt(e)
 		}
@@ -137,6 +169,80 @@ func (u *upstream) applyReadables(next map[string]*readable, skipped []string) (
 	u.skippedReads = skipped
 	u.mu.Unlock()
 	return subscribe, skipped
+}
+
+// uriProblem says why the upstream may not serve a resource at uri (or
+// a template whose literal prefix is uri), or "": the checks of a local
+// registration, and its URIPrefixes.
+func (u *upstream) uriProblem(uri string) string {
+	if problem := primitive.URIProblem(uri); problem != "" {
+		return problem
+	}
+	if len(u.cfg.URIPrefixes) > 0 && !slices.ContainsFunc(u.cfg.URIPrefixes, func(p string) bool { return strings.HasPrefix(uri, p) }) {
+		return "URI is outside the upstream's uri_prefixes"
+	}
+	return ""
+}
+
+// before reports whether o is a source that comes before the upstream:
+// the registry's own, or an upstream given before it.
+func (u *upstream) before(o primitive.Origin) bool {
+	return o != u.origin && o.Rank <= u.origin.Rank
+}
+
+// resourceClash says why r may not be served beside what sn holds, or
+// nil: a template of a source before the upstream matches its URI, and
+// a read of it would go there.
+func (u *upstream) resourceClash(sn *primitive.Snapshot, r *primitive.Resource) error {
+	t, _ := sn.Match(r.URI, func(t *primitive.Template) bool { return u.before(t.Origin) })
+	if t != nil {
+		return fmt.Errorf("resource %s: the resource template %s%s matches its URI", r.URI, t.Template, originText(t.Origin))
+	}
+	return nil
+}
+
+// templateClash says why t may not be served beside what sn holds, or
+// nil: a resource or template of a source before the upstream has a URI
+// that t could match (its URI or literal prefix runs into t's).
+func (u *upstream) templateClash(sn *primitive.Snapshot, t *primitive.Template) error {
+	prefix := t.Template.Prefix()
+	overlaps := func(other string) bool { return strings.HasPrefix(other, prefix) || strings.HasPrefix(prefix, other) }
+	for _, o := range sn.Templates {
+		if u.before(o.Origin) && overlaps(o.Template.Prefix()) {
+			return fmt.Errorf("resource template %s: it could match the URIs of the resource template %s%s", t.Template, o.Template, originText(o.Origin))
+		}
+	}
+	for _, o := range sn.Resources {
+		if u.before(o.Origin) && strings.HasPrefix(o.URI, prefix) {
+			if _, ok := t.Template.Match(o.URI); ok {
+				return fmt.Errorf("resource template %s: it matches the URI of the resource %s%s", t.Template, o.URI, originText(o.Origin))
+			}
+		}
+	}
+	return nil
+}
+
+// originText names a source in a Health message.
+func originText(o primitive.Origin) string {
+	if o.Upstream == "" {
+		return " (the gateway's own)"
+	}
+	return " (of the upstream " + o.Upstream + ")"
+}
+
+// updated passes on the upstream's word that the resource at uri
+// changed, when a read of uri through the gateway reaches the upstream:
+// an upstream is not heard on another's resources, nor on the
+// registry's.
+func (u *upstream) updated(uri string) {
+	set := primitive.Of(u.f.reg)
+	r, t, _ := set.Snapshot().Find(uri, func(primitive.Admits) bool { return true })
+	switch {
+	case r != nil && r.Origin == u.origin:
+		set.Updated(uri, nil, r)
+	case r == nil && t != nil && t.Origin == u.origin:
+		set.Updated(uri, nil, t)
+	}
 }
 
 // subscribe subscribes the upstream's main client to the resources of
@@ -185,7 +291,7 @@ func (u *upstream) admits(subject string) primitive.Admits {
 // resourceEntry serves the upstream's resource r.
 func (u *upstream) resourceEntry(r client.Resource) *primitive.Resource {
 	listed, _ := json.Marshal(r)
-	return &primitive.Resource{URI: r.URI, Entry: listed, Admits: u.admits(r.URI),
+	return &primitive.Resource{URI: r.URI, Origin: u.origin, Entry: listed, Admits: u.admits(r.URI),
 		Read: func(ctx context.Context, uri string) (json.RawMessage, error) { return u.read(ctx, uri) }}
 }
 
@@ -199,9 +305,19 @@ func (u *upstream) templateEntry(r client.Resource) (*primitive.Template, error)
 	if !t.Matchable() {
 		return nil, errors.New("a URI of its expansion could be read back two ways, so no read can be routed to it")
 	}
+	if strings.ContainsFunc(r.URITemplate, unicode.IsSpace) {
+		return nil, errors.New("a template holds no white space")
+	}
+	scheme, _, ok := strings.Cut(t.Prefix(), ":")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?#") {
+		return nil, errors.New("its URIs have no scheme of their own (scheme:… before its first expression): it would match the URIs of every scheme")
+	}
+	if problem := u.uriProblem(t.Prefix() + "x"); problem != "" {
+		return nil, errors.New(problem)
+	}
 	listed, _ := json.Marshal(r)
 	raw := r.URITemplate
-	return &primitive.Template{Template: t, Entry: listed, Admits: u.admits(raw),
+	return &primitive.Template{Template: t, Origin: u.origin, Entry: listed, Admits: u.admits(raw),
 		Read: func(ctx context.Context, uri string, _ uritemplate.Values) (json.RawMessage, error) {
 			return u.read(ctx, uri)
 		},

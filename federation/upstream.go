@@ -64,9 +64,12 @@ type upstream struct {
 	skipped []string
 	// skippedReads names the resources and prompts left out.
 	skippedReads []string
-	readAt       time.Time
-	reached      bool
-	broken       bool // misconfigured: reached, listed, but not callable
+	// origin marks the resources and templates it serves: its name, and
+	// its place among the upstreams, after the registry's own.
+	origin  primitive.Origin
+	readAt  time.Time
+	reached bool
+	broken  bool // misconfigured: reached, listed, but not callable
 	// startedAt is when the main client was made (its process started);
 	// ready says it has answered a catalog read since: until then, and
 	// for at most ReadyTimeout, the upstream is starting.
@@ -74,8 +77,8 @@ type upstream struct {
 	ready     bool
 }
 
-func newUpstream(f *Federation, cfg Upstream) *upstream {
-	u := &upstream{f: f, cfg: cfg, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
+func newUpstream(f *Federation, cfg Upstream, rank int) *upstream {
+	u := &upstream{f: f, cfg: cfg, origin: primitive.Origin{Upstream: cfg.Name, Rank: rank}, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
 	u.brk.init(cfg.Breaker)
 	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP || cfg.Format == "") {
 		// Used for MCP upstreams only: a URL whose format Dial finds
@@ -256,7 +259,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(params, &p) == nil && p.URI != "" {
-				primitive.Of(u.f.reg).Updated(p.URI, nil)
+				u.updated(p.URI)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/resource"
 )
 
 // listenStream opens subscriptions/listen over HTTP with the filter
@@ -374,4 +375,44 @@ func (b repeatByte) Read(p []byte) (int, error) {
 		p[i] = byte(b)
 	}
 	return len(p), nil
+}
+
+// TestListenHiddenUpdate: a change of a resource the subscriber may not
+// see is not passed on, though it subscribed to the URI through a
+// template it may see; the template's own changes are.
+func TestListenHiddenUpdate(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t)
+	type nameArgs struct {
+		Name string `json:"name" jsonschema:"description=A name."`
+	}
+	files, err := resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://files/{name}", Name: "file"},
+		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
+	require.NoError(t, err)
+	secret, err := resource.Register(reg, resource.Resource{URI: "test://files/secret", Name: "secret", Policy: &otc.Policy{RequiredScopes: []string{"secrets:read"}}},
+		func(context.Context) (string, error) { return "the secret", nil })
+	require.NoError(t, err)
+	h := mcp.NewHandler(reg, &mcp.Options{Authenticator: claimsAuth()})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-Test-Claims", `{"sub":"nobody"}`)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	msgs := listenStream(t, srv.URL, "L", obj{"toolsListChanged": true, "resourceSubscriptions": []string{"test://files/secret"}})
+	assert.Contains(t, string(recvWithin(t, msgs, "the ack")), `"resourceSubscriptions":["test://files/secret"]`, "agreed through the template")
+
+	secret.Changed()
+	addTool(t, reg, "Late.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
+	next := string(recvWithin(t, msgs, "the next message"))
+	assert.Contains(t, next, "notifications/tools/list_changed")
+	// What was due went out with the list's change, in one batch.
+	select {
+	case m := <-msgs:
+		t.Fatalf("the hidden resource's update was passed on: %s", m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	files.Changed()
+	next = string(recvWithin(t, msgs, "the template's update"))
+	assert.Contains(t, next, `"uri":"test://files/secret"`)
+	assert.Contains(t, next, "notifications/resources/updated")
 }

@@ -358,7 +358,7 @@ func (s *server) subscribe(x *exchange, sn *primitive.Snapshot, p *primitivePara
 	if r, t, _ := sn.Find(uri, admits); r == nil && t == nil {
 		return nil, notFoundURI(x, uri)
 	}
-	if x.subs != nil && !x.subs.add(uri) {
+	if x.subs != nil && !x.subs.add(uri, admits) {
 		return nil, newError(codeInvalidParams, "Invalid params: this connection is subscribed to %d resources already, the most it may; unsubscribe from one first", maxSubscriptions)
 	}
 	return s.withExtra(x, []byte("{}")), nil

@@ -30,6 +30,17 @@ type subscriptions struct {
 	// meta is the _meta member a listen stream's notifications carry
 	// (its subscription id), with a trailing comma; nil for a connection.
 	meta []byte
+	// admits is the subscriber's view of a policy: an update of an entry
+	// it may not see is not passed on, whichever URI it subscribed
+	// through. Nil admits everything (set by the first subscription).
+	admits func(primitive.Admits) bool
+}
+
+// mayKnow reports whether the subscriber may be told of a change of
+// entry (a *primitive.Resource or *primitive.Template, or nil).
+func (s *subscriptions) mayKnow(entry any) bool {
+	a := primitive.AdmitsOf(entry)
+	return a == nil || s.admits == nil || s.admits(a)
 }
 
 func newSubscriptions(want primitive.Change) *subscriptions {
@@ -43,10 +54,14 @@ func (s *subscriptions) watch(reg any) (stop func()) {
 	return func() { stopSet(); stopTools() }
 }
 
-// add subscribes to uri; false when the connection holds the most it may.
-func (s *subscriptions) add(uri string) bool {
+// add subscribes to uri for a subscriber that sees what admits admits;
+// false when the connection holds the most it may.
+func (s *subscriptions) add(uri string, admits func(primitive.Admits) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.admits == nil {
+		s.admits = admits
+	}
 	if _, ok := s.uris[uri]; !ok && len(s.uris) >= maxSubscriptions {
 		return false
 	}
@@ -68,6 +83,9 @@ func (s *subscriptions) note(c primitive.Change) {
 	s.lists.Resources = s.lists.Resources || c.Resources && s.want.Resources
 	s.lists.Prompts = s.lists.Prompts || c.Prompts && s.want.Prompts
 	switch {
+	case (c.Updated != "" || c.Template != nil) && !s.mayKnow(c.Entry):
+		// A hidden entry's change, though the URI was subscribed to
+		// through one the subscriber may see.
 	case c.Updated != "":
 		if _, ok := s.uris[c.Updated]; ok {
 			s.updated[c.Updated] = struct{}{}
@@ -254,10 +272,14 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	subs := newSubscriptions(want)
 	admits := func(a primitive.Admits) bool { return a(ctx, "mcp") }
+	subs.admits = admits
 	var agreed []string
 	for _, uri := range f.ResourceSubscriptions {
+		if ctx.Err() != nil {
+			return nil, nil // the client went
+		}
 		if len(uri) > 0 && len(uri) <= uritemplate.MaxLength {
-			if r, t, _ := sn.Find(uri, admits); (r != nil || t != nil) && subs.add(uri) {
+			if r, t, _ := sn.Find(uri, admits); (r != nil || t != nil) && subs.add(uri, admits) {
 				agreed = append(agreed, uri)
 			}
 		}

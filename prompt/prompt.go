@@ -102,8 +102,8 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 		return fail("Register called with a nil *otc.Registry")
 	case get == nil:
 		return fail("the function is nil")
-	case p.Name == "" || len(p.Name) > 128 || strings.ContainsFunc(p.Name, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		return fail("Name must be 1 to 128 characters without white space")
+	case primitive.PromptNameProblem(p.Name) != "":
+		return fail("%s", primitive.PromptNameProblem(p.Name))
 	case strings.ContainsAny(p.Title, "\r\n"):
 		return fail("Title must be one line")
 	}

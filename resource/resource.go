@@ -116,10 +116,10 @@ type Handle struct {
 // subscribed to any resource of it.
 func (h *Handle) Changed() {
 	if h.resource != nil {
-		h.set.Updated(h.resource.URI, nil)
+		h.set.Updated(h.resource.URI, nil, h.resource)
 		return
 	}
-	h.set.Updated("", h.template)
+	h.set.Updated("", h.template, h.template)
 }
 
 // Remove removes the resource or template from the registry, and reports
@@ -237,18 +237,7 @@ func admits(p *otc.Policy, subject string) primitive.Admits {
 }
 
 // uriProblem says what is wrong with a resource's URI, or "".
-func uriProblem(uri string) string {
-	scheme, rest, ok := strings.Cut(uri, ":")
-	switch {
-	case uri == "":
-		return "URI is required"
-	case len(uri) > uritemplate.MaxLength:
-		return fmt.Sprintf("URI is longer than %d bytes", uritemplate.MaxLength)
-	case !ok || scheme == "" || rest == "" || strings.ContainsAny(scheme, "/?#") || strings.ContainsAny(uri, " \t\r\n"):
-		return "URI must be absolute (scheme:rest) and hold no white space"
-	}
-	return ""
-}
+func uriProblem(uri string) string { return primitive.URIProblem(uri) }
 
 // encodeEntry encodes the object a list shows, under key (uri or
 // uriTemplate) with value, and checks what a registration gives.

@@ -12,8 +12,8 @@ import (
 	"os/signal"
 	"regexp"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 

@@ -11,9 +11,11 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
@@ -22,9 +24,19 @@ import (
 // MaxCompletions is the most values a completion answers, MCP's bound.
 const MaxCompletions = 100
 
+// Origin is who serves an entry: the registry's own (the zero value,
+// Rank 0), or an upstream a gateway carries (its name, and its place in
+// the gateway's list plus one). Where entries of two origins could both
+// answer a URI, the lower rank's answers.
+type Origin struct {
+	Upstream string
+	Rank     int
+}
+
 // Resource is a resource at a fixed URI.
 type Resource struct {
 	URI    string
+	Origin Origin
 	Entry  json.RawMessage // the Resource object resources/list shows
 	Admits Admits
 	// Read returns the contents array of resources/read.
@@ -34,6 +46,7 @@ type Resource struct {
 // Template is a resource template: the resources whose URIs match it.
 type Template struct {
 	Template *uritemplate.Template
+	Origin   Origin
 	Entry    json.RawMessage // the ResourceTemplate object resources/templates/list shows
 	Admits   Admits
 	// Read returns the contents array of the resource at uri, whose
@@ -67,11 +80,14 @@ type Completer func(ctx context.Context, argument, prefix string, chosen map[str
 // Change is what changed in a set: its lists (Resources, Prompts; Tools
 // is the registry's catalog of tools, which the set does not hold), or
 // the contents of the resources at URI (Updated), which a template's
-// change leaves empty, naming the template instead.
+// change leaves empty, naming the template instead. Entry is the entry
+// whose resource changed (a *Resource or *Template), whose policy says
+// who may be told; nil when unknown.
 type Change struct {
 	Tools, Resources, Prompts bool
 	Updated                   string
 	Template                  *Template
+	Entry                     any
 }
 
 // Set is what a registry serves beside its tools. Readers take a
@@ -89,7 +105,22 @@ type Snapshot struct {
 	Resources []*Resource
 	Templates []*Template
 	Prompts   []*Prompt
+
+	// matching is Templates in the order a URI is matched against them:
+	// by the rank of their origin, then by their text.
+	matching []*Template
 }
+
+// MaxMatchWork bounds the work of matching one URI against templates:
+// for each template tried, the URI's length times one more than the
+// template's variables (what its regular expression's run costs, about),
+// all tries together. A URI that would need more is taken to match
+// nothing, so that no request can make the server match a long URI
+// against thousands of templates: the bound allows some 3,000 tries of
+// a URI of 100 bytes against templates of two variables. (Templates
+// whose literal prefix the URI does not begin with cost a comparison,
+// and count nothing.)
+const MaxMatchWork = 1 << 20
 
 type setKey struct{}
 
@@ -150,10 +181,19 @@ func (sn *Snapshot) Template(raw string) *Template {
 // the order of their text, byte by byte, in which a letter, a digit or a
 // slash comes before an expression ('{' sorts after them): of
 // "file:///docs/{name}" and "file:///{path*}", the first is tried first.
+//
+// The registry's own templates are tried before a gateway's upstreams',
+// and those in the order of the upstreams (Origin.Rank). A URI is
+// matched against the templates whose literal prefix it begins with, up
+// to MaxMatchWork.
 func (sn *Snapshot) Match(uri string, admits func(*Template) bool) (*Template, uritemplate.Values) {
-	for _, t := range sn.Templates {
-		if !admits(t) {
+	work := 0
+	for _, t := range sn.matching {
+		if !strings.HasPrefix(uri, t.Template.Prefix()) || !admits(t) {
 			continue
+		}
+		if work += len(uri) * (1 + t.Template.Variables()); work > MaxMatchWork {
+			return nil, nil
 		}
 		if vs, ok := t.Template.Match(uri); ok {
 			return t, vs
@@ -188,22 +228,34 @@ type Problem string
 
 func (p Problem) Error() string { return string(p) }
 
-// AddResource adds r; its URI must be free.
+// AddResource adds r; its URI must be free, or held by an origin of a
+// higher rank, whose resource r then takes the place of.
 func (s *Set) AddResource(r *Resource) error {
 	return s.change(Change{Resources: true}, func(next *Snapshot) error {
-		if next.Resource(r.URI) != nil {
-			return Problem("a resource at " + r.URI + " is registered already")
+		if was := next.Resource(r.URI); was != nil {
+			if was.Origin.Rank <= r.Origin.Rank {
+				return Problem("a resource at " + r.URI + " is registered already" + was.Origin.by())
+			}
+			next.Resources = slices.DeleteFunc(slices.Clone(next.Resources), func(x *Resource) bool { return x == was })
 		}
 		next.Resources = insertSorted(next.Resources, r, func(a, b *Resource) int { return strings.Compare(a.URI, b.URI) })
 		return nil
 	})
 }
 
+// by names the origin in a problem: "" for the registry's own.
+func (o Origin) by() string {
+	if o.Upstream == "" {
+		return ""
+	}
+	return " (by the upstream " + o.Upstream + ")"
+}
+
 // AddTemplate adds t; its template must be free.
 func (s *Set) AddTemplate(t *Template) error {
 	return s.change(Change{Resources: true}, func(next *Snapshot) error {
 		if next.Template(t.Template.String()) != nil {
-			return Problem("the resource template " + t.Template.String() + " is registered already")
+			return Problem("the resource template " + t.Template.String() + " is registered already" + next.Template(t.Template.String()).Origin.by())
 		}
 		next.Templates = insertSorted(next.Templates, t, func(a, b *Template) int { return strings.Compare(a.Template.String(), b.Template.String()) })
 		return nil
@@ -256,6 +308,10 @@ func (s *Set) change(c Change, edit func(next *Snapshot) error) error {
 		s.mu.Unlock()
 		return err
 	}
+	if c.Resources {
+		next.matching = slices.Clone(next.Templates)
+		slices.SortStableFunc(next.matching, func(a, b *Template) int { return a.Origin.Rank - b.Origin.Rank })
+	}
 	s.cur.Store(&next)
 	ls := s.listening()
 	s.mu.Unlock()
@@ -267,14 +323,27 @@ func (s *Set) change(c Change, edit func(next *Snapshot) error) error {
 
 // Updated tells the listeners that the contents of the resource at uri
 // changed, or, with a template and no uri, of any resource of the
-// template.
-func (s *Set) Updated(uri string, t *Template) {
+// template. entry is the *Resource or *Template whose resource changed,
+// or nil when unknown; it is told only to those it admits.
+func (s *Set) Updated(uri string, t *Template, entry any) {
 	s.mu.Lock()
 	ls := s.listening()
 	s.mu.Unlock()
 	for _, f := range ls {
-		f(Change{Updated: uri, Template: t})
+		f(Change{Updated: uri, Template: t, Entry: entry})
 	}
+}
+
+// AdmitsOf is the policy of entry (a *Resource or *Template); nil for
+// anything else.
+func AdmitsOf(entry any) Admits {
+	switch e := entry.(type) {
+	case *Resource:
+		return e.Admits
+	case *Template:
+		return e.Admits
+	}
+	return nil
 }
 
 // listening is the listeners, with s.mu held.
@@ -304,4 +373,36 @@ func (s *Set) Listen(f func(Change)) (stop func()) {
 func insertSorted[T any](list []T, x T, cmp func(a, b T) int) []T {
 	i, _ := slices.BinarySearchFunc(list, x, cmp)
 	return slices.Insert(slices.Clip(list), i, x)
+}
+
+// MaxPromptName bounds a prompt's name.
+const MaxPromptName = 128
+
+// URIProblem says what is wrong with a resource's URI, or "": every
+// resource a registry serves, its own or an upstream's, has one.
+func URIProblem(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, ":")
+	switch {
+	case uri == "":
+		return "URI is required"
+	case len(uri) > uritemplate.MaxLength:
+		return "URI is longer than " + strconv.Itoa(uritemplate.MaxLength) + " bytes"
+	case !ok || scheme == "" || rest == "" || strings.ContainsAny(scheme, "/?#") || strings.ContainsFunc(uri, isSpaceOrControl):
+		return "URI must be absolute (scheme:rest) and hold no white space"
+	}
+	return ""
+}
+
+// PromptNameProblem says what is wrong with a prompt's name, or "".
+func PromptNameProblem(name string) string {
+	if name == "" || len(name) > MaxPromptName || strings.ContainsFunc(name, isSpaceOrControl) {
+		return "Name must be 1 to " + strconv.Itoa(MaxPromptName) + " characters without white space"
+	}
+	return ""
+}
+
+// isSpaceOrControl reports whether r is white space or a control
+// character: nothing a URI or a name holds.
+func isSpaceOrControl(r rune) bool {
+	return r <= ' ' || r == 0x7f || unicode.IsSpace(r) || unicode.IsControl(r)
 }

@@ -300,3 +300,19 @@ func writeExpression(re *strings.Builder, m *matcher, p part) {
 		}
 	}
 }
+
+// Prefix is the literal text that every URI the template matches begins
+// with: the template's text before its first expression and before any
+// query ("" when it begins with an expression). Checked before the
+// regular expression, it rules most templates out of a match at the cost
+// of a comparison.
+func (t *Template) Prefix() string {
+	if len(t.parts) == 0 || t.parts[0].op != nil {
+		return ""
+	}
+	lit := t.parts[0].literal
+	if i := strings.IndexAny(lit, "?#"); i >= 0 {
+		lit = lit[:i]
+	}
+	return lit
+}

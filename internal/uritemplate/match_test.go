@@ -203,3 +203,30 @@ func plain(s string) bool {
 	}
 	return s != ""
 }
+
+// TestPrefix: a template's prefix is its literal text up to its first
+// expression or query, and every URI it matches begins with it.
+func TestPrefix(t *testing.T) {
+	for tmpl, want := range map[string]string{
+		"calc://notes/{path*}":      "calc://notes/",
+		"{+base}/x":                 "",
+		"file:///{name}.txt":        "file:///",
+		"http://h/p?fixed=1{&q}":    "http://h/p",
+		"http://h/p#frag{x}":        "http://h/p",
+		"urn:example:animal:ferret": "urn:example:animal:ferret",
+	} {
+		tp, err := Parse(tmpl)
+		if err != nil {
+			t.Fatalf("%s: %v", tmpl, err)
+		}
+		if got := tp.Prefix(); got != want {
+			t.Errorf("%s: Prefix() = %q, want %q", tmpl, got, want)
+		}
+	}
+	tp, _ := Parse("calc://notes/{path*}")
+	for _, uri := range []string{"calc://notes/a/b", "calc://notes/x"} {
+		if _, ok := tp.Match(uri); !ok || !strings.HasPrefix(uri, tp.Prefix()) {
+			t.Errorf("%s: matched %v, prefix %q", uri, ok, tp.Prefix())
+		}
+	}
+}

@@ -239,3 +239,13 @@ func (t *Template) first(name string) (p part, i int, ok bool) {
 	}
 	return part{}, 0, false
 }
+
+// Variables is how many variables the template's expressions name (a
+// name named twice counts twice).
+func (t *Template) Variables() int {
+	n := 0
+	for _, p := range t.parts {
+		n += len(p.vars)
+	}
+	return n
+}
