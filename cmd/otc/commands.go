@@ -661,7 +661,11 @@ func (e *cli) printJSON(v any) int {
 		fmt.Fprintf(e.stderr, "otc: %v\n", err)
 		return exitTransport
 	}
-	fmt.Fprintln(e.stdout, string(b))
+	out := e.rawStdout // JSON as it is, to a terminal too
+	if out == nil {
+		out = e.stdout
+	}
+	fmt.Fprintln(out, string(b))
 	return exitOK
 }
 

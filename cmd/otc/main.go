@@ -51,6 +51,9 @@ type terminalFeatures struct {
 	color   bool // ANSI colour on standard output and error
 	spinner bool // a spinner on standard error while a call takes long
 	prompt  bool // standard input is a terminal: otc may ask its user
+	// stdoutTTY and stderrTTY say which outputs are terminals: what a
+	// server says is written to them made harmless (termSafe).
+	stdoutTTY, stderrTTY bool
 }
 
 // terminal decides the features: colour only when both outputs are
@@ -58,8 +61,10 @@ type terminalFeatures struct {
 // whenever standard error is a terminal.
 func terminal(stdoutTTY, stderrTTY bool, getenv func(string) string) terminalFeatures {
 	return terminalFeatures{
-		color:   stdoutTTY && stderrTTY && getenv("NO_COLOR") == "",
-		spinner: stderrTTY,
+		color:     stdoutTTY && stderrTTY && getenv("NO_COLOR") == "",
+		spinner:   stderrTTY,
+		stdoutTTY: stdoutTTY,
+		stderrTTY: stderrTTY,
 	}
 }
 
@@ -74,7 +79,13 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprint(stderr, usage)
 		return exitBadInput
 	}
-	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, term: t}
+	env := &cli{stdin: stdin, stdout: stdout, stderr: stderr, rawStdout: stdout, getenv: getenv, term: t}
+	if t.stdoutTTY {
+		env.stdout = termSafe{stdout}
+	}
+	if t.stderrTTY {
+		env.stderr = termSafe{stderr}
+	}
 	switch args[0] {
 	case "tools":
 		return env.tools(ctx, args[1:])
@@ -106,9 +117,12 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	getenv         func(string) string
-	term           terminalFeatures
-	in             *bufio.Reader // stdin, for prompts; made on first use
+	// rawStdout is standard output as it is, for --json: stdout may be a
+	// terminal's, made safe.
+	rawStdout io.Writer
+	getenv    func(string) string
+	term      terminalFeatures
+	in        *bufio.Reader // stdin, for prompts; made on first use
 	// taskNamed, when set, is called once a --task call's server has
 	// named its task: the moment tests interrupt a call at.
 	taskNamed func(id string)

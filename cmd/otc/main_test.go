@@ -326,21 +326,21 @@ func TestMCPAnswersAsEvents(t *testing.T) {
 
 func TestTerminalFeatures(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	assert.Equal(t, terminalFeatures{color: true, spinner: true}, terminal(true, true, env(nil)))
-	assert.Equal(t, terminalFeatures{spinner: true}, terminal(true, true, env(map[string]string{"NO_COLOR": "1"})), "NO_COLOR")
-	assert.Equal(t, terminalFeatures{spinner: true}, terminal(false, true, env(nil)), "output piped")
+	assert.Equal(t, terminalFeatures{color: true, spinner: true, stdoutTTY: true, stderrTTY: true}, terminal(true, true, env(nil)))
+	assert.Equal(t, terminalFeatures{spinner: true, stdoutTTY: true, stderrTTY: true}, terminal(true, true, env(map[string]string{"NO_COLOR": "1"})), "NO_COLOR")
+	assert.Equal(t, terminalFeatures{spinner: true, stderrTTY: true}, terminal(false, true, env(nil)), "output piped")
 	assert.Equal(t, terminalFeatures{}, terminal(false, false, env(nil)))
 
 	// With colour, the table's header is bold and a tool error red; the
 	// columns still line up.
 	url := serveTools(t, "")
 	var out, errOut bytes.Buffer
-	code := runOn(context.Background(), []string{"tools", url}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true})
+	code := runOn(context.Background(), []string{"tools", url}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true, stdoutTTY: true, stderrTTY: true})
 	require.Equal(t, exitOK, code)
 	lines := strings.Split(out.String(), "\n")
 	assert.Equal(t, styleBold+"ID                    NAME            DESCRIPTION"+styleReset, lines[0])
 	out.Reset()
-	code = runOn(context.Background(), []string{"call", url, "Doorbell.Ring"}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true})
+	code = runOn(context.Background(), []string{"call", url, "Doorbell.Ring"}, strings.NewReader(""), &out, &errOut, env(nil), terminalFeatures{color: true, stdoutTTY: true, stderrTTY: true})
 	require.Equal(t, exitToolError, code)
 	assert.True(t, strings.HasPrefix(out.String(), styleRed+"Tool error:"+styleReset), out.String())
 }
