@@ -105,6 +105,9 @@ type endpointConfig struct {
 	Command []string          `yaml:"command"`
 	Dir     string            `yaml:"dir"`
 	Env     map[string]string `yaml:"env"`
+	// InheritEnv starts the process with the gateway's whole environment,
+	// not the minimal one (Upstream.InheritEnv).
+	InheritEnv bool `yaml:"inherit_env"`
 	// Version pins an MCP upstream's protocol version.
 	Version string `yaml:"version"`
 	// Transport is "sse" for an MCP upstream of the HTTP+SSE transport
@@ -290,7 +293,8 @@ func LoadGatewayConfig(path string, getenv func(string) string) (*Config, error)
 						return up, fail(field+".command", "only an MCP server runs as a process")
 					}
 					up.Command = ep.Command
-					up.Env = os.Environ()
+					up.InheritEnv = ep.InheritEnv
+					up.Env = nil
 					keys := make([]string, 0, len(ep.Env))
 					for k := range ep.Env {
 						keys = append(keys, k)

@@ -81,6 +81,8 @@ func serveStdio() int {
 		func(context.Context, otc.NoOutput) (string, error) {
 			return fmt.Sprintf("%d:%d", os.Getpid(), n.Add(1)), nil
 		})
+	_ = otc.Register(reg, otc.Tool{ID: "Process.Env", Version: "1.0.0", Description: "Lists this process's environment."},
+		func(context.Context, otc.NoOutput) ([]string, error) { return os.Environ(), nil })
 	_ = otc.Register(reg, otc.Tool{ID: "Process.Exit", Version: "1.0.0", Description: "Ends this process."},
 		func(_ context.Context, in exitIn) (string, error) {
 			os.Exit(in.Code)
@@ -877,4 +879,41 @@ func TestFederation_DeafStdio(t *testing.T) {
 		t.Fatal("the gateway's shutdown is held up by the deaf upstream")
 	}
 	assert.Error(t, syscall.Kill(pid, 0), "the deaf upstream's process is left running")
+}
+
+// TestFederation_StdioEnv: a stdio upstream of a configuration file
+// starts with a minimal environment and the file's env:, not with the
+// gateway's secrets; with inherit_env: true, with the whole.
+// Not parallel: it sets the environment.
+func TestFederation_StdioEnv(t *testing.T) {
+	t.Setenv("OTC_JWT_SECRET", "the-gateway-secret")
+	t.Setenv(stdioServerEnv, "1")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	config := filepath.Join(t.TempDir(), "gateway.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`upstreams:
+  - name: plain
+    mcp: {command: [%q, "-test.run=^$"], env: {%s: "1", GIVEN: "by the file"}}
+  - name: whole
+    mcp: {command: [%q, "-test.run=^$"], inherit_env: true}
+`, exe, stdioServerEnv, exe)), 0o600))
+	ups, err := federation.LoadConfig(config, os.Getenv)
+	require.NoError(t, err)
+	fed, base, _ := gateway(t, ups, nil)
+	_ = fed
+	cl, err := client.New(base+"/otc", nil)
+	require.NoError(t, err)
+	envOf := func(name string) []string {
+		res, err := cl.Call(t.Context(), name+".Process_Env", nil, nil)
+		require.NoError(t, err)
+		var env []string
+		require.NoError(t, json.Unmarshal(res.Value, &env))
+		return env
+	}
+	plain := strings.Join(envOf("plain"), "\n")
+	assert.NotContains(t, plain, "OTC_JWT_SECRET", "the gateway's secret reached the process")
+	assert.Contains(t, plain, "GIVEN=by the file")
+	assert.Contains(t, plain, "PATH="+os.Getenv("PATH"))
+	whole := strings.Join(envOf("whole"), "\n")
+	assert.Contains(t, whole, "OTC_JWT_SECRET=the-gateway-secret", "inherit_env: true")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"path"
 	"regexp"
@@ -57,10 +58,16 @@ type Upstream struct {
 	// the federation is mounted (and once more per caller, see Sessions),
 	// and again, with backoff, when it exits.
 	Command []string
-	// Dir and Env are the process's working directory and environment
-	// (nil means the gateway's).
-	Dir string
-	Env []string
+	// Dir is the process's working directory (empty means the
+	// gateway's). Env is added ("KEY=value") to the process's environment:
+	// a minimal one (PATH, HOME, the locale, the temporary directory:
+	// see MinimalEnv), so that the gateway's secrets (OTC_JWT_SECRET, the
+	// credentials its configuration names) do not reach a process that
+	// has no use for them; with InheritEnv, the gateway's whole
+	// environment.
+	Dir        string
+	Env        []string
+	InheritEnv bool
 
 	// Include, when not empty, serves only the tools whose upstream name
 	// matches one of its patterns (path.Match: "get_*"); Exclude leaves
@@ -526,6 +533,34 @@ func copyTraceHeaders(ctx context.Context, h http.Header) {
 // command builds the process of a stdio upstream.
 func (u *Upstream) command() *exec.Cmd {
 	cmd := exec.Command(u.Command[0], u.Command[1:]...)
-	cmd.Dir, cmd.Env = u.Dir, u.Env
+	env := MinimalEnv()
+	if u.InheritEnv {
+		env = os.Environ()
+	}
+	cmd.Dir, cmd.Env = u.Dir, append(env, u.Env...)
 	return cmd
+}
+
+// minimalEnvKeys are the variables of the gateway's environment that a
+// stdio upstream is started with, unless it inherits the whole: what a
+// program needs to find its tools, its files and its language, and no
+// secret.
+var minimalEnvKeys = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+	// Windows
+	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES",
+}
+
+// MinimalEnv is the environment a stdio upstream starts with, before its
+// own Env: the gateway's PATH, HOME, USER, LOGNAME, SHELL, locale (LANG,
+// LC_ALL, LC_CTYPE), TZ and TMPDIR, and on Windows what a program needs
+// to start (SYSTEMROOT, TEMP, USERPROFILE, …), those that are set.
+func MinimalEnv() []string {
+	var env []string
+	for _, k := range minimalEnvKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

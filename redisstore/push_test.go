@@ -124,7 +124,13 @@ func TestA2APushAcrossReplicas(t *testing.T) {
 // with a push notification configuration, through two replicas sharing a
 // task store in Redis: the caller's cap (100 configurations across its
 // tasks) holds, each refused message starts no task, and the tasks hold
-// exactly the configurations that were accepted.
+// exactly the configurations that were accepted. Each replica runs at
+// most 120 tasks, so that some messages are refused for the server's
+// room before their configuration is counted: those are answered with
+// a message (a JSON-RPC result, as every refused call is in A2A) that
+// says so, and keep no configuration. (An attack run that counted every
+// result as accepted saw 144 of 300 against the cap of 100: the 44 were
+// these, from the example server's 256 running tasks.)
 func TestA2APushCallerCapAtOnce(t *testing.T) {
 	client := needRedis(t)
 	prefix := freshPrefix(t, client)
@@ -141,7 +147,7 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 				}
 				return "done", nil
 			}))
-		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 1000}, Logger: slog.New(slog.DiscardHandler),
+		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 120}, Logger: slog.New(slog.DiscardHandler),
 			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
@@ -150,7 +156,7 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 	replicas := []string{serve(), serve()}
 	const n = 300
 	var mu sync.Mutex
-	accepted, refused := 0, 0
+	accepted, refused, full := 0, 0, 0
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -174,6 +180,8 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 				accepted++
 			case strings.Contains(string(b), "across your tasks"):
 				refused++
+			case strings.Contains(string(b), `"result":{"message"`) && strings.Contains(string(b), "this server runs as many tasks as it may (120)"):
+				full++
 			default:
 				t.Errorf("neither accepted nor refused for the cap: %s", b)
 			}
@@ -181,7 +189,8 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, tasks.DefaultMaxWebhooksPerOwner, accepted, "the caller's cap")
-	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused)
+	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused+full)
+	assert.Positive(t, full, "the replicas' room (2 × 120) was not reached")
 	all, err := store.List(context.Background(), "a:127.0.0.1") // the anonymous caller at the loopback
 	require.NoError(t, err)
 	hooks := 0
