@@ -58,7 +58,7 @@ func (h *Handler) searchReply(r *http.Request, d dialect, messageID, contextID s
 	if err := search.Admit(ctx, h.reg, r); err != nil {
 		return h.reply(d, messageID, contextID, otc.CallResult{}, err)
 	}
-	found, err := search.Tools(ctx, h.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolA2A})
+	found, err := search.Tools(ctx, h.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolA2A, Request: r})
 	if err != nil {
 		if e, ok := errors.AsType[*otc.Error](err); ok && e.ParameterErrors["q"] != "" {
 			return invalid("query", e.ParameterErrors["q"])

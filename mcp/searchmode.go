@@ -140,9 +140,10 @@ func (s *server) searchModePage(l *listing, names []string, version string, extr
 }
 
 // found returns the names of the tools a search for query finds among
-// those the caller of ctx sees in l, at most limit of them, best first.
-func (s *server) found(ctx context.Context, l *listing, names []string, query string, limit int) ([]string, error) {
-	rs, err := search.Tools(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP})
+// those the caller of ctx sees in l, at most limit of them, best first;
+// r, the request it came in (nil on stdio), is charged its work.
+func (s *server) found(ctx context.Context, r *http.Request, l *listing, names []string, query string, limit int) ([]string, error) {
+	rs, err := search.Tools(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP, Request: r})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func (s *server) listQuery(ctx context.Context, x *exchange, version string, ext
 		return nil, rateLimited(err)
 	}
 	l, names := s.visible(ctx)
-	found, err := s.found(ctx, l, names, query, limit)
+	found, err := s.found(ctx, x.request, l, names, query, limit)
 	if err != nil {
 		return nil, newError(codeInvalidParams, "Invalid params: %s", searchProblem(err, "query"))
 	}
@@ -214,7 +215,7 @@ func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError
 		return appendCallResult(nil, otc.CallResult{}, err, info)
 	}
 	l, names := s.visible(ctx)
-	found, err := s.found(ctx, l, names, query, limit)
+	found, err := s.found(ctx, x.request, l, names, query, limit)
 	if err != nil {
 		var e *otc.Error
 		if errors.As(err, &e) && e.ParameterErrors["q"] != "" {

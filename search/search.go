@@ -69,6 +69,12 @@ type Options struct {
 	// (otc.ProtocolMCP, …), whose policy a tool must let it call; ""
 	// leaves the protocol out, as the registry view's listing does.
 	Protocol string
+	// Request, when set, is the HTTP request the search came in, whose
+	// caller's budget ([Admit]) the search's work beyond an ordinary
+	// search is charged to: a search that reads ten times the postings of
+	// an ordinary one costs ten searches, so that the bound on a caller's
+	// CPU holds whatever it asks. The servers' handlers set it.
+	Request *http.Request
 }
 
 // Result is one tool a search found.
@@ -107,7 +113,11 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 	}
 	x := indexOf(reg)
 	vis := reg.Visibility(otc.CallerIdentity(ctx), o.Protocol)
-	return x.search(reg, words, joined, o.Limit, vis, o.Protocol), nil
+	found, work := x.search(reg, words, joined, o.Limit, vis, o.Protocol)
+	if o.Request != nil {
+		charge(ctx, reg, o.Request, work)
+	}
+	return found, nil
 }
 
 // weighted is a word searched for, and how much it counts.
@@ -185,7 +195,7 @@ func init() {
 		if err := Admit(ctx, reg.(*otc.Registry), r); err != nil {
 			return nil, err
 		}
-		found, err := Tools(ctx, reg.(*otc.Registry), params.Get("q"), &Options{Limit: limit, Protocol: protocol})
+		found, err := Tools(ctx, reg.(*otc.Registry), params.Get("q"), &Options{Limit: limit, Protocol: protocol, Request: r})
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +508,10 @@ func eachParam(schema json.RawMessage, depth int, f func(name, description strin
 
 // search ranks the tools vis sees by words (sorted, without repeats),
 // after bringing the index up to reg's catalog.
-func (x *index) search(reg *otc.Registry, words []weighted, joined []string, limit int, vis otc.Visibility, protocol string) []Result {
+//
+// work is what the search cost: the postings it read, and the tools it
+// weighed for the caller (see charge).
+func (x *index) search(reg *otc.Registry, words []weighted, joined []string, limit int, vis otc.Visibility, protocol string) (_ []Result, work int) {
 	x.mu.RLock()
 	rev, _ := hook.Definitions(reg)
 	if !x.synced || rev != x.revision {
@@ -511,7 +524,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 	defer x.mu.RUnlock()
 	n := float64(len(x.docs))
 	if n == 0 {
-		return nil
+		return nil, 0
 	}
 	// The compounds the catalog has are words of the query too, and the
 	// words a query's word begins ("mongo" for mongodb) count as related
@@ -550,6 +563,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 		if len(p) == 0 {
 			continue
 		}
+		work += len(p)
 		df := float64(len(p))
 		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
 		for i := range p {
@@ -576,6 +590,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 	// A caller who sees every tool its protocol may call (the key "")
 	// needs no lookup for each: the protocol's policy says.
 	everything := vis.Key() == "" && vis.Revision() == x.revision
+	work += len(acc.touched)
 	for _, slot := range acc.touched {
 		d := x.slots[slot]
 		if everything {
@@ -602,7 +617,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 			out[i] = r
 		}
 	}
-	return top(out, limit)
+	return top(out, limit), work
 }
 
 // better reports whether a is a better result than b of the same tool:

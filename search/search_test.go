@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -322,4 +323,85 @@ func TestClientSearchesOverOTC(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.SearchTools(context.Background(), "file", 0)
 	assert.ErrorIs(t, err, client.ErrNoSearch)
+}
+
+// BenchmarkToolsWithPolicies: a search of 10,000 tools as a caller with
+// an identity and scopes makes it, where a tool in every four needs a
+// scope (of twenty, so that callers see different sets; distinct=true:
+// of its own, 2,500 policies in all): beside the
+// anonymous search of the same catalog (anonymous/), what a caller's
+// visibility adds.
+func BenchmarkToolsWithPolicies(b *testing.B) {
+	for _, distinct := range []bool{false, true} {
+		b.Run(fmt.Sprintf("distinct=%v", distinct), func(b *testing.B) { benchPolicies(b, distinct) })
+	}
+}
+
+// benchPolicies is BenchmarkToolsWithPolicies's catalog: with distinct,
+// each tool of the four needs a scope of its own.
+func benchPolicies(b *testing.B, distinct bool) {
+	const n = 10_000
+	reg := otc.NewRegistry(nil)
+	words := strings.Fields("read write list create delete update search get send file issue repository message channel user page database table query image")
+	for i := range n {
+		w1, w2, w3 := words[i%len(words)], words[(i/len(words))%len(words)], words[(i/7)%len(words)]
+		var p *otc.Policy
+		if i%4 == 0 {
+			p = &otc.Policy{RequiredScopes: []string{fmt.Sprintf("scope%d", i%20)}}
+		}
+		if distinct {
+			p = &otc.Policy{RequiredScopes: []string{fmt.Sprintf("scope%d", i)}}
+		}
+		require.NoError(b, otc.Register(reg, otc.Tool{ID: fmt.Sprintf("T%d.%s_%s", i, w1, w2), Version: "1.0.0", Policy: p,
+			Description: fmt.Sprintf("Does %s with a %s and a %s.", w1, w2, w3)},
+			func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	anon := context.Background()
+	who := otc.WithIdentity(anon, &otc.Identity{Method: "oauth", Name: "alice", Claims: map[string]any{"sub": "alice", "scope": "scope0 scope4 scope8"}})
+	for name, ctx := range map[string]context.Context{"anonymous": anon, "identity": who} {
+		_, err := search.Tools(ctx, reg, "warm", nil)
+		require.NoError(b, err)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := search.Tools(ctx, reg, "create an issue in the repository", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestSearchChargedByWork: a caller's budget is charged by what its
+// searches cost, not only counted: over OTC, one that asks for every
+// word of a 2,000-tool catalog (each search reads some 40,000 postings,
+// four ordinary searches) is refused after a handful, where one that
+// asks for one rare word makes its whole burst.
+func TestSearchChargedByWork(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	words := strings.Fields("read write list create delete update search get send file issue repository message channel user page database table query image")
+	for i := range 2000 {
+		require.NoError(t, otc.Register(reg, otc.Tool{ID: fmt.Sprintf("T%d.tool", i), Version: "1.0.0",
+			Description: "Does " + strings.Join(words, " ") + "."}, func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+	admitted := func(from, query string) int {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		for n := range search.CallerBurst + 1 {
+			resp, err := c.Get(srv.URL + "/tools?q=" + url.QueryEscape(query))
+			require.NoError(t, err)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				return n
+			}
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+		}
+		return search.CallerBurst + 1
+	}
+	heavy := admitted("127.0.0.2", strings.Join(words, " "))
+	light := admitted("127.0.0.3", "T1999")
+	assert.Less(t, heavy, search.CallerBurst/3, "searches of every word, each the work of four")
+	assert.GreaterOrEqual(t, light, search.CallerBurst, "searches of one word, each ordinary")
 }
