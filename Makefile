@@ -1,4 +1,4 @@
-.PHONY: test test-loaded wild lint bench bench-peers bench-deploy fuzz run chaos chaos-short
+.PHONY: test test-loaded wild wild-lock lint bench bench-peers bench-deploy fuzz run chaos chaos-short
 
 # The README's test command, which tests every module of go.work; .ci/run
 # runs it too.
@@ -16,6 +16,13 @@ test-loaded:
 # serves and how fast, what is left after SIGTERM; wild-report.md.
 wild:
 	bash .ci/wild.sh
+
+# The lockfile make wild installs from, written anew from servers.txt
+# (after a server is added or its version changed); no package's install
+# script runs.
+wild-lock:
+	cd interop/wild && node -e 'const fs=require("fs"); const p=JSON.parse(fs.readFileSync("package.json")); p.dependencies={}; for (const l of fs.readFileSync("servers.txt","utf8").split("\n")) { const w=l.trim().split(/\s+/)[0]; if (!w || w.startsWith("#")) continue; const i=w.lastIndexOf("@"); p.dependencies[w.slice(0,i)]=w.slice(i+1); } fs.writeFileSync("package.json", JSON.stringify(p,null,2)+"\n")' && \
+	rm -f package-lock.json && npm install --package-lock-only --ignore-scripts --no-audit --no-fund --legacy-peer-deps --loglevel=error
 
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)

@@ -38,6 +38,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 )
 
 // server is one line of servers.txt.
@@ -221,11 +222,16 @@ func alone(s *server) {
 	s.Tools, s.ListedIn = len(defs), time.Since(began)
 }
 
-// serverEnv is the environment each server runs with: the program's,
-// without what would send a server to a real account.
+// serverEnv is the environment each server runs with, as otc gateway
+// starts it: the minimal one (PATH, HOME, the locale; none of the
+// developer's credentials), and what keeps a server from downloading a
+// browser.
 func serverEnv() []string {
-	return append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1", "NODE_NO_WARNINGS=1")
+	return append(federation.MinimalEnv(), serverExtras...)
 }
+
+// serverExtras are set for every server, alone and behind the gateway.
+var serverExtras = []string{"PUPPETEER_SKIP_DOWNLOAD=1", "NODE_NO_WARNINGS=1"}
 
 // version asks the server initialize, at the latest version with
 // sessions, and returns the version it answers.
@@ -276,7 +282,7 @@ func gateway(servers []*server, scratch string, wait time.Duration, modules, cat
 	for _, s := range servers {
 		cmd, _ := json.Marshal(s.Command)
 		env := map[string]string{}
-		for _, e := range s.Env {
+		for _, e := range append(slices.Clone(serverExtras), s.Env...) {
 			k, v, _ := strings.Cut(e, "=")
 			env[k] = v
 		}
@@ -295,7 +301,7 @@ func gateway(servers []*server, scratch string, wait time.Duration, modules, cat
 	l.Close()
 	const key = "wild-key"
 	gw := exec.Command(bin, "gateway", "--config", config, "--addr", addr)
-	gw.Env = append(serverEnv(), "OTC_API_KEY="+key)
+	gw.Env = append(os.Environ(), "OTC_API_KEY="+key) // its servers get a minimal one (federation.MinimalEnv)
 	gw.Stdout, gw.Stderr = io.Discard, io.Discard
 	began := time.Now()
 	if err := gw.Start(); err != nil {
