@@ -48,6 +48,17 @@ const (
 // down the middleware chain. Its fields describe the call and must not be
 // modified: changing them does not change the call.
 type Call struct {
+	// Kind says what the call runs: a tool (CallTool), or, for what a
+	// registry serves beside its tools, a read of a resource (CallRead), a
+	// prompt rendered (CallRender) or an argument completed
+	// (CallComplete). For the last three, Tool is nil, ToolID and Input
+	// are empty, and Target says what is read, rendered or completed.
+	Kind CallKind
+	// Target is the URI read, the prompt rendered, or what a completion
+	// completes (a resource template's text, or "prompt:" and a prompt's
+	// name); empty for a tool call.
+	Target string
+
 	// Protocol is the wire format the call came through: ProtocolOTC,
 	// ProtocolHTTP, ProtocolMCP, or what CallRequest.Protocol said for a
 	// direct call (empty unless set).
@@ -84,6 +95,9 @@ type Call struct {
 	req  *CallRequest
 	info *callInfo
 	err  error // why the call cannot run, found before the chain
+	// readable is the function of a read, render or completion; nil for
+	// a tool call.
+	readable *readable
 }
 
 // CallFunc runs a call: the rest of the chain, ending in the tool
@@ -400,6 +414,7 @@ func (r *Registry) serve(ctx context.Context, req *CallRequest, named string, t 
 	info := &callInfo{userID: req.Context.UserID, request: req.HTTPRequest}
 	c := &info.call
 	*c = Call{
+		Kind:     CallTool,
 		Protocol: req.Protocol,
 		ToolID:   named,
 		CallID:   req.CallID,
@@ -464,6 +479,12 @@ var emptyInput = func() *jsonparse.Document {
 func (r *Registry) core(ctx context.Context, c *Call) (CallResult, error) {
 	if c.err != nil {
 		return CallResult{}, c.err
+	}
+	if c.readable != nil {
+		if c.info == nil {
+			return CallResult{}, errForeignCall
+		}
+		return r.runReadable(ctx, c)
 	}
 	t, req, info := c.tool, c.req, c.info
 	if t == nil || req == nil || info == nil {

@@ -47,7 +47,17 @@ type Options struct {
 //	             earlier call with its call id recorded, without running
 //	             (see [otc.RegistryOptions.Idempotency]); absent otherwise
 //
-// The record's message is "tool call". Secrets, tokens and input values
+// The record's message is "tool call". A read of a resource, a prompt
+// rendered and an argument completed (MCP's resources/read, prompts/get
+// and completion/complete, which pass the registry's middleware too) are
+// logged alike, with the message "read", "render" or "complete", and in
+// place of tool_id:
+//
+//	kind         read, render or complete ([otc.CallKind])
+//	target       the URI read, the prompt rendered, or what is completed
+//	             (at most 512 bytes)
+//
+// Secrets, tokens and input values
 // never appear, unless [Options.LogInput] is set. Put it
 // first in [otc.RegistryOptions.Middleware] to log calls that other
 // middleware refuses. A nil logger means slog.Default().
@@ -84,9 +94,16 @@ func New(logger *slog.Logger, opts *Options) otc.Middleware {
 				tool = wire.Truncate(tool, otc.MaxIDLength)
 			}
 			var buf [10]slog.Attr
-			attrs := append(buf[:0],
-				slog.String("tool_id", tool),
-				slog.String("call_id", c.CallID))
+			attrs := buf[:0]
+			msg := "tool call"
+			if c.Kind != "" && c.Kind != otc.CallTool {
+				// A read, a render or a completion: what it is, and of what.
+				msg = string(c.Kind)
+				attrs = append(attrs, slog.String("kind", string(c.Kind)), slog.String("target", wire.Truncate(c.Target, 512)))
+			} else {
+				attrs = append(attrs, slog.String("tool_id", tool))
+			}
+			attrs = append(attrs, slog.String("call_id", c.CallID))
 			if c.TraceID != "" {
 				attrs = append(attrs, slog.String("trace_id", c.TraceID))
 			}
@@ -111,7 +128,7 @@ func New(logger *slog.Logger, opts *Options) otc.Middleware {
 			// The record is built here rather than by logger.LogAttrs,
 			// which would look up the caller's source line: that is this
 			// function, which says nothing, and costs a stack walk.
-			rec := slog.NewRecord(end, level, "tool call", 0)
+			rec := slog.NewRecord(end, level, msg, 0)
 			rec.AddAttrs(attrs...)
 			_ = logger.Handler().Handle(ctx, rec)
 			return res, err

@@ -208,8 +208,11 @@ func (st *stdioConn) write(ctx context.Context, body []byte) error {
 	}
 	defer func() { <-st.wsem }()
 	select {
-	case <-st.in.done:
+	case <-st.in.done: // first: the reason the session ended says most
 		return st.in.ended()
+	default:
+	}
+	select {
 	case <-st.closing:
 		return errors.New("otc client: the client is closed")
 	default:
@@ -232,6 +235,8 @@ func (st *stdioConn) write(ctx context.Context, body []byte) error {
 		return nil
 	}
 	select {
+	case <-st.in.done:
+		return st.in.ended()
 	case <-st.closing:
 		return errors.New("otc client: the client is closed")
 	default:

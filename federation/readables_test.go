@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/resource"
 )
 
@@ -207,4 +212,84 @@ func TestFederation_RelaysResourceUpdates(t *testing.T) {
 		}
 	}
 	assert.Contains(t, got, "notifications/resources/updated map[uri:proc://state]", "the upstream's update is relayed")
+}
+
+// TestFederation_ReadsRateLimited: the gateway's rate limit (its
+// registry's middleware) counts reads, renders and completions as it
+// counts calls: 30 of each at once from one caller, with 5 allowed, reach
+// the upstream 5 times, not 30.
+func TestFederation_ReadsRateLimited(t *testing.T) {
+	t.Parallel()
+	var reads, renders, completions atomic.Int64
+	type dayIn struct {
+		N int `json:"n" jsonschema:"required,maximum=31,description=The day."`
+	}
+	reg := otc.NewRegistry(nil)
+	_, err := resource.Register(reg, resource.Resource{URI: "notes://today", Name: "today"},
+		func(context.Context) (string, error) { reads.Add(1); return "# Today", nil })
+	require.NoError(t, err)
+	_, err = resource.RegisterTemplate(reg, resource.Template[dayIn]{URITemplate: "notes://days/{n}", Name: "day",
+		Complete: func(context.Context, string, string, dayIn) ([]string, error) {
+			completions.Add(1)
+			return []string{"1"}, nil
+		}},
+		func(_ context.Context, in dayIn) (string, error) { return fmt.Sprint(in.N), nil })
+	require.NoError(t, err)
+	_, err = prompt.Register(reg, prompt.Prompt[summaryIn]{Name: "summarize"},
+		func(_ context.Context, in summaryIn) (string, error) { renders.Add(1); return in.Text, nil })
+	require.NoError(t, err)
+	origin := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(origin.Close)
+
+	limit, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.001, Burst: 5}})
+	require.NoError(t, err)
+	gw := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, gw, []federation.Upstream{{Name: "notes", URL: origin.URL, Format: client.FormatMCP}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fed.Close() })
+	srv := httptest.NewServer(mcp.NewHandler(gw, nil))
+	t.Cleanup(srv.Close)
+
+	for _, tc := range []struct {
+		name    string
+		do      func(c *client.Client) error
+		counter *atomic.Int64
+	}{
+		{"read", func(c *client.Client) error { _, err := c.ReadResource(t.Context(), "notes://today"); return err }, &reads},
+		{"render", func(c *client.Client) error {
+			_, err := c.GetPrompt(t.Context(), "notes_summarize", map[string]string{"text": "x"})
+			return err
+		}, &renders},
+		{"complete", func(c *client.Client) error {
+			_, _, err := c.Complete(t.Context(), "notes://days/{n}", "n", "", nil)
+			return err
+		}, &completions},
+	} {
+		// Each from an address of its own: a caller of its own, with its
+		// own allowance of 5.
+		c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, HTTPClient: clientFrom(fmt.Sprintf("127.0.0.%d", 10+len(tc.name)))})
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		var wg sync.WaitGroup
+		var refused atomic.Int64
+		for range 30 {
+			wg.Go(func() {
+				if err := tc.do(c); err != nil {
+					refused.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, tc.counter.Load(), int64(5), "%s: the upstream was reached past the gateway's limit", tc.name)
+		assert.GreaterOrEqual(t, refused.Load(), int64(25), tc.name)
+	}
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback
+// address ip, so that a server tells it apart from other callers.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }

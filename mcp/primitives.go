@@ -5,12 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
@@ -185,21 +184,11 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	return b, e, true
 }
 
-// errPanicked answers a function that panicked; what it panicked with
-// goes to the logger, not to the client.
-var errPanicked = errors.New("the function failed unexpectedly (the server's log has the details)")
-
-// guard runs f, a resource's, prompt's or completion's function, turning
-// a panic into errPanicked, logged with its stack, so that one bad
-// function neither takes the server down nor leaves a request unanswered.
-func (s *server) guard(ctx context.Context, what string, f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.logger.ErrorContext(ctx, "otc: function panicked", "of", what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			err = errPanicked
-		}
-	}()
-	return f()
+// run runs fn, the function of a read, a render or a completion of
+// target, through the registry's pipeline (callin.RunReadable): its
+// middleware, its timeout, a panic recovered and logged.
+func (s *server) run(ctx context.Context, x *exchange, kind, target string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	return callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, fn)
 }
 
 // withExtra adds the generation's extra to a result object b that is not
@@ -291,9 +280,9 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		err = s.guard(ctx, "resource "+r.URI, func() (err error) { contents, err = r.Read(ctx, uri); return err })
+		contents, err = s.run(ctx, x, "read", uri, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
 	case t != nil:
-		err = s.guard(ctx, "resource template "+t.Template.String(), func() (err error) { contents, err = t.Read(ctx, uri, vs); return err })
+		contents, err = s.run(ctx, x, "read", uri, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
 	default:
 		return nil, notFoundURI(x, uri)
 	}
@@ -316,6 +305,16 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 // error with what the function said.
 func primitiveError(what string, err error) *rpcError {
 	var oe *otc.Error
+	if errors.As(err, &oe) && oe.Code != otc.CodeInvalidInput {
+		// A middleware's refusal, as a call's.
+		switch {
+		case oe.Reason != "":
+			return policyError(oe, false)
+		case oe.Code == otc.CodeRateLimited || oe.Code == otc.CodeUnavailable:
+			return rateLimited(oe)
+		}
+		return &rpcError{Code: codeInternalError, Message: what + ": " + oe.Message}
+	}
 	if errors.As(err, &oe) && oe.Code == otc.CodeInvalidInput {
 		e := &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + oe.Message}
 		if len(oe.ParameterErrors) > 0 {
@@ -383,8 +382,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	var res json.RawMessage
-	err := s.guard(ctx, "prompt "+pr.Name, func() (err error) { res, err = pr.Get(ctx, args); return err })
+	res, err := s.run(ctx, x, "render", pr.Name, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
@@ -420,22 +418,22 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	if p.Context != nil {
 		chosen = p.Context.Arguments
 	}
-	var values []string
-	var total int
-	var more bool
-	err := s.guard(ctx, "completion of "+p.Ref.Name+p.Ref.URI, func() (err error) {
-		values, total, more, err = complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
-		return err
+	target := p.Ref.URI
+	if p.Ref.Type == "ref/prompt" {
+		target = "prompt:" + p.Ref.Name
+	}
+	b, err := s.run(ctx, x, "complete", target, func(ctx context.Context) (json.RawMessage, error) {
+		values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
+		if err != nil {
+			return nil, err
+		}
+		if values == nil {
+			values = []string{}
+		}
+		return json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
 	})
 	if err != nil {
 		return nil, primitiveError("The argument could not be completed", err)
-	}
-	if values == nil {
-		values = []string{}
-	}
-	b, err := json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
-	if err != nil {
-		return nil, &rpcError{Code: codeInternalError, Message: fmt.Sprintf("The argument could not be completed: %v", err)}
 	}
 	return s.withExtra(x, b), nil
 }

@@ -59,9 +59,15 @@ const (
 	keyToolCallID      = attribute.Key("gen_ai.tool.call.id")
 	keyErrorType       = attribute.Key("error.type")
 	keyProtocol        = attribute.Key("otc.protocol")
-	keyToolID          = attribute.Key("otc.tool.id")
-	keyOutcome         = attribute.Key("otc.outcome")
-	keyReplayed        = attribute.Key("otc.replayed")
+	// keyResourceURI and keyPromptName say what a read or a render is of
+	// (MCP's semantic conventions); keyTarget what a completion completes.
+	keyMCPMethod   = attribute.Key("mcp.method.name")
+	keyResourceURI = attribute.Key("mcp.resource.uri")
+	keyPromptName  = attribute.Key("gen_ai.prompt.name")
+	keyTarget      = attribute.Key("otc.target")
+	keyToolID      = attribute.Key("otc.tool.id")
+	keyOutcome     = attribute.Key("otc.outcome")
+	keyReplayed    = attribute.Key("otc.replayed")
 )
 
 const (
@@ -240,6 +246,9 @@ func (m *middleware) wrap(next otc.CallFunc) otc.CallFunc {
 				ctx = m.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 			}
 		}
+		if c.Kind != "" && c.Kind != otc.CallTool {
+			return m.wrapReadable(ctx, next, c)
+		}
 		ti := m.info(c.Tool)
 
 		n := len(ti.attrs) + 2
@@ -293,6 +302,51 @@ func (m *middleware) wrap(next otc.CallFunc) otc.CallFunc {
 		}
 		return res, err
 	}
+}
+
+// wrapReadable traces and times a read, a render or a completion: a span
+// named as MCP's method (resources/read, prompts/get,
+// completion/complete) with what it is of, and the duration histogram
+// under mcp.method.name, apart from the tools'.
+func (m *middleware) wrapReadable(ctx context.Context, next otc.CallFunc, c *otc.Call) (otc.CallResult, error) {
+	var method string
+	attrs := make([]attribute.KeyValue, 0, 4)
+	switch c.Kind {
+	case otc.CallRead:
+		method = "resources/read"
+		attrs = append(attrs, keyResourceURI.String(clip(c.Target, maxNameLength)))
+	case otc.CallRender:
+		method = "prompts/get"
+		attrs = append(attrs, keyPromptName.String(clip(c.Target, maxNameLength)))
+	default:
+		method = "completion/complete"
+		attrs = append(attrs, keyTarget.String(clip(c.Target, maxNameLength)))
+	}
+	attrs = append(attrs, keyMCPMethod.String(method))
+	if c.CallID != "" {
+		attrs = append(attrs, keyToolCallID.String(c.CallID))
+	}
+	if c.Protocol != "" {
+		attrs = append(attrs, keyProtocol.String(c.Protocol))
+	}
+	start := time.Now()
+	ctx, span := m.tracer.Start(ctx, method, internalKind, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	res, err := next(ctx, c)
+	end := time.Now()
+	outcome := otc.OutcomeOf(res, err)
+	kvs := []attribute.KeyValue{keyMCPMethod.String(method), keyOutcome.String(string(outcome))}
+	if outcome == otc.OutcomeSuccess {
+		span.SetAttributes(keyOutcome.String(string(outcome)))
+	} else {
+		span.SetAttributes(keyOutcome.String(string(outcome)), keyErrorType.String(string(outcome)))
+		span.SetStatus(codes.Error, statusDescription(outcome))
+		kvs = append(kvs, keyErrorType.String(string(outcome)))
+	}
+	span.End(trace.WithTimestamp(end))
+	if m.duration.Enabled(ctx) {
+		m.duration.Record(ctx, end.Sub(start).Seconds(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
+	}
+	return res, err
 }
 
 // clip cuts s to at most n bytes without splitting a UTF-8 sequence, and

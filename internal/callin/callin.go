@@ -3,6 +3,7 @@ package callin
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -43,3 +44,14 @@ var Resolve func(reg, req any) (tasks uint8, window time.Duration, ok bool)
 // question's method and params) with the checks the root package makes of
 // answers, and returns what is wrong with it, or "".
 var CheckAnswer func(method string, params, answer json.RawMessage) string
+
+// RunReadable runs fn, the function of a read ("read"), a render
+// ("render") or a completion ("complete") of target, through reg's
+// pipeline: its middleware, as an otc.Call of that Kind and Target, and
+// its core, within timeout (zero: the registry's DefaultTimeout), a panic
+// recovered. It returns what fn returned, or the error a middleware
+// refused the request with, or an error that says it ran past its timeout
+// or panicked. reg is an *otc.Registry; r, the request it
+// came in, nil over stdio.
+var RunReadable func(ctx context.Context, reg any, kind, target, protocol string, r *http.Request, timeout time.Duration,
+	fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error)

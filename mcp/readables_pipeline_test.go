@@ -1,0 +1,146 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
+)
+
+// seen records what a middleware saw: each call's kind and target.
+type seen struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *seen) middleware(next otc.CallFunc) otc.CallFunc {
+	return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
+		s.mu.Lock()
+		s.calls = append(s.calls, string(c.Kind)+" "+c.Target)
+		s.mu.Unlock()
+		res, err := next(ctx, c)
+		s.mu.Lock()
+		s.calls = append(s.calls, "outcome "+string(otc.OutcomeOf(res, err)))
+		s.mu.Unlock()
+		return res, err
+	}
+}
+
+func (s *seen) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.calls
+	s.calls = nil
+	return out
+}
+
+// pipelineRegistry is a registry whose middleware records what it sees,
+// with a DefaultTimeout of 300 ms: a resource, a resource that takes 5 s
+// whatever its context says, a template that completes, and a prompt.
+func pipelineRegistry(t *testing.T) (*otc.Registry, *seen) {
+	t.Helper()
+	s := &seen{}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{s.middleware}, DefaultTimeout: 300 * time.Millisecond})
+	_, err := resource.Register(reg, resource.Resource{URI: "test://fast", Name: "fast"}, func(context.Context) (string, error) { return "quick", nil })
+	require.NoError(t, err)
+	_, err = resource.Register(reg, resource.Resource{URI: "test://slow", Name: "slow"}, func(context.Context) (string, error) {
+		time.Sleep(5 * time.Second)
+		return "late", nil
+	})
+	require.NoError(t, err)
+	type nameArgs struct {
+		Name string `json:"name" jsonschema:"description=A name."`
+	}
+	_, err = resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
+		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) {
+			return []string{prefix + "1"}, nil
+		}},
+		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
+	require.NoError(t, err)
+	_, err = prompt.Register(reg, prompt.Prompt[nameArgs]{Name: "greet"}, func(_ context.Context, in nameArgs) (string, error) { return "Hello " + in.Name, nil })
+	require.NoError(t, err)
+	return reg, s
+}
+
+// TestReadablesThroughPipeline: a read, a render and a completion pass
+// the registry's middleware as a tool call does, as a Call whose Kind
+// and Target say what it is, over HTTP at 2025-11-25 and 2026-07-28 and
+// over stdio; and a read is bounded by DefaultTimeout: one that takes 5 s
+// is answered with a timeout error at 300 ms.
+func TestReadablesThroughPipeline(t *testing.T) {
+	t.Parallel()
+	reg, s := pipelineRegistry(t)
+	url := serve(t, reg, nil)
+	requests := []struct {
+		method string
+		params obj
+		want   string
+	}{
+		{"resources/read", obj{"uri": "test://fast"}, "read test://fast"},
+		{"resources/read", obj{"uri": "test://names/ada"}, "read test://names/ada"},
+		{"prompts/get", obj{"name": "greet", "arguments": obj{"name": "ada"}}, "render greet"},
+		{"completion/complete", obj{"ref": obj{"type": "ref/resource", "uri": "test://names/{name}"}, "argument": obj{"name": "name", "value": "a"}}, "complete test://names/{name}"},
+		{"completion/complete", obj{"ref": obj{"type": "ref/prompt", "name": "greet"}, "argument": obj{"name": "name", "value": "a"}}, "complete prompt:greet"},
+	}
+	for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {
+		for _, r := range requests {
+			params := obj{}
+			for k, v := range r.params {
+				params[k] = v
+			}
+			hdr := map[string]string{"MCP-Protocol-Version": version}
+			if version == mcp.Version20260728 {
+				params["_meta"] = modernMeta(nil)
+				hdr = modernHeaders(r.method, "")
+			}
+			post(t, url, request(1, r.method, params), hdr).result(t)
+			assert.Equal(t, []string{r.want, "outcome success"}, s.take(), "%s %s", version, r.method)
+		}
+	}
+
+	c := startStdio(t, t.Context(), reg, nil)
+	c.send(request(0, "initialize", obj{"protocolVersion": mcp.Version20251125, "capabilities": obj{}, "clientInfo": obj{"name": "t", "version": "1"}}))
+	c.recvResponse()
+	for i, r := range requests {
+		c.send(request(i+1, r.method, r.params))
+		got := c.recvResponse()
+		require.Nil(t, got.Error, "%s", got.Error)
+		assert.Equal(t, []string{r.want, "outcome success"}, s.take(), "stdio %s", r.method)
+	}
+
+	start := time.Now()
+	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://slow"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusOK, -32603)
+	assert.Less(t, time.Since(start), 2*time.Second, "the read outran its timeout")
+	assert.Contains(t, e.Message, "did not finish within its timeout (300ms)")
+	assert.Equal(t, []string{"read test://slow", "outcome timeout"}, s.take())
+}
+
+// TestReadablesRefusedByMiddleware: a middleware's refusal of a read is
+// the request's answer, as for a call: a rate limit's is -32000 with
+// its delay, 429 over HTTP.
+func TestReadablesRefusedByMiddleware(t *testing.T) {
+	t.Parallel()
+	limit := func(next otc.CallFunc) otc.CallFunc {
+		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
+			if c.Kind == otc.CallRead {
+				return otc.CallResult{}, &otc.Error{Code: otc.CodeRateLimited, Message: "Too many reads", RetryAfter: 2 * time.Second}
+			}
+			return next(ctx, c)
+		}
+	}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}})
+	_, err := resource.Register(reg, resource.Resource{URI: "test://fast", Name: "fast"}, func(context.Context) (string, error) { return "quick", nil })
+	require.NoError(t, err)
+	url := serve(t, reg, nil)
+	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://fast"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusTooManyRequests, -32000)
+	assert.Equal(t, "Too many reads", e.Message)
+}
