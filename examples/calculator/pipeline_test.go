@@ -175,3 +175,37 @@ func nextCallRecord(t *testing.T, lines <-chan string) callRecord {
 		return callRecord{l, fields}
 	}
 }
+
+// TestMain_ReadsLoggedAndLimited runs the program with OTC_LOG_CALLS=1
+// and OTC_RATE_LIMIT=5/m: a read of a resource over MCP writes a record
+// of the call log (message "read", its URI), and the caller's reads are
+// refused past the limit as its calls are.
+func TestMain_ReadsLoggedAndLimited(t *testing.T) {
+	t.Parallel()
+	cmd, lines := startMainEnv(t, "-addr 127.0.0.1:0", "OTC_LOG_CALLS=1", "OTC_RATE_LIMIT=5/m")
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	base := listeningURL(t, nextLine(t, lines))
+	read := func() int {
+		req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"calc://constants"}}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, read())
+	record := nextCallRecord(t, lines)
+	assert.Equal(t, "read", record.fields["msg"])
+	assert.Equal(t, "calc://constants", record.fields["target"])
+	assert.Equal(t, "mcp", record.fields["protocol"])
+	assert.Equal(t, "success", record.fields["outcome"])
+
+	statuses := map[int]int{http.StatusOK: 1}
+	for range 29 {
+		statuses[read()]++
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: 5, http.StatusTooManyRequests: 25}, statuses, "30 reads at a limit of 5")
+}
