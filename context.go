@@ -25,6 +25,9 @@ type callInfo struct {
 	// asked counts the questions of the call that had no key of their
 	// own, to name them (see InputRequest.Key).
 	asked atomic.Int32
+	// readable is the function of a read, render or completion, and what
+	// it returned (readable.go); unused by a tool call.
+	readable readable
 }
 
 func withCallInfo(ctx context.Context, info *callInfo) context.Context {

@@ -78,10 +78,20 @@ func init() {
 func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, protocol string, hr *http.Request, timeout time.Duration,
 	fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	info := &callInfo{request: hr}
-	rd := &readable{fn: fn, timeout: timeout}
+	rd := &info.readable
+	rd.fn, rd.timeout = fn, timeout
 	c := &info.call
-	*c = Call{Kind: kind, Target: target, Protocol: protocol, CallID: NewCallID(), Identity: CallerIdentity(ctx), info: info, readable: rd}
-	res, err := r.chain(withCallInfo(ctx, info), c)
+	*c = Call{Kind: kind, Target: target, Protocol: protocol, Identity: CallerIdentity(ctx), info: info, readable: rd}
+	var res CallResult
+	var err error
+	if r.wrapped {
+		// Middleware sees the call: with an id, and its request in the
+		// context (HTTPRequest).
+		c.CallID = NewCallID()
+		res, err = r.chain(withCallInfo(ctx, info), c)
+	} else {
+		res, err = r.core(ctx, c)
+	}
 	switch {
 	case err != nil:
 		return nil, err

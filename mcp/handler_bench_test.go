@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/resource"
 )
 
 // The benchmarks put the MCP handler beside a hand-written net/http
@@ -47,6 +49,12 @@ func floorMCPHandler() http.Handler {
 
 func benchHandler(b *testing.B, h http.Handler, path, body string, headers map[string]string) {
 	b.Helper()
+	benchHandlerWant(b, h, path, body, headers, `"(result|value)":15`)
+}
+
+// benchHandlerWant is benchHandler with the answer it must find.
+func benchHandlerWant(b *testing.B, h http.Handler, path, body string, headers map[string]string, want string) {
+	b.Helper()
 	proto := httptest.NewRequest(http.MethodPost, path, nil)
 	proto.Header.Set("Content-Type", "application/json")
 	proto.Header.Set("Accept", "application/json, text/event-stream")
@@ -65,7 +73,7 @@ func benchHandler(b *testing.B, h http.Handler, path, body string, headers map[s
 	}
 	w := run()
 	require.Equal(b, http.StatusOK, w.Code, w.Body.String())
-	require.Regexp(b, `"(result|value)":15`, w.Body.String())
+	require.Regexp(b, want, w.Body.String())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -133,3 +141,16 @@ func TestCallAllocations(t *testing.T) {
 
 // raceEnabled is true under the race detector (race_test.go).
 var raceEnabled bool
+
+// BenchmarkMCPRead is one resources/read of a small text resource through
+// the MCP handler, beside the tools/call of BenchmarkMCPCall: the cost of
+// the pipeline a read goes through.
+func BenchmarkMCPRead(b *testing.B) {
+	reg := testkit.NewAddRegistry(b)
+	_, err := resource.Register(reg, resource.Resource{URI: "bench://page", Name: "page"}, func(context.Context) (string, error) { return "a page", nil })
+	require.NoError(b, err)
+	b.Run("read", func(b *testing.B) {
+		benchHandlerWant(b, mcp.NewHandler(reg, nil), "/mcp", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"bench://page"}}`, nil, `"text":"a page"`)
+	})
+	b.Run("call", func(b *testing.B) { benchHandler(b, mcp.NewHandler(reg, nil), "/mcp", testkit.MCPAddCall, nil) })
+}
