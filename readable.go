@@ -82,13 +82,14 @@ func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, pro
 	rd.fn, rd.timeout = fn, timeout
 	c := &info.call
 	*c = Call{Kind: kind, Target: target, Protocol: protocol, Identity: CallerIdentity(ctx), info: info, readable: rd}
+	// The function, and middleware, find the request in the context
+	// (HTTPRequest): a gateway's read passes the caller's token on.
+	ctx = withCallInfo(ctx, info)
 	var res CallResult
 	var err error
 	if r.wrapped {
-		// Middleware sees the call: with an id, and its request in the
-		// context (HTTPRequest).
-		c.CallID = NewCallID()
-		res, err = r.chain(withCallInfo(ctx, info), c)
+		c.CallID = NewCallID() // for middleware: a log's, a span's
+		res, err = r.chain(ctx, c)
 	} else {
 		res, err = r.core(ctx, c)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/hophdr"
 )
 
 // This file reads what an MCP server offers beside its tools: resources
@@ -96,7 +97,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) ([]otc.EmbeddedRe
 	var res struct {
 		Contents []otc.EmbeddedResource `json:"contents"`
 	}
-	if err := s.request(ctx, nil, "resources/read", map[string]any{"uri": uri}, &res); err != nil {
+	if err := s.request(ctx, hopCall(ctx), "resources/read", map[string]any{"uri": uri}, &res); err != nil {
 		return nil, fmt.Errorf("otc client: read %s: %w", truncate(uri, 200), err)
 	}
 	return res.Contents, nil
@@ -159,7 +160,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	}
 	for round := 0; ; round++ {
 		var raw json.RawMessage
-		if err := s.request(ctx, nil, "prompts/get", params, &raw); err != nil {
+		if err := s.request(ctx, hopCall(ctx), "prompts/get", params, &raw); err != nil {
 			return fail(err)
 		}
 		var head callAnswer
@@ -214,7 +215,7 @@ func (c *Client) Complete(ctx context.Context, ref, argument, prefix string, cho
 			HasMore bool     `json:"hasMore"`
 		} `json:"completion"`
 	}
-	if err := s.request(ctx, nil, "completion/complete", params, &res); err != nil {
+	if err := s.request(ctx, hopCall(ctx), "completion/complete", params, &res); err != nil {
 		return nil, false, fmt.Errorf("otc client: complete %s of %s: %w", truncate(argument, 64), truncate(ref, 200), err)
 	}
 	return res.Completion.Values, res.Completion.HasMore, nil
@@ -250,4 +251,15 @@ func pages[T any](ctx context.Context, s *mcpSession, method, member string) ([]
 		cursor = next
 	}
 	return nil, fmt.Errorf("%s gave more than %d pages", method, mcpMaxPages)
+}
+
+// hopCall is the call whose headers a read, a render or a completion
+// sends: those a gateway put on ctx for the request it forwards (the
+// caller's token, the trace context: internal/hophdr), or nil.
+func hopCall(ctx context.Context) *call {
+	h := hophdr.From(ctx)
+	if h == nil {
+		return nil
+	}
+	return &call{opts: CallOptions{Header: h}}
 }

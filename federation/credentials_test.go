@@ -1,7 +1,10 @@
 package federation_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -17,7 +20,10 @@ import (
 	"github.com/otcgo/otc/auth"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
 )
 
 const jwtSecret = "a-shared-secret-of-at-least-32-bytes!!"
@@ -122,4 +128,96 @@ func TestFederation_Requirements(t *testing.T) {
 	require.ErrorAs(t, err, &oe)
 	require.NotNil(t, oe.MissingRequirements)
 	assert.Equal(t, int64(1), runs.Load(), "refused by the gateway, never sent")
+}
+
+// TestFederation_ReadablesCarryTheCaller: with pass_through, a read, a
+// render and a completion reach the upstream with the caller's token,
+// as a call does, never the gateway's own; a caller without a token for
+// the upstream makes no upstream request; and a read the upstream never
+// answers is answered within the upstream's call timeout.
+func TestFederation_ReadablesCarryTheCaller(t *testing.T) {
+	type dayIn struct {
+		N int `json:"n" jsonschema:"required,maximum=31,description=The day."`
+	}
+	up := otc.NewRegistry(nil)
+	_, err := resource.Register(up, resource.Resource{URI: "notes://today", Name: "today"}, func(context.Context) (string, error) { return "# Today", nil })
+	require.NoError(t, err)
+	hang := make(chan struct{})
+	_, err = resource.Register(up, resource.Resource{URI: "notes://never", Name: "never"}, func(context.Context) (string, error) { <-hang; return "", nil })
+	require.NoError(t, err)
+	_, err = resource.RegisterTemplate(up, resource.Template[dayIn]{URITemplate: "notes://days/{n}", Name: "day",
+		Complete: func(context.Context, string, string, dayIn) ([]string, error) { return []string{"1"}, nil }},
+		func(_ context.Context, in dayIn) (string, error) { return "day", nil })
+	require.NoError(t, err)
+	_, err = prompt.Register(up, prompt.Prompt[summaryIn]{Name: "summarize"}, func(_ context.Context, in summaryIn) (string, error) { return in.Text, nil })
+	require.NoError(t, err)
+	upAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(jwtSecret), Audiences: []string{"calc"}})
+	require.NoError(t, err)
+	h := mcp.NewHandler(up, &mcp.Options{Authenticator: upAuth})
+	var mu sync.Mutex
+	seen := map[string][]string{} // method → the Authorization of each request
+	guarded := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		seen[m.Method] = append(seen[m.Method], r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(guarded.Close)
+	t.Cleanup(func() { close(hang) }) // before the server's Close, which waits for the read
+
+	gwAuth, err := auth.NewJWTAuth(&auth.JWTOptions{Secret: []byte(jwtSecret), Audiences: []string{"gateway"}})
+	require.NoError(t, err)
+	reg := otc.NewRegistry(nil)
+	gatewayToken := signed(t, "calc")
+	fed, err := federation.Mount(context.Background(), reg, []federation.Upstream{
+		{Name: "notes", URL: guarded.URL, Format: client.FormatMCP, CallTimeout: time.Second, Sessions: -1,
+			Credentials: federation.Credentials{BearerToken: gatewayToken, PassThrough: true, Audience: "calc"}},
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fed.Close() })
+	mux := http.NewServeMux()
+	mount.All(mux, reg, &mount.Options{Authenticator: gwAuth})
+	gw := httptest.NewServer(mux)
+	t.Cleanup(gw.Close)
+	as := func(token string) *client.Client {
+		c, err := client.New(gw.URL+mount.PrefixMCP, &client.Options{Format: client.FormatMCP, BearerToken: token})
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	callerToken := signed(t, "gateway", "calc")
+	c := as(callerToken)
+	ctx := t.Context()
+	_, err = c.ReadResource(ctx, "notes://today")
+	require.NoError(t, err)
+	_, err = c.GetPrompt(ctx, "notes_summarize", map[string]string{"text": "x"})
+	require.NoError(t, err)
+	_, _, err = c.Complete(ctx, "notes://days/{n}", "n", "", nil)
+	require.NoError(t, err)
+	mu.Lock()
+	for _, method := range []string{"resources/read", "prompts/get", "completion/complete"} {
+		assert.Equal(t, []string{"Bearer " + callerToken}, seen[method], "%s carried the caller's token, and only it", method)
+	}
+	reads := len(seen["resources/read"])
+	mu.Unlock()
+
+	// A caller whose token is for the gateway alone: refused at the
+	// gateway, with no upstream request.
+	_, err = as(signed(t, "gateway")).ReadResource(ctx, "notes://today")
+	require.Error(t, err)
+	mu.Lock()
+	assert.Len(t, seen["resources/read"], reads, "no upstream read without a token for it")
+	mu.Unlock()
+
+	start := time.Now()
+	_, err = c.ReadResource(ctx, "notes://never")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not answer within 1s")
+	assert.Less(t, time.Since(start), 10*time.Second, "the read outlived the upstream's call timeout")
 }

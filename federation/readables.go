@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/hophdr"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
@@ -334,7 +336,7 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 	return &primitive.Prompt{Name: p.Name, Entry: listed, Admits: u.admits(p.Name),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			var res *client.PromptResult
-			err := u.forward(ctx, func(cl *client.Client) (err error) {
+			err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
 				res, err = cl.GetPrompt(ctx, remote, args)
 				return err
 			})
@@ -351,7 +353,7 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 // read reads the resource at uri from the upstream.
 func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error) {
 	var contents []otc.EmbeddedResource
-	err := u.forward(ctx, func(cl *client.Client) (err error) {
+	err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
 		contents, err = cl.ReadResource(ctx, uri)
 		return err
 	})
@@ -373,12 +375,16 @@ func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error
 	return json.Marshal(out)
 }
 
+// errForwardTimeout is the cause of a forwarded request's context ending
+// at the upstream's call timeout.
+var errForwardTimeout = errors.New("federation: the upstream's call timeout passed")
+
 // complete asks the upstream to complete an argument of ref (a template,
 // or a prompt's remote name).
 func (u *upstream) complete(ctx context.Context, ref, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
 	var values []string
 	var more bool
-	err := u.forward(ctx, func(cl *client.Client) (err error) {
+	err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
 		values, more, err = cl.Complete(ctx, ref, argument, prefix, chosen)
 		return err
 	})
@@ -392,15 +398,52 @@ func (u *upstream) complete(ctx context.Context, ref, argument, prefix string, c
 // breaker, and words its failure for the caller: the upstream's refusal
 // of an argument as invalid input, a URI it has nothing at as not found,
 // and a failure to reach it as such.
-func (u *upstream) forward(ctx context.Context, f func(cl *client.Client) error) error {
+//
+// It goes as a call of the upstream's tools does: with the caller's
+// token where the upstream takes it (pass_through, token_exchange), never
+// the gateway's in its place, and the trace context; within the
+// upstream's CallTimeout; and cancelled upstream when the caller goes.
+func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *client.Client) error) error {
+	header := http.Header{}
+	u.f.propagate(ctx, header)
+	switch {
+	case u.cfg.Credentials.PassThrough:
+		tok, err := passThrough(ctx, u.cfg.Credentials.Audience)
+		if err != nil {
+			return err
+		}
+		header.Set("Authorization", "Bearer "+tok)
+	case u.cfg.Credentials.TokenExchange != nil:
+		if _, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange"); err != nil {
+			return err // refused before any request
+		}
+	}
 	if _, ok := u.brk.allow(); !ok {
 		return fmt.Errorf("the server %s is not answering just now; try again later", u.cfg.Name)
+	}
+	if t := u.cfg.CallTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t, errForwardTimeout)
+		defer cancel()
 	}
 	cl, release, err := u.clientFor(ctx)
 	if err != nil {
 		return err
 	}
-	err = f(cl)
+	if u.cfg.Credentials.TokenExchange != nil {
+		tok, err := exchangeFor(ctx, cl, u.cfg.Name)
+		if err != nil {
+			release(false)
+			return err
+		}
+		header.Set("Authorization", "Bearer "+tok)
+	}
+	err = f(hophdr.With(ctx, header), cl)
+	if context.Cause(ctx) == errForwardTimeout {
+		release(false)
+		u.brk.failure()
+		return fmt.Errorf("the server %s did not answer within %s (its call timeout); try again", u.cfg.Name, u.cfg.CallTimeout)
+	}
 	unreached := err != nil && cl.Unreached(err)
 	release(unreached && ctx.Err() == nil)
 	if err == nil {
