@@ -48,15 +48,10 @@ const (
 // down the middleware chain. Its fields describe the call and must not be
 // modified: changing them does not change the call.
 type Call struct {
-	// Kind says what the call runs: a tool (CallTool), or, for what a
-	// registry serves beside its tools, a read of a resource (CallRead), a
-	// prompt rendered (CallRender) or an argument completed
-	// (CallComplete). For the last three, Tool is nil, ToolID and Input
-	// are empty, and Target says what is read, rendered or completed.
-	Kind CallKind
-	// Target is the URI read, the prompt rendered, or what a completion
-	// completes (a resource template's text, or "prompt:" and a prompt's
-	// name); empty for a tool call.
+	// Kind says what the call runs: a tool (CallTool), or a read, render
+	// or completion (CallRead, CallRender, CallComplete), whose Target
+	// says of what; for those Tool is nil, ToolID and Input empty.
+	Kind   CallKind
 	Target string
 
 	// Protocol is the wire format the call came through: ProtocolOTC,
@@ -91,13 +86,11 @@ type Call struct {
 	// secrets included; log it only on purpose.
 	Input json.RawMessage
 
-	tool *registeredTool // nil when err is set
-	req  *CallRequest
-	info *callInfo
-	err  error // why the call cannot run, found before the chain
-	// readable is the function of a read, render or completion; nil for
-	// a tool call.
-	readable *readable
+	tool     *registeredTool // nil when err is set
+	req      *CallRequest
+	info     *callInfo
+	err      error     // why the call cannot run, found before the chain
+	readable *readable // of a read, render or completion; nil for a tool call
 }
 
 // CallFunc runs a call: the rest of the chain, ending in the tool

@@ -305,18 +305,8 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 		return nil
 	}
 	claims := id.Claims
-
-	if id.revoked != nil {
-		jti, _ := claims["jti"].(string)
-		revoked, err := id.revoked(ctx, jti)
-		switch {
-		case err != nil:
-			r.logger.WarnContext(ctx, "otc: revocation check failed; refusing the call", "tool", t.def.ID, "error", err.Error())
-			return refuse(ReasonTokenRevoked, "The token's revocation could not be checked",
-				"the revocation check failed, and a call is refused rather than let through unchecked")
-		case revoked:
-			return refuse(ReasonTokenRevoked, "The token has been revoked", "")
-		}
+	if err := r.checkRevoked(ctx, id, t.def.ID); err != nil {
+		return err
 	}
 
 	if p.RequiresExecution {
@@ -327,6 +317,26 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 			return refuse(ReasonExecBindingInvalid,
 				fmt.Sprintf("The token is not bound to this call of tool '%s'", t.def.Name), msg)
 		}
+	}
+	return nil
+}
+
+// checkRevoked refuses a request of subject (a tool id, a resource's URI,
+// a prompt's name) whose token has been revoked, or whose revocation
+// cannot be checked.
+func (r *Registry) checkRevoked(ctx context.Context, id *Identity, subject string) error {
+	if id.revoked == nil {
+		return nil
+	}
+	jti, _ := id.Claims["jti"].(string)
+	revoked, err := id.revoked(ctx, jti)
+	switch {
+	case err != nil:
+		r.logger.WarnContext(ctx, "otc: revocation check failed; refusing the request", "of", subject, "error", err.Error())
+		return refuse(ReasonTokenRevoked, "The token's revocation could not be checked",
+			"the revocation check failed, and a request is refused rather than let through unchecked")
+	case revoked:
+		return refuse(ReasonTokenRevoked, "The token has been revoked", "")
 	}
 	return nil
 }

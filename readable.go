@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -24,67 +26,62 @@ import (
 // CallKind says what a [Call] runs.
 type CallKind string
 
-// The kinds of calls the pipeline runs.
+// The kinds of calls the pipeline runs: a tool's (Call.ToolID names it),
+// a read of a resource (MCP's resources/read; Call.Target is its URI), a
+// prompt rendered (prompts/get; the prompt's name), and an argument
+// completed (completion/complete; a resource template's text, or
+// "prompt:" and a prompt's name).
 const (
-	// CallTool is a call of a tool: Call.ToolID names it.
-	CallTool CallKind = "tool"
-	// CallRead is a read of a resource (MCP's resources/read): Call.Target
-	// is its URI.
-	CallRead CallKind = "read"
-	// CallRender is a prompt rendered (MCP's prompts/get): Call.Target is
-	// the prompt's name.
-	CallRender CallKind = "render"
-	// CallComplete is the completion of an argument (MCP's
-	// completion/complete): Call.Target names what is completed, a
-	// resource template's text or "prompt:" and a prompt's name.
+	CallTool     CallKind = "tool"
+	CallRead     CallKind = "read"
+	CallRender   CallKind = "render"
 	CallComplete CallKind = "complete"
 )
 
-// readable is the function of a read, render or completion, and what it
-// returned.
+// readable is the function of a read, render or completion; guard, when
+// not nil, checked before it runs against body, the request as it came;
+// and what it returned, as it returned it, for the adapter to word.
 type readable struct {
-	fn      func(context.Context) (json.RawMessage, error)
-	timeout time.Duration
-	// What fn returned: its value, or its error as it returned it, for
-	// the adapter to word.
-	value json.RawMessage
-	err   error
+	fn          func(context.Context) (json.RawMessage, error)
+	timeout     time.Duration
+	guard       *readableGuard
+	body, value []byte
+	err         error
 }
 
-// errReadableDeadline is the cause of a read's, render's or completion's
-// context ending at its timeout.
-var errReadableDeadline = errors.New("otc: the timeout passed")
-
-// What a read, a render or a completion returns that ran past its
-// timeout (see [RegistryOptions.DefaultTimeout]), or whose function
+// The cause of a read's, render's or completion's context ending at its
+// timeout; what it returns that ran past its timeout, or whose function
 // panicked (the panic and its stack go to the registry's logger).
 var (
+	errReadableDeadline = errors.New("otc: the timeout passed")
 	errReadableTimedOut = errors.New("it did not finish within its timeout")
 	errReadablePanicked = errors.New("the function failed unexpectedly (the server's log has the details)")
 )
 
 func init() {
 	callin.RunReadable = func(ctx context.Context, reg any, kind, target, protocol string, r *http.Request, timeout time.Duration,
-		fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-		return reg.(*Registry).serveReadable(ctx, CallKind(kind), target, protocol, r, timeout, fn)
+		guard any, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+		g, _ := guard.(*readableGuard)
+		return reg.(*Registry).serveReadable(ctx, CallKind(kind), target, protocol, r, timeout, g, body, fn)
+	}
+	hook.Guard = func(p any, subject string) any {
+		if g := newReadableGuard(p.(*Policy), subject); g != nil {
+			return g
+		}
+		return nil // not a typed nil: no guard
 	}
 }
 
-// serveReadable runs fn, the function of a read, render or completion of
-// target, through the middleware and the core, within timeout (zero:
-// the registry's DefaultTimeout). It returns what fn returned, or the
-// error a middleware refused it with, errReadableTimedOut, or
-// errReadablePanicked.
+// serveReadable runs fn, of a read, render or completion of target,
+// through the middleware and the core (callin.RunReadable).
 func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, protocol string, hr *http.Request, timeout time.Duration,
-	fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	guard *readableGuard, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	info := &callInfo{request: hr}
 	rd := &info.readable
-	rd.fn, rd.timeout = fn, timeout
+	rd.fn, rd.timeout, rd.guard, rd.body = fn, timeout, guard, body
 	c := &info.call
 	*c = Call{Kind: kind, Target: target, Protocol: protocol, Identity: CallerIdentity(ctx), info: info, readable: rd}
-	// The function, and middleware, find the request in the context
-	// (HTTPRequest): a gateway's read passes the caller's token on.
-	ctx = withCallInfo(ctx, info)
+	ctx = withCallInfo(ctx, info) // HTTPRequest: a gateway passes the caller's token on
 	var res CallResult
 	var err error
 	if r.wrapped {
@@ -111,24 +108,28 @@ func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, pro
 // within its timeout, a panic recovered.
 func (r *Registry) runReadable(ctx context.Context, c *Call) (CallResult, error) {
 	rd := c.readable
+	if rd.guard != nil {
+		if err := r.checkReadable(ctx, c, rd.guard, rd.body); err != nil {
+			return CallResult{}, err
+		}
+	}
 	start := time.Now()
 	res := CallResult{CallID: c.CallID}
 	timeout := rd.timeout
 	if timeout == 0 {
 		timeout = r.timeout
 	}
-	var value json.RawMessage
 	var err error
-	if timeout <= 0 {
-		value, err = r.runReadableFunc(ctx, c)
+	if timeout > 0 {
+		rd.value, err = r.runReadableWithin(ctx, c, timeout, start)
 	} else {
-		value, err = r.runReadableWithin(ctx, c, timeout, start)
+		rd.value, err = r.runReadableFunc(ctx, c)
 	}
 	res.Duration = time.Since(start)
-	rd.value, rd.err = value, err
+	rd.err = err
 	switch {
 	case err == nil:
-		res.Value = value
+		res.Value = rd.value
 	case errors.Is(err, errReadableTimedOut):
 		res.Error, res.outcome = &ToolError{Message: err.Error(), CanRetry: true}, OutcomeTimeout
 	case errors.Is(err, errReadablePanicked):
@@ -152,27 +153,21 @@ func (r *Registry) runReadable(ctx context.Context, c *Call) (CallResult, error)
 func (r *Registry) runReadableWithin(ctx context.Context, c *Call, timeout time.Duration, start time.Time) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errReadableDeadline)
 	defer cancel()
-	type ran struct {
-		value json.RawMessage
-		err   error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		v, err := r.runReadableFunc(ctx, c)
-		done <- ran{v, err}
-	}()
+	done := make(chan struct{})
+	var value json.RawMessage
+	var err error
+	go func() { value, err = r.runReadableFunc(ctx, c); close(done) }()
 	select {
-	case out := <-done:
-		if context.Cause(ctx) == errReadableDeadline || time.Since(start) >= timeout {
-			return nil, fmt.Errorf("%w (%s)", errReadableTimedOut, timeout)
+	case <-done: // by the clock too: the timer may not have run yet
+		if context.Cause(ctx) != errReadableDeadline && time.Since(start) < timeout {
+			return value, err
 		}
-		return out.value, out.err
 	case <-ctx.Done():
-		if context.Cause(ctx) == errReadableDeadline {
-			return nil, fmt.Errorf("%w (%s)", errReadableTimedOut, timeout)
+		if context.Cause(ctx) != errReadableDeadline {
+			return nil, context.Cause(ctx)
 		}
-		return nil, context.Cause(ctx)
 	}
+	return nil, fmt.Errorf("%w (%s)", errReadableTimedOut, timeout)
 }
 
 // runReadableFunc runs the function, a panic recovered and logged.
@@ -187,4 +182,62 @@ func (r *Registry) runReadableFunc(ctx context.Context, c *Call) (value json.Raw
 		}
 	}()
 	return c.readable.fn(ctx)
+}
+
+// readableGuard is what a read or a render of an entry checks of its
+// caller beyond the entry's listing (Policy.Admits, which the server
+// applies before: what a caller may not see reads as not found): the
+// checks that depend on the request and the moment, as a tool call
+// makes them (checkPolicy, spendToken).
+type readableGuard struct {
+	p       *Policy
+	subject string
+	needs   *callerNeeds
+}
+
+// newReadableGuard is hook.Guard: nil for a policy that asks nothing of
+// a read beyond its listing.
+func newReadableGuard(p *Policy, subject string) *readableGuard {
+	if p == nil {
+		return nil
+	}
+	p = clonePolicy(p)
+	n := needsOf(p, subject)
+	if n == nil || !n.capability {
+		return nil // scopes and protocols: the listing checked them
+	}
+	return &readableGuard{p: p, subject: subject, needs: n}
+}
+
+// checkReadable applies g to the call c of a read or a render, whose
+// request came as body.
+func (r *Registry) checkReadable(ctx context.Context, c *Call, g *readableGuard, body []byte) error {
+	id := CallerIdentity(ctx)
+	what := string(c.Kind) + " of " + wire.Truncate(g.subject, 200)
+	if id == nil || id.Claims == nil {
+		return refuse(ReasonMissingToken, "The "+what+" needs a capability token", "")
+	} else if err := r.checkRevoked(ctx, id, g.subject); err != nil || !g.p.RequiresExecution {
+		return err
+	}
+	claims := id.Claims
+	jti, exp, problem := tokenID(claims)
+	if problem != "" {
+		return refuse(ReasonInvalidToken, problem, "")
+	}
+	if msg := checkBinding(g.p, claims, &CallRequest{RequestBody: body, HTTPRequest: c.info.request}); msg != "" {
+		return refuse(ReasonExecBindingInvalid, "The token is not bound to this "+what, msg)
+	}
+	iss, _ := claims["iss"].(string)
+	key := "j" + strconv.Itoa(len(iss)) + ":" + iss + jti // the key a tool call spends: one token, one use
+	fresh, err := r.tokens.spend(ctx, key, "", exp.Add(max(id.leeway, 0)+spentMargin))
+	switch {
+	case err != nil:
+		r.logger.ErrorContext(ctx, "otc: the record of spent token ids failed; the "+string(c.Kind)+" was not run", "of", g.subject, "error", err.Error())
+		return &Error{Code: CodeUnavailable, RetryAfter: r.busyRetryAfter,
+			Message: "The " + what + " could not be run just now; try again shortly with the same token"}
+	case !fresh:
+		return refuse(ReasonTokenReplayed, "The token was already used",
+			"an execution-bound token is good for one request; ask its issuer for a new token")
+	}
+	return nil
 }

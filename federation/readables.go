@@ -290,10 +290,16 @@ func (u *upstream) admits(subject string) primitive.Admits {
 	return hook.Admits(u.cfg.Policy, subject)
 }
 
+// guard is what a read or a render of the upstream's entry named
+// subject checks beyond its listing: its local policy's call-time rules.
+func (u *upstream) guard(subject string) any {
+	return hook.Guard(u.cfg.Policy, subject)
+}
+
 // resourceEntry serves the upstream's resource r.
 func (u *upstream) resourceEntry(r client.Resource) *primitive.Resource {
 	listed, _ := json.Marshal(r)
-	return &primitive.Resource{URI: r.URI, Origin: u.origin, Entry: listed, Admits: u.admits(r.URI),
+	return &primitive.Resource{URI: r.URI, Origin: u.origin, Entry: listed, Admits: u.admits(r.URI), Guard: u.guard(r.URI),
 		Read: func(ctx context.Context, uri string) (json.RawMessage, error) { return u.read(ctx, uri) }}
 }
 
@@ -319,7 +325,7 @@ func (u *upstream) templateEntry(r client.Resource) (*primitive.Template, error)
 	}
 	listed, _ := json.Marshal(r)
 	raw := r.URITemplate
-	return &primitive.Template{Template: t, Origin: u.origin, Entry: listed, Admits: u.admits(raw),
+	return &primitive.Template{Template: t, Origin: u.origin, Entry: listed, Admits: u.admits(raw), Guard: u.guard(raw),
 		Read: func(ctx context.Context, uri string, _ uritemplate.Values) (json.RawMessage, error) {
 			return u.read(ctx, uri)
 		},
@@ -333,7 +339,7 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 	remote := p.Name
 	p.Name = u.cfg.Name + "_" + remote
 	listed, _ := json.Marshal(p)
-	return &primitive.Prompt{Name: p.Name, Entry: listed, Admits: u.admits(p.Name),
+	return &primitive.Prompt{Name: p.Name, Entry: listed, Admits: u.admits(p.Name), Guard: u.guard(p.Name),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			var res *client.PromptResult
 			err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {

@@ -187,8 +187,12 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 // run runs fn, the function of a read, a render or a completion of
 // target, through the registry's pipeline (callin.RunReadable): its
 // middleware, its timeout, a panic recovered and logged.
-func (s *server) run(ctx context.Context, x *exchange, kind, target string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	return callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, fn)
+//
+// guard is the entry's (primitive.Resource.Guard, …), checked against the
+// request's body: a read or a render of an entry whose policy binds its
+// token to the request spends the token, as a call does.
+func (s *server) run(ctx context.Context, x *exchange, kind, target string, guard any, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	return callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, guard, x.body, fn)
 }
 
 // withExtra adds the generation's extra to a result object b that is not
@@ -280,9 +284,9 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		contents, err = s.run(ctx, x, "read", uri, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
+		contents, err = s.run(ctx, x, "read", uri, r.Guard, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
 	case t != nil:
-		contents, err = s.run(ctx, x, "read", uri, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
+		contents, err = s.run(ctx, x, "read", uri, t.Guard, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
 	default:
 		return nil, notFoundURI(x, uri)
 	}
@@ -382,7 +386,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	res, err := s.run(ctx, x, "render", pr.Name, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
+	res, err := s.run(ctx, x, "render", pr.Name, pr.Guard, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
@@ -422,7 +426,9 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	if p.Ref.Type == "ref/prompt" {
 		target = "prompt:" + p.Ref.Name
 	}
-	b, err := s.run(ctx, x, "complete", target, func(ctx context.Context) (json.RawMessage, error) {
+	// A completion says what may be written, not what is there: the
+	// listing's checks (admits) are all it takes, and it spends no token.
+	b, err := s.run(ctx, x, "complete", target, nil, func(ctx context.Context) (json.RawMessage, error) {
 		values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
 		if err != nil {
 			return nil, err

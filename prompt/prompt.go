@@ -141,7 +141,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name),
+	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name),
 		Complete: primitive.NewCompleter(schema, p.Complete),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			vs := make(uritemplate.Values, len(args))

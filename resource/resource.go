@@ -154,7 +154,7 @@ func Register[Out any](reg *otc.Registry, r Resource, read func(context.Context)
 		return fail("%v", err)
 	}
 	mime := r.MIMEType
-	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
+	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
 		out, err := read(ctx)
 		if err != nil {
 			return nil, err
@@ -210,7 +210,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 		return fail("%v", err)
 	}
 	mime := t.MIMEType
-	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate),
+	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate),
 		Complete: primitive.NewCompleter(schema, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
 			in, err := binding.Bind(vars)

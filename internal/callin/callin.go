@@ -51,7 +51,8 @@ var CheckAnswer func(method string, params, answer json.RawMessage) string
 // its core, within timeout (zero: the registry's DefaultTimeout), a panic
 // recovered. It returns what fn returned, or the error a middleware
 // refused the request with, or an error that says it ran past its timeout
-// or panicked. reg is an *otc.Registry; r, the request it
-// came in, nil over stdio.
+// or panicked. reg is an *otc.Registry; r, the request it came in, nil
+// over stdio; guard, what hook.Guard made of the entry's policy (nil for
+// none), checked against body, the request as it came, before fn runs.
 var RunReadable func(ctx context.Context, reg any, kind, target, protocol string, r *http.Request, timeout time.Duration,
-	fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error)
+	guard any, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error)

@@ -44,6 +44,13 @@ var PolicyProblem func(p any) string
 // worked out once, here.
 var Admits func(p any, subject string) func(ctx context.Context, protocol string) bool
 
+// Guard returns, for an *otc.Policy p (nil for none) of the entry named
+// subject, what a read or a render of the entry checks beyond its
+// listing (Admits): the token's revocation and, for an execution-bound
+// policy, the token's binding to the request and its single use. The
+// value is opaque, for callin.RunReadable; nil checks nothing.
+var Guard func(p any, subject string) any
+
 // InvalidInput is the registry's invalid-input error (an *otc.Error)
 // with the problems of the parameters named, or, with none, message as
 // the developer's detail.

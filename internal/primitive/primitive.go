@@ -39,6 +39,9 @@ type Resource struct {
 	Origin Origin
 	Entry  json.RawMessage // the Resource object resources/list shows
 	Admits Admits
+	// Guard is what a read checks beyond Admits (hook.Guard); nil for
+	// nothing.
+	Guard any
 	// Read returns the contents array of resources/read.
 	Read func(ctx context.Context, uri string) (json.RawMessage, error)
 }
@@ -49,6 +52,7 @@ type Template struct {
 	Origin   Origin
 	Entry    json.RawMessage // the ResourceTemplate object resources/templates/list shows
 	Admits   Admits
+	Guard    any // what a read checks beyond Admits (hook.Guard); nil for nothing
 	// Read returns the contents array of the resource at uri, whose
 	// variables the template bound.
 	Read func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error)
@@ -61,6 +65,7 @@ type Prompt struct {
 	Name   string
 	Entry  json.RawMessage // the Prompt object prompts/list shows
 	Admits Admits
+	Guard  any // what a render checks beyond Admits (hook.Guard); nil for nothing
 	// Get renders the prompt: the GetPromptResult object's members
 	// (description, messages), encoded as one object.
 	Get func(ctx context.Context, args map[string]string) (json.RawMessage, error)
