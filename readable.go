@@ -65,7 +65,8 @@ func init() {
 		return reg.(*Registry).serveReadable(ctx, CallKind(kind), target, protocol, r, timeout, g, body, fn)
 	}
 	hook.Guard = func(p any, subject string) any {
-		if g := newReadableGuard(p.(*Policy), subject); g != nil {
+		pp, _ := p.(*Policy)
+		if g := newReadableGuard(pp, subject); g != nil {
 			return g
 		}
 		return nil // not a typed nil: no guard
