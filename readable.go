@@ -65,8 +65,7 @@ func init() {
 		return reg.(*Registry).serveReadable(ctx, CallKind(kind), target, protocol, r, timeout, g, body, fn)
 	}
 	hook.Guard = func(p any, subject string) any {
-		pp, _ := p.(*Policy)
-		if g := newReadableGuard(pp, subject); g != nil {
+		if g := newReadableGuard(p, subject); g != nil {
 			return g
 		}
 		return nil // not a typed nil: no guard
@@ -198,7 +197,8 @@ type readableGuard struct {
 
 // newReadableGuard is hook.Guard: nil for a policy that asks nothing of
 // a read beyond its listing.
-func newReadableGuard(p *Policy, subject string) *readableGuard {
+func newReadableGuard(policy any, subject string) *readableGuard {
+	p, _ := policy.(*Policy)
 	if p == nil {
 		return nil
 	}
