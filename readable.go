@@ -199,15 +199,11 @@ type readableGuard struct {
 // a read beyond its listing.
 func newReadableGuard(policy any, subject string) *readableGuard {
 	p, _ := policy.(*Policy)
-	if p == nil {
-		return nil
-	}
-	p = clonePolicy(p)
-	n := needsOf(p, subject)
+	n := needsOf(p, subject) // nil for a nil policy
 	if n == nil || !n.capability {
 		return nil // scopes and protocols: the listing checked them
 	}
-	return &readableGuard{p: p, subject: subject, needs: n}
+	return &readableGuard{p: clonePolicy(p), subject: subject, needs: n}
 }
 
 // checkReadable applies g to the call c of a read or a render, whose
