@@ -80,6 +80,9 @@ const (
 	// DefaultMaxListenURIBytes bounds the bytes of the resource URIs one
 	// subscriptions/listen request names.
 	DefaultMaxListenURIBytes = 64 << 10
+	// DefaultMaxReadBytes bounds what a read, a render or a completion
+	// answers.
+	DefaultMaxReadBytes = 16 << 20
 )
 
 // Options configures a [Handler] or a stdio server. The zero value, and
@@ -189,6 +192,11 @@ type Options struct {
 	// request naming more is refused with -32602. Zero means
 	// DefaultMaxListenURIBytes.
 	MaxListenURIBytes int
+	// MaxReadBytes bounds the answer of a read (its contents, base64
+	// included), a render or a completion, as encoded: a function that
+	// returns more is answered with an error that says so (-32603), and
+	// nothing of it is sent. Zero means DefaultMaxReadBytes.
+	MaxReadBytes int
 
 	// Logger receives faults of the server itself. Nil means the
 	// registry's logger ([otc.Registry.Logger]), as for the other handlers.

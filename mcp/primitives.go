@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -191,8 +192,13 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 // guard is the entry's (primitive.Resource.Guard, …), checked against the
 // request's body: a read or a render of an entry whose policy binds its
 // token to the request spends the token, as a call does.
+// What it answers is bounded by Options.MaxReadBytes.
 func (s *server) run(ctx context.Context, x *exchange, kind, target string, guard any, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	return callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, guard, x.body, fn)
+	b, err := callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, guard, x.body, fn)
+	if err == nil && len(b) > s.maxRead {
+		return nil, fmt.Errorf("its answer is %d bytes, more than the %d this server sends (mcp.Options.MaxReadBytes)", len(b), s.maxRead)
+	}
+	return b, err
 }
 
 // withExtra adds the generation's extra to a result object b that is not

@@ -2,7 +2,9 @@ package mcp_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/resource"
 )
 
@@ -143,4 +146,68 @@ func TestReadablesRefusedByMiddleware(t *testing.T) {
 	url := serve(t, reg, nil)
 	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://fast"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusTooManyRequests, -32000)
 	assert.Equal(t, "Too many reads", e.Message)
+}
+
+// TestReadablesBadInput: what a hostile client or a broken function can
+// do to a read or a completion is answered with a clear error, bounded,
+// and seen by the middleware: a read function that panics (the server
+// goes on), one that returns 100 MB (not sent: MaxReadBytes), a URI of
+// 100 KB (refused before any template is tried), and a flood of
+// completions from one caller (the rate limit's middleware refuses what
+// is over its limit, and the middleware before it counts every one).
+func TestReadablesBadInput(t *testing.T) {
+	t.Parallel()
+	s := &seen{}
+	limit, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 1, Burst: 50}})
+	require.NoError(t, err)
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{s.middleware, limit}, Logger: slog.New(slog.DiscardHandler)})
+	_, err = resource.Register(reg, resource.Resource{URI: "test://panics", Name: "panics"}, func(context.Context) (string, error) { panic("the disk") })
+	require.NoError(t, err)
+	_, err = resource.Register(reg, resource.Resource{URI: "test://huge", Name: "huge"}, func(context.Context) (string, error) { return strings.Repeat("x", 100<<20), nil })
+	require.NoError(t, err)
+	type nameArgs struct {
+		Name string `json:"name" jsonschema:"description=A name."`
+	}
+	_, err = resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
+		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) { return []string{prefix + "1"}, nil }},
+		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
+	require.NoError(t, err)
+	url := serve(t, reg, nil)
+	legacy := map[string]string{"MCP-Protocol-Version": mcp.Version20251125}
+
+	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://panics"}), legacy).rpcErr(t, http.StatusOK, -32603)
+	assert.Contains(t, e.Message, "failed unexpectedly")
+	assert.Equal(t, []string{"read test://panics", "outcome fault"}, s.take())
+
+	a := post(t, url, request(1, "resources/read", obj{"uri": "test://huge"}), legacy)
+	assert.Less(t, len(a.body), 4096, "the 100 MB were sent")
+	e, _ = a.rpcErr(t, http.StatusOK, -32603)
+	assert.Contains(t, e.Message, "more than the 16777216 this server sends")
+	s.take()
+
+	e, _ = post(t, url, request(1, "resources/read", obj{"uri": "test://names/" + strings.Repeat("a", 100<<10)}), legacy).rpcErr(t, http.StatusOK, -32602)
+	assert.Contains(t, e.Message, "longer than 4096 bytes")
+
+	const n = 2000
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			a := post(t, url, request(i, "completion/complete", obj{"ref": obj{"type": "ref/resource", "uri": "test://names/{name}"}, "argument": obj{"name": "name", "value": "a"}}), legacy)
+			codes[i] = a.status
+		})
+	}
+	wg.Wait()
+	ok, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			refused++
+		}
+	}
+	assert.LessOrEqual(t, ok, 60, "completions past the caller's limit")
+	assert.Equal(t, n, ok+refused)
+	assert.Equal(t, 2*n, len(s.take()), "the middleware saw each, and its outcome")
 }

@@ -33,6 +33,7 @@ type server struct {
 	pageSize int
 	logLevel slog.Level
 	maxBody  int64
+	maxRead  int // what a read, a render or a completion answers, at most
 	// asks holds the requests to clients awaiting answers (ask.go).
 	asks *askTable
 
@@ -106,6 +107,9 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 		s.pageSize = 0
 	}
 	s.maxBody, _ = wire.BodyLimits(s.maxBody, 0)
+	if s.maxRead = opts.MaxReadBytes; s.maxRead <= 0 {
+		s.maxRead = DefaultMaxReadBytes
+	}
 	s.asks = newAskTable(opts)
 	s.listens = newListenCounts(opts)
 	name, version := opts.Name, opts.Version
