@@ -169,7 +169,9 @@ func TestReadablesBadInput(t *testing.T) {
 		Name string `json:"name" jsonschema:"description=A name."`
 	}
 	_, err = resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
-		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) { return []string{prefix + "1"}, nil }},
+		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) {
+			return []string{prefix + "1"}, nil
+		}},
 		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
 	require.NoError(t, err)
 	url := serve(t, reg, nil)
