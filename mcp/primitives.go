@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -193,8 +194,8 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 // request's body: a read or a render of an entry whose policy binds its
 // token to the request spends the token, as a call does.
 // What it answers is bounded by Options.MaxReadBytes.
-func (s *server) run(ctx context.Context, x *exchange, kind, target string, guard any, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	b, err := callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, 0, guard, x.body, fn)
+func (s *server) run(ctx context.Context, x *exchange, kind, target string, guard any, timeout time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	b, err := callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, timeout, guard, x.body, fn)
 	if err == nil && len(b) > s.maxRead {
 		return nil, fmt.Errorf("its answer is %d bytes, more than the %d this server sends (mcp.Options.MaxReadBytes)", len(b), s.maxRead)
 	}
@@ -290,9 +291,9 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		contents, err = s.run(ctx, x, "read", uri, r.Guard, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
+		contents, err = s.run(ctx, x, "read", uri, r.Guard, r.Timeout, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
 	case t != nil:
-		contents, err = s.run(ctx, x, "read", uri, t.Guard, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
+		contents, err = s.run(ctx, x, "read", uri, t.Guard, t.Timeout, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
 	default:
 		return nil, notFoundURI(x, uri)
 	}
@@ -392,7 +393,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	res, err := s.run(ctx, x, "render", pr.Name, pr.Guard, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
+	res, err := s.run(ctx, x, "render", pr.Name, pr.Guard, pr.Timeout, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
@@ -434,7 +435,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	}
 	// A completion says what may be written, not what is there: the
 	// listing's checks (admits) are all it takes, and it spends no token.
-	b, err := s.run(ctx, x, "complete", target, nil, func(ctx context.Context) (json.RawMessage, error) {
+	b, err := s.run(ctx, x, "complete", target, nil, 0, func(ctx context.Context) (json.RawMessage, error) {
 		values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
 		if err != nil {
 			return nil, err

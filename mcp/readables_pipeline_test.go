@@ -60,6 +60,17 @@ func pipelineRegistry(t *testing.T) (*otc.Registry, *seen) {
 		return "late", nil
 	})
 	require.NoError(t, err)
+	// A timeout of its own, shorter; and none at all, past the default.
+	_, err = resource.Register(reg, resource.Resource{URI: "test://brief", Name: "brief", Timeout: 100 * time.Millisecond}, func(context.Context) (string, error) {
+		time.Sleep(time.Second)
+		return "late", nil
+	})
+	require.NoError(t, err)
+	_, err = resource.Register(reg, resource.Resource{URI: "test://patient", Name: "patient", Timeout: -1}, func(context.Context) (string, error) {
+		time.Sleep(500 * time.Millisecond)
+		return "in time", nil
+	})
+	require.NoError(t, err)
 	type nameArgs struct {
 		Name string `json:"name" jsonschema:"description=A name."`
 	}
@@ -125,6 +136,13 @@ func TestReadablesThroughPipeline(t *testing.T) {
 	assert.Less(t, time.Since(start), 2*time.Second, "the read outran its timeout")
 	assert.Contains(t, e.Message, "did not finish within its timeout (300ms)")
 	assert.Equal(t, []string{"read test://slow", "outcome timeout"}, s.take())
+
+	// An entry's own timeout wins over the default, either way.
+	e, _ = post(t, url, request(1, "resources/read", obj{"uri": "test://brief"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusOK, -32603)
+	assert.Contains(t, e.Message, "did not finish within its timeout (100ms)")
+	raw := post(t, url, request(1, "resources/read", obj{"uri": "test://patient"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).result(t)
+	assert.Contains(t, string(raw), "in time", "no timeout: past the default of 300 ms")
+	s.take()
 }
 
 // TestReadablesRefusedByMiddleware: a middleware's refusal of a read is

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hook"
@@ -47,6 +48,10 @@ type Prompt[In any] struct {
 	// does its calls; nil means anyone the server lets in. A capability
 	// token's audience is ResourceURI, or the prompt's name.
 	Policy *otc.Policy
+	// Timeout bounds a render: past it, the caller is answered with an
+	// error that says so, whatever the function does. Zero means the
+	// registry's DefaultTimeout; a negative value, none.
+	Timeout time.Duration
 	// Complete, when set, suggests values for the argument that begin
 	// with prefix, given the arguments chosen already (those that fit
 	// their fields). At most 100 are answered. Nil, or nil values,
@@ -141,7 +146,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name),
+	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name), Timeout: p.Timeout,
 		Complete: primitive.NewCompleter(schema, p.Complete),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			vs := make(uritemplate.Values, len(args))

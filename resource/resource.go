@@ -64,6 +64,10 @@ type Resource struct {
 	// does its calls; nil means anyone the server lets in. A capability
 	// token's audience is ResourceURI, or the resource's URI.
 	Policy *otc.Policy
+	// Timeout bounds a read: past it, the reader is answered with an
+	// error that says so, whatever the function does. Zero means the
+	// registry's DefaultTimeout; a negative value, none.
+	Timeout time.Duration
 }
 
 // Template describes the resources whose URIs match a URI template (RFC
@@ -85,6 +89,8 @@ type Template[In any] struct {
 	// Policy is as for a Resource; a capability token's audience is
 	// ResourceURI, or the template as written.
 	Policy *otc.Policy
+	// Timeout is as for a Resource.
+	Timeout time.Duration
 	// Complete, when set, suggests values for the variable argument that
 	// begin with prefix, given the variables chosen already (those that
 	// fit their fields). At most 100 are answered. Nil, or nil values,
@@ -154,7 +160,7 @@ func Register[Out any](reg *otc.Registry, r Resource, read func(context.Context)
 		return fail("%v", err)
 	}
 	mime := r.MIMEType
-	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
+	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Timeout: r.Timeout, Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
 		out, err := read(ctx)
 		if err != nil {
 			return nil, err
@@ -210,7 +216,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 		return fail("%v", err)
 	}
 	mime := t.MIMEType
-	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate),
+	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout,
 		Complete: primitive.NewCompleter(schema, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
 			in, err := binding.Bind(vars)

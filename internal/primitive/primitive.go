@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 
 	"github.com/otcgo/otc/internal/hook"
@@ -42,6 +43,8 @@ type Resource struct {
 	// Guard is what a read checks beyond Admits (hook.Guard); nil for
 	// nothing.
 	Guard any
+	// Timeout bounds a read; zero: the registry's DefaultTimeout.
+	Timeout time.Duration
 	// Read returns the contents array of resources/read.
 	Read func(ctx context.Context, uri string) (json.RawMessage, error)
 }
@@ -52,7 +55,8 @@ type Template struct {
 	Origin   Origin
 	Entry    json.RawMessage // the ResourceTemplate object resources/templates/list shows
 	Admits   Admits
-	Guard    any // what a read checks beyond Admits (hook.Guard); nil for nothing
+	Guard    any           // what a read checks beyond Admits (hook.Guard); nil for nothing
+	Timeout  time.Duration // bounds a read; zero: the registry's DefaultTimeout
 	// Read returns the contents array of the resource at uri, whose
 	// variables the template bound.
 	Read func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error)
@@ -62,10 +66,11 @@ type Template struct {
 
 // Prompt is a prompt template.
 type Prompt struct {
-	Name   string
-	Entry  json.RawMessage // the Prompt object prompts/list shows
-	Admits Admits
-	Guard  any // what a render checks beyond Admits (hook.Guard); nil for nothing
+	Name    string
+	Entry   json.RawMessage // the Prompt object prompts/list shows
+	Admits  Admits
+	Guard   any           // what a render checks beyond Admits (hook.Guard); nil for nothing
+	Timeout time.Duration // bounds a render; zero: the registry's DefaultTimeout
 	// Get renders the prompt: the GetPromptResult object's members
 	// (description, messages), encoded as one object.
 	Get func(ctx context.Context, args map[string]string) (json.RawMessage, error)
