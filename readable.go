@@ -80,12 +80,11 @@ func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, pro
 	rd := &info.readable
 	rd.fn, rd.timeout, rd.guard, rd.body = fn, timeout, guard, body
 	c := &info.call
-	*c = Call{Kind: kind, Target: target, Protocol: protocol, Identity: CallerIdentity(ctx), info: info, readable: rd}
+	*c = Call{Kind: kind, Target: target, Protocol: protocol, CallID: NewCallID(), Identity: CallerIdentity(ctx), info: info, readable: rd}
 	ctx = withCallInfo(ctx, info) // HTTPRequest: a gateway passes the caller's token on
 	var res CallResult
 	var err error
 	if r.wrapped {
-		c.CallID = NewCallID() // for middleware: a log's, a span's
 		res, err = r.chain(ctx, c)
 	} else {
 		res, err = r.core(ctx, c)

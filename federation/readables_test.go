@@ -293,3 +293,45 @@ func clientFrom(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 }
+
+// TestFederation_PromptQuestionsRelayed: a prompt of an upstream that
+// asks its caller a question (elicitation) while it renders has the
+// question put to the gateway's caller, and renders with the answer, as
+// a tool of the upstream's does.
+func TestFederation_PromptQuestionsRelayed(t *testing.T) {
+	t.Parallel()
+	up := otc.NewRegistry(nil)
+	_, err := prompt.Register(up, prompt.Prompt[struct{}]{Name: "ask"}, func(ctx context.Context, _ struct{}) (string, error) {
+		var ans struct {
+			Topic string `json:"topic" jsonschema:"required"`
+		}
+		if _, err := otc.Elicit(ctx, "Which topic?", &ans); err != nil {
+			return "", err
+		}
+		return "Explain " + ans.Topic, nil
+	})
+	require.NoError(t, err)
+	origin := httptest.NewServer(mcp.NewHandler(up, nil))
+	t.Cleanup(origin.Close)
+	gw := otc.NewRegistry(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, gw, []federation.Upstream{{Name: "notes", URL: origin.URL, Format: client.FormatMCP}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fed.Close() })
+	srv := httptest.NewServer(mcp.NewHandler(gw, nil))
+	t.Cleanup(srv.Close)
+	var asked atomic.Value
+	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, Handlers: &client.Handlers{
+		Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+			asked.Store(req.Message)
+			return &client.ElicitResult{Action: "accept", Content: map[string]any{"topic": "tides"}}, nil
+		}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	res, err := c.GetPrompt(t.Context(), "notes_ask", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Which topic?", asked.Load(), "the upstream's question reached the gateway's caller")
+	b, _ := json.Marshal(res)
+	assert.Contains(t, string(b), "Explain tides")
+}
