@@ -1,12 +1,12 @@
 package otc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -38,15 +38,15 @@ const (
 	CallComplete CallKind = "complete"
 )
 
-// readable is the function of a read, render or completion; guard, when
-// not nil, checked before it runs against body, the request as it came;
-// and what it returned, as it returned it, for the adapter to word.
+// readable is a read, render or completion as its adapter gave it, its
+// guard, and what its function returned, as it returned it, for the
+// adapter to word.
 type readable struct {
-	fn          func(context.Context) (json.RawMessage, error)
-	timeout     time.Duration
-	guard       *readableGuard
-	body, value []byte
-	err         error
+	callin.Readable
+	guard *readableGuard
+	held  bool // the run holds a place in Running
+	value []byte
+	err   error
 }
 
 // The cause of a read's, render's or completion's context ending at its
@@ -59,10 +59,8 @@ var (
 )
 
 func init() {
-	callin.RunReadable = func(ctx context.Context, reg any, kind, target, protocol string, r *http.Request, timeout time.Duration,
-		guard any, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-		g, _ := guard.(*readableGuard)
-		return reg.(*Registry).serveReadable(ctx, CallKind(kind), target, protocol, r, timeout, g, body, fn)
+	callin.RunReadable = func(ctx context.Context, reg any, rr callin.Readable) (json.RawMessage, error) {
+		return reg.(*Registry).serveReadable(ctx, rr)
 	}
 	hook.Guard = func(p any, subject string) any {
 		if g := newReadableGuard(p, subject); g != nil {
@@ -72,15 +70,15 @@ func init() {
 	}
 }
 
-// serveReadable runs fn, of a read, render or completion of target,
-// through the middleware and the core (callin.RunReadable).
-func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, protocol string, hr *http.Request, timeout time.Duration,
-	guard *readableGuard, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	info := &callInfo{request: hr}
+// serveReadable runs a read, render or completion through the middleware
+// and the core (callin.RunReadable).
+func (r *Registry) serveReadable(ctx context.Context, rr callin.Readable) (json.RawMessage, error) {
+	info := &callInfo{request: rr.Request}
 	rd := &info.readable
-	rd.fn, rd.timeout, rd.guard, rd.body = fn, timeout, guard, body
+	rd.Readable = rr
+	rd.guard, _ = rr.Guard.(*readableGuard)
 	c := &info.call
-	*c = Call{Kind: kind, Target: target, Protocol: protocol, CallID: NewCallID(), Identity: CallerIdentity(ctx), info: info, readable: rd}
+	*c = Call{Kind: CallKind(rr.Kind), Target: rr.Target, Protocol: rr.Protocol, CallID: NewCallID(), Identity: CallerIdentity(ctx), info: info, readable: rd}
 	ctx = withCallInfo(ctx, info) // HTTPRequest: a gateway passes the caller's token on
 	var res CallResult
 	var err error
@@ -108,16 +106,20 @@ func (r *Registry) serveReadable(ctx context.Context, kind CallKind, target, pro
 func (r *Registry) runReadable(ctx context.Context, c *Call) (CallResult, error) {
 	rd := c.readable
 	if rd.guard != nil {
-		if err := r.checkReadable(ctx, c, rd.guard, rd.body); err != nil {
+		if err := r.checkReadable(ctx, c, rd.guard, rd.Body); err != nil {
 			return CallResult{}, err
 		}
 	}
-	start := time.Now()
 	res := CallResult{CallID: c.CallID}
-	timeout := rd.timeout
-	if timeout == 0 {
-		timeout = r.timeout
+	if max := int64(cmp.Or(rd.MaxConcurrent, r.maxConcurrent)); max > 0 && rd.Running != nil {
+		if rd.held = rd.Running.Add(1) <= max; !rd.held {
+			rd.Running.Add(-1)
+			return res, &Error{Code: CodeUnavailable, RetryAfter: r.busyRetryAfter, outcome: OutcomeBusy,
+				Message: fmt.Sprintf("The %s of %s is busy (%d under way, its limit); try again shortly", c.Kind, wire.Truncate(c.Target, 200), max)}
+		}
 	}
+	start := time.Now()
+	timeout := cmp.Or(rd.Timeout, r.timeout)
 	var err error
 	if timeout > 0 {
 		rd.value, err = r.runReadableWithin(ctx, c, timeout, start)
@@ -136,9 +138,7 @@ func (r *Registry) runReadable(ctx context.Context, c *Call) (CallResult, error)
 	case ctx.Err() != nil:
 		res.Error, res.outcome = &ToolError{Message: err.Error()}, OutcomeCanceled
 	default:
-		if e, ok := errors.AsType[*Error](err); ok {
-			// Invalid input, a refusal: the call's error, as for a tool's
-			// input (its class from OutcomeOf).
+		if e, ok := errors.AsType[*Error](err); ok { // invalid input, a refusal: as a tool's
 			return CallResult{}, e
 		}
 		res.Error = &ToolError{Message: err.Error()}
@@ -180,7 +180,10 @@ func (r *Registry) runReadableFunc(ctx context.Context, c *Call) (value json.Raw
 			value, err = nil, errReadablePanicked
 		}
 	}()
-	return c.readable.fn(ctx)
+	if rd := c.readable; rd.held { // until it returns: one that ignores its timeout keeps its place
+		defer rd.Running.Add(-1)
+	}
+	return c.readable.Fn(ctx)
 }
 
 // readableGuard is what a read or a render of an entry checks of its

@@ -53,7 +53,8 @@ type RegistryOptions struct {
 	DefaultTimeout time.Duration
 
 	// DefaultMaxConcurrent caps the calls of one tool version running at
-	// once, for tools whose Tool.MaxConcurrent is zero. Zero means no
+	// once, for tools whose Tool.MaxConcurrent is zero, and the reads or
+	// renders of a resource, template or prompt whose own is. Zero means no
 	// limit: the server's own limits (connections, the machine) apply.
 	DefaultMaxConcurrent int
 

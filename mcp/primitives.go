@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/callin"
@@ -186,16 +185,15 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	return b, e, true
 }
 
-// run runs fn, the function of a read, a render or a completion of
-// target, through the registry's pipeline (callin.RunReadable): its
-// middleware, its timeout, a panic recovered and logged.
-//
-// guard is the entry's (primitive.Resource.Guard, …), checked against the
-// request's body: a read or a render of an entry whose policy binds its
-// token to the request spends the token, as a call does.
-// What it answers is bounded by Options.MaxReadBytes.
-func (s *server) run(ctx context.Context, x *exchange, kind, target string, guard any, timeout time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	b, err := callin.RunReadable(ctx, s.reg, kind, target, otc.ProtocolMCP, x.request, timeout, guard, x.body, fn)
+// run runs rr, a read, a render or a completion, through the registry's
+// pipeline (callin.RunReadable): its middleware, the entry's policy
+// (rr.Guard, checked against the request's body: an execution-bound
+// token is spent, as a call's is), its limit, its timeout, a panic
+// recovered and logged. What it answers is bounded by
+// Options.MaxReadBytes.
+func (s *server) run(ctx context.Context, x *exchange, rr callin.Readable) (json.RawMessage, error) {
+	rr.Protocol, rr.Request, rr.Body = otc.ProtocolMCP, x.request, x.body
+	b, err := callin.RunReadable(ctx, s.reg, rr)
 	if err == nil && len(b) > s.maxRead {
 		return nil, fmt.Errorf("its answer is %d bytes, more than the %d this server sends (mcp.Options.MaxReadBytes)", len(b), s.maxRead)
 	}
@@ -291,9 +289,11 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		contents, err = s.run(ctx, x, "read", uri, r.Guard, r.Timeout, func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) })
+		contents, err = s.run(ctx, x, callin.Readable{Kind: "read", Target: uri, Guard: r.Guard, Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Running: &r.Running,
+			Fn: func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) }})
 	case t != nil:
-		contents, err = s.run(ctx, x, "read", uri, t.Guard, t.Timeout, func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) })
+		contents, err = s.run(ctx, x, callin.Readable{Kind: "read", Target: uri, Guard: t.Guard, Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent, Running: &t.Running,
+			Fn: func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) }})
 	default:
 		return nil, notFoundURI(x, uri)
 	}
@@ -393,7 +393,8 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	res, err := s.run(ctx, x, "render", pr.Name, pr.Guard, pr.Timeout, func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) })
+	res, err := s.run(ctx, x, callin.Readable{Kind: "render", Target: pr.Name, Guard: pr.Guard, Timeout: pr.Timeout, MaxConcurrent: pr.MaxConcurrent, Running: &pr.Running,
+		Fn: func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) }})
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
@@ -435,7 +436,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	}
 	// A completion says what may be written, not what is there: the
 	// listing's checks (admits) are all it takes, and it spends no token.
-	b, err := s.run(ctx, x, "complete", target, nil, 0, func(ctx context.Context) (json.RawMessage, error) {
+	b, err := s.run(ctx, x, callin.Readable{Kind: "complete", Target: target, Fn: func(ctx context.Context) (json.RawMessage, error) {
 		values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
 		if err != nil {
 			return nil, err
@@ -444,7 +445,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 			values = []string{}
 		}
 		return json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
-	})
+	}})
 	if err != nil {
 		return nil, primitiveError("The argument could not be completed", err)
 	}

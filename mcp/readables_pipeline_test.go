@@ -231,3 +231,33 @@ func TestReadablesBadInput(t *testing.T) {
 	assert.Equal(t, n, ok+refused)
 	assert.Equal(t, 2*n, len(s.take()), "the middleware saw each, and its outcome")
 }
+
+// TestReadablesConcurrencyLimit: a resource's MaxConcurrent bounds its
+// reads under way: one more is answered at once, -32000 (429), and the
+// middleware sees it busy; once the first ends, the next read runs.
+func TestReadablesConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	s := &seen{}
+	reg := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{s.middleware}})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	_, err := resource.Register(reg, resource.Resource{URI: "test://one", Name: "one", MaxConcurrent: 1}, func(context.Context) (string, error) {
+		started <- struct{}{}
+		<-release
+		return "done", nil
+	})
+	require.NoError(t, err)
+	url := serve(t, reg, nil)
+	legacy := map[string]string{"MCP-Protocol-Version": mcp.Version20251125}
+	first := make(chan answer, 1)
+	go func() { first <- post(t, url, request(1, "resources/read", obj{"uri": "test://one"}), legacy) }()
+	recvWithin(t, started, "the first read")
+	e, _ := post(t, url, request(2, "resources/read", obj{"uri": "test://one"}), legacy).rpcErr(t, http.StatusTooManyRequests, -32000)
+	assert.Contains(t, e.Message, "busy (1 under way, its limit)")
+	close(release)
+	recvWithin(t, first, "the first read's answer").result(t)
+	got := s.take()
+	assert.Contains(t, got, "outcome busy")
+	assert.Contains(t, got, "outcome success")
+	go func() { <-started }()
+	post(t, url, request(3, "resources/read", obj{"uri": "test://one"}), legacy).result(t)
+}

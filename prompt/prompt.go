@@ -52,6 +52,10 @@ type Prompt[In any] struct {
 	// error that says so, whatever the function does. Zero means the
 	// registry's DefaultTimeout; a negative value, none.
 	Timeout time.Duration
+	// MaxConcurrent bounds the renders under way at once: one more is
+	// answered at once with an error that says to try again. Zero means
+	// the registry's DefaultMaxConcurrent; a negative value, none.
+	MaxConcurrent int
 	// Complete, when set, suggests values for the argument that begin
 	// with prefix, given the arguments chosen already (those that fit
 	// their fields). At most 100 are answered. Nil, or nil values,
@@ -146,7 +150,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name), Timeout: p.Timeout,
+	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name), Timeout: p.Timeout, MaxConcurrent: p.MaxConcurrent,
 		Complete: primitive.NewCompleter(schema, p.Complete),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			vs := make(uritemplate.Values, len(args))

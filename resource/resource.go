@@ -68,6 +68,11 @@ type Resource struct {
 	// error that says so, whatever the function does. Zero means the
 	// registry's DefaultTimeout; a negative value, none.
 	Timeout time.Duration
+	// MaxConcurrent bounds the reads under way at once: one more is
+	// answered at once with an error that says to try again (-32000, 429
+	// over HTTP). Zero means the registry's DefaultMaxConcurrent; a
+	// negative value, none.
+	MaxConcurrent int
 }
 
 // Template describes the resources whose URIs match a URI template (RFC
@@ -89,8 +94,9 @@ type Template[In any] struct {
 	// Policy is as for a Resource; a capability token's audience is
 	// ResourceURI, or the template as written.
 	Policy *otc.Policy
-	// Timeout is as for a Resource.
-	Timeout time.Duration
+	// Timeout and MaxConcurrent are as for a Resource.
+	Timeout       time.Duration
+	MaxConcurrent int
 	// Complete, when set, suggests values for the variable argument that
 	// begin with prefix, given the variables chosen already (those that
 	// fit their fields). At most 100 are answered. Nil, or nil values,
@@ -160,7 +166,7 @@ func Register[Out any](reg *otc.Registry, r Resource, read func(context.Context)
 		return fail("%v", err)
 	}
 	mime := r.MIMEType
-	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Timeout: r.Timeout, Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
+	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
 		out, err := read(ctx)
 		if err != nil {
 			return nil, err
@@ -216,7 +222,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 		return fail("%v", err)
 	}
 	mime := t.MIMEType
-	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout,
+	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent,
 		Complete: primitive.NewCompleter(schema, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
 			in, err := binding.Bind(vars)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -45,14 +46,30 @@ var Resolve func(reg, req any) (tasks uint8, window time.Duration, ok bool)
 // answers, and returns what is wrong with it, or "".
 var CheckAnswer func(method string, params, answer json.RawMessage) string
 
-// RunReadable runs fn, the function of a read ("read"), a render
-// ("render") or a completion ("complete") of target, through reg's
-// pipeline: its middleware, as an otc.Call of that Kind and Target, and
-// its core, within timeout (zero: the registry's DefaultTimeout), a panic
-// recovered. It returns what fn returned, or the error a middleware
-// refused the request with, or an error that says it ran past its timeout
-// or panicked. reg is an *otc.Registry; r, the request it came in, nil
-// over stdio; guard, what hook.Guard made of the entry's policy (nil for
-// none), checked against body, the request as it came, before fn runs.
-var RunReadable func(ctx context.Context, reg any, kind, target, protocol string, r *http.Request, timeout time.Duration,
-	guard any, body []byte, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error)
+// Readable is a read ("read"), a render ("render") or a completion
+// ("complete") of Target, as RunReadable runs it.
+type Readable struct {
+	Kind, Target, Protocol string
+	// Request is the HTTP request it came in, nil over stdio; Body the
+	// request as it came, which Guard (what hook.Guard made of the
+	// entry's policy; nil for none) is checked against before Fn runs.
+	Request *http.Request
+	Body    []byte
+	Guard   any
+	// Timeout bounds Fn's run: zero means the registry's DefaultTimeout,
+	// a negative value none. MaxConcurrent bounds the runs of the entry
+	// under way at once, counted in Running (the entry's own): zero
+	// means the registry's DefaultMaxConcurrent, a negative value none.
+	Timeout       time.Duration
+	MaxConcurrent int
+	Running       *atomic.Int64
+	Fn            func(context.Context) (json.RawMessage, error)
+}
+
+// RunReadable runs r through reg's pipeline: its middleware, as an
+// otc.Call of r's Kind and Target, and its core: Guard, the entry's
+// concurrency limit, then Fn within its timeout, a panic recovered. It
+// returns what Fn returned, or the error that refused it (a
+// middleware's, the policy's, the limit's), or one that says it ran past
+// its timeout or panicked. reg is an *otc.Registry.
+var RunReadable func(ctx context.Context, reg any, r Readable) (json.RawMessage, error)

@@ -45,6 +45,10 @@ type Resource struct {
 	Guard any
 	// Timeout bounds a read; zero: the registry's DefaultTimeout.
 	Timeout time.Duration
+	// MaxConcurrent bounds the reads under way at once, counted in
+	// Running; zero: the registry's DefaultMaxConcurrent.
+	MaxConcurrent int
+	Running       atomic.Int64
 	// Read returns the contents array of resources/read.
 	Read func(ctx context.Context, uri string) (json.RawMessage, error)
 }
@@ -57,6 +61,9 @@ type Template struct {
 	Admits   Admits
 	Guard    any           // what a read checks beyond Admits (hook.Guard); nil for nothing
 	Timeout  time.Duration // bounds a read; zero: the registry's DefaultTimeout
+	// MaxConcurrent and Running are as for a Resource.
+	MaxConcurrent int
+	Running       atomic.Int64
 	// Read returns the contents array of the resource at uri, whose
 	// variables the template bound.
 	Read func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error)
@@ -71,6 +78,9 @@ type Prompt struct {
 	Admits  Admits
 	Guard   any           // what a render checks beyond Admits (hook.Guard); nil for nothing
 	Timeout time.Duration // bounds a render; zero: the registry's DefaultTimeout
+	// MaxConcurrent and Running are as for a Resource.
+	MaxConcurrent int
+	Running       atomic.Int64
 	// Get renders the prompt: the GetPromptResult object's members
 	// (description, messages), encoded as one object.
 	Get func(ctx context.Context, args map[string]string) (json.RawMessage, error)
