@@ -130,6 +130,18 @@ func TestReadablesThroughPipeline(t *testing.T) {
 		require.Nil(t, got.Error, "%s", got.Error)
 		assert.Equal(t, []string{r.want, "outcome success"}, s.take(), "stdio %s", r.method)
 	}
+	// 2026-07-28 over stdio: each request says its version, no handshake.
+	modern := startStdio(t, t.Context(), reg, nil)
+	for i, r := range requests {
+		params := obj{"_meta": modernMeta(nil)}
+		for k, v := range r.params {
+			params[k] = v
+		}
+		modern.send(request(i+1, r.method, params))
+		got := modern.recvResponse()
+		require.Nil(t, got.Error, "%s", got.Error)
+		assert.Equal(t, []string{r.want, "outcome success"}, s.take(), "stdio 2026-07-28 %s", r.method)
+	}
 
 	start := time.Now()
 	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://slow"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusOK, -32603)
