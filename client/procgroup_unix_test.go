@@ -3,10 +3,7 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -111,21 +109,7 @@ func runTestProcess(mode string) bool {
 func deafServer() {
 	signal.Ignore(syscall.SIGTERM)
 	_ = os.WriteFile(os.Getenv("OTC_CLIENT_TEST_PIDFILE"), []byte(strconv.Itoa(os.Getpid())), 0o600)
-	line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
-	if err != nil {
-		os.Exit(3)
-	}
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	_ = json.Unmarshal(line, &m)
-	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
-	for i := range 100_000 {
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i)
-	}
-	_ = w.Flush()
-	time.Sleep(time.Hour)
+	testkit.DeafMCPServer(os.Stdin, os.Stdout)
 }
 
 // TestStdioDeafServer: a server that floods pings and reads nothing

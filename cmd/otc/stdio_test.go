@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 )
 
@@ -142,21 +140,7 @@ func TestStdioSilentServer(t *testing.T) {
 // them fill its input pipe; it ignores SIGTERM and interrupts.
 func deafServer() {
 	signal.Ignore(syscall.SIGTERM, os.Interrupt)
-	line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
-	if err != nil {
-		os.Exit(3)
-	}
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	_ = json.Unmarshal(line, &m)
-	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}`+"\n", m.ID)
-	for i := range 100_000 {
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"p%d","method":"ping"}`+"\n", i)
-	}
-	_ = w.Flush()
-	time.Sleep(time.Hour)
+	testkit.DeafMCPServer(os.Stdin, os.Stdout)
 	os.Exit(0)
 }
 
