@@ -301,7 +301,7 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 		return nil, notFoundURI(x, uri)
 	}
 	if err != nil {
-		return nil, primitiveError("The resource could not be read", err)
+		return nil, primitiveError(x, "The resource could not be read", err)
 	}
 	b := slices.Concat([]byte(`{"contents":`), contents)
 	if x.modern {
@@ -310,17 +310,19 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	return append(b, '}'), nil
 }
 
-// primitiveError answers a read, a prompt or a completion whose function
-// failed with err: its invalid input as invalid params, naming each
-// parameter, a missing capability as such, anything else as an internal
-// error with what the function said.
-func primitiveError(what string, err error) *rpcError {
+// primitiveError answers a read, a prompt or a completion that failed
+// with err: a refusal of the pipeline's as a call's (the policy's, 401 or
+// 403 with its reason; a rate limit's or a busy entry's, -32000 and 429),
+// the function's invalid input as invalid params, naming each parameter,
+// a missing capability as such, anything else as an internal error with
+// what the function said.
+func primitiveError(x *exchange, what string, err error) *rpcError {
 	var oe *otc.Error
 	if errors.As(err, &oe) && oe.Code != otc.CodeInvalidInput {
 		// A middleware's refusal, as a call's.
 		switch {
 		case oe.Reason != "":
-			return policyError(oe, false)
+			return policyError(oe, x.modern)
 		case oe.Code == otc.CodeRateLimited || oe.Code == otc.CodeUnavailable:
 			return rateLimited(oe)
 		}
@@ -399,7 +401,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
 			return b, e
 		}
-		return nil, primitiveError("The prompt could not be rendered", err)
+		return nil, primitiveError(x, "The prompt could not be rendered", err)
 	}
 	return s.withExtra(x, res), nil
 }
@@ -447,7 +449,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 		return json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
 	}})
 	if err != nil {
-		return nil, primitiveError("The argument could not be completed", err)
+		return nil, primitiveError(x, "The argument could not be completed", err)
 	}
 	return s.withExtra(x, b), nil
 }
