@@ -124,13 +124,7 @@ func TestA2APushAcrossReplicas(t *testing.T) {
 // with a push notification configuration, through two replicas sharing a
 // task store in Redis: the caller's cap (100 configurations across its
 // tasks) holds, each refused message starts no task, and the tasks hold
-// exactly the configurations that were accepted. Each replica runs at
-// most 120 tasks, so that some messages are refused for the server's
-// room before their configuration is counted: those are answered with
-// a message (a JSON-RPC result, as every refused call is in A2A) that
-// says so, and keep no configuration. (An attack run that counted every
-// result as accepted saw 144 of 300 against the cap of 100: the 44 were
-// these, from the example server's 256 running tasks.)
+// exactly the configurations that were accepted.
 func TestA2APushCallerCapAtOnce(t *testing.T) {
 	client := needRedis(t)
 	prefix := freshPrefix(t, client)
@@ -147,7 +141,7 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 				}
 				return "done", nil
 			}))
-		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 120}, Logger: slog.New(slog.DiscardHandler),
+		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 1000}, Logger: slog.New(slog.DiscardHandler),
 			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
@@ -156,7 +150,7 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 	replicas := []string{serve(), serve()}
 	const n = 300
 	var mu sync.Mutex
-	accepted, refused, full := 0, 0, 0
+	accepted, refused := 0, 0
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -180,8 +174,6 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 				accepted++
 			case strings.Contains(string(b), "across your tasks"):
 				refused++
-			case strings.Contains(string(b), `"result":{"message"`) && strings.Contains(string(b), "this server runs as many tasks as it may (120)"):
-				full++
 			default:
 				t.Errorf("neither accepted nor refused for the cap: %s", b)
 			}
@@ -189,8 +181,7 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, tasks.DefaultMaxWebhooksPerOwner, accepted, "the caller's cap")
-	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused+full)
-	assert.Positive(t, full, "the replicas' room (2 × 120) was not reached")
+	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused)
 	all, err := store.List(context.Background(), "a:127.0.0.1") // the anonymous caller at the loopback
 	require.NoError(t, err)
 	hooks := 0
@@ -199,4 +190,75 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, accepted, len(all), "a refused message started no task")
 	assert.Equal(t, accepted, hooks)
+}
+
+// TestA2APushRefusedForRoom: messages with a push notification
+// configuration that find the server running as many tasks as it may are
+// answered with a message that says so (a JSON-RPC result, as every
+// refused call is in A2A) and keep no configuration: the task store holds
+// the configurations of the tasks that run, and no more. (An attack run
+// that counted every result as accepted saw 144 of 300 against a cap of
+// 100 on the example server: 100 accepted, and 44 of these, refused for
+// its 256 running tasks.)
+func TestA2APushRefusedForRoom(t *testing.T) {
+	client := needRedis(t)
+	prefix := freshPrefix(t, client)
+	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Wait", Version: "1.0.0", Description: "Waits.", Tasks: otc.TasksOptional},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "done", nil
+		}))
+	h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 10}, Logger: slog.New(slog.DiscardHandler),
+		Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	const n = 30
+	var mu sync.Mutex
+	accepted, full := 0, 0
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"r%d","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Wait","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:1/hook"}}}}`, i)
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(body))
+			if !assert.NoError(t, err) {
+				return
+			}
+			req.Header.Set("A2A-Version", a2a.Version10)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if !assert.NoError(t, err) {
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.Contains(string(b), "TASK_STATE_WORKING"):
+				accepted++
+			case strings.Contains(string(b), `"result":{"message"`) && strings.Contains(string(b), "this server runs as many tasks as it may (10)"):
+				full++
+			default:
+				t.Errorf("neither accepted nor refused for room: %s", b)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 10, accepted, "the server's room")
+	assert.Equal(t, n-10, full)
+	all, err := store.List(context.Background(), "a:127.0.0.1")
+	require.NoError(t, err)
+	hooks := 0
+	for _, task := range all {
+		hooks += len(task.Webhooks)
+	}
+	assert.Equal(t, accepted, len(all), "a message refused for room started no task")
+	assert.Equal(t, accepted, hooks, "and kept no configuration")
 }
