@@ -243,14 +243,7 @@ func TestFederation_ReadsRateLimited(t *testing.T) {
 
 	limit, err := ratelimit.New(&ratelimit.Options{All: ratelimit.Limit{Rate: 0.001, Burst: 5}})
 	require.NoError(t, err)
-	gw := otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}})
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	fed, err := federation.Mount(ctx, gw, []federation.Upstream{{Name: "notes", URL: origin.URL, Format: client.FormatMCP}}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { fed.Close() })
-	srv := httptest.NewServer(mcp.NewHandler(gw, nil))
-	t.Cleanup(srv.Close)
+	srv := mcpGateway(t, otc.NewRegistry(&otc.RegistryOptions{Middleware: []otc.Middleware{limit}}), origin.URL)
 
 	for _, tc := range []struct {
 		name    string
@@ -313,14 +306,7 @@ func TestFederation_PromptQuestionsRelayed(t *testing.T) {
 	require.NoError(t, err)
 	origin := httptest.NewServer(mcp.NewHandler(up, nil))
 	t.Cleanup(origin.Close)
-	gw := otc.NewRegistry(nil)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	fed, err := federation.Mount(ctx, gw, []federation.Upstream{{Name: "notes", URL: origin.URL, Format: client.FormatMCP}}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { fed.Close() })
-	srv := httptest.NewServer(mcp.NewHandler(gw, nil))
-	t.Cleanup(srv.Close)
+	srv := mcpGateway(t, otc.NewRegistry(nil), origin.URL)
 	var asked atomic.Value
 	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, Handlers: &client.Handlers{
 		Elicit: func(_ context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
@@ -334,4 +320,18 @@ func TestFederation_PromptQuestionsRelayed(t *testing.T) {
 	assert.Equal(t, "Which topic?", asked.Load(), "the upstream's question reached the gateway's caller")
 	b, _ := json.Marshal(res)
 	assert.Contains(t, string(b), "Explain tides")
+}
+
+// mcpGateway mounts the MCP server at url as the upstream "notes" on gw,
+// and serves gw over MCP.
+func mcpGateway(t *testing.T, gw *otc.Registry, url string) *httptest.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, gw, []federation.Upstream{{Name: "notes", URL: url, Format: client.FormatMCP}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { fed.Close() })
+	srv := httptest.NewServer(mcp.NewHandler(gw, nil))
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -46,6 +46,24 @@ func (s *seen) take() []string {
 	return out
 }
 
+// nameArgs is the variable of test://names/{name}, and the argument of
+// the prompt greet.
+type nameArgs struct {
+	Name string `json:"name" jsonschema:"description=A name."`
+}
+
+// registerNames registers the template test://names/{name}, which reads
+// as its name and completes a prefix with "1".
+func registerNames(t *testing.T, reg *otc.Registry) {
+	t.Helper()
+	_, err := resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
+		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) {
+			return []string{prefix + "1"}, nil
+		}},
+		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
+	require.NoError(t, err)
+}
+
 // pipelineRegistry is a registry whose middleware records what it sees,
 // with a DefaultTimeout of 300 ms: a resource, a resource that takes 5 s
 // whatever its context says, a template that completes, and a prompt.
@@ -71,15 +89,7 @@ func pipelineRegistry(t *testing.T) (*otc.Registry, *seen) {
 		return "in time", nil
 	})
 	require.NoError(t, err)
-	type nameArgs struct {
-		Name string `json:"name" jsonschema:"description=A name."`
-	}
-	_, err = resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
-		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) {
-			return []string{prefix + "1"}, nil
-		}},
-		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
-	require.NoError(t, err)
+	registerNames(t, reg)
 	_, err = prompt.Register(reg, prompt.Prompt[nameArgs]{Name: "greet"}, func(_ context.Context, in nameArgs) (string, error) { return "Hello " + in.Name, nil })
 	require.NoError(t, err)
 	return reg, s
@@ -195,15 +205,7 @@ func TestReadablesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = resource.Register(reg, resource.Resource{URI: "test://huge", Name: "huge"}, func(context.Context) (string, error) { return strings.Repeat("x", 100<<20), nil })
 	require.NoError(t, err)
-	type nameArgs struct {
-		Name string `json:"name" jsonschema:"description=A name."`
-	}
-	_, err = resource.RegisterTemplate(reg, resource.Template[nameArgs]{URITemplate: "test://names/{name}", Name: "names",
-		Complete: func(_ context.Context, _, prefix string, _ nameArgs) ([]string, error) {
-			return []string{prefix + "1"}, nil
-		}},
-		func(_ context.Context, in nameArgs) (string, error) { return in.Name, nil })
-	require.NoError(t, err)
+	registerNames(t, reg)
 	url := serve(t, reg, nil)
 	legacy := map[string]string{"MCP-Protocol-Version": mcp.Version20251125}
 
