@@ -20,8 +20,10 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
 	"github.com/otcgo/otc/oauth"
+	"github.com/otcgo/otc/resource"
 )
 
 // serveOn serves h on 127.0.0.1:port until the test ends.
@@ -86,6 +88,19 @@ func TestFederationTokenExchange(t *testing.T) {
 	require.NoError(t, err)
 	prm.Mount(upMux)
 	upMux.Handle("/", otc.NewHandler(upReg, &otc.HandlerOptions{Authenticator: upAuth}))
+	// The same upstream over MCP, with a resource that says who reads it.
+	upMCP := otc.NewRegistry(nil)
+	var readAuth []string // the Authorization of each read the upstream ran
+	_, err = resource.Register(upMCP, resource.Resource{URI: "who://am", Name: "who"}, func(ctx context.Context) (string, error) {
+		id := otc.CallerIdentity(ctx)
+		act, _ := id.Claims["act"].(map[string]any)
+		mu.Lock()
+		readAuth = append(readAuth, otc.HTTPRequest(ctx).Header.Get("Authorization"))
+		mu.Unlock()
+		return fmt.Sprintf("%s via %v", id.Name, act["sub"]), nil
+	})
+	require.NoError(t, err)
+	upMux.Handle("/mcp", mcp.NewHandler(upMCP, &mcp.Options{Authenticator: upAuth}))
 	serveOn(t, upPort, upMux)
 
 	// The gateway: its own resource, and the upstream's catalog read with
@@ -101,7 +116,10 @@ func TestFederationTokenExchange(t *testing.T) {
 			},
 		}
 	}
+	overMCP := upstream("mcp_up", issuer+"/token", "gateway-secret")
+	overMCP.URL, overMCP.Format = upstreamResource+"/mcp", client.FormatMCP
 	fed, err := federation.Mount(ctx, reg, []federation.Upstream{
+		overMCP,
 		upstream("up", issuer+"/token", "gateway-secret"),
 		upstream("wrong_secret", issuer+"/token", "not-the-secret"),
 		upstream("as_down", fmt.Sprintf("http://127.0.0.1:%d/token", freePort(t)), "gateway-secret"),
@@ -173,4 +191,23 @@ func TestFederationTokenExchange(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Message, "needs a token")
 	assert.Equal(t, 8, calls())
+
+	// A read of the MCP upstream's resource through the gateway goes as
+	// a call does: with the token exchanged for the caller's, never the
+	// caller's own; a caller with no token to exchange makes no request.
+	reader, err := client.New(fmt.Sprintf("http://127.0.0.1:%d/mcp", gwPort), &client.Options{Format: client.FormatMCP, BearerToken: callerToken})
+	require.NoError(t, err)
+	contents, err := reader.ReadResource(ctx, "who://am")
+	require.NoError(t, err, "%v", fed.Health())
+	require.Len(t, contents, 1)
+	assert.Equal(t, "caller via gateway", contents[0].Text)
+	opsReader, err := client.New(fmt.Sprintf("http://127.0.0.1:%d/mcp", gwPort), &client.Options{Format: client.FormatMCP, APIKey: "an-api-key-of-the-gateway"})
+	require.NoError(t, err)
+	_, err = opsReader.ReadResource(ctx, "who://am")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs")
+	mu.Lock()
+	require.Len(t, readAuth, 1)
+	assert.NotEqual(t, "Bearer "+callerToken, readAuth[0], "the caller's token never reaches the upstream")
+	mu.Unlock()
 }
