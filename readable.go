@@ -28,14 +28,16 @@ type CallKind string
 
 // The kinds of calls the pipeline runs: a tool's (Call.ToolID names it),
 // a read of a resource (MCP's resources/read; Call.Target is its URI), a
-// prompt rendered (prompts/get; the prompt's name), and an argument
-// completed (completion/complete; a resource template's text, or
-// "prompt:" and a prompt's name).
+// prompt rendered (prompts/get; the prompt's name), an argument completed
+// (completion/complete; a resource template's text, or "prompt:" and a
+// prompt's name), and a list of resources, templates or prompts (the
+// method, "resources/list"; no timeout or limit: a budget's middleware).
 const (
 	CallTool     CallKind = "tool"
 	CallRead     CallKind = "read"
 	CallRender   CallKind = "render"
 	CallComplete CallKind = "complete"
+	CallList     CallKind = "list"
 )
 
 // readable is a read, render or completion as its adapter gave it, its
@@ -80,13 +82,7 @@ func (r *Registry) serveReadable(ctx context.Context, rr callin.Readable) (json.
 	c := &info.call
 	*c = Call{Kind: CallKind(rr.Kind), Target: rr.Target, Protocol: rr.Protocol, CallID: NewCallID(), Identity: CallerIdentity(ctx), info: info, readable: rd}
 	ctx = withCallInfo(ctx, info) // HTTPRequest: a gateway passes the caller's token on
-	var res CallResult
-	var err error
-	if r.wrapped {
-		res, err = r.chain(ctx, c)
-	} else {
-		res, err = r.core(ctx, c)
-	}
+	res, err := r.chain(ctx, c)   // r.core itself when there is no middleware
 	switch {
 	case err != nil:
 		return nil, err

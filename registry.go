@@ -134,7 +134,6 @@ type Registry struct {
 	challenge func(ctx context.Context, toolID string, req AuthorizationRequirement, userID string) *AuthorizationChallenge
 
 	chain          CallFunc // the middleware around core
-	wrapped        bool     // chain holds middleware
 	timeout        time.Duration
 	maxConcurrent  int
 	busyRetryAfter time.Duration
@@ -195,7 +194,6 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 	for _, mw := range slices.Backward(opts.Middleware) {
 		if mw != nil {
 			r.chain = mw(r.chain)
-			r.wrapped = true
 		}
 	}
 	r.current.Store(&catalog{tools: map[string]*toolFamily{}, names: map[string]string{}})

@@ -159,19 +159,25 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	}
 	sn := primitive.Current(s.reg)
 	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
+	q := pageQuery{cursor: x.msg.cursor, hasCursor: x.msg.hasCursor, extra: generationOf(x).listExtra(s)}
 	switch x.msg.method {
 	case "resources/list":
-		b, e = listPage(s, x, "resources", sn.Resources, func(r *primitive.Resource) (string, json.RawMessage, bool) {
-			return r.URI, r.Entry, admits(r.Admits)
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
+			return listPage(s, q, "resources", sn.Resources, func(r *primitive.Resource) (string, json.RawMessage, bool) {
+				return r.URI, r.Entry, admits(r.Admits)
+			})
 		})
 	case "resources/templates/list":
-		b, e = listPage(s, x, "resourceTemplates", sn.Templates, func(t *primitive.Template) (string, json.RawMessage, bool) {
-			raw := t.Template.String()
-			return raw, t.Entry, admits(t.Admits)
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
+			return listPage(s, q, "resourceTemplates", sn.Templates, func(t *primitive.Template) (string, json.RawMessage, bool) {
+				return t.Template.String(), t.Entry, admits(t.Admits)
+			})
 		})
 	case "prompts/list":
-		b, e = listPage(s, x, "prompts", sn.Prompts, func(p *primitive.Prompt) (string, json.RawMessage, bool) {
-			return p.Name, p.Entry, admits(p.Admits)
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
+			return listPage(s, q, "prompts", sn.Prompts, func(p *primitive.Prompt) (string, json.RawMessage, bool) {
+				return p.Name, p.Entry, admits(p.Admits)
+			})
 		})
 	case "resources/read":
 		b, e = s.readResource(ctx, x, sn, &p, admits)
@@ -200,6 +206,30 @@ func (s *server) run(ctx context.Context, x *exchange, rr callin.Readable) (json
 	return b, err
 }
 
+// listReadables answers a list of resources, templates or prompts with page, as
+// a call of the pipeline (otc.CallList, its Target the method), so that
+// the caller's budget (a rate limit's middleware) counts it: it runs
+// inline, with no timeout or limit of its own.
+func (s *server) listReadables(ctx context.Context, x *exchange, page func() ([]byte, *rpcError)) ([]byte, *rpcError) {
+	var failed *rpcError
+	b, err := s.run(ctx, x, callin.Readable{Kind: string(otc.CallList), Target: x.msg.method, Timeout: -1, MaxConcurrent: -1,
+		Fn: func(context.Context) (json.RawMessage, error) {
+			b, e := page()
+			if e != nil {
+				failed = e
+				return nil, errors.New(e.Message)
+			}
+			return b, nil
+		}})
+	switch {
+	case failed != nil:
+		return nil, failed
+	case err != nil:
+		return nil, primitiveError(x, "The list could not be read", err)
+	}
+	return b, nil
+}
+
 // withExtra adds the generation's extra to a result object b that is not
 // a list.
 func (s *server) withExtra(x *exchange, b []byte) []byte {
@@ -217,12 +247,12 @@ func (s *server) withExtra(x *exchange, b []byte) []byte {
 // see, a page at a time: the cursor is the key of the last entry of the
 // page before, so that a page follows on whatever was added or removed
 // meanwhile.
-func listPage[T any](s *server, x *exchange, member string, list []T, entry func(T) (key string, raw json.RawMessage, visible bool)) ([]byte, *rpcError) {
+func listPage[T any](s *server, q pageQuery, member string, list []T, entry func(T) (key string, raw json.RawMessage, visible bool)) ([]byte, *rpcError) {
 	after := ""
-	if x.msg.hasCursor {
-		k, err := base64.RawURLEncoding.DecodeString(x.msg.cursor)
+	if q.hasCursor {
+		k, err := base64.RawURLEncoding.DecodeString(q.cursor)
 		if err != nil || len(k) == 0 {
-			return nil, newError(codeInvalidParams, "Invalid params: the cursor %q is not one this server gave; list from the start without one", wire.Truncate(x.msg.cursor, 64))
+			return nil, newError(codeInvalidParams, "Invalid params: the cursor %q is not one this server gave; list from the start without one", wire.Truncate(q.cursor, 64))
 		}
 		after = string(k)
 	}
@@ -251,8 +281,17 @@ func listPage[T any](s *server, x *exchange, member string, list []T, entry func
 		b = append(b, `,"nextCursor":`...)
 		b = wire.AppendString(b, next)
 	}
-	b = append(b, generationOf(x).listExtra(s)...)
+	b = append(b, q.extra...)
 	return append(b, '}'), nil
+}
+
+// pageQuery is what a list request asks of its page: the cursor it
+// sent, and what its generation adds to a list's result. The page is
+// made from it, not from the request, which then need not outlive it.
+type pageQuery struct {
+	cursor    string
+	hasCursor bool
+	extra     []byte
 }
 
 // notFound is the error of a read, a subscription or a completion naming

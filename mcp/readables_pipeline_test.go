@@ -95,9 +95,9 @@ func pipelineRegistry(t *testing.T) (*otc.Registry, *seen) {
 	return reg, s
 }
 
-// TestReadablesThroughPipeline: a read, a render and a completion pass
-// the registry's middleware as a tool call does, as a Call whose Kind
-// and Target say what it is, over HTTP at 2025-11-25 and 2026-07-28 and
+// TestReadablesThroughPipeline: a read, a render, a completion and a
+// list pass the registry's middleware as a tool call does, as a Call
+// whose Kind and Target say what it is, over HTTP at 2025-11-25 and 2026-07-28 and
 // over stdio; and a read is bounded by DefaultTimeout: one that takes 5 s
 // is answered with a timeout error at 300 ms.
 func TestReadablesThroughPipeline(t *testing.T) {
@@ -114,6 +114,9 @@ func TestReadablesThroughPipeline(t *testing.T) {
 		{"prompts/get", obj{"name": "greet", "arguments": obj{"name": "ada"}}, "render greet"},
 		{"completion/complete", obj{"ref": obj{"type": "ref/resource", "uri": "test://names/{name}"}, "argument": obj{"name": "name", "value": "a"}}, "complete test://names/{name}"},
 		{"completion/complete", obj{"ref": obj{"type": "ref/prompt", "name": "greet"}, "argument": obj{"name": "name", "value": "a"}}, "complete prompt:greet"},
+		{"resources/list", obj{}, "list resources/list"},
+		{"resources/templates/list", obj{}, "list resources/templates/list"},
+		{"prompts/list", obj{}, "list prompts/list"},
 	}
 	for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {
 		for _, r := range requests {
@@ -167,14 +170,14 @@ func TestReadablesThroughPipeline(t *testing.T) {
 	s.take()
 }
 
-// TestReadablesRefusedByMiddleware: a middleware's refusal of a read is
-// the request's answer, as for a call: a rate limit's is -32000 with
-// its delay, 429 over HTTP.
+// TestReadablesRefusedByMiddleware: a middleware's refusal of a read, or
+// of a list, is the request's answer, as for a call: a rate limit's is
+// -32000 with its delay, 429 over HTTP.
 func TestReadablesRefusedByMiddleware(t *testing.T) {
 	t.Parallel()
 	limit := func(next otc.CallFunc) otc.CallFunc {
 		return func(ctx context.Context, c *otc.Call) (otc.CallResult, error) {
-			if c.Kind == otc.CallRead {
+			if c.Kind == otc.CallRead || c.Kind == otc.CallList {
 				return otc.CallResult{}, &otc.Error{Code: otc.CodeRateLimited, Message: "Too many reads", RetryAfter: 2 * time.Second}
 			}
 			return next(ctx, c)
@@ -185,6 +188,9 @@ func TestReadablesRefusedByMiddleware(t *testing.T) {
 	require.NoError(t, err)
 	url := serve(t, reg, nil)
 	e, _ := post(t, url, request(1, "resources/read", obj{"uri": "test://fast"}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusTooManyRequests, -32000)
+	assert.Equal(t, "Too many reads", e.Message)
+	// A list is charged to the caller's budget too.
+	e, _ = post(t, url, request(1, "resources/list", obj{}), map[string]string{"MCP-Protocol-Version": mcp.Version20251125}).rpcErr(t, http.StatusTooManyRequests, -32000)
 	assert.Equal(t, "Too many reads", e.Message)
 }
 

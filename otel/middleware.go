@@ -304,10 +304,10 @@ func (m *middleware) wrap(next otc.CallFunc) otc.CallFunc {
 	}
 }
 
-// wrapReadable traces and times a read, a render or a completion: a span
-// named as MCP's method (resources/read, prompts/get,
-// completion/complete) with what it is of, and the duration histogram
-// under mcp.method.name, apart from the tools'.
+// wrapReadable traces and times a read, a render, a completion or a
+// list: a span named as MCP's method (resources/read, prompts/get,
+// completion/complete, resources/list, …) with what it is of, and the
+// duration histogram under mcp.method.name, apart from the tools'.
 func (m *middleware) wrapReadable(ctx context.Context, next otc.CallFunc, c *otc.Call) (otc.CallResult, error) {
 	var method string
 	attrs := make([]attribute.KeyValue, 0, 4)
@@ -318,6 +318,8 @@ func (m *middleware) wrapReadable(ctx context.Context, next otc.CallFunc, c *otc
 	case otc.CallRender:
 		method = "prompts/get"
 		attrs = append(attrs, keyPromptName.String(clip(c.Target, maxNameLength)))
+	case otc.CallList: // its Target is the method
+		method = clip(c.Target, maxNameLength)
 	default:
 		method = "completion/complete"
 		attrs = append(attrs, keyTarget.String(clip(c.Target, maxNameLength)))

@@ -23,7 +23,8 @@ import (
 
 // TestReadSpans: a read of a resource over MCP is traced and timed as a
 // call is, as its method, with its URI and outcome, apart from the
-// tools' histogram series; a read that fails says so.
+// tools' histogram series; a read that fails says so; a list is traced as
+// its method.
 func TestReadSpans(t *testing.T) {
 	t.Parallel()
 	f := &fixture{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
@@ -37,8 +38,8 @@ func TestReadSpans(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
 	t.Cleanup(srv.Close)
-	read := func(uri string) {
-		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`))
+	send := func(body string) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -47,10 +48,15 @@ func TestReadSpans(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 	}
+	read := func(uri string) {
+		send(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + uri + `"}}`)
+	}
 	read("notes://today")
 	read("notes://broken")
+	send(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`)
 	spans := f.spans.Ended()
-	require.Len(t, spans, 2)
+	require.Len(t, spans, 3)
+	assert.Equal(t, "resources/list", spans[2].Name(), "a list, as its method")
 	assert.Equal(t, "resources/read", spans[0].Name())
 	got := attrMap(spans[0].Attributes())
 	assert.Equal(t, "notes://today", got["mcp.resource.uri"])
@@ -61,10 +67,10 @@ func TestReadSpans(t *testing.T) {
 	assert.Equal(t, "fault", attrMap(spans[1].Attributes())["otc.outcome"])
 	assert.Equal(t, codes.Error, spans[1].Status().Code)
 	points := f.durations(t)
-	require.Len(t, points, 2)
+	require.Len(t, points, 3) // read success, read fault, list success
 	for _, p := range points {
 		m := attrMap(p.Attributes.ToSlice())
-		assert.Equal(t, "resources/read", m["mcp.method.name"])
+		assert.Contains(t, []string{"resources/read", "resources/list"}, m["mcp.method.name"])
 		assert.NotContains(t, m, "gen_ai.operation.name")
 	}
 }
