@@ -48,14 +48,15 @@ type Options struct {
 //	             (see [otc.RegistryOptions.Idempotency]); absent otherwise
 //
 // The record's message is "tool call". A read of a resource, a prompt
-// rendered and an argument completed (MCP's resources/read, prompts/get
-// and completion/complete, which pass the registry's middleware too) are
-// logged alike, with the message "read", "render" or "complete", and in
-// place of tool_id:
+// rendered, an argument completed and a list of resources, templates or
+// prompts (MCP's resources/read, prompts/get, completion/complete and
+// resources/list, …, which pass the registry's middleware too) are
+// logged alike, with the message "read", "render", "complete" or "list",
+// and in place of tool_id:
 //
-//	kind         read, render or complete ([otc.CallKind])
-//	target       the URI read, the prompt rendered, or what is completed
-//	             (at most 512 bytes)
+//	kind         read, render, complete or list ([otc.CallKind])
+//	target       the URI read, the prompt rendered, what is completed, or
+//	             the list's method (at most 512 bytes)
 //
 // Secrets, tokens and input values
 // never appear, unless [Options.LogInput] is set. Put it
