@@ -10,12 +10,9 @@ allowed_exec=(
   .ci/run
   .ci/mcp-conformance.sh
 )
-# Large on purpose: the catalog of real tools the search is measured on
-# (search/testdata; see docs/search.md), and the lockfile that pins every
-# package make wild installs (interop, a module of its own, not in the
-# root module's zip).
+# Large on purpose: the lockfile that pins every package make wild
+# installs (interop, a module of its own, not in the root module's zip).
 allowed_large=(
-  search/testdata/wild-catalog.json
   interop/wild/package-lock.json
 )
 limit=$((1024 * 1024))

@@ -127,68 +127,25 @@ func TestA2APushAcrossReplicas(t *testing.T) {
 // exactly the configurations that were accepted.
 func TestA2APushCallerCapAtOnce(t *testing.T) {
 	client := needRedis(t)
-	prefix := freshPrefix(t, client)
-	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
+	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: freshPrefix(t, client), MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	serve := func() string {
-		reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
-		require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Wait", Version: "1.0.0", Description: "Waits.", Tasks: otc.TasksOptional},
-			func(ctx context.Context, _ struct{}) (string, error) {
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				return "done", nil
-			}))
-		h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 1000}, Logger: slog.New(slog.DiscardHandler),
-			Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
-		srv := httptest.NewServer(h)
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
-	replicas := []string{serve(), serve()}
+	replicas := []string{pushServer(t, store, 1000, release), pushServer(t, store, 1000, release)}
 	const n = 300
-	var mu sync.Mutex
-	accepted, refused := 0, 0
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Wait","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:1/hook"}}}}`, i)
-			req, err := http.NewRequest(http.MethodPost, replicas[i%2]+"/", strings.NewReader(body))
-			if !assert.NoError(t, err) {
-				return
-			}
-			req.Header.Set("A2A-Version", a2a.Version10)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if !assert.NoError(t, err) {
-				return
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case strings.Contains(string(b), "TASK_STATE_WORKING"):
-				accepted++
-			case strings.Contains(string(b), "across your tasks"):
-				refused++
-			default:
-				t.Errorf("neither accepted nor refused for the cap: %s", b)
-			}
-		})
-	}
-	wg.Wait()
+	got := pushAtOnce(t, replicas, n, func(b string) string {
+		switch {
+		case strings.Contains(b, "TASK_STATE_WORKING"):
+			return "accepted"
+		case strings.Contains(b, "across your tasks"):
+			return "refused"
+		}
+		return ""
+	})
+	accepted := got["accepted"]
 	assert.Equal(t, tasks.DefaultMaxWebhooksPerOwner, accepted, "the caller's cap")
-	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, refused)
-	all, err := store.List(context.Background(), "a:127.0.0.1") // the anonymous caller at the loopback
-	require.NoError(t, err)
-	hooks := 0
-	for _, task := range all {
-		hooks += len(task.Webhooks)
-	}
-	assert.Equal(t, accepted, len(all), "a refused message started no task")
+	assert.Equal(t, n-tasks.DefaultMaxWebhooksPerOwner, got["refused"])
+	held, hooks := webhooksHeld(t, store)
+	assert.Equal(t, accepted, held, "a refused message started no task")
 	assert.Equal(t, accepted, hooks)
 }
 
@@ -202,10 +159,32 @@ func TestA2APushCallerCapAtOnce(t *testing.T) {
 // its 256 running tasks.)
 func TestA2APushRefusedForRoom(t *testing.T) {
 	client := needRedis(t)
-	prefix := freshPrefix(t, client)
-	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: prefix, MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
+	store := redisstore.NewTaskStore(client, &redisstore.TaskOptions{Prefix: freshPrefix(t, client), MaxTasksPerOwner: 1000, MaxRunningPerOwner: 1000})
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
+	const n = 30
+	got := pushAtOnce(t, []string{pushServer(t, store, 10, release)}, n, func(b string) string {
+		switch {
+		case strings.Contains(b, "TASK_STATE_WORKING"):
+			return "accepted"
+		case strings.Contains(b, `"result":{"message"`) && strings.Contains(b, "this server runs as many tasks as it may (10)"):
+			return "full"
+		}
+		return ""
+	})
+	accepted := got["accepted"]
+	assert.Equal(t, 10, accepted, "the server's room")
+	assert.Equal(t, n-10, got["full"])
+	held, hooks := webhooksHeld(t, store)
+	assert.Equal(t, accepted, held, "a message refused for room started no task")
+	assert.Equal(t, accepted, hooks, "and kept no configuration")
+}
+
+// pushServer serves an A2A agent on store, running at most maxRunning
+// tasks, whose tool Job_Wait waits for release; push notifications may go
+// to the loopback.
+func pushServer(t *testing.T, store tasks.Store, maxRunning int, release <-chan struct{}) string {
+	t.Helper()
 	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Job.Wait", Version: "1.0.0", Description: "Waits.", Tasks: otc.TasksOptional},
 		func(ctx context.Context, _ struct{}) (string, error) {
@@ -215,18 +194,26 @@ func TestA2APushRefusedForRoom(t *testing.T) {
 			}
 			return "done", nil
 		}))
-	h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: 10}, Logger: slog.New(slog.DiscardHandler),
+	h := a2a.NewHandler(reg, &a2a.Options{Tasks: &tasks.Options{Store: store, MaxRunning: maxRunning}, Logger: slog.New(slog.DiscardHandler),
 		Push: &a2a.PushOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	const n = 30
+	return srv.URL
+}
+
+// pushAtOnce sends n messages at once from one caller, spread over urls,
+// each calling Job_Wait as a task with a push notification configuration,
+// and counts their answers by what class names each (an answer it names
+// nothing for fails the test).
+func pushAtOnce(t *testing.T, urls []string, n int, class func(body string) string) map[string]int {
+	t.Helper()
 	var mu sync.Mutex
-	accepted, full := 0, 0
+	got := map[string]int{}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"r%d","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Wait","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:1/hook"}}}}`, i)
-			req, err := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(body))
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"data":{"tool":"Job_Wait","input":{}}}]},"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:1/hook"}}}}`, i)
+			req, err := http.NewRequest(http.MethodPost, urls[i%len(urls)]+"/", strings.NewReader(body))
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -238,27 +225,28 @@ func TestA2APushRefusedForRoom(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case strings.Contains(string(b), "TASK_STATE_WORKING"):
-				accepted++
-			case strings.Contains(string(b), `"result":{"message"`) && strings.Contains(string(b), "this server runs as many tasks as it may (10)"):
-				full++
-			default:
-				t.Errorf("neither accepted nor refused for room: %s", b)
+			c := class(string(b))
+			if c == "" {
+				t.Errorf("an answer of no class: %s", b)
 			}
+			mu.Lock()
+			got[c]++
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, 10, accepted, "the server's room")
-	assert.Equal(t, n-10, full)
+	return got
+}
+
+// webhooksHeld is how many tasks the anonymous caller at the loopback
+// holds in store, and how many push notification configurations they
+// have.
+func webhooksHeld(t *testing.T, store *redisstore.TaskStore) (held, hooks int) {
+	t.Helper()
 	all, err := store.List(context.Background(), "a:127.0.0.1")
 	require.NoError(t, err)
-	hooks := 0
 	for _, task := range all {
 		hooks += len(task.Webhooks)
 	}
-	assert.Equal(t, accepted, len(all), "a message refused for room started no task")
-	assert.Equal(t, accepted, hooks, "and kept no configuration")
+	return len(all), hooks
 }

@@ -24,7 +24,7 @@ import (
 // The measurements of the search on a catalog of real servers' tools
 // (docs/search.md says how it was made):
 //
-//   - testdata/wild-catalog.json is what otc gateway, federating the public
+//   - testdata/wild-catalog.json.gz is what otc gateway, federating the public
 //     MCP servers of interop/wild/servers.txt, lists in full over MCP
 //     (make wild with --catalog), one MCP Tool object a line;
 //   - testdata/queries.txt holds requests written as a user asks for
