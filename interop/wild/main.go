@@ -16,9 +16,9 @@
 package main
 
 import (
-	"compress/gzip"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
