@@ -306,7 +306,9 @@ func writeExpression(re *strings.Builder, m *matcher, p part) {
 // query ("" when it begins with an expression). Checked before the
 // regular expression, it rules most templates out of a match at the cost
 // of a comparison.
-func (t *Template) Prefix() string {
+func (t *Template) Prefix() string { return t.prefix }
+
+func (t *Template) literalPrefix() string {
 	if len(t.parts) == 0 || t.parts[0].op != nil {
 		return ""
 	}

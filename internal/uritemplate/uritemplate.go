@@ -37,6 +37,10 @@ type Template struct {
 	raw   string
 	parts []part
 	names []string // each variable once, in order
+	// prefix and variables are Prefix and Variables, worked out once:
+	// a match reads them for every template it tries.
+	prefix    string
+	variables int
 
 	once sync.Once
 	m    *matcher // compiled for matching, on first use
@@ -141,6 +145,7 @@ func Parse(s string) (*Template, error) {
 		t.parts = append(t.parts, p)
 		i = start + end + 1
 	}
+	t.prefix, t.variables = t.literalPrefix(), t.countVariables()
 	return t, nil
 }
 
@@ -242,7 +247,9 @@ func (t *Template) first(name string) (p part, i int, ok bool) {
 
 // Variables is how many variables the template's expressions name (a
 // name named twice counts twice).
-func (t *Template) Variables() int {
+func (t *Template) Variables() int { return t.variables }
+
+func (t *Template) countVariables() int {
 	n := 0
 	for _, p := range t.parts {
 		n += len(p.vars)
