@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The A2A TCK's mandatory tests (third_party/a2a-tck, vendored at a pinned
-# commit: see third_party/a2a-tck/VENDORED.md) against interop/tckagent, an agent built
+# The A2A TCK's mandatory tests (interop/a2a-tck, vendored at a pinned
+# commit: see interop/a2a-tck/VENDORED.md) against interop/tckagent, an agent built
 # with the a2a package for it. The TCK's Python dependencies come from
 # Debian (CI reaches no PyPI). The outcome is held to
 # .ci/a2a-tck-expected-failures.yml: a listed test must fail, each for the
@@ -41,7 +41,7 @@ url=$(head -1 "$work/url")
 echo "-- the TCK's mandatory tests against $url"
 
 # As the TCK's own runner runs its mandatory category, with a JUnit report.
-(cd third_party/a2a-tck && PYTHONDONTWRITEBYTECODE=1 "$PY" -m pytest tests/mandatory \
+(cd interop/a2a-tck && PYTHONDONTWRITEBYTECODE=1 "$PY" -m pytest tests/mandatory \
   --sut-url="$url" --test-scope=all --tb=line -q -p no:cacheprovider \
   -m "mandatory or mandatory_protocol" --junitxml="$work/tck.xml" >"$work/tck.log" 2>&1) || true
 tail -n 3 "$work/tck.log"

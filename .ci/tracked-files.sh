@@ -46,4 +46,24 @@ while IFS=$'\t' read -r meta path; do
     bad=1
   fi
 done < <(git ls-files -s | sed 's/^\([0-9]*\) [0-9a-f]* [0-9]*\t/\1 x\t/')
+
+# What `go get github.com/otcgo/otc` downloads: every tracked file outside
+# the nested modules (a folder with a go.mod of its own). Fixtures that only
+# a nested module's tests read belong in that module.
+root_budget=$((8 * 1024 * 1024))
+nested=$(git ls-files '*/go.mod' | xargs -r -n1 dirname | sed 's#$#/#')
+root_bytes=0
+while IFS= read -r path; do
+  [ -f "$path" ] || continue
+  skip=0
+  for m in $nested; do
+    case "$path" in "$m"*) skip=1; break ;; esac
+  done
+  [ $skip = 1 ] && continue
+  root_bytes=$((root_bytes + $(stat -c %s "$path")))
+done < <(git ls-files)
+if [ "$root_bytes" -gt "$root_budget" ]; then
+  echo "the root module's files come to $root_bytes bytes, over 8 MiB: move fixtures to the nested modules that use them"
+  bad=1
+fi
 exit $bad

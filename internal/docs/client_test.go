@@ -141,3 +141,23 @@ func Example_declarations() {
 	// {"type":"function","function":{"name":"Docs_Search","description":"Searches the docs.","parameters":{"additionalProperties":false,"properties":{"query":{"description":"What to look for. (at least 2 characters)","type":"string"},"limit":{"anyOf":[{"type":"integer"},{"type":"null"}],"description":"How many results. (default 5)"}},"required":["query","limit"],"type":"object"},"strict":true}}
 	// {"name":"Docs_Search","description":"Searches the docs.","parameters":{"properties":{"query":{"description":"What to look for.","minLength":2,"type":"STRING"},"limit":{"default":5,"description":"How many results.","type":"INTEGER"}},"propertyOrdering":["query","limit"],"required":["query"],"type":"OBJECT"}}
 }
+
+// The README's client: one server, one call.
+func Example_readmeClient() {
+	srv := httptest.NewServer(otc.NewHandler(calculator(nil), nil))
+	defer srv.Close()
+	ctx, url := context.Background(), srv.URL
+	// docs:start readme
+	c, err := client.New(url, nil) // an OTC/OXP server; client.Dial finds what a URL speaks
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := c.Call(ctx, "Calculator.Add", map[string]any{"a": 10, "b": 5}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(res.Value)) // 15
+	// docs:end readme
+	// Output:
+	// 15
+}

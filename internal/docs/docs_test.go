@@ -142,3 +142,17 @@ func anchors(text string) map[string]bool {
 	}
 	return out
 }
+
+// TestREADMEIsAnEntrance keeps the README the entrance and the guides the
+// manual: about 1,200 words at most, with the dependencies and the
+// development notes in docs/development.md.
+func TestREADMEIsAnEntrance(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	words := len(strings.Fields(string(readme)))
+	assert.LessOrEqual(t, words, 1200, "README.md has %d words: move detail to a guide", words)
+	assert.NotContains(t, string(readme), "| module | why |", "the dependency table belongs in docs/development.md")
+	dev, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(dev), "| module | why |")
+}
