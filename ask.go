@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/validate"
 )
 
@@ -435,8 +434,4 @@ func checkAnswer(method string, params, raw json.RawMessage) string {
 		return iae.Reason
 	}
 	return ""
-}
-
-func init() {
-	callin.CheckAnswer = checkAnswer
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otcgo/otc/internal/authin"
 	idclaims "github.com/otcgo/otc/internal/claims"
 )
 
@@ -107,17 +106,6 @@ func WithIdentity(ctx context.Context, id *Identity) context.Context {
 func CallerIdentity(ctx context.Context) *Identity {
 	id, _ := ctx.Value(identityKey{}).(*Identity)
 	return id
-}
-
-func init() {
-	authin.Refusal = func(message, reason string, cause error) error {
-		e := unauthenticated(message, cause)
-		e.Reason = reason
-		return e
-	}
-	authin.CapabilityIdentity = func(name string, claims map[string]any, revoked func(ctx context.Context, jti string) (bool, error), leeway time.Duration) any {
-		return &Identity{Method: MethodCapability, Name: name, Claims: claims, revoked: revoked, leeway: leeway}
-	}
 }
 
 // unauthenticated builds the error of a failed authentication.

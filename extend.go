@@ -5,38 +5,70 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 )
 
-// This file lends the packages beside this one (resource, prompt, mcp)
-// what they need of a registry, through internal/hook: a place on it for
-// what they register, and typed input prepared as a tool's is.
+// This file lends the packages beside this one what they need of a
+// registry, a policy or a call, through the typed seam of internal/hook.
 
 func init() {
-	hook.Attached = func(reg any) *sync.Map { return &reg.(*Registry).attached }
-	hook.WatchTools = func(reg any, f func()) func() {
-		r := reg.(*Registry)
-		key := &f
-		r.watchers.Store(key, struct{}{})
-		return func() { r.watchers.Delete(key) }
-	}
-	hook.Input = prepareInput
-	hook.Protocol = func(ctx context.Context) string { return callInfoFrom(ctx).call.Protocol }
-	hook.PolicyProblem = func(p any) string { return policyProblem(p.(*Policy)) }
-	hook.Admits = func(p any, subject string) func(ctx context.Context, protocol string) bool {
-		admits := clonePolicy(p.(*Policy)).admitter(subject)
-		return func(ctx context.Context, protocol string) bool { return admits(CallerIdentity(ctx), protocol) }
-	}
-	hook.Definitions = func(reg any) (uint64, any) {
-		cat := reg.(*Registry).current.Load()
-		return cat.revision, cat.definitions()
-	}
-	hook.InvalidInput = func(params map[string]string, message string) error {
-		return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
-	}
+	hook.Lend(&hook.Seam[Registry, Policy, ToolDefinition, CallRequest, Identity, Error]{
+		Attached: func(r *Registry) *sync.Map { return &r.attached },
+		WatchTools: func(r *Registry, f func()) func() {
+			key := &f
+			r.watchers.Store(key, struct{}{})
+			return func() { r.watchers.Delete(key) }
+		},
+		Input: prepareInput,
+		Definitions: func(r *Registry) (uint64, []*ToolDefinition) {
+			cat := r.current.Load()
+			return cat.revision, cat.definitions()
+		},
+		PolicyProblem: policyProblem,
+		Admits: func(p *Policy, subject string) func(ctx context.Context, protocol string) bool {
+			admits := clonePolicy(p).admitter(subject)
+			return func(ctx context.Context, protocol string) bool { return admits(CallerIdentity(ctx), protocol) }
+		},
+		Guard: func(p *Policy, subject string) hook.Guard {
+			if g := newReadableGuard(p, subject); g != nil {
+				return g
+			}
+			return nil // not a typed nil: no guard
+		},
+		InvalidInput: func(params map[string]string, message string) error {
+			return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
+		},
+		Protocol: func(ctx context.Context) string { return callInfoFrom(ctx).call.Protocol },
+		SetParsed: func(req *CallRequest, doc *jsonparse.Document, node int32) {
+			req.doc, req.root = doc, node
+		},
+		SpendOnce:   spendOnce,
+		SetAdmitted: func(req *CallRequest, admitted func() error) { req.admitted = admitted },
+		Resolve: func(r *Registry, req *CallRequest) (uint8, time.Duration, bool) {
+			t, err := r.resolveRequest(req)
+			if err != nil {
+				return 0, 0, false
+			}
+			req.tool = t
+			return uint8(t.def.Tasks), t.def.AskBeforeTask, true
+		},
+		CheckAnswer: checkAnswer,
+		RunReadable: func(ctx context.Context, r *Registry, rr hook.Readable) (json.RawMessage, error) {
+			return r.serveReadable(ctx, rr)
+		},
+		Refusal: func(message, reason string, cause error) *Error {
+			e := unauthenticated(message, cause)
+			e.Reason = reason
+			return e
+		},
+		CapabilityIdentity: func(name string, claims map[string]any, revoked func(ctx context.Context, jti string) (bool, error), leeway time.Duration) *Identity {
+			return &Identity{Method: MethodCapability, Name: name, Claims: claims, revoked: revoked, leeway: leeway}
+		},
+	})
 }
 
 // definitions returns the catalog's definitions, in its order, shared
@@ -60,17 +92,16 @@ func (r *Registry) changed() {
 	})
 }
 
-// prepareInput is hook.Input.
-func prepareInput(reg any, in reflect.Type) (json.RawMessage, func([]byte) ([]byte, error), error) {
-	r := reg.(*Registry)
+// prepareInput is the seam's Input.
+func prepareInput(r *Registry, in reflect.Type) (*hook.Input, error) {
 	params, _, validator, err := inputSchema(Tool{}, in, r.strictNulls)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	plan := decode.NewPlan(in)
 	defaults, err := decode.Defaults(params, in, plan, r.strictNulls)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t := &registeredTool{validator: validator, plan: plan, defaults: defaults}
 	prepare := func(input []byte) ([]byte, error) {
@@ -87,7 +118,7 @@ func prepareInput(reg any, in reflect.Type) (json.RawMessage, func([]byte) ([]by
 		}
 		return append([]byte(nil), t.decoderInput(doc, 0)...), nil
 	}
-	return params, prepare, nil
+	return &hook.Input{Schema: params, Prepare: prepare}, nil
 }
 
 // Admits reports whether a caller with identity id (nil for one that

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/envelope"
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -69,6 +68,14 @@ type HandlerOptions struct {
 	// means no authentication, and the Authorization header is ignored.
 	// See package [github.com/otcgo/otc/auth].
 	Authenticator Authenticator
+
+	// Search, when set, answers GET /tools?q=…&limit=…: the ids of the
+	// tools the request's caller sees through protocol that match q, best
+	// first, which the handler lists as the catalog does; an *Error it
+	// returns is answered as its class says. search.Query (package
+	// [github.com/otcgo/otc/search]) is one, and what mount.All gives.
+	// Nil answers a search 400, saying the server does not search.
+	Search func(r *http.Request, reg *Registry, protocol string) ([]string, error)
 }
 
 // Handler serves a [Registry] over OTC/OXP 1.0 HTTP:
@@ -91,6 +98,7 @@ type Handler struct {
 	// faultBody answers a panic of the handler itself (wire.Recover).
 	faultBody []byte
 	auth      Authenticator
+	search    func(r *http.Request, reg *Registry, protocol string) ([]string, error)
 
 	unavailable atomic.Bool
 	draining    atomic.Bool
@@ -108,7 +116,7 @@ func NewHandler(reg *Registry, opts *HandlerOptions) *Handler {
 	if opts == nil {
 		opts = &HandlerOptions{}
 	}
-	h := &Handler{reg: reg, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator}
+	h := &Handler{reg: reg, schema: opts.Schema, items: opts.IncludeItems, logger: opts.Logger, auth: opts.Authenticator, search: opts.Search}
 	h.maxBody, h.timeout = wire.BodyLimits(opts.MaxBodyBytes, opts.BodyReadTimeout)
 	if h.schema == "" {
 		h.schema = SchemaOTC
@@ -269,15 +277,15 @@ func (h *Handler) writeCatalog(w http.ResponseWriter, schema string, tools []byt
 }
 
 // searchTools answers GET /tools?q=…&limit=…: the tools the caller sees
-// that match q, best first, each as the catalog lists it, through the
-// search that package search links in.
+// that match q, best first, each as the catalog lists it, through
+// HandlerOptions.Search.
 func (h *Handler) searchTools(w http.ResponseWriter, r *http.Request, schema string) {
-	if hook.SearchTools == nil {
+	if h.search == nil {
 		h.writeError(w, schema, badRequest("This server does not search its tools; list them without q",
-			"GET /tools?q= needs package github.com/otcgo/otc/search in the program (mount.All links it in)"))
+			"GET /tools?q= needs HandlerOptions.Search (search.Query; mount.All sets it)"))
 		return
 	}
-	ids, err := hook.SearchTools(r, h.reg, ProtocolOTC)
+	ids, err := h.search(r, h.reg, ProtocolOTC)
 	if err != nil {
 		h.writeError(w, schema, err)
 		return

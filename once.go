@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/otcgo/otc/internal/callin"
 )
 
 // This file makes an execution-bound capability token single-use: the
@@ -120,23 +118,21 @@ func (r *Registry) spendToken(ctx context.Context, c *Call) (*limitedOutcome, er
 // given time and reports whether it was fresh; a key spent by holder (not
 // empty) is fresh again to the same holder. A registry has two: one for
 // execution-bound token ids (keys starting with 'j'), one for other
-// single-use things (a requestState, through callin.SpendOnce; keys
+// single-use things (a requestState, through the seam's SpendOnce; keys
 // starting with 'o'). Both are the registry's idempotency store when
 // replicas share it (sharedLedger), and in memory otherwise (tokenLedger).
 type ledger interface {
 	spend(ctx context.Context, key, holder string, until time.Time) (bool, error)
 }
 
-func init() {
-	callin.SpendOnce = func(ctx context.Context, reg any, key, callID string, until time.Time) (bool, error) {
-		r := reg.(*Registry)
-		if r.idem == nil {
-			callID = "" // without a record of call ids, a second use runs again
-		} else if callID != "" {
-			callID = "c" + callID
-		}
-		return r.once.spend(ctx, "o"+key, callID, until.Add(spentMargin))
+// spendOnce is the seam's SpendOnce.
+func spendOnce(ctx context.Context, r *Registry, key, callID string, until time.Time) (bool, error) {
+	if r.idem == nil {
+		callID = "" // without a record of call ids, a second use runs again
+	} else if callID != "" {
+		callID = "c" + callID
 	}
+	return r.once.spend(ctx, "o"+key, callID, until.Add(spentMargin))
 }
 
 // sharedLedger is a ledger in the registry's idempotency store, shared by

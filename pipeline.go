@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/runner"
@@ -263,29 +262,12 @@ type CallRequest struct {
 	// input at node root; Input is then its text.
 	doc *jsonparse.Document
 
-	admitted func() error // runs once the call is admitted (callin.SetAdmitted)
+	admitted func() error // runs once the call is admitted (the seam's SetAdmitted)
 
 	// tool, when set, is the tool the request names, resolved by the wire
-	// format (callin.Resolve), which Call then runs. (A resolution that
+	// format (the seam's Resolve), which Call then runs. (A resolution that
 	// failed is not kept: Call resolves again, and answers why.)
 	tool *registeredTool
-}
-
-func init() {
-	callin.SetParsed = func(req any, doc *jsonparse.Document, node int32) {
-		r := req.(*CallRequest)
-		r.doc, r.root = doc, node
-	}
-	callin.SetAdmitted = func(req any, admitted func() error) { req.(*CallRequest).admitted = admitted }
-	callin.Resolve = func(reg, req any) (uint8, time.Duration, bool) {
-		q := req.(*CallRequest)
-		t, err := reg.(*Registry).resolveRequest(q)
-		if err != nil {
-			return 0, 0, false
-		}
-		q.tool = t
-		return uint8(t.def.Tasks), t.def.AskBeforeTask, true
-	}
 }
 
 // LogValue hides the secrets and tokens of the call context, which
@@ -383,7 +365,7 @@ func (r *Registry) Call(ctx context.Context, req *CallRequest) (CallResult, erro
 	}
 	switch {
 	case err != nil:
-	case req.tool != nil: // by the wire format, once (callin.Resolve)
+	case req.tool != nil: // by the wire format, once (the seam's Resolve)
 		t = req.tool
 	default:
 		t, err = r.resolveRequest(req)

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -44,7 +43,7 @@ const (
 // guard, and what its function returned, as it returned it, for the
 // adapter to word.
 type readable struct {
-	callin.Readable
+	hook.Readable
 	guard *readableGuard
 	held  bool // the run holds a place in Running
 	value []byte
@@ -60,21 +59,9 @@ var (
 	errReadablePanicked = errors.New("the function failed unexpectedly (the server's log has the details)")
 )
 
-func init() {
-	callin.RunReadable = func(ctx context.Context, reg any, rr callin.Readable) (json.RawMessage, error) {
-		return reg.(*Registry).serveReadable(ctx, rr)
-	}
-	hook.Guard = func(p any, subject string) any {
-		if g := newReadableGuard(p, subject); g != nil {
-			return g
-		}
-		return nil // not a typed nil: no guard
-	}
-}
-
 // serveReadable runs a read, render or completion through the middleware
-// and the core (callin.RunReadable).
-func (r *Registry) serveReadable(ctx context.Context, rr callin.Readable) (json.RawMessage, error) {
+// and the core (the seam's RunReadable).
+func (r *Registry) serveReadable(ctx context.Context, rr hook.Readable) (json.RawMessage, error) {
 	info := &callInfo{request: rr.Request}
 	rd := &info.readable
 	rd.Readable = rr
@@ -193,10 +180,12 @@ type readableGuard struct {
 	needs   *callerNeeds
 }
 
-// newReadableGuard is hook.Guard: nil for a policy that asks nothing of
+// GuardsReadable marks g as a hook.Guard.
+func (*readableGuard) GuardsReadable() {}
+
+// newReadableGuard is the seam's Guard: nil for a policy that asks nothing of
 // a read beyond its listing.
-func newReadableGuard(policy any, subject string) *readableGuard {
-	p, _ := policy.(*Policy)
+func newReadableGuard(p *Policy, subject string) *readableGuard {
 	n := needsOf(p, subject) // nil for a nil policy
 	if n == nil || !n.capability {
 		return nil // scopes and protocols: the listing checked them

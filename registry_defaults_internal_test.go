@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -76,8 +76,9 @@ func TestCallUsesTheResolution(t *testing.T) {
 			func(context.Context, struct{}) (string, error) { return v, nil }))
 	}
 	version("1.0.0")
+	seam := hook.Of[Registry, Policy, ToolDefinition, CallRequest, Identity, Error]() // as the packages beside the root take it
 	req := &CallRequest{ToolName: "Job_Run", Protocol: ProtocolA2A}
-	tasks, _, ok := callin.Resolve(reg, req)
+	tasks, _, ok := seam.Resolve(reg, req)
 	require.True(t, ok)
 	assert.Equal(t, TasksOptional, TaskSupport(tasks))
 	version("2.0.0")
@@ -88,10 +89,10 @@ func TestCallUsesTheResolution(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `"2.0.0"`, string(res.Value), "a call not resolved before resolves itself")
 
-	_, _, ok = callin.Resolve(reg, &CallRequest{ToolName: "Nope", Protocol: ProtocolA2A})
+	_, _, ok = seam.Resolve(reg, &CallRequest{ToolName: "Nope", Protocol: ProtocolA2A})
 	assert.False(t, ok)
 	unknown := &CallRequest{ToolName: "Nope", Protocol: ProtocolA2A}
-	callin.Resolve(reg, unknown)
+	seam.Resolve(reg, unknown)
 	_, err = reg.Call(context.Background(), unknown)
 	assert.ErrorIs(t, err, ErrToolNotFound, "the resolution's error answers the call")
 }

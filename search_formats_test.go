@@ -32,7 +32,7 @@ func TestSearchOverREST(t *testing.T) {
 		require.NoError(t, otc.Register(reg, otc.Tool{ID: id, Version: "1.0.0", Description: desc},
 			func(context.Context, struct{}) (string, error) { return "", nil }))
 	}
-	srv := httptest.NewServer(http.StripPrefix("/v1", rest.NewHandler(reg, nil)))
+	srv := httptest.NewServer(http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Search: search.Query})))
 	t.Cleanup(srv.Close)
 	get := func(query string) (int, []byte) {
 		resp, err := http.Get(srv.URL + "/v1/tools" + query)
@@ -74,8 +74,8 @@ func TestSearchFlood(t *testing.T) {
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ann": "key-ann", "bob": "key-bob"})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: keys})))
-	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: keys})))
+	mux.Handle("/otc/", http.StripPrefix("/otc", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: keys, Search: search.Query})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Authenticator: keys, Search: search.Query})))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	get := func(path, key string) *http.Response {

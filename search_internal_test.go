@@ -8,17 +8,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/otcgo/otc/internal/hook"
 )
 
-// TestSearchWithoutThePackage: GET /tools?q= of a program that does not
-// link package search in says so, and lists nothing; without q the
-// catalog is listed as ever. Not parallel: it sets hook.SearchTools.
-func TestSearchWithoutThePackage(t *testing.T) {
-	saved := hook.SearchTools
-	hook.SearchTools = nil
-	defer func() { hook.SearchTools = saved }()
+// TestSearchWithoutTheOption: GET /tools?q= of a handler given no
+// HandlerOptions.Search says so, and lists nothing; without q the catalog
+// is listed as ever.
+func TestSearchWithoutTheOption(t *testing.T) {
+	t.Parallel()
 	reg := NewRegistry(nil)
 	require.NoError(t, Register(reg, Tool{ID: "Calculator.Add", Version: "1.0.0", Description: "Adds two numbers together."},
 		func(context.Context, struct{}) (int, error) { return 0, nil }))

@@ -15,10 +15,13 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/a2awire"
-	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // Limits of a message, beside the body's size.
 const (
@@ -143,7 +146,7 @@ func (h *Handler) answer(r *http.Request, d dialect, m *incoming, body []byte, s
 		req.Input = textInput
 	case m.input >= 0:
 		req.Input = m.doc.Raw(m.input)
-		callin.SetParsed(req, m.doc, m.input)
+		seam.SetParsed(req, m.doc, m.input)
 	}
 	if strings.Contains(tool, ".") {
 		req.ToolID = tool
@@ -358,7 +361,7 @@ func invalidParams(field, problem string) *rpcError {
 // TasksForbidden when it names none. The tool is resolved here, once: the
 // call goes on with this resolution (callin.Resolve).
 func (h *Handler) taskSupport(req *otc.CallRequest) otc.TaskSupport {
-	tasks, _, ok := callin.Resolve(h.reg, req)
+	tasks, _, ok := seam.Resolve(h.reg, req)
 	if !ok {
 		return otc.TasksForbidden
 	}

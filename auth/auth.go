@@ -14,10 +14,13 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/authin"
 	idclaims "github.com/otcgo/otc/internal/claims"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/wire"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // This file holds the API-key and HS256 authenticators, and AnyOf, which
 // combines authenticators; capability.go holds the capability-token one.
@@ -64,7 +67,7 @@ type BearerAuthenticator interface {
 // unauthenticated builds a refusal (401) with the given message and
 // reason, wrapping cause (nil for none).
 func unauthenticated(message, reason string, cause error) *otc.Error {
-	return authin.Refusal(message, reason, cause).(*otc.Error)
+	return seam.Refusal(message, reason, cause)
 }
 
 // bearerChallenge is the challenge of this package's bearer methods:

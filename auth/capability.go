@@ -16,7 +16,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/authin"
 	idclaims "github.com/otcgo/otc/internal/claims"
 	"github.com/otcgo/otc/internal/jwks"
 	"github.com/otcgo/otc/internal/tokencache"
@@ -419,7 +418,7 @@ func (a *CapabilityAuth) Authenticate(r *http.Request) (*otc.Identity, error) {
 // claims, with the revocation check a tool's policy runs and the leeway
 // its "exp" was checked with.
 func (a *CapabilityAuth) identity(sub string, claims map[string]any) *otc.Identity {
-	return authin.CapabilityIdentity(sub, claims, a.revoked, a.leeway).(*otc.Identity)
+	return seam.CapabilityIdentity(sub, claims, a.revoked, a.leeway)
 }
 
 // invalidToken builds the refusal of a capability token.

@@ -12,6 +12,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/search"
 	_ "github.com/otcgo/otc/search" // the server's GET /tools?q=
 )
 
@@ -29,7 +30,7 @@ func TestFinder(t *testing.T) {
 		}) (string, error) {
 			return "", nil
 		}))
-	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, nil)
 	require.NoError(t, err)

@@ -22,6 +22,9 @@ import (
 	"github.com/otcgo/otc/internal/wire"
 )
 
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
+
 // This file carries what an MCP upstream offers beside its tools: its
 // resources, resource templates and prompts, served from the registry
 // (package mcp serves them) and forwarded to the upstream when read,
@@ -287,13 +290,13 @@ func methodMissing(err error) bool {
 
 // admits is the upstream's local policy, for an entry named subject.
 func (u *upstream) admits(subject string) primitive.Admits {
-	return hook.Admits(u.cfg.Policy, subject)
+	return seam.Admits(u.cfg.Policy, subject)
 }
 
 // guard is what a read or a render of the upstream's entry named
 // subject checks beyond its listing: its local policy's call-time rules.
-func (u *upstream) guard(subject string) any {
-	return hook.Guard(u.cfg.Policy, subject)
+func (u *upstream) guard(subject string) hook.Guard {
+	return seam.Guard(u.cfg.Policy, subject)
 }
 
 // resourceEntry serves the upstream's resource r.
@@ -473,9 +476,9 @@ func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *
 		case rpc.Code == -32002 || rpc.Code == -32602 && data.URI != "":
 			return fmt.Errorf("%s: %w", u.cfg.Name, primitive.ErrNotFound)
 		case rpc.Code == -32602 && len(data.Params) > 0:
-			return hook.InvalidInput(data.Params, "")
+			return seam.InvalidInput(data.Params, "")
 		case rpc.Code == -32602:
-			return hook.InvalidInput(map[string]string{"params": wire.Truncate(rpc.Message, 300)}, "")
+			return seam.InvalidInput(map[string]string{"params": wire.Truncate(rpc.Message, 300)}, "")
 		}
 		return fmt.Errorf("the server %s answered: %s", u.cfg.Name, wire.Truncate(rpc.Message, 300))
 	}

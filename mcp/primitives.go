@@ -10,12 +10,15 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // This file serves what a registry holds beside its tools: the resources
 // and templates of package resource, the prompts of package prompt, and
@@ -197,9 +200,9 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 // token is spent, as a call's is), its limit, its timeout, a panic
 // recovered and logged. What it answers is bounded by
 // Options.MaxReadBytes.
-func (s *server) run(ctx context.Context, x *exchange, rr callin.Readable) (json.RawMessage, error) {
+func (s *server) run(ctx context.Context, x *exchange, rr hook.Readable) (json.RawMessage, error) {
 	rr.Protocol, rr.Request, rr.Body = otc.ProtocolMCP, x.request, x.body
-	b, err := callin.RunReadable(ctx, s.reg, rr)
+	b, err := seam.RunReadable(ctx, s.reg, rr)
 	if err == nil && len(b) > s.maxRead {
 		return nil, fmt.Errorf("its answer is %d bytes, more than the %d this server sends (mcp.Options.MaxReadBytes)", len(b), s.maxRead)
 	}
@@ -212,7 +215,7 @@ func (s *server) run(ctx context.Context, x *exchange, rr callin.Readable) (json
 // inline, with no timeout or limit of its own.
 func (s *server) listReadables(ctx context.Context, x *exchange, page func() ([]byte, *rpcError)) ([]byte, *rpcError) {
 	var failed *rpcError
-	b, err := s.run(ctx, x, callin.Readable{Kind: string(otc.CallList), Target: x.msg.method, Timeout: -1, MaxConcurrent: -1,
+	b, err := s.run(ctx, x, hook.Readable{Kind: string(otc.CallList), Target: x.msg.method, Timeout: -1, MaxConcurrent: -1,
 		Fn: func(context.Context) (json.RawMessage, error) {
 			b, e := page()
 			if e != nil {
@@ -328,10 +331,10 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	var err error
 	switch {
 	case r != nil:
-		contents, err = s.run(ctx, x, callin.Readable{Kind: "read", Target: uri, Guard: r.Guard, Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Running: &r.Running,
+		contents, err = s.run(ctx, x, hook.Readable{Kind: "read", Target: uri, Guard: r.Guard, Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Running: &r.Running,
 			Fn: func(ctx context.Context) (json.RawMessage, error) { return r.Read(ctx, uri) }})
 	case t != nil:
-		contents, err = s.run(ctx, x, callin.Readable{Kind: "read", Target: uri, Guard: t.Guard, Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent, Running: &t.Running,
+		contents, err = s.run(ctx, x, hook.Readable{Kind: "read", Target: uri, Guard: t.Guard, Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent, Running: &t.Running,
 			Fn: func(ctx context.Context) (json.RawMessage, error) { return t.Read(ctx, uri, vs) }})
 	default:
 		return nil, notFoundURI(x, uri)
@@ -434,7 +437,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 		return nil, e
 	}
 	ctx = context.WithValue(ctx, stateKey{}, state)
-	res, err := s.run(ctx, x, callin.Readable{Kind: "render", Target: pr.Name, Guard: pr.Guard, Timeout: pr.Timeout, MaxConcurrent: pr.MaxConcurrent, Running: &pr.Running,
+	res, err := s.run(ctx, x, hook.Readable{Kind: "render", Target: pr.Name, Guard: pr.Guard, Timeout: pr.Timeout, MaxConcurrent: pr.MaxConcurrent, Running: &pr.Running,
 		Fn: func(ctx context.Context) (json.RawMessage, error) { return pr.Get(ctx, args) }})
 	if err != nil {
 		if b, e, ok := gen.promptFailed(s, ctx, state, m, subject, err); ok {
@@ -477,7 +480,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	}
 	// A completion says what may be written, not what is there: the
 	// listing's checks (admits) are all it takes, and it spends no token.
-	b, err := s.run(ctx, x, callin.Readable{Kind: "complete", Target: target, Fn: func(ctx context.Context) (json.RawMessage, error) {
+	b, err := s.run(ctx, x, hook.Readable{Kind: "complete", Target: target, Fn: func(ctx context.Context) (json.RawMessage, error) {
 		values, total, more, err := complete(ctx, p.Argument.Name, p.Argument.Value, chosen)
 		if err != nil {
 			return nil, err

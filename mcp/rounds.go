@@ -22,7 +22,6 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -339,7 +338,7 @@ func (s *server) resume(ctx context.Context, st *callState, m *message, subject 
 		}
 		// A requestState answers one request: the round that runs the
 		// function with its answers runs once, on whichever replica.
-		fresh, err := callin.SpendOnce(ctx, s.reg, "r"+state.ID, m.callID, time.Unix(state.Expires, 0))
+		fresh, err := seam.SpendOnce(ctx, s.reg, "r"+state.ID, m.callID, time.Unix(state.Expires, 0))
 		switch {
 		case err != nil:
 			s.logger.ErrorContext(ctx, "mcp: the record of used requestStates failed; the request was not run", slog.String("error", err.Error()))

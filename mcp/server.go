@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
@@ -447,7 +446,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		RequestBody: x.body,
 	}
 	if m.argsDoc != nil {
-		callin.SetParsed(req, m.argsDoc, 0)
+		seam.SetParsed(req, m.argsDoc, 0)
 	}
 	if m.contextRaw != nil {
 		if err := json.Unmarshal(m.contextRaw, &req.Context); err != nil {

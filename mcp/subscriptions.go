@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
@@ -48,9 +48,9 @@ func newSubscriptions(want primitive.Change) *subscriptions {
 }
 
 // watch has s told of the changes of reg until stop is called.
-func (s *subscriptions) watch(reg any) (stop func()) {
+func (s *subscriptions) watch(reg *otc.Registry) (stop func()) {
 	stopSet := primitive.Of(reg).Listen(s.note)
-	stopTools := hook.WatchTools(reg, func() { s.note(primitive.Change{Tools: true}) })
+	stopTools := seam.WatchTools(reg, func() { s.note(primitive.Change{Tools: true}) })
 	return func() { stopSet(); stopTools() }
 }
 

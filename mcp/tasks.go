@@ -11,7 +11,6 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
@@ -111,7 +110,7 @@ func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallReques
 	m := x.msg
 	// The tool is resolved here, once: the call goes on with this
 	// resolution (callin.Resolve).
-	tasks, window, ok := callin.Resolve(s.reg, req)
+	tasks, window, ok := seam.Resolve(s.reg, req)
 	support := otc.TaskSupport(tasks)
 	if !ok || support == otc.TasksForbidden {
 		return nil, nil, false

@@ -36,8 +36,7 @@ import (
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
-	// The OTC handler answers GET /tools?q= with the search this links in.
-	_ "github.com/otcgo/otc/search"
+	"github.com/otcgo/otc/search"
 )
 
 // The prefixes [All] mounts the wire formats under.
@@ -72,6 +71,10 @@ type Options struct {
 	// authentications and an anonymous caller's tasks. Nil means the TCP
 	// peer, as caller.Handler says.
 	Callers *caller.Options
+	// NoSearch leaves GET /tools?q= of the OTC handler and the REST view
+	// unanswered (400: the server does not search). By default All gives
+	// both search.Query, unless their own options set a Search.
+	NoSearch bool
 
 	// The options of each format's handler; nil means its defaults (with
 	// Authenticator and Logger above).
@@ -106,6 +109,14 @@ func All(mux *http.ServeMux, reg *otc.Registry, opts *Options) *Handlers {
 		opts = &Options{}
 	}
 	o, m, r, v, x := shared(opts.OTC, opts), shared(opts.MCP, opts), shared(opts.REST, opts), shared(opts.Registry, opts), shared(opts.A2A, opts)
+	if !opts.NoSearch {
+		if o.Search == nil {
+			o.Search = search.Query
+		}
+		if r.Search == nil {
+			r.Search = search.Query
+		}
+	}
 	if x.URL == "" && opts.URL != "" {
 		x.URL = strings.TrimSuffix(opts.URL, "/") + PrefixA2A
 	}

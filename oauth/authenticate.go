@@ -8,9 +8,12 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/authin"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/wire"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // This file reads the bearer token of a request and sends it to the check
 // that fits it: a JWT to its signature, any other token to introspection.
@@ -185,5 +188,5 @@ func invalidToken(message string) *otc.Error {
 // missing builds the refusal of a request without a bearer token, which
 // wraps [otc.ErrNoCredentials], as auth.AnyOf asks.
 func missing(message string) error {
-	return authin.Refusal(message, otc.ReasonMissingToken, otc.ErrNoCredentials)
+	return seam.Refusal(message, otc.ReasonMissingToken, otc.ErrNoCredentials)
 }

@@ -34,6 +34,9 @@ import (
 	"github.com/otcgo/otc/internal/wire"
 )
 
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
+
 // Prompt describes a prompt whose arguments are the fields of In (a
 // struct, or struct{} for none).
 type Prompt[In any] struct {
@@ -121,13 +124,14 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	default:
 		return fail("the function returns %s: a prompt returns a string, a Message, a []Message or a Result", reflect.TypeFor[Out]())
 	}
-	if problem := hook.PolicyProblem(p.Policy); problem != "" {
+	if problem := seam.PolicyProblem(p.Policy); problem != "" {
 		return fail("Policy: %s", problem)
 	}
-	schema, prepare, err := hook.Input(reg, reflect.TypeFor[In]())
+	input, err := seam.Input(reg, reflect.TypeFor[In]())
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
+	schema, prepare := input.Schema, input.Prepare
 	args, err := arguments(schema)
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
@@ -150,7 +154,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: hook.Admits(p.Policy, p.Name), Guard: hook.Guard(p.Policy, p.Name), Timeout: p.Timeout, MaxConcurrent: p.MaxConcurrent,
+	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: seam.Admits(p.Policy, p.Name), Guard: seam.Guard(p.Policy, p.Name), Timeout: p.Timeout, MaxConcurrent: p.MaxConcurrent,
 		Complete: primitive.NewCompleter(schema, p.Complete),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			vs := make(uritemplate.Values, len(args))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -55,7 +54,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		Description: "Lists the prompts you can render: templates of messages, with the arguments each takes.",
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ struct{}) (listed, error) {
-		protocol := hook.Protocol(ctx)
+		protocol := seam.Protocol(ctx)
 		out := listed{Prompts: []json.RawMessage{}}
 		for _, p := range primitive.Current(reg).Prompts {
 			if p.Admits(ctx, protocol) {
@@ -72,7 +71,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 	}, func(ctx context.Context, in getInput) (rendered, error) {
 		p := primitive.Current(reg).Prompt(in.Name)
-		if p == nil || !p.Admits(ctx, hook.Protocol(ctx)) {
+		if p == nil || !p.Admits(ctx, seam.Protocol(ctx)) {
 			return rendered{}, &otc.ToolError{Message: fmt.Sprintf("There is no prompt named %q.", wire.Truncate(in.Name, 64)), AdditionalPromptContent: kit + "_List names them."}
 		}
 		args := in.Arguments

@@ -36,6 +36,9 @@ import (
 	"github.com/otcgo/otc/internal/wire"
 )
 
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
+
 // ErrNotFound is what a read function returns (or wraps) when nothing is
 // at the URI it is asked for (a file a template's path names that does
 // not exist, say): the server answers as for a URI no resource matches.
@@ -166,7 +169,7 @@ func Register[Out any](reg *otc.Registry, r Resource, read func(context.Context)
 		return fail("%v", err)
 	}
 	mime := r.MIMEType
-	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: hook.Guard(r.Policy, r.URI), Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
+	p := &primitive.Resource{URI: r.URI, Entry: entry, Admits: admits(r.Policy, r.URI), Guard: seam.Guard(r.Policy, r.URI), Timeout: r.Timeout, MaxConcurrent: r.MaxConcurrent, Read: func(ctx context.Context, uri string) (json.RawMessage, error) {
 		out, err := read(ctx)
 		if err != nil {
 			return nil, err
@@ -206,10 +209,11 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 	if !tmpl.Matchable() {
 		return fail("a URI of its expansion could be read back two ways (two variables side by side, or a list beside text): put a literal between them")
 	}
-	schema, prepare, err := hook.Input(reg, reflect.TypeFor[In]())
+	input, err := seam.Input(reg, reflect.TypeFor[In]())
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
+	schema, prepare := input.Schema, input.Prepare
 	if err := tmpl.Check(schema); err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
@@ -222,7 +226,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 		return fail("%v", err)
 	}
 	mime := t.MIMEType
-	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: hook.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent,
+	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: seam.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent,
 		Complete: primitive.NewCompleter(schema, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
 			in, err := binding.Bind(vars)
@@ -245,7 +249,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 // admits is what admits a caller to an entry guarded by policy p, whose
 // subject (its audience by default) is subject.
 func admits(p *otc.Policy, subject string) primitive.Admits {
-	return hook.Admits(p, subject)
+	return seam.Admits(p, subject)
 }
 
 // uriProblem says what is wrong with a resource's URI, or "".
@@ -262,7 +266,7 @@ func encodeEntry(key, value, name, title, description, mime string, size int64, 
 	case size < 0:
 		return nil, errors.New("the size (Size) is negative")
 	}
-	if problem := hook.PolicyProblem(p); problem != "" {
+	if problem := seam.PolicyProblem(p); problem != "" {
 		return nil, errors.New("Policy: " + problem)
 	}
 	entry := map[string]any{key: value, "name": name}

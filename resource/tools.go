@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -117,7 +116,7 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 // admitted is the check of an entry's policy for the caller of ctx,
 // through the protocol its call came through.
 func admitted(ctx context.Context) func(primitive.Admits) bool {
-	protocol := hook.Protocol(ctx)
+	protocol := seam.Protocol(ctx)
 	return func(a primitive.Admits) bool { return a(ctx, protocol) }
 }
 

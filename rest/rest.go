@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 	"github.com/otcgo/otc/internal/envelope"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/viewcache"
 	"github.com/otcgo/otc/internal/wire"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // SchemaVersion is the schema_version of the REST API's documents.
 const SchemaVersion = "0.1.0"
@@ -90,6 +92,10 @@ type Options struct {
 	// Authenticator, when set, must accept every request, as for the OTC
 	// [otc.Handler]. Nil means no authentication.
 	Authenticator otc.Authenticator
+	// Search, when set, answers GET /tools?q=…&limit=…, as
+	// [otc.HandlerOptions.Search] does for the OTC handler: search.Query
+	// is one, and what mount.All gives. Nil answers a search 400.
+	Search func(r *http.Request, reg *otc.Registry, protocol string) ([]string, error)
 }
 
 // Handler serves an [otc.Registry] as a REST tool API:
@@ -119,6 +125,7 @@ type Handler struct {
 	// faultBody answers a panic of the handler itself (wire.Recover).
 	faultBody []byte
 	auth      otc.Authenticator
+	searcher  func(r *http.Request, reg *otc.Registry, protocol string) ([]string, error)
 	planner   atomic.Pointer[plannerView]
 	// views holds the planner views of the callers who see only some of
 	// the tools, by visibility key.
@@ -136,7 +143,7 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{reg: reg, logger: opts.Logger, auth: opts.Authenticator}
+	h := &Handler{reg: reg, logger: opts.Logger, auth: opts.Authenticator, searcher: opts.Search}
 	h.maxBody, h.timeout = wire.BodyLimits(opts.MaxBodyBytes, opts.BodyReadTimeout)
 	if h.logger == nil {
 		h.logger = reg.Logger()
@@ -363,14 +370,13 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 
 // search answers GET /tools?q=…&limit=…: the planner view's entries of
 // the tools the caller may call here that match q, best first (10 unless
-// limit says otherwise), through the search that package search links
-// in.
+// limit says otherwise), through Options.Search.
 func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
-	if hook.SearchTools == nil {
+	if h.searcher == nil {
 		h.fail(w, CodeInvalidShape, "This server does not search its tools; list them without q", nil)
 		return
 	}
-	ids, err := hook.SearchTools(r, h.reg, otc.ProtocolHTTP)
+	ids, err := h.searcher(r, h.reg, otc.ProtocolHTTP)
 	if err != nil {
 		var oe *otc.Error
 		if errors.As(err, &oe) && oe.Code == otc.CodeRateLimited {
@@ -694,7 +700,7 @@ func readInvocation(d *jsonparse.Document) (*otc.CallRequest, error) {
 		return nil, &envelope.Error{Message: "args must be a JSON object"}
 	}
 	req := &otc.CallRequest{Input: d.Raw(args)}
-	callin.SetParsed(req, d, args)
+	seam.SetParsed(req, d, args)
 	if ok, err := envelope.OptObject(d, fs[2].Node, "context", envelope.ContextShape); err != nil {
 		return nil, err
 	} else if ok {

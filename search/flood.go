@@ -8,7 +8,6 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
-	"github.com/otcgo/otc/internal/hook"
 )
 
 // Bounds of the searches one caller makes through a server's handlers
@@ -39,7 +38,7 @@ func Admit(ctx context.Context, reg *otc.Registry, r *http.Request) error {
 		return nil
 	}
 	key, _ := caller.Key(ctx, r) // an unnamed caller is counted with its address
-	m := hook.Attached(reg)
+	m := seam.Attached(reg)
 	v, ok := m.Load(floodKey{})
 	if !ok {
 		v, _ = m.LoadOrStore(floodKey{}, &budgets{byCaller: map[string]*budget{}})
@@ -68,7 +67,7 @@ func charge(ctx context.Context, reg *otc.Registry, r *http.Request, work int) {
 		return
 	}
 	key, _ := caller.Key(ctx, r)
-	v, ok := hook.Attached(reg).Load(floodKey{})
+	v, ok := seam.Attached(reg).Load(floodKey{})
 	if !ok {
 		return // not admitted: nothing to charge
 	}

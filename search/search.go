@@ -46,6 +46,9 @@ import (
 	"github.com/otcgo/otc/internal/hook"
 )
 
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
+
 // Bounds of a search.
 const (
 	// DefaultLimit is how many tools a search returns when Options.Limit
@@ -178,33 +181,40 @@ func check(query string, limit int) error {
 	return nil
 }
 
-func init() {
-	hook.SearchTools = func(r *http.Request, reg any, protocol string) ([]string, error) {
-		ctx, params := r.Context(), r.URL.Query()
-		limit := DefaultLimit
-		if params.Has("limit") { // given, it is checked, 0 included
-			n, err := strconv.Atoi(params.Get("limit"))
-			if err != nil {
-				return nil, invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
-			}
-			if err := check(params.Get("q"), n); err != nil {
-				return nil, err
-			}
-			limit = n
-		}
-		if err := Admit(ctx, reg.(*otc.Registry), r); err != nil {
-			return nil, err
-		}
-		found, err := Tools(ctx, reg.(*otc.Registry), params.Get("q"), &Options{Limit: limit, Protocol: protocol, Request: r})
+// Query answers the search a request's query parameters ask for ("q",
+// and "limit", DefaultLimit when absent): the ids of reg's tools that the
+// request's caller sees through protocol and that match q, best first, or
+// an error for a query or limit that cannot be searched with (an
+// *otc.Error naming the parameter), or for a caller who searched too often
+// (an *otc.Error of code otc.CodeRateLimited; see [Admit]). It is the
+// search of the OTC handler's and the REST view's GET /tools?q=: give it
+// as their options' Search (otc.HandlerOptions, rest.Options), as
+// mount.All does.
+func Query(r *http.Request, reg *otc.Registry, protocol string) ([]string, error) {
+	ctx, params := r.Context(), r.URL.Query()
+	limit := DefaultLimit
+	if params.Has("limit") { // given, it is checked, 0 included
+		n, err := strconv.Atoi(params.Get("limit"))
 		if err != nil {
+			return nil, invalid("limit", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
+		}
+		if err := check(params.Get("q"), n); err != nil {
 			return nil, err
 		}
-		ids := make([]string, len(found))
-		for i, r := range found {
-			ids[i] = r.Tool.ID
-		}
-		return ids, nil
+		limit = n
 	}
+	if err := Admit(ctx, reg, r); err != nil {
+		return nil, err
+	}
+	found, err := Tools(ctx, reg, params.Get("q"), &Options{Limit: limit, Protocol: protocol, Request: r})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(found))
+	for i, r := range found {
+		ids[i] = r.Tool.ID
+	}
+	return ids, nil
 }
 
 // The fields of a tool the index reads, and how much a word in each says
@@ -312,7 +322,7 @@ type indexKey struct{}
 
 // indexOf returns reg's index, made on first use.
 func indexOf(reg *otc.Registry) *index {
-	m := hook.Attached(reg)
+	m := seam.Attached(reg)
 	if x, ok := m.Load(indexKey{}); ok {
 		return x.(*index)
 	}
@@ -325,11 +335,11 @@ func indexOf(reg *otc.Registry) *index {
 // same definition from one revision to the next) are not looked at
 // again. It is called with x.mu held.
 func (x *index) sync(reg *otc.Registry) {
-	rev, all := hook.Definitions(reg)
+	rev, all := seam.Definitions(reg)
 	if x.synced && rev == x.revision {
 		return
 	}
-	defs := all.([]*otc.ToolDefinition)
+	defs := all
 	current := make(map[*otc.ToolDefinition]bool, len(defs))
 	for _, d := range defs {
 		current[d] = true
@@ -513,7 +523,7 @@ func eachParam(schema json.RawMessage, depth int, f func(name, description strin
 // weighed for the caller (see charge).
 func (x *index) search(reg *otc.Registry, words []weighted, joined []string, limit int, vis otc.Visibility, protocol string) (_ []Result, work int) {
 	x.mu.RLock()
-	rev, _ := hook.Definitions(reg)
+	rev, _ := seam.Definitions(reg)
 	if !x.synced || rev != x.revision {
 		x.mu.RUnlock()
 		x.mu.Lock()

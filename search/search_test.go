@@ -194,7 +194,7 @@ func TestToolsRefusesWhatItCannotSearch(t *testing.T) {
 func TestSearchOverOTC(t *testing.T) {
 	t.Parallel()
 	reg := catalog(t)
-	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
 	t.Cleanup(srv.Close)
 	get := func(query string) (int, map[string]any) {
 		resp, err := http.Get(srv.URL + "/tools" + query)
@@ -305,7 +305,7 @@ func FuzzTools(f *testing.F) {
 // its limit; a format it cannot search is refused with ErrNoSearch.
 func TestClientSearchesOverOTC(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(otc.NewHandler(catalog(t), nil))
+	srv := httptest.NewServer(otc.NewHandler(catalog(t), &otc.HandlerOptions{Search: search.Query}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, nil)
 	require.NoError(t, err)
@@ -384,7 +384,7 @@ func TestSearchChargedByWork(t *testing.T) {
 		require.NoError(t, otc.Register(reg, otc.Tool{ID: fmt.Sprintf("T%d.tool", i), Version: "1.0.0",
 			Description: "Does " + strings.Join(words, " ") + "."}, func(context.Context, struct{}) (string, error) { return "", nil }))
 	}
-	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
 	t.Cleanup(srv.Close)
 	admitted := func(from, query string) int {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/search"
 )
 
 // pageLine is the line otc inspect prints, as checks outside the
@@ -445,7 +446,7 @@ func TestInspect_BearerAndJWT(t *testing.T) {
 	seen := make(chan string, 16)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewHandler(reg, nil))
-	mux.Handle("/", otc.NewHandler(reg, nil))
+	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen <- r.Header.Get("Authorization")
 		mux.ServeHTTP(w, r)

@@ -23,6 +23,7 @@ import (
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/rest"
+	"github.com/otcgo/otc/search"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -71,22 +72,15 @@ func registryOf(t *testing.T) *otc.Registry {
 func serveTools(t *testing.T, key string) string {
 	t.Helper()
 	reg := registryOf(t)
-	var opts *otc.HandlerOptions
+	opts := &otc.HandlerOptions{Search: search.Query}
 	if key != "" {
 		a, err := auth.NewAPIKeyAuth(map[string]string{"cli": key})
 		require.NoError(t, err)
-		opts = &otc.HandlerOptions{Authenticator: a}
+		opts.Authenticator = a
 	}
 	mux := http.NewServeMux()
-	var mopts *mcp.Options
-	if opts != nil {
-		mopts = &mcp.Options{Authenticator: opts.Authenticator}
-	}
-	mux.Handle("/mcp", mcp.NewHandler(reg, mopts))
-	var ropts *rest.Options
-	if opts != nil {
-		ropts = &rest.Options{Authenticator: opts.Authenticator}
-	}
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: opts.Authenticator}))
+	ropts := &rest.Options{Authenticator: opts.Authenticator, Search: search.Query}
 	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, ropts)))
 	mux.Handle("/", otc.NewHandler(reg, opts))
 	srv := httptest.NewServer(mux)
@@ -356,7 +350,7 @@ func TestSpinner(t *testing.T) {
 			time.Sleep(time.Duration(in.Ms) * time.Millisecond)
 			return in.Ms, nil
 		}))
-	srv := httptest.NewServer(otc.NewHandler(reg, nil))
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
 	t.Cleanup(srv.Close)
 	env := func(string) string { return "" }
 

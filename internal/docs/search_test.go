@@ -31,7 +31,10 @@ func Example_search() {
 		fmt.Println(r.Tool.Name)
 	}
 	// docs:end search
-	send(otc.NewHandler(reg, nil), "GET", "/tools?q=add+two+numbers&limit=1", "", nil)
+	// docs:start search-option
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}) // GET /tools?q= (mount.All gives it)
+	// docs:end search-option
+	send(h, "GET", "/tools?q=add+two+numbers&limit=1", "", nil)
 	// Output:
 	// Files_read_file
 	// 200

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/otcgo/otc/internal/decode"
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
 )
 
@@ -38,7 +37,7 @@ func (b *Binding[In]) Bind(vars uritemplate.Values) (In, error) {
 	if err != nil {
 		var pe *uritemplate.ParamError
 		if errors.As(err, &pe) {
-			return in, hook.InvalidInput(map[string]string{pe.Name: pe.Message}, "")
+			return in, seam.InvalidInput(map[string]string{pe.Name: pe.Message}, "")
 		}
 		return in, err
 	}
@@ -47,7 +46,7 @@ func (b *Binding[In]) Bind(vars uritemplate.Values) (In, error) {
 		return in, err
 	}
 	if in, err = decode.Input[In](b.direct, prepared); err != nil {
-		return in, hook.InvalidInput(nil, err.Error())
+		return in, seam.InvalidInput(nil, err.Error())
 	}
 	return in, nil
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -48,7 +47,7 @@ func NewCompleter[In any](schema json.RawMessage, fn func(ctx context.Context, a
 	}
 	return func(ctx context.Context, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
 		if !slices.Contains(names, argument) {
-			return nil, 0, false, hook.InvalidInput(map[string]string{wire.Truncate(argument, 64): "there is no such argument to complete: the arguments are " + strings.Join(names, ", ")}, "")
+			return nil, 0, false, seam.InvalidInput(map[string]string{wire.Truncate(argument, 64): "there is no such argument to complete: the arguments are " + strings.Join(names, ", ")}, "")
 		}
 		var values []string
 		if fn != nil {

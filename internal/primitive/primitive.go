@@ -18,9 +18,14 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/otcgo/otc"
+
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // MaxCompletions is the most values a completion answers, MCP's bound.
 const MaxCompletions = 100
@@ -40,9 +45,8 @@ type Resource struct {
 	Origin Origin
 	Entry  json.RawMessage // the Resource object resources/list shows
 	Admits Admits
-	// Guard is what a read checks beyond Admits (hook.Guard); nil for
-	// nothing.
-	Guard any
+	// Guard is what a read checks beyond Admits; nil for nothing.
+	Guard hook.Guard
 	// Timeout bounds a read; zero: the registry's DefaultTimeout.
 	Timeout time.Duration
 	// MaxConcurrent bounds the reads under way at once, counted in
@@ -59,7 +63,7 @@ type Template struct {
 	Origin   Origin
 	Entry    json.RawMessage // the ResourceTemplate object resources/templates/list shows
 	Admits   Admits
-	Guard    any           // what a read checks beyond Admits (hook.Guard); nil for nothing
+	Guard    hook.Guard    // what a read checks beyond Admits; nil for nothing
 	Timeout  time.Duration // bounds a read; zero: the registry's DefaultTimeout
 	// MaxConcurrent and Running are as for a Resource.
 	MaxConcurrent int
@@ -76,7 +80,7 @@ type Prompt struct {
 	Name    string
 	Entry   json.RawMessage // the Prompt object prompts/list shows
 	Admits  Admits
-	Guard   any           // what a render checks beyond Admits (hook.Guard); nil for nothing
+	Guard   hook.Guard    // what a render checks beyond Admits; nil for nothing
 	Timeout time.Duration // bounds a render; zero: the registry's DefaultTimeout
 	// MaxConcurrent and Running are as for a Resource.
 	MaxConcurrent int
@@ -144,10 +148,10 @@ const MaxMatchWork = 1 << 20
 
 type setKey struct{}
 
-// Of returns the set of registry reg (an *otc.Registry), making it if it
+// Of returns the set of registry reg, making it if it
 // has none yet.
-func Of(reg any) *Set {
-	m := hook.Attached(reg)
+func Of(reg *otc.Registry) *Set {
+	m := seam.Attached(reg)
 	if s, ok := m.Load(setKey{}); ok {
 		return s.(*Set)
 	}
@@ -157,10 +161,10 @@ func Of(reg any) *Set {
 	return s.(*Set)
 }
 
-// Peek returns the set of registry reg (an *otc.Registry), or nil when
+// Peek returns the set of registry reg, or nil when
 // nothing was ever registered on it.
-func Peek(reg any) *Set {
-	if s, ok := hook.Attached(reg).Load(setKey{}); ok {
+func Peek(reg *otc.Registry) *Set {
+	if s, ok := seam.Attached(reg).Load(setKey{}); ok {
 		return s.(*Set)
 	}
 	return nil
@@ -168,7 +172,7 @@ func Peek(reg any) *Set {
 
 // Current returns the set of registry reg as it is: an empty snapshot
 // when nothing was ever registered on it.
-func Current(reg any) *Snapshot {
+func Current(reg *otc.Registry) *Snapshot {
 	if s := Peek(reg); s != nil {
 		return s.Snapshot()
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/otcgo/otc/tasks"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 )
 
 // Question is a question of a task's call as the store keeps it in
@@ -211,7 +210,7 @@ func (r *Runner) Answer(ctx context.Context, t *tasks.Task, answers map[string]j
 		}
 		var q Question
 		_ = json.Unmarshal(raw, &q) // written by an Asker
-		if reason := callin.CheckAnswer(q.Method, q.Params, answers[k]); reason != "" {
+		if reason := seam.CheckAnswer(q.Method, q.Params, answers[k]); reason != "" {
 			return &AnswerError{Key: k, Method: q.Method, Reason: reason}
 		}
 	}

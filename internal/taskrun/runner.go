@@ -12,8 +12,11 @@ import (
 	"github.com/otcgo/otc/tasks"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
+	"github.com/otcgo/otc/internal/hook"
 )
+
+// seam is what package otc lends the packages beside it (internal/hook).
+var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest, otc.Identity, otc.Error]()
 
 // RunnerOptions configures [NewRunner]. The zero value, and nil, give the
 // defaults described on each field.
@@ -276,7 +279,7 @@ func (r *Runner) heartbeat(ctx context.Context, id string, l *Local, beat chan s
 // values without its cancellation, and cancel stops the call.
 func Detach(ctx context.Context, req *otc.CallRequest) (run *otc.CallRequest, runCtx context.Context, cancel context.CancelFunc) {
 	c := *req
-	callin.SetParsed(&c, nil, 0) // the parsed input refers to the request's body
+	seam.SetParsed(&c, nil, 0) // the parsed input refers to the request's body
 	c.Input = bytes.Clone(req.Input)
 	c.RequestBody = bytes.Clone(req.RequestBody)
 	c.AsTask = true

@@ -10,7 +10,6 @@ import (
 	"github.com/otcgo/otc/tasks"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/callin"
 )
 
 // Start starts a call as task t, whose ID, Owner and ContextID the wire
@@ -47,7 +46,7 @@ func (r *Runner) Start(ctx context.Context, reg *otc.Registry, req *otc.CallRequ
 
 	created := make(chan *tasks.Task, 1)
 	var beat chan struct{}
-	callin.SetAdmitted(run, func() error {
+	seam.SetAdmitted(run, func() error {
 		if err := r.Admit(); err != nil {
 			return err
 		}
