@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	internalparams "github.com/otcgo/otc/internal/params"
+
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
@@ -118,7 +120,11 @@ func prepareInput(r *Registry, in reflect.Type) (*hook.Input, error) {
 		}
 		return append([]byte(nil), t.decoderInput(doc, 0)...), nil
 	}
-	return &hook.Input{Schema: params, Prepare: prepare}, nil
+	ps, err := internalparams.Read(params)
+	if err != nil {
+		return nil, err
+	}
+	return &hook.Input{Schema: params, Params: ps, Prepare: prepare}, nil
 }
 
 // Admits reports whether a caller with identity id (nil for one that

@@ -208,3 +208,37 @@ func TestAllURLAndCallers(t *testing.T) {
 		assert.Equal(t, http.StatusTooManyRequests, status, "%s: the second call of %s: %s", e.name, client, body)
 	}
 }
+
+// TestAllSearch: All turns on GET /tools?q= of the OTC handler and the
+// REST view, NoSearch leaves both off, and a format's own Search wins.
+func TestAllSearch(t *testing.T) {
+	t.Parallel()
+	own := func(*http.Request, *otc.Registry, string) ([]string, error) {
+		return []string{"Calculator.Add@1.0.0"}, nil
+	}
+	for _, tc := range []struct {
+		name       string
+		opts       *mount.Options
+		otc, rest  int
+		restBodyIs string
+	}{
+		{"default", nil, http.StatusOK, http.StatusOK, `"Calculator_Add"`},
+		{"no_search", &mount.Options{NoSearch: true}, http.StatusBadRequest, http.StatusBadRequest, "does not search"},
+		{"own", &mount.Options{NoSearch: true, OTC: &otc.HandlerOptions{Search: own}}, http.StatusOK, http.StatusBadRequest, "does not search"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mount.All(mux, newRegistry(t), tc.opts)
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			status, body := send(t, srv, request{http.MethodGet, "/otc/tools?q=add+numbers", ""}, "")
+			assert.Equal(t, tc.otc, status, body)
+			if status == http.StatusOK {
+				assert.Contains(t, body, `"Calculator.Add@1.0.0"`)
+			}
+			status, body = send(t, srv, request{http.MethodGet, "/v1/tools?q=add+numbers", ""}, "")
+			assert.Equal(t, tc.rest, status, body)
+			assert.Contains(t, body, tc.restBodyIs)
+		})
+	}
+}

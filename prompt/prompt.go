@@ -18,7 +18,6 @@
 package prompt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/params"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
@@ -131,8 +131,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
-	schema, prepare := input.Schema, input.Prepare
-	args, err := arguments(schema)
+	args, err := arguments(input.Params)
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
@@ -150,12 +149,9 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("%v", err)
 	}
-	binding, err := primitive.NewBinding[In](schema, prepare)
-	if err != nil {
-		return fail("%v", err)
-	}
+	binding := primitive.NewBinding[In](input)
 	pp := &primitive.Prompt{Name: p.Name, Entry: encoded, Admits: seam.Admits(p.Policy, p.Name), Guard: seam.Guard(p.Policy, p.Name), Timeout: p.Timeout, MaxConcurrent: p.MaxConcurrent,
-		Complete: primitive.NewCompleter(schema, p.Complete),
+		Complete: primitive.NewCompleter(input.Params, p.Complete),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			vs := make(uritemplate.Values, len(args))
 			for k, v := range args {
@@ -185,45 +181,15 @@ type argument struct {
 	Required    bool   `json:"required,omitempty"`
 }
 
-// arguments reads a prompt's arguments from its input schema, in the
-// order of the properties.
-func arguments(schema json.RawMessage) ([]argument, error) {
-	var s struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, err
-	}
-	if len(s.Properties) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(s.Properties))
-	if _, err := dec.Token(); err != nil { // {
-		return nil, err
-	}
+// arguments are a prompt's arguments as prompts/list shows them, in the
+// order of the input's properties.
+func arguments(ps params.List) ([]argument, error) {
 	var out []argument
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	for _, p := range ps {
+		if p.Type == "object" {
+			return nil, fmt.Errorf("the argument %q is an object, which the text of a prompt argument cannot be: use a string, number, integer, boolean or a list of them", p.Name)
 		}
-		name, _ := tok.(string)
-		var prop struct {
-			Description string `json:"description"`
-			Type        any    `json:"type"`
-		}
-		if err := dec.Decode(&prop); err != nil {
-			return nil, err
-		}
-		if prop.Type == "object" {
-			return nil, fmt.Errorf("the argument %q is an object, which the text of a prompt argument cannot be: use a string, number, integer, boolean or a list of them", name)
-		}
-		req := false
-		for _, r := range s.Required {
-			req = req || r == name
-		}
-		out = append(out, argument{name, prop.Description, req})
+		out = append(out, argument{p.Name, p.Description, p.Required})
 	}
 	return out, nil
 }

@@ -50,42 +50,37 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 	if kit == "" {
 		kit = "Prompts"
 	}
-	err := otc.Register(reg, otc.Tool{ID: kit + ".List", Version: "1.0.0", Policy: opts.Policy,
-		Description: "Lists the prompts you can render: templates of messages, with the arguments each takes.",
-		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
-	}, func(ctx context.Context, _ struct{}) (listed, error) {
-		protocol := seam.Protocol(ctx)
-		out := listed{Prompts: []json.RawMessage{}}
-		for _, p := range primitive.Current(reg).Prompts {
-			if p.Admits(ctx, protocol) {
-				out.Prompts = append(out.Prompts, p.Entry)
+	return primitive.ToolPair[listed, getInput, rendered]{
+		Kit: kit, Get: "Get", Policy: opts.Policy,
+		ListDescription: "Lists the prompts you can render: templates of messages, with the arguments each takes.",
+		GetDescription:  fmt.Sprintf("Renders a prompt that %s_List names with its arguments, and answers its messages.", kit),
+		List: func(sn *primitive.Snapshot, admits func(primitive.Admits) bool) listed {
+			out := listed{Prompts: []json.RawMessage{}}
+			for _, p := range sn.Prompts {
+				if admits(p.Admits) {
+					out.Prompts = append(out.Prompts, p.Entry)
+				}
 			}
-		}
-		return out, nil
-	})
-	if err != nil {
-		return err
-	}
-	return otc.Register(reg, otc.Tool{ID: kit + ".Get", Version: "1.0.0", Policy: opts.Policy,
-		Description: fmt.Sprintf("Renders a prompt that %s_List names with its arguments, and answers its messages.", kit),
-		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
-	}, func(ctx context.Context, in getInput) (rendered, error) {
-		p := primitive.Current(reg).Prompt(in.Name)
-		if p == nil || !p.Admits(ctx, seam.Protocol(ctx)) {
-			return rendered{}, &otc.ToolError{Message: fmt.Sprintf("There is no prompt named %q.", wire.Truncate(in.Name, 64)), AdditionalPromptContent: kit + "_List names them."}
-		}
-		args := in.Arguments
-		if args == nil {
-			args = map[string]string{}
-		}
-		raw, err := p.Get(ctx, args)
-		if err != nil {
-			return rendered{}, err
-		}
-		var out rendered
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return rendered{}, err
-		}
-		return out, nil
-	})
+			return out
+		},
+		Read: func(ctx context.Context, sn *primitive.Snapshot, admits func(primitive.Admits) bool, in getInput) (rendered, error) {
+			p := sn.Prompt(in.Name)
+			if p == nil || !admits(p.Admits) {
+				return rendered{}, &otc.ToolError{Message: fmt.Sprintf("There is no prompt named %q.", wire.Truncate(in.Name, 64)), AdditionalPromptContent: kit + "_List names them."}
+			}
+			args := in.Arguments
+			if args == nil {
+				args = map[string]string{}
+			}
+			raw, err := p.Get(ctx, args)
+			if err != nil {
+				return rendered{}, err
+			}
+			var out rendered
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return rendered{}, err
+			}
+			return out, nil
+		},
+	}.Register(reg)
 }

@@ -213,21 +213,17 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
-	schema, prepare := input.Schema, input.Prepare
-	if err := tmpl.Check(schema); err != nil {
+	if err := tmpl.Check(input.Params); err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
 	entry, err := encodeEntry("uriTemplate", t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType, 0, t.Annotations, t.Policy)
 	if err != nil {
 		return fail("%v", err)
 	}
-	binding, err := primitive.NewBinding[In](schema, prepare)
-	if err != nil {
-		return fail("%v", err)
-	}
+	binding := primitive.NewBinding[In](input)
 	mime := t.MIMEType
 	p := &primitive.Template{Template: tmpl, Entry: entry, Admits: admits(t.Policy, t.URITemplate), Guard: seam.Guard(t.Policy, t.URITemplate), Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent,
-		Complete: primitive.NewCompleter(schema, t.Complete),
+		Complete: primitive.NewCompleter(input.Params, t.Complete),
 		Read: func(ctx context.Context, uri string, vars uritemplate.Values) (json.RawMessage, error) {
 			in, err := binding.Bind(vars)
 			if err != nil {

@@ -52,72 +52,59 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 	if kit == "" {
 		kit = "Resources"
 	}
-	err := otc.Register(reg, otc.Tool{ID: kit + ".List", Version: "1.0.0", Policy: opts.Policy,
-		Description: "Lists the resources you can read (data by URI: files, records, documents) and the URI templates of more.",
-		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
-	}, func(ctx context.Context, _ struct{}) (listed, error) {
-		sn := primitive.Current(reg)
-		admits := admitted(ctx)
-		out := listed{Resources: []json.RawMessage{}, Templates: []json.RawMessage{}}
-		for _, r := range sn.Resources {
-			if admits(r.Admits) {
-				out.Resources = append(out.Resources, r.Entry)
+	return primitive.ToolPair[listed, readInput, otc.Content]{
+		Kit: kit, Get: "Read", Policy: opts.Policy,
+		ListDescription: "Lists the resources you can read (data by URI: files, records, documents) and the URI templates of more.",
+		GetDescription:  fmt.Sprintf("Reads the resource at a URI that %s_List names, or one of its templates' URIs, and answers its contents.", kit),
+		List: func(sn *primitive.Snapshot, admits func(primitive.Admits) bool) listed {
+			out := listed{Resources: []json.RawMessage{}, Templates: []json.RawMessage{}}
+			for _, r := range sn.Resources {
+				if admits(r.Admits) {
+					out.Resources = append(out.Resources, r.Entry)
+				}
 			}
-		}
-		for _, t := range sn.Templates {
-			if admits(t.Admits) {
-				out.Templates = append(out.Templates, t.Entry)
+			for _, t := range sn.Templates {
+				if admits(t.Admits) {
+					out.Templates = append(out.Templates, t.Entry)
+				}
 			}
-		}
-		return out, nil
-	})
-	if err != nil {
-		return err
-	}
-	return otc.Register(reg, otc.Tool{ID: kit + ".Read", Version: "1.0.0", Policy: opts.Policy,
-		Description: fmt.Sprintf("Reads the resource at a URI that %s_List names, or one of its templates' URIs, and answers its contents.", kit),
-		Annotations: &otc.ToolAnnotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
-	}, func(ctx context.Context, in readInput) (otc.Content, error) {
-		r, t, vs := primitive.Current(reg).Find(in.URI, admitted(ctx))
-		var raw json.RawMessage
-		var err error
-		switch {
-		case r != nil:
-			raw, err = r.Read(ctx, in.URI)
-		case t != nil:
-			raw, err = t.Read(ctx, in.URI, vs)
-		default:
-			err = primitive.ErrNotFound
-		}
-		if err != nil {
-			return nil, readFailure(in.URI, kit, err)
-		}
-		var contents []struct {
-			URI      string  `json:"uri"`
-			MIMEType string  `json:"mimeType"`
-			Text     *string `json:"text"`
-			Blob     []byte  `json:"blob"`
-		}
-		if err := json.Unmarshal(raw, &contents); err != nil {
-			return nil, err
-		}
-		out := make(otc.Content, 0, len(contents))
-		for _, c := range contents {
-			if c.Text != nil {
-				out = append(out, otc.ResourceContent(c.URI, c.MIMEType, *c.Text))
-			} else {
-				out = append(out, otc.BlobResourceContent(c.URI, c.MIMEType, c.Blob))
+			return out
+		},
+		Read: func(ctx context.Context, sn *primitive.Snapshot, admits func(primitive.Admits) bool, in readInput) (otc.Content, error) {
+			r, t, vs := sn.Find(in.URI, admits)
+			var raw json.RawMessage
+			var err error
+			switch {
+			case r != nil:
+				raw, err = r.Read(ctx, in.URI)
+			case t != nil:
+				raw, err = t.Read(ctx, in.URI, vs)
+			default:
+				err = primitive.ErrNotFound
 			}
-		}
-		return out, nil
-	})
-}
-
-// admitted is the check of an entry's policy for the caller of ctx,
-// through the protocol its call came through.
-func admitted(ctx context.Context) func(primitive.Admits) bool {
-	protocol := seam.Protocol(ctx)
-	return func(a primitive.Admits) bool { return a(ctx, protocol) }
+			if err != nil {
+				return nil, readFailure(in.URI, kit, err)
+			}
+			var contents []struct {
+				URI      string  `json:"uri"`
+				MIMEType string  `json:"mimeType"`
+				Text     *string `json:"text"`
+				Blob     []byte  `json:"blob"`
+			}
+			if err := json.Unmarshal(raw, &contents); err != nil {
+				return nil, err
+			}
+			out := make(otc.Content, 0, len(contents))
+			for _, c := range contents {
+				if c.Text != nil {
+					out = append(out, otc.ResourceContent(c.URI, c.MIMEType, *c.Text))
+				} else {
+					out = append(out, otc.BlobResourceContent(c.URI, c.MIMEType, c.Blob))
+				}
+			}
+			return out, nil
+		},
+	}.Register(reg)
 }
 
 // readFailure is the tool error of a read that failed: what a model can

@@ -405,3 +405,20 @@ func TestSearchChargedByWork(t *testing.T) {
 	assert.Less(t, heavy, search.CallerBurst/3, "searches of every word, each the work of four")
 	assert.GreaterOrEqual(t, light, search.CallerBurst, "searches of one word, each ordinary")
 }
+
+// TestLinkingTurnsNothingOn: this package is linked into this test, and a
+// handler whose options give no Search still answers GET /tools?q= 400:
+// search is the program's choice (HandlerOptions.Search, mount.All), not a
+// side effect of what it imports.
+func TestLinkingTurnsNothingOn(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(otc.NewHandler(catalog(t), nil))
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL + "/tools?q=add")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(b), "does not search its tools")
+}

@@ -132,6 +132,7 @@ import (
 	"github.com/otcgo/otc/redisstore"
 	"github.com/otcgo/otc/registryview"
 	"github.com/otcgo/otc/rest"
+	"github.com/otcgo/otc/search"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -677,7 +678,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 		mux.Handle("/federation/health", fed.HealthHandler(auth))
 	}
 	mux.Handle("/registry/", http.StripPrefix("/registry", registryview.NewHandler(reg, &registryview.Options{Logger: logger, Authenticator: auth})))
-	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth})))
+	mux.Handle("/v1/", http.StripPrefix("/v1", rest.NewHandler(reg, &rest.Options{Logger: logger, Authenticator: auth, Search: search.Query})))
 	mopts := sh.mcpOptions(logger)
 	mopts.Authenticator = auth
 	mh := mcp.NewHandler(reg, mopts)
@@ -700,7 +701,7 @@ func newServer(reg *otc.Registry, creds credentials, sh shared, where site, logg
 		}
 		prm.Mount(mux)
 	}
-	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth})
+	h := otc.NewHandler(reg, &otc.HandlerOptions{Logger: logger, Authenticator: auth, Search: search.Query})
 	// OTC under /otc, where mount.All and otc gateway serve it (the
 	// layout the docs show), and at the root, where the example has
 	// always served it.

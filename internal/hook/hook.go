@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/params"
 )
 
 // Seam is what package otc lends: R is otc.Registry, P otc.Policy, D
@@ -129,11 +130,13 @@ type Seam[R, P, D, Q, I, E any] struct {
 
 // Input is typed input prepared as a tool's: the JSON Schema of its
 // parameters, reflected from its type with its tags (every top-level
-// parameter described), and Prepare, which validates a JSON object against
-// it and returns what the type is decoded from (defaults filled in), or
-// the registry's invalid-input error naming each parameter.
+// parameter described); the parameters, read from it once; and Prepare,
+// which validates a JSON object against it and returns what the type is
+// decoded from (defaults filled in), or the registry's invalid-input error
+// naming each parameter.
 type Input struct {
 	Schema  json.RawMessage
+	Params  params.List
 	Prepare func(input []byte) ([]byte, error)
 }
 

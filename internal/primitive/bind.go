@@ -1,11 +1,11 @@
 package primitive
 
 import (
-	"encoding/json"
 	"errors"
 	"reflect"
 
 	"github.com/otcgo/otc/internal/decode"
+	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/uritemplate"
 )
 
@@ -19,14 +19,10 @@ type Binding[In any] struct {
 	direct  *decode.Direct
 }
 
-// NewBinding returns the Binding of In, whose input schema is schema and
-// whose input prepare validates.
-func NewBinding[In any](schema json.RawMessage, prepare func([]byte) ([]byte, error)) (*Binding[In], error) {
-	b, err := uritemplate.NewBinder(schema)
-	if err != nil {
-		return nil, err
-	}
-	return &Binding[In]{binder: b, prepare: prepare, direct: decode.NewDirect(reflect.TypeFor[In]())}, nil
+// NewBinding returns the Binding of In, whose input is in (the seam's
+// Input of In).
+func NewBinding[In any](in *hook.Input) *Binding[In] {
+	return &Binding[In]{binder: uritemplate.NewBinder(in.Params), prepare: in.Prepare, direct: decode.NewDirect(reflect.TypeFor[In]())}
 }
 
 // Bind makes vars an In. A variable of the wrong type, or one the schema

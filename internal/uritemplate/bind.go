@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otcgo/otc/internal/params"
 )
 
 // A template's variables become the input of a function, as a tool's
@@ -14,61 +16,21 @@ import (
 // JSON object of the types the schema's properties have, which the
 // registry then validates as any tool input.
 
-// property is what Check and Input read of an input schema's property.
-type property struct {
-	Type  any `json:"type"` // a name, or a list of names
-	Items *struct {
-		Type any `json:"type"`
-	} `json:"items"`
-}
-
-// schemaOf reads the properties and required list of an input schema.
-func schemaOf(schema json.RawMessage) (map[string]property, []string, error) {
-	var s struct {
-		Properties map[string]property `json:"properties"`
-		Required   []string            `json:"required"`
-	}
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, nil, fmt.Errorf("the input schema: %w", err)
-	}
-	return s.Properties, s.Required, nil
-}
-
-// typeOf is a property's type: its name, or the first of its names that
-// is not "null"; "" for none.
-func typeOf(t any) string {
-	switch x := t.(type) {
-	case string:
-		return x
-	case []any:
-		for _, n := range x {
-			if s, ok := n.(string); ok && s != "null" {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
 // Check reports how the template and the input schema of the function
 // it binds to disagree, naming both: a variable the schema has no
 // property for, a property the schema requires that no variable gives or
 // that the URI may leave out (a query variable, an optional expression),
 // a property of a type no URI text reads as (an object), and a list
 // property bound to a variable that is not exploded, or the other way.
-func (t *Template) Check(schema json.RawMessage) error {
-	props, required, err := schemaOf(schema)
-	if err != nil {
-		return err
-	}
+func (t *Template) Check(ps params.List) error {
 	var problems []string
 	for _, name := range t.names {
-		p, ok := props[name]
+		p, ok := ps.Get(name)
 		if !ok {
 			problems = append(problems, fmt.Sprintf("the variable %q has no property of that name in the input", name))
 			continue
 		}
-		typ, list := typeOf(p.Type), t.list(name)
+		typ, list := p.Type, t.list(name)
 		switch {
 		case typ == "object":
 			problems = append(problems, fmt.Sprintf("the variable %q binds to an object, which no URI text reads as: give the property a type of string, number, integer, boolean or array", name))
@@ -78,7 +40,11 @@ func (t *Template) Check(schema json.RawMessage) error {
 			problems = append(problems, fmt.Sprintf("the variable %q is exploded into a list (%s*), but its property is of type %s: make it an array", name, name, typ))
 		}
 	}
-	for _, name := range required {
+	for _, p := range ps {
+		if !p.Required {
+			continue
+		}
+		name := p.Name
 		switch {
 		case !slices.Contains(t.names, name):
 			problems = append(problems, fmt.Sprintf("the input requires %q, which the template has no variable for", name))
@@ -149,28 +115,23 @@ func (e *ParamError) Error() string { return e.Name + ": " + e.Message }
 // function's input: each as its property's type says (a number, an
 // integer, true or false, a list of them, else text), a variable of the
 // wrong kind a *ParamError naming it. A variable the schema does not name
-// is left out (Check refuses such a template). A server that binds many
-// URIs to one schema reads it once with NewBinder.
-func Input(vs Values, schema json.RawMessage) (json.RawMessage, error) {
-	b, err := NewBinder(schema)
-	if err != nil {
-		return nil, err
-	}
-	return b.Input(vs)
+// is left out (Check refuses such a template).
+func Input(vs Values, ps params.List) (json.RawMessage, error) {
+	return NewBinder(ps).Input(vs)
 }
 
-// Binder is Input with its schema read once.
+// Binder is Input for one input's parameters.
 type Binder struct {
-	props map[string]property
+	props map[string]params.Param
 }
 
-// NewBinder reads the properties of an input schema for Input.
-func NewBinder(schema json.RawMessage) (*Binder, error) {
-	props, _, err := schemaOf(schema)
-	if err != nil {
-		return nil, err
+// NewBinder returns the Binder of the parameters ps.
+func NewBinder(ps params.List) *Binder {
+	b := &Binder{props: make(map[string]params.Param, len(ps))}
+	for _, p := range ps {
+		b.props[p.Name] = p
 	}
-	return &Binder{props: props}, nil
+	return b
 }
 
 // Input is the package's Input, with b's schema. The object's members
@@ -187,11 +148,7 @@ func (b *Binder) Input(vs Values) (json.RawMessage, error) {
 	out = append(out, '{')
 	for i, name := range names {
 		p := b.props[name]
-		typ := typeOf(p.Type)
-		item := ""
-		if p.Items != nil {
-			item = typeOf(p.Items.Type)
-		}
+		typ, item := p.Type, p.ItemType
 		var raw json.RawMessage
 		var err error
 		switch x := vs[name].(type) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/otcgo/otc/internal/params"
 )
 
 const repoSchema = `{"type":"object","properties":{
@@ -35,7 +37,7 @@ func TestCheck(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", tmpl, err)
 		}
-		err = tp.Check(json.RawMessage(repoSchema))
+		err = tp.Check(read(t, repoSchema))
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", tmpl, err)
@@ -46,12 +48,22 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	tp, _ := Parse("x://{o}")
-	if err := tp.Check(json.RawMessage(`{"type":"object","properties":{"o":{"type":"object"}}}`)); err == nil || !strings.Contains(err.Error(), "which no URI text reads as") {
+	if err := tp.Check(read(t, `{"type":"object","properties":{"o":{"type":"object"}}}`)); err == nil || !strings.Contains(err.Error(), "which no URI text reads as") {
 		t.Errorf("an object property: %v", err)
 	}
-	if err := tp.Check(json.RawMessage(`[`)); err == nil {
-		t.Error("a broken schema was taken")
+	if _, err := params.Read(json.RawMessage(`[`)); err == nil {
+		t.Error("a broken schema was read")
 	}
+}
+
+// read reads the parameters of schema.
+func read(t *testing.T, schema string) params.List {
+	t.Helper()
+	ps, err := params.Read(json.RawMessage(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
 }
 
 // TestInput: the variables of a matched URI become the function's input,
@@ -65,7 +77,7 @@ func TestInput(t *testing.T) {
 	if !ok {
 		t.Fatal("no match")
 	}
-	in, err := Input(vs, json.RawMessage(repoSchema))
+	in, err := Input(vs, read(t, repoSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +100,7 @@ func TestInput(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no match", uri)
 		}
-		_, err := Input(vs, json.RawMessage(repoSchema))
+		_, err := Input(vs, read(t, repoSchema))
 		var pe *ParamError
 		if !errors.As(err, &pe) || pe.Name != bad {
 			t.Errorf("%s: %v, want an error naming %q", uri, err, bad)
@@ -96,7 +108,7 @@ func TestInput(t *testing.T) {
 	}
 	lt, _ := Parse("x://{/n*}")
 	vs, _ = lt.Match("x:///1/2/x")
-	_, err = Input(vs, json.RawMessage(`{"type":"object","properties":{"n":{"type":"array","items":{"type":"integer"}}}}`))
+	_, err = Input(vs, read(t, `{"type":"object","properties":{"n":{"type":"array","items":{"type":"integer"}}}}`))
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Name != "n[2]" {
 		t.Errorf("a list's bad item: %v, want it named n[2]", err)
