@@ -41,7 +41,7 @@ type memShard struct {
 	_   [48]byte         // keeps shards on cache lines of their own
 }
 
-var _ Store = (*MemoryStore)(nil)
+var _ Charger = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store. opts may be nil.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
@@ -79,6 +79,35 @@ func (s *MemoryStore) Take(_ context.Context, key string, l Limit) (bool, time.D
 	}
 	sh.tat[key] = next
 	return true, 0, nil
+}
+
+// Charge implements [Charger].
+func (s *MemoryStore) Charge(_ context.Context, key string, l Limit, n float64) error {
+	if !(l.Rate > 0) {
+		return ErrBadLimit
+	}
+	if !(n > 0) {
+		return nil
+	}
+	now := s.now().UnixNano()
+	sh := &s.shards[maphash.String(s.seed, key)%memShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	tat, ok := sh.tat[key]
+	if !ok && len(sh.tat) >= s.perMap {
+		sh.makeRoom(now)
+	}
+	sh.tat[key] = charged(now, tat, l, n)
+	return nil
+}
+
+// charged is a key's tat (ns) once n calls more are charged to it at now:
+// moved on by n intervals, and at most twice the burst's span past now.
+func charged(now, tat int64, l Limit, n float64) int64 {
+	interval := float64(time.Second) / l.Rate
+	span := float64(max(l.Burst, 1)) * interval
+	next := float64(max(tat, now)) + n*interval
+	return int64(min(next, float64(now)+2*span))
 }
 
 // makeRoom drops the keys whose allowance is full (they carry nothing),

@@ -119,6 +119,17 @@ type Store interface {
 	Take(ctx context.Context, key string, l Limit) (ok bool, retryAfter time.Duration, err error)
 }
 
+// A Charger is a [Store] that also charges a key for work found out after
+// its call was admitted: Charge takes n calls more from key's allowance
+// under l, whether or not they fit, so that the key's next calls wait the
+// longer; the allowance goes at most one burst below nothing. Package
+// search charges a caller so for a search that cost more than one. Both
+// of the module's stores are Chargers.
+type Charger interface {
+	Store
+	Charge(ctx context.Context, key string, l Limit, n float64) error
+}
+
 // New returns the middleware that applies opts's limits.
 func New(opts *Options) (otc.Middleware, error) {
 	if opts == nil {

@@ -291,3 +291,31 @@ func TestParseLimit(t *testing.T) {
 		assert.Equal(t, want, l, spec)
 	}
 }
+
+// TestMemoryCharge: a charge takes from a key's allowance whether or not
+// it fits, never more than one burst below nothing, and the key's next
+// calls wait the longer; another key is untouched.
+func TestMemoryCharge(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	s := ratelimit.NewMemoryStore(&ratelimit.MemoryStoreOptions{Now: func() time.Time { return now }})
+	l := ratelimit.Limit{Rate: 10, Burst: 4}
+	ctx := t.Context()
+	require.NoError(t, s.Charge(ctx, "a", l, 2))
+	for i := range 2 {
+		ok, _, err := s.Take(ctx, "a", l)
+		require.NoError(t, err)
+		assert.True(t, ok, "call %d of what the charge left", i+1)
+	}
+	ok, after, err := s.Take(ctx, "a", l)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Equal(t, 100*time.Millisecond, after)
+
+	require.NoError(t, s.Charge(ctx, "a", l, 1000), "charged far past its burst")
+	_, after, _ = s.Take(ctx, "a", l)
+	assert.Equal(t, 500*time.Millisecond, after, "one burst below nothing at most: (4+4+1-4) intervals")
+	ok, _, _ = s.Take(ctx, "b", l)
+	assert.True(t, ok, "another key's allowance is its own")
+	assert.ErrorIs(t, s.Charge(ctx, "a", ratelimit.Limit{}, 1), ratelimit.ErrBadLimit)
+}

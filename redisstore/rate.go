@@ -40,7 +40,7 @@ type RateStore struct {
 	prefix string
 }
 
-var _ ratelimit.Store = (*RateStore)(nil)
+var _ ratelimit.Charger = (*RateStore)(nil)
 
 // NewRateStore returns a rate store that keeps its state through client.
 // opts may be nil.
@@ -72,6 +72,45 @@ if over > 0 then return over end
 redis.call('SET', KEYS[1], string.format('%d', nextTat), 'PX', math.ceil((nextTat - now) / 1000))
 return 0`)
 
+// chargeScript charges n calls more to a key's allowance (ARGV: the
+// interval, the burst's span, both in microseconds, and n), whether or
+// not they fit, at most twice the span past now.
+var chargeScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval, span, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+if tat < now then tat = now end
+local nextTat = math.min(tat + n * interval, now + 2 * span)
+redis.call('SET', KEYS[1], string.format('%d', nextTat), 'PX', math.max(math.ceil((nextTat - now) / 1000), 1))
+return 0`)
+
+// Charge implements [ratelimit.Charger].
+func (rs *RateStore) Charge(ctx context.Context, key string, l ratelimit.Limit, n float64) error {
+	if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
+		return ratelimit.ErrBadLimit
+	}
+	if !(n > 0) || math.IsInf(n, 0) {
+		return nil
+	}
+	interval := max(int64(1e6/l.Rate), 1)
+	span := int64(max(l.Burst, 1)) * interval
+	rk := rs.key(key)
+	_, err := op(rs.s, ctx, rs.s.opTimeout, func(ctx context.Context) (int64, error) {
+		return chargeScript.Run(ctx, rs.s.client, []string{rk}, interval, span, n).Int64()
+	})
+	if err != nil {
+		return fmt.Errorf("redisstore: charging a rate limit: %w", err)
+	}
+	return nil
+}
+
+// key is the Redis key of a caller's limit.
+func (rs *RateStore) key(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return rs.prefix + hex.EncodeToString(sum[:16])
+}
+
 // Take implements [ratelimit.Store].
 func (rs *RateStore) Take(ctx context.Context, key string, l ratelimit.Limit) (bool, time.Duration, error) {
 	if !(l.Rate > 0) || math.IsInf(l.Rate, 0) {
@@ -79,8 +118,7 @@ func (rs *RateStore) Take(ctx context.Context, key string, l ratelimit.Limit) (b
 	}
 	interval := max(int64(1e6/l.Rate), 1)
 	span := int64(max(l.Burst, 1)) * interval
-	sum := sha256.Sum256([]byte(key))
-	rk := rs.prefix + hex.EncodeToString(sum[:16])
+	rk := rs.key(key)
 	s := rs.s
 	octx, cancel := context.WithTimeoutCause(ctx, s.opTimeout, errTimeout)
 	defer cancel()

@@ -70,6 +70,18 @@ func rateContract(t *testing.T, client redis.UniversalClient, prefix string) {
 
 	_, _, err = a.Take(ctx, "x", ratelimit.Limit{})
 	assert.ErrorIs(t, err, ratelimit.ErrBadLimit)
+
+	// A charge takes from the allowance whether or not it fits, at most
+	// one burst below nothing, and the other replica sees it.
+	require.NoError(t, a.Charge(ctx, "dave", slow, 39))
+	ok, _, _ = b.Take(ctx, "dave", slow)
+	assert.True(t, ok, "the one call the charge left")
+	ok, _, _ = b.Take(ctx, "dave", slow)
+	assert.False(t, ok)
+	require.NoError(t, a.Charge(ctx, "dave", slow, 1e9))
+	_, after, _ = b.Take(ctx, "dave", slow)
+	assert.InDelta(t, float64(41*time.Second*1000), float64(after), float64(time.Second), "one burst below nothing at most: (80+1-40) intervals of 1000 s")
+	assert.ErrorIs(t, a.Charge(ctx, "dave", ratelimit.Limit{}, 1), ratelimit.ErrBadLimit)
 }
 
 func TestRateStore(t *testing.T) {

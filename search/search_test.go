@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/search"
 )
 
@@ -421,4 +423,50 @@ func TestLinkingTurnsNothingOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Contains(t, string(b), "does not search its tools")
+}
+
+// TestBoundSharedStore: Bound sets a registry's allowance of searches and
+// where it is kept; two registries (two replicas) given one store hold
+// one caller to one allowance between them, and a store that fails
+// refuses the search, or admits it with FailOpen.
+func TestBoundSharedStore(t *testing.T) {
+	t.Parallel()
+	shared := ratelimit.NewMemoryStore(nil)
+	var urls []string
+	for range 2 {
+		reg := catalog(t)
+		search.Bound(reg, &search.Bounds{Limit: ratelimit.Limit{Rate: 0.01, Burst: 3}, Store: shared})
+		srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+	}
+	status := func(u string) int {
+		resp, err := http.Get(u + "/tools?q=add")
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, status(urls[0]))
+	assert.Equal(t, http.StatusOK, status(urls[1]))
+	assert.Equal(t, http.StatusOK, status(urls[0]))
+	assert.Equal(t, http.StatusTooManyRequests, status(urls[1]), "the fourth search, on either replica, is over the burst of 3")
+
+	for _, failOpen := range []bool{false, true} {
+		reg := catalog(t)
+		search.Bound(reg, &search.Bounds{Store: brokenStore{}, FailOpen: failOpen})
+		srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Search: search.Query}))
+		want := http.StatusServiceUnavailable
+		if failOpen {
+			want = http.StatusOK
+		}
+		assert.Equal(t, want, status(srv.URL), "FailOpen %v", failOpen)
+		srv.Close()
+	}
+}
+
+// brokenStore is a ratelimit.Store whose every check fails.
+type brokenStore struct{}
+
+func (brokenStore) Take(context.Context, string, ratelimit.Limit) (bool, time.Duration, error) {
+	return false, 0, errors.New("the store is down")
 }
