@@ -295,32 +295,6 @@ func (c *Client) keep(opts *Options) {
 	c.opts.Retry, c.opts.JWT, c.opts.OAuth, c.opts.TokenExchange = nil, nil, nil, nil
 }
 
-// NewSession returns a client of the same server as c, with c's options,
-// handlers and credentials, over a session of its own: of an MCP server
-// over HTTP, a session with its own handshake, Mcp-Session-Id and event
-// stream; of one over stdio, a process of its own, started from a copy of
-// the command [NewStdio] was given (a command made with
-// exec.CommandContext starts without its context). It makes no request.
-//
-// The credentials are shared, not copied: an OAuth client's discovery and
-// tokens serve c and all its sessions, so that many sessions of one
-// server cost one discovery and one token. Closing a session ends it
-// alone, as closing c ends c's own. Of a format that keeps no state (OTC,
-// REST, A2A), a session shares everything with c and holds nothing to
-// close.
-func (c *Client) NewSession() (*Client, error) {
-	n := *c
-	switch {
-	case c.command != nil:
-		if err := n.startStdio(copyCommand(c.command)); err != nil {
-			return nil, err
-		}
-	case c.format == FormatMCP:
-		n.t = n.newHTTPSession()
-	}
-	return &n, nil
-}
-
 // newHTTPSession is a session of the MCP server at the client's URL,
 // over Streamable HTTP, or HTTP+SSE when the server speaks that, not yet
 // begun.
@@ -519,7 +493,7 @@ func retryAfterOf(err error) (time.Duration, bool) {
 //	sum, err := client.CallAs[float64](ctx, c, "Calculator.Add", AddInput{A: 1, B: 2}, nil)
 //
 // A tool that returns nothing leaves Out at its zero value.
-func CallAs[Out any](ctx context.Context, c *Client, toolID string, input any, opts *CallOptions) (Out, error) {
+func CallAs[Out any](ctx context.Context, c Caller, toolID string, input any, opts *CallOptions) (Out, error) {
 	var out Out
 	res, err := c.Call(ctx, toolID, input, opts)
 	if err != nil {

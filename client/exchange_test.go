@@ -70,12 +70,6 @@ func TestExchangeToken(t *testing.T) {
 	assert.Equal(t, "alice@upstream", tok)
 	assert.EqualValues(t, 1, requests.Load(), "kept until shortly before it lapses")
 
-	session, err := c.NewSession()
-	require.NoError(t, err)
-	_, err = session.ExchangeToken(t.Context(), "alice")
-	require.NoError(t, err)
-	assert.EqualValues(t, 1, requests.Load(), "a session shares its client's tokens")
-
 	_, err = c.ExchangeToken(t.Context(), "mallory")
 	oe, ok := errors.AsType[*otc.Error](err)
 	require.True(t, ok, "%v", err)

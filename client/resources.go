@@ -3,12 +3,11 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hophdr"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // This file reads what an MCP server offers beside its tools: resources
@@ -18,68 +17,51 @@ import (
 
 // Resource is a resource or a resource template a server offers: one of
 // URI (a resource) and URITemplate (an RFC 6570 template whose URIs the
-// server reads) is set.
-type Resource struct {
-	URI         string `json:"uri,omitempty"`
-	URITemplate string `json:"uriTemplate,omitempty"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MIMEType    string `json:"mimeType,omitempty"`
-	// Size is the size of the contents in bytes; zero when unknown.
-	Size int64 `json:"size,omitempty"`
-	// Annotations are the server's hints (audience, priority,
-	// lastModified) as it sent them; nil for none.
-	Annotations json.RawMessage `json:"annotations,omitempty"`
-}
+// server reads) is set; Size is the contents' size in bytes (zero when
+// unknown), Annotations the server's hints (audience, priority,
+// lastModified) as it sent them. It is the type the server writes.
+type Resource = mcpwire.Resource
 
-// Prompt is a prompt a server offers, with the arguments [Client.GetPrompt]
-// fills in.
-type Prompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-}
+// Prompt is a prompt a server offers, with the arguments
+// [Session.GetPrompt] fills in.
+type Prompt = mcpwire.Prompt
 
 // PromptArgument is an argument of a [Prompt].
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
+type PromptArgument = mcpwire.PromptArgument
+
+// PromptMessage is one message of a rendered prompt: its Role ("user" or
+// "assistant") and its Content.
+type PromptMessage = mcpwire.PromptMessage
+
+// PromptResult is a rendered prompt: its Messages, and a Description of
+// them.
+type PromptResult = mcpwire.PromptResult
+
+// CompletionRef is what [Session.Complete] completes the arguments of: a
+// prompt ([PromptRef]) or a resource template ([TemplateRef]).
+type CompletionRef = mcpwire.CompletionRef
+
+// PromptRef is the reference of the prompt named name, to complete its
+// arguments.
+func PromptRef(name string) CompletionRef {
+	return CompletionRef{Type: mcpwire.RefPrompt, Name: name}
 }
 
-// PromptResult is a rendered prompt: its messages, each from "user" or
-// "assistant", and a description of them.
-type PromptResult struct {
-	Description string `json:"description,omitempty"`
-	Messages    []struct {
-		Role    string           `json:"role"`
-		Content otc.ContentBlock `json:"content"`
-	} `json:"messages"`
-}
-
-// session returns the MCP session of c, or an error for op saying that
-// c's format has no such thing.
-func (c *Client) session(op string) (*mcpSession, error) {
-	if s, ok := c.t.(*mcpSession); ok {
-		return s, nil
-	}
-	return nil, fmt.Errorf("otc client: %s: the server speaks %s, which has no resources or prompts (MCP has): %w", op, c.format, errors.ErrUnsupported)
+// TemplateRef is the reference of the resource template uriTemplate, to
+// complete its variables.
+func TemplateRef(uriTemplate string) CompletionRef {
+	return CompletionRef{Type: mcpwire.RefResource, URI: uriTemplate}
 }
 
 // ListResources lists the resources of an MCP server, then its resource
 // templates, following the cursors of both lists.
-func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	s, err := c.session("list resources")
-	if err != nil {
-		return nil, err
-	}
-	out, err := pages[Resource](ctx, s, "resources/list", "resources")
+func (ss *Session) ListResources(ctx context.Context) ([]Resource, error) {
+	s := ss.s
+	out, err := pages[Resource](ctx, s, "resources/list", mcpwire.MemberResources)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list resources: %w", err)
 	}
-	templates, err := pages[Resource](ctx, s, "resources/templates/list", "resourceTemplates")
+	templates, err := pages[Resource](ctx, s, "resources/templates/list", mcpwire.MemberResourceTemplates)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list resource templates: %w", err)
 	}
@@ -89,15 +71,9 @@ func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
 // ReadResource reads the resource at uri, a resource's URI or one of a
 // template's. A URI nothing is at is an [*RPCError] (code -32002, or
 // -32602 in MCP 2026-07-28) whose Data names the URI.
-func (c *Client) ReadResource(ctx context.Context, uri string) ([]otc.EmbeddedResource, error) {
-	s, err := c.session("read " + truncate(uri, 200))
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		Contents []otc.EmbeddedResource `json:"contents"`
-	}
-	if err := s.request(ctx, hopCall(ctx), "resources/read", map[string]any{"uri": uri}, &res); err != nil {
+func (ss *Session) ReadResource(ctx context.Context, uri string) ([]otc.EmbeddedResource, error) {
+	var res mcpwire.ReadResult
+	if err := ss.s.request(ctx, hopCall(ctx), "resources/read", map[string]any{"uri": uri}, &res); err != nil {
 		return nil, fmt.Errorf("otc client: read %s: %w", truncate(uri, 200), err)
 	}
 	return res.Contents, nil
@@ -110,33 +86,25 @@ func (c *Client) ReadResource(ctx context.Context, uri string) ([]otc.EmbeddedRe
 // it and tell nothing. MCP 2026-07-28 has no resources/subscribe (its
 // subscriptions/listen, which this client does not speak yet, replaces
 // it): pin an earlier Options.MCPVersion to subscribe.
-func (c *Client) Subscribe(ctx context.Context, uri string) error {
-	return c.subscription(ctx, "resources/subscribe", uri)
+func (ss *Session) Subscribe(ctx context.Context, uri string) error {
+	return ss.subscription(ctx, "resources/subscribe", uri)
 }
 
-// Unsubscribe undoes [Client.Subscribe].
-func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
-	return c.subscription(ctx, "resources/unsubscribe", uri)
+// Unsubscribe undoes [Session.Subscribe].
+func (ss *Session) Unsubscribe(ctx context.Context, uri string) error {
+	return ss.subscription(ctx, "resources/unsubscribe", uri)
 }
 
-func (c *Client) subscription(ctx context.Context, method, uri string) error {
-	s, err := c.session(method)
-	if err != nil {
-		return err
-	}
-	if err := s.request(ctx, nil, method, map[string]any{"uri": uri}, nil); err != nil {
+func (ss *Session) subscription(ctx context.Context, method, uri string) error {
+	if err := ss.s.request(ctx, nil, method, map[string]any{"uri": uri}, nil); err != nil {
 		return fmt.Errorf("otc client: %s %s: %w", method, truncate(uri, 200), err)
 	}
 	return nil
 }
 
 // ListPrompts lists the prompts of an MCP server, following cursors.
-func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	s, err := c.session("list prompts")
-	if err != nil {
-		return nil, err
-	}
-	out, err := pages[Prompt](ctx, s, "prompts/list", "prompts")
+func (ss *Session) ListPrompts(ctx context.Context) ([]Prompt, error) {
+	out, err := pages[Prompt](ctx, ss.s, "prompts/list", mcpwire.MemberPrompts)
 	if err != nil {
 		return nil, fmt.Errorf("otc client: list prompts: %w", err)
 	}
@@ -146,11 +114,8 @@ func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
 // GetPrompt renders the prompt name with args. A server's question while
 // it renders (an elicitation) goes to [Options.Handlers], as a call's
 // does.
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
-	s, err := c.session("get prompt " + truncate(name, 64))
-	if err != nil {
-		return nil, err
-	}
+func (ss *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
+	s, c := ss.s, ss.c
 	params := map[string]any{"name": name}
 	if args != nil {
 		params["arguments"] = args
@@ -192,31 +157,23 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 // Complete asks an MCP server for the values of argument that begin with
-// prefix, given the arguments chosen already (nil for none): of the
-// prompt named ref, or, when ref holds a '{', of the resource template
-// ref. more says the server has more values than it sent (it sends at
-// most 100).
-func (c *Client) Complete(ctx context.Context, ref, argument, prefix string, chosen map[string]string) (values []string, more bool, err error) {
-	s, err := c.session("complete " + truncate(argument, 64))
-	if err != nil {
-		return nil, false, err
-	}
-	r := map[string]string{"type": "ref/prompt", "name": ref}
-	if strings.ContainsRune(ref, '{') {
-		r = map[string]string{"type": "ref/resource", "uri": ref}
-	}
-	params := map[string]any{"ref": r, "argument": map[string]string{"name": argument, "value": prefix}}
+// prefix, given the arguments chosen already (nil for none), of ref: a
+// prompt ([PromptRef]) or a resource template ([TemplateRef]). more says
+// the server has more values than it sent (it sends at most 100).
+func (ss *Session) Complete(ctx context.Context, ref CompletionRef, argument, prefix string, chosen map[string]string) (values []string, more bool, err error) {
+	var p mcpwire.CompleteParams
+	p.Ref = ref
+	p.Argument.Name, p.Argument.Value = argument, prefix
 	if chosen != nil {
-		params["context"] = map[string]any{"arguments": chosen}
+		p.Context = &mcpwire.CompleteContext{Arguments: chosen}
 	}
-	var res struct {
-		Completion struct {
-			Values  []string `json:"values"`
-			HasMore bool     `json:"hasMore"`
-		} `json:"completion"`
+	what := ref.Name
+	if ref.Type == mcpwire.RefResource {
+		what = ref.URI
 	}
-	if err := s.request(ctx, hopCall(ctx), "completion/complete", params, &res); err != nil {
-		return nil, false, fmt.Errorf("otc client: complete %s of %s: %w", truncate(argument, 64), truncate(ref, 200), err)
+	var res mcpwire.CompleteResult
+	if err := ss.s.request(ctx, hopCall(ctx), "completion/complete", p.Map(), &res); err != nil {
+		return nil, false, fmt.Errorf("otc client: complete %s of %s: %w", truncate(argument, 64), truncate(what, 200), err)
 	}
 	return res.Completion.Values, res.Completion.HasMore, nil
 }
@@ -230,21 +187,21 @@ func pages[T any](ctx context.Context, s *mcpSession, method, member string) ([]
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		var page map[string]json.RawMessage
+		var page json.RawMessage
 		if err := s.request(ctx, nil, method, params, &page); err != nil {
 			return nil, err
 		}
+		raw, next, err := mcpwire.ListResult(page, member)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the result: %w", method, err)
+		}
 		var items []T
-		if raw := page[member]; raw != nil {
+		if raw != nil {
 			if err := json.Unmarshal(raw, &items); err != nil {
 				return nil, fmt.Errorf("%s: the %s: %w", method, member, err)
 			}
 		}
 		out = append(out, items...)
-		var next string
-		if raw := page["nextCursor"]; raw != nil {
-			_ = json.Unmarshal(raw, &next)
-		}
 		if next == "" {
 			return out, nil
 		}

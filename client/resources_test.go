@@ -97,53 +97,53 @@ func TestResourcesAndPrompts(t *testing.T) {
 			t.Cleanup(func() { _ = c.Close() })
 			ctx := t.Context()
 
-			list, err := c.ListResources(ctx)
+			list, err := c.MCP().ListResources(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, []client.Resource{
 				{URI: "notes://today", Name: "today", MIMEType: "text/markdown"},
 				{URITemplate: "notes://days/{date}{?lines}", Name: "day"},
 			}, list)
 
-			contents, err := c.ReadResource(ctx, "notes://today")
+			contents, err := c.MCP().ReadResource(ctx, "notes://today")
 			require.NoError(t, err)
 			assert.Equal(t, []otc.EmbeddedResource{{URI: "notes://today", MIMEType: "text/markdown", Text: "# Today"}}, contents)
-			contents, err = c.ReadResource(ctx, "notes://days/2026-12-06?lines=5")
+			contents, err = c.MCP().ReadResource(ctx, "notes://days/2026-12-06?lines=5")
 			require.NoError(t, err)
 			require.Len(t, contents, 1)
 			assert.JSONEq(t, `{"date":"2026-12-06","lines":5}`, contents[0].Text)
 
-			_, err = c.ReadResource(ctx, "notes://nowhere")
+			_, err = c.MCP().ReadResource(ctx, "notes://nowhere")
 			var rpc *client.RPCError
 			require.ErrorAs(t, err, &rpc, "not found is the server's answer as it is")
 			assert.Contains(t, []int{-32002, -32602}, rpc.Code)
 			assert.JSONEq(t, `{"uri":"notes://nowhere"}`, string(rpc.Data))
-			_, err = c.ReadResource(ctx, "notes://days/x?lines=zero")
+			_, err = c.MCP().ReadResource(ctx, "notes://days/x?lines=zero")
 			require.ErrorAs(t, err, &rpc)
 			assert.Equal(t, -32602, rpc.Code)
 			assert.Contains(t, rpc.Message, "lines")
 
-			prompts, err := c.ListPrompts(ctx)
+			prompts, err := c.MCP().ListPrompts(ctx)
 			require.NoError(t, err)
 			require.Len(t, prompts, 2)
 			assert.Equal(t, client.Prompt{Name: "review", Description: "Reviews code.", Arguments: []client.PromptArgument{
 				{Name: "code", Description: "The code.", Required: true}, {Name: "tone", Description: "The tone."},
 			}}, prompts[1])
 
-			values, more, err := c.Complete(ctx, "review", "tone", "b", nil)
+			values, more, err := c.MCP().Complete(ctx, client.PromptRef("review"), "tone", "b", nil)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"blunt"}, values)
 			assert.False(t, more)
-			values, _, err = c.Complete(ctx, "notes://days/{date}{?lines}", "date", "", nil)
+			values, _, err = c.MCP().Complete(ctx, client.TemplateRef("notes://days/{date}{?lines}"), "date", "", nil)
 			require.NoError(t, err)
 			assert.Empty(t, values, "a template's variable with nothing to offer")
 
-			got, err := c.GetPrompt(ctx, "review", map[string]string{"code": "x := 1", "tone": "blunt"})
+			got, err := c.MCP().GetPrompt(ctx, "review", map[string]string{"code": "x := 1", "tone": "blunt"})
 			require.NoError(t, err)
 			require.Len(t, got.Messages, 1)
-			assert.Equal(t, "user", got.Messages[0].Role)
+			assert.Equal(t, "user", string(got.Messages[0].Role))
 			assert.Equal(t, otc.TextContent("Review, blunt: x := 1"), got.Messages[0].Content)
 
-			got, err = c.GetPrompt(ctx, "ask", nil)
+			got, err = c.MCP().GetPrompt(ctx, "ask", nil)
 			if name != "http_2025" {
 				require.NoError(t, err, "2026-07-28 asks through input_required rounds")
 				assert.Equal(t, "Explain tides", got.Messages[0].Content.Text)
@@ -154,16 +154,26 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 }
 
-// TestResourcesNeedMCP: the other formats have no resources or prompts.
+// TestResourcesNeedMCP: the other formats have no resources, prompts or
+// sessions, which their clients' types say (no MCP session), and a new
+// session of one is refused, saying why.
 func TestResourcesNeedMCP(t *testing.T) {
 	t.Parallel()
-	c, err := client.New("http://127.0.0.1:1", &client.Options{Format: client.FormatOTC})
+	for _, f := range []client.Format{client.FormatOTC, client.FormatREST, client.FormatA2A} {
+		c, err := client.New("http://127.0.0.1:1", &client.Options{Format: f})
+		require.NoError(t, err)
+		assert.Nil(t, c.MCP(), "%s has no MCP session", f)
+		_, err = c.NewSession()
+		assert.ErrorIs(t, err, errors.ErrUnsupported)
+		assert.ErrorContains(t, err, "the server speaks "+string(f)+", which keeps no sessions")
+	}
+	c, err := client.New("http://127.0.0.1:1", &client.Options{Format: client.FormatMCP})
 	require.NoError(t, err)
-	_, err = c.ListResources(t.Context())
-	assert.ErrorIs(t, err, errors.ErrUnsupported)
-	assert.ErrorContains(t, err, "the server speaks otc, which has no resources or prompts")
-	_, err = c.GetPrompt(t.Context(), "p", nil)
-	assert.ErrorIs(t, err, errors.ErrUnsupported)
+	require.NotNil(t, c.MCP())
+	s, err := c.NewSession()
+	require.NoError(t, err)
+	assert.NotSame(t, c.MCP(), s)
+	assert.Empty(t, s.ProtocolVersion(), "no handshake yet")
 }
 
 // TestSubscribe: over stdio a subscribed client is told when the resource
@@ -183,7 +193,7 @@ func TestSubscribe(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	require.NoError(t, c.Subscribe(t.Context(), "notes://today"))
+	require.NoError(t, c.MCP().Subscribe(t.Context(), "notes://today"))
 	_, err = c.Call(t.Context(), "Notes_Touch", nil, nil)
 	require.NoError(t, err)
 	select {
@@ -192,8 +202,8 @@ func TestSubscribe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no notifications/resources/updated")
 	}
-	require.NoError(t, c.Unsubscribe(t.Context(), "notes://today"))
-	err = c.Subscribe(t.Context(), "notes://nowhere")
+	require.NoError(t, c.MCP().Unsubscribe(t.Context(), "notes://today"))
+	err = c.MCP().Subscribe(t.Context(), "notes://nowhere")
 	var rpc *client.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.Equal(t, -32002, rpc.Code)

@@ -89,7 +89,7 @@ func TestNewSession(t *testing.T) {
 		OAuth: &client.OAuth{Issuer: as.srv.URL, ClientID: "gw", ClientSecret: "gw-secret"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	sessions := []*client.Client{c}
+	sessions := []*client.Session{c.MCP()}
 	for range 2 {
 		s, err := c.NewSession()
 		require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestNewSessionStdio(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	s, err := c.NewSession()
 	require.NoError(t, err)
-	for _, cl := range []*client.Client{c, s} {
+	for _, cl := range []client.Caller{c, s} {
 		sum, err := client.CallAs[float64](t.Context(), cl, "Math_Add", addInput{A: 2, B: 3}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 5.0, sum)
@@ -139,20 +139,6 @@ func TestNewSessionStdio(t *testing.T) {
 	assert.ErrorContains(t, err, "exited", "the session's process is gone")
 	_, err = c.ListTools(t.Context())
 	assert.NoError(t, err, "the client's is not")
-}
-
-// TestNewSessionStateless: a session of a client of a format that keeps
-// no state calls the same server, and closing it closes nothing.
-func TestNewSessionStateless(t *testing.T) {
-	srv := serveRegistry(t, nil)
-	c := newClient(t, srv.URL, nil)
-	s, err := c.NewSession()
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	sum, err := client.CallAs[float64](t.Context(), s, "Math.Add", addInput{A: 2, B: 3}, nil)
-	require.NoError(t, err)
-	assert.Equal(t, 5.0, sum)
-	assert.Equal(t, c.URL(), s.URL())
 }
 
 // TestSessionTraits: what a client says of its server's sessions, call

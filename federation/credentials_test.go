@@ -194,11 +194,11 @@ func TestFederation_ReadablesCarryTheCaller(t *testing.T) {
 	callerToken := signed(t, "gateway", "calc")
 	c := as(callerToken)
 	ctx := t.Context()
-	_, err = c.ReadResource(ctx, "notes://today")
+	_, err = c.MCP().ReadResource(ctx, "notes://today")
 	require.NoError(t, err)
-	_, err = c.GetPrompt(ctx, "notes_summarize", map[string]string{"text": "x"})
+	_, err = c.MCP().GetPrompt(ctx, "notes_summarize", map[string]string{"text": "x"})
 	require.NoError(t, err)
-	_, _, err = c.Complete(ctx, "notes://days/{n}", "n", "", nil)
+	_, _, err = c.MCP().Complete(ctx, client.TemplateRef("notes://days/{n}"), "n", "", nil)
 	require.NoError(t, err)
 	mu.Lock()
 	for _, method := range []string{"resources/read", "prompts/get", "completion/complete"} {
@@ -209,14 +209,14 @@ func TestFederation_ReadablesCarryTheCaller(t *testing.T) {
 
 	// A caller whose token is for the gateway alone: refused at the
 	// gateway, with no upstream request.
-	_, err = as(signed(t, "gateway")).ReadResource(ctx, "notes://today")
+	_, err = as(signed(t, "gateway")).MCP().ReadResource(ctx, "notes://today")
 	require.Error(t, err)
 	mu.Lock()
 	assert.Len(t, seen["resources/read"], reads, "no upstream read without a token for it")
 	mu.Unlock()
 
 	start := time.Now()
-	_, err = c.ReadResource(ctx, "notes://never")
+	_, err = c.MCP().ReadResource(ctx, "notes://never")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did not answer within 1s")
 	assert.Less(t, time.Since(start), 10*time.Second, "the read outlived the upstream's call timeout")

@@ -7,14 +7,13 @@ import (
 	"strings"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/wire"
 )
 
 // exchangeFor returns the token for the upstream in exchange for the
 // caller's own, by the client's token exchange (Credentials.TokenExchange),
 // or the tool error the caller gets when there is none.
-func exchangeFor(ctx context.Context, cl *client.Client, upstream string) (string, error) {
+func exchangeFor(ctx context.Context, cl remote, upstream string) (string, error) {
 	subject, err := callerToken(ctx, "token_exchange needs the caller's bearer token to exchange")
 	if err != nil {
 		return "", err

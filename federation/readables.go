@@ -66,8 +66,9 @@ func readKey(kind, name string) string { return kind + "\x00" + name }
 // serves them in place of the last ones read. A server that has neither
 // (a method it does not know) serves none; one whose lists cannot be read
 // keeps the last good ones.
-func (u *upstream) refreshReadables(ctx context.Context, cl *client.Client) error {
-	if cl.Format() != client.FormatMCP {
+func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) error {
+	cl := main.MCP()
+	if cl == nil {
 		return nil
 	}
 	resources, err := cl.ListResources(ctx)
@@ -254,7 +255,7 @@ func (u *upstream) updated(uri string) {
 // uris, so that their updates reach the registry's subscribers, while the
 // upstream takes subscriptions (2026-07-28 has none, and a server may
 // not offer them) and up to maxSubscribed.
-func (u *upstream) subscribe(ctx context.Context, cl *client.Client, uris []string) {
+func (u *upstream) subscribe(ctx context.Context, cl *client.Session, uris []string) {
 	for _, uri := range uris {
 		if u.subscribed.Load() >= maxSubscribed || u.noSubscribe.Load() {
 			return
@@ -333,7 +334,7 @@ func (u *upstream) templateEntry(r client.Resource) (*primitive.Template, error)
 			return u.read(ctx, uri)
 		},
 		Complete: func(ctx context.Context, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
-			return u.complete(ctx, raw, argument, prefix, chosen)
+			return u.complete(ctx, client.TemplateRef(raw), argument, prefix, chosen)
 		}}, nil
 }
 
@@ -345,7 +346,7 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 	return &primitive.Prompt{Name: p.Name, Entry: listed, Admits: u.admits(p.Name), Guard: u.guard(p.Name),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
 			var res *client.PromptResult
-			err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
+			err := u.forward(ctx, func(ctx context.Context, cl *client.Session) (err error) {
 				res, err = cl.GetPrompt(ctx, remote, args)
 				return err
 			})
@@ -355,14 +356,14 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 			return json.Marshal(res)
 		},
 		Complete: func(ctx context.Context, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
-			return u.complete(ctx, remote, argument, prefix, chosen)
+			return u.complete(ctx, client.PromptRef(remote), argument, prefix, chosen)
 		}}
 }
 
 // read reads the resource at uri from the upstream.
 func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error) {
 	var contents []otc.EmbeddedResource
-	err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
+	err := u.forward(ctx, func(ctx context.Context, cl *client.Session) (err error) {
 		contents, err = cl.ReadResource(ctx, uri)
 		return err
 	})
@@ -389,11 +390,11 @@ func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error
 var errForwardTimeout = errors.New("federation: the upstream's call timeout passed")
 
 // complete asks the upstream to complete an argument of ref (a template,
-// or a prompt's remote name).
-func (u *upstream) complete(ctx context.Context, ref, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
+// or a prompt by its remote name).
+func (u *upstream) complete(ctx context.Context, ref client.CompletionRef, argument, prefix string, chosen map[string]string) ([]string, int, bool, error) {
 	var values []string
 	var more bool
-	err := u.forward(ctx, func(ctx context.Context, cl *client.Client) (err error) {
+	err := u.forward(ctx, func(ctx context.Context, cl *client.Session) (err error) {
 		values, more, err = cl.Complete(ctx, ref, argument, prefix, chosen)
 		return err
 	})
@@ -412,7 +413,7 @@ func (u *upstream) complete(ctx context.Context, ref, argument, prefix string, c
 // token where the upstream takes it (pass_through, token_exchange), never
 // the gateway's in its place, and the trace context; within the
 // upstream's CallTimeout; and cancelled upstream when the caller goes.
-func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *client.Client) error) error {
+func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *client.Session) error) error {
 	header := http.Header{}
 	u.f.propagate(ctx, header)
 	switch {
@@ -447,7 +448,12 @@ func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *
 		}
 		header.Set("Authorization", "Bearer "+tok)
 	}
-	err = f(hophdr.With(ctx, header), cl)
+	s := mcpOf(cl)
+	if s == nil { // an upstream that stopped speaking MCP since its entries were read
+		release(false)
+		return fmt.Errorf("the server %s no longer speaks MCP", u.cfg.Name)
+	}
+	err = f(hophdr.With(ctx, header), s)
 	if context.Cause(ctx) == errForwardTimeout {
 		release(false)
 		u.brk.failure()

@@ -77,38 +77,38 @@ func TestFederation_Readables(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		ctx := t.Context()
 
-		list, err := c.ListResources(ctx)
+		list, err := c.MCP().ListResources(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, []client.Resource{
 			{URI: "notes://empty", Name: "empty"},
 			{URI: "notes://today", Name: "today", MIMEType: "text/markdown"},
 			{URITemplate: "notes://days/{n}", Name: "day"},
 		}, list, version)
-		contents, err := c.ReadResource(ctx, "notes://today")
+		contents, err := c.MCP().ReadResource(ctx, "notes://today")
 		require.NoError(t, err)
 		assert.Equal(t, []otc.EmbeddedResource{{URI: "notes://today", MIMEType: "text/markdown", Text: "# Today"}}, contents)
-		contents, err = c.ReadResource(ctx, "notes://days/12")
+		contents, err = c.MCP().ReadResource(ctx, "notes://days/12")
 		require.NoError(t, err)
 		assert.Equal(t, "day 12", contents[0].Text)
 
-		_, err = c.ReadResource(ctx, "notes://days/40")
+		_, err = c.MCP().ReadResource(ctx, "notes://days/40")
 		var rpc *client.RPCError
 		require.ErrorAs(t, err, &rpc, "the upstream's refusal of a variable reaches the caller")
 		assert.Equal(t, -32602, rpc.Code)
 		assert.Contains(t, rpc.Message, "Must be at most 31")
-		_, err = c.ReadResource(ctx, "notes://elsewhere")
+		_, err = c.MCP().ReadResource(ctx, "notes://elsewhere")
 		require.ErrorAs(t, err, &rpc)
 		assert.JSONEq(t, `{"uri":"notes://elsewhere"}`, string(rpc.Data))
 
-		prompts, err := c.ListPrompts(ctx)
+		prompts, err := c.MCP().ListPrompts(ctx)
 		require.NoError(t, err)
 		require.Len(t, prompts, 1)
 		assert.Equal(t, "notes_summarize", prompts[0].Name)
 		assert.Len(t, prompts[0].Arguments, 2)
-		got, err := c.GetPrompt(ctx, "notes_summarize", map[string]string{"text": "a long story", "style": "short"})
+		got, err := c.MCP().GetPrompt(ctx, "notes_summarize", map[string]string{"text": "a long story", "style": "short"})
 		require.NoError(t, err)
 		assert.Equal(t, "Summarize (short): a long story", got.Messages[0].Content.Text)
-		values, _, err := c.Complete(ctx, "notes_summarize", "style", "l", nil)
+		values, _, err := c.MCP().Complete(ctx, client.PromptRef("notes_summarize"), "style", "l", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"long"}, values, "completion is forwarded")
 	}
@@ -121,21 +121,21 @@ func TestFederation_Readables(t *testing.T) {
 	c, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	contents, err := c.ReadResource(t.Context(), "notes://new")
+	contents, err := c.MCP().ReadResource(t.Context(), "notes://new")
 	require.NoError(t, err)
 	assert.Equal(t, "new", contents[0].Text)
 	assert.True(t, added.Remove())
 	require.NoError(t, fed.Refresh(t.Context(), "notes"))
-	_, err = c.ReadResource(t.Context(), "notes://new")
+	_, err = c.MCP().ReadResource(t.Context(), "notes://new")
 	require.Error(t, err)
 
 	// Down: the lists stay, and a read says the server is not reached.
 	origin.Close()
 	require.Error(t, fed.Refresh(t.Context(), "notes"))
-	list, err := c.ListResources(t.Context())
+	list, err := c.MCP().ListResources(t.Context())
 	require.NoError(t, err)
 	assert.Len(t, list, 3, "the last good lists are served")
-	_, err = c.ReadResource(t.Context(), "notes://today")
+	_, err = c.MCP().ReadResource(t.Context(), "notes://today")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "notes")
 }
@@ -154,13 +154,13 @@ func TestFederation_ReadablesPolicyAndCollisions(t *testing.T) {
 	c, err := client.New(base+"/mcp", &client.Options{Format: client.FormatMCP})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	list, err := c.ListResources(t.Context())
+	list, err := c.MCP().ListResources(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []client.Resource{{URI: "notes://today", Name: "local"}}, list, "the upstream's are for OTC callers only")
-	prompts, err := c.ListPrompts(t.Context())
+	prompts, err := c.MCP().ListPrompts(t.Context())
 	require.NoError(t, err)
 	assert.Empty(t, prompts)
-	_, err = c.GetPrompt(t.Context(), "notes_summarize", map[string]string{"text": "x"})
+	_, err = c.MCP().GetPrompt(t.Context(), "notes_summarize", map[string]string{"text": "x"})
 	require.Error(t, err)
 	h := fed.Health()
 	require.Len(t, h, 1)
@@ -250,13 +250,13 @@ func TestFederation_ReadsRateLimited(t *testing.T) {
 		do      func(c *client.Client) error
 		counter *atomic.Int64
 	}{
-		{"read", func(c *client.Client) error { _, err := c.ReadResource(t.Context(), "notes://today"); return err }, &reads},
+		{"read", func(c *client.Client) error { _, err := c.MCP().ReadResource(t.Context(), "notes://today"); return err }, &reads},
 		{"render", func(c *client.Client) error {
-			_, err := c.GetPrompt(t.Context(), "notes_summarize", map[string]string{"text": "x"})
+			_, err := c.MCP().GetPrompt(t.Context(), "notes_summarize", map[string]string{"text": "x"})
 			return err
 		}, &renders},
 		{"complete", func(c *client.Client) error {
-			_, _, err := c.Complete(t.Context(), "notes://days/{n}", "n", "", nil)
+			_, _, err := c.MCP().Complete(t.Context(), client.TemplateRef("notes://days/{n}"), "n", "", nil)
 			return err
 		}, &completions},
 	} {
@@ -315,7 +315,7 @@ func TestFederation_PromptQuestionsRelayed(t *testing.T) {
 		}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	res, err := c.GetPrompt(t.Context(), "notes_ask", nil)
+	res, err := c.MCP().GetPrompt(t.Context(), "notes_ask", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Which topic?", asked.Load(), "the upstream's question reached the gateway's caller")
 	b, _ := json.Marshal(res)

@@ -10,11 +10,32 @@ import (
 	"github.com/otcgo/otc/client"
 )
 
-// sessionPool keeps one client per caller identity, for upstreams that
+// remote is what a request reaches an upstream through: the upstream's
+// client, or a session of it kept for the caller.
+type remote interface {
+	client.Caller
+	Unreached(err error) bool
+	ExchangeToken(ctx context.Context, subject string) (string, error)
+	Close() error
+}
+
+// mcpOf is the MCP session of r: r itself, or its client's own; nil for
+// an upstream of another format.
+func mcpOf(r remote) *client.Session {
+	switch x := r.(type) {
+	case *client.Session:
+		return x
+	case *client.Client:
+		return x.MCP()
+	}
+	return nil
+}
+
+// sessionPool keeps one session per caller identity, for upstreams that
 // keep state per session or per process.
 type sessionPool struct {
 	max  int
-	open func(ctx context.Context) (*client.Client, error)
+	open func(ctx context.Context) (remote, error)
 
 	mu sync.Mutex
 	m  map[string]*session
@@ -22,7 +43,7 @@ type sessionPool struct {
 
 type session struct {
 	ready chan struct{} // closed when cl or err is set
-	cl    *client.Client
+	cl    remote
 	err   error
 	busy  int
 	used  time.Time
@@ -37,7 +58,7 @@ func (p *sessionPool) len() int {
 // get returns the caller's client, opening it if need be, and the
 // function to call when the call is done (broken: the client failed as a
 // transport, and is closed).
-func (p *sessionPool) get(ctx context.Context, key, upstream string) (*client.Client, func(broken bool), error) {
+func (p *sessionPool) get(ctx context.Context, key, upstream string) (remote, func(broken bool), error) {
 	p.mu.Lock()
 	if p.m == nil {
 		p.m = map[string]*session{}
@@ -141,7 +162,7 @@ func (p *sessionPool) closeAll() {
 
 // clientFor returns the client a call goes through: the caller's own
 // session, or the shared client.
-func (u *upstream) clientFor(ctx context.Context) (*client.Client, func(broken bool), error) {
+func (u *upstream) clientFor(ctx context.Context) (remote, func(broken bool), error) {
 	cl := u.main.Load()
 	stateful := len(u.cfg.Command) > 0 || cl != nil && cl.KeepsState()
 	if key := callerKey(otc.CallerIdentity(ctx)); u.pool != nil && stateful && key != "" {

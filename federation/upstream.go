@@ -224,7 +224,7 @@ func (u *upstream) reapSessions(ctx context.Context) {
 // and one token for every caller) and the format Dial found; while the
 // upstream has no client (a process being started again), a client of
 // its own.
-func (u *upstream) session(ctx context.Context) (*client.Client, error) {
+func (u *upstream) session(ctx context.Context) (remote, error) {
 	if m := u.main.Load(); m != nil {
 		return m.NewSession()
 	}

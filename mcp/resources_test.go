@@ -115,8 +115,8 @@ func TestResources(t *testing.T) {
 	t.Run("entries", func(t *testing.T) {
 		t.Parallel()
 		raw := legacy("resources/list", obj{}, anon).result(t)
-		assert.Contains(t, string(raw), `{"description":"Some text.","mimeType":"text/markdown","name":"text","uri":"test://text"}`)
-		assert.Contains(t, string(raw), `{"name":"blob","size":3,"uri":"test://blob"}`)
+		assert.Contains(t, string(raw), `{"uri":"test://text","name":"text","description":"Some text.","mimeType":"text/markdown"}`)
+		assert.Contains(t, string(raw), `{"uri":"test://blob","name":"blob","size":3}`)
 		raw = legacy("resources/templates/list", obj{}, anon).result(t)
 		assert.JSONEq(t, `{"resourceTemplates":[{"mimeType":"text/plain","name":"file","uriTemplate":"test://files/{name}{?limit,mode}"}]}`, string(raw))
 	})

@@ -28,10 +28,10 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/params"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
-	"github.com/otcgo/otc/internal/wire"
 )
 
 // seam is what package otc lends the packages beside it (internal/hook).
@@ -67,26 +67,30 @@ type Prompt[In any] struct {
 }
 
 // Role is who a message is from.
-type Role string
+type Role = mcpwire.Role
 
 // The roles of a prompt's messages.
 const (
-	User      Role = "user"
-	Assistant Role = "assistant"
+	User      Role = mcpwire.RoleUser
+	Assistant Role = mcpwire.RoleAssistant
 )
 
-// Message is one message of a rendered prompt: text, an image, audio or
-// an embedded resource ([otc.TextContent], [otc.ImageContent],
-// [otc.AudioContent], [otc.ResourceContent]…).
-type Message struct {
-	Role    Role             `json:"role"`
-	Content otc.ContentBlock `json:"content"`
-}
+// Message is one message of a rendered prompt (Role, and Content: text,
+// an image, audio or an embedded resource: [otc.TextContent],
+// [otc.ImageContent], [otc.AudioContent], [otc.ResourceContent]…). It is
+// the type the client reads it as (client.PromptMessage).
+type Message = mcpwire.PromptMessage
 
-// Result is a rendered prompt: its messages, and a description of them.
-type Result struct {
-	Description string    `json:"description,omitempty"`
-	Messages    []Message `json:"messages"`
+// Result is a rendered prompt: its messages (Messages), and a
+// description of them (Description). It is the type the client reads it
+// as (client.PromptResult).
+type Result = mcpwire.PromptResult
+
+// Rendered is what a prompt's function may return: a string (one user
+// message of text), a Message, a []Message, or a Result (or *Result),
+// checked by the compiler.
+type Rendered interface {
+	string | Message | []Message | Result | *Result
 }
 
 // Handle is a registered prompt.
@@ -99,13 +103,13 @@ type Handle struct {
 // there. Servers announce the change of the list.
 func (h *Handle) Remove() bool { return h.set.Remove(h.prompt) }
 
-// Register adds a prompt that get renders (see the package documentation
-// for what Out may be). It fails, naming the prompt and the culprit, when
-// the name is empty, holds white space or is taken, the title is more
-// than a line, get is nil, Out is of another type, In is a type Register
+// Register adds a prompt that get renders (see [Rendered] for what Out
+// may be). It fails, naming the prompt and the culprit, when the name is
+// empty, holds white space or is taken, the title is more than a line,
+// get is nil, In is a type Register
 // of a tool would refuse (a parameter without a description…), or one of
 // its fields is an object, which no argument's text can be.
-func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Context, In) (Out, error)) (*Handle, error) {
+func Register[In any, Out Rendered](reg *otc.Registry, p Prompt[In], get func(context.Context, In) (Out, error)) (*Handle, error) {
 	fail := func(format string, args ...any) (*Handle, error) {
 		return nil, fmt.Errorf("prompt: %q: %s", p.Name, fmt.Sprintf(format, args...))
 	}
@@ -119,11 +123,6 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	case strings.ContainsAny(p.Title, "\r\n"):
 		return fail("Title must be one line")
 	}
-	switch reflect.TypeFor[Out]() {
-	case reflect.TypeFor[string](), reflect.TypeFor[Message](), reflect.TypeFor[[]Message](), reflect.TypeFor[Result](), reflect.TypeFor[*Result]():
-	default:
-		return fail("the function returns %s: a prompt returns a string, a Message, a []Message or a Result", reflect.TypeFor[Out]())
-	}
 	if problem := seam.PolicyProblem(p.Policy); problem != "" {
 		return fail("Policy: %s", problem)
 	}
@@ -135,17 +134,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	if err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
-	entry := map[string]any{"name": p.Name}
-	if p.Title != "" {
-		entry["title"] = p.Title
-	}
-	if p.Description != "" {
-		entry["description"] = p.Description
-	}
-	if len(args) > 0 {
-		entry["arguments"] = args
-	}
-	encoded, err := json.Marshal(entry)
+	encoded, err := json.Marshal(mcpwire.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: args})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -165,7 +154,7 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 			if err != nil {
 				return nil, err
 			}
-			return render(out)
+			return render(any(out))
 		}}
 	set := primitive.Of(reg)
 	if err := set.AddPrompt(pp); err != nil {
@@ -174,22 +163,15 @@ func Register[In, Out any](reg *otc.Registry, p Prompt[In], get func(context.Con
 	return &Handle{set: set, prompt: pp}, nil
 }
 
-// argument is an argument as prompts/list shows it.
-type argument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
-
 // arguments are a prompt's arguments as prompts/list shows them, in the
 // order of the input's properties.
-func arguments(ps params.List) ([]argument, error) {
-	var out []argument
+func arguments(ps params.List) ([]mcpwire.PromptArgument, error) {
+	var out []mcpwire.PromptArgument
 	for _, p := range ps {
 		if p.Type == "object" {
 			return nil, fmt.Errorf("the argument %q is an object, which the text of a prompt argument cannot be: use a string, number, integer, boolean or a list of them", p.Name)
 		}
-		out = append(out, argument{p.Name, p.Description, p.Required})
+		out = append(out, mcpwire.PromptArgument{Name: p.Name, Description: p.Description, Required: p.Required})
 	}
 	return out, nil
 }
@@ -200,8 +182,7 @@ func render(out any) (json.RawMessage, error) {
 	var res Result
 	switch v := out.(type) {
 	case string: // the usual prompt, written as it is
-		b := append(make([]byte, 0, 64+len(v)), `{"messages":[{"role":"user","content":{"type":"text","text":`...)
-		return append(wire.AppendString(b, v), `}}]}`...), nil
+		return mcpwire.AppendTextPrompt(make([]byte, 0, 64+len(v)), v), nil
 	case Message:
 		res.Messages = []Message{v}
 	case []Message:

@@ -2,6 +2,10 @@ package prompt_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,8 +38,6 @@ func TestRegisterRefuses(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err = prompt.Register(reg, prompt.Prompt[struct{}]{Name: "n"}, func(context.Context, struct{}) (int, error) { return 0, nil })
-	assert.ErrorContains(t, err, "the function returns int: a prompt returns a string, a Message, a []Message or a Result")
 	type nested struct {
 		Where struct {
 			City string `json:"city" jsonschema:"description=A city."`
@@ -45,4 +47,42 @@ func TestRegisterRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, `the argument "where" is an object`)
 	_, err = prompt.Register[struct{}, string](reg, prompt.Prompt[struct{}]{Name: "nil"}, nil)
 	assert.ErrorContains(t, err, "the function is nil")
+}
+
+// TestResultTypeCheckedByCompiler: a function whose result is not one a
+// prompt renders does not compile (prompt.Rendered), where it used to
+// fail at registration; the same program with a string result does.
+func TestResultTypeCheckedByCompiler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	t.Parallel()
+	build := func(result, value string) (string, error) {
+		dir := t.TempDir()
+		src := `package prompt
+
+import (
+	"context"
+
+	"github.com/otcgo/otc"
+)
+
+var _, _ = Register(otc.NewRegistry(nil), Prompt[struct{}]{Name: "n"}, func(context.Context, struct{}) (` + result + `, error) { return ` + value + `, nil })
+`
+		file := filepath.Join(dir, "zz_result.go")
+		require.NoError(t, os.WriteFile(file, []byte(src), 0o600))
+		here, err := filepath.Abs("zz_result.go")
+		require.NoError(t, err)
+		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {here: file}})
+		require.NoError(t, err)
+		ov := filepath.Join(dir, "overlay.json")
+		require.NoError(t, os.WriteFile(ov, overlay, 0o600))
+		out, err := exec.Command("go", "build", "-overlay="+ov, ".").CombinedOutput()
+		return string(out), err
+	}
+	out, err := build("int", "0")
+	require.Error(t, err, "a prompt returning an int compiled")
+	assert.Contains(t, out, "int does not satisfy Rendered")
+	out, err = build("string", `""`)
+	assert.NoError(t, err, out)
 }

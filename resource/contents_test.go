@@ -41,13 +41,13 @@ func TestContents(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := t.Context()
 
-	got, err := c.ReadResource(ctx, "x://one")
+	got, err := c.MCP().ReadResource(ctx, "x://one")
 	require.NoError(t, err)
 	assert.Equal(t, []otc.EmbeddedResource{{URI: "x://elsewhere", MIMEType: "text/x-test", Text: "kept"}}, got, "its URI kept, the MIME type filled in")
-	got, err = c.ReadResource(ctx, "x://pointer")
+	got, err = c.MCP().ReadResource(ctx, "x://pointer")
 	require.NoError(t, err)
 	assert.Equal(t, []otc.EmbeddedResource{{URI: "x://pointer", MIMEType: "text/x-test", Blob: []byte{9}}}, got)
-	got, err = c.ReadResource(ctx, "x://many")
+	got, err = c.MCP().ReadResource(ctx, "x://many")
 	require.NoError(t, err)
 	assert.Equal(t, []otc.EmbeddedResource{
 		{URI: "x://many", MIMEType: "text/x-test", Text: "a"},
@@ -59,13 +59,13 @@ func TestContents(t *testing.T) {
 		"x://none":        "returned no contents",
 		"x://unencodable": "cannot be encoded as JSON",
 	} {
-		_, err := c.ReadResource(ctx, uri)
+		_, err := c.MCP().ReadResource(ctx, uri)
 		var rpc *client.RPCError
 		require.ErrorAs(t, err, &rpc, uri)
 		assert.Equal(t, -32603, rpc.Code)
 		assert.Contains(t, rpc.Message, want)
 	}
-	_, err = c.ReadResource(ctx, "x://gone")
+	_, err = c.MCP().ReadResource(ctx, "x://gone")
 	var rpc *client.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.JSONEq(t, `{"uri":"x://gone"}`, string(rpc.Data), "ErrNotFound reads as nothing there")

@@ -20,7 +20,6 @@ package resource
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,9 +30,9 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hook"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
-	"github.com/otcgo/otc/internal/wire"
 )
 
 // seam is what package otc lends the packages beside it (internal/hook).
@@ -164,7 +163,7 @@ func Register[Out any](reg *otc.Registry, r Resource, read func(context.Context)
 	if problem := uriProblem(r.URI); problem != "" {
 		return fail("%s", problem)
 	}
-	entry, err := encodeEntry("uri", r.URI, r.Name, r.Title, r.Description, r.MIMEType, r.Size, r.Annotations, r.Policy)
+	entry, err := encodeEntry(keyResource, r.URI, r.Name, r.Title, r.Description, r.MIMEType, r.Size, r.Annotations, r.Policy)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -216,7 +215,7 @@ func RegisterTemplate[In, Out any](reg *otc.Registry, t Template[In], read func(
 	if err := tmpl.Check(input.Params); err != nil {
 		return fail("input type %s: %v", reflect.TypeFor[In](), err)
 	}
-	entry, err := encodeEntry("uriTemplate", t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType, 0, t.Annotations, t.Policy)
+	entry, err := encodeEntry(keyTemplate, t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType, 0, t.Annotations, t.Policy)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -253,7 +252,13 @@ func uriProblem(uri string) string { return primitive.URIProblem(uri) }
 
 // encodeEntry encodes the object a list shows, under key (uri or
 // uriTemplate) with value, and checks what a registration gives.
-func encodeEntry(key, value, name, title, description, mime string, size int64, a *Annotations, p *otc.Policy) (json.RawMessage, error) {
+// The kinds of entry encodeEntry writes.
+const (
+	keyResource = iota
+	keyTemplate
+)
+
+func encodeEntry(key int, value, name, title, description, mime string, size int64, a *Annotations, p *otc.Policy) (json.RawMessage, error) {
 	switch {
 	case strings.TrimSpace(name) == "":
 		return nil, errors.New("the name (Name) is required")
@@ -265,40 +270,35 @@ func encodeEntry(key, value, name, title, description, mime string, size int64, 
 	if problem := seam.PolicyProblem(p); problem != "" {
 		return nil, errors.New("Policy: " + problem)
 	}
-	entry := map[string]any{key: value, "name": name}
-	if title != "" {
-		entry["title"] = title
-	}
-	if description != "" {
-		entry["description"] = description
-	}
-	if mime != "" {
-		entry["mimeType"] = mime
-	}
-	if size > 0 {
-		entry["size"] = size
+	entry := mcpwire.Resource{Name: name, Title: title, Description: description, MIMEType: mime, Size: size}
+	if key == keyTemplate {
+		entry.URITemplate = value
+	} else {
+		entry.URI = value
 	}
 	if a != nil {
-		ann := map[string]any{}
+		var ann mcpwire.ResourceAnnotations
 		for _, who := range a.Audience {
 			if who != "user" && who != "assistant" {
 				return nil, fmt.Errorf("Annotations.Audience holds %q: it is \"user\" or \"assistant\"", who)
 			}
 		}
-		if len(a.Audience) > 0 {
-			ann["audience"] = a.Audience
-		}
+		ann.Audience = a.Audience
 		if a.Priority != nil {
 			if pr := *a.Priority; pr < 0 || pr > 1 || math.IsNaN(pr) {
 				return nil, fmt.Errorf("Annotations.Priority is %v: it is from 0 to 1", pr)
 			}
-			ann["priority"] = *a.Priority
+			ann.Priority = a.Priority
 		}
 		if !a.LastModified.IsZero() {
-			ann["lastModified"] = a.LastModified.UTC().Format(time.RFC3339)
+			ann.LastModified = a.LastModified.UTC().Format(time.RFC3339)
 		}
-		if len(ann) > 0 {
-			entry["annotations"] = ann
+		if len(ann.Audience) > 0 || ann.Priority != nil || ann.LastModified != "" {
+			b, err := json.Marshal(ann)
+			if err != nil {
+				return nil, err
+			}
+			entry.Annotations = b
 		}
 	}
 	return json.Marshal(entry)
@@ -332,16 +332,6 @@ func contents(out any, uri, mime string) (json.RawMessage, error) {
 		}
 		list = []otc.EmbeddedResource{{URI: uri, MIMEType: orDefault(mime, "application/json"), Text: string(b)}}
 	}
-	type textContents struct {
-		URI      string `json:"uri"`
-		MIMEType string `json:"mimeType,omitempty"`
-		Text     string `json:"text"`
-	}
-	type blobContents struct {
-		URI      string `json:"uri"`
-		MIMEType string `json:"mimeType,omitempty"`
-		Blob     []byte `json:"blob"`
-	}
 	enc := make([]any, len(list))
 	for i, c := range list {
 		if c.URI == "" {
@@ -351,27 +341,18 @@ func contents(out any, uri, mime string) (json.RawMessage, error) {
 			c.MIMEType = mime
 		}
 		if c.Blob != nil {
-			enc[i] = blobContents{c.URI, c.MIMEType, c.Blob}
+			enc[i] = mcpwire.BlobContents{URI: c.URI, MIMEType: c.MIMEType, Blob: c.Blob}
 		} else {
-			enc[i] = textContents{c.URI, c.MIMEType, c.Text}
+			enc[i] = mcpwire.TextContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
 		}
 	}
 	return json.Marshal(enc)
 }
 
-// oneContents writes the contents array of one text (member "text") or
-// binary (member "blob", base64) contents.
+// oneContents writes the contents array of one text or binary contents.
 func oneContents(uri, mime, member, text string, blob []byte) json.RawMessage {
 	b := make([]byte, 0, 48+len(uri)+len(mime)+len(text)+len(blob)*4/3)
-	b = wire.AppendString(append(b, `[{"uri":`...), uri)
-	b = wire.AppendString(append(b, `,"mimeType":`...), mime)
-	b = append(append(append(b, `,"`...), member...), `":`...)
-	if member == "text" {
-		b = wire.AppendString(b, text)
-	} else {
-		b = append(base64.StdEncoding.AppendEncode(append(b, '"'), blob), '"')
-	}
-	return append(b, `}]`...)
+	return mcpwire.AppendOneContents(b, uri, mime, text, blob, member == "blob")
 }
 
 func orDefault(s, def string) string {

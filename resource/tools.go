@@ -85,19 +85,14 @@ func RegisterTools(reg *otc.Registry, opts *ToolsOptions) error {
 			if err != nil {
 				return nil, readFailure(in.URI, kit, err)
 			}
-			var contents []struct {
-				URI      string  `json:"uri"`
-				MIMEType string  `json:"mimeType"`
-				Text     *string `json:"text"`
-				Blob     []byte  `json:"blob"`
-			}
+			var contents []otc.EmbeddedResource
 			if err := json.Unmarshal(raw, &contents); err != nil {
 				return nil, err
 			}
 			out := make(otc.Content, 0, len(contents))
 			for _, c := range contents {
-				if c.Text != nil {
-					out = append(out, otc.ResourceContent(c.URI, c.MIMEType, *c.Text))
+				if c.Blob == nil {
+					out = append(out, otc.ResourceContent(c.URI, c.MIMEType, c.Text))
 				} else {
 					out = append(out, otc.BlobResourceContent(c.URI, c.MIMEType, c.Blob))
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -22,14 +23,14 @@ import (
 
 // readableRequest is the body of the POST endpoints above.
 type readableRequest struct {
-	Server    string            `json:"server"`
-	URI       string            `json:"uri,omitempty"`
-	Name      string            `json:"name,omitempty"`
-	Arguments map[string]string `json:"arguments,omitempty"`
-	Ref       string            `json:"ref,omitempty"`
-	Argument  string            `json:"argument,omitempty"`
-	Value     string            `json:"value,omitempty"`
-	Chosen    map[string]string `json:"chosen,omitempty"`
+	Server    string               `json:"server"`
+	URI       string               `json:"uri,omitempty"`
+	Name      string               `json:"name,omitempty"`
+	Arguments map[string]string    `json:"arguments,omitempty"`
+	Ref       client.CompletionRef `json:"ref"`
+	Argument  string               `json:"argument,omitempty"`
+	Value     string               `json:"value,omitempty"`
+	Chosen    map[string]string    `json:"chosen,omitempty"`
 }
 
 // readable is whether the server of kind has resources and prompts: an
@@ -46,7 +47,11 @@ func (in *inspector) serveReadables(w http.ResponseWriter, r *http.Request) {
 		writeInspectJSON(w, http.StatusOK, map[string]any{"resources": []client.Resource{}, "prompts": []client.Prompt{}})
 		return
 	}
-	in.withServer(w, r, t, func(ctx context.Context, c *client.Client) (any, error) {
+	in.withServer(w, r, t, func(ctx context.Context, cl *client.Client) (any, error) {
+		c := cl.MCP()
+		if c == nil {
+			return map[string]any{"resources": []client.Resource{}, "prompts": []client.Prompt{}}, nil
+		}
 		resources, err := c.ListResources(ctx)
 		if err != nil && !methodMissing(err) {
 			return nil, err
@@ -67,21 +72,24 @@ func (in *inspector) serveReadables(w http.ResponseWriter, r *http.Request) {
 
 // serveRead, servePrompt and serveComplete answer the page's POSTs.
 func (in *inspector) serveRead(w http.ResponseWriter, r *http.Request) {
-	in.readablePost(w, r, func(ctx context.Context, c *client.Client, q readableRequest) (any, error) {
+	in.readablePost(w, r, func(ctx context.Context, c *client.Session, q readableRequest) (any, error) {
 		contents, err := c.ReadResource(ctx, q.URI)
 		return map[string]any{"contents": contents}, err
 	})
 }
 
 func (in *inspector) servePrompt(w http.ResponseWriter, r *http.Request) {
-	in.readablePost(w, r, func(ctx context.Context, c *client.Client, q readableRequest) (any, error) {
+	in.readablePost(w, r, func(ctx context.Context, c *client.Session, q readableRequest) (any, error) {
 		res, err := c.GetPrompt(ctx, q.Name, q.Arguments)
 		return map[string]any{"result": res}, err
 	})
 }
 
 func (in *inspector) serveComplete(w http.ResponseWriter, r *http.Request) {
-	in.readablePost(w, r, func(ctx context.Context, c *client.Client, q readableRequest) (any, error) {
+	in.readablePost(w, r, func(ctx context.Context, c *client.Session, q readableRequest) (any, error) {
+		if q.Ref.Type != client.PromptRef("").Type && q.Ref.Type != client.TemplateRef("").Type {
+			return nil, fmt.Errorf("ref.type is %q: it is a prompt's or a resource template's", q.Ref.Type)
+		}
 		values, more, err := c.Complete(ctx, q.Ref, q.Argument, q.Value, q.Chosen)
 		if values == nil {
 			values = []string{}
@@ -91,7 +99,7 @@ func (in *inspector) serveComplete(w http.ResponseWriter, r *http.Request) {
 }
 
 // readablePost reads the body of a POST above, and answers it with do.
-func (in *inspector) readablePost(w http.ResponseWriter, r *http.Request, do func(context.Context, *client.Client, readableRequest) (any, error)) {
+func (in *inspector) readablePost(w http.ResponseWriter, r *http.Request, do func(context.Context, *client.Session, readableRequest) (any, error)) {
 	var q readableRequest
 	if !readPost(w, r, &q, "one this endpoint takes") {
 		return
@@ -106,7 +114,13 @@ func (in *inspector) readablePost(w http.ResponseWriter, r *http.Request, do fun
 		return
 	}
 	defer release()
-	in.withServer(w, r, t, func(ctx context.Context, c *client.Client) (any, error) { return do(ctx, c, q) })
+	in.withServer(w, r, t, func(ctx context.Context, c *client.Client) (any, error) {
+		s := c.MCP()
+		if s == nil {
+			return nil, fmt.Errorf("server %q does not speak MCP", q.Server)
+		}
+		return do(ctx, s, q)
+	})
 }
 
 // withServer connects to t, runs f, and answers with what it returned,

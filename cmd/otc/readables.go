@@ -77,7 +77,7 @@ func (e *cli) resources(ctx context.Context, args []string) int {
 		return code
 	}
 	defer c.Close()
-	list, err := c.ListResources(ctx)
+	list, err := c.MCP().ListResources(ctx)
 	if err != nil {
 		return e.failRead("resources", err)
 	}
@@ -101,7 +101,7 @@ func (e *cli) read(ctx context.Context, args []string) int {
 		return code
 	}
 	defer c.Close()
-	contents, err := c.ReadResource(ctx, rest[0])
+	contents, err := c.MCP().ReadResource(ctx, rest[0])
 	if err != nil {
 		return e.failRead("read", err)
 	}
@@ -128,7 +128,7 @@ func (e *cli) prompts(ctx context.Context, args []string) int {
 		return code
 	}
 	defer c.Close()
-	list, err := c.ListPrompts(ctx)
+	list, err := c.MCP().ListPrompts(ctx)
 	if err != nil {
 		return e.failRead("prompts", err)
 	}
@@ -165,7 +165,7 @@ func (e *cli) prompt(ctx context.Context, args []string) int {
 		}
 		values[k] = v
 	}
-	res, err := c.GetPrompt(ctx, rest[0], values)
+	res, err := c.MCP().GetPrompt(ctx, rest[0], values)
 	if err != nil {
 		return e.failRead("prompt", err)
 	}
@@ -184,7 +184,7 @@ func (e *cli) prompt(ctx context.Context, args []string) int {
 		default:
 			text = fmt.Sprintf("[%s, %d bytes of %s]", m.Content.Type, len(m.Content.Data), m.Content.MIMEType)
 		}
-		fmt.Fprintf(e.stdout, "%s: %s\n", e.style(styleBold, printable(m.Role)), printableText(text))
+		fmt.Fprintf(e.stdout, "%s: %s\n", e.style(styleBold, printable(string(m.Role))), printableText(text))
 	}
 	return exitOK
 }

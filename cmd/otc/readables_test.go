@@ -116,7 +116,7 @@ func TestInspect_Readables(t *testing.T) {
 	assert.Contains(t, body, `"code":"rpc"`)
 	assert.Contains(t, body, "is not an integer")
 
-	resp, body = a.do(t, "POST", "/api/complete", `{"server":"mcp","ref":"review","argument":"code","value":""}`, nil)
+	resp, body = a.do(t, "POST", "/api/complete", `{"server":"mcp","ref":{"type":"ref/prompt","name":"review"},"argument":"code","value":""}`, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.JSONEq(t, `{"values":[],"more":false}`, body)
 	resp, body = a.do(t, "POST", "/api/prompt", `{"server":"mcp","name":"review","arguments":{"code":"x"}}`, nil)

@@ -29,7 +29,7 @@ func TestReadables(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := t.Context()
 
-	list, err := c.ListResources(ctx)
+	list, err := c.MCP().ListResources(ctx)
 	require.NoError(t, err)
 	var uris []string
 	for _, r := range list {
@@ -43,7 +43,7 @@ func TestReadables(t *testing.T) {
 		"calc://notes/precedence.txt":   "Operator precedence",
 		"calc://notes/guide/limits.txt": "Limits of the calculator",
 	} {
-		contents, err := c.ReadResource(ctx, uri)
+		contents, err := c.MCP().ReadResource(ctx, uri)
 		require.NoError(t, err, uri)
 		require.Len(t, contents, 1)
 		assert.True(t, strings.HasPrefix(contents[0].Text, want), "%s: %q", uri, contents[0].Text)
@@ -58,24 +58,24 @@ func TestReadables(t *testing.T) {
 		"calc://notes/guide",
 		"calc://notes/missing.txt",
 	} {
-		_, err := c.ReadResource(ctx, uri)
+		_, err := c.MCP().ReadResource(ctx, uri)
 		var rpc *client.RPCError
 		require.ErrorAs(t, err, &rpc, uri)
 		assert.JSONEq(t, `{"uri":`+jsonString(uri)+`}`, string(rpc.Data), "%s reads as nothing there", uri)
 	}
-	_, err = c.ReadResource(ctx, "calc://tables/divide/2")
+	_, err = c.MCP().ReadResource(ctx, "calc://tables/divide/2")
 	var rpc *client.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.Contains(t, rpc.Message, "op")
 
-	values, _, err := c.Complete(ctx, "calc://notes/{path*}", "path", "gu", nil)
+	values, _, err := c.MCP().Complete(ctx, client.TemplateRef("calc://notes/{path*}"), "path", "gu", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"guide/limits.txt"}, values)
-	values, _, err = c.Complete(ctx, "explain_expression", "audience", "", nil)
+	values, _, err = c.MCP().Complete(ctx, client.PromptRef("explain_expression"), "audience", "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"child", "student", "engineer"}, values, "an enum completes by itself")
 
-	got, err := c.GetPrompt(ctx, "explain_expression", map[string]string{"expression": "(1 + 2) * 3"})
+	got, err := c.MCP().GetPrompt(ctx, "explain_expression", map[string]string{"expression": "(1 + 2) * 3"})
 	require.NoError(t, err)
 	assert.Contains(t, got.Messages[0].Content.Text, "for a student, how (1 + 2) * 3 is evaluated")
 }

@@ -36,15 +36,15 @@ func Example_clientReadables() {
 		panic(err)
 	}
 	defer c.Close()
-	list, _ := c.ListResources(ctx) // resources, then templates
+	list, _ := c.MCP().ListResources(ctx) // resources, then templates
 	fmt.Println(list[0].URITemplate)
-	contents, _ := c.ReadResource(ctx, "notes://days/6")
+	contents, _ := c.MCP().ReadResource(ctx, "notes://days/6")
 	fmt.Println(contents[0].Text)
-	_, err = c.ReadResource(ctx, "notes://days/40")
+	_, err = c.MCP().ReadResource(ctx, "notes://days/40")
 	fmt.Println(err)
-	tones, _, _ := c.Complete(ctx, "review", "tone", "b", nil) // a prompt's argument
+	tones, _, _ := c.MCP().Complete(ctx, client.PromptRef("review"), "tone", "b", nil) // a prompt's argument
 	fmt.Println(tones)
-	got, _ := c.GetPrompt(ctx, "review", map[string]string{"code": "x := 1"})
+	got, _ := c.MCP().GetPrompt(ctx, "review", map[string]string{"code": "x := 1"})
 	fmt.Println(got.Messages[0].Role, got.Messages[0].Content.Text)
 	// docs:end readables
 

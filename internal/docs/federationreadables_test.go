@@ -48,11 +48,11 @@ func Example_federationReadables() {
 
 	c, _ := client.New(gateway.URL+"/mcp", &client.Options{Format: client.FormatMCP})
 	defer c.Close()
-	contents, _ := c.ReadResource(ctx, "notes://today")
+	contents, _ := c.MCP().ReadResource(ctx, "notes://today")
 	fmt.Println(contents[0].Text)
-	prompts, _ := c.ListPrompts(ctx)
+	prompts, _ := c.MCP().ListPrompts(ctx)
 	fmt.Println(prompts[0].Name)
-	got, _ := c.GetPrompt(ctx, "notes_summarize", map[string]string{"topic": "the week"})
+	got, _ := c.MCP().GetPrompt(ctx, "notes_summarize", map[string]string{"topic": "the week"})
 	fmt.Println(got.Messages[0].Content.Text)
 
 	// Output:

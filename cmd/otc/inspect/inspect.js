@@ -977,7 +977,7 @@ function openResource(x) {
     const fields = el('div', { id: 'form-fields' });
     const update = () => { uri.value = expandTemplate(x.uriTemplate, fieldValues(fields)); };
     for (const v of templateVars(x.uriTemplate)) {
-      fields.append(argumentField('var-' + v.name, v.name, x.uriTemplate, () => fieldValues(fields), false, ''));
+      fields.append(argumentField('var-' + v.name, v.name, { type: 'ref/resource', uri: x.uriTemplate }, () => fieldValues(fields), false, ''));
     }
     fields.addEventListener('input', update);
     form.append(el('h3', {}, 'Variables'), fields);
@@ -1011,7 +1011,7 @@ function openPrompt(p) {
   main.textContent = '';
   const result = el('section', { id: 'result', 'aria-live': 'polite' });
   const fields = el('div', { id: 'form-fields' });
-  for (const a of p.arguments || []) fields.append(argumentField('arg-' + a.name, a.name, p.name, () => fieldValues(fields), a.required, a.description));
+  for (const a of p.arguments || []) fields.append(argumentField('arg-' + a.name, a.name, { type: 'ref/prompt', name: p.name }, () => fieldValues(fields), a.required, a.description));
   const form = el('form', { id: 'form', novalidate: true, onsubmit: async ev => {
     ev.preventDefault();
     result.textContent = '';

@@ -1,0 +1,215 @@
+package mcpwire
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/wire"
+)
+
+// MCP's objects beside tools, as the server writes them and the client
+// reads them: resources and templates, prompts and their messages,
+// contents, completion. Nothing else of the module spells their members.
+
+// Resource is MCP's Resource object, or, with URITemplate set in place of
+// URI, its ResourceTemplate.
+type Resource struct {
+	URI         string `json:"uri,omitempty"`
+	URITemplate string `json:"uriTemplate,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	// Size is the size of the contents in bytes; zero when unknown.
+	Size int64 `json:"size,omitempty"`
+	// Annotations are the server's hints (audience, priority,
+	// lastModified); nil for none.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ResourceAnnotations are a resource's annotations as they travel.
+type ResourceAnnotations struct {
+	Audience     []string `json:"audience,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"` // RFC 3339
+}
+
+// Prompt is MCP's Prompt object.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+// PromptArgument is an argument of a [Prompt].
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Role is who a prompt's message is from: "user" or "assistant".
+type Role string
+
+// The roles of a prompt's messages.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// PromptMessage is one message of a rendered prompt.
+type PromptMessage struct {
+	Role    Role             `json:"role"`
+	Content otc.ContentBlock `json:"content"`
+}
+
+// PromptResult is a rendered prompt (GetPromptResult, without _meta).
+type PromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// TextContents and BlobContents are the two kinds of resource contents
+// as the server writes them: text is written even when empty.
+type (
+	TextContents struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType,omitempty"`
+		Text     string `json:"text"`
+	}
+	BlobContents struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType,omitempty"`
+		Blob     []byte `json:"blob"`
+	}
+)
+
+// ReadResult is what resources/read answers.
+type ReadResult struct {
+	Contents []otc.EmbeddedResource `json:"contents"`
+}
+
+// AppendOneContents appends the contents array of one text (member
+// "text") or binary (member "blob", base64) contents, without reflection.
+func AppendOneContents(b []byte, uri, mime string, text string, blob []byte, isBlob bool) []byte {
+	b = wire.AppendString(append(b, `[{"uri":`...), uri)
+	b = wire.AppendString(append(b, `,"mimeType":`...), mime)
+	if isBlob {
+		b = append(b, `,"blob":"`...)
+		b = append(base64.StdEncoding.AppendEncode(b, blob), '"')
+	} else {
+		b = wire.AppendString(append(b, `,"text":`...), text)
+	}
+	return append(b, `}]`...)
+}
+
+// The kinds of a completion's reference.
+const (
+	RefPrompt   = "ref/prompt"
+	RefResource = "ref/resource"
+)
+
+// CompletionRef is what completion/complete completes: a prompt by name
+// (Type RefPrompt) or a resource template by its URI template (Type
+// RefResource).
+type CompletionRef struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
+}
+
+// CompleteParams are completion/complete's params.
+type CompleteParams struct {
+	Ref      CompletionRef `json:"ref"`
+	Argument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context *CompleteContext `json:"context,omitempty"`
+}
+
+// CompleteContext is what a completion is given of the arguments chosen.
+type CompleteContext struct {
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// CompleteResult is completion/complete's result (without _meta).
+type CompleteResult struct {
+	Completion Completion `json:"completion"`
+}
+
+// Completion is the values a completion found.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   int      `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// Members of the list methods' results.
+const (
+	MemberTools             = "tools"
+	MemberResources         = "resources"
+	MemberResourceTemplates = "resourceTemplates"
+	MemberPrompts           = "prompts"
+	MemberNextCursor        = "nextCursor"
+)
+
+// ListResult reads a page of a list method: its entries (under member)
+// and the next page's cursor.
+func ListResult(raw []byte, member string) (entries json.RawMessage, next string, err error) {
+	var page map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, "", err
+	}
+	if c := page[MemberNextCursor]; c != nil {
+		_ = json.Unmarshal(c, &next)
+	}
+	return page[member], next, nil
+}
+
+// AppendNextCursor appends a result's nextCursor member (with its leading
+// comma).
+func AppendNextCursor(b []byte, cursor string) []byte {
+	return wire.AppendString(append(b, `,"`+MemberNextCursor+`":`...), cursor)
+}
+
+// Error codes of MCP beside JSON-RPC's (internal/jsonrpc).
+const (
+	// CodeResourceNotFound answers a read of a URI nothing is at, before
+	// 2026-07-28 (which answers CodeInvalidParams with the URI in data).
+	CodeResourceNotFound = -32002
+	// CodeUnauthorized and CodeForbidden refuse a caller (otc's own, as
+	// the HTTP statuses 401 and 403 would); CodeForbiddenModern is
+	// CodeForbidden in 2026-07-28.
+	CodeUnauthorized    = -32001
+	CodeForbidden       = -32002
+	CodeForbiddenModern = -32003
+	// CodeServerBusy answers a request the server has no room for.
+	CodeServerBusy = -32000
+)
+
+// ErrorData is what the data of an error about a resource or a prompt
+// may hold: the URI nothing is at, the parameters that are wrong.
+type ErrorData struct {
+	URI    string            `json:"uri,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// AppendTextPrompt appends the members of a GetPromptResult of one user
+// message of text, without reflection: the usual prompt.
+func AppendTextPrompt(b []byte, text string) []byte {
+	b = append(b, `{"messages":[{"role":"user","content":{"type":"text","text":`...)
+	return append(wire.AppendString(b, text), `}}]}`...)
+}
+
+// Map is p as the map the client's requests are made of (to which it
+// adds _meta).
+func (p CompleteParams) Map() map[string]any {
+	m := map[string]any{"ref": p.Ref, "argument": p.Argument}
+	if p.Context != nil {
+		m["context"] = p.Context
+	}
+	return m
+}
