@@ -484,3 +484,44 @@ func TestOneSeam(t *testing.T) {
 	assert.Empty(t, found, "the root assigns another package's variable: lend it through hook.Seam instead")
 	assert.Equal(t, 1, lends, "the root lends its seam once")
 }
+
+// TestMCPVocabularyOnce: MCP's objects (tools, resources, templates,
+// prompts, messages, contents, completions, refusals and their codes) are
+// spelled in internal/mcpwire (and JSON-RPC's codes in internal/jsonrpc)
+// alone: no other code of the packages that write or read them names
+// their members or codes in a string, a struct tag or a number. (The A2A
+// client's files speak A2A, whose skill extension has an inputSchema too.)
+func TestMCPVocabularyOnce(t *testing.T) {
+	t.Parallel()
+	members := regexp.MustCompile(`"(uriTemplate|mimeType|resourceTemplates|inputSchema|outputSchema|nextCursor|hasMore|ref/prompt|ref/resource)[",]`)
+	codes := regexp.MustCompile(`[^0-9]-32(00[0-3]|60[0-3]|700)\b`)
+	var found []string
+	read := 0
+	for _, dir := range []string{"mcp", "resource", "prompt", "client", "federation", "cmd/otc", "export", "search", "internal/primitive"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			base := filepath.Base(path)
+			if strings.HasSuffix(base, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			read++
+			for i, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "//") {
+					continue
+				}
+				where := path + ":" + strconv.Itoa(i+1)
+				if m := members.FindString(line); m != "" && !(dir == "client" && strings.HasPrefix(base, "a2a")) {
+					found = append(found, where+": "+m)
+				}
+				if m := codes.FindString(line); m != "" {
+					found = append(found, where+": "+m)
+				}
+			}
+		}
+	}
+	require.Greater(t, read, 80, "the packages were read")
+	assert.Empty(t, found, "an MCP member or code spelled outside internal/mcpwire and internal/jsonrpc")
+}

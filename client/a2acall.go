@@ -89,7 +89,7 @@ func decodeAnswer(r *response, method string, out any) error {
 // of the caller; anything else stays an *RPCError.
 func a2aError(e *RPCError) error {
 	switch e.Code {
-	case -32602:
+	case jsonrpc.CodeInvalidParams:
 		var data []struct {
 			FieldViolations []struct {
 				Field       string `json:"field"`

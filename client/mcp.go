@@ -355,22 +355,18 @@ func (e *RPCError) Error() string {
 // (-32001 and -32002/-32003, with the OAuth reason in data.error) to an
 // *otc.Error of their class; others stay RPC errors.
 func (e *RPCError) asError() error {
-	var data struct {
-		Error          string   `json:"error"`
-		Description    string   `json:"error_description"`
-		RequiredScopes []string `json:"required_scopes"`
-	}
+	var data mcpwire.RefusalData
 	_ = json.Unmarshal(e.Data, &data)
 	code := otc.CodeServerError
 	switch e.Code {
-	case -32001:
+	case mcpwire.CodeUnauthorized:
 		code = otc.CodeUnauthenticated
-	case -32002, -32003:
-		if e.Code == -32002 && strings.HasPrefix(e.Method, "resources/") {
+	case mcpwire.CodeForbidden, mcpwire.CodeForbiddenModern:
+		if e.Code == mcpwire.CodeResourceNotFound && strings.HasPrefix(e.Method, "resources/") {
 			return e // MCP's "resource not found"
 		}
 		code = otc.CodeForbidden
-	case -32602, -32600:
+	case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest:
 		if e.Method != "tools/call" {
 			return e
 		}
@@ -432,22 +428,21 @@ func (s *mcpSession) search(ctx context.Context, query string, limit int) ([]otc
 // listPage asks for one page of tools/list with params, appends its tools
 // to defs and returns its nextCursor.
 func (s *mcpSession) listPage(ctx context.Context, params map[string]any, defs *[]otc.ToolDefinition) (string, error) {
-	var page struct {
-		Tools []struct {
-			Name         string               `json:"name"`
-			Title        string               `json:"title"`
-			Description  string               `json:"description"`
-			InputSchema  json.RawMessage      `json:"inputSchema"`
-			OutputSchema json.RawMessage      `json:"outputSchema"`
-			Annotations  *otc.ToolAnnotations `json:"annotations"`
-			Meta         json.RawMessage      `json:"_meta"`
-		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
-	}
+	var page json.RawMessage
 	if err := s.request(ctx, nil, "tools/list", params, &page); err != nil {
 		return "", err
 	}
-	for _, t := range page.Tools {
+	raw, next, err := mcpwire.ListResult(page, mcpwire.MemberTools)
+	if err != nil {
+		return "", fmt.Errorf("tools/list: the result: %w", err)
+	}
+	var tools []mcpwire.Tool
+	if raw != nil {
+		if err := json.Unmarshal(raw, &tools); err != nil {
+			return "", fmt.Errorf("tools/list: the tools: %w", err)
+		}
+	}
+	for _, t := range tools {
 		if s.ver().Stateless {
 			hs, ok := paramHeaders(t.InputSchema)
 			if !ok {
@@ -460,7 +455,7 @@ func (s *mcpSession) listPage(ctx context.Context, params map[string]any, defs *
 			InputSchema: otc.InputSchema{Parameters: t.InputSchema}, OutputSchema: t.OutputSchema,
 			Annotations: t.Annotations, Meta: t.Meta, Content: len(t.OutputSchema) == 0})
 	}
-	return page.NextCursor, nil
+	return next, nil
 }
 
 // health pings the server (the stateless generation has no ping:

@@ -17,6 +17,8 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/hophdr"
+	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
@@ -286,7 +288,7 @@ func (u *upstream) removeReadables() {
 // such method: a server without resources, prompts or subscriptions.
 func methodMissing(err error) bool {
 	var rpc *client.RPCError
-	return errors.As(err, &rpc) && rpc.Code == -32601
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound
 }
 
 // admits is the upstream's local policy, for an entry named subject.
@@ -370,16 +372,11 @@ func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
-	type text struct {
-		URI      string `json:"uri"`
-		MIMEType string `json:"mimeType,omitempty"`
-		Text     string `json:"text"`
-	}
 	out := make([]any, len(contents))
 	for i, c := range contents {
-		out[i] = c
+		out[i] = mcpwire.BlobContents{URI: c.URI, MIMEType: c.MIMEType, Blob: c.Blob}
 		if c.Blob == nil {
-			out[i] = text{c.URI, c.MIMEType, c.Text} // an empty text is still text
+			out[i] = mcpwire.TextContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text} // an empty text is still text
 		}
 	}
 	return json.Marshal(out)
@@ -473,17 +470,14 @@ func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *
 	u.brk.success()
 	var rpc *client.RPCError
 	if errors.As(err, &rpc) {
-		var data struct {
-			URI    string            `json:"uri"`
-			Params map[string]string `json:"parameter_errors"`
-		}
+		var data mcpwire.ErrorData
 		_ = json.Unmarshal(rpc.Data, &data)
 		switch {
-		case rpc.Code == -32002 || rpc.Code == -32602 && data.URI != "":
+		case rpc.Code == mcpwire.CodeResourceNotFound || rpc.Code == jsonrpc.CodeInvalidParams && data.URI != "":
 			return fmt.Errorf("%s: %w", u.cfg.Name, primitive.ErrNotFound)
-		case rpc.Code == -32602 && len(data.Params) > 0:
-			return seam.InvalidInput(data.Params, "")
-		case rpc.Code == -32602:
+		case rpc.Code == jsonrpc.CodeInvalidParams && len(data.ParameterErrors) > 0:
+			return seam.InvalidInput(data.ParameterErrors, "")
+		case rpc.Code == jsonrpc.CodeInvalidParams:
 			return seam.InvalidInput(map[string]string{"params": wire.Truncate(rpc.Message, 300)}, "")
 		}
 		return fmt.Errorf("the server %s answered: %s", u.cfg.Name, wire.Truncate(rpc.Message, 300))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -81,7 +82,7 @@ func (h *Handler) SetReady(ready bool) { h.SetDraining(!ready) }
 
 // codeUnauthorized is the JSON-RPC code of a 401, in the range left to
 // implementations.
-const codeUnauthorized = -32001
+const codeUnauthorized = mcpwire.CodeUnauthorized
 
 // ServeHTTP answers one MCP message.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

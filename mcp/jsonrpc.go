@@ -24,7 +24,7 @@ const (
 	// request over the concurrency limit of a stdio connection, and over
 	// HTTP (429) one from a client refused for its failed
 	// authentications.
-	codeServerBusy = -32000
+	codeServerBusy = mcpwire.CodeServerBusy
 	// 2026-07-28.
 	codeHeaderMismatch      = -32020
 	codeMissingCapability   = -32021

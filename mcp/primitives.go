@@ -12,6 +12,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
@@ -28,7 +29,7 @@ var seam = hook.Of[otc.Registry, otc.Policy, otc.ToolDefinition, otc.CallRequest
 
 // codeResourceNotFound is the code of a read of a URI nothing is at, in
 // the versions before 2026-07-28; that version answers -32602 (SEP-2164).
-const codeResourceNotFound = -32002
+const codeResourceNotFound = mcpwire.CodeResourceNotFound
 
 // primitiveParams are the params of the methods of this file.
 type primitiveParams struct {
@@ -166,19 +167,19 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	switch x.msg.method {
 	case "resources/list":
 		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
-			return listPage(s, q, "resources", sn.Resources, func(r *primitive.Resource) (string, json.RawMessage, bool) {
+			return listPage(s, q, mcpwire.MemberResources, sn.Resources, func(r *primitive.Resource) (string, json.RawMessage, bool) {
 				return r.URI, r.Entry, admits(r.Admits)
 			})
 		})
 	case "resources/templates/list":
 		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
-			return listPage(s, q, "resourceTemplates", sn.Templates, func(t *primitive.Template) (string, json.RawMessage, bool) {
+			return listPage(s, q, mcpwire.MemberResourceTemplates, sn.Templates, func(t *primitive.Template) (string, json.RawMessage, bool) {
 				return t.Template.String(), t.Entry, admits(t.Admits)
 			})
 		})
 	case "prompts/list":
 		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
-			return listPage(s, q, "prompts", sn.Prompts, func(p *primitive.Prompt) (string, json.RawMessage, bool) {
+			return listPage(s, q, mcpwire.MemberPrompts, sn.Prompts, func(p *primitive.Prompt) (string, json.RawMessage, bool) {
 				return p.Name, p.Entry, admits(p.Admits)
 			})
 		})
@@ -281,8 +282,7 @@ func listPage[T any](s *server, q pageQuery, member string, list []T, entry func
 	}
 	b = append(b, ']')
 	if next != "" {
-		b = append(b, `,"nextCursor":`...)
-		b = wire.AppendString(b, next)
+		b = mcpwire.AppendNextCursor(b, next)
 	}
 	b = append(b, q.extra...)
 	return append(b, '}'), nil
@@ -306,7 +306,7 @@ func notFoundURI(x *exchange, uri string) *rpcError {
 		code = codeInvalidParams
 	}
 	return &rpcError{Code: code, Message: "Resource not found: nothing is at " + wire.Truncate(uri, 200) + "; resources/list and resources/templates/list say what is",
-		Data: map[string]string{"uri": wire.Truncate(uri, uritemplate.MaxLength)}}
+		Data: mcpwire.ErrorData{URI: wire.Truncate(uri, uritemplate.MaxLength)}}
 }
 
 // checkURI checks the uri of a request.
@@ -373,7 +373,7 @@ func primitiveError(x *exchange, what string, err error) *rpcError {
 	if errors.As(err, &oe) && oe.Code == otc.CodeInvalidInput {
 		e := &rpcError{Code: codeInvalidParams, Message: "Invalid params: " + oe.Message}
 		if len(oe.ParameterErrors) > 0 {
-			e.Data = map[string]any{"parameter_errors": oe.ParameterErrors}
+			e.Data = mcpwire.ErrorData{ParameterErrors: oe.ParameterErrors}
 			var names []string
 			for name, msg := range oe.ParameterErrors {
 				names = append(names, name+": "+msg)
@@ -455,27 +455,27 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 	}
 	var complete primitive.Completer
 	switch p.Ref.Type {
-	case "ref/prompt":
+	case mcpwire.RefPrompt:
 		pr := sn.Prompt(p.Ref.Name)
 		if pr == nil || !admits(pr.Admits) {
 			return nil, newError(codeInvalidParams, "Invalid params: no prompt is named %q; prompts/list names them", wire.Truncate(p.Ref.Name, 64))
 		}
 		complete = pr.Complete
-	case "ref/resource":
+	case mcpwire.RefResource:
 		t := sn.Template(p.Ref.URI)
 		if t == nil || !admits(t.Admits) {
 			return nil, newError(codeInvalidParams, "Invalid params: no resource template is %q; resources/templates/list names them", wire.Truncate(p.Ref.URI, 200))
 		}
 		complete = t.Complete
 	default:
-		return nil, newError(codeInvalidParams, `Invalid params: params.ref.type is %q; it is "ref/prompt" or "ref/resource"`, wire.Truncate(p.Ref.Type, 32))
+		return nil, newError(codeInvalidParams, `Invalid params: params.ref.type is %q; it is %q or %q`, wire.Truncate(p.Ref.Type, 32), mcpwire.RefPrompt, mcpwire.RefResource)
 	}
 	var chosen map[string]string
 	if p.Context != nil {
 		chosen = p.Context.Arguments
 	}
 	target := p.Ref.URI
-	if p.Ref.Type == "ref/prompt" {
+	if p.Ref.Type == mcpwire.RefPrompt {
 		target = "prompt:" + p.Ref.Name
 	}
 	// A completion says what may be written, not what is there: the
@@ -488,7 +488,7 @@ func (s *server) complete(ctx context.Context, x *exchange, sn *primitive.Snapsh
 		if values == nil {
 			values = []string{}
 		}
-		return json.Marshal(map[string]any{"completion": map[string]any{"values": values, "total": total, "hasMore": more}})
+		return json.Marshal(mcpwire.CompleteResult{Completion: mcpwire.Completion{Values: values, Total: total, HasMore: more}})
 	}})
 	if err != nil {
 		return nil, primitiveError(x, "The argument could not be completed", err)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,22 +80,22 @@ func newSearchMode(opts *SearchMode) *searchMode {
 
 // The Tool objects of search mode.
 var (
-	searchTool = mustCompact(`{"name":"` + SearchToolName + `","title":"Search tools",
-		"description":"Finds the tools of this server that can do what you describe, best first, with their full definitions: name, description and input schema. Search before you call a tool you were not shown; call what you find by its name, or through ` + CallToolName + `.",
-		"inputSchema":` + string(searchargs.SearchSchema("tools", search.MaxLimit)) + `,
-		"outputSchema":{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object"}}},"required":["tools"]},
-		"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}`)
-	callTool = mustCompact(`{"name":"` + CallToolName + `","title":"Call a tool",
-		"description":"Calls a tool of this server by its name, with arguments as its input schema describes them. Find the tool and its schema with ` + SearchToolName + ` first.",
-		"inputSchema":` + string(searchargs.CallSchema(SearchToolName)) + `}`)
+	searchTool = mustMarshal(mcpwire.Tool{Name: SearchToolName, Title: "Search tools",
+		Description:  "Finds the tools of this server that can do what you describe, best first, with their full definitions: name, description and input schema. Search before you call a tool you were not shown; call what you find by its name, or through " + CallToolName + ".",
+		InputSchema:  searchargs.SearchSchema("tools", search.MaxLimit),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object"}}},"required":["tools"]}`),
+		Annotations:  &otc.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)}})
+	callTool = mustMarshal(mcpwire.Tool{Name: CallToolName, Title: "Call a tool",
+		Description: "Calls a tool of this server by its name, with arguments as its input schema describes them. Find the tool and its schema with " + SearchToolName + " first.",
+		InputSchema: searchargs.CallSchema(SearchToolName)})
 )
 
-func mustCompact(s string) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
+func mustMarshal(t mcpwire.Tool) []byte {
+	b, err := json.Marshal(t)
+	if err != nil {
 		panic(err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // visible returns the listing and the names of the tools in it that the

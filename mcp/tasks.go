@@ -11,6 +11,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/taskrun"
 	"github.com/otcgo/otc/internal/wire"
@@ -188,7 +189,7 @@ func settle(res otc.CallResult, err error) tasks.Update {
 func rpcErrorJSON(e *rpcError) json.RawMessage {
 	b, err := json.Marshal(e)
 	if err != nil {
-		return json.RawMessage(`{"code":-32603,"message":"Internal error"}`)
+		b, _ = json.Marshal(&rpcError{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
 	}
 	return b
 }

@@ -184,7 +184,7 @@ func (l *listing) page(names []string, cursor string, hasCursor bool, size int, 
 		n += len(tool(name)) + 1
 	}
 	b := make([]byte, 0, n) // one allocation, however long the page
-	b = append(b, `{"tools":[`...)
+	b = append(b, `{"`+mcpwire.MemberTools+`":[`...)
 	for i, name := range names[start:end] {
 		if i > 0 {
 			b = append(b, ',')
@@ -193,9 +193,7 @@ func (l *listing) page(names []string, cursor string, hasCursor bool, size int, 
 	}
 	b = append(b, ']')
 	if end < len(names) {
-		b = append(b, `,"nextCursor":"`...)
-		b = append(b, base64.RawURLEncoding.EncodeToString([]byte(names[end-1]))...)
-		b = append(b, '"')
+		b = mcpwire.AppendNextCursor(b, base64.RawURLEncoding.EncodeToString([]byte(names[end-1])))
 	}
 	b = append(b, extra...)
 	return append(b, '}'), nil
@@ -325,10 +323,7 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 	if errors.Is(err, otc.ErrCallIDReused) {
 		// A client's mistake, not the model's: the call id in _meta names
 		// an earlier call of another tool or with other arguments.
-		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: map[string]string{
-			"error":             "call_id_reused",
-			"error_description": e.DeveloperMessage,
-		}}
+		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: mcpwire.RefusalData{Error: "call_id_reused", Description: e.DeveloperMessage}}
 	}
 	if e.Reason != "" {
 		return nil, policyError(e, info != nil)
@@ -357,9 +352,9 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 // other MCP gateways answer them. Protocol version 2026-07-28 reserves
 // -32002, so its refusals use -32003.
 const (
-	codeUnauthorizedCall = -32001
-	codeForbiddenCall    = -32002
-	codeForbiddenModern  = -32003
+	codeUnauthorizedCall = mcpwire.CodeUnauthorized
+	codeForbiddenCall    = mcpwire.CodeForbidden
+	codeForbiddenModern  = mcpwire.CodeForbiddenModern
 )
 
 // policyError is the JSON-RPC error of a call refused by a tool's policy,
@@ -382,15 +377,8 @@ func policyError(e *otc.Error, modern bool) *rpcError {
 // The names are OAuth's (RFC 6750 §3), as MCP clients that sign in read
 // them; required_scopes is the scope of the WWW-Authenticate challenge,
 // as an array.
-func refusalData(e *otc.Error) map[string]any {
-	data := map[string]any{"error": e.Reason}
-	if e.DeveloperMessage != "" {
-		data["error_description"] = e.DeveloperMessage
-	}
-	if len(e.RequiredScopes) > 0 {
-		data["required_scopes"] = e.RequiredScopes
-	}
-	return data
+func refusalData(e *otc.Error) mcpwire.RefusalData {
+	return mcpwire.RefusalData{Error: e.Reason, Description: e.DeveloperMessage, RequiredScopes: e.RequiredScopes}
 }
 
 func appendErrorResult(dst []byte, text string, meta toolErrorMeta, info []byte) []byte {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // This file is how "otc call" answers a tool that asks its user something
@@ -90,11 +92,11 @@ type elicitation struct {
 func (a *inputAnswerer) elicit(params json.RawMessage) (json.RawMessage, error) {
 	var q elicitation
 	if err := json.Unmarshal(params, &q); err != nil {
-		return nil, &errDeclined{code: -32602, message: "Invalid params: the elicitation is not an object otc can read: " + err.Error()}
+		return nil, &errDeclined{code: jsonrpc.CodeInvalidParams, message: "Invalid params: the elicitation is not an object otc can read: " + err.Error()}
 	}
 	if !a.prompt {
 		a.refused = noPrompt(a.why, q.Message)
-		return nil, &errDeclined{code: -32603, message: "otc call cannot prompt its user (" + a.why + ")"}
+		return nil, &errDeclined{code: jsonrpc.CodeInternalError, message: "otc call cannot prompt its user (" + a.why + ")"}
 	}
 	if a.before != nil {
 		a.before()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // What the inspector shows of an MCP server beside its tools: its
@@ -153,5 +154,5 @@ func (in *inspector) withServer(w http.ResponseWriter, r *http.Request, t inspec
 // has no such method: a server without resources or prompts.
 func methodMissing(err error) bool {
 	var rpc *client.RPCError
-	return errors.As(err, &rpc) && rpc.Code == -32601
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeMethodNotFound
 }

@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // The commands of what an MCP server offers beside its tools:
@@ -60,11 +62,9 @@ func (e *cli) failRead(cmd string, err error) int {
 		return e.fail(cmd, err)
 	}
 	fmt.Fprintf(e.stderr, "otc %s: %s\n", cmd, printable(rpc.Message))
-	var data struct {
-		URI string `json:"uri"`
-	}
+	var data mcpwire.ErrorData
 	_ = json.Unmarshal(rpc.Data, &data)
-	if rpc.Code == -32602 && data.URI == "" { // with the URI: SEP-2164's not found
+	if rpc.Code == jsonrpc.CodeInvalidParams && data.URI == "" { // with the URI: SEP-2164's not found
 		return exitBadInput
 	}
 	return exitRefused

@@ -143,8 +143,8 @@ type CompleteResult struct {
 // Completion is the values a completion found.
 type Completion struct {
 	Values  []string `json:"values"`
-	Total   int      `json:"total,omitempty"`
-	HasMore bool     `json:"hasMore,omitempty"`
+	Total   int      `json:"total"`
+	HasMore bool     `json:"hasMore"`
 }
 
 // Members of the list methods' results.
@@ -191,10 +191,11 @@ const (
 )
 
 // ErrorData is what the data of an error about a resource or a prompt
-// may hold: the URI nothing is at, the parameters that are wrong.
+// may hold: the URI nothing is at (SEP-2164), the parameters that are
+// wrong.
 type ErrorData struct {
-	URI    string            `json:"uri,omitempty"`
-	Params map[string]string `json:"params,omitempty"`
+	URI             string            `json:"uri,omitempty"`
+	ParameterErrors map[string]string `json:"parameter_errors,omitempty"`
 }
 
 // AppendTextPrompt appends the members of a GetPromptResult of one user
@@ -212,4 +213,14 @@ func (p CompleteParams) Map() map[string]any {
 		m["context"] = p.Context
 	}
 	return m
+}
+
+// RefusalData is the data member of a refusal that carries a reason: the
+// names are OAuth's (RFC 6750 §3), as MCP clients that sign in read them;
+// RequiredScopes is the scope of the WWW-Authenticate challenge, as an
+// array.
+type RefusalData struct {
+	Error          string   `json:"error"`
+	Description    string   `json:"error_description,omitempty"`
+	RequiredScopes []string `json:"required_scopes,omitempty"`
 }
