@@ -525,3 +525,26 @@ func TestMCPVocabularyOnce(t *testing.T) {
 	require.Greater(t, read, 80, "the packages were read")
 	assert.Empty(t, found, "an MCP member or code spelled outside internal/mcpwire and internal/jsonrpc")
 }
+
+// maxClientFileLines bounds a file of the client's code: a file that
+// grows past it holds two ideas, and is split along them.
+const maxClientFileLines = 600
+
+// TestClientFilesSmall holds the client's files under maxClientFileLines.
+func TestClientFilesSmall(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("client/*.go")
+	require.NoError(t, err)
+	read := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		read++
+		lines := strings.Count(string(b), "\n")
+		assert.LessOrEqual(t, lines, maxClientFileLines, "%s has %d lines: split it along its ideas", f, lines)
+	}
+	require.Greater(t, read, 20, "the client's files were read")
+}

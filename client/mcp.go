@@ -52,10 +52,14 @@ type mcpConn interface {
 
 // mcpSession speaks MCP to one server.
 type mcpSession struct {
-	c    *Client
-	conn mcpConn
+	c *Client
+	// link holds the mcpConn the session speaks over: set once, and
+	// replaced only by the handshake's fallback to HTTP+SSE.
+	link atomic.Pointer[connRef]
 
-	mu      sync.Mutex // held by the handshake
+	// shaking is held by the handshake: a lock a request waits for
+	// within its own context, since the handshake is on the network.
+	shaking chan struct{}
 	version atomic.Pointer[mcpwire.Version]
 	caps    map[string]any // the client capabilities declared
 	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
@@ -142,8 +146,15 @@ func callerOf(ctx context.Context) string {
 	return id.Method + "\x00" + iss + "\x00" + id.Name
 }
 
+// connRef holds an mcpConn, for an atomic pointer.
+type connRef struct{ mcpConn }
+
+// conn is the connection the session speaks over.
+func (s *mcpSession) conn() mcpConn { return s.link.Load().mcpConn }
+
 func newMCPSession(c *Client, conn mcpConn) *mcpSession {
-	s := &mcpSession{c: c, conn: conn, caps: map[string]any{}}
+	s := &mcpSession{c: c, caps: map[string]any{}, shaking: make(chan struct{}, 1)}
+	s.link.Store(&connRef{conn})
 	if h := c.opts.Handlers; h != nil {
 		if h.Elicit != nil {
 			s.caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
@@ -205,7 +216,7 @@ func (s *mcpSession) request(ctx context.Context, k *call, method string, params
 	err := s.rpc(ctx, k, s.ver(), method, params, out)
 	if errors.Is(err, errSessionExpired) {
 		s.version.Store(nil)
-		s.conn.reset()
+		s.conn().reset()
 		if err = s.ensure(ctx, k); err != nil {
 			return err
 		}
@@ -257,7 +268,7 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", method, err)
 	}
-	raw, err := s.conn.roundTrip(ctx, s, k, id, method, name, body)
+	raw, err := s.conn().roundTrip(ctx, s, k, id, method, name, body)
 	if err != nil {
 		if ctx.Err() != nil && method != "initialize" && method != "server/discover" {
 			s.cancelled(ctx, k, id)
@@ -330,7 +341,7 @@ func (s *mcpSession) cancelled(ctx context.Context, k *call, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpCancelWait)
 	defer cancel()
 	body, _ := jsonrpc.Notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the client's context ended"})
-	_ = s.conn.send(ctx, s, k, body)
+	_ = s.conn().send(ctx, s, k, body)
 }
 
 // RPCError is a JSON-RPC error answer of an MCP server or an A2A agent
@@ -474,7 +485,7 @@ func (s *mcpSession) health(ctx context.Context) error {
 	return nil
 }
 
-func (s *mcpSession) close() error { return s.conn.close() }
+func (s *mcpSession) close() error { return s.conn().close() }
 
 // truncate cuts a server's string for a message, on a character
 // boundary.

@@ -55,14 +55,14 @@ func (s *mcpSession) incoming(ctx context.Context, k *call, msg []byte) {
 	} else {
 		body = jsonrpc.Response(m.ID, result, nil)
 	}
-	_ = s.conn.send(ctx, s, k, body)
+	_ = s.conn().send(ctx, s, k, body)
 }
 
 // refuse answers request id of the server's with an error saying why
 // the client will not answer it.
 func (s *mcpSession) refuse(ctx context.Context, id json.RawMessage, why string) {
 	body := jsonrpc.Response(id, nil, &RPCError{Code: jsonrpc.CodeInternalError, Message: why})
-	_ = s.conn.send(ctx, s, nil, body)
+	_ = s.conn().send(ctx, s, nil, body)
 }
 
 // notification hands a notification to its progress callback and to

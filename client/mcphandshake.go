@@ -52,8 +52,12 @@ func (s *mcpSession) ensure(ctx context.Context, k *call) error {
 	if s.ver() != nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	select {
+	case s.shaking <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-s.shaking }()
 	if s.ver() != nil {
 		return nil
 	}
@@ -77,16 +81,36 @@ func (s *mcpSession) ensure(ctx context.Context, k *call) error {
 // overSSE reports whether the session speaks the HTTP+SSE transport,
 // which has no stateless generation: its handshake is initialize.
 func (s *mcpSession) overSSE() bool {
-	switch c := s.conn.(type) {
-	case *mcpSSE:
-		return true
-	case *mcpHTTP:
-		return c.legacy.Load() != nil
-	}
-	return false
+	_, ok := s.conn().(*mcpSSE)
+	return ok
 }
 
-// handshake is ensure's handshake, s.mu held: the stateless
+// fallback is MCP's backward compatibility, in one place: a Streamable
+// HTTP server refused initialize's POST as an HTTP+SSE server would
+// (failed); when a GET of the URL opens an event stream that names its
+// endpoint, the session speaks HTTP+SSE from then on, and so do the
+// client's next sessions (its transport is found to be SSE). When no
+// event stream opens, the refusal is the answer. The handshake is held.
+func (s *mcpSession) fallback(ctx context.Context, k *call, params map[string]any, out any, failed error) error {
+	h, ok := s.conn().(*mcpHTTP)
+	if !ok {
+		return failed
+	}
+	l := &mcpSSE{c: s.c, url: h.url}
+	s.link.Store(&connRef{l})
+	if err := s.rpc(ctx, k, nil, "initialize", params, out); err != nil {
+		_ = l.close()
+		s.link.Store(&connRef{h})
+		if errors.Is(err, errNoEventStream) {
+			return failed
+		}
+		return fmt.Errorf("%w (the server refused a Streamable HTTP POST: %s)", err, brief(failed))
+	}
+	s.c.reach.found(SSE{URL: h.url})
+	return nil
+}
+
+// handshake is ensure's handshake, the handshake held: the stateless
 // generation's server/discover, unless a version of sessions is pinned,
 // and then, if the server does not speak it, initialize.
 func (s *mcpSession) handshake(ctx context.Context, k *call) error {
@@ -142,7 +166,11 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		"capabilities":    s.caps,
 		"clientInfo":      clientInfo,
 	}
-	if err := s.rpc(ctx, k, nil, "initialize", params, &init); err != nil {
+	err := s.rpc(ctx, k, nil, "initialize", params, &init)
+	if lr, ok := errors.AsType[*legacyRefused](err); ok {
+		err = s.fallback(ctx, k, params, &init, lr.failed)
+	}
+	if err != nil {
 		if discoverErr != nil && !sameAnswer(err, discoverErr) {
 			d := discoverErr.Error()
 			if !strings.HasPrefix(d, "server/discover") {
@@ -163,10 +191,10 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	s.version.Store(v)
 	s.dynamic.Store(init.Capabilities.Tools.Dynamic)
 	body, _ := jsonrpc.Notification("notifications/initialized", nil)
-	if err := s.conn.send(ctx, s, k, body); err != nil {
+	if err := s.conn().send(ctx, s, k, body); err != nil {
 		return err
 	}
-	s.conn.started(s, v.Name)
+	s.conn().started(s, v.Name)
 	if l := s.c.opts.LogLevel; l != "" {
 		// A server without logging refuses it; its messages, if any,
 		// still come.

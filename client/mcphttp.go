@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/otcgo/otc"
@@ -35,19 +34,12 @@ type mcpHTTP struct {
 	sessionValue []string
 	// stopListen ends the session's own event stream (listen).
 	stopListen context.CancelFunc
-
-	// legacy carries the session when the server turned out to speak the
-	// HTTP+SSE transport of 2024-11-05 (fallback).
-	legacy atomic.Pointer[mcpSSE]
 }
 
 // started opens the session's own event stream, when the server keeps a
 // session: requests of the server's that belong to no request of the
 // client's come there.
 func (h *mcpHTTP) started(s *mcpSession, version string) {
-	if h.legacy.Load() != nil {
-		return
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.session == "" || h.stopListen != nil {
@@ -77,10 +69,6 @@ func (h *mcpHTTP) sessionID() string {
 }
 
 func (h *mcpHTTP) reset() {
-	if l := h.legacy.Load(); l != nil {
-		l.reset()
-		return
-	}
 	h.mu.Lock()
 	h.session = ""
 	if h.stopListen != nil {
@@ -138,9 +126,6 @@ func (h *mcpHTTP) post(ctx context.Context, k *call, version *mcpwire.Version, m
 }
 
 func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int64, method, name string, body []byte) ([]byte, error) {
-	if l := h.legacy.Load(); l != nil {
-		return l.roundTrip(ctx, s, k, id, method, name, body)
-	}
 	version := s.ver()
 	if method == "server/discover" {
 		version = mcpwire.Latest
@@ -193,7 +178,7 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 		return nil, errSessionExpired
 	}
 	if method == "initialize" && !hadSession && legacyRefusal(resp.StatusCode) && !isRPCAnswer(data) {
-		return h.fallback(ctx, s, k, id, body, r.rpcFailure())
+		return nil, &legacyRefused{failed: r.rpcFailure()}
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "application/json") {
 		return nil, r.rpcFailure()
@@ -234,25 +219,13 @@ func isRPCAnswer(data []byte) bool {
 	return json.Unmarshal(data, &m) == nil && len(m.Error) > 0
 }
 
-// fallback tries the HTTP+SSE transport of 2024-11-05 after the server
-// refused initialize's POST (failed): when a GET of the URL opens an
-// event stream that names its endpoint, the session speaks HTTP+SSE from
-// then on, and so do the client's next sessions. When no event stream
-// opens, the refusal is the answer.
-func (h *mcpHTTP) fallback(ctx context.Context, s *mcpSession, k *call, id int64, body []byte, failed error) ([]byte, error) {
-	l := &mcpSSE{c: h.c, url: h.url}
-	msg, err := l.roundTrip(ctx, s, k, id, "initialize", "", body)
-	if err != nil {
-		_ = l.close()
-		if errors.Is(err, errNoEventStream) {
-			return nil, failed
-		}
-		return nil, fmt.Errorf("%w (the server refused a Streamable HTTP POST: %s)", err, brief(failed))
-	}
-	h.legacy.Store(l)
-	h.c.sse.Store(true)
-	return msg, nil
-}
+// legacyRefused is a refusal of initialize's POST of the kind a server
+// of the HTTP+SSE transport gives (whose event stream is opened with
+// GET): the session's handshake then tries that transport (fallback).
+type legacyRefused struct{ failed error }
+
+func (e *legacyRefused) Error() string { return e.failed.Error() }
+func (e *legacyRefused) Unwrap() error { return e.failed }
 
 // Bounds of resuming a stream.
 const (
@@ -359,9 +332,6 @@ func endsWithin(ctx context.Context, d time.Duration) bool {
 }
 
 func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte) error {
-	if l := h.legacy.Load(); l != nil {
-		return l.send(ctx, s, k, body)
-	}
 	var m struct {
 		Method string `json:"method"`
 	}
@@ -380,9 +350,6 @@ func (h *mcpHTTP) send(ctx context.Context, s *mcpSession, k *call, body []byte)
 
 // close ends the session, if the server keeps one, with DELETE.
 func (h *mcpHTTP) close() error {
-	if l := h.legacy.Load(); l != nil {
-		return l.close()
-	}
 	h.mu.Lock()
 	sid := h.session
 	h.session = ""

@@ -33,6 +33,9 @@ type mcpSSE struct {
 
 	mu  sync.Mutex
 	cur *sseStream
+	// opening is closed when the stream being opened (outside mu: a GET,
+	// and up to endpointWait for its endpoint) is open or failed.
+	opening chan struct{}
 }
 
 // sseStream is one event stream of an HTTP+SSE server and the endpoint
@@ -59,27 +62,47 @@ const (
 
 // stream returns the session's stream, opening one when there is none.
 // A stream that ended is a session that expired (errSessionExpired),
-// unless method begins a session.
+// unless method begins a session. One request opens a stream at a time,
+// without holding the lock across the network; the others wait for it
+// within their own contexts.
 func (h *mcpSSE) stream(ctx context.Context, s *mcpSession, method string) (*sseStream, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if cur := h.cur; cur != nil {
-		select {
-		case <-cur.in.done:
-			h.cur = nil
-			if method != "initialize" {
-				return nil, errSessionExpired
+	for {
+		h.mu.Lock()
+		if cur := h.cur; cur != nil {
+			select {
+			case <-cur.in.done:
+				h.cur = nil
+				if method != "initialize" {
+					h.mu.Unlock()
+					return nil, errSessionExpired
+				}
+			default:
+				h.mu.Unlock()
+				return cur, nil
 			}
-		default:
-			return cur, nil
 		}
+		if wait := h.opening; wait != nil {
+			h.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		done := make(chan struct{})
+		h.opening = done
+		h.mu.Unlock()
+		st, err := h.open(ctx, s)
+		h.mu.Lock()
+		h.opening = nil
+		if err == nil {
+			h.cur = st
+		}
+		h.mu.Unlock()
+		close(done)
+		return st, err
 	}
-	st, err := h.open(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	h.cur = st
-	return st, nil
 }
 
 // open opens an event stream with GET and waits, within ctx, for the

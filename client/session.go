@@ -58,12 +58,8 @@ func (c *Client) NewSession() (*Session, error) {
 		return nil, fmt.Errorf("otc client: the server speaks %s, which keeps no sessions (MCP does): %w", c.format, errors.ErrUnsupported)
 	}
 	n := *c
-	if c.command != nil {
-		if err := n.startStdio(copyCommand(c.command)); err != nil {
-			return nil, err
-		}
-	} else {
-		n.t = n.newHTTPSession()
+	if err := n.newSession(); err != nil {
+		return nil, err
 	}
 	return n.MCP(), nil
 }

@@ -52,7 +52,7 @@ func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
 	if err := checkMCPVersion(o.MCPVersion); err != nil {
 		return nil, err
 	}
-	c := &Client{format: FormatMCP, agent: DefaultUserAgent, command: copyCommand(cmd)}
+	c := &Client{format: FormatMCP, agent: DefaultUserAgent, reach: &reach{t: Command{Cmd: copyCommand(cmd)}}}
 	c.keep(&o)
 	if err := c.startStdio(cmd); err != nil {
 		return nil, err

@@ -31,20 +31,20 @@ func Example_clientReadables() {
 
 	// docs:start readables
 	ctx := context.Background()
-	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP})
+	s, err := client.Connect(ctx, client.StreamableHTTP{URL: srv.URL}, nil) // the handshake, done here
 	if err != nil {
 		panic(err)
 	}
-	defer c.Close()
-	list, _ := c.MCP().ListResources(ctx) // resources, then templates
+	defer s.Close()
+	list, _ := s.ListResources(ctx) // resources, then templates
 	fmt.Println(list[0].URITemplate)
-	contents, _ := c.MCP().ReadResource(ctx, "notes://days/6")
+	contents, _ := s.ReadResource(ctx, "notes://days/6")
 	fmt.Println(contents[0].Text)
-	_, err = c.MCP().ReadResource(ctx, "notes://days/40")
+	_, err = s.ReadResource(ctx, "notes://days/40")
 	fmt.Println(err)
-	tones, _, _ := c.MCP().Complete(ctx, client.PromptRef("review"), "tone", "b", nil) // a prompt's argument
+	tones, _, _ := s.Complete(ctx, client.PromptRef("review"), "tone", "b", nil) // a prompt's argument
 	fmt.Println(tones)
-	got, _ := c.MCP().GetPrompt(ctx, "review", map[string]string{"code": "x := 1"})
+	got, _ := s.GetPrompt(ctx, "review", map[string]string{"code": "x := 1"})
 	fmt.Println(got.Messages[0].Role, got.Messages[0].Content.Text)
 	// docs:end readables
 
