@@ -548,3 +548,34 @@ func TestClientFilesSmall(t *testing.T) {
 	}
 	require.Greater(t, read, 20, "the client's files were read")
 }
+
+// TestVersionsInTheirLayer: every difference between MCP's versions is
+// the server's generation layer's (mcp/generation.go: a generation value
+// per request, whose methods the rest of the server asks), or the
+// client's per-version value (internal/mcpwire.Version): no other code of
+// the server or the client branches on a "modern" flag.
+func TestVersionsInTheirLayer(t *testing.T) {
+	t.Parallel()
+	word := regexp.MustCompile(`\bmodern\b`)
+	var found []string
+	read := 0
+	for _, dir := range []string{"mcp", "client"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") || path == filepath.Join("mcp", "generation.go") {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			read++
+			for i, line := range strings.Split(string(b), "\n") {
+				if code, _, _ := strings.Cut(line, "//"); word.MatchString(code) {
+					found = append(found, path+":"+strconv.Itoa(i+1))
+				}
+			}
+		}
+	}
+	require.Greater(t, read, 40, "the server's and the client's files were read")
+	assert.Empty(t, found, "a version difference outside the generation layer")
+}

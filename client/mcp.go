@@ -63,7 +63,7 @@ type mcpSession struct {
 	version atomic.Pointer[mcpwire.Version]
 	caps    map[string]any // the client capabilities declared
 	// capsJSON is caps in 2026-07-28, with the tasks extension, encoded
-	// once (modernCaps).
+	// once (statelessCaps).
 	capsOnce sync.Once
 	capsJSON any  // a jsonrpc.Verbatim
 	tasks    bool // the server offers the tasks extension
@@ -190,12 +190,12 @@ func vname(v *mcpwire.Version) string {
 	return v.Name
 }
 
-// modernCaps are the client capabilities a 2026-07-28 request sends:
+// statelessCaps are the client capabilities a 2026-07-28 request sends:
 // those of the handlers, and the tasks extension when Options.Tasks asks
 // for it, encoded once.
 // They are boxed once, as an interface value: a slice made one at each
 // request costs an allocation.
-func (s *mcpSession) modernCaps() any {
+func (s *mcpSession) statelessCaps() any {
 	s.capsOnce.Do(func() {
 		caps := maps.Clone(s.caps)
 		if s.c.opts.Tasks {
@@ -240,7 +240,7 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 	case *callParams:
 		name, params.stateless = params.name, statelessMeta{}
 		if version != nil && version.Stateless {
-			params.stateless = statelessMeta{version: versionValues[version], caps: s.modernCaps(), logLevel: s.c.opts.LogLevel}
+			params.stateless = statelessMeta{version: versionValues[version], caps: s.statelessCaps(), logLevel: s.c.opts.LogLevel}
 		}
 	case map[string]any:
 		if params == nil {
@@ -256,7 +256,7 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 				meta = map[string]any{}
 			}
 			meta[mcpwire.MetaProtocolVersion] = versionValues[version]
-			meta[mcpwire.MetaClientCapabilities] = s.modernCaps()
+			meta[mcpwire.MetaClientCapabilities] = s.statelessCaps()
 			meta[mcpwire.MetaClientInfo] = clientInfo
 			if l := s.c.opts.LogLevel; l != "" {
 				meta[mcpwire.MetaLogLevel] = l

@@ -54,14 +54,46 @@ type generation interface {
 	checkHTTP(h *Handler, r *http.Request, m *message, hv string) *rpcError
 	// httpStatus is the HTTP status of an error answer over HTTP.
 	httpStatus(e *rpcError) int
+
+	// stateless reports whether the generation has no handshake: every
+	// request carries its version and capabilities in _meta, which
+	// checkMeta checks (nil: nothing to check), and server/discover,
+	// not initialize, says what the server speaks.
+	stateless() bool
+	checkMeta(m *message) *rpcError
+	// subscriptions reports whether the generation has
+	// resources/subscribe (2026-07-28 has subscriptions/listen instead).
+	subscriptions() bool
+	// notFoundCode is the code of a read of a URI nothing is at:
+	// -32002, or in 2026-07-28 -32602 (SEP-2164).
+	notFoundCode() int
+	// readExtra is what a resources/read result adds after its contents.
+	readExtra(s *server) []byte
+	// forbiddenCode is the code of a refusal by a policy.
+	forbiddenCode() int
+	// version is the version a result names, the request's negotiated
+	// one (as the transport knows it) in the generation of sessions.
+	version(negotiated string) string
 }
 
-// isModern reports whether a request is of the 2026-07-28 generation: its
+// generationFor is the generation of a request: 2026-07-28's when its
 // _meta names a version (which only that generation sends), it is
 // server/discover, or its MCP-Protocol-Version header (hv, "" over stdio)
-// says so.
-func isModern(m *message, hv string) bool {
-	return m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728
+// says so; else the generation of sessions.
+func generationFor(m *message, hv string) generation {
+	if m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728 {
+		return rounds{}
+	}
+	return sessions{}
+}
+
+// forbiddenCodeOf is the code of a refusal by a policy in the generation
+// whose results carry the _meta info (nil in the generation of sessions).
+func forbiddenCodeOf(info []byte) int {
+	if info != nil {
+		return rounds{}.forbiddenCode()
+	}
+	return sessions{}.forbiddenCode()
 }
 
 // callSite is what a generation reads of a tools/call's exchange: copies
@@ -83,12 +115,7 @@ func siteOf(x *exchange) callSite {
 }
 
 // generationOf returns the generation of a request.
-func generationOf(x *exchange) generation {
-	if x.modern {
-		return rounds{}
-	}
-	return sessions{}
-}
+func generationOf(x *exchange) generation { return x.gen }
 
 // sessions is the generation of the initialize handshake (2025-06-18 and
 // 2025-11-25): logs at the session's level, questions asked on the call's
@@ -143,6 +170,14 @@ func (sessions) promptFailed(*server, context.Context, *callState, *message, str
 // checkHTTP checks nothing: this generation's headers carry no copy of
 // the body (an unsupported MCP-Protocol-Version is refused before).
 func (sessions) checkHTTP(*Handler, *http.Request, *message, string) *rpcError { return nil }
+
+func (sessions) stateless() bool                  { return false }
+func (sessions) checkMeta(*message) *rpcError     { return nil }
+func (sessions) subscriptions() bool              { return true }
+func (sessions) notFoundCode() int                { return codeResourceNotFound }
+func (sessions) readExtra(*server) []byte         { return nil }
+func (sessions) forbiddenCode() int               { return codeForbiddenCall }
+func (sessions) version(negotiated string) string { return negotiated }
 
 // httpStatus answers a well-formed request 200 whatever its outcome.
 func (sessions) httpStatus(e *rpcError) int {
@@ -220,6 +255,26 @@ func (rounds) preparePrompt(s *server, ctx context.Context, state *callState, m 
 
 func (rounds) promptFailed(s *server, ctx context.Context, state *callState, m *message, subject string, err error) ([]byte, *rpcError, bool) {
 	return s.finishAsking(ctx, state, m, subject, err)
+}
+
+func (rounds) stateless() bool            { return true }
+func (rounds) subscriptions() bool        { return false }
+func (rounds) notFoundCode() int          { return codeInvalidParams }
+func (rounds) readExtra(s *server) []byte { return s.readExtra }
+func (rounds) forbiddenCode() int         { return codeForbiddenModern }
+func (rounds) version(string) string      { return Version20260728 }
+
+// checkMeta checks the _meta fields every 2026-07-28 request carries.
+func (rounds) checkMeta(m *message) *rpcError {
+	switch {
+	case !m.metaOK:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: a request of protocol version 2026-07-28 carries params._meta with "io.modelcontextprotocol/protocolVersion" and "io.modelcontextprotocol/clientCapabilities"`, status: http.StatusBadRequest}
+	case !m.hasMetaVersion || m.metaVersionBad:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/protocolVersion", a string`, status: http.StatusBadRequest}
+	case m.clientCaps == nil || m.clientCapsWrong:
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/clientCapabilities", an object ({} declares none)`, status: http.StatusBadRequest}
+	}
+	return nil
 }
 
 func (rounds) checkHTTP(h *Handler, r *http.Request, m *message, hv string) *rpcError {

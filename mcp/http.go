@@ -169,7 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sse {
 		x.writer = w // a call may answer on an SSE stream (server.call)
 	}
-	x.modern = isModern(m, hv)
+	x.gen = generationFor(m, hv)
 	gen := generationOf(&x)
 	if e := gen.checkHTTP(h, r, m, hv); e != nil {
 		writeHTTPError(w, e.status, m.id, e)
@@ -255,7 +255,7 @@ func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError
 	if needsName && !hasName {
 		return mismatch("Header mismatch: the Mcp-Name header is required for %s", m.method)
 	}
-	if e := h.s.checkModern(m); e != nil {
+	if e := (rounds{}).checkMeta(m); e != nil {
 		return e
 	}
 	if hv != m.metaVersion {

@@ -151,7 +151,7 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	case "resources/list", "resources/templates/list", "prompts/list", "resources/read", "prompts/get",
 		"completion/complete":
 	case "resources/subscribe", "resources/unsubscribe":
-		if x.modern { // 2026-07-28 removed them, for subscriptions/listen
+		if !x.gen.subscriptions() { // 2026-07-28 removed them, for subscriptions/listen
 			return nil, nil, false
 		}
 	default:
@@ -301,11 +301,7 @@ type pageQuery struct {
 // a URI that nothing the caller may read is at: in 2026-07-28 -32602
 // (SEP-2164), before it -32002; both carry the URI in data.
 func notFoundURI(x *exchange, uri string) *rpcError {
-	code := codeResourceNotFound
-	if x.modern {
-		code = codeInvalidParams
-	}
-	return &rpcError{Code: code, Message: "Resource not found: nothing is at " + wire.Truncate(uri, 200) + "; resources/list and resources/templates/list say what is",
+	return &rpcError{Code: x.gen.notFoundCode(), Message: "Resource not found: nothing is at " + wire.Truncate(uri, 200) + "; resources/list and resources/templates/list say what is",
 		Data: mcpwire.ErrorData{URI: wire.Truncate(uri, uritemplate.MaxLength)}}
 }
 
@@ -346,9 +342,7 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 		return nil, primitiveError(x, "The resource could not be read", err)
 	}
 	b := slices.Concat([]byte(`{"contents":`), contents)
-	if x.modern {
-		b = append(b, s.readExtra...)
-	}
+	b = append(b, x.gen.readExtra(s)...)
 	return append(b, '}'), nil
 }
 
@@ -364,7 +358,7 @@ func primitiveError(x *exchange, what string, err error) *rpcError {
 		// A middleware's refusal, as a call's.
 		switch {
 		case oe.Reason != "":
-			return policyError(oe, x.modern)
+			return policyError(oe, x.gen.forbiddenCode())
 		case oe.Code == otc.CodeRateLimited || oe.Code == otc.CodeUnavailable:
 			return rateLimited(oe)
 		}

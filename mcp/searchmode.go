@@ -222,10 +222,7 @@ func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError
 		}
 		return appendCallResult(nil, otc.CallResult{}, err, info)
 	}
-	version := x.version
-	if x.modern {
-		version = Version20260728
-	}
+	version := x.gen.version(x.version)
 	v := append(make([]byte, 0, 512), `{"tools":[`...)
 	for i, name := range found {
 		if i > 0 {

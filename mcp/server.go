@@ -182,7 +182,7 @@ type exchange struct {
 	// held is where the transport keeps the pooled buffer body is in, to
 	// give back when the request ends (nil once detached); nil on stdio.
 	held    *bytes.Buffer
-	modern  bool
+	gen     generation    // the generation of the request (generationFor)
 	request *http.Request // nil on stdio
 
 	// version is the protocol version of an initialize-era request, when
@@ -241,19 +241,6 @@ func (x *exchange) releaseResponse() {
 // isSupportedVersion reports whether v is one of supportedVersions.
 func isSupportedVersion(v string) bool { return mcpwire.LookupServed(v) != nil }
 
-// checkModern checks the _meta fields every 2026-07-28 request carries.
-func (s *server) checkModern(m *message) *rpcError {
-	switch {
-	case !m.metaOK:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: a request of protocol version 2026-07-28 carries params._meta with "io.modelcontextprotocol/protocolVersion" and "io.modelcontextprotocol/clientCapabilities"`, status: http.StatusBadRequest}
-	case !m.hasMetaVersion || m.metaVersionBad:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/protocolVersion", a string`, status: http.StatusBadRequest}
-	case m.clientCaps == nil || m.clientCapsWrong:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/clientCapabilities", an object ({} declares none)`, status: http.StatusBadRequest}
-	}
-	return nil
-}
-
 // unsupportedVersion is the error for a request naming a version this
 // server does not speak, in its MCP-Protocol-Version header (inHeader) or
 // in its _meta, where only 2026-07-28 may be named. It is 2026-07-28's
@@ -301,18 +288,18 @@ func methodNotFound(method string) *rpcError {
 // error.
 func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	m := x.msg
-	if x.modern {
-		if err := s.checkModern(m); err != nil {
+	if gen := x.gen; gen.stateless() {
+		if err := gen.checkMeta(m); err != nil {
 			return nil, err
 		}
-		if m.metaVersion != Version20260728 {
+		if v := gen.version(""); m.metaVersion != v {
 			return nil, unsupportedVersion(m.metaVersion, false)
 		}
 		switch m.method {
 		case "server/discover":
 			return s.discover, nil
 		case "tools/list":
-			return s.list(ctx, x, Version20260728, generationOf(x).listExtra(s))
+			return s.list(ctx, x, gen.version(""), gen.listExtra(s))
 		case "tools/call":
 			return s.call(ctx, x)
 		case "tasks/get", "tasks/update", "tasks/cancel":

@@ -263,7 +263,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) {
 // the answer, and the new request's entry must not be removed by the old.
 func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key string) {
 	x := exchange{msg: m, body: line, logLevel: &c.level, out: c, subs: c.subs}
-	x.modern = isModern(m, "")
+	x.gen = generationFor(m, "")
 	if v := c.version.Load(); v != nil {
 		x.version = *v
 	}
@@ -271,7 +271,7 @@ func (c *stdioConn) serve(ctx context.Context, m *message, line []byte, key stri
 		x.caps = *caps
 	}
 	result, e := c.s.handle(ctx, &x)
-	if m.method == "initialize" && !x.modern && e == nil {
+	if m.method == "initialize" && !x.gen.stateless() && e == nil {
 		// Kept before the answer is written: the client sends nothing
 		// else until it has it.
 		c.version.Store(new(c.s.negotiate(m.version)))

@@ -326,7 +326,7 @@ func appendCallError(dst []byte, err error, info []byte) ([]byte, *rpcError) {
 		return nil, &rpcError{Code: codeInvalidParams, Message: e.Message, Data: mcpwire.RefusalData{Error: "call_id_reused", Description: e.DeveloperMessage}}
 	}
 	if e.Reason != "" {
-		return nil, policyError(e, info != nil)
+		return nil, policyError(e, forbiddenCodeOf(info))
 	}
 	meta := toolErrorMeta{Code: e.Code.String()}
 	text := e.Message
@@ -359,13 +359,10 @@ const (
 
 // policyError is the JSON-RPC error of a call refused by a tool's policy,
 // with the refusal's reason in data.error, and 401 or 403 over HTTP.
-func policyError(e *otc.Error, modern bool) *rpcError {
-	out := &rpcError{Code: codeForbiddenCall, Message: e.Message, status: 403, refusal: e}
-	switch {
-	case e.Code == otc.CodeUnauthenticated:
+func policyError(e *otc.Error, forbidden int) *rpcError {
+	out := &rpcError{Code: forbidden, Message: e.Message, status: 403, refusal: e}
+	if e.Code == otc.CodeUnauthenticated {
 		out.Code, out.status = codeUnauthorizedCall, 401
-	case modern:
-		out.Code = codeForbiddenModern
 	}
 	out.Data = refusalData(e)
 	return out
