@@ -1,6 +1,9 @@
 package federation
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestParamTextOrdered: the parameter errors a model reads come in the
 // parameters' order, the same text every time (a map's order would
@@ -11,6 +14,17 @@ func TestParamTextOrdered(t *testing.T) {
 	for range 20 {
 		if got := paramText(errs); got != want {
 			t.Fatalf("paramText = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestClientIdle: an upstream's Timeouts.Idle of zero means no idle bound,
+// which the client says with a negative IdleTimeout (its zero is five
+// minutes); other values pass as they are.
+func TestClientIdle(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{0: -1, -1: -1, 5 * time.Second: 5 * time.Second} {
+		if got := clientIdle(in); got != want {
+			t.Errorf("clientIdle(%v) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func (t *threshold) UnmarshalYAML(n *yaml.Node) error {
 // the configuration does not say.
 const DefaultSearchThreshold = 50
 
-// Config is a gateway's configuration file, read by [LoadGatewayConfig].
+// Config is a gateway's configuration file, read by [LoadConfig].
 type Config struct {
 	// Upstreams are the servers federated.
 	Upstreams []Upstream
@@ -189,23 +189,14 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// LoadConfig reads the upstreams from a configuration file, as otc
-// gateway does: YAML, of which JSON is a part, with a list "upstreams"
-// (see docs/federation.md for its keys). Secrets are named by the
-// environment variable (read with getenv) or the file that holds them,
-// never written in it. Every error names the file, the line and the
-// field; the upstreams returned pass [Check].
-func LoadConfig(path string, getenv func(string) string) ([]Upstream, error) {
-	c, err := LoadGatewayConfig(path, getenv)
-	if err != nil {
-		return nil, err
-	}
-	return c.Upstreams, nil
-}
-
-// LoadGatewayConfig reads a gateway's configuration file as [LoadConfig]
-// does, with the settings of the gateway itself besides its upstreams.
-func LoadGatewayConfig(path string, getenv func(string) string) (*Config, error) {
+// LoadConfig reads a gateway's configuration file, as otc gateway does:
+// YAML, of which JSON is a part, with a list "upstreams" (see
+// docs/federation.md for its keys) and the settings of the gateway's own
+// endpoints. Secrets are named by the environment variable (read with
+// getenv) or the file that holds them, never written in it. Every error
+// names the file, the line and the field; the upstreams returned pass
+// [Check].
+func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -235,8 +226,8 @@ func LoadGatewayConfig(path string, getenv func(string) string) (*Config, error)
 				return &ConfigError{File: path, Line: at(field), Index: i, Name: uc.Name, Field: field, Message: msg}
 			}
 			up = Upstream{Name: uc.Name, URL: uc.URL, Include: uc.Include, Exclude: uc.Exclude, Rename: uc.Rename,
-				StartTimeout: time.Duration(uc.Timeouts.Start), ReadyTimeout: time.Duration(uc.Timeouts.Ready), CallTimeout: time.Duration(uc.Timeouts.Call),
-				IdleTimeout: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh),
+				Timeouts: Timeouts{Start: time.Duration(uc.Timeouts.Start), Ready: time.Duration(uc.Timeouts.Ready), Call: time.Duration(uc.Timeouts.Call),
+					Idle: time.Duration(uc.Timeouts.Idle), Refresh: time.Duration(uc.Timeouts.Refresh)},
 				SessionIdle: time.Duration(uc.Timeouts.Session),
 				Breaker:     Breaker{Failures: uc.Breaker.Failures, Cooldown: time.Duration(uc.Breaker.Cooldown)},
 				Sessions:    uc.Sessions, MaxTools: uc.MaxTools, MaxResources: uc.MaxResources, URIPrefixes: uc.URIPrefixes, LogLevel: uc.LogLevel, Policy: uc.Policy.policy()}

@@ -176,7 +176,7 @@ func TestFederation_ReadablesCarryTheCaller(t *testing.T) {
 	reg := otc.NewRegistry(nil)
 	gatewayToken := signed(t, "calc")
 	fed, err := federation.Mount(context.Background(), reg, []federation.Upstream{
-		{Name: "notes", URL: guarded.URL, Format: client.FormatMCP, CallTimeout: time.Second, Sessions: -1,
+		{Name: "notes", URL: guarded.URL, Format: client.FormatMCP, Timeouts: federation.Timeouts{Call: time.Second}, Sessions: -1,
 			Credentials: federation.Credentials{BearerToken: gatewayToken, PassThrough: true, Audience: "calc"}},
 	}, nil)
 	require.NoError(t, err)

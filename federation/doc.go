@@ -67,10 +67,10 @@
 //
 // # Failures
 //
-// [Mount] waits for each upstream at most its [Upstream.StartTimeout];
+// [Mount] waits for each upstream at most its [Upstream.Timeouts.Start];
 // one that is not reached by then is retried in the background, with
 // backoff, and its tools appear when it answers. One just reached (a
-// process just started) has its [Upstream.ReadyTimeout] to answer its
+// process just started) has its [Upstream.Timeouts.Ready] to answer its
 // first catalog read: it is starting until then, not down, and its
 // process is not started again. Each upstream has a
 // circuit breaker: after [Breaker.Failures] calls in a row that did not

@@ -124,7 +124,7 @@ func TestFederation_DeadUpstream(t *testing.T) {
 	live, dying := newOrigin(t), newOrigin(t)
 	fed, base, _ := gateway(t, []federation.Upstream{
 		{Name: "live", URL: live.url, Format: client.FormatOTC},
-		{Name: "dying", URL: dying.url, Format: client.FormatOTC, Breaker: federation.Breaker{Failures: 2, Cooldown: 2 * time.Second}, Refresh: time.Hour},
+		{Name: "dying", URL: dying.url, Format: client.FormatOTC, Breaker: federation.Breaker{Failures: 2, Cooldown: 2 * time.Second}, Timeouts: federation.Timeouts{Refresh: time.Hour}},
 	}, nil)
 	cl, err := client.New(base+"/otc", nil)
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestFederation_Blackholed(t *testing.T) {
 	}))
 	defer front.Close()
 	const timeout = 400 * time.Millisecond
-	_, base, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: front.URL, Format: client.FormatOTC, CallTimeout: timeout}}, nil)
+	_, base, _ := gateway(t, []federation.Upstream{{Name: "calc", URL: front.URL, Format: client.FormatOTC, Timeouts: federation.Timeouts{Call: timeout}}}, nil)
 	cl, err := client.New(base+"/otc", nil)
 	require.NoError(t, err)
 	hold.Store(true)
@@ -264,9 +264,9 @@ func TestFederation_StartTimeout(t *testing.T) {
 	o := newOrigin(t)
 	start := time.Now()
 	fed, _, reg := gateway(t, []federation.Upstream{
-		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
-		{Name: "late2", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
-		{Name: "late3", URL: "http://" + addr, Format: client.FormatOTC, StartTimeout: time.Second},
+		{Name: "late", URL: "http://" + addr, Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: time.Second}},
+		{Name: "late2", URL: "http://" + addr, Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: time.Second}},
+		{Name: "late3", URL: "http://" + addr, Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: time.Second}},
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
 	}, nil)
 	assert.Less(t, time.Since(start), 2900*time.Millisecond, "three dead upstreams cost one start timeout (1 s), not three")
@@ -293,7 +293,7 @@ func TestFederation_StartTimeout(t *testing.T) {
 // at mount time is an error naming both tools.
 func TestFederation_CatalogChanges(t *testing.T) {
 	o := newOrigin(t)
-	fed, base, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour}}, nil)
+	fed, base, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, Timeouts: federation.Timeouts{Refresh: time.Hour}}}, nil)
 	cl, err := client.New(base+"/otc", nil)
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -436,7 +436,7 @@ func TestFederation_MaxTools(t *testing.T) {
 	_, err := federation.Mount(context.Background(), otc.NewRegistry(nil), []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 2}}, &federation.Options{Strict: true})
 	require.ErrorContains(t, err, `upstream "calc" lists more than 2 tools`)
 
-	fed, _, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 3, Refresh: time.Hour}}, nil)
+	fed, _, reg := gateway(t, []federation.Upstream{{Name: "calc", URL: o.url, Format: client.FormatOTC, MaxTools: 3, Timeouts: federation.Timeouts{Refresh: time.Hour}}}, nil)
 	require.Len(t, reg.Tools(), 3)
 	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Extra.One", Version: "1.0.0", Description: "One too many."},
 		func(context.Context, otc.NoOutput) (string, error) { return "", nil }))
@@ -458,8 +458,8 @@ func TestFederation_HostileFirstCatalog(t *testing.T) {
 	}
 	fed, base, reg := gateway(t, []federation.Upstream{
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
-		{Name: "big", URL: o.url, Format: client.FormatOTC, MaxTools: 2, Refresh: time.Hour},
-		{Name: "clash", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour},
+		{Name: "big", URL: o.url, Format: client.FormatOTC, MaxTools: 2, Timeouts: federation.Timeouts{Refresh: time.Hour}},
+		{Name: "clash", URL: o.url, Format: client.FormatOTC, Timeouts: federation.Timeouts{Refresh: time.Hour}},
 	}, local)
 	_, err := reg.Lookup("calc.Echo_Say", otc.ProtocolOTC)
 	require.NoError(t, err, "the others are served")
@@ -513,7 +513,7 @@ func TestFederation_IdleTimeout(t *testing.T) {
 		}))
 	base := everyFormat(t, o)
 	_, gw, _ := gateway(t, []federation.Upstream{{Name: "b", URL: base + "/mcp", Format: client.FormatMCP,
-		IdleTimeout: 400 * time.Millisecond, CallTimeout: 10 * time.Second}}, nil)
+		Timeouts: federation.Timeouts{Idle: 400 * time.Millisecond, Call: 10 * time.Second}}}, nil)
 	cl, err := client.New(gw+"/otc", nil)
 	require.NoError(t, err)
 
@@ -577,7 +577,7 @@ func TestFederation_CloseLeavesNothing(t *testing.T) {
 	up.SessionIdle = time.Hour
 	fed, err := federation.Mount(ctx, reg, []federation.Upstream{
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
-		{Name: "dead", URL: "http://127.0.0.1:1", Format: client.FormatOTC, StartTimeout: 100 * time.Millisecond},
+		{Name: "dead", URL: "http://127.0.0.1:1", Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: 100 * time.Millisecond}},
 		up,
 	}, nil)
 	require.NoError(t, err)
@@ -605,7 +605,7 @@ func TestFederation_HealthPublic(t *testing.T) {
 	o := newOrigin(t)
 	fed, _, _ := gateway(t, []federation.Upstream{
 		{Name: "calc", URL: o.url, Format: client.FormatOTC},
-		{Name: "gone", URL: dead, Format: client.FormatOTC, StartTimeout: 200 * time.Millisecond},
+		{Name: "gone", URL: dead, Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: 200 * time.Millisecond}},
 	}, nil)
 	require.Eventually(t, func() bool { return healthOf(fed, "gone").LastError != "" }, 10*time.Second, 10*time.Millisecond)
 	keys, err := auth.NewAPIKeyAuth(map[string]string{"ops": "ops-key"})
@@ -651,7 +651,7 @@ func TestFederation_A2AElsewhere(t *testing.T) {
 	mount.All(mux, o.reg, &mount.Options{URL: "https://elsewhere.example"})
 	agent := httptest.NewServer(mux)
 	t.Cleanup(agent.Close)
-	fed, base, _ := gateway(t, []federation.Upstream{{Name: "agent", URL: agent.URL + mount.PrefixA2A, Format: client.FormatA2A, Refresh: time.Hour}}, nil)
+	fed, base, _ := gateway(t, []federation.Upstream{{Name: "agent", URL: agent.URL + mount.PrefixA2A, Format: client.FormatA2A, Timeouts: federation.Timeouts{Refresh: time.Hour}}}, nil)
 	h := healthOf(fed, "agent")
 	assert.Equal(t, federation.StateDown, h.State)
 	assert.Contains(t, h.LastError, "misconfigured")
@@ -737,8 +737,8 @@ func TestFederation_WontHeal(t *testing.T) {
 	ups := func() []federation.Upstream {
 		return []federation.Upstream{
 			{Name: "calc", URL: o.url, Format: client.FormatOTC},
-			{Name: "nocmd", Command: []string{"/nonexistent/otc-test-server"}, StartTimeout: time.Minute},
-			{Name: "nothing", URL: missing.URL, Format: client.FormatOTC, StartTimeout: time.Minute},
+			{Name: "nocmd", Command: []string{"/nonexistent/otc-test-server"}, Timeouts: federation.Timeouts{Start: time.Minute}},
+			{Name: "nothing", URL: missing.URL, Format: client.FormatOTC, Timeouts: federation.Timeouts{Start: time.Minute}},
 		}
 	}
 	start := time.Now()
@@ -765,7 +765,7 @@ func TestFederation_WontHeal(t *testing.T) {
 // yet"), and the failure in full in its developer message.
 func TestFederation_SaysWhy(t *testing.T) {
 	o := newOrigin(t)
-	_, base, _ := gateway(t, []federation.Upstream{{Name: "lost", URL: o.url, Format: client.FormatOTC, Refresh: time.Hour,
+	_, base, _ := gateway(t, []federation.Upstream{{Name: "lost", URL: o.url, Format: client.FormatOTC, Timeouts: federation.Timeouts{Refresh: time.Hour},
 		Breaker: federation.Breaker{Failures: 1000}}}, nil)
 	o.srv.CloseClientConnections()
 	o.srv.Close()
@@ -790,7 +790,7 @@ func TestFederation_SuggestsWhereItAnswers(t *testing.T) {
 	mux.Handle("/mcp", mcp.NewHandler(o.reg, nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	fed, _, _ := gateway(t, []federation.Upstream{{Name: "m", URL: srv.URL, Format: client.FormatMCP, StartTimeout: time.Minute}}, nil)
+	fed, _, _ := gateway(t, []federation.Upstream{{Name: "m", URL: srv.URL, Format: client.FormatMCP, Timeouts: federation.Timeouts{Start: time.Minute}}}, nil)
 	last := healthOf(fed, "m").LastError
 	assert.Contains(t, last, "an MCP server answers at "+srv.URL+"/mcp: set the upstream's url to it (in otc gateway's file, mcp: {url: "+srv.URL+"/mcp})")
 	assert.Equal(t, 1, strings.Count(last, "no MCP server answers at this URL"), "the hint once: %s", last)
@@ -842,7 +842,7 @@ func TestFederation_DeafStdio(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "deaf.pid")
 	up := stdioUpstream(t, "deaf")
 	up.Env = append(os.Environ(), stdioServerEnv+"=deaf", slowStartsEnv+"="+pidFile)
-	up.CallTimeout = 2 * time.Second
+	up.Timeouts.Call = 2 * time.Second
 	live := newOrigin(t)
 	fed, base, _ := gateway(t, []federation.Upstream{up, {Name: "live", URL: live.url, Format: client.FormatOTC}}, nil)
 	cl, err := client.New(base+"/otc", nil)
@@ -897,8 +897,9 @@ func TestFederation_StdioEnv(t *testing.T) {
   - name: whole
     mcp: {command: [%q, "-test.run=^$"], inherit_env: true}
 `, exe, stdioServerEnv, exe)), 0o600))
-	ups, err := federation.LoadConfig(config, os.Getenv)
+	cfg, err := federation.LoadConfig(config, os.Getenv)
 	require.NoError(t, err)
+	ups := cfg.Upstreams
 	fed, base, _ := gateway(t, ups, nil)
 	_ = fed
 	cl, err := client.New(base+"/otc", nil)

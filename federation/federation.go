@@ -22,7 +22,7 @@ import (
 // Defaults of [Upstream] and [Breaker].
 const (
 	DefaultStartTimeout = 10 * time.Second
-	// DefaultReadyTimeout is Upstream.ReadyTimeout's default: servers
+	// DefaultReadyTimeout is Upstream.Timeouts.Ready's default: servers
 	// that install or index at their start take tens of seconds on a
 	// busy machine.
 	DefaultReadyTimeout = 2 * time.Minute
@@ -88,30 +88,8 @@ type Upstream struct {
 	// zero value sends none, and never an inbound header.
 	Credentials Credentials
 
-	// StartTimeout bounds how long Mount waits for the upstream's first
-	// catalog, and each later read of it. Zero means DefaultStartTimeout.
-	StartTimeout time.Duration
-	// ReadyTimeout is how long an upstream just reached (its process just
-	// started, or a new connection) may take to answer its first catalog
-	// read: until then it is "starting", not down, and its process is not
-	// started again; Mount stops waiting at StartTimeout and the read goes
-	// on in the background, the other upstreams served meanwhile. One that
-	// has not answered by then is down, and started (or reached) again
-	// with backoff. Zero means DefaultReadyTimeout.
-	ReadyTimeout time.Duration
-	// CallTimeout bounds each call of the upstream's tools, whatever
-	// progress it makes (the tool's Timeout). Zero means
-	// DefaultCallTimeout; negative means none.
-	CallTimeout time.Duration
-	// IdleTimeout fails a call to an MCP server over HTTP that hears
-	// nothing (no answer, no progress) for that long; each message
-	// restarts the clock. Zero means none: CallTimeout alone.
-	IdleTimeout time.Duration
-	// Refresh is how often the catalog of an OTC, REST or A2A upstream is
-	// read again, and the longest an MCP server's catalog goes unread
-	// (its list_changed notifications refresh it at once). Zero means
-	// DefaultRefresh (for MCP ten times it).
-	Refresh time.Duration
+	// Timeouts bound the upstream's start, calls and silences.
+	Timeouts Timeouts
 
 	// LogLevel is the level of the log messages asked of an MCP upstream
 	// ("debug", "info", … "emergency"), which reach each caller that asks
@@ -160,9 +138,38 @@ type Upstream struct {
 
 	// Client is the base of the options of the upstream's clients
 	// (HTTPClient, MCPVersion, MaxResponseBytes, …). Its credentials,
-	// Format, Handlers, OnNotification, IdleTimeout and Retry are set by
-	// the federation.
+	// Format, Handlers, OnNotification, IdleTimeout (Timeouts.Idle, whose
+	// zero means none) and Retry are set by the federation.
 	Client *client.Options
+}
+
+// Timeouts bound an upstream's start, its calls and its silences. The
+// zero value gives the defaults described on each field.
+type Timeouts struct {
+	// Start bounds how long Mount waits for the upstream's first
+	// catalog, and each later read of it. Zero means DefaultStartTimeout.
+	Start time.Duration
+	// Ready is how long an upstream just reached (its process just
+	// started, or a new connection) may take to answer its first catalog
+	// read: until then it is "starting", not down, and its process is not
+	// started again; Mount stops waiting at Start and the read goes on in
+	// the background, the other upstreams served meanwhile. One that has
+	// not answered by then is down, and started (or reached) again with
+	// backoff. Zero means DefaultReadyTimeout.
+	Ready time.Duration
+	// Call bounds each call of the upstream's tools, whatever progress it
+	// makes (the tool's Timeout), and each read, render and completion
+	// forwarded to it. Zero means DefaultCallTimeout; negative means none.
+	Call time.Duration
+	// Idle fails a call to an MCP server over HTTP that hears nothing (no
+	// answer, no progress) for that long; each message restarts the
+	// clock. Zero means none: Call alone.
+	Idle time.Duration
+	// Refresh is how often the catalog of an OTC, REST or A2A upstream is
+	// read again, and the longest an MCP server's catalog goes unread
+	// (its list_changed notifications refresh it at once). Zero means
+	// DefaultRefresh (for MCP ten times it).
+	Refresh time.Duration
 }
 
 // Credentials say how the gateway proves itself to an upstream. At most
@@ -313,14 +320,14 @@ func Mount(ctx context.Context, reg *otc.Registry, ups []Upstream, opts *Options
 	start := time.Now()
 	var errs []error
 	for i, u := range f.ups {
-		t := time.NewTimer(time.Until(start.Add(u.cfg.StartTimeout)))
+		t := time.NewTimer(time.Until(start.Add(u.cfg.Timeouts.Start)))
 		select {
 		case err := <-firsts[i]:
 			if err != nil {
 				errs = append(errs, err)
 			}
 		case <-t.C:
-			f.logger.Warn("federation: upstream not ready within its start timeout; still waiting for it in the background, and serving the others", "upstream", u.cfg.Name, "timeout", u.cfg.StartTimeout, "ready_timeout", u.cfg.ReadyTimeout)
+			f.logger.Warn("federation: upstream not ready within its start timeout; still waiting for it in the background, and serving the others", "upstream", u.cfg.Name, "timeout", u.cfg.Timeouts.Start, "ready_timeout", u.cfg.Timeouts.Ready)
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("federation: upstream %q: %w", u.cfg.Name, ctx.Err()))
 		}
@@ -396,17 +403,17 @@ func check(u *Upstream) *ConfigError {
 	case c.PassThrough && len(u.Command) > 0:
 		return &ConfigError{Field: "credentials.pass_through", Message: "a process takes no bearer token"}
 	}
-	if u.ReadyTimeout <= 0 {
-		u.ReadyTimeout = DefaultReadyTimeout
+	if u.Timeouts.Ready <= 0 {
+		u.Timeouts.Ready = DefaultReadyTimeout
 	}
-	if u.StartTimeout <= 0 {
-		u.StartTimeout = DefaultStartTimeout
+	if u.Timeouts.Start <= 0 {
+		u.Timeouts.Start = DefaultStartTimeout
 	}
-	if u.CallTimeout == 0 {
-		u.CallTimeout = DefaultCallTimeout
+	if u.Timeouts.Call == 0 {
+		u.Timeouts.Call = DefaultCallTimeout
 	}
-	if u.Refresh <= 0 {
-		u.Refresh = DefaultRefresh
+	if u.Timeouts.Refresh <= 0 {
+		u.Timeouts.Refresh = DefaultRefresh
 	}
 	switch u.LogLevel {
 	case "":

@@ -190,7 +190,7 @@ func TestFederation_SchemasAndPolicy(t *testing.T) {
 // unknown.
 func TestFederation_A2ACardChange(t *testing.T) {
 	o := newOrigin(t)
-	_, _, reg := gateway(t, []federation.Upstream{{Name: "agent", URL: everyFormat(t, o) + mount.PrefixA2A, Format: client.FormatA2A, Refresh: 50 * time.Millisecond}}, nil)
+	_, _, reg := gateway(t, []federation.Upstream{{Name: "agent", URL: everyFormat(t, o) + mount.PrefixA2A, Format: client.FormatA2A, Timeouts: federation.Timeouts{Refresh: 50 * time.Millisecond}}}, nil)
 	require.NoError(t, otc.Register(o.reg, otc.Tool{ID: "Late.Skill", Version: "1.0.0", Description: "Added to the card later."},
 		func(context.Context, otc.NoOutput) (string, error) { return "late", nil }))
 	o.reg.Remove("Echo.Say")

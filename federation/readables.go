@@ -428,7 +428,7 @@ func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *
 	if _, ok := u.brk.allow(); !ok {
 		return fmt.Errorf("the server %s is not answering just now; try again later", u.cfg.Name)
 	}
-	if t := u.cfg.CallTimeout; t > 0 {
+	if t := u.cfg.Timeouts.Call; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, errForwardTimeout)
 		defer cancel()
@@ -454,7 +454,7 @@ func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *
 	if context.Cause(ctx) == errForwardTimeout {
 		release(false)
 		u.brk.failure()
-		return fmt.Errorf("the server %s did not answer within %s (its call timeout); try again", u.cfg.Name, u.cfg.CallTimeout)
+		return fmt.Errorf("the server %s did not answer within %s (its call timeout); try again", u.cfg.Name, u.cfg.Timeouts.Call)
 	}
 	unreached := err != nil && cl.Unreached(err)
 	release(unreached && ctx.Err() == nil)

@@ -35,7 +35,7 @@ func startsIn(path string) int {
 func TestFederation_SlowStarter(t *testing.T) {
 	t.Parallel()
 	up, starts := slowUpstream(t, "slow", 1500*time.Millisecond)
-	up.StartTimeout, up.ReadyTimeout = 200*time.Millisecond, 30*time.Second
+	up.Timeouts.Start, up.Timeouts.Ready = 200*time.Millisecond, 30*time.Second
 	reg := otc.NewRegistry(nil)
 	began := time.Now()
 	fed, err := federation.Mount(context.Background(), reg, []federation.Upstream{up}, nil)
@@ -59,7 +59,7 @@ func TestFederation_SlowStarter(t *testing.T) {
 func TestFederation_NeverReady(t *testing.T) {
 	t.Parallel()
 	up, starts := slowUpstream(t, "never", time.Minute)
-	up.StartTimeout, up.ReadyTimeout = 100*time.Millisecond, 400*time.Millisecond
+	up.Timeouts.Start, up.Timeouts.Ready = 100*time.Millisecond, 400*time.Millisecond
 	reg := otc.NewRegistry(nil)
 	fed, err := federation.Mount(context.Background(), reg, []federation.Upstream{up}, nil)
 	require.NoError(t, err)

@@ -245,7 +245,7 @@ func (rt *remoteTool) register(reg *otc.Registry) error {
 	t := otc.Tool{
 		ID: rt.localID, Version: rt.version, Description: desc,
 		Title: strings.TrimSpace(rt.def.Title), Annotations: ann,
-		InputSchema: in, Policy: policy, Timeout: u.cfg.CallTimeout,
+		InputSchema: in, Policy: policy, Timeout: u.cfg.Timeouts.Call,
 		Requirements: rt.def.Requirements,
 		// A remote call may run as a local task, for a caller that takes
 		// one: kept in the registry's task store, read from any replica.

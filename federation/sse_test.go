@@ -37,8 +37,9 @@ func TestFederation_SSEUpstream(t *testing.T) {
 
 	config := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(config, []byte("upstreams:\n  - name: named\n    mcp: {url: \""+l.URL+"/sse\", transport: sse}\n"), 0o600))
-	named, err := federation.LoadConfig(config, func(string) string { return "" })
+	cfg, err := federation.LoadConfig(config, func(string) string { return "" })
 	require.NoError(t, err)
+	named := cfg.Upstreams
 	require.Len(t, named, 1)
 	require.NotNil(t, named[0].Client)
 	assert.Equal(t, "sse", named[0].Client.MCPTransport)

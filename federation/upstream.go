@@ -169,7 +169,7 @@ func (u *upstream) run(ctx context.Context, first chan<- error) {
 			failures = 0
 			report(nil)
 		}
-		every := u.cfg.Refresh
+		every := u.cfg.Timeouts.Refresh
 		if cl := u.main.Load(); cl != nil && cl.NotifiesListChanges() {
 			every *= 10
 		}
@@ -231,6 +231,16 @@ func (u *upstream) session(ctx context.Context) (remote, error) {
 	return u.dial(ctx)
 }
 
+// clientIdle is the client's Options.Timeouts.Idle for an upstream's
+// Timeouts.Idle, whose zero means none (the client's zero means its
+// default).
+func clientIdle(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // dial makes a client of the upstream.
 func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	o := u.options()
@@ -240,7 +250,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	// run the tool twice; a refusal goes back to the caller at once,
 	// whose own retry decides.
 	o.Retry = &client.RetryPolicy{MaxAttempts: 3, Backoff: 50 * time.Millisecond, TransportOnly: true}
-	o.IdleTimeout = u.cfg.IdleTimeout
+	o.IdleTimeout = clientIdle(u.cfg.Timeouts.Idle)
 	o.LogLevel = u.cfg.LogLevel
 	o.OAuth, o.TokenExchange = u.cfg.Credentials.OAuth, u.cfg.Credentials.TokenExchange
 	o.Handlers = questionHandlers()
@@ -266,7 +276,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 	if len(u.cfg.Command) > 0 {
 		return client.NewStdio(u.cfg.command(), &o)
 	}
-	dctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	dctx, cancel := context.WithTimeout(ctx, u.cfg.Timeouts.Start)
 	defer cancel()
 	if o.Format == "" {
 		return client.Dial(dctx, url, &o)
@@ -294,10 +304,10 @@ func (u *upstream) refresh(ctx context.Context) error {
 	// A client just made may take up to ReadyTimeout to answer its first
 	// read (a process that installs or indexes at its start): it is
 	// waited for, not started again.
-	timeout := u.cfg.StartTimeout
+	timeout := u.cfg.Timeouts.Start
 	u.mu.Lock()
 	if !u.ready && !u.startedAt.IsZero() {
-		timeout = max(timeout, u.cfg.ReadyTimeout-time.Since(u.startedAt))
+		timeout = max(timeout, u.cfg.Timeouts.Ready-time.Since(u.startedAt))
 	}
 	u.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -480,7 +490,7 @@ func (u *upstream) misconfigured(err error) {
 
 // healthy asks the upstream whether it is up, within its start timeout.
 func (u *upstream) healthy(ctx context.Context, cl *client.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeouts.Start)
 	defer cancel()
 	return cl.Health(ctx)
 }
@@ -580,7 +590,7 @@ func (f *Federation) Health() []Health {
 			h.CatalogAge = time.Since(u.readAt)
 		}
 		reached, broken := u.reached, u.broken
-		starting := u.main.Load() != nil && !u.ready && !u.startedAt.IsZero() && time.Since(u.startedAt) < u.cfg.ReadyTimeout
+		starting := u.main.Load() != nil && !u.ready && !u.startedAt.IsZero() && time.Since(u.startedAt) < u.cfg.Timeouts.Ready
 		if starting {
 			h.Starting = time.Since(u.startedAt)
 		}

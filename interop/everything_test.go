@@ -38,7 +38,7 @@ func TestGatewayCarriesEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"},
-		StartTimeout: 30 * time.Second}}, &federation.Options{Strict: true})
+		Timeouts: federation.Timeouts{Start: 30 * time.Second}}}, &federation.Options{Strict: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = fed.Close() })
 
@@ -153,7 +153,7 @@ func TestGatewayCarriesEverything(t *testing.T) {
 func TestSDKClientThroughGatewayToEverything(t *testing.T) {
 	node, modules := frameworksNode(t)
 	script := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, StartTimeout: 30 * time.Second}}, nil)
+	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, Timeouts: federation.Timeouts{Start: 30 * time.Second}}}, nil)
 	cs, _, _ := connect(t, connection{name: "gateway", transport: func() (sdk.Transport, *testkit.SyncBuffer) {
 		return &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, &testkit.SyncBuffer{}
 	}})
@@ -200,7 +200,7 @@ func TestSDKClientThroughGatewayToEverything(t *testing.T) {
 func TestEverythingAsksThroughGateway(t *testing.T) {
 	node, modules := frameworksNode(t)
 	script := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, StartTimeout: 30 * time.Second}}, nil)
+	_, base := federate(t, []federation.Upstream{{Name: "everything", Command: []string{node, script, "stdio"}, Timeouts: federation.Timeouts{Start: 30 * time.Second}}}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 	defer cancel()
 

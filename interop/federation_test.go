@@ -173,7 +173,7 @@ func TestFederationListChanged(t *testing.T) {
 	})
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	t.Cleanup(srv.Close)
-	_, base := federate(t, []federation.Upstream{{Name: "changing", URL: srv.URL, Format: client.FormatMCP, Refresh: time.Hour}}, nil)
+	_, base := federate(t, []federation.Upstream{{Name: "changing", URL: srv.URL, Format: client.FormatMCP, Timeouts: federation.Timeouts{Refresh: time.Hour}}}, nil)
 	cl, err := client.New(base+"/otc", nil)
 	require.NoError(t, err)
 	has := func(name string) bool {

@@ -210,7 +210,7 @@ func TestGatewayOldServers(t *testing.T) {
 		{Name: "everythingsse", URL: everythingSSE},
 	}
 	for i := range ups {
-		ups[i].StartTimeout = frameworkTimeout
+		ups[i].Timeouts.Start = frameworkTimeout
 	}
 	reg := otc.NewRegistry(nil)
 	fed, err := federation.Mount(t.Context(), reg, ups, &federation.Options{Strict: true})

@@ -96,7 +96,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT] [--strict]")
 		return exitBadInput
 	}
-	cfg, err := federation.LoadGatewayConfig(*config, e.getenv)
+	cfg, err := federation.LoadConfig(*config, e.getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitBadInput

@@ -253,8 +253,9 @@ func TestGateway_ConfigErrors(t *testing.T) {
 // TestGateway_ExampleConfig: the configuration the guide points to is one
 // the command takes.
 func TestGateway_ExampleConfig(t *testing.T) {
-	ups, err := federation.LoadConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.yaml"), func(string) string { return "" })
+	cfg, err := federation.LoadConfig(filepath.Join("..", "..", "examples", "gateway", "gateway.yaml"), func(string) string { return "" })
 	require.NoError(t, err)
+	ups := cfg.Upstreams
 	require.Len(t, ups, 2)
 	assert.Equal(t, "calc", ups[0].Name)
 	assert.Equal(t, client.FormatOTC, ups[0].Format)

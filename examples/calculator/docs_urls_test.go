@@ -101,8 +101,9 @@ func documentedFormat(before, u string) client.Format {
 // TestGatewayExample: the gateway's example configuration loads, and
 // reaches the example where it serves OTC.
 func TestGatewayExample(t *testing.T) {
-	ups, err := federation.LoadConfig(filepath.Join("..", "gateway", "gateway.yaml"), func(string) string { return "" })
+	cfg, err := federation.LoadConfig(filepath.Join("..", "gateway", "gateway.yaml"), func(string) string { return "" })
 	require.NoError(t, err)
+	ups := cfg.Upstreams
 	require.NotEmpty(t, ups)
 	assert.Equal(t, "calc", ups[0].Name)
 	assert.Equal(t, "http://127.0.0.1:8080/otc", ups[0].URL)

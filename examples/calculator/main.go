@@ -611,11 +611,11 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	}
 	var fed *federation.Federation
 	if cfg.federate != "" {
-		ups, err := federation.LoadConfig(cfg.federate, os.Getenv)
+		fc, err := federation.LoadConfig(cfg.federate, os.Getenv)
 		if err != nil {
 			return err
 		}
-		if fed, err = federation.Mount(ctx, reg, ups, &federation.Options{Logger: logger}); err != nil {
+		if fed, err = federation.Mount(ctx, reg, fc.Upstreams, &federation.Options{Logger: logger}); err != nil {
 			return err
 		}
 		defer fed.Close()

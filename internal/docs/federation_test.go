@@ -30,11 +30,11 @@ func Example_federation() {
 	// ... otc.Register(reg, ...) the service's own tools ...
 
 	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{
-		Name:        "calc", // its tools are served as calc.*
-		URL:         upstream.URL + "/otc",
-		Format:      client.FormatOTC, // empty: found, as client.Dial does
-		Exclude:     []string{"Admin.*"},
-		CallTimeout: 30 * time.Second,
+		Name:     "calc", // its tools are served as calc.*
+		URL:      upstream.URL + "/otc",
+		Format:   client.FormatOTC, // empty: found, as client.Dial does
+		Exclude:  []string{"Admin.*"},
+		Timeouts: federation.Timeouts{Call: 30 * time.Second},
 	}}, nil)
 	if err != nil {
 		log.Fatal(err) // a configuration error, or a name collision
