@@ -14,7 +14,6 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
-	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // Client talks to one tool server. It is safe for concurrent use. A
@@ -115,17 +114,8 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	case "", FormatOTC:
 		c.format, c.t = FormatOTC, otcWire{c}
 	case FormatMCP:
-		if err := checkMCPVersion(opts.MCPVersion); err != nil {
+		if err := opts.CheckMCP(); err != nil {
 			return nil, err
-		}
-		switch opts.MCPTransport {
-		case "":
-		case transportSSE:
-			if v := mcpwire.Lookup(opts.MCPVersion); v != nil && v.Stateless {
-				return nil, fmt.Errorf("otc client: MCP %s is not spoken over HTTP+SSE (Options.MCPTransport): pin a version of sessions, or none", v.Name)
-			}
-		default:
-			return nil, fmt.Errorf("otc client: Options.MCPTransport %q is not a transport the client speaks: leave it empty for Streamable HTTP (falling back to HTTP+SSE), or set %q", opts.MCPTransport, transportSSE)
 		}
 		c.format, c.reach = FormatMCP, &reach{t: StreamableHTTP{URL: c.base}}
 		if opts.MCPTransport == transportSSE {

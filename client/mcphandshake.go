@@ -37,14 +37,6 @@ func sameAnswer(a, b error) bool {
 	return okA && okB && ra.StatusCode == rb.StatusCode && ra.URL == rb.URL
 }
 
-// checkMCPVersion checks Options.MCPVersion.
-func checkMCPVersion(v string) error {
-	if v == "" || mcpwire.Lookup(v) != nil {
-		return nil
-	}
-	return fmt.Errorf("otc client: Options.MCPVersion %q is not one the client speaks: %s", v, mcpwire.Names(nil, "or"))
-}
-
 // ensure makes the handshake once: server/discover for 2026-07-28, which
 // is stateless, else initialize (with its session, over HTTP, when the
 // server keeps one) and notifications/initialized.

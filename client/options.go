@@ -2,8 +2,11 @@ package client
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // Doer sends an HTTP request. *http.Client is one; a wrapper that adds
@@ -141,3 +144,29 @@ const (
 	DefaultIdleTimeout      = 5 * time.Minute
 	DefaultHandshakeTimeout = time.Minute
 )
+
+// OptionError is an option a client cannot be made with: which one
+// (Options' field name) and what is wrong with it.
+type OptionError struct {
+	Option, Problem string
+}
+
+func (e *OptionError) Error() string { return "otc client: Options." + e.Option + ": " + e.Problem }
+
+// CheckMCP checks the options of a client of an MCP server, as [New] and
+// [NewStdio] do: MCPVersion is a version the client speaks (or empty), and
+// MCPTransport empty or "sse", with a version of sessions. A problem is an
+// *OptionError naming the option. A program that takes these options from
+// a file (a gateway's) checks them so before it makes the client.
+func (o *Options) CheckMCP() error {
+	v := mcpwire.Lookup(o.MCPVersion)
+	switch {
+	case o.MCPVersion != "" && v == nil:
+		return &OptionError{"MCPVersion", fmt.Sprintf("%q is not an MCP protocol version the client speaks: %s", o.MCPVersion, mcpwire.Names(nil, "or"))}
+	case o.MCPTransport != "" && o.MCPTransport != transportSSE:
+		return &OptionError{"MCPTransport", fmt.Sprintf("%q is not a transport: set %q for a server of MCP's HTTP+SSE transport (its URL that of the event stream, often /sse), or leave it empty for Streamable HTTP, which falls back to HTTP+SSE by itself", o.MCPTransport, transportSSE)}
+	case o.MCPTransport == transportSSE && v != nil && v.Stateless:
+		return &OptionError{"MCPVersion", fmt.Sprintf("%s is not spoken over HTTP+SSE (MCPTransport): pin a version of sessions, or none", v.Name)}
+	}
+	return nil
+}

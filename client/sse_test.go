@@ -89,7 +89,10 @@ func TestSSETransport(t *testing.T) {
 	assert.JSONEq(t, `"hello Ada"`, string(res.Value))
 
 	_, err = client.New(l.URL+"/sse", &client.Options{Format: client.FormatMCP, MCPTransport: "websocket"})
-	require.ErrorContains(t, err, `Options.MCPTransport "websocket"`)
+	var oe *client.OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "MCPTransport", oe.Option)
+	assert.Contains(t, oe.Problem, `"websocket" is not a transport`)
 	_, err = client.New(l.URL+"/sse", &client.Options{Format: client.FormatMCP, MCPTransport: "sse", MCPVersion: mcp.Version20260728})
 	require.ErrorContains(t, err, "not spoken over HTTP+SSE")
 }

@@ -49,7 +49,7 @@ func NewStdio(cmd *exec.Cmd, opts *Options) (*Client, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkMCPVersion(o.MCPVersion); err != nil {
+	if err := (&Options{MCPVersion: o.MCPVersion}).CheckMCP(); err != nil {
 		return nil, err
 	}
 	c := &Client{format: FormatMCP, agent: DefaultUserAgent, reach: &reach{t: Command{Cmd: copyCommand(cmd)}}}

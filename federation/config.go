@@ -17,7 +17,6 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
-	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/nearest"
 )
 
@@ -254,30 +253,28 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 					return up, fail("url", "set the url inside "+field+", or leave "+field+" out and let the format be found")
 				}
 				up.Format, up.URL, up.Dir = client.Format(field), ep.URL, ep.Dir
-				if ep.Version != "" {
-					if field != "mcp" {
-						return up, fail(field+".version", "only an MCP upstream's protocol version can be pinned")
-					}
-					if mcpwire.Lookup(ep.Version) == nil {
-						return up, fail("mcp.version", fmt.Sprintf("%q is not an MCP protocol version the client speaks: %s", ep.Version, mcpwire.Names(mcpwire.Versions, "or")))
-					}
-					up.Client = &client.Options{MCPVersion: ep.Version}
+				switch {
+				case ep.Version != "" && field != "mcp":
+					return up, fail(field+".version", "only an MCP upstream's protocol version can be pinned")
+				case ep.Transport != "" && field != "mcp":
+					return up, fail(field+".transport", "only an MCP upstream has a choice of transport")
+				case ep.Transport != "" && len(ep.Command) > 0:
+					return up, fail("mcp.transport", "a server run as a process speaks over its standard input and output: leave transport out")
 				}
-				if ep.Transport != "" {
-					switch {
-					case field != "mcp":
-						return up, fail(field+".transport", "only an MCP upstream has a choice of transport")
-					case len(ep.Command) > 0:
-						return up, fail("mcp.transport", "a server run as a process speaks over its standard input and output: leave transport out")
-					case ep.Transport != "sse":
-						return up, fail("mcp.transport", fmt.Sprintf("%q is not a transport: set sse for a server of MCP's HTTP+SSE transport (its url that of the event stream, often /sse), or leave it out for Streamable HTTP, which falls back to HTTP+SSE by itself", ep.Transport))
-					case mcpwire.Lookup(ep.Version) != nil && mcpwire.Lookup(ep.Version).Stateless:
-						return up, fail("mcp.version", fmt.Sprintf("%s is not spoken over HTTP+SSE: pin a version of sessions, or none", ep.Version))
+				if ep.Version != "" || ep.Transport != "" {
+					// The client's own rules, named by the file's keys.
+					o := &client.Options{MCPVersion: ep.Version, MCPTransport: ep.Transport}
+					if err := o.CheckMCP(); err != nil {
+						key, problem := "mcp.version", err.Error()
+						if oe, ok := errors.AsType[*client.OptionError](err); ok {
+							problem = oe.Problem
+							if oe.Option == "MCPTransport" {
+								key = "mcp.transport"
+							}
+						}
+						return up, fail(key, problem)
 					}
-					if up.Client == nil {
-						up.Client = &client.Options{}
-					}
-					up.Client.MCPTransport = ep.Transport
+					up.Client = o
 				}
 				if len(ep.Command) > 0 {
 					if field != "mcp" {

@@ -201,7 +201,7 @@ func TestGateway_ConfigErrors(t *testing.T) {
 		{"version_not_mcp", "upstreams:\n  - name: a\n    a2a: {url: \"http://x\", version: 2025-11-25}\n", `gateway.yaml:3: upstreams[0] (a) a2a.version: only an MCP upstream's protocol version can be pinned`},
 		{"version_unknown", "upstreams:\n  - name: a\n    mcp: {url: \"http://x\", version: 1999-01-01}\n", `gateway.yaml:3: upstreams[0] (a) mcp.version: "1999-01-01" is not an MCP protocol version the client speaks`},
 		{"transport_not_mcp", "upstreams:\n  - name: a\n    otc: {url: \"http://x\", transport: sse}\n", `gateway.yaml:3: upstreams[0] (a) otc.transport: only an MCP upstream has a choice of transport`},
-		{"transport_unknown", "upstreams:\n  - name: a\n    mcp: {url: \"http://x\", transport: websocket}\n", `gateway.yaml:3: upstreams[0] (a) mcp.transport: "websocket" is not a transport: set sse`},
+		{"transport_unknown", "upstreams:\n  - name: a\n    mcp: {url: \"http://x\", transport: websocket}\n", `gateway.yaml:3: upstreams[0] (a) mcp.transport: "websocket" is not a transport: set "sse"`},
 		{"transport_stdio", "upstreams:\n  - name: a\n    mcp: {command: [x], transport: sse}\n", `gateway.yaml:3: upstreams[0] (a) mcp.transport: a server run as a process speaks over its standard input and output`},
 		{"transport_stateless", "upstreams:\n  - name: a\n    mcp: {url: \"http://x\", transport: sse, version: 2026-07-28}\n", `gateway.yaml:3: upstreams[0] (a) mcp.version: 2026-07-28 is not spoken over HTTP+SSE`},
 		{"rename", "upstreams:\n  - name: a\n    otc: {url: http://x}\n    rename:\n      x: y.z\n", `gateway.yaml:4: upstreams[0] (a) rename: "x" → "y.z"`},
