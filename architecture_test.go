@@ -579,3 +579,50 @@ func TestVersionsInTheirLayer(t *testing.T) {
 	require.Greater(t, read, 40, "the server's and the client's files were read")
 	assert.Empty(t, found, "a version difference outside the generation layer")
 }
+
+// TestOneJSONScanner: the servers' fast paths read JSON with the one
+// scanner of internal/jsonparse (jsonparse.Scanner): no other package
+// writes a scanner of its own (a type with its own peek and space).
+func TestOneJSONScanner(t *testing.T) {
+	t.Parallel()
+	own := regexp.MustCompile(`^func \(\w+ \*(\w+)\) (peek|space)\(\)`)
+	var found []string
+	read := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata" || path == filepath.Join("internal", "jsonparse") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		read++
+		methods := map[string]map[string]bool{} // type → its peek and space
+		for _, line := range strings.Split(string(b), "\n") {
+			if m := own.FindStringSubmatch(line); m != nil {
+				if methods[m[1]] == nil {
+					methods[m[1]] = map[string]bool{}
+				}
+				methods[m[1]][m[2]] = true
+			}
+		}
+		for typ, ms := range methods {
+			if ms["peek"] && ms["space"] {
+				found = append(found, path+": "+typ)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, read, 100, "the module's files were read")
+	assert.Empty(t, found, "a JSON scanner of its own outside internal/jsonparse")
+}

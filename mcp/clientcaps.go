@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 )
 
 // clientCaps are the capabilities a client declared (its
@@ -40,7 +41,7 @@ func readClientCaps(raw []byte) clientCaps {
 	if len(raw) == 0 || raw[0] != '{' {
 		return c
 	}
-	s := scanner{b: raw}
+	s := scanner{jsonparse.Scanner{Data: raw}}
 	_ = s.members(func(key, val []byte) *rpcError {
 		if val[0] != '{' {
 			return nil
@@ -66,7 +67,7 @@ func readClientCaps(raw []byte) clientCaps {
 // nil.
 func memberOf(obj []byte, name string) []byte {
 	var out []byte
-	s := scanner{b: obj}
+	s := scanner{jsonparse.Scanner{Data: obj}}
 	_ = s.members(func(key, val []byte) *rpcError {
 		if out == nil && string(key) == name {
 			out = val

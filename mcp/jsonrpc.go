@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -158,12 +157,12 @@ func parseError(msg []byte, where string) *rpcError {
 // the request. An error other than errSyntax may come before the end of
 // the text is reached: readMessage is what transports call.
 func parseMessage(body []byte, m *message) *rpcError {
-	s := scanner{b: body}
-	s.space()
-	if s.peek() == '[' {
+	s := scanner{jsonparse.Scanner{Data: body}}
+	s.Space()
+	if s.Peek() == '[' {
 		return newError(codeInvalidRequest, "Batch requests are not supported: send one JSON-RPC message per request (protocol versions 2025-06-18 and later have no batches)")
 	}
-	if s.peek() != '{' {
+	if s.Peek() != '{' {
 		return newError(codeInvalidRequest, "The request must be a JSON-RPC message: a JSON object")
 	}
 	var seen [4]bool // jsonrpc, id, method, params
@@ -174,28 +173,28 @@ func parseMessage(body []byte, m *message) *rpcError {
 	var paramsErr *rpcError
 	err := s.fields(func(key []byte) *rpcError {
 		if string(key) == "params" {
-			if s.peek() != '{' {
-				s.value()
+			if s.Peek() != '{' {
+				s.Value()
 				return newError(codeInvalidParams, `"params" must be a JSON object`)
 			}
-			start := s.i
+			start := s.Pos
 			if seen[3] {
-				s.value()
+				s.Value()
 				return newError(codeInvalidRequest, "The member %q is given more than once", key)
 			}
 			seen[3] = true
 			if paramsErr = parseParams(&s, m); paramsErr == errSyntax {
 				return errSyntax
 			} else if paramsErr != nil {
-				s.i = start
-				if s.value() == nil {
+				s.Pos = start
+				if s.Value() == nil {
 					return errSyntax
 				}
 			}
-			m.params = s.b[start:s.i]
+			m.params = s.Data[start:s.Pos]
 			return nil
 		}
-		val := s.value()
+		val := s.Value()
 		if val == nil {
 			return errSyntax
 		}
@@ -242,7 +241,7 @@ func parseMessage(body []byte, m *message) *rpcError {
 	if err != nil {
 		return err
 	}
-	if s.space(); s.i != len(s.b) {
+	if s.Space(); s.Pos != len(s.Data) {
 		return errSyntax // something after the message
 	}
 	if !m.jsonrpc {
@@ -271,27 +270,27 @@ func parseParams(s *scanner, m *message) *rpcError {
 	var seen [11]bool
 	return s.fields(func(key []byte) *rpcError {
 		if string(key) == "_meta" {
-			if s.peek() != '{' {
-				s.value()
+			if s.Peek() != '{' {
+				s.Value()
 				return newError(codeInvalidParams, `"_meta" must be a JSON object`)
 			}
-			start := s.i
+			start := s.Pos
 			if err := parseMeta(s, m); err != nil {
 				return err
 			}
-			m.meta, m.metaOK = s.b[start:s.i], true
+			m.meta, m.metaOK = s.Data[start:s.Pos], true
 			if seen[6] {
 				return newError(codeInvalidParams, "The member %q of params is given more than once", key)
 			}
 			seen[6] = true
 			return nil
 		}
-		if string(key) == "arguments" && s.peek() == '{' {
+		if string(key) == "arguments" && s.Peek() == '{' {
 			again := seen[1]
 			seen[1] = true
 			return s.arguments(m, again)
 		}
-		val := s.value()
+		val := s.Value()
 		if val == nil {
 			return errSyntax
 		}
@@ -492,39 +491,16 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// scanner walks the members of JSON objects and checks the JSON as it
-// goes, each byte once: a value it skips is checked by jsonparse.Skip, and
-// value returns nil where the text is not JSON, which members and fields
-// answer with errSyntax.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+// scanner is the JSON scanner of internal/jsonparse, with what MCP's
+// envelope reads of it: each member of an object, answered with the
+// JSON-RPC error of its reader.
+type scanner struct{ jsonparse.Scanner }
 
 // members calls f with each member of the object at the scanner's
-// position: its key, unquoted (a key with escapes is decoded), and its raw
-// value.
+// position: its key, unquoted, and its raw value.
 func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
 	return s.fields(func(key []byte) *rpcError {
-		val := s.value()
+		val := s.Value()
 		if val == nil {
 			return errSyntax
 		}
@@ -534,91 +510,33 @@ func (s *scanner) members(f func(key, val []byte) *rpcError) *rpcError {
 
 // fields is members for a reader that reads each value itself: f is
 // called at the value's first byte and must leave the scanner after it
-// (or answer errSyntax).
+// (or answer errSyntax). What is not JSON is errSyntax.
 func (s *scanner) fields(f func(key []byte) *rpcError) *rpcError {
-	s.space()
-	s.i++ // {, which the caller has seen
-	for first := true; ; first = false {
-		s.space()
-		if s.peek() == '}' && first {
-			s.i++
-			return nil
-		}
-		if s.peek() != '"' {
-			return errSyntax
-		}
-		keyRaw := s.str()
-		if keyRaw == nil {
-			return errSyntax
-		}
-		key := keyRaw[1 : len(keyRaw)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			k, _ := jsonString(keyRaw)
-			key = []byte(k)
-		}
-		s.space()
-		if s.peek() != ':' {
-			return errSyntax
-		}
-		s.i++
-		s.space()
-		if err := f(key); err != nil {
-			return err
-		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return errSyntax
-		}
+	var err *rpcError
+	if !s.Object(func(key []byte) bool {
+		err = f(key)
+		return err == nil
+	}) && err == nil {
+		return errSyntax
 	}
+	return err
 }
 
 // arguments reads params.arguments, an object, into m: parsed into a
 // document in the same pass, so that the registry need not parse them
 // again. again says the member came before.
 func (s *scanner) arguments(m *message, again bool) *rpcError {
-	start := s.i
-	if d, end, err := jsonparse.ParseValue(s.b, s.i); err == nil {
-		s.i = end
+	start := s.Pos
+	if d, end, err := jsonparse.ParseValue(s.Data, s.Pos); err == nil {
+		s.Pos = end
 		m.releaseArgs()
 		m.argsDoc = d
-	} else if s.value() == nil { // what the parser refuses beyond JSON (its depth) is the registry's to answer
+	} else if s.Value() == nil { // what the parser refuses beyond JSON (its depth) is the registry's to answer
 		return errSyntax
 	}
-	m.arguments = s.b[start:s.i]
+	m.arguments = s.Data[start:s.Pos]
 	if again {
 		return newError(codeInvalidParams, "The member %q of params is given more than once", "arguments")
 	}
 	return nil
-}
-
-// str is value for a string, which the scanner is at.
-func (s *scanner) str() []byte {
-	start := s.i
-	end := jsonparse.SkipString(s.b, s.i)
-	if end < 0 {
-		return nil
-	}
-	s.i = end
-	return s.b[start:end]
-}
-
-// value skips the value at the scanner's position and returns its bytes,
-// or nil where no valid value starts.
-func (s *scanner) value() []byte {
-	if s.peek() == '"' {
-		return s.str()
-	}
-	start := s.i
-	end := jsonparse.Skip(s.b, s.i)
-	if end < 0 {
-		return nil
-	}
-	s.i = end
-	return s.b[start:end]
 }

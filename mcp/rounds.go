@@ -289,7 +289,7 @@ const maxInputResponses = 2 * otc.MaxInputRequests
 // names what the state is bound to: the tool's name, or a prompt's.
 func (s *server) resume(ctx context.Context, st *callState, m *message, subject string) *rpcError {
 	var responses, stateText []byte
-	sc := scanner{b: m.params}
+	sc := scanner{jsonparse.Scanner{Data: m.params}}
 	sc.members(func(key, val []byte) *rpcError {
 		switch string(key) {
 		case "inputResponses":

@@ -13,42 +13,24 @@ import "bytes"
 // (a JSON-RPC answer's id and result, say) without building nodes: each
 // value is skipped, and the reader decodes the ones it uses.
 func EachMember(data []byte, f func(name, value []byte) bool) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
+	s := Scanner{Data: data}
+	stopped := false
+	ok := s.Object(func(name []byte) bool {
+		v := s.Value()
+		if v == nil {
+			return false
+		}
+		if !f(name, v) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if stopped {
+		return true
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
-	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return false
-		}
-		end := skipString(data, i)
-		if end < 0 {
-			return false
-		}
-		name := data[i+1 : end-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			name = Unescape(nil, name)
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		start := skipSpace(data, i+1)
-		if i = Skip(data, start); i < 0 {
-			return false
-		}
-		if !f(name, data[start:i]) {
-			return true
-		}
-		var more bool
-		if i, more = next(data, i, '}'); !more {
-			return i == len(data)
-		}
-	}
+	s.Space()
+	return ok && s.Pos == len(data)
 }
 
 // EachElement is EachMember for an array: it calls f with the raw text of
