@@ -325,40 +325,24 @@ func TestRootSize(t *testing.T) {
 // send hand-written messages on purpose, may.)
 func TestJSONRPCEnvelopeOnce(t *testing.T) {
 	var found []string
-	read := 0
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	srcs := walkSources(t, func(dir string) bool {
+		switch dir {
+		case "examples", "internal/jsonrpc", "internal/testkit", "internal/docs", "benchmarks", "interop", "inspecttest":
+			return true
 		}
-		if d.IsDir() {
-			switch path {
-			case ".git", "examples", "internal/jsonrpc", "internal/testkit", "internal/docs", "benchmarks", "interop", "inspecttest":
-				return filepath.SkipDir
-			}
-			if d.Name() == "node_modules" || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		read++
-		for i, line := range strings.Split(string(b), "\n") {
+		return false
+	})
+	for _, src := range srcs {
+		for i, line := range src.lines {
 			if strings.HasPrefix(strings.TrimSpace(line), "//") {
 				continue
 			}
 			if strings.Contains(line, `{"jsonrpc"`) {
-				found = append(found, path+":"+strconv.Itoa(i+1))
+				found = append(found, src.path+":"+strconv.Itoa(i+1))
 			}
 		}
-		return nil
-	})
-	require.NoError(t, err)
+	}
+	read := len(srcs)
 	require.Greater(t, read, 100, "the module's files were read")
 	assert.Empty(t, found, "a JSON-RPC envelope written outside internal/jsonrpc")
 }
@@ -369,27 +353,20 @@ func TestJSONRPCEnvelopeOnce(t *testing.T) {
 // a2awire.Version), as the servers do, so that a version is added in one
 // place.
 func TestClientBranchesOnVersionValues(t *testing.T) {
-	files, err := filepath.Glob("client/*.go")
-	require.NoError(t, err)
 	versionName := regexp.MustCompile(`mcpwire\.V20\d{6}|a2awire\.V(03|10)\b|"20\d\d-\d\d-\d\d"|\bv03\b`)
 	var found []string
-	read := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(path)
-		require.NoError(t, err)
-		read++
-		for i, line := range strings.Split(string(b), "\n") {
+	srcs := goSources(t, "client")
+	for _, src := range srcs {
+		for i, line := range src.lines {
 			if strings.HasPrefix(strings.TrimSpace(line), "//") {
 				continue
 			}
 			if m := versionName.FindString(line); m != "" {
-				found = append(found, path+":"+strconv.Itoa(i+1)+": "+m)
+				found = append(found, src.path+":"+strconv.Itoa(i+1)+": "+m)
 			}
 		}
 	}
+	read := len(srcs)
 	require.Greater(t, read, 20, "the client's files were read")
 	assert.Empty(t, found, "a protocol version named in the client's code, not through its per-version value")
 }
@@ -496,32 +473,23 @@ func TestMCPVocabularyOnce(t *testing.T) {
 	members := regexp.MustCompile(`"(uriTemplate|mimeType|resourceTemplates|inputSchema|outputSchema|nextCursor|hasMore|ref/prompt|ref/resource)[",]`)
 	codes := regexp.MustCompile(`[^0-9]-32(00[0-3]|60[0-3]|700)\b`)
 	var found []string
-	read := 0
-	for _, dir := range []string{"mcp", "resource", "prompt", "client", "federation", "cmd/otc", "export", "search", "internal/primitive"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		require.NoError(t, err)
-		for _, path := range files {
-			base := filepath.Base(path)
-			if strings.HasSuffix(base, "_test.go") {
+	srcs := goSources(t, "mcp", "resource", "prompt", "client", "federation", "cmd/otc", "export", "search", "internal/primitive")
+	for _, src := range srcs {
+		a2aClient := strings.HasPrefix(src.path, filepath.Join("client", "a2a"))
+		for i, line := range src.lines {
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
 				continue
 			}
-			b, err := os.ReadFile(path)
-			require.NoError(t, err)
-			read++
-			for i, line := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(strings.TrimSpace(line), "//") {
-					continue
-				}
-				where := path + ":" + strconv.Itoa(i+1)
-				if m := members.FindString(line); m != "" && !(dir == "client" && strings.HasPrefix(base, "a2a")) {
-					found = append(found, where+": "+m)
-				}
-				if m := codes.FindString(line); m != "" {
-					found = append(found, where+": "+m)
-				}
+			where := src.path + ":" + strconv.Itoa(i+1)
+			if m := members.FindString(line); m != "" && !a2aClient {
+				found = append(found, where+": "+m)
+			}
+			if m := codes.FindString(line); m != "" {
+				found = append(found, where+": "+m)
 			}
 		}
 	}
+	read := len(srcs)
 	require.Greater(t, read, 80, "the packages were read")
 	assert.Empty(t, found, "an MCP member or code spelled outside internal/mcpwire and internal/jsonrpc")
 }
@@ -533,19 +501,12 @@ const maxClientFileLines = 600
 // TestClientFilesSmall holds the client's files under maxClientFileLines.
 func TestClientFilesSmall(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("client/*.go")
-	require.NoError(t, err)
-	read := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		read++
-		lines := strings.Count(string(b), "\n")
-		assert.LessOrEqual(t, lines, maxClientFileLines, "%s has %d lines: split it along its ideas", f, lines)
+	srcs := goSources(t, "client")
+	for _, src := range srcs {
+		lines := len(src.lines) - 1
+		assert.LessOrEqual(t, lines, maxClientFileLines, "%s has %d lines: split it along its ideas", src.path, lines)
 	}
+	read := len(srcs)
 	require.Greater(t, read, 20, "the client's files were read")
 }
 
@@ -558,24 +519,18 @@ func TestVersionsInTheirLayer(t *testing.T) {
 	t.Parallel()
 	word := regexp.MustCompile(`\bmodern\b`)
 	var found []string
-	read := 0
-	for _, dir := range []string{"mcp", "client"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		require.NoError(t, err)
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") || path == filepath.Join("mcp", "generation.go") {
-				continue
-			}
-			b, err := os.ReadFile(path)
-			require.NoError(t, err)
-			read++
-			for i, line := range strings.Split(string(b), "\n") {
-				if code, _, _ := strings.Cut(line, "//"); word.MatchString(code) {
-					found = append(found, path+":"+strconv.Itoa(i+1))
-				}
+	srcs := goSources(t, "mcp", "client")
+	for _, src := range srcs {
+		if src.path == filepath.Join("mcp", "generation.go") {
+			continue
+		}
+		for i, line := range src.lines {
+			if code, _, _ := strings.Cut(line, "//"); word.MatchString(code) {
+				found = append(found, src.path+":"+strconv.Itoa(i+1))
 			}
 		}
 	}
+	read := len(srcs)
 	require.Greater(t, read, 40, "the server's and the client's files were read")
 	assert.Empty(t, found, "a version difference outside the generation layer")
 }
@@ -587,13 +542,64 @@ func TestOneJSONScanner(t *testing.T) {
 	t.Parallel()
 	own := regexp.MustCompile(`^func \(\w+ \*(\w+)\) (peek|space)\(\)`)
 	var found []string
-	read := 0
+	srcs := walkSources(t, func(dir string) bool { return dir == filepath.Join("internal", "jsonparse") })
+	for _, src := range srcs {
+		methods := map[string]map[string]bool{} // type → its peek and space
+		for _, line := range src.lines {
+			if m := own.FindStringSubmatch(line); m != nil {
+				if methods[m[1]] == nil {
+					methods[m[1]] = map[string]bool{}
+				}
+				methods[m[1]][m[2]] = true
+			}
+		}
+		for typ, ms := range methods {
+			if ms["peek"] && ms["space"] {
+				found = append(found, src.path+": "+typ)
+			}
+		}
+	}
+	read := len(srcs)
+	require.Greater(t, read, 100, "the module's files were read")
+	assert.Empty(t, found, "a JSON scanner of its own outside internal/jsonparse")
+}
+
+// source is a non-test Go file of the module, as its lines.
+type source struct {
+	path  string
+	lines []string
+}
+
+// goSources reads the non-test Go files of each of dirs (not below them).
+func goSources(t *testing.T, dirs ...string) []source {
+	t.Helper()
+	var out []source
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			out = append(out, source{path, strings.Split(string(b), "\n")})
+		}
+	}
+	return out
+}
+
+// walkSources reads the non-test Go files of the module's tree, leaving
+// out .git, node_modules, testdata and the folders skip says.
+func walkSources(t *testing.T, skip func(dir string) bool) []source {
+	t.Helper()
+	var out []source
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata" || path == filepath.Join("internal", "jsonparse") {
+			if d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata" || skip(path) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -605,24 +611,9 @@ func TestOneJSONScanner(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		read++
-		methods := map[string]map[string]bool{} // type → its peek and space
-		for _, line := range strings.Split(string(b), "\n") {
-			if m := own.FindStringSubmatch(line); m != nil {
-				if methods[m[1]] == nil {
-					methods[m[1]] = map[string]bool{}
-				}
-				methods[m[1]][m[2]] = true
-			}
-		}
-		for typ, ms := range methods {
-			if ms["peek"] && ms["space"] {
-				found = append(found, path+": "+typ)
-			}
-		}
+		out = append(out, source{path, strings.Split(string(b), "\n")})
 		return nil
 	})
 	require.NoError(t, err)
-	require.Greater(t, read, 100, "the module's files were read")
-	assert.Empty(t, found, "a JSON scanner of its own outside internal/jsonparse")
+	return out
 }
