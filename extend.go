@@ -7,11 +7,10 @@ import (
 	"sync"
 	"time"
 
-	internalparams "github.com/otcgo/otc/internal/params"
-
 	"github.com/otcgo/otc/internal/decode"
 	"github.com/otcgo/otc/internal/hook"
 	"github.com/otcgo/otc/internal/jsonparse"
+	"github.com/otcgo/otc/internal/params"
 )
 
 // This file lends the packages beside this one what they need of a
@@ -41,8 +40,8 @@ func init() {
 			}
 			return nil // not a typed nil: no guard
 		},
-		InvalidInput: func(params map[string]string, message string) error {
-			return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: params, DeveloperMessage: message}
+		InvalidInput: func(problems map[string]string, message string) error {
+			return &Error{Code: CodeInvalidInput, Message: invalidInputMessage, ParameterErrors: problems, DeveloperMessage: message}
 		},
 		Protocol: func(ctx context.Context) string { return callInfoFrom(ctx).call.Protocol },
 		SetParsed: func(req *CallRequest, doc *jsonparse.Document, node int32) {
@@ -96,12 +95,12 @@ func (r *Registry) changed() {
 
 // prepareInput is the seam's Input.
 func prepareInput(r *Registry, in reflect.Type) (*hook.Input, error) {
-	params, _, validator, err := inputSchema(Tool{}, in, r.strictNulls)
+	schema, _, validator, err := inputSchema(Tool{}, in, r.strictNulls)
 	if err != nil {
 		return nil, err
 	}
 	plan := decode.NewPlan(in)
-	defaults, err := decode.Defaults(params, in, plan, r.strictNulls)
+	defaults, err := decode.Defaults(schema, in, plan, r.strictNulls)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +119,11 @@ func prepareInput(r *Registry, in reflect.Type) (*hook.Input, error) {
 		}
 		return append([]byte(nil), t.decoderInput(doc, 0)...), nil
 	}
-	ps, err := internalparams.Read(params)
+	ps, err := params.Read(schema)
 	if err != nil {
 		return nil, err
 	}
-	return &hook.Input{Schema: params, Params: ps, Prepare: prepare}, nil
+	return &hook.Input{Schema: schema, Params: ps, Prepare: prepare}, nil
 }
 
 // Admits reports whether a caller with identity id (nil for one that
