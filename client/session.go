@@ -32,7 +32,7 @@ var (
 
 // MCP returns the session the client speaks MCP over, or nil when its
 // server speaks another format (which has no resources, prompts or
-// sessions).
+// sessions). Each call returns a handle of the same session.
 func (c *Client) MCP() *Session {
 	if s, ok := c.t.(*mcpSession); ok {
 		return &Session{c: c, s: s}
