@@ -81,7 +81,7 @@ var rules = map[string]rule{
 	"internal/primitive": {[]string{"", "internal/"}, "the registry entries of resources, templates and prompts, built on the root's API"},
 	"internal/mcpwire":   {[]string{"", "internal/wire"}, "a wire vocabulary imports the root and internal/wire at most"},
 	"internal/a2awire":   {[]string{"", "internal/wire"}, "a wire vocabulary imports the root and internal/wire at most"},
-	"internal/jsonrpc":   {[]string{"", "internal/wire"}, "a wire vocabulary imports the root and internal/wire at most"},
+	"internal/jsonrpc":   {[]string{"", "internal/wire", "internal/jsonparse"}, "the JSON-RPC envelope, written and read, imports the root, internal/wire and the JSON reader at most"},
 	"internal/jsonparse": {nil, "the JSON reader imports nothing of the module"},
 	"internal/testkit":   {[]string{"any"}, "fixtures that only tests use"},
 	"internal/docs/...":  {[]string{"any"}, "the guides' sources and examples"},
@@ -616,4 +616,23 @@ func walkSources(t *testing.T, skip func(dir string) bool) []source {
 	})
 	require.NoError(t, err)
 	return out
+}
+
+// TestOneJSONRPCError: the MCP and A2A servers answer with, and the client
+// reads, one JSON-RPC error type (internal/jsonrpc.Error): none of them
+// declares an error object of its own.
+func TestOneJSONRPCError(t *testing.T) {
+	t.Parallel()
+	own := regexp.MustCompile(`^\s+Code\s+int\s+` + "`" + `json:"code"`)
+	var found []string
+	srcs := goSources(t, "mcp", "a2a", "client", "cmd/otc", "federation")
+	for _, src := range srcs {
+		for i, line := range src.lines {
+			if own.MatchString(line) {
+				found = append(found, src.path+":"+strconv.Itoa(i+1))
+			}
+		}
+	}
+	require.Greater(t, len(srcs), 80, "the packages were read")
+	assert.Empty(t, found, "a JSON-RPC error object declared outside internal/jsonrpc")
 }

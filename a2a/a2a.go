@@ -406,5 +406,5 @@ func authError(e *otc.Error) *rpcError {
 	case otc.CodeUnavailable, otc.CodeRateLimited: // the server cannot check now, or will not for a while
 		code = codeInternalError
 	}
-	return &rpcError{Code: code, Message: e.Message, Data: errorInfo(errorReason(e), refusalMetadata(e)), refusal: e}
+	return &rpcError{Code: code, Message: e.Message, Data: errorInfo(errorReason(e), refusalMetadata(e)), Refusal: e}
 }

@@ -44,17 +44,11 @@ func (r rpcResponse) encode() []byte {
 	return jsonrpc.Response(r.ID, r.Result, nil)
 }
 
-// rpcError is a JSON-RPC error object; Data is an array of detail
-// objects, each with its "@type", as A2A's section 9.5 asks.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    []any  `json:"data,omitempty"`
-
-	// refusal is the refusal of the caller the error answers, whose
-	// challenge the answer carries.
-	refusal *otc.Error
-}
+// rpcError is the JSON-RPC error object the agent answers with: its Data
+// is an array of detail objects, each with its "@type", as A2A's section
+// 9.5 asks; its Refusal the refusal of the caller it answers, whose
+// challenge the answer carries.
+type rpcError = jsonrpc.Error[[]any]
 
 // errorInfo is the google.rpc.ErrorInfo detail of an error.
 func errorInfo(reason string, metadata map[string]string) []any {
@@ -333,10 +327,10 @@ func extendedCardMethod(h *Handler, c *rpcCall) (any, *rpcError, bool) {
 // challenge sets the WWW-Authenticate header of an answer refusing the
 // caller with e ([otc.Challenge]).
 func (h *Handler) challenge(w http.ResponseWriter, e *rpcError) {
-	if e == nil || e.refusal == nil {
+	if e == nil || e.Refusal == nil {
 		return
 	}
-	if c := otc.Challenge(h.auth, e.refusal); c != "" {
+	if c := otc.Challenge(h.auth, e.Refusal); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
 }

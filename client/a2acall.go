@@ -55,13 +55,13 @@ func (a *a2aAgent) versionHeader(h http.Header) {
 func decodeAnswer(r *response, method string, out any) error {
 	r.rpcMethod = method
 	data, status := r.body, r.status
-	env, ok := readEnvelope(data)
+	env, ok := jsonrpc.ReadEnvelope(data)
 	var e *RPCError
-	if ok && env.err != nil {
+	if ok && env.Err != nil {
 		e = &RPCError{}
-		ok = json.Unmarshal(env.err, e) == nil
+		ok = json.Unmarshal(env.Err, e) == nil
 	}
-	if !ok || env.result == nil && e == nil {
+	if !ok || env.Result == nil && e == nil {
 		if status != http.StatusOK {
 			return r.rpcFailure()
 		}
@@ -75,10 +75,10 @@ func decodeAnswer(r *response, method string, out any) error {
 		return a2aError(e)
 	}
 	if raw, ok := out.(*json.RawMessage); ok {
-		*raw = env.result // the answer's body is this request's own
+		*raw = env.Result // the answer's body is this request's own
 		return nil
 	}
-	if err := json.Unmarshal(env.result, out); err != nil {
+	if err := json.Unmarshal(env.Result, out); err != nil {
 		return fmt.Errorf("%s: the result: %w", method, err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/otcgo/otc/internal/jsonrpc"
 )
 
 // inbox routes what a server sends on a channel of its own, where the
@@ -42,13 +44,13 @@ func newInbox() *inbox {
 // the answers to the server's requests are sent with. A message that is
 // not JSON-RPC is skipped (a server's stray output).
 func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
-	m, ok := readEnvelope(msg)
-	if !ok || m.badMethod {
+	m, ok := jsonrpc.ReadEnvelope(msg)
+	if !ok || m.BadMethod {
 		return
 	}
 	switch {
-	case m.method == "":
-		id, err := strconv.ParseInt(string(bytes.Trim(m.id, `"`)), 10, 64)
+	case m.Method == "":
+		id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
 		if err != nil {
 			return
 		}
@@ -59,8 +61,8 @@ func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
 		if ch != nil {
 			ch <- msg
 		}
-	case len(m.id) > 0 && string(m.id) != "null":
-		if m.method == "ping" {
+	case len(m.ID) > 0 && string(m.ID) != "null":
+		if m.Method == "ping" {
 			s.incoming(ctx, nil, msg)
 			return
 		}
@@ -71,10 +73,10 @@ func (in *inbox) deliver(ctx context.Context, s *mcpSession, msg []byte) {
 				s.incoming(ctx, nil, msg)
 			}()
 		default:
-			s.refuse(ctx, m.id, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
+			s.refuse(ctx, m.ID, fmt.Sprintf("the client is answering %d requests of the server's already; try again when one is answered", maxServerRequests))
 		}
 	default:
-		s.notification(m.method, notificationParams(msg))
+		s.notification(m.Method, notificationParams(msg))
 	}
 }
 

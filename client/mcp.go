@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
-	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
@@ -275,65 +274,32 @@ func (s *mcpSession) rpc(ctx context.Context, k *call, version *mcpwire.Version,
 		}
 		return err
 	}
-	env, ok := readEnvelope(raw)
+	env, ok := jsonrpc.ReadEnvelope(raw)
 	if !ok {
 		return fmt.Errorf("%s: the answer is not JSON-RPC: it is not a JSON object", method)
 	}
-	if env.err != nil {
+	if env.Err != nil {
 		var e RPCError
-		if err := json.Unmarshal(env.err, &e); err != nil {
+		if err := json.Unmarshal(env.Err, &e); err != nil {
 			return fmt.Errorf("%s: the answer is not JSON-RPC: its error: %w", method, err)
 		}
 		e.Method = method
-		return e.asError()
+		return asError(&e)
 	}
-	if env.result == nil {
+	if env.Result == nil {
 		return fmt.Errorf("%s: the answer has neither result nor error", method)
 	}
 	switch out := out.(type) {
 	case nil:
 		return nil
 	case *json.RawMessage:
-		*out = env.result // the answer is this request's own copy
+		*out = env.Result // the answer is this request's own copy
 		return nil
 	}
-	if err := json.Unmarshal(env.result, out); err != nil {
+	if err := json.Unmarshal(env.Result, out); err != nil {
 		return fmt.Errorf("%s: the result: %w", method, err)
 	}
 	return nil
-}
-
-// envelope is what the client reads of a JSON-RPC message's envelope:
-// the raw id, result and error (nil when absent; an error that is null
-// counts as absent), and the method.
-type envelope struct {
-	id, result, err []byte
-	method          string
-	// badMethod says the method is there but is not a string.
-	badMethod bool
-}
-
-// readEnvelope reads a message's envelope in one pass over its members,
-// checking it is JSON; ok is false when it is not a JSON object.
-func readEnvelope(msg []byte) (e envelope, ok bool) {
-	ok = jsonparse.EachMember(msg, func(name, v []byte) bool {
-		switch string(name) {
-		case "id":
-			e.id = v
-		case "result":
-			e.result = v
-		case "error":
-			e.err = v
-			if string(v) == "null" {
-				e.err = nil
-			}
-		case "method":
-			m, isStr := jsonparse.String(v)
-			e.method, e.badMethod = m, !isStr && string(v) != "null"
-		}
-		return true
-	})
-	return e, ok
 }
 
 // cancelled tells the server that request id is no longer wanted.
@@ -348,24 +314,16 @@ func (s *mcpSession) cancelled(ctx context.Context, k *call, id int64) {
 // that the client does not map to an [*otc.Error]: a method the server
 // does not have, say. A refusal of the caller (-32001, -32002, -32003),
 // and a tools/call refused before the tool ran (-32600, -32602: an
-// unknown tool, malformed arguments), become an *otc.Error instead.
-type RPCError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-	// Method is the request's method.
-	Method string `json:"-"`
-}
-
-// Error says the method, the message and the code.
-func (e *RPCError) Error() string {
-	return fmt.Sprintf("%s: %s (JSON-RPC error %d)", e.Method, truncate(e.Message, 512), e.Code)
-}
+// unknown tool, malformed arguments), become an *otc.Error instead. Its
+// Code, Message and Data (as it came) are the server's; Method is the
+// request's. It is the JSON-RPC error type the servers of this module
+// answer with too.
+type RPCError = jsonrpc.ReadError
 
 // asError maps the error codes MCP servers answer a refused caller with
 // (-32001 and -32002/-32003, with the OAuth reason in data.error) to an
 // *otc.Error of their class; others stay RPC errors.
-func (e *RPCError) asError() error {
+func asError(e *RPCError) error {
 	var data mcpwire.RefusalData
 	_ = json.Unmarshal(e.Data, &data)
 	code := otc.CodeServerError

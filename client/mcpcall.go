@@ -245,7 +245,7 @@ func (s *mcpSession) awaitTask(ctx context.Context, k *call, id string, first, p
 		case "failed":
 			if t.Error != nil {
 				t.Error.Method = "tasks/get"
-				return nil, t.Error.asError()
+				return nil, asError(t.Error)
 			}
 			return nil, &otc.Error{Code: otc.CodeServerError, Message: "The task failed: " + t.StatusMessage}
 		case "cancelled":

@@ -186,8 +186,8 @@ func (h *mcpHTTP) roundTrip(ctx context.Context, s *mcpSession, k *call, id int6
 	// The answer to this request, as over a stream or stdio: another id
 	// is another request's answer (an error about a request that could
 	// not be read has none).
-	if head, ok := readEnvelope(data); ok && !isID(head.id, id) && !(head.err != nil && (len(head.id) == 0 || string(head.id) == "null")) {
-		return nil, r.unexpected(fmt.Errorf("the answer is to request %s, not to this one (%d): it is not taken", truncate(string(head.id), 64), id))
+	if head, ok := jsonrpc.ReadEnvelope(data); ok && !isID(head.ID, id) && !(head.Err != nil && (len(head.ID) == 0 || string(head.ID) == "null")) {
+		return nil, r.unexpected(fmt.Errorf("the answer is to request %s, not to this one (%d): it is not taken", truncate(string(head.ID), 64), id))
 	}
 	return data, nil
 }
@@ -395,13 +395,13 @@ func (r *response) rpcFailure() error {
 		// internal error (-32603), are the server's answer; other 5xx
 		// answers are the transport's.
 		if hasRPC && (r.status >= 400 && r.status < 500 || r.status == http.StatusInternalServerError && body.Error.Code == jsonrpc.CodeInternalError) {
-			return body.Error.asError()
+			return asError(body.Error)
 		}
 		return r.unexpected(nil)
 	}
 	e := &otc.Error{Code: code, Message: http.StatusText(r.status)}
 	if hasRPC {
-		rpc := body.Error.asError()
+		rpc := asError(body.Error)
 		if oe, ok := errors.AsType[*otc.Error](rpc); ok {
 			e.Reason, e.RequiredScopes, e.DeveloperMessage = oe.Reason, oe.RequiredScopes, oe.DeveloperMessage
 		}
@@ -474,11 +474,11 @@ func readSSE(r io.Reader, max int64, id int64, other func([]byte), st *sseState)
 	want := strconv.AppendInt(buf[:0], id, 10)
 	var answer []byte
 	err := eachEvent(r, max, st, func(_ string, msg []byte) bool {
-		m, ok := readEnvelope(msg)
-		if !ok || m.badMethod {
+		m, ok := jsonrpc.ReadEnvelope(msg)
+		if !ok || m.BadMethod {
 			return true // not JSON (a priming event): not a message of MCP's
 		}
-		if id >= 0 && m.method == "" && string(m.id) == string(want) {
+		if id >= 0 && m.Method == "" && string(m.ID) == string(want) {
 			answer = msg
 			return false
 		}

@@ -99,6 +99,6 @@ func missingCapability(name string) *rpcError {
 		Code:    codeMissingCapability,
 		Message: fmt.Sprintf("Missing required client capability: %s", name),
 		Data:    map[string]any{"requiredCapabilities": map[string]any{name: map[string]any{}}},
-		status:  400,
+		Status:  400,
 	}
 }

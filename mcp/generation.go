@@ -148,7 +148,7 @@ func (sessions) prepare(s *server, c callSite, state *callState, _ *otc.CallRequ
 
 func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
 	if e := state.missing(res); e != nil {
-		e.status = 0 // this generation answers a request's errors 200
+		e.Status = 0 // this generation answers a request's errors 200
 		return nil, e, true
 	}
 	return nil, nil, false
@@ -268,11 +268,11 @@ func (rounds) version(string) string      { return Version20260728 }
 func (rounds) checkMeta(m *message) *rpcError {
 	switch {
 	case !m.metaOK:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: a request of protocol version 2026-07-28 carries params._meta with "io.modelcontextprotocol/protocolVersion" and "io.modelcontextprotocol/clientCapabilities"`, status: http.StatusBadRequest}
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: a request of protocol version 2026-07-28 carries params._meta with "io.modelcontextprotocol/protocolVersion" and "io.modelcontextprotocol/clientCapabilities"`, Status: http.StatusBadRequest}
 	case !m.hasMetaVersion || m.metaVersionBad:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/protocolVersion", a string`, status: http.StatusBadRequest}
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/protocolVersion", a string`, Status: http.StatusBadRequest}
 	case m.clientCaps == nil || m.clientCapsWrong:
-		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/clientCapabilities", an object ({} declares none)`, status: http.StatusBadRequest}
+		return &rpcError{Code: codeInvalidParams, Message: `Invalid params: _meta lacks "io.modelcontextprotocol/clientCapabilities", an object ({} declares none)`, Status: http.StatusBadRequest}
 	}
 	return nil
 }

@@ -172,7 +172,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.gen = generationFor(m, hv)
 	gen := generationOf(&x)
 	if e := gen.checkHTTP(h, r, m, hv); e != nil {
-		writeHTTPError(w, e.status, m.id, e)
+		writeHTTPError(w, e.Status, m.id, e)
 		return
 	}
 
@@ -192,7 +192,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			stream.event(out)
 		case e != nil:
-			h.challenge(w, e.refusal)
+			h.challenge(w, e.Refusal)
 			writeHTTPError(w, gen.httpStatus(e), m.id, e)
 		case x.response != nil:
 			writeJSON(w, http.StatusOK, x.response)
@@ -221,8 +221,8 @@ func (h *Handler) challenge(w http.ResponseWriter, e *otc.Error) {
 // generation: the one the error carries, or 400 for a request that is not
 // JSON-RPC; 0 when the generation decides.
 func transportStatus(e *rpcError) int {
-	if e.status != 0 {
-		return e.status
+	if e.Status != 0 {
+		return e.Status
 	}
 	switch e.Code {
 	case codeParseError, codeInvalidRequest:
@@ -237,7 +237,7 @@ func transportStatus(e *rpcError) int {
 func (h *Handler) checkHeaders(r *http.Request, m *message, hv string) *rpcError {
 	mismatch := func(format string, args ...any) *rpcError {
 		e := newError(codeHeaderMismatch, format, args...)
-		e.status = http.StatusBadRequest
+		e.Status = http.StatusBadRequest
 		return e
 	}
 	if hv == "" {
@@ -307,13 +307,13 @@ func (h *Handler) checkParamHeaders(r *http.Request, m *message) *rpcError {
 		}
 		if !hasHdr {
 			e := newError(codeHeaderMismatch, "Header mismatch: the Mcp-Param-%s header is required, as argument %s is given", p.header, strings.Join(p.path, "."))
-			e.status = http.StatusBadRequest
+			e.Status = http.StatusBadRequest
 			return e
 		}
 		decoded, ok := decodeHeaderValue(hdr)
 		if !ok || !headerMatches(decoded, v) {
 			e := newError(codeHeaderMismatch, "Header mismatch: Mcp-Param-%s header value does not match argument %s", p.header, strings.Join(p.path, "."))
-			e.status = http.StatusBadRequest
+			e.Status = http.StatusBadRequest
 			return e
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
@@ -30,19 +29,11 @@ const (
 	codeUnsupportedProtocol = -32022
 )
 
-// rpcError is a JSON-RPC error object, with the HTTP status it is
-// answered with.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-	status  int
-	// refusal is the pipeline's refusal this error answers, for the
-	// WWW-Authenticate challenge over HTTP; nil for other errors.
-	refusal *otc.Error
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+// rpcError is the JSON-RPC error object the server answers with: its
+// Status is the HTTP status it is answered with, and its Refusal the
+// pipeline's refusal it answers, for the WWW-Authenticate challenge over
+// HTTP (nil for other errors).
+type rpcError = jsonrpc.Error[any]
 
 func newError(code int, format string, args ...any) *rpcError {
 	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}

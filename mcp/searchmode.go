@@ -268,7 +268,7 @@ func (l *listing) tool(name, version string) []byte {
 // searched too often (search.Admit): -32000, 429 over HTTP, with the
 // wait in data.
 func rateLimited(err error) *rpcError {
-	e := &rpcError{Code: codeServerBusy, Message: err.Error(), status: http.StatusTooManyRequests}
+	e := &rpcError{Code: codeServerBusy, Message: err.Error(), Status: http.StatusTooManyRequests}
 	var oe *otc.Error
 	if errors.As(err, &oe) {
 		e.Message = oe.Message

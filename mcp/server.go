@@ -258,7 +258,7 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 		Code:    codeUnsupportedProtocol,
 		Message: msg,
 		Data:    map[string]any{"supported": supportedVersions, "requested": requested},
-		status:  http.StatusBadRequest,
+		Status:  http.StatusBadRequest,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/modeltext"
 	"github.com/otcgo/otc/internal/wire"
@@ -216,26 +216,18 @@ func (l *listing) page(names []string, cursor string, hasCursor bool, size int, 
 func EncodeCallResult(res otc.CallResult, err error) (json.RawMessage, *Error) {
 	b, e := appendCallResult(nil, res, err, nil)
 	if e != nil {
-		return nil, &Error{Code: e.Code, Message: e.Message, Data: e.Data}
+		return nil, e
 	}
 	return b, nil
 }
 
 // Error is a JSON-RPC error a tools/call is answered with instead of a
-// result.
-type Error struct {
-	// Code is the JSON-RPC error code.
-	Code int
-	// Message is the error's message, safe to show to a user.
-	Message string
-	// Data is the error's data member, nil for none: for a refusal by a
-	// tool's policy, {"error": reason, "error_description": ...}, with
-	// "required_scopes" (an array of strings) when the refusal names the
-	// OAuth scopes to ask for.
-	Data any
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+// result: its Code; its Message, safe to show to a user; and its Data,
+// nil for none: for a refusal by a tool's policy, {"error": reason,
+// "error_description": ...}, with "required_scopes" (an array of strings)
+// when the refusal names the OAuth scopes to ask for. It is the JSON-RPC
+// error type the server answers every request with.
+type Error = jsonrpc.Error[any]
 
 // appendCallResult appends the CallToolResult of a call. info, for a
 // 2026-07-28 request, is the serverInfo member its result's _meta carries;
@@ -360,9 +352,9 @@ const (
 // policyError is the JSON-RPC error of a call refused by a tool's policy,
 // with the refusal's reason in data.error, and 401 or 403 over HTTP.
 func policyError(e *otc.Error, forbidden int) *rpcError {
-	out := &rpcError{Code: forbidden, Message: e.Message, status: 403, refusal: e}
+	out := &rpcError{Code: forbidden, Message: e.Message, Status: 403, Refusal: e}
 	if e.Code == otc.CodeUnauthenticated {
-		out.Code, out.status = codeUnauthorizedCall, 401
+		out.Code, out.Status = codeUnauthorizedCall, 401
 	}
 	out.Data = refusalData(e)
 	return out

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/jsonparse"
 	"github.com/otcgo/otc/internal/wire"
 )
 
@@ -30,12 +32,38 @@ const (
 	CodeInternalError  = -32603
 )
 
-// Error is a JSON-RPC error object.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+// Error is a JSON-RPC error object: the one error type the MCP and A2A
+// servers answer with and the client reads. D is what its data holds:
+// json.RawMessage as read (the client's RPCError), a server's own values
+// as written (any for MCP's, A2A's list of details).
+type Error[D any] struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    D      `json:"data,omitempty"`
+	// Method is the method of the request the error answers, for the
+	// message of an error a client read. Not sent.
+	Method string `json:"-"`
+	// Status is the HTTP status a server answers the error with (zero:
+	// its transport's rule), and Refusal the refusal of the caller it
+	// answers, whose challenge the answer carries. Neither is sent.
+	Status  int        `json:"-"`
+	Refusal *otc.Error `json:"-"`
 }
+
+// Error says the method (when known), the message and the code.
+func (e *Error[D]) Error() string {
+	msg := e.Message
+	if len(msg) > 512 {
+		msg = msg[:512] + "…"
+	}
+	if e.Method == "" {
+		return fmt.Sprintf("%s (JSON-RPC error %d)", msg, e.Code)
+	}
+	return fmt.Sprintf("%s: %s (JSON-RPC error %d)", e.Method, msg, e.Code)
+}
+
+// ReadError is the error object a client reads.
+type ReadError = Error[json.RawMessage]
 
 // Message is any JSON-RPC message as it is read: a request (ID and
 // Method), a notification (Method without ID) or a response (ID, and
@@ -47,7 +75,7 @@ type Message struct {
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	Error   *ReadError      `json:"error,omitempty"`
 }
 
 // IsNotification reports whether m is a notification: a method without
@@ -219,7 +247,7 @@ func Response(id json.RawMessage, result, e any) []byte {
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		b, _ = json.Marshal(response{JSONRPC: Version, ID: id, Error: &Error{Code: CodeInternalError, Message: "the answer could not be encoded"}})
+		b, _ = json.Marshal(response{JSONRPC: Version, ID: id, Error: &ReadError{Code: CodeInternalError, Message: "the answer could not be encoded"}})
 	}
 	return b
 }
@@ -289,4 +317,37 @@ func AppendRequest(dst []byte, id, method string, params []byte) []byte {
 		dst = append(dst, params...)
 	}
 	return append(dst, '}')
+}
+
+// Envelope is what a reader of JSON-RPC messages (the client) reads of a
+// message's envelope: the raw ID, Result and Err (nil when absent; an
+// error that is null counts as absent), and the Method (BadMethod: it is
+// there but not a string).
+type Envelope struct {
+	ID, Result, Err []byte
+	Method          string
+	BadMethod       bool
+}
+
+// ReadEnvelope reads a message's envelope in one pass over its members,
+// checking it is JSON; ok is false when it is not a JSON object.
+func ReadEnvelope(msg []byte) (e Envelope, ok bool) {
+	ok = jsonparse.EachMember(msg, func(name, v []byte) bool {
+		switch string(name) {
+		case "id":
+			e.ID = v
+		case "result":
+			e.Result = v
+		case "error":
+			e.Err = v
+			if string(v) == "null" {
+				e.Err = nil
+			}
+		case "method":
+			m, isStr := jsonparse.String(v)
+			e.Method, e.BadMethod = m, !isStr && string(v) != "null"
+		}
+		return true
+	})
+	return e, ok
 }

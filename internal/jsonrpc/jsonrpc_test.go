@@ -33,7 +33,7 @@ func TestEncoded(t *testing.T) {
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":"a","result":{"ok":true}}`, string(Response(json.RawMessage(`"a"`), map[string]bool{"ok": true}, nil)))
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"result":null}`, string(Response(nil, nil, nil)), "no id is null; no result is null")
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`,
-		string(Response(json.RawMessage("3"), "ignored", &Error{Code: CodeMethodNotFound, Message: "no"})), "an error and no result")
+		string(Response(json.RawMessage("3"), "ignored", &ReadError{Code: CodeMethodNotFound, Message: "no"})), "an error and no result")
 	m = read(t, Response(json.RawMessage("3"), math.Inf(1), nil))
 	require.NotNil(t, m.Error, "a result that cannot be encoded")
 	assert.Equal(t, CodeInternalError, m.Error.Code)
@@ -47,7 +47,7 @@ func TestAppended(t *testing.T) {
 	assert.JSONEq(t, `"id-1"`, string(m.ID))
 	assert.JSONEq(t, `[1,2]`, string(m.Result))
 
-	m = read(t, AppendErrorResponse(nil, nil, &Error{Code: CodeParseError, Message: "Parse error"}))
+	m = read(t, AppendErrorResponse(nil, nil, &ReadError{Code: CodeParseError, Message: "Parse error"}))
 	assert.Equal(t, "null", string(m.ID), "a message whose id could not be read is answered with null")
 	assert.Equal(t, CodeParseError, m.Error.Code)
 	m = read(t, AppendErrorResponse(nil, []byte("1"), func() {}))
