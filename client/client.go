@@ -127,7 +127,7 @@ func New(baseURL string, opts *Options) (*Client, error) {
 	case FormatA2A:
 		c.format, c.t = FormatA2A, &a2aWire{c: c}
 	default:
-		return nil, fmt.Errorf("otc client: Options.Format %q is not one of otc, mcp, rest and a2a", opts.Format)
+		return nil, fmt.Errorf("otc client: Options.Format %w", opts.Format.Check())
 	}
 	return c, nil
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/otcgo/otc"
 )
@@ -25,6 +26,17 @@ const (
 	// whose skills are its tools.
 	FormatA2A Format = "a2a"
 )
+
+// Check reports whether f is a format the client speaks (or empty, which
+// New takes for FormatOTC and Dial finds): an error naming the formats
+// otherwise.
+func (f Format) Check() error {
+	switch f {
+	case "", FormatOTC, FormatMCP, FormatREST, FormatA2A:
+		return nil
+	}
+	return fmt.Errorf("%q is not one of otc, mcp, rest and a2a", string(f))
+}
 
 // transport is one wire format's way of doing what a Client does.
 type transport interface {

@@ -18,6 +18,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/nearest"
+	"github.com/otcgo/otc/search"
 )
 
 // gatewayConfig is the gateway's configuration file.
@@ -60,21 +61,11 @@ const DefaultSearchThreshold = 50
 type Config struct {
 	// Upstreams are the servers federated.
 	Upstreams []Upstream
-	// MCPSearch is how the gateway's MCP endpoint lists a large catalog:
-	// the file's mcp.search_threshold and mcp.pinned_tools.
-	MCPSearch MCPSearch
-}
-
-// MCPSearch is the search mode of a gateway's MCP endpoint: a caller who
-// may see more than Threshold tools lists the Pinned ones, a search tool
-// and a call tool (see mcp.SearchMode).
-type MCPSearch struct {
-	// Off lists every tool to every caller (search_threshold: off).
-	Off bool
-	// Threshold is DefaultSearchThreshold unless the file sets it.
-	Threshold int
-	// Pinned names the tools listed in search mode besides the two.
-	Pinned []string
+	// MCPSearch is how the gateway's MCP endpoint lists a large catalog
+	// (mcp.SearchMode): the file's mcp.search_threshold (Threshold,
+	// DefaultSearchThreshold unless the file says; off: nil) and
+	// mcp.pinned_tools (Pinned).
+	MCPSearch *search.Mode
 }
 
 type upstreamConfig struct {
@@ -334,12 +325,17 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c := &Config{Upstreams: ups, MCPSearch: MCPSearch{Threshold: DefaultSearchThreshold}}
+	c := &Config{Upstreams: ups, MCPSearch: &search.Mode{Threshold: DefaultSearchThreshold}}
 	if m := cfg.MCP; m != nil {
 		if t := m.SearchThreshold; t != nil {
-			c.MCPSearch.Off, c.MCPSearch.Threshold = t.off, t.n
+			c.MCPSearch.Threshold = t.n
+			if t.off {
+				c.MCPSearch = nil
+			}
 		}
-		c.MCPSearch.Pinned = m.PinnedTools
+		if c.MCPSearch != nil {
+			c.MCPSearch.Pinned = m.PinnedTools
+		}
 	}
 	return c, nil
 }

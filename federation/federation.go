@@ -365,10 +365,8 @@ func check(u *Upstream) *ConfigError {
 	case len(u.Command) > 0 && u.Command[0] == "":
 		return &ConfigError{Field: "command", Message: "the program is empty"}
 	}
-	switch u.Format {
-	case "", client.FormatOTC, client.FormatMCP, client.FormatREST, client.FormatA2A:
-	default:
-		return &ConfigError{Field: "format", Message: fmt.Sprintf("%q is not one of otc, mcp, rest, a2a", u.Format)}
+	if err := u.Format.Check(); err != nil {
+		return &ConfigError{Field: "format", Message: err.Error()}
 	}
 	for field, ps := range map[string][]string{"include": u.Include, "exclude": u.Exclude} {
 		for _, p := range ps {

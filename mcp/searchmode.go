@@ -48,16 +48,7 @@ const (
 //
 // The search is package search's: BM25 over the tools' names,
 // descriptions and parameters, over the tools the caller may see.
-type SearchMode struct {
-	// Threshold is how many tools a caller may see before its tools/list
-	// answers in search mode: a caller who may see more than Threshold
-	// tools is shown the short list. Zero puts every caller in search
-	// mode.
-	Threshold int
-	// Pinned names tools listed in search mode besides the two, when the
-	// caller may see them.
-	Pinned []string
-}
+type SearchMode = search.Mode
 
 // searchMode is a server's SearchMode, ready.
 type searchMode struct {

@@ -181,6 +181,21 @@ func check(query string, limit int) error {
 	return nil
 }
 
+// Mode is how a server lists a catalog too large for a model to read
+// whole: a caller who may see more than Threshold tools is listed the
+// Pinned ones (those it may see), a tool that searches the catalog and a
+// tool that calls a tool by its name. MCP's search mode (mcp.SearchMode)
+// is one, and a gateway's configuration file (mcp.search_threshold,
+// mcp.pinned_tools) says it.
+type Mode struct {
+	// Threshold is how many tools a caller may see before it is listed
+	// the short list. Zero lists every caller the short list.
+	Threshold int
+	// Pinned names tools listed in the short list besides the two, when
+	// the caller may see them.
+	Pinned []string
+}
+
 // Query answers the search a request's query parameters ask for ("q",
 // and "limit", DefaultLimit when absent): the ids of reg's tools that the
 // request's caller sees through protocol and that match q, best first, or

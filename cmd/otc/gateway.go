@@ -123,10 +123,10 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	mux := http.NewServeMux()
 	// A2A's card lists every skill; the search skill finds among them.
 	mo := &mount.Options{Authenticator: authn, Logger: logger, A2A: &a2a.Options{Search: true}}
-	if s := cfg.MCPSearch; !s.Off {
+	if s := cfg.MCPSearch; s != nil {
 		// A caller who may see more tools than the threshold lists a
 		// few, a search tool and a call tool.
-		mo.MCP = &mcp.Options{Search: &mcp.SearchMode{Threshold: s.Threshold, Pinned: s.Pinned}}
+		mo.MCP = &mcp.Options{Search: s}
 	}
 	hs := mount.All(mux, reg, mo)
 	mux.Handle(gatewayHealthPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
