@@ -80,9 +80,9 @@ type upstream struct {
 func newUpstream(f *Federation, cfg Upstream, rank int) *upstream {
 	u := &upstream{f: f, cfg: cfg, origin: primitive.Origin{Upstream: cfg.Name, Rank: rank}, wake: make(chan struct{}, 1), redial: make(chan struct{}, 1)}
 	u.brk.init(cfg.Breaker)
-	if cfg.Sessions > 0 && (len(cfg.Command) > 0 || cfg.Format == client.FormatMCP || cfg.Format == "") {
-		// Used for MCP upstreams only: a URL whose format Dial finds
-		// has its pool ready in case it is one (see clientFor).
+	if cfg.Sessions > 0 {
+		// Used only when the upstream's client keeps state (clientFor
+		// asks it): an MCP server's sessions, a process each.
 		u.pool = &sessionPool{max: cfg.Sessions, open: u.session}
 	}
 	return u
