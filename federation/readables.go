@@ -409,7 +409,7 @@ func (u *upstream) complete(ctx context.Context, ref client.CompletionRef, argum
 // It goes as a call of the upstream's tools does: with the caller's
 // token where the upstream takes it (pass_through, token_exchange), never
 // the gateway's in its place, and the trace context; within the
-// upstream's CallTimeout; and cancelled upstream when the caller goes.
+// upstream's Timeouts.Call; and cancelled upstream when the caller goes.
 func (u *upstream) forward(ctx context.Context, f func(ctx context.Context, cl *client.Session) error) error {
 	header := http.Header{}
 	u.f.propagate(ctx, header)

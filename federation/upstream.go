@@ -72,7 +72,7 @@ type upstream struct {
 	broken  bool // misconfigured: reached, listed, but not callable
 	// startedAt is when the main client was made (its process started);
 	// ready says it has answered a catalog read since: until then, and
-	// for at most ReadyTimeout, the upstream is starting.
+	// for at most Timeouts.Ready, the upstream is starting.
 	startedAt time.Time
 	ready     bool
 }
@@ -301,7 +301,7 @@ func (u *upstream) refresh(ctx context.Context) error {
 	if cl == nil {
 		return fmt.Errorf("federation: upstream %q has not been reached", u.cfg.Name)
 	}
-	// A client just made may take up to ReadyTimeout to answer its first
+	// A client just made may take up to Timeouts.Ready to answer its first
 	// read (a process that installs or indexes at its start): it is
 	// waited for, not started again.
 	timeout := u.cfg.Timeouts.Start
