@@ -470,7 +470,7 @@ func TestOneSeam(t *testing.T) {
 // client's files speak A2A, whose skill extension has an inputSchema too.)
 func TestMCPVocabularyOnce(t *testing.T) {
 	t.Parallel()
-	members := regexp.MustCompile(`"(uriTemplate|mimeType|resourceTemplates|inputSchema|outputSchema|nextCursor|hasMore|ref/prompt|ref/resource)[",]`)
+	members := regexp.MustCompile(`"(uriTemplate|mimeType|resourceTemplates|inputSchema|outputSchema|nextCursor|hasMore|ref/prompt|ref/resource|requiredCapabilities)[",]`)
 	codes := regexp.MustCompile(`[^0-9]-32(00[0-3]|60[0-3]|700)\b`)
 	var found []string
 	srcs := goSources(t, "mcp", "resource", "prompt", "client", "federation", "cmd/otc", "export", "search", "internal/primitive")

@@ -73,7 +73,7 @@ func (ss *Session) ListResources(ctx context.Context) ([]Resource, error) {
 // -32602 in MCP 2026-07-28) whose Data names the URI.
 func (ss *Session) ReadResource(ctx context.Context, uri string) ([]otc.EmbeddedResource, error) {
 	var res mcpwire.ReadResult
-	if err := ss.s.request(ctx, hopCall(ctx), "resources/read", map[string]any{"uri": uri}, &res); err != nil {
+	if err := ss.s.request(ctx, hopCall(ctx), "resources/read", mcpwire.URIParams{URI: uri}.Map(), &res); err != nil {
 		return nil, fmt.Errorf("otc client: read %s: %w", truncate(uri, 200), err)
 	}
 	return res.Contents, nil
@@ -96,7 +96,7 @@ func (ss *Session) Unsubscribe(ctx context.Context, uri string) error {
 }
 
 func (ss *Session) subscription(ctx context.Context, method, uri string) error {
-	if err := ss.s.request(ctx, nil, method, map[string]any{"uri": uri}, nil); err != nil {
+	if err := ss.s.request(ctx, nil, method, mcpwire.URIParams{URI: uri}.Map(), nil); err != nil {
 		return fmt.Errorf("otc client: %s %s: %w", method, truncate(uri, 200), err)
 	}
 	return nil
@@ -116,10 +116,7 @@ func (ss *Session) ListPrompts(ctx context.Context) ([]Prompt, error) {
 // does.
 func (ss *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*PromptResult, error) {
 	s, c := ss.s, ss.c
-	params := map[string]any{"name": name}
-	if args != nil {
-		params["arguments"] = args
-	}
+	params := mcpwire.GetPromptParams{Name: name, Arguments: args}.Map()
 	fail := func(err error) (*PromptResult, error) {
 		return nil, fmt.Errorf("otc client: get prompt %s: %w", truncate(name, 64), err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/backoff"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/wire"
 )
@@ -265,9 +266,7 @@ func (u *upstream) dial(ctx context.Context) (*client.Client, error) {
 			default:
 			}
 		case "notifications/resources/updated":
-			var p struct {
-				URI string `json:"uri"`
-			}
+			var p mcpwire.URIParams
 			if json.Unmarshal(params, &p) == nil && p.URI != "" {
 				u.updated(p.URI)
 			}

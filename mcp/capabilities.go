@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // callState is what a tool can learn about, and tell, the MCP request it
@@ -98,7 +99,7 @@ func missingCapability(name string) *rpcError {
 	return &rpcError{
 		Code:    codeMissingCapability,
 		Message: fmt.Sprintf("Missing required client capability: %s", name),
-		Data:    map[string]any{"requiredCapabilities": map[string]any{name: map[string]any{}}},
+		Data:    mcpwire.MissingCapabilityData{RequiredCapabilities: map[string]any{name: map[string]any{}}},
 		Status:  400,
 	}
 }

@@ -341,7 +341,7 @@ func (s *server) readResource(ctx context.Context, x *exchange, sn *primitive.Sn
 	if err != nil {
 		return nil, primitiveError(x, "The resource could not be read", err)
 	}
-	b := slices.Concat([]byte(`{"contents":`), contents)
+	b := mcpwire.AppendReadResult(make([]byte, 0, len(contents)+64), contents)
 	b = append(b, x.gen.readExtra(s)...)
 	return append(b, '}'), nil
 }

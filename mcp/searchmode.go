@@ -263,7 +263,7 @@ func rateLimited(err error) *rpcError {
 	var oe *otc.Error
 	if errors.As(err, &oe) {
 		e.Message = oe.Message
-		e.Data = map[string]int64{"retry_after_ms": (oe.RetryAfter + time.Millisecond - 1).Milliseconds()}
+		e.Data = mcpwire.BusyData{RetryAfterMS: (oe.RetryAfter + time.Millisecond - 1).Milliseconds()}
 	}
 	return e
 }

@@ -257,7 +257,7 @@ func unsupportedVersion(requested string, inHeader bool) *rpcError {
 	return &rpcError{
 		Code:    codeUnsupportedProtocol,
 		Message: msg,
-		Data:    map[string]any{"supported": supportedVersions, "requested": requested},
+		Data:    mcpwire.UnsupportedVersionData{Supported: supportedVersions, Requested: requested},
 		Status:  http.StatusBadRequest,
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/caller"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
-	"github.com/otcgo/otc/internal/wire"
 )
 
 // subscriptions are what a client is to be told of the registry's
@@ -122,7 +122,7 @@ func (s *subscriptions) take() [][]byte {
 		}
 	}
 	for uri := range s.updated {
-		member := wire.AppendString([]byte(`"uri":`), uri)
+		member := mcpwire.AppendURIMember(nil, uri)
 		out = append(out, notification("notifications/resources/updated", s.params(member)))
 	}
 	s.lists = primitive.Change{}

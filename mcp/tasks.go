@@ -71,7 +71,7 @@ func missingTasksCapability(why string) *rpcError {
 	return &rpcError{
 		Code:    codeMissingCapability,
 		Message: "Missing required client capability: the extension " + ExtensionTasks + " (" + why + "); declare it under extensions in _meta[\"io.modelcontextprotocol/clientCapabilities\"]",
-		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}},
+		Data:    mcpwire.MissingCapabilityData{RequiredCapabilities: map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}},
 		Status:  400,
 	}
 }

@@ -224,3 +224,57 @@ type RefusalData struct {
 	Description    string   `json:"error_description,omitempty"`
 	RequiredScopes []string `json:"required_scopes,omitempty"`
 }
+
+// URIParams are the params of resources/read, resources/subscribe and
+// resources/unsubscribe, and of notifications/resources/updated.
+type URIParams struct {
+	URI string `json:"uri"`
+}
+
+// Map is p as the map the client's requests are made of.
+func (p URIParams) Map() map[string]any { return map[string]any{"uri": p.URI} }
+
+// AppendURIMember appends the member of URIParams (without braces), as a
+// notification's params are written.
+func AppendURIMember(b []byte, uri string) []byte {
+	return wire.AppendString(append(b, `"uri":`...), uri)
+}
+
+// GetPromptParams are the params of prompts/get.
+type GetPromptParams struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// Map is p as the map the client's requests are made of (to which a
+// 2026-07-28 round adds its answers).
+func (p GetPromptParams) Map() map[string]any {
+	m := map[string]any{"name": p.Name}
+	if p.Arguments != nil {
+		m["arguments"] = p.Arguments
+	}
+	return m
+}
+
+// AppendReadResult appends a resources/read result's members, without
+// its closing brace: the contents array, encoded already.
+func AppendReadResult(b []byte, contents []byte) []byte {
+	return append(append(b, `{"contents":`...), contents...)
+}
+
+// MissingCapabilityData is the data of a refusal for a capability the
+// client lacks: the capabilities, as the client declares them.
+type MissingCapabilityData struct {
+	RequiredCapabilities map[string]any `json:"requiredCapabilities"`
+}
+
+// UnsupportedVersionData is the data of a refusal of a protocol version.
+type UnsupportedVersionData struct {
+	Supported []string `json:"supported"`
+	Requested string   `json:"requested"`
+}
+
+// BusyData is the data of a refusal of a caller who must wait.
+type BusyData struct {
+	RetryAfterMS int64 `json:"retry_after_ms"`
+}
