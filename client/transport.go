@@ -38,6 +38,39 @@ func (f Format) Check() error {
 	return fmt.Errorf("%q is not one of otc, mcp, rest and a2a", string(f))
 }
 
+// Path is where an otc server (mount.All, otc gateway) serves f below its
+// root: "/otc", "/mcp", "/v1" or "/a2a"; "" for a format the client does
+// not speak.
+func (f Format) Path() string {
+	switch f {
+	case FormatOTC:
+		return pathOTC
+	case FormatMCP:
+		return pathMCP
+	case FormatREST:
+		return pathREST
+	case FormatA2A:
+		return pathA2A
+	}
+	return ""
+}
+
+// Title names f as people write it in a sentence, with its article: "an
+// OTC", "an MCP", "a REST", "an A2A".
+func (f Format) Title() string {
+	switch f {
+	case FormatOTC:
+		return "an OTC"
+	case FormatMCP:
+		return "an MCP"
+	case FormatREST:
+		return "a REST"
+	case FormatA2A:
+		return "an A2A"
+	}
+	return "a " + string(f)
+}
+
 // transport is one wire format's way of doing what a Client does.
 type transport interface {
 	list(ctx context.Context) ([]otc.ToolDefinition, error)

@@ -103,3 +103,22 @@ func TestWaitsHoldNoLock(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, gets.Load(), "the second request opened no stream of its own")
 }
+
+// TestFormatRules: the formats' one rule (Check), where an otc server
+// serves each (Path) and how a sentence names each (Title).
+func TestFormatRules(t *testing.T) {
+	for f, want := range map[client.Format][2]string{
+		client.FormatOTC: {"/otc", "an OTC"}, client.FormatMCP: {"/mcp", "an MCP"},
+		client.FormatREST: {"/v1", "a REST"}, client.FormatA2A: {"/a2a", "an A2A"},
+	} {
+		assert.NoError(t, f.Check())
+		assert.Equal(t, want[0], f.Path())
+		assert.Equal(t, want[1], f.Title())
+	}
+	assert.NoError(t, client.Format("").Check(), "empty: New's default, Dial's finding")
+	err := client.Format("grpc").Check()
+	assert.ErrorContains(t, err, `"grpc" is not one of otc, mcp, rest and a2a`)
+	assert.Empty(t, client.Format("grpc").Path())
+	_, err = client.New("http://127.0.0.1:1", &client.Options{Format: "grpc"})
+	assert.ErrorContains(t, err, `Options.Format "grpc" is not one of`)
+}

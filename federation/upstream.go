@@ -402,7 +402,7 @@ func (u *upstream) suggest(ctx context.Context, err error) string {
 	// The configured format where an otc server serves it, first; then
 	// whatever answers.
 	var found *client.Client
-	if p := formatPaths[u.cfg.Format]; !strings.HasSuffix(strings.TrimRight(u.cfg.URL, "/"), p) {
+	if p := u.cfg.Format.Path(); p != "" && !strings.HasSuffix(strings.TrimRight(u.cfg.URL, "/"), p) {
 		try := o
 		try.Format = u.cfg.Format
 		if c, err := client.New(strings.TrimRight(u.cfg.URL, "/")+p, &try); err == nil {
@@ -422,33 +422,14 @@ func (u *upstream) suggest(ctx context.Context, err error) string {
 	}
 	defer found.Close()
 	if found.Format() == u.cfg.Format {
-		return fmt.Sprintf("%s server answers at %s: set the upstream's url to it (in otc gateway's file, %s: {url: %s})", formatName(found.Format()), found.URL(), found.Format(), found.URL())
+		return fmt.Sprintf("%s server answers at %s: set the upstream's url to it (in otc gateway's file, %s: {url: %s})", found.Format().Title(), found.URL(), found.Format(), found.URL())
 	}
 	return fmt.Sprintf("%s server, not %s one, answers at %s: if it is the one, name its format (in otc gateway's file, %s: {url: %s}), or leave the format for it to be found (url: %s)",
-		formatName(found.Format()), formatName(u.cfg.Format), found.URL(), found.Format(), found.URL(), u.cfg.URL)
+		found.Format().Title(), u.cfg.Format.Title(), found.URL(), found.Format(), found.URL(), u.cfg.URL)
 }
-
-// formatPaths are the paths an otc server (mount.All, otc gateway)
-// serves each format at.
-var formatPaths = map[client.Format]string{client.FormatOTC: wire.PathOTC, client.FormatMCP: wire.PathMCP, client.FormatREST: wire.PathREST, client.FormatA2A: wire.PathA2A}
 
 // suggestTimeout bounds suggest's look around.
 const suggestTimeout = 3 * time.Second
-
-// formatName is a format as people write it, with its article.
-func formatName(f client.Format) string {
-	switch f {
-	case client.FormatOTC:
-		return "an OTC"
-	case client.FormatMCP:
-		return "an MCP"
-	case client.FormatREST:
-		return "a REST"
-	case client.FormatA2A:
-		return "an A2A"
-	}
-	return "a " + string(f)
-}
 
 // wontHeal says whether err, from reaching an upstream, is a mistake of
 // its setup that no wait mends: a command that is not found or may not
