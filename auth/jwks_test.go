@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,7 +167,10 @@ func TestJWKSIssuerComesBack(t *testing.T) {
 	res := capCall(t, srv, "Payments.Refund", capBearer(token))
 	testkit.AssertCapRefused(t, res, http.StatusUnauthorized, otc.ReasonInvalidToken, "has not obtained the issuers' keys yet", token)
 	assert.Contains(t, authMessage(t, res), "try again")
-	assert.Contains(t, logs.String(), "fetching the capability issuers' JWKS failed")
+	// The call may come while the first fetch is still failing: its log
+	// line follows it.
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "fetching the capability issuers' JWKS failed") },
+		10*time.Second, 5*time.Millisecond, "the failed fetch is logged")
 
 	// The outage: retries after 50, 100, 200 ms…, neither given up nor
 	// every few milliseconds: the fourth fetch comes, and no sooner than
