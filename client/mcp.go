@@ -70,6 +70,10 @@ type mcpSession struct {
 	// query searches.
 	dynamic atomic.Bool
 
+	// listen keeps the subscriptions of a version without
+	// resources/subscribe (listen.go).
+	listen listening
+
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
 	headers  sync.Map // tool name → []paramHeader, in 2026-07-28
@@ -443,7 +447,10 @@ func (s *mcpSession) health(ctx context.Context) error {
 	return nil
 }
 
-func (s *mcpSession) close() error { return s.conn().close() }
+func (s *mcpSession) close() error {
+	s.closeListen()
+	return s.conn().close()
+}
 
 // truncate cuts a server's string for a message, on a character
 // boundary.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/jsonrpc"
+	"github.com/otcgo/otc/internal/mcpwire"
 )
 
 // This file answers what an MCP server sends of its own: its requests
@@ -80,6 +81,9 @@ func (s *mcpSession) notification(method string, params json.RawMessage) {
 				f.(func(Progress))(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 			}
 		}
+	}
+	if method == mcpwire.MethodListenAcked {
+		s.listenAcked(params)
 	}
 	if f := s.c.opts.OnNotification; f != nil {
 		f(method, params)

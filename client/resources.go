@@ -81,17 +81,37 @@ func (ss *Session) ReadResource(ctx context.Context, uri string) ([]otc.Embedded
 
 // Subscribe asks an MCP server to tell the client when the resource at
 // uri changes: its notifications/resources/updated reach
-// [Options.OnNotification]. A server keeps a subscription for its
-// session; one that keeps none (a stateless HTTP server) may acknowledge
-// it and tell nothing. MCP 2026-07-28 has no resources/subscribe (its
-// subscriptions/listen, which this client does not speak yet, replaces
-// it): pin an earlier Options.MCPVersion to subscribe.
+// [Options.OnNotification]. Before MCP 2026-07-28 it is
+// resources/subscribe, which a server keeps for its session (one that
+// keeps none, a stateless HTTP server, may acknowledge it and tell
+// nothing). In 2026-07-28, which has no resources/subscribe, the session
+// keeps one subscriptions/listen stream naming every URI subscribed
+// (opened again when the set changes, and when it ends, until the session
+// closes), and Subscribe returns once the server acknowledged uri: an
+// error when it will not tell of it. Such a stream also brings the
+// changes of the server's lists (notifications/…/list_changed). A change
+// made while the stream opens again (a new URI, another unsubscribed, a
+// stream that ended) may go untold: read the resource once Subscribe
+// returns.
 func (ss *Session) Subscribe(ctx context.Context, uri string) error {
+	if err := ss.s.ensure(ctx, nil); err != nil {
+		return fmt.Errorf("otc client: subscribe %s: %w", truncate(uri, 200), err)
+	}
+	if ss.s.ver().Stateless {
+		if err := ss.s.subscribeListen(ctx, uri); err != nil {
+			return fmt.Errorf("otc client: subscribe %s: %w", truncate(uri, 200), err)
+		}
+		return nil
+	}
 	return ss.subscription(ctx, "resources/subscribe", uri)
 }
 
 // Unsubscribe undoes [Session.Subscribe].
 func (ss *Session) Unsubscribe(ctx context.Context, uri string) error {
+	if v := ss.s.ver(); v != nil && v.Stateless {
+		ss.s.unsubscribeListen(uri)
+		return nil
+	}
 	return ss.subscription(ctx, "resources/unsubscribe", uri)
 }
 

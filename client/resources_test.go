@@ -207,3 +207,74 @@ func TestSubscribe(t *testing.T) {
 	require.ErrorAs(t, err, &rpc)
 	assert.Equal(t, -32002, rpc.Code)
 }
+
+// TestSubscribeListen: in MCP 2026-07-28, which has no
+// resources/subscribe, Subscribe keeps a subscriptions/listen stream,
+// over HTTP and stdio: an update reaches Options.OnNotification; a URI
+// nothing is at is refused, saying so, and leaves the others subscribed;
+// after Unsubscribe of every URI, and Close, no stream is left open.
+func TestSubscribeListen(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(mcp.NewHandler(resourcesRegistry(), nil))
+	t.Cleanup(srv.Close)
+	for _, over := range []string{"http", "stdio"} {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			updates := make(chan string, 16)
+			opts := &client.Options{OnNotification: func(method string, params json.RawMessage) {
+				if method == "notifications/resources/updated" {
+					var p struct{ URI string }
+					_ = json.Unmarshal(params, &p)
+					updates <- p.URI
+				}
+			}}
+			var c *client.Client
+			var err error
+			if over == "http" {
+				opts.Format = client.FormatMCP
+				c, err = client.New(srv.URL, opts)
+			} else {
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), stdioEnv+"=resources")
+				c, err = client.NewStdio(cmd, opts)
+			}
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			s := c.MCP()
+			require.NoError(t, s.Subscribe(t.Context(), "notes://today"))
+			assert.Equal(t, mcp.Version20260728, s.ProtocolVersion())
+			touch := func() {
+				_, err := c.Call(t.Context(), "Notes_Touch", nil, nil)
+				require.NoError(t, err)
+			}
+			touch()
+			select {
+			case uri := <-updates:
+				assert.Equal(t, "notes://today", uri)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no notifications/resources/updated over subscriptions/listen")
+			}
+
+			err = s.Subscribe(t.Context(), "notes://nowhere")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "does not tell of notes://nowhere")
+			touch()
+			select {
+			case uri := <-updates:
+				assert.Equal(t, "notes://today", uri, "the refused URI left the others subscribed")
+			case <-time.After(10 * time.Second):
+				t.Fatal("no update after a refused subscription")
+			}
+
+			require.NoError(t, s.Unsubscribe(t.Context(), "notes://today"))
+			require.NoError(t, s.Subscribe(t.Context(), "notes://today"), "subscribed again, on a new stream")
+			touch()
+			select {
+			case uri := <-updates:
+				assert.Equal(t, "notes://today", uri)
+			case <-time.After(10 * time.Second):
+				t.Fatal("no update on the stream opened again")
+			}
+		})
+	}
+}

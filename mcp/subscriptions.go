@@ -148,7 +148,7 @@ func notification(method string, params []byte) []byte {
 
 // metaSubscriptionID is the _meta key naming the listen stream a message
 // belongs to: the id of its subscriptions/listen request.
-const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+const metaSubscriptionID = mcpwire.MetaSubscriptionID
 
 // listenKeepAlive is how often an idle listen stream over HTTP sends an
 // SSE comment, at most (half the server's WriteTimeout when that is
@@ -210,14 +210,7 @@ func (c *listenCounts) release(owner string) {
 }
 
 // listenParams are the params of subscriptions/listen.
-type listenParams struct {
-	Notifications *struct {
-		ToolsListChanged      bool     `json:"toolsListChanged"`
-		ResourcesListChanged  bool     `json:"resourcesListChanged"`
-		PromptsListChanged    bool     `json:"promptsListChanged"`
-		ResourceSubscriptions []string `json:"resourceSubscriptions"`
-	} `json:"notifications"`
-}
+type listenParams = mcpwire.ListenParams
 
 // listen answers subscriptions/listen (2026-07-28): it acknowledges the
 // notifications it agrees to send (a list's changes when the registry
@@ -289,15 +282,7 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	stop := subs.watch(s.reg)
 	defer stop()
 
-	ack := map[string]any{}
-	for k, on := range map[string]bool{"toolsListChanged": want.Tools, "resourcesListChanged": want.Resources, "promptsListChanged": want.Prompts} {
-		if on {
-			ack[k] = true
-		}
-	}
-	if len(agreed) > 0 {
-		ack["resourceSubscriptions"] = agreed
-	}
+	ack := mcpwire.ListenFilter{ToolsListChanged: want.Tools, ResourcesListChanged: want.Resources, PromptsListChanged: want.Prompts, ResourceSubscriptions: agreed}
 	closing := s.closingChan()
 	// An SSE stream says something every so often, so that no proxy or
 	// load balancer takes a stream with nothing to tell for a dead one.
@@ -312,7 +297,7 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		keep = t.C
 	}
 	filter, _ := json.Marshal(ack)
-	out.send(notification("notifications/subscriptions/acknowledged", subs.params(append([]byte(`"notifications":`), filter...))))
+	out.send(notification(mcpwire.MethodListenAcked, subs.params(append([]byte(`"notifications":`), filter...))))
 	for {
 		select {
 		case <-ctx.Done():

@@ -278,3 +278,32 @@ type UnsupportedVersionData struct {
 type BusyData struct {
 	RetryAfterMS int64 `json:"retry_after_ms"`
 }
+
+// ListenFilter is what a subscriptions/listen stream (2026-07-28) asks
+// to be told, and, in notifications/subscriptions/acknowledged, what the
+// server agreed to.
+type ListenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// ListenParams are the params of subscriptions/listen, and of
+// notifications/subscriptions/acknowledged.
+type ListenParams struct {
+	Notifications *ListenFilter `json:"notifications"`
+}
+
+// Map is p as the map the client's requests are made of.
+func (p ListenParams) Map() map[string]any { return map[string]any{"notifications": p.Notifications} }
+
+// Methods of subscriptions/listen.
+const (
+	MethodListen         = "subscriptions/listen"
+	MethodListenAcked    = "notifications/subscriptions/acknowledged"
+	MethodResourceUpdate = "notifications/resources/updated"
+	// MetaSubscriptionID names, in a message's _meta, the listen stream
+	// it belongs to (the listen request's id).
+	MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+)
