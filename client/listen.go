@@ -32,6 +32,11 @@ type listening struct {
 	closed bool
 }
 
+// ErrNotTold is Subscribe's error, in MCP 2026-07-28, for a URI the
+// server's subscriptions/listen stream did not agree to tell of: nothing
+// the caller may read is there.
+var ErrNotTold = errors.New("the server does not tell of this URI")
+
 // errListenEnded is a listen stream's end that is not a failure: another
 // took its place, or the session closed.
 var errListenEnded = errors.New("the listen stream was replaced")
@@ -65,7 +70,7 @@ func (s *mcpSession) subscribeListen(ctx context.Context, uri string) error {
 		// The stream goes on for the others, naming uri in vain: it is
 		// not opened again for that.
 		s.forgetListen(uri)
-		return fmt.Errorf("the server does not tell of %s: nothing you may read is there (resources/list and resources/templates/list say what is)", truncate(uri, 200))
+		return fmt.Errorf("%w: %s: nothing you may read is there (resources/list and resources/templates/list say what is)", ErrNotTold, truncate(uri, 200))
 	case <-ctx.Done():
 		s.unsubscribeListen(uri)
 		return context.Cause(ctx)

@@ -257,7 +257,8 @@ func TestSubscribeListen(t *testing.T) {
 
 			err = s.Subscribe(t.Context(), "notes://nowhere")
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "does not tell of notes://nowhere")
+			assert.ErrorIs(t, err, client.ErrNotTold)
+			assert.Contains(t, err.Error(), "does not tell of this URI: notes://nowhere")
 			touch()
 			select {
 			case uri := <-updates:

@@ -105,6 +105,8 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.prompts(ctx, args[1:])
 	case "prompt":
 		return env.prompt(ctx, args[1:])
+	case "watch":
+		return env.watch(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -212,6 +214,7 @@ Usage:
   otc read URL URI [--json]
   otc prompts URL [--json]
   otc prompt URL NAME [key=value ...] [--json]
+  otc watch URL URI... [--json]      (each update of the resources, until interrupted)
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base

@@ -20,6 +20,7 @@ import (
 //	otc read URL URI           a resource's contents
 //	otc prompts URL            the prompts and their arguments
 //	otc prompt URL NAME k=v…   a prompt, rendered
+//	otc watch URL URI…         each update of resources, as it comes
 //
 // URL is an MCP endpoint (or --stdio COMMAND): only MCP has these.
 
@@ -27,6 +28,12 @@ import (
 // taken as an MCP endpoint unless --stdio names a process. want is how
 // many arguments follow URL, at least and at most.
 func (e *cli) readable(ctx context.Context, cmd string, args []string, least, most int, usage string) (*client.Client, *common, []string, int) {
+	return e.readableWith(ctx, cmd, args, least, most, usage, nil)
+}
+
+// readableWith is readable with more of the client's options (nil for
+// none).
+func (e *cli) readableWith(ctx context.Context, cmd string, args []string, least, most int, usage string, more func(*client.Options)) (*client.Client, *common, []string, int) {
 	fs := newFlagSet(cmd, e.stderr)
 	var o common
 	o.register(fs, e.getenv)
@@ -46,7 +53,7 @@ func (e *cli) readable(ctx context.Context, cmd string, args []string, least, mo
 		fmt.Fprintf(e.stderr, "otc %s: want %s, got %d arguments\n", cmd, usage, len(pos))
 		return nil, nil, nil, exitBadInput
 	}
-	srv, err := o.server(ctx, url, e.stderr, nil)
+	srv, err := o.server(ctx, url, e.stderr, more)
 	if err != nil {
 		return nil, nil, nil, e.serverFailed(cmd, err)
 	}
@@ -57,6 +64,10 @@ func (e *cli) readable(ctx context.Context, cmd string, args []string, least, mo
 // invalid argument, a resource nothing is at) is a refusal of the
 // request, not a failure to reach the server.
 func (e *cli) failRead(cmd string, err error) int {
+	if errors.Is(err, client.ErrNotTold) {
+		fmt.Fprintf(e.stderr, "otc %s: %s\n", cmd, printable(err.Error()))
+		return exitRefused
+	}
 	var rpc *client.RPCError
 	if !errors.As(err, &rpc) {
 		return e.fail(cmd, err)
@@ -226,4 +237,66 @@ func printableText(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// maxWatched bounds the URIs one watch subscribes to.
+const maxWatched = 64
+
+// watch runs "otc watch URL URI…": it subscribes to each URI and prints,
+// at each update the server tells of, the URI and its new contents (one
+// JSON object a line with --json), until it is interrupted.
+func (e *cli) watch(ctx context.Context, args []string) int {
+	updates := make(chan string, 64)
+	c, o, uris, code := e.readableWith(ctx, "watch", args, 1, maxWatched, "URL (or --stdio COMMAND) and the URIs to watch", func(opts *client.Options) {
+		opts.OnNotification = func(method string, params json.RawMessage) {
+			var p mcpwire.URIParams
+			if method == mcpwire.MethodResourceUpdate && json.Unmarshal(params, &p) == nil {
+				select {
+				case updates <- p.URI:
+				default: // a storm: the next update reads the contents anew
+				}
+			}
+		}
+	})
+	if c == nil {
+		return code
+	}
+	defer c.Close()
+	s := c.MCP()
+	for _, uri := range uris {
+		if err := s.Subscribe(ctx, uri); err != nil {
+			return e.failRead("watch", err)
+		}
+	}
+	fmt.Fprintf(e.stderr, "otc watch: watching %d resource(s) over MCP %s; interrupt to stop\n", len(uris), s.ProtocolVersion())
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case uri := <-updates:
+			contents, err := s.ReadResource(ctx, uri)
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "otc watch: %s changed, and reading it failed: %v\n", printable(uri), err)
+				continue
+			}
+			if o.json {
+				e.printJSON(map[string]any{"uri": uri, "contents": contents})
+				continue
+			}
+			fmt.Fprintf(e.stdout, "== %s\n", printable(uri))
+			for _, ct := range contents {
+				if ct.Blob != nil {
+					fmt.Fprintf(e.stdout, "(%d bytes of %s)\n", len(ct.Blob), printable(ct.MIMEType))
+					continue
+				}
+				fmt.Fprint(e.stdout, ct.Text)
+				if !strings.HasSuffix(ct.Text, "\n") {
+					fmt.Fprintln(e.stdout)
+				}
+			}
+		}
+	}
 }

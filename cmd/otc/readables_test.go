@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/prompt"
 	"github.com/otcgo/otc/resource"
@@ -130,4 +134,44 @@ func TestInspect_Readables(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	resp, _ = a.do(t, "GET", "/api/read", "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+// TestWatch: otc watch subscribes to each URI (over subscriptions/listen
+// in 2026-07-28, resources/subscribe over stdio before it), prints the new
+// contents at each update, and ends cleanly when interrupted; a URI the
+// server will not tell of is refused, saying so.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	var n atomic.Int64
+	h, err := resource.Register(reg, resource.Resource{URI: "calc://memory", Name: "memory"},
+		func(context.Context) (string, error) { return fmt.Sprintf("value %d", n.Load()), nil })
+	require.NoError(t, err)
+	srv := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr testkit.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"watch", srv.URL, "calc://memory"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "watching 1 resource") }, 10*time.Second, 5*time.Millisecond, "stderr: %s", stderr.String())
+	for i := int64(1); i <= 2; i++ {
+		n.Store(i)
+		h.Changed()
+		want := fmt.Sprintf("== calc://memory\nvalue %d\n", i)
+		require.Eventually(t, func() bool { return strings.Contains(stdout.String(), want) }, 10*time.Second, 5*time.Millisecond, "stdout: %s", stdout.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("otc watch did not end when interrupted")
+	}
+
+	code, _, errOut := otcRun(t, srv.URL, "", nil, "watch", "URL", "calc://nothing")
+	assert.Equal(t, exitRefused, code)
+	assert.Contains(t, errOut, "does not tell of this URI: calc://nothing")
 }
