@@ -258,12 +258,6 @@ func (u *upstream) updated(uri string) {
 // upstream takes subscriptions (2026-07-28 has none, and a server may
 // not offer them) and up to maxSubscribed.
 func (u *upstream) subscribe(ctx context.Context, cl *client.Session, uris []string) {
-	if v := mcpwire.Lookup(cl.ProtocolVersion()); v != nil && v.Stateless {
-		// 2026-07-28 subscribes with a subscriptions/listen stream held
-		// open to the upstream; the gateway relays updates from sessions
-		// of the versions before it (resources/subscribe) for now.
-		return
-	}
 	for _, uri := range uris {
 		if u.subscribed.Load() >= maxSubscribed || u.noSubscribe.Load() {
 			return

@@ -130,6 +130,10 @@ func TestFederation_Readables(t *testing.T) {
 	require.Error(t, err)
 
 	// Down: the lists stay, and a read says the server is not reached.
+	// (The gateway's listen stream to it is a connection Close would wait
+	// for: a server going away ends its streams, as mount.Serve's drain
+	// does.)
+	origin.CloseClientConnections()
 	origin.Close()
 	require.Error(t, fed.Refresh(t.Context(), "notes"))
 	list, err := c.MCP().ListResources(t.Context())
@@ -168,12 +172,27 @@ func TestFederation_ReadablesPolicyAndCollisions(t *testing.T) {
 }
 
 // TestFederation_RelaysResourceUpdates: the gateway subscribes to an
-// upstream's resources, and an update reaches the gateway's own
-// subscribers (here a client over stdio).
+// upstream's resources (resources/subscribe before MCP 2026-07-28, a
+// subscriptions/listen stream in it), and an update reaches the
+// gateway's own subscribers (here a client over stdio).
 func TestFederation_RelaysResourceUpdates(t *testing.T) {
 	t.Parallel()
-	up := stdioUpstream(t, "proc")
-	up.Client = &client.Options{MCPVersion: mcp.Version20251125} // 2026-07-28 has no resources/subscribe
+	for name, version := range map[string]string{"2025-11-25": mcp.Version20251125, "2026-07-28": ""} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			up := stdioUpstream(t, "proc")
+			if version != "" {
+				up.Client = &client.Options{MCPVersion: version}
+			}
+			relaysUpdates(t, up)
+		})
+	}
+}
+
+// relaysUpdates mounts up in a gateway, subscribes to its proc://state
+// through the gateway over stdio, touches it, and expects the update.
+func relaysUpdates(t *testing.T, up federation.Upstream) {
+	t.Helper()
 	reg := otc.NewRegistry(nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
