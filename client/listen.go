@@ -82,7 +82,14 @@ func (s *mcpSession) subscribeListen(ctx context.Context, uri string) error {
 
 // unsubscribeListen takes uri out of the stream, which opens again with
 // what is left, or ends when nothing is.
-func (s *mcpSession) unsubscribeListen(uri string) {
+func (s *mcpSession) unsubscribeListen(uri string) { s.dropListen(uri, true) }
+
+// forgetListen takes uri out of the set, leaving the stream as it is.
+func (s *mcpSession) forgetListen(uri string) { s.dropListen(uri, false) }
+
+// dropListen takes uri out of the set, and, with restart, opens the
+// stream again with what is left.
+func (s *mcpSession) dropListen(uri string, restart bool) {
 	l := &s.listen
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -91,16 +98,8 @@ func (s *mcpSession) unsubscribeListen(uri string) {
 		return
 	}
 	l.uris = slices.Delete(l.uris, i, i+1)
-	s.restartListen()
-}
-
-// forgetListen takes uri out of the set, leaving the stream as it is.
-func (s *mcpSession) forgetListen(uri string) {
-	l := &s.listen
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i := slices.Index(l.uris, uri); i >= 0 {
-		l.uris = slices.Delete(l.uris, i, i+1)
+	if restart {
+		s.restartListen()
 	}
 }
 
@@ -144,7 +143,9 @@ func (s *mcpSession) runListen(ctx context.Context, uris []string, acked chan mc
 	}}
 	first := true
 	for attempt := 0; ctx.Err() == nil; attempt++ {
-		err := s.request(ctx, nil, mcpwire.MethodListen, params.Map(), nil)
+		// The stream ends when the server closes it, it goes quiet, or the
+		// network fails: it is opened again.
+		_ = s.request(ctx, nil, mcpwire.MethodListen, params.Map(), nil)
 		if ctx.Err() != nil {
 			return
 		}
@@ -161,7 +162,6 @@ func (s *mcpSession) runListen(ctx context.Context, uris []string, acked chan mc
 			s.listen.mu.Unlock()
 		}
 		first = false
-		_ = err // the stream ended (the server closed it, it went quiet, or the network failed): open it again
 		select {
 		case <-time.After(backoff.Delay(100*time.Millisecond, 30*time.Second, attempt)):
 		case <-ctx.Done():

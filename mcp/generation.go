@@ -114,9 +114,6 @@ func siteOf(x *exchange) callSite {
 	return callSite{msg: x.msg, out: x.out != nil, logLevel: x.logLevel, caps: x.caps, request: x.request, stream: x.stream, notifier: x.notifier}
 }
 
-// generationOf returns the generation of a request.
-func generationOf(x *exchange) generation { return x.gen }
-
 // sessions is the generation of the initialize handshake (2025-06-18 and
 // 2025-11-25): logs at the session's level, questions asked on the call's
 // stream (ask.go), and the errors of a request answered 200.

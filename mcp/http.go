@@ -170,7 +170,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.writer = w // a call may answer on an SSE stream (server.call)
 	}
 	x.gen = generationFor(m, hv)
-	gen := generationOf(&x)
+	gen := x.gen
 	if e := gen.checkHTTP(h, r, m, hv); e != nil {
 		writeHTTPError(w, e.Status, m.id, e)
 		return

@@ -163,7 +163,7 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	}
 	sn := primitive.Current(s.reg)
 	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
-	q := pageQuery{cursor: x.msg.cursor, hasCursor: x.msg.hasCursor, extra: generationOf(x).listExtra(s)}
+	q := pageQuery{cursor: x.msg.cursor, hasCursor: x.msg.hasCursor, extra: x.gen.listExtra(s)}
 	switch x.msg.method {
 	case "resources/list":
 		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
@@ -237,7 +237,7 @@ func (s *server) listReadables(ctx context.Context, x *exchange, page func() ([]
 // withExtra adds the generation's extra to a result object b that is not
 // a list.
 func (s *server) withExtra(x *exchange, b []byte) []byte {
-	extra := generationOf(x).resultExtra(s)
+	extra := x.gen.resultExtra(s)
 	if extra == nil {
 		return b
 	}
@@ -425,7 +425,7 @@ func (s *server) getPrompt(ctx context.Context, x *exchange, sn *primitive.Snaps
 	}
 	state := &callState{request: x.request}
 	subject := "prompt:" + pr.Name
-	gen := generationOf(x)
+	gen := x.gen
 	ctx, e := gen.preparePrompt(s, ctx, state, m, subject)
 	if e != nil {
 		return nil, e

@@ -196,7 +196,7 @@ func searchProblem(err error, param string) string {
 // objects of what it finds, as structured content and as text.
 func (s *server) searchCall(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	m := x.msg
-	info := generationOf(x).meta(s)
+	info := x.gen.meta(s)
 	query, limit, p := searchargs.Search(m.arguments, search.MaxLimit)
 	if p != nil {
 		return appendCallResult(nil, otc.CallResult{}, invalidArg(p), info)

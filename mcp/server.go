@@ -327,7 +327,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		return []byte("{}"), nil
 	case "tools/list":
-		return s.list(ctx, x, x.version, generationOf(x).listExtra(s))
+		return s.list(ctx, x, x.version, x.gen.listExtra(s))
 	case "tools/call":
 		return s.call(ctx, x)
 	}
@@ -417,7 +417,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return s.searchCall(ctx, x)
 		}
 		if err := unwrapCall(m); err != nil {
-			return appendCallResult(nil, otc.CallResult{}, err, generationOf(x).meta(s))
+			return appendCallResult(nil, otc.CallResult{}, err, x.gen.meta(s))
 		}
 	}
 	// The request, its notifier and its state all outlive this frame (the
@@ -440,7 +440,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 			return nil, newError(codeInvalidParams, "Invalid params: _meta[%q] must be the OTC context object {\"secrets\": [{\"id\", \"value\"}], \"authorization\": [{\"id\", \"token\"}], \"user_id\"}: %v", MetaContext, err)
 		}
 	}
-	metaLevel, e := generationOf(x).metaLogLevel(m)
+	metaLevel, e := x.gen.metaLogLevel(m)
 	if e != nil {
 		return nil, e
 	}
@@ -453,7 +453,7 @@ func (s *server) call(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		f.stream = sseStream{w: x.writer, r: x.request}
 		x.stream, x.out = &f.stream, &f.stream
 	}
-	g := generationOf(x)
+	g := x.gen
 	n := &f.notifier
 	n.progressToken = m.progressToken
 	x.notifier = n

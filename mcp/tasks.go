@@ -105,7 +105,7 @@ func taskIDParam(params []byte) (string, bool) {
 // startTask runs a tools/call as a task when its tool allows it and its
 // client can take one. done is false when the call runs as usual.
 func (s *server) startTask(ctx context.Context, x *exchange, req *otc.CallRequest) (result []byte, e *rpcError, done bool) {
-	if !generationOf(x).tasks() {
+	if !x.gen.tasks() {
 		return nil, nil, false // before 2026-07-28 there are no tasks: the registry refuses a required one
 	}
 	m := x.msg

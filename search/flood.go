@@ -46,6 +46,11 @@ type Bounds struct {
 // applies through [Admit]. b may be nil for the defaults. A program sets
 // them before it serves reg.
 func Bound(reg *otc.Registry, b *Bounds) {
+	seam.Attached(reg).Store(floodKey{}, newFloodBounds(b))
+}
+
+// newFloodBounds makes b (nil for the defaults) ready.
+func newFloodBounds(b *Bounds) *floodBounds {
 	fb := &floodBounds{limit: ratelimit.Limit{Rate: CallerRate, Burst: CallerBurst}}
 	if b != nil {
 		if b.Limit.Rate > 0 {
@@ -57,7 +62,7 @@ func Bound(reg *otc.Registry, b *Bounds) {
 		fb.store = ratelimit.NewMemoryStore(nil)
 	}
 	fb.charger, _ = fb.store.(ratelimit.Charger)
-	seam.Attached(reg).Store(floodKey{}, fb)
+	return fb
 }
 
 // floodKey is the key of a registry's bounds on the seam's Attached.
@@ -77,9 +82,7 @@ func boundsOf(reg *otc.Registry) *floodBounds {
 	if v, ok := m.Load(floodKey{}); ok {
 		return v.(*floodBounds)
 	}
-	fresh := &floodBounds{limit: ratelimit.Limit{Rate: CallerRate, Burst: CallerBurst}, store: ratelimit.NewMemoryStore(nil)}
-	fresh.charger = fresh.store.(ratelimit.Charger)
-	v, _ := m.LoadOrStore(floodKey{}, fresh)
+	v, _ := m.LoadOrStore(floodKey{}, newFloodBounds(nil))
 	return v.(*floodBounds)
 }
 

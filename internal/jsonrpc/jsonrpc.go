@@ -52,10 +52,7 @@ type Error[D any] struct {
 
 // Error says the method (when known), the message and the code.
 func (e *Error[D]) Error() string {
-	msg := e.Message
-	if len(msg) > 512 {
-		msg = msg[:512] + "…"
-	}
+	msg := wire.Truncate(e.Message, 512)
 	if e.Method == "" {
 		return fmt.Sprintf("%s (JSON-RPC error %d)", msg, e.Code)
 	}

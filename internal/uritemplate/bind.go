@@ -12,7 +12,7 @@ import (
 
 // A template's variables become the input of a function, as a tool's
 // arguments do: Check compares the template with the JSON Schema of that
-// input at registration, and Input turns the variables a URI bound into a
+// input at registration, and a Binder turns the variables a URI bound into a
 // JSON object of the types the schema's properties have, which the
 // registry then validates as any tool input.
 
@@ -111,16 +111,12 @@ type ParamError struct {
 
 func (e *ParamError) Error() string { return e.Name + ": " + e.Message }
 
-// Input turns the variables a URI bound into a JSON object for the
-// function's input: each as its property's type says (a number, an
-// integer, true or false, a list of them, else text), a variable of the
-// wrong kind a *ParamError naming it. A variable the schema does not name
-// is left out (Check refuses such a template).
-func Input(vs Values, ps params.List) (json.RawMessage, error) {
-	return NewBinder(ps).Input(vs)
-}
-
-// Binder is Input for one input's parameters.
+// Binder turns the variables a URI bound into a JSON object for the
+// function's input, for one input's parameters: each as its property's
+// type says (a number, an integer, true or false, a list of them, else
+// text), a variable of the wrong kind a *ParamError naming it. A variable
+// the parameters do not name is left out (Check refuses such a
+// template).
 type Binder struct {
 	props map[string]params.Param
 }
@@ -134,8 +130,8 @@ func NewBinder(ps params.List) *Binder {
 	return b
 }
 
-// Input is the package's Input, with b's schema. The object's members
-// come in the order of the variables' names.
+// Input is the object of vs. Its members come in the order of the
+// variables' names.
 func (b *Binder) Input(vs Values) (json.RawMessage, error) {
 	names := make([]string, 0, len(vs))
 	for name := range vs {

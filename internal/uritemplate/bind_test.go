@@ -77,7 +77,7 @@ func TestInput(t *testing.T) {
 	if !ok {
 		t.Fatal("no match")
 	}
-	in, err := Input(vs, read(t, repoSchema))
+	in, err := NewBinder(read(t, repoSchema)).Input(vs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestInput(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no match", uri)
 		}
-		_, err := Input(vs, read(t, repoSchema))
+		_, err := NewBinder(read(t, repoSchema)).Input(vs)
 		var pe *ParamError
 		if !errors.As(err, &pe) || pe.Name != bad {
 			t.Errorf("%s: %v, want an error naming %q", uri, err, bad)
@@ -108,7 +108,7 @@ func TestInput(t *testing.T) {
 	}
 	lt, _ := Parse("x://{/n*}")
 	vs, _ = lt.Match("x:///1/2/x")
-	_, err = Input(vs, read(t, `{"type":"object","properties":{"n":{"type":"array","items":{"type":"integer"}}}}`))
+	_, err = NewBinder(read(t, `{"type":"object","properties":{"n":{"type":"array","items":{"type":"integer"}}}}`)).Input(vs)
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Name != "n[2]" {
 		t.Errorf("a list's bad item: %v, want it named n[2]", err)
