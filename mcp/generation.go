@@ -84,7 +84,7 @@ func generationFor(m *message, hv string) generation {
 	if m.hasMetaVersion || m.method == "server/discover" || hv == Version20260728 {
 		return rounds{}
 	}
-	return sessions{}
+	return handshakes{}
 }
 
 // forbiddenCodeOf is the code of a refusal by a policy in the generation
@@ -93,7 +93,7 @@ func forbiddenCodeOf(info []byte) int {
 	if info != nil {
 		return rounds{}.forbiddenCode()
 	}
-	return sessions{}.forbiddenCode()
+	return handshakes{}.forbiddenCode()
 }
 
 // callSite is what a generation reads of a tools/call's exchange: copies
@@ -114,16 +114,16 @@ func siteOf(x *exchange) callSite {
 	return callSite{msg: x.msg, out: x.out != nil, logLevel: x.logLevel, caps: x.caps, request: x.request, stream: x.stream, notifier: x.notifier}
 }
 
-// sessions is the generation of the initialize handshake (2025-06-18 and
+// handshakes is the generation of the initialize handshake (2025-06-18 and
 // 2025-11-25): logs at the session's level, questions asked on the call's
 // stream (ask.go), and the errors of a request answered 200.
-type sessions struct{}
+type handshakes struct{}
 
-func (sessions) metaLogLevel(*message) (slog.Level, *rpcError) { return 0, nil }
+func (handshakes) metaLogLevel(*message) (slog.Level, *rpcError) { return 0, nil }
 
-func (sessions) tasks() bool { return false }
+func (handshakes) tasks() bool { return false }
 
-func (sessions) notifications(s *server, c callSite, n *callNotifier, _ slog.Level) {
+func (handshakes) notifications(s *server, c callSite, n *callNotifier, _ slog.Level) {
 	if !c.out {
 		return
 	}
@@ -133,7 +133,7 @@ func (sessions) notifications(s *server, c callSite, n *callNotifier, _ slog.Lev
 	}
 }
 
-func (sessions) prepare(s *server, c callSite, state *callState, _ *otc.CallRequest) (context.Context, *rpcError) {
+func (handshakes) prepare(s *server, c callSite, state *callState, _ *otc.CallRequest) (context.Context, *rpcError) {
 	m := c.msg
 	state.caps = c.caps
 	if m.clientCaps != nil && !m.clientCapsWrong {
@@ -143,7 +143,7 @@ func (sessions) prepare(s *server, c callSite, state *callState, _ *otc.CallRequ
 	return otc.WithAsker(state, state), nil
 }
 
-func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
+func (handshakes) finish(_ *server, _ callSite, state *callState, res otc.CallResult) ([]byte, *rpcError, bool) {
 	if e := state.missing(res); e != nil {
 		e.Status = 0 // this generation answers a request's errors 200
 		return nil, e, true
@@ -151,33 +151,33 @@ func (sessions) finish(_ *server, _ callSite, state *callState, res otc.CallResu
 	return nil, nil, false
 }
 
-func (sessions) meta(*server) []byte { return nil }
+func (handshakes) meta(*server) []byte { return nil }
 
-func (sessions) listExtra(*server) []byte   { return nil }
-func (sessions) resultExtra(*server) []byte { return nil }
+func (handshakes) listExtra(*server) []byte   { return nil }
+func (handshakes) resultExtra(*server) []byte { return nil }
 
-func (sessions) preparePrompt(_ *server, ctx context.Context, _ *callState, _ *message, _ string) (context.Context, *rpcError) {
+func (handshakes) preparePrompt(_ *server, ctx context.Context, _ *callState, _ *message, _ string) (context.Context, *rpcError) {
 	return ctx, nil
 }
 
-func (sessions) promptFailed(*server, context.Context, *callState, *message, string, error) ([]byte, *rpcError, bool) {
+func (handshakes) promptFailed(*server, context.Context, *callState, *message, string, error) ([]byte, *rpcError, bool) {
 	return nil, nil, false
 }
 
 // checkHTTP checks nothing: this generation's headers carry no copy of
 // the body (an unsupported MCP-Protocol-Version is refused before).
-func (sessions) checkHTTP(*Handler, *http.Request, *message, string) *rpcError { return nil }
+func (handshakes) checkHTTP(*Handler, *http.Request, *message, string) *rpcError { return nil }
 
-func (sessions) stateless() bool                  { return false }
-func (sessions) checkMeta(*message) *rpcError     { return nil }
-func (sessions) subscriptions() bool              { return true }
-func (sessions) notFoundCode() int                { return codeResourceNotFound }
-func (sessions) readExtra(*server) []byte         { return nil }
-func (sessions) forbiddenCode() int               { return codeForbiddenCall }
-func (sessions) version(negotiated string) string { return negotiated }
+func (handshakes) stateless() bool                  { return false }
+func (handshakes) checkMeta(*message) *rpcError     { return nil }
+func (handshakes) subscriptions() bool              { return true }
+func (handshakes) notFoundCode() int                { return codeResourceNotFound }
+func (handshakes) readExtra(*server) []byte         { return nil }
+func (handshakes) forbiddenCode() int               { return codeForbiddenCall }
+func (handshakes) version(negotiated string) string { return negotiated }
 
 // httpStatus answers a well-formed request 200 whatever its outcome.
-func (sessions) httpStatus(e *rpcError) int {
+func (handshakes) httpStatus(e *rpcError) int {
 	if st := transportStatus(e); st != 0 {
 		return st
 	}

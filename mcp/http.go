@@ -51,6 +51,11 @@ func NewHandler(reg *otc.Registry, opts *Options) *Handler {
 		hostCheck:      !opts.DisableHostCheck,
 	}
 	_, h.timeout = wire.BodyLimits(0, opts.BodyReadTimeout)
+	if !opts.Stateless {
+		h.s.table = newSessionTable(opts, h.s.sealer, h.s.logger)
+		h.s.hub = newHub(h.s, h.s.table)
+		h.s.hub.watch()
+	}
 	for _, o := range opts.AllowedOrigins {
 		h.allowedOrigins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
@@ -90,10 +95,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusForbidden, nil, &rpcError{Code: codeInvalidRequest, Message: msg})
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPError(w, http.StatusMethodNotAllowed, nil, &rpcError{Code: codeInvalidRequest,
-			Message: "Method not allowed: send JSON-RPC messages with POST; this server opens no stream of its own and keeps no sessions"})
+	sessionful := h.s.table != nil && (r.Method == http.MethodGet || r.Method == http.MethodDelete) &&
+		canonicalHeader(r, "Mcp-Protocol-Version") != Version20260728
+	if r.Method != http.MethodPost && !sessionful {
+		allow, msg := http.MethodPost, "Method not allowed: send JSON-RPC messages with POST; this server opens no stream of its own and keeps no sessions"
+		if h.s.table != nil {
+			allow, msg = "GET, POST, DELETE", "Method not allowed: send JSON-RPC messages with POST; GET opens a session's stream and DELETE ends it (2026-07-28 has no sessions: subscriptions/listen)"
+		}
+		w.Header().Set("Allow", allow)
+		writeHTTPError(w, http.StatusMethodNotAllowed, nil, &rpcError{Code: codeInvalidRequest, Message: msg})
 		return
 	}
 	r, aerr := otc.Authenticate(h.auth, r)
@@ -113,6 +123,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			wire.SetRetryAfter(w.Header(), aerr.RetryAfter)
 		}
 		writeHTTPError(w, status, nil, e)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		h.serveStream(w, r) // sessionstream.go
+		return
+	case http.MethodDelete:
+		h.endSession(w, r)
 		return
 	}
 	if !isJSONContentType(canonicalHeader(r, "Content-Type")) {
@@ -154,6 +172,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, m.id, unsupportedVersion(hv, true))
 		return
 	}
+	gen := generationFor(m, hv)
+	var sess *session
+	if sid := sessionHeader(r); sid != "" && h.s.table != nil && !gen.stateless() && m.method != "initialize" {
+		// A request of a session: refused, 404, when the session is no
+		// more (the client begins another with initialize).
+		if sess, e = h.s.table.check(r.Context(), r, sid); e != nil {
+			writeHTTPError(w, e.Status, m.id, e)
+			return
+		}
+		h.s.hub.active()
+	}
 	if m.isReply { // the client's answer to what a tool asked (ask.go)
 		h.answer(w, r, b)
 		return
@@ -169,14 +198,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sse {
 		x.writer = w // a call may answer on an SSE stream (server.call)
 	}
-	x.gen = generationFor(m, hv)
-	gen := x.gen
+	x.gen, x.session = gen, sess
+	if sess != nil {
+		if x.version == "" {
+			x.version = sess.Version
+		}
+		x.caps = sess.caps()
+	}
 	if e := gen.checkHTTP(h, r, m, hv); e != nil {
 		writeHTTPError(w, e.Status, m.id, e)
 		return
 	}
 
 	result, e := h.s.handle(r.Context(), &x)
+	if e == nil && m.method == "initialize" && h.s.table != nil && !gen.stateless() {
+		// The session begins: its id is the answer's header.
+		var sid string
+		if sid, e = h.s.table.open(r.Context(), r, h.s.negotiate(m.version), m.clientCaps); e == nil {
+			w.Header().Set("Mcp-Session-Id", sid)
+			h.s.hub.active()
+		}
+	}
 	stream := x.stream
 	write := func() {
 		wire.ArmWriteDeadline(w, r)
@@ -514,15 +556,37 @@ type sseStream struct {
 }
 
 func (s *sseStream) send(msg []byte) {
-	if !s.started {
-		h := s.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		s.w.WriteHeader(http.StatusOK)
-		s.started = true
-	}
+	s.start()
 	s.event(msg)
+}
+
+// start writes the stream's headers, once.
+func (s *sseStream) start() {
+	if s.started {
+		return
+	}
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+}
+
+// eventID writes msg as an event with an ID, which a client that loses
+// the stream resumes from (Last-Event-ID).
+func (s *sseStream) eventID(msg []byte, id string) {
+	if id == "" {
+		s.event(msg)
+		return
+	}
+	out := make([]byte, 0, len(msg)+len(id)+30)
+	out = append(out, "id: "...)
+	out = append(out, id...)
+	out = append(out, "\nevent: message\ndata: "...)
+	out = append(out, msg...)
+	out = append(out, "\n\n"...)
+	s.write(out)
 }
 
 func (s *sseStream) event(msg []byte) {

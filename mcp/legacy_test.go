@@ -24,7 +24,10 @@ import (
 
 func TestInitialize(t *testing.T) {
 	t.Parallel()
-	url := serve(t, newRegistry(t), &mcp.Options{Name: "calc", Version: "1.2.3", Instructions: "Add with Calculator_Add."})
+	opts := mcp.Options{Name: "calc", Version: "1.2.3", Instructions: "Add with Calculator_Add."}
+	url := serve(t, newRegistry(t), &opts)
+	opts.Stateless = true
+	statelessURL := serve(t, newRegistry(t), &opts)
 	for _, tc := range []struct {
 		name    string
 		offered any
@@ -42,10 +45,17 @@ func TestInitialize(t *testing.T) {
 			if tc.offered != nil {
 				params["protocolVersion"] = tc.offered
 			}
-			a := post(t, url, request(1, "initialize", params), nil)
+			a := post(t, statelessURL, request(1, "initialize", params), nil)
 			assert.JSONEq(t, `{"protocolVersion":"`+tc.want+`","capabilities":{"logging":{},"tools":{}},`+
 				`"serverInfo":{"name":"calc","version":"1.2.3"},"instructions":"Add with Calculator_Add."}`, string(a.result(t)))
-			assert.Empty(t, a.header.Get("Mcp-Session-Id"), "the server issues no sessions")
+			assert.Empty(t, a.header.Get("Mcp-Session-Id"), "a stateless server issues no sessions")
+
+			// By default, a session, whose stream tells of the tools' changes.
+			a = post(t, url, request(1, "initialize", params), nil)
+			assert.JSONEq(t, `{"protocolVersion":"`+tc.want+`","capabilities":{"logging":{},"tools":{"listChanged":true}},`+
+				`"serverInfo":{"name":"calc","version":"1.2.3"},"instructions":"Add with Calculator_Add."}`, string(a.result(t)))
+			sid := a.header.Get("Mcp-Session-Id")
+			assert.Regexp(t, `^[!-~]{32,400}$`, sid, "visible ASCII, as the transport asks")
 		})
 	}
 	t.Run("default_server_info", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/mcpwire"
+	"github.com/otcgo/otc/sessions"
 	"github.com/otcgo/otc/tasks"
 )
 
@@ -119,6 +120,36 @@ type Options struct {
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued. Zero means DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
+
+	// Stateless, true, keeps no sessions over HTTP at any protocol
+	// version: initialize gives no Mcp-Session-Id, GET and DELETE are
+	// answered 405, and resources/subscribe is refused (the
+	// capabilities say the server tells of no change). By default, a
+	// client of 2025-03-26, 2025-06-18 or 2025-11-25 gets a session at
+	// initialize, opens its stream with GET, and is told there of the
+	// changes of the lists and of the resources it subscribes to,
+	// whichever replica made the change (see Sessions). 2026-07-28 has no
+	// sessions (subscriptions/listen), and stdio is one session.
+	Stateless bool
+	// Sessions keeps the sessions: which are alive, what each subscribed
+	// to, and the log of what they must be told, which every replica
+	// follows. Nil keeps them in this process (a sessions.MemoryStore of
+	// the Handler's own). The replicas of a deployment share one store
+	// (redisstore.NewSessionStore) and the same RequestStateKeys, which
+	// seal the session ids as well: any replica then answers any request
+	// of a session, and a change made on one reaches the stream another
+	// holds, with no sticky routing.
+	Sessions sessions.Store
+	// SessionIdleTimeout ends a session that made no request and held no
+	// stream for this long. Zero means DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the sessions of the store (of every replica
+	// sharing it), and MaxSessionsPerCaller those of one caller; an
+	// initialize past either is answered 503 with error -32000 ("Server
+	// busy"). Zero means DefaultMaxSessions and
+	// DefaultMaxSessionsPerCaller.
+	MaxSessions          int
+	MaxSessionsPerCaller int
 
 	// LogLevel is the lowest level of the messages a tool sends with
 	// [otc.LogToClient] that reach a client which has not set a level of

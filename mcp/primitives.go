@@ -16,6 +16,7 @@ import (
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/sessions"
 )
 
 // seam is what package otc lends the packages beside it (internal/hook).
@@ -186,7 +187,7 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	case "resources/read":
 		b, e = s.readResource(ctx, x, sn, &p, admits)
 	case "resources/subscribe", "resources/unsubscribe":
-		b, e = s.subscribe(x, sn, &p, admits)
+		b, e = s.subscribe(ctx, x, sn, &p, admits)
 	case "prompts/get":
 		b, e = s.getPrompt(ctx, x, sn, &p, admits)
 	case "completion/complete":
@@ -389,27 +390,66 @@ const maxSubscriptions = 1000
 
 // subscribe answers resources/subscribe and resources/unsubscribe. Over
 // stdio the connection keeps the URI and is told of its updates; over
-// HTTP, where this server keeps no session to tell, the request is
-// acknowledged and nothing is sent (its capabilities say so: see
-// initializeResult).
-func (s *server) subscribe(x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
+// HTTP the session does (sessions.go), whose stream is told, whichever
+// replica holds it. A request of no session over HTTP is refused, saying
+// why: nothing could tell it of an update.
+func (s *server) subscribe(ctx context.Context, x *exchange, sn *primitive.Snapshot, p *primitiveParams, admits func(primitive.Admits) bool) ([]byte, *rpcError) {
 	if e := checkURI(p); e != nil {
 		return nil, e
 	}
 	uri := *p.URI
-	if x.msg.method == "resources/unsubscribe" {
-		if x.subs != nil {
-			x.subs.remove(uri)
+	unsubscribe := x.msg.method == "resources/unsubscribe"
+	if !unsubscribe {
+		if r, t, _ := sn.Find(uri, admits); r == nil && t == nil {
+			return nil, notFoundURI(x, uri)
 		}
-		return s.withExtra(x, []byte("{}")), nil
 	}
-	if r, t, _ := sn.Find(uri, admits); r == nil && t == nil {
-		return nil, notFoundURI(x, uri)
-	}
-	if x.subs != nil && !x.subs.add(uri, admits) {
-		return nil, newError(codeInvalidParams, "Invalid params: this connection is subscribed to %d resources already, the most it may; unsubscribe from one first", maxSubscriptions)
+	switch {
+	case x.subs != nil && unsubscribe:
+		x.subs.remove(uri)
+	case x.subs != nil:
+		if !x.subs.add(uri, admits) {
+			return nil, newError(codeInvalidParams, "Invalid params: this connection is subscribed to %d resources already, the most it may; unsubscribe from one first", maxSubscriptions)
+		}
+	case x.session != nil:
+		if e := s.subscribeSession(ctx, x.session, uri, unsubscribe); e != nil {
+			return nil, e
+		}
+	case unsubscribe:
+		// Nothing to undo.
+	case s.table == nil:
+		return nil, newError(codeMethodNotFound, "Method not found: %s: this server keeps no sessions over HTTP, so nothing could tell the client of an update; read the resource again when its contents matter", x.msg.method)
+	default:
+		return nil, newError(codeInvalidRequest, "Invalid request: %s needs a session, which tells the client of updates on its stream: send the Mcp-Session-Id header that the answer to initialize gave", x.msg.method)
 	}
 	return s.withExtra(x, []byte("{}")), nil
+}
+
+// subscribeSession adds uri to a session's subscriptions (or removes it),
+// in the store every replica reads, and tells the replica holding the
+// session's stream.
+func (s *server) subscribeSession(ctx context.Context, sess *session, uri string, unsubscribe bool) *rpcError {
+	store, kind := s.table.store, eventSubscribed
+	var err error
+	if unsubscribe {
+		kind = eventUnsubscribed
+		err = store.Unsubscribe(ctx, sess.ref(), uri)
+	} else {
+		err = store.Subscribe(ctx, sess.ref(), uri, maxSubscriptions)
+	}
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		s.table.markEnded(sess.ID)
+		return errNoSession
+	case errors.Is(err, sessions.ErrLimit):
+		return newError(codeInvalidParams, "Invalid params: this session is subscribed to %d resources already, the most it may; unsubscribe from one first", maxSubscriptions)
+	case err != nil:
+		return storeFailed(err)
+	}
+	if err := s.hub.publish(ctx, event{Kind: kind, Session: sess.ID, URI: uri}); err != nil {
+		return storeFailed(err)
+	}
+	return nil
 }
 
 // getPrompt answers prompts/get.

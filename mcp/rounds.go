@@ -118,7 +118,17 @@ type answer struct {
 }
 
 func (s *sealer) seal(st *roundState) (string, error) {
-	plain, err := json.Marshal(st)
+	enc, err := s.sealValue(st, stateAAD)
+	if err == nil && len(enc) > MaxRequestStateBytes {
+		err = fmt.Errorf("the answers gathered for this call would make a requestState of %d bytes, more than the %d allowed", len(enc), MaxRequestStateBytes)
+	}
+	return enc, err
+}
+
+// sealValue seals v's JSON for the use aad names, which opening must
+// name alike: a value sealed for one use is refused for another.
+func (s *sealer) sealValue(v any, aad []byte) (string, error) {
+	plain, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -126,22 +136,16 @@ func (s *sealer) seal(st *roundState) (string, error) {
 	out := make([]byte, 4+k.aead.NonceSize(), 4+k.aead.NonceSize()+len(plain)+k.aead.Overhead())
 	copy(out, k.id[:])
 	_, _ = rand.Read(out[4:])
-	out = k.aead.Seal(out, out[4:], plain, stateAAD)
-	enc := base64.RawURLEncoding.EncodeToString(out)
-	if len(enc) > MaxRequestStateBytes {
-		return "", fmt.Errorf("the answers gathered for this call would make a requestState of %d bytes, more than the %d allowed", len(enc), MaxRequestStateBytes)
-	}
-	return enc, nil
+	out = k.aead.Seal(out, out[4:], plain, aad)
+	return base64.RawURLEncoding.EncodeToString(out), nil
 }
 
-// open returns the state sealed in text, or the reason it is refused.
-func (s *sealer) open(text string) (*roundState, string) {
-	if len(text) > MaxRequestStateBytes {
-		return nil, fmt.Sprintf("is longer than the %d bytes a requestState of this server can be", MaxRequestStateBytes)
-	}
+// openValue opens what sealValue sealed for aad into v: false when text
+// was not sealed by a key of s for aad, or was altered.
+func (s *sealer) openValue(text string, aad []byte, v any) bool {
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil || len(raw) < 4+12 {
-		return nil, "was not issued by this server or was altered: send back the requestState of the last result as it came"
+		return false
 	}
 	for _, k := range s.keys {
 		if !bytes.Equal(raw[:4], k.id[:]) {
@@ -149,16 +153,24 @@ func (s *sealer) open(text string) (*roundState, string) {
 		}
 		n := k.aead.NonceSize()
 		if len(raw) < 4+n {
-			break
+			return false
 		}
-		plain, err := k.aead.Open(nil, raw[4:4+n], raw[4+n:], stateAAD)
-		if err != nil {
-			break
-		}
-		var st roundState
-		if json.Unmarshal(plain, &st) != nil {
-			break
-		}
+		plain, err := k.aead.Open(nil, raw[4:4+n], raw[4+n:], aad)
+		return err == nil && json.Unmarshal(plain, v) == nil
+	}
+	return false
+}
+
+// open returns the state sealed in text, or the reason it is refused.
+func (s *sealer) open(text string) (*roundState, string) {
+	if len(text) > MaxRequestStateBytes {
+		return nil, fmt.Sprintf("is longer than the %d bytes a requestState of this server can be", MaxRequestStateBytes)
+	}
+	if raw, err := base64.RawURLEncoding.DecodeString(text); err != nil || len(raw) < 4+12 {
+		return nil, "was not issued by this server or was altered: send back the requestState of the last result as it came"
+	}
+	var st roundState
+	if s.openValue(text, stateAAD, &st) {
 		return &st, ""
 	}
 	return nil, "was not issued by this server or was altered (or was sealed with a key this server does not have: replicas must share Options.RequestStateKeys): send back the requestState of the last result as it came, or call again without it"

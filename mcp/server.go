@@ -54,7 +54,11 @@ type server struct {
 	// listens counts the open subscriptions/listen streams, in all and by
 	// caller (subscriptions.go); closing is closed when the server ends
 	// them, until resumed.
-	listens  *listenCounts
+	listens *listenCounts
+	// table and hub keep the sessions over HTTP (sessions.go, hub.go);
+	// nil when the server keeps none (Options.Stateless, and stdio).
+	table    *sessionTable
+	hub      *hub
 	drainMu  sync.Mutex
 	closing  chan struct{}
 	draining bool
@@ -203,8 +207,11 @@ type exchange struct {
 	// connection (stdio); nil when unknown.
 	caps clientCaps
 	// subs are the resources the connection subscribed to (stdio); nil
-	// over HTTP, which keeps no session to tell of their changes.
+	// over HTTP, where session is the request's.
 	subs *subscriptions
+	// session is the session of a request over HTTP (its
+	// Mcp-Session-Id); nil when it named none.
+	session *session
 	// writer, when not nil, is the HTTP response of a client that accepts
 	// an SSE answer; a tools/call then sets stream, the SSE stream it may
 	// answer on (nil otherwise, and on stdio), and out to it.
@@ -314,7 +321,7 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	switch m.method {
 	case "initialize":
-		return s.initializeResult(s.negotiate(m.version), x.subs != nil), nil
+		return s.initializeResult(s.negotiate(m.version), x.subs != nil || x.request != nil && s.table != nil), nil
 	case "ping":
 		return []byte("{}"), nil
 	case "logging/setLevel":

@@ -30,6 +30,9 @@ type subscriptions struct {
 	// meta is the _meta member a listen stream's notifications carry
 	// (its subscription id), with a trailing comma; nil for a connection.
 	meta []byte
+	// last is the ID of the last message of the sessions' log noted (a
+	// session's stream), which the next notifications are sent under.
+	last string
 	// admits is the subscriber's view of a policy: an update of an entry
 	// it may not see is not passed on, whichever URI it subscribed
 	// through. Nil admits everything (set by the first subscription).
@@ -104,11 +107,72 @@ func (s *subscriptions) note(c primitive.Change) {
 	}
 }
 
-// take returns the notifications due, and forgets them.
-func (s *subscriptions) take() [][]byte {
+// seen records id as the last message of the sessions' log noted.
+func (s *subscriptions) seen(id string) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	s.last = id
+	s.mu.Unlock()
+}
+
+// lastSeen is the ID of the last message of the sessions' log noted.
+func (s *subscriptions) lastSeen() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out [][]byte
+	return s.last
+}
+
+// noteAll notes that anything may have changed: every list the
+// subscriber wants, and every resource it subscribed to that sn still
+// serves.
+func (s *subscriptions) noteAll(sn *primitive.Snapshot) {
+	s.note(primitive.Change{Tools: true, Resources: true, Prompts: true})
+	s.mu.Lock()
+	uris := make([]string, 0, len(s.uris))
+	for u := range s.uris {
+		uris = append(uris, u)
+	}
+	s.mu.Unlock()
+	for _, u := range uris {
+		if entry := entryAt(sn, u); entry != nil {
+			s.note(primitive.Change{Updated: u, Entry: entry})
+		}
+	}
+}
+
+// entryAt is what serves uri in sn, whoever asks: its *primitive.Resource
+// or *primitive.Template, or nil.
+func entryAt(sn *primitive.Snapshot, uri string) any {
+	r, t, _ := sn.Find(uri, func(primitive.Admits) bool { return true })
+	switch {
+	case r != nil:
+		return r
+	case t != nil:
+		return t
+	}
+	return nil
+}
+
+// take returns the notifications due, and forgets them.
+func (s *subscriptions) take() [][]byte {
+	out, _ := s.takeID()
+	return out
+}
+
+// takeID returns the notifications due, and forgets them, with the ID of
+// the last message of the sessions' log they follow from.
+func (s *subscriptions) takeID() (out [][]byte, last string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last = s.last
+	// The updates first: a list's change, which often follows an
+	// update's cause, is told after it.
+	for uri := range s.updated {
+		member := mcpwire.AppendURIMember(nil, uri)
+		out = append(out, notification("notifications/resources/updated", s.params(member)))
+	}
 	for _, l := range []struct {
 		due    bool
 		method string
@@ -121,13 +185,9 @@ func (s *subscriptions) take() [][]byte {
 			out = append(out, notification(l.method, s.params(nil)))
 		}
 	}
-	for uri := range s.updated {
-		member := mcpwire.AppendURIMember(nil, uri)
-		out = append(out, notification("notifications/resources/updated", s.params(member)))
-	}
 	s.lists = primitive.Change{}
 	clear(s.updated)
-	return out
+	return out, last
 }
 
 // params are a notification's params: member (a JSON member, or nil)
@@ -279,8 +339,16 @@ func (s *server) listen(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 	}
 	id := x.msg.id
 	subs.meta = append(append(append([]byte(`"_meta":{"`+metaSubscriptionID+`":`), id...), '}'), ',')
-	stop := subs.watch(s.reg)
-	defer stop()
+	if s.hub != nil {
+		// Over HTTP with sessions, the stream is told of every replica's
+		// changes, through the sessions' log, as a session's stream is.
+		st := &sessionStream{subs: subs, done: make(chan struct{})}
+		s.hub.attach("", st)
+		defer s.hub.detach("", st)
+	} else {
+		stop := subs.watch(s.reg)
+		defer stop()
+	}
 
 	ack := mcpwire.ListenFilter{ToolsListChanged: want.Tools, ResourcesListChanged: want.Resources, PromptsListChanged: want.Prompts, ResourceSubscriptions: agreed}
 	closing := s.closingChan()

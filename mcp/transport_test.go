@@ -26,18 +26,48 @@ import (
 
 func TestHTTPMethods(t *testing.T) {
 	t.Parallel()
-	u := serve(t, newRegistry(t), nil)
-	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions} {
-		t.Run(method, func(t *testing.T) {
+	stateless := serve(t, newRegistry(t), &mcp.Options{Stateless: true})
+	sessionful := serve(t, newRegistry(t), nil)
+	for _, tc := range []struct {
+		url     string
+		methods []string
+		allow   string
+	}{
+		{stateless, []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions}, "POST"},
+		{sessionful, []string{http.MethodPut, http.MethodPatch, http.MethodOptions}, "GET, POST, DELETE"},
+	} {
+		for _, method := range tc.methods {
+			t.Run(tc.allow+"/"+method, func(t *testing.T) {
+				t.Parallel()
+				req, err := http.NewRequest(method, tc.url, nil)
+				require.NoError(t, err)
+				req.Header.Set("Accept", "text/event-stream")
+				a := do(t, req)
+				e, id := a.rpcErr(t, http.StatusMethodNotAllowed, -32600)
+				assert.Equal(t, tc.allow, a.header.Get("Allow"))
+				assert.Contains(t, e.Message, "POST")
+				assert.Equal(t, "null", id)
+			})
+		}
+	}
+	// A server with sessions: GET and DELETE name one, and 2026-07-28,
+	// which has none, is told so.
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		t.Run("no_session/"+method, func(t *testing.T) {
 			t.Parallel()
-			req, err := http.NewRequest(method, u, nil)
+			req, err := http.NewRequest(method, sessionful, nil)
 			require.NoError(t, err)
 			req.Header.Set("Accept", "text/event-stream")
-			a := do(t, req)
-			e, id := a.rpcErr(t, http.StatusMethodNotAllowed, -32600)
-			assert.Equal(t, "POST", a.header.Get("Allow"))
-			assert.Contains(t, e.Message, "POST")
-			assert.Equal(t, "null", id)
+			e, _ := do(t, req).rpcErr(t, http.StatusBadRequest, -32600)
+			assert.Contains(t, e.Message, "Mcp-Session-Id")
+		})
+		t.Run("2026-07-28/"+method, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(method, sessionful, nil)
+			require.NoError(t, err)
+			req.Header.Set("Mcp-Protocol-Version", mcp.Version20260728)
+			e, _ := do(t, req).rpcErr(t, http.StatusMethodNotAllowed, -32600)
+			assert.Contains(t, e.Message, "subscriptions/listen")
 		})
 	}
 }
@@ -252,9 +282,16 @@ func TestHTTPAuthentication(t *testing.T) {
 	}
 	t.Run("method_checked_first", func(t *testing.T) {
 		t.Parallel()
-		req, err := http.NewRequest(http.MethodGet, keyURL, nil)
+		req, err := http.NewRequest(http.MethodPut, keyURL, nil)
 		require.NoError(t, err)
 		do(t, req).rpcErr(t, http.StatusMethodNotAllowed, -32600)
+	})
+	t.Run("a_session_stream_needs_credentials", func(t *testing.T) {
+		t.Parallel()
+		req, err := http.NewRequest(http.MethodGet, keyURL, nil)
+		require.NoError(t, err)
+		req.Header.Set("Mcp-Session-Id", "anything")
+		do(t, req).rpcErr(t, http.StatusUnauthorized, -32001)
 	})
 }
 
