@@ -476,6 +476,7 @@ func TestMCPQuestions(t *testing.T) {
 				},
 			}})
 			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() }) // its session's stream, before the server closes
 			res, err := c.Call(t.Context(), "Greet_Ask", nil, nil)
 			require.NoError(t, err)
 			assert.JSONEq(t, `"hello Ada"`, string(res.Value))

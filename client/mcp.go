@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,7 @@ type mcpConn interface {
 	// reset forgets the session, after the server said it expired.
 	reset()
 	// started is told that the handshake settled version.
-	started(s *mcpSession, version string)
+	started(s *mcpSession, version string, header http.Header)
 	close() error
 }
 
@@ -73,6 +74,11 @@ type mcpSession struct {
 	// listen keeps the subscriptions of a version without
 	// resources/subscribe (listen.go).
 	listen listening
+	// subscribed are the URIs subscribed to with resources/subscribe,
+	// subscribed to again in a new session when the server forgot the
+	// last one.
+	subsMu     sync.Mutex
+	subscribed map[string]struct{}
 
 	nextID   atomic.Int64
 	progress sync.Map // progress token → func(Progress)
@@ -218,14 +224,63 @@ func (s *mcpSession) request(ctx context.Context, k *call, method string, params
 	}
 	err := s.rpc(ctx, k, s.ver(), method, params, out)
 	if errors.Is(err, errSessionExpired) {
-		s.version.Store(nil)
-		s.conn().reset()
-		if err = s.ensure(ctx, k); err != nil {
+		if err = s.renew(ctx, k); err != nil {
 			return err
 		}
 		err = s.rpc(ctx, k, s.ver(), method, params, out)
 	}
 	return err
+}
+
+// renew begins a session again, the server having forgotten the last,
+// and subscribes to what the last one had.
+func (s *mcpSession) renew(ctx context.Context, k *call) error {
+	s.version.Store(nil)
+	s.conn().reset()
+	if err := s.ensure(ctx, k); err != nil {
+		return err
+	}
+	s.subsMu.Lock()
+	uris := make([]string, 0, len(s.subscribed))
+	for u := range s.subscribed {
+		uris = append(uris, u)
+	}
+	s.subsMu.Unlock()
+	for _, u := range uris {
+		// A resource gone since is no longer subscribed to.
+		if s.rpc(ctx, k, s.ver(), "resources/subscribe", mcpwire.URIParams{URI: u}.Map(), nil) != nil {
+			s.subscription(u, false)
+		}
+	}
+	return nil
+}
+
+// subscription records that uri is subscribed to (on) or no more.
+func (s *mcpSession) subscription(uri string, on bool) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if !on {
+		delete(s.subscribed, uri)
+		return
+	}
+	if s.subscribed == nil {
+		s.subscribed = map[string]struct{}{}
+	}
+	s.subscribed[uri] = struct{}{}
+}
+
+// renewWait bounds the new handshake of a session whose stream the
+// server refused (it forgot the session).
+const renewWait = 30 * time.Second
+
+// streamExpired begins the session again when the server answered its
+// stream 404: it forgot the session, while no request of the client's
+// would have said so. A handshake that fails is made again by the next
+// request, which would have found the session gone.
+func (s *mcpSession) streamExpired() {
+	ctx, cancel := context.WithTimeout(context.Background(), renewWait)
+	defer cancel()
+	_ = s.renew(ctx, nil)
 }
 
 // errSessionExpired is a 404 to a request of a session: the server has

@@ -186,7 +186,7 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	if err := s.conn().send(ctx, s, k, body); err != nil {
 		return err
 	}
-	s.conn().started(s, v.Name)
+	s.conn().started(s, v.Name, k.header())
 	if l := s.c.opts.LogLevel; l != "" {
 		// A server without logging refuses it; its messages, if any,
 		// still come.

@@ -34,17 +34,24 @@ type mcpHTTP struct {
 	sessionValue []string
 	// stopListen ends the session's own event stream (listen).
 	stopListen context.CancelFunc
+	// streamHeader is what the session's own stream carries beside the
+	// client's: the headers of the call that began the session, if one
+	// did, whose credentials the session is of.
+	streamHeader http.Header
 }
 
 // started opens the session's own event stream, when the server keeps a
-// session: requests of the server's that belong to no request of the
-// client's come there.
-func (h *mcpHTTP) started(s *mcpSession, version string) {
+// session and the client has something to hear on it
+// (Options.OnNotification, or Options.Handlers for the server's
+// requests): the notifications and requests of the server's that belong
+// to no request of the client's come there.
+func (h *mcpHTTP) started(s *mcpSession, version string, header http.Header) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.session == "" || h.stopListen != nil {
+	if h.session == "" || h.stopListen != nil || h.c.opts.OnNotification == nil && h.c.opts.Handlers == nil {
 		return
 	}
+	h.streamHeader = header
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopListen = cancel
 	ready := make(chan struct{})
@@ -239,7 +246,10 @@ const (
 // get opens the session's event stream with GET, from after lastID when
 // it is not empty.
 func (h *mcpHTTP) get(ctx context.Context, version, lastID string) (*http.Response, error) {
-	req, err := h.c.newRequest(ctx, http.MethodGet, h.url, "text/event-stream", nil, nil)
+	h.mu.Lock()
+	header := h.streamHeader
+	h.mu.Unlock()
+	req, err := h.c.newRequest(ctx, http.MethodGet, h.url, "text/event-stream", nil, header)
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +265,10 @@ func (h *mcpHTTP) get(ctx context.Context, version, lastID string) (*http.Respon
 	resp, err := h.c.roundTrip(req, "")
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		resp.Body.Close()
+		return nil, errSessionExpired
 	}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body.Close()
@@ -285,6 +299,10 @@ func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, rea
 	for tries := 0; tries < maxResumes; tries++ {
 		resp, err := h.get(ctx, version, st.lastID)
 		signal()
+		if errors.Is(err, errSessionExpired) && ctx.Err() == nil {
+			go s.streamExpired()
+			return
+		}
 		if err != nil {
 			return
 		}

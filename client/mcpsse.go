@@ -329,7 +329,7 @@ func (h *mcpSSE) reset() {
 
 // started does nothing: every message of the server's comes on the
 // stream.
-func (h *mcpSSE) started(*mcpSession, string) {}
+func (h *mcpSSE) started(*mcpSession, string, http.Header) {}
 
 // close ends the session: closing its stream tells the server so.
 func (h *mcpSSE) close() error {

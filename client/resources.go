@@ -103,7 +103,11 @@ func (ss *Session) Subscribe(ctx context.Context, uri string) error {
 		}
 		return nil
 	}
-	return ss.subscription(ctx, "resources/subscribe", uri)
+	if err := ss.subscription(ctx, "resources/subscribe", uri); err != nil {
+		return err
+	}
+	ss.s.subscription(uri, true)
+	return nil
 }
 
 // Unsubscribe undoes [Session.Subscribe].
@@ -112,6 +116,7 @@ func (ss *Session) Unsubscribe(ctx context.Context, uri string) error {
 		ss.s.unsubscribeListen(uri)
 		return nil
 	}
+	ss.s.subscription(uri, false)
 	return ss.subscription(ctx, "resources/unsubscribe", uri)
 }
 

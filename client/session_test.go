@@ -35,7 +35,7 @@ type sessionServer struct {
 func newSessionServer(t *testing.T, issuer string) *sessionServer {
 	t.Helper()
 	ss := &sessionServer{calls: map[string]int{}}
-	h := mcp.NewHandler(newRegistry(t), nil)
+	h := mcp.NewHandler(newRegistry(t), &mcp.Options{Stateless: true}) // the test keeps the sessions
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
@@ -164,7 +164,7 @@ func TestSessionTraits(t *testing.T) {
 // request of it) gets a new handshake and the request again, once; the
 // call succeeds in the new session.
 func TestMCPSessionExpired(t *testing.T) {
-	h := mcp.NewHandler(newRegistry(t), nil)
+	h := mcp.NewHandler(newRegistry(t), &mcp.Options{Stateless: true}) // the test keeps the sessions
 	var mu sync.Mutex
 	forgotten := map[string]bool{}
 	opened := 0

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -293,7 +294,7 @@ func (st *stdioConn) send(ctx context.Context, _ *mcpSession, _ *call, body []by
 func (st *stdioConn) reset() {}
 
 // started does nothing: every message of the server's comes on the pipe.
-func (st *stdioConn) started(*mcpSession, string) {}
+func (st *stdioConn) started(*mcpSession, string, http.Header) {}
 
 // close ends the process: its standard input closed, then, after half of
 // DefaultStdioGrace, SIGTERM, and after the other half SIGKILL, to it and
