@@ -115,7 +115,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	default:
 		out.write([]byte(": open\n\n")) // the headers go now
 	}
-	every := listenKeepAlive
+	// The stream says something every so often (for proxies that take a
+	// silent stream for a dead one), and keeps its session alive.
+	every := min(listenKeepAlive, max(h.s.table.idle/3, time.Millisecond))
 	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.WriteTimeout > 0 && srv.WriteTimeout/2 < every {
 		every = srv.WriteTimeout / 2
 	}
@@ -141,7 +143,6 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-keep.C:
 			out.write([]byte(": keep-alive\n\n"))
-			// An open stream keeps its session alive.
 			tctx, cancel := context.WithTimeout(ctx, publishTimeout)
 			err := store.Touch(tctx, sess.ref(), h.s.table.idle)
 			cancel()
