@@ -121,7 +121,7 @@ func servePush(t *testing.T, env map[string]string) string {
 	where, err := siteFromEnv(envOf(env))
 	require.NoError(t, err)
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, nil, false)
+	reg, err := newRegistry(logger, nil, nil, nil, false)
 	require.NoError(t, err)
 	handler, _, err := newServer(reg, credentials{}, shared{}, where, logger, nil)
 	require.NoError(t, err)

@@ -6,7 +6,9 @@
 // message (a client that only speaks text gets a task); Signer.Sign, which shows how a secret
 // reaches a tool; Timer.Wait, a slow tool that shows cancellation and
 // graceful shutdown; and Payments.Refund, a tool with a policy, which only
-// a capability token bound to the exact call may call. The same tools are
+// a capability token bound to the exact call may call; and Memory.Store,
+// which keeps a number that the resource calc://memory holds, so that an
+// MCP client subscribed to it is told of each change. The same tools are
 // served as a REST API under /v1/, and over MCP (Streamable HTTP) at /mcp;
 // /registry/v1/tools lists them with their protocols and policies, as a
 // tool registry would.
@@ -62,7 +64,9 @@
 // in memory, or in Redis when OTC_REDIS_URL is set
 // (redis://127.0.0.1:6379/0), or in a Redis Cluster when OTC_REDIS_CLUSTER
 // names its nodes (host:port,…), so that several servers share it, and with
-// it the MCP tasks, which any of them then reads, answers and cancels;
+// it the MCP tasks, which any of them then reads, answers and cancels,
+// the MCP sessions, whose subscribers are told of a change whichever
+// replica made it (no sticky routing needed), and calc://memory's number;
 // OTC_REDIS_LEASE (30s by default) is how long a claim, or a task's lease,
 // outlives a replica that died mid-call. OTC_REQUEST_STATE_KEYS holds the
 // keys that seal the requestState of an MCP input_required round (32
@@ -250,7 +254,7 @@ func recordRun(ctx context.Context) error {
 // newRegistry registers the example tools. callLog, when not nil, gets one
 // record per call; store, when not nil, records calls by call id, so that
 // a call retried with the same call_id is not run twice.
-func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scoped bool, mw ...otc.Middleware) (*otc.Registry, error) {
+func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, mem register, scoped bool, mw ...otc.Middleware) (*otc.Registry, error) {
 	opts := &otc.RegistryOptions{Logger: logger, Idempotency: store}
 	if callLog != nil {
 		opts.Middleware = []otc.Middleware{calllog.New(callLog, nil)}
@@ -451,6 +455,9 @@ func newRegistry(logger, callLog *slog.Logger, store otc.IdempotencyStore, scope
 	if err := registerReadables(reg); err != nil { // readables.go
 		return nil, err
 	}
+	if err := registerMemory(reg, mem); err != nil { // memory.go
+		return nil, err
+	}
 	return reg, nil
 }
 
@@ -605,7 +612,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) error {
 	if limit != nil {
 		mw = append(mw, limit)
 	}
-	reg, err := newRegistry(logger, callLog, store, creds.oauth != nil, mw...)
+	reg, err := newRegistry(logger, callLog, store, sh.memory, creds.oauth != nil, mw...)
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func TestGolden(t *testing.T) {
 	require.NotEmpty(t, files, "no golden files found")
 
 	quiet := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(quiet, nil, nil, false)
+	reg, err := newRegistry(quiet, nil, nil, nil, false)
 	require.NoError(t, err)
 	servers := map[string]*httptest.Server{
 		"":      httptest.NewServer(otc.NewHandler(reg, nil)),
@@ -431,7 +431,7 @@ func TestMain_ServesOnAddr(t *testing.T) {
 	for _, tc := range []struct {
 		path  string
 		tools int
-	}{{"/health", 0}, {"/tools", 7}} { // Payments.Refund needs a token: a caller without one does not see it
+	}{{"/health", 0}, {"/tools", 8}} { // Payments.Refund needs a token: a caller without one does not see it
 		resp, err := http.Get(base + tc.path)
 		require.NoError(t, err)
 		var body struct {

@@ -49,7 +49,7 @@ func postCall(t *testing.T, c *http.Client, base, body string) callResult {
 func TestTimerWait_Timeout(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, nil, false)
+	reg, err := newRegistry(logger, nil, nil, nil, false)
 	require.NoError(t, err)
 	handler, _, err := newServer(reg, credentials{}, shared{}, site{}, logger, nil)
 	require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestTimerWait_MaxConcurrent(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, waitMaxConcurrent)
 	logger := slog.New(started)
-	reg, err := newRegistry(logger, nil, nil, false)
+	reg, err := newRegistry(logger, nil, nil, nil, false)
 	require.NoError(t, err)
 	handler, _, err := newServer(reg, credentials{}, shared{}, site{}, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 // is written.
 func TestReadables(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
-	reg, err := newRegistry(logger, nil, nil, false)
+	reg, err := newRegistry(logger, nil, nil, nil, false)
 	require.NoError(t, err)
 	handler, _, err := newServer(reg, credentials{}, shared{}, site{}, logger, nil)
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func TestReadables(t *testing.T) {
 	for _, r := range list {
 		uris = append(uris, r.URI+r.URITemplate)
 	}
-	assert.Equal(t, []string{"calc://constants", "calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, uris)
+	assert.Equal(t, []string{"calc://constants", "calc://memory", "calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, uris)
 
 	for uri, want := range map[string]string{
 		"calc://tables/add/40?upto=2":   "40 + 1 = 41\n40 + 2 = 42\n",

@@ -435,8 +435,8 @@ func TestRegistryView(t *testing.T) {
 	}
 
 	all := list(t, "/registry/v1/tools")
-	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Math.Evaluate@1.0.0", "Payments.Refund@1.0.0", "Shipping.Quote@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
-	refund, err := json.Marshal(all[4])
+	assert.Equal(t, []string{"Calculator.Add@1.0.0", "Counter.Increment@1.0.0", "Doorbell.Ring@0.1.0", "Math.Evaluate@1.0.0", "Memory.Store@1.0.0", "Payments.Refund@1.0.0", "Shipping.Quote@1.0.0", "Signer.Sign@1.0.0", "Timer.Wait@1.0.0"}, ids(all))
+	refund, err := json.Marshal(all[5])
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
 		"tool_id": "Payments.Refund@1.0.0",

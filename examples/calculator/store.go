@@ -16,19 +16,24 @@ import (
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
+	"github.com/otcgo/otc/sessions"
 	"github.com/otcgo/otc/tasks"
 )
 
 // shared is what the replicas of a deployment share, so that any of them
 // answers for what another began: the record of calls by call id, the
 // tasks, and the keys that seal the requestState of an input_required
-// round.
+// round, the MCP sessions and the calculator's memory.
 type shared struct {
 	idem      otc.IdempotencyStore
 	tasks     tasks.Store // nil: in this process (the mcp package's default)
 	stateKeys [][]byte    // nil: a key of this process
 	rate      ratelimit.Store
-	name      string // "memory" or "redis", for the log
+	// sessions keeps the MCP sessions (nil: the handler's own, in
+	// memory), and memory the number of calc://memory (nil: in memory).
+	sessions sessions.Store
+	memory   register
+	name     string // "memory" or "redis", for the log
 }
 
 // sharedFromEnv reads what the replicas share from the environment: in
@@ -92,6 +97,8 @@ func sharedFromEnv(ctx context.Context, getenv func(string) string) (shared, err
 		tasks:     redisstore.NewTaskStore(client, &redisstore.TaskOptions{Lease: lease}),
 		stateKeys: keys,
 		rate:      redisstore.NewRateStore(client, nil),
+		sessions:  redisstore.NewSessionStore(client, nil),
+		memory:    redisRegister{client: client, key: "otc:calculator:memory"},
 		name:      "redis",
 	}, nil
 }
@@ -126,7 +133,7 @@ func requestStateKeys(v string) ([][]byte, error) {
 // mcpOptions are the options of the MCP handler (or stdio server) of a
 // server whose replicas share sh.
 func (sh shared) mcpOptions(logger *slog.Logger) *mcp.Options {
-	o := &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, RequestStateKeys: sh.stateKeys}
+	o := &mcp.Options{Name: "calculator", Version: serverVersion, Logger: logger, RequestStateKeys: sh.stateKeys, Sessions: sh.sessions}
 	if sh.tasks != nil {
 		o.Tasks = &tasks.Options{Store: sh.tasks}
 	}

@@ -32,7 +32,7 @@ func (s recordSignal) WithGroup(string) slog.Handler      { return s }
 func TestTimerWait_Cancelled(t *testing.T) {
 	t.Parallel()
 	started := make(recordSignal, 1)
-	reg, err := newRegistry(slog.New(started), nil, nil, false)
+	reg, err := newRegistry(slog.New(started), nil, nil, nil, false)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -94,6 +94,7 @@ func TestToolMetadata(t *testing.T) {
 		"Counter_Increment": {"Increment the counter", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":false}`},
 		"Doorbell_Ring":     {"Ring a doorbell", `{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`},
 		"Math_Evaluate":     {"Evaluate an expression", readOnly},
+		"Memory_Store":      {"Keep a number in memory", `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}`},
 		"Payments_Refund":   {"Refund an order", `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false}`},
 		"Shipping_Quote":    {"Quote a shipment", readOnly},
 		"Signer_Sign":       {"Sign a message", readOnly},
