@@ -64,7 +64,7 @@ func TestFrameworks(t *testing.T) {
 			var f frameworkFindings
 			require.NoError(t, json.Unmarshal(out, &f), "stdout: %s", out)
 
-			assert.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Math_Evaluate", "Shipping_Quote", "Signer_Sign", "Timer_Wait"}, f.Tools)
+			assert.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Math_Evaluate", "Memory_Store", "Shipping_Quote", "Signer_Sign", "Timer_Wait"}, f.Tools)
 
 			// The schema the model was given keeps the nested object,
 			// the pattern, the enum's values, the bounds, and which

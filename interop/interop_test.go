@@ -158,7 +158,7 @@ func testSession(t *testing.T, c connection, cs *mcp.ClientSession, router *prog
 		}
 		// Not Payments_Refund: it needs a capability token, and the
 		// catalog is the caller's, which has none.
-		require.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Math_Evaluate", "Shipping_Quote", "Signer_Sign", "Timer_Wait"}, keys(tools))
+		require.ElementsMatch(t, []string{"Calculator_Add", "Counter_Increment", "Doorbell_Ring", "Math_Evaluate", "Memory_Store", "Shipping_Quote", "Signer_Sign", "Timer_Wait"}, keys(tools))
 
 		add := tools["Calculator_Add"]
 		assert.Equal(t, "Adds two numbers together.", add.Description)
