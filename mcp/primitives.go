@@ -419,6 +419,8 @@ func (s *server) subscribe(ctx context.Context, x *exchange, sn *primitive.Snaps
 		// Nothing to undo.
 	case s.table == nil:
 		return nil, newError(codeMethodNotFound, "Method not found: %s: this server keeps no sessions over HTTP, so nothing could tell the client of an update; read the resource again when its contents matter", x.msg.method)
+	case sessionHeader(x.request) != "":
+		return nil, newError(codeInvalidRequest, "Invalid request: %s: this server did not issue the session the Mcp-Session-Id names, and keeps its sessions in its own memory; replicas behind a load balancer with no sticky routing share a session store (Options.Sessions)", x.msg.method)
 	default:
 		return nil, newError(codeInvalidRequest, "Invalid request: %s needs a session, which tells the client of updates on its stream: send the Mcp-Session-Id header that the answer to initialize gave", x.msg.method)
 	}

@@ -49,6 +49,7 @@ type sealedSession struct {
 	Bound   bool   `json:"b,omitempty"` // the owner is an identity, checked on every request
 	Caps    []byte `json:"c,omitempty"` // the client's capabilities, as declared
 	Has     uint8  `json:"h,omitempty"` // what Caps declares, when Caps was too large to keep
+	Issuer  string `json:"i,omitempty"` // the Handler that issued it, when its store is its own
 }
 
 // session is the session of a request: what its id holds.
@@ -72,11 +73,19 @@ func (s *session) caps() clientCaps {
 // request asks the store at most once every touchEvery), and which it
 // learnt have ended.
 type sessionTable struct {
-	store  sessions.Store
+	store sessions.Store
+	// own is set when the store is the Handler's own, in its memory (no
+	// Options.Sessions): it knows the sessions this Handler issued, and
+	// nothing of another replica's. issuer names this Handler in the ids
+	// it issues then.
+	own    bool
+	issuer string
 	sealer *sealer
 	idle   time.Duration
 	lim    sessions.Limits
 	logger *slog.Logger
+
+	warnOnce sync.Once
 
 	mu    sync.Mutex
 	seen  map[string]time.Time // session → when the store last said alive
@@ -88,7 +97,9 @@ func newSessionTable(opts *Options, sealer *sealer, logger *slog.Logger) *sessio
 		lim:  sessions.Limits{Total: opts.MaxSessions, PerOwner: opts.MaxSessionsPerCaller},
 		seen: map[string]time.Time{}, ended: map[string]time.Time{}}
 	if t.store == nil {
-		t.store = sessions.NewMemoryStore(nil)
+		var id [8]byte
+		_, _ = rand.Read(id[:])
+		t.store, t.own, t.issuer = sessions.NewMemoryStore(nil), true, base64.RawURLEncoding.EncodeToString(id[:])
 	}
 	if t.idle <= 0 {
 		t.idle = DefaultSessionIdleTimeout
@@ -132,7 +143,7 @@ func (t *sessionTable) open(ctx context.Context, r *http.Request, version string
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	owner, bound := ownerOf(ctx, r)
-	st := sealedSession{ID: base64.RawURLEncoding.EncodeToString(nonce[:]), Version: version, Owner: owner, Bound: bound}
+	st := sealedSession{ID: base64.RawURLEncoding.EncodeToString(nonce[:]), Version: version, Owner: owner, Bound: bound, Issuer: t.issuer}
 	if len(caps) <= maxSealedCaps {
 		st.Caps = append([]byte(nil), caps...)
 	} else {
@@ -167,11 +178,23 @@ var errNoSession = &rpcError{Code: codeInvalidRequest, Status: http.StatusNotFou
 	Message: "Session not found: the Mcp-Session-Id names a session that has ended, expired or was never issued here; begin a new one with initialize"}
 
 // check reads the session of request r, whose Mcp-Session-Id is header:
-// nil and errNoSession when it is no live session of this caller's.
+// nil and errNoSession when it is no live session of this caller's. With
+// a store of its own, a Handler knows only the sessions it issued: a
+// request naming another's (a replica's, behind a load balancer with no
+// sticky routing, with neither a shared store nor shared keys) is served
+// as one of no session, nil and nil, as a server without sessions would.
 func (t *sessionTable) check(ctx context.Context, r *http.Request, header string) (*session, *rpcError) {
 	s := &session{header: header}
 	if len(header) > MaxSessionIDBytes || !t.sealer.openValue(header, sessionAAD, &s.sealedSession) {
+		if t.own {
+			t.unknown()
+			return nil, nil
+		}
 		return nil, errNoSession
+	}
+	if t.own && s.Issuer != t.issuer {
+		t.unknown()
+		return nil, nil
 	}
 	if s.Bound {
 		if owner, _ := ownerOf(ctx, r); owner != s.Owner {
@@ -182,6 +205,14 @@ func (t *sessionTable) check(ctx context.Context, r *http.Request, header string
 		return nil, errNoSession
 	}
 	return s, nil
+}
+
+// unknown notes, once, that a request named a session of another
+// replica's.
+func (t *sessionTable) unknown() {
+	t.warnOnce.Do(func() {
+		t.logger.Warn("mcp: a request named a session this server did not issue; it is served as one of no session. Replicas behind a load balancer with no sticky routing share a session store (Options.Sessions, such as redisstore.NewSessionStore) and RequestStateKeys, so that each knows every session")
+	})
 }
 
 // alive reports whether s is alive: at once when this replica learnt it

@@ -236,7 +236,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 // subscription made without a session are each refused, saying what to do.
 func TestSessionRefusals(t *testing.T) {
 	t.Parallel()
-	store := sessions.NewMemoryStore(nil)
+	store := sessions.NewMemoryStore(nil) // a store the program chose: it knows every session
 	reg, _, _ := resourceRegistry(t)
 	h := mcp.NewHandler(reg, &mcp.Options{Authenticator: claimsAuth(), Sessions: store})
 	srv := httptest.NewServer(h)
@@ -437,4 +437,31 @@ func TestOneStreamPerSession(t *testing.T) {
 			return false
 		}
 	}, 5*time.Second, 50*time.Millisecond, "the second stream is told")
+}
+
+// TestSessionsOfAnotherReplica: replicas that keep their sessions each in
+// its own memory, behind a load balancer with no sticky routing, answer a
+// request of another's session as one of no session (as a server without
+// sessions would, which they were before), refuse its stream, 404 (the
+// client begins a session there), and say why a subscription fails.
+func TestSessionsOfAnotherReplica(t *testing.T) {
+	t.Parallel()
+	reg, _, _ := resourceRegistry(t)
+	key := make([]byte, mcp.RequestStateKeySize)
+	_, _ = rand.Read(key)
+	for name, keys := range map[string][][]byte{"own_keys": nil, "shared_keys": {key}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a := serve(t, reg, &mcp.Options{RequestStateKeys: keys})
+			b := serve(t, reg, &mcp.Options{RequestStateKeys: keys})
+			v := mcp.Version20251125
+			hdr := withSession(initSession(t, a, v, nil), v, nil)
+			post(t, b, request(2, "tools/list", nil), hdr).result(t)
+			_, status, _ := openSessionStream(t, b, hdr)
+			assert.Equal(t, http.StatusNotFound, status)
+			e, _ := post(t, b, request(3, "resources/subscribe", obj{"uri": "test://text"}), hdr).rpcErr(t, http.StatusBadRequest, -32600)
+			assert.Contains(t, e.Message, "Options.Sessions")
+			post(t, a, request(4, "resources/subscribe", obj{"uri": "test://text"}), hdr).result(t)
+		})
+	}
 }

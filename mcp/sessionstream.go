@@ -48,6 +48,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess, e := h.s.table.check(ctx, r, sid)
+	if e == nil && sess == nil {
+		e = errNoSession // another replica's: its stream is there
+	}
 	if e != nil {
 		writeHTTPError(w, e.Status, nil, e)
 		return
@@ -163,7 +166,10 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess, e := h.s.table.check(r.Context(), r, sid)
-	if e == nil {
+	switch {
+	case e == nil && sess == nil:
+		e = errNoSession
+	case e == nil:
 		e = h.s.table.end(r.Context(), sess, h.s.hub)
 	}
 	if e != nil {
