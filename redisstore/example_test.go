@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/ratelimit"
 	"github.com/otcgo/otc/redisstore"
 )
@@ -69,4 +70,21 @@ func Example_cluster() {
 	reg := otc.NewRegistry(&otc.RegistryOptions{Idempotency: redisstore.NewIdempotencyStore(client, nil)})
 	// docs:end cluster
 	_ = reg
+}
+
+// Replicas of an MCP server share its sessions: a client whose requests
+// and stream land on any replica is told of a change whichever replica
+// made it, with no sticky routing. Every replica has the same keys, which
+// seal the session ids.
+func ExampleNewSessionStore() {
+	reg := otc.NewRegistry(nil)
+	keys := [][]byte{make([]byte, mcp.RequestStateKeySize)} // 32 random bytes, the same on every replica
+	// docs:start sessions
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	h := mcp.NewHandler(reg, &mcp.Options{
+		Sessions:         redisstore.NewSessionStore(rdb, nil),
+		RequestStateKeys: keys,
+	})
+	http.Handle("/mcp", h)
+	// docs:end sessions
 }
