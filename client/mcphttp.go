@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/backoff"
 	"github.com/otcgo/otc/internal/jsonrpc"
 	"github.com/otcgo/otc/internal/mcpwire"
 	"github.com/otcgo/otc/internal/wire"
@@ -296,7 +297,12 @@ func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, rea
 	var st sseState
 	signal := sync.OnceFunc(func() { close(ready) })
 	defer signal()
-	for tries := 0; tries < maxResumes; tries++ {
+	// A stream that ends (a replica draining or gone, a proxy's timeout)
+	// is opened again, from its last event, for as long as the session
+	// lasts; maxResumes refusals in a row end the listening, as does the
+	// first, from a server that never opened one.
+	opened, failures := false, 0
+	for ctx.Err() == nil {
 		resp, err := h.get(ctx, version, st.lastID)
 		signal()
 		if errors.Is(err, errSessionExpired) && ctx.Err() == nil {
@@ -304,19 +310,26 @@ func (h *mcpHTTP) listen(ctx context.Context, s *mcpSession, version string, rea
 			return
 		}
 		if err != nil {
-			return
+			if failures++; !opened || failures >= maxResumes {
+				return
+			}
+			if sleep(ctx, backoff.Delay(cmp.Or(st.retry, defaultSSERetry), maxStreamWait, failures)) != nil {
+				return
+			}
+			continue
 		}
-		before := st.lastID
+		opened, failures = true, 0
 		_, _ = readSSE(io.LimitReader(resp.Body, h.c.maxBytes+1), h.c.maxBytes, -1, func(msg []byte) { s.incoming(ctx, nil, msg) }, &st)
 		resp.Body.Close()
-		if st.lastID != before {
-			tries = 0 // it carried events: not a failing stream
-		}
 		if sleep(ctx, cmp.Or(st.retry, defaultSSERetry)) != nil {
 			return
 		}
 	}
 }
+
+// maxStreamWait bounds the wait before the session's stream is opened
+// again after refusals.
+const maxStreamWait = 30 * time.Second
 
 // idle bounds the silence of an exchange by Options.IdleTimeout: every
 // message heard (stop(msg)) restarts the clock; stop(nil) ends it.

@@ -79,3 +79,51 @@ func TestSubscribeSessionStream(t *testing.T) {
 	}
 	told("in the new session")
 }
+
+// TestSessionStreamOutlivesDrains: a session's stream that the server
+// ends again and again with nothing to tell (replicas draining in turn)
+// is opened again each time, and the next update comes.
+func TestSessionStreamOutlivesDrains(t *testing.T) {
+	reg := newRegistry(t)
+	notes, err := resource.Register(reg, resource.Resource{URI: "notes://today", Name: "today"},
+		func(context.Context) (string, error) { return "tea", nil })
+	require.NoError(t, err)
+	h := mcp.NewHandler(reg, nil)
+	var streams atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			streams.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	updates := make(chan string, 64)
+	c, err := client.New(srv.URL, &client.Options{Format: client.FormatMCP, MCPVersion: mcp.Version20250618,
+		OnNotification: func(method string, _ json.RawMessage) {
+			if method == "notifications/resources/updated" {
+				updates <- method
+			}
+		}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.MCP().Subscribe(t.Context(), "notes://today"))
+	for i := range 7 {
+		require.Eventually(t, func() bool { return streams.Load() == int64(i+1) }, 10*time.Second, 10*time.Millisecond, "stream %d opened", i+1)
+		time.Sleep(20 * time.Millisecond) // the stream is attached
+		h.SetDraining(true)               // it ends, with nothing told
+		time.Sleep(20 * time.Millisecond)
+		h.SetDraining(false)
+	}
+	require.Eventually(t, func() bool { return streams.Load() == 8 }, 10*time.Second, 10*time.Millisecond, "the stream is opened again after the seventh drain")
+	deadline := time.After(10 * time.Second)
+	for {
+		notes.Changed()
+		select {
+		case <-updates:
+			return
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no update after the drains")
+		}
+	}
+}
