@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,7 +94,25 @@ func BenchmarkMCPCall(b *testing.B) {
 			"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "Calculator_Add",
 		})
 	})
+	b.Run("mcp_session", func(b *testing.B) {
+		h := mcp.NewHandler(reg, nil)
+		sid := benchSession(b, h)
+		benchHandler(b, h, "/mcp", testkit.MCPAddCall, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": mcp.Version20251125})
+	})
 	b.Run("otc", func(b *testing.B) { benchHandler(b, otc.NewHandler(reg, nil), "/call", testkit.OTCAddCall, nil) })
+}
+
+// benchSession begins a session with h and returns its id.
+func benchSession(b testing.TB, h http.Handler) string {
+	b.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	sid := w.Header().Get("Mcp-Session-Id")
+	require.NotEmpty(b, sid, w.Body.String())
+	return sid
 }
 
 // TestCallAllocations holds a tools/call through the MCP handler, in the
@@ -113,9 +132,13 @@ func TestCallAllocations(t *testing.T) {
 		max     float64
 	}{
 		{"2025-11-25", testkit.MCPAddCall, nil, 27},
+		{"session", testkit.MCPAddCall, nil, 27}, // 2025-11-25 in a session met before: nothing more
 		{"2026-07-28", benchMCPCallModern, map[string]string{"MCP-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": "Calculator_Add"}, 25},
 	} {
 		h := mcp.NewHandler(reg, nil)
+		if tc.name == "session" {
+			tc.headers = map[string]string{"Mcp-Session-Id": benchSession(t, h), "MCP-Protocol-Version": mcp.Version20251125}
+		}
 		proto := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 		proto.Header.Set("Content-Type", "application/json")
 		proto.Header.Set("Accept", "application/json, text/event-stream")

@@ -52,21 +52,22 @@ type sealedSession struct {
 	Issuer  string `json:"i,omitempty"` // the Handler that issued it, when its store is its own
 }
 
-// session is the session of a request: what its id holds.
+// session is the session of a request: what its id holds, read once
+// (sessions are shared between requests, and never changed).
 type session struct {
 	header string // the Mcp-Session-Id, as sent
 	sealedSession
+	declared clientCaps // Caps, read
 }
 
 func (s *session) ref() sessions.Session { return sessions.Session{ID: s.ID, Owner: s.Owner} }
 
 // caps returns the client capabilities the session declared.
-func (s *session) caps() clientCaps {
-	if s.Caps != nil {
-		return readClientCaps(s.Caps)
-	}
-	return clientCaps{has: s.Has}
-}
+func (s *session) caps() clientCaps { return s.declared }
+
+// maxOpened bounds the session ids a Handler keeps opened, so that a
+// request of a session met lately costs no decryption.
+const maxOpened = 4096
 
 // sessionTable issues and checks the sessions of a Handler, and keeps
 // what this replica knows of them: which it saw alive lately (so that a
@@ -87,15 +88,16 @@ type sessionTable struct {
 
 	warnOnce sync.Once
 
-	mu    sync.Mutex
-	seen  map[string]time.Time // session → when the store last said alive
+	mu     sync.Mutex
+	opened map[string]*session   // Mcp-Session-Id → what it holds
+	seen   map[string]time.Time // session → when the store last said alive
 	ended map[string]time.Time // session → when this replica learnt it ended
 }
 
 func newSessionTable(opts *Options, sealer *sealer, logger *slog.Logger) *sessionTable {
 	t := &sessionTable{store: opts.Sessions, sealer: sealer, idle: opts.SessionIdleTimeout, logger: logger,
 		lim:  sessions.Limits{Total: opts.MaxSessions, PerOwner: opts.MaxSessionsPerCaller},
-		seen: map[string]time.Time{}, ended: map[string]time.Time{}}
+		opened: map[string]*session{}, seen: map[string]time.Time{}, ended: map[string]time.Time{}}
 	if t.store == nil {
 		var id [8]byte
 		_, _ = rand.Read(id[:])
@@ -184,13 +186,28 @@ var errNoSession = &rpcError{Code: codeInvalidRequest, Status: http.StatusNotFou
 // sticky routing, with neither a shared store nor shared keys) is served
 // as one of no session, nil and nil, as a server without sessions would.
 func (t *sessionTable) check(ctx context.Context, r *http.Request, header string) (*session, *rpcError) {
-	s := &session{header: header}
-	if len(header) > MaxSessionIDBytes || !t.sealer.openValue(header, sessionAAD, &s.sealedSession) {
-		if t.own {
-			t.unknown()
-			return nil, nil
+	t.mu.Lock()
+	s := t.opened[header]
+	t.mu.Unlock()
+	if s == nil {
+		s = &session{header: header}
+		if len(header) > MaxSessionIDBytes || !t.sealer.openValue(header, sessionAAD, &s.sealedSession) {
+			if t.own {
+				t.unknown()
+				return nil, nil
+			}
+			return nil, errNoSession
 		}
-		return nil, errNoSession
+		s.declared = clientCaps{has: s.Has}
+		if s.Caps != nil {
+			s.declared = readClientCaps(s.Caps)
+		}
+		t.mu.Lock()
+		if len(t.opened) >= maxOpened {
+			clear(t.opened)
+		}
+		t.opened[header] = s
+		t.mu.Unlock()
 	}
 	if t.own && s.Issuer != t.issuer {
 		t.unknown()

@@ -6,6 +6,9 @@
 //
 //	chaos: N calls, R calls/s, E errors, D ran twice
 //
+// A subscriber to calc://memory, through the balancer, must be told of
+// every Memory.Store, whichever replica ran it (watch.go).
+//
 // Some of the calls are MCP tasks, polled and cancelled through the
 // balancer, and input_required rounds whose answer reaches another
 // replica than the question: a replica that does not know a task or
@@ -243,7 +246,21 @@ func exercise(ctx context.Context, cfg config, d *deployment, is *issuer, runLog
 		res.throughput = append(res.throughput, float64(len(l.calls)-from)/time.Since(began).Seconds())
 	}
 
-	// The chaos, under one continuous load.
+	// The chaos, under one continuous load, with a subscriber told of
+	// each store through the balancer (watch.go).
+	w, err := startWatcher(ctx, d.lb.url())
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	res.watch = w
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		w.run(wctx)
+	}()
 	lctx, stopLoad := context.WithCancel(ctx)
 	loadDone := make(chan struct{})
 	began := time.Now()
@@ -329,6 +346,9 @@ func exercise(ctx context.Context, cfg config, d *deployment, is *issuer, runLog
 	<-probeDone
 	stopLoad()
 	<-loadDone
+	stopWatch()
+	<-watchDone
+	time.Sleep(watchGrace) // the last stores' updates
 	res.duration = time.Since(began)
 	res.began = began
 	res.calls = l.calls
@@ -370,6 +390,7 @@ type result struct {
 	probe          *probe  // the call killed mid-run on purpose
 	events         []event // what the chaos did, when
 	hook           *pushHook
+	watch          *watcher // the subscriber through the balancer
 }
 
 // event is one step of the chaos, for the detailed report.
@@ -493,6 +514,9 @@ func (r *result) report(out io.Writer) {
 	if r.probe != nil {
 		fmt.Fprintln(out, r.probe.report())
 	}
+	if r.watch != nil {
+		fmt.Fprintln(out, r.watch.report())
+	}
 	if s.lost > 0 {
 		fmt.Fprintf(out, "answered without a run in the run log: %d\n", s.lost)
 	}
@@ -566,6 +590,9 @@ func (r *result) broken() []string {
 	}
 	if r.probe != nil {
 		out = append(out, r.probe.broken()...)
+	}
+	if r.watch != nil {
+		out = append(out, r.watch.broken()...)
 	}
 	return out
 }
