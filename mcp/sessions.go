@@ -89,14 +89,14 @@ type sessionTable struct {
 	warnOnce sync.Once
 
 	mu     sync.Mutex
-	opened map[string]*session   // Mcp-Session-Id → what it holds
+	opened map[string]*session  // Mcp-Session-Id → what it holds
 	seen   map[string]time.Time // session → when the store last said alive
-	ended map[string]time.Time // session → when this replica learnt it ended
+	ended  map[string]time.Time // session → when this replica learnt it ended
 }
 
 func newSessionTable(opts *Options, sealer *sealer, logger *slog.Logger) *sessionTable {
 	t := &sessionTable{store: opts.Sessions, sealer: sealer, idle: opts.SessionIdleTimeout, logger: logger,
-		lim:  sessions.Limits{Total: opts.MaxSessions, PerOwner: opts.MaxSessionsPerCaller},
+		lim:    sessions.Limits{Total: opts.MaxSessions, PerOwner: opts.MaxSessionsPerCaller},
 		opened: map[string]*session{}, seen: map[string]time.Time{}, ended: map[string]time.Time{}}
 	if t.store == nil {
 		var id [8]byte
