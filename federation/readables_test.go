@@ -187,6 +187,23 @@ func TestFederation_RelaysResourceUpdates(t *testing.T) {
 			relaysUpdates(t, up)
 		})
 	}
+	// Over HTTP, an otc server of the generation of sessions tells of the
+	// update on the session's stream.
+	t.Run("http_2025-11-25", func(t *testing.T) {
+		t.Parallel()
+		upReg := otc.NewRegistry(nil)
+		state, err := resource.Register(upReg, resource.Resource{URI: "proc://state", Name: "state"},
+			func(context.Context) (string, error) { return "on", nil })
+		require.NoError(t, err)
+		require.NoError(t, otc.Register(upReg, otc.Tool{ID: "Process.Touch", Version: "1.0.0", Description: "Touches the state."},
+			func(context.Context, otc.NoOutput) (otc.NoOutput, error) {
+				state.Changed()
+				return otc.NoOutput{}, nil
+			}))
+		srv := httptest.NewServer(mcp.NewHandler(upReg, nil))
+		t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+		relaysUpdates(t, federation.Upstream{Name: "proc", URL: srv.URL, Format: client.FormatMCP, Client: &client.Options{MCPVersion: mcp.Version20251125}})
+	})
 }
 
 // relaysUpdates mounts up in a gateway, subscribes to its proc://state
