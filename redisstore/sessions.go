@@ -71,7 +71,7 @@ func NewSessionStore(client redis.UniversalClient, opts *SessionOptions) *Sessio
 	return st
 }
 
-func (st *SessionStore) allKey() string              { return st.tag + ":all" }
+func (st *SessionStore) allKey() string               { return st.tag + ":all" }
 func (st *SessionStore) ownerKey(owner string) string { return st.tag + ":o:" + owner }
 func (st *SessionStore) subsKey(id string) string     { return st.tag + ":s:" + id }
 func (st *SessionStore) logKey() string               { return st.tag + ":log" }
