@@ -337,8 +337,10 @@ func (h *hub) apply(ev event, id string, only *sessionStream) {
 		case eventEnded:
 			st.end()
 		case eventStream:
-			if ev.URI != st.nonce {
-				st.end() // another stream of the session took over
+			// Another stream of the session took over; one opened
+			// before this one, read again as it catches up, did not.
+			if ev.URI != st.nonce && only == nil {
+				st.end()
 			}
 		case eventAll:
 			st.subs.noteAll(sn)

@@ -465,3 +465,36 @@ func TestSessionsOfAnotherReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionResumeAgain: a stream resumed from an event older than the
+// opening of another stream of the session stays open: that opening, read
+// again as the stream catches up, does not end it (only a stream opened
+// after it does).
+func TestSessionResumeAgain(t *testing.T) {
+	t.Parallel()
+	rs := replicas(t, 2, sessions.NewMemoryStore(nil), mcp.Options{})
+	v := mcp.Version20251125
+	sid := initSession(t, rs[0].url, v, nil)
+	post(t, rs[0].url, request(2, "resources/subscribe", obj{"uri": "test://text"}), withSession(sid, v, nil)).result(t)
+	first, _, stop := openSessionStream(t, rs[0].url, withSession(sid, v, nil))
+	time.Sleep(50 * time.Millisecond)
+	rs[1].text.Changed()
+	m, last := nextNotification(t, first)
+	require.Equal(t, "test://text", updatedURI(m))
+	stop()
+	// Another stream opens, and goes, after that event.
+	_, status, stop := openSessionStream(t, rs[1].url, withSession(sid, v, nil))
+	require.Equal(t, http.StatusOK, status)
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	events, status, _ := openSessionStream(t, rs[0].url, withSession(sid, v, map[string]string{"Last-Event-ID": last}))
+	require.Equal(t, http.StatusOK, status)
+	time.Sleep(100 * time.Millisecond)
+	rs[1].text.Changed()
+	for {
+		m, _ := nextNotification(t, events)
+		if updatedURI(m) == "test://text" {
+			return
+		}
+	}
+}
