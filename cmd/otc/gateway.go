@@ -33,7 +33,7 @@ const gatewayHealthPath = "/federation/health"
 // OTC_JWT_SECRET (with OTC_JWT_AUDIENCE) and OTC_RATE_LIMIT.
 func gatewayFromEnv(getenv func(string) string) (otc.Authenticator, otc.Middleware, error) {
 	if getenv("OTC_REDIS_URL") != "" || getenv("OTC_REDIS_CLUSTER") != "" {
-		return nil, nil, errors.New("OTC_REDIS_URL: otc gateway keeps its records in this process; run replicas behind a load balancer that keeps each caller on one, or unset it")
+		return nil, nil, errors.New("OTC_REDIS_URL: otc gateway keeps its records and MCP sessions in this process (the command does not link the Redis module); run its replicas behind a load balancer that keeps each caller on one, or, for replicas sharing Redis, the example server with -federate FILE (docs/federation.md), or unset it")
 	}
 	var auths []otc.Authenticator
 	if key := getenv("OTC_API_KEY"); key != "" {
