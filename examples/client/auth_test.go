@@ -163,7 +163,7 @@ func TestMain_AgainstExampleServer(t *testing.T) {
 					// The calculator's, Counter.Increment included; not
 					// Payments.Refund, which needs a capability token and is
 					// not listed to these callers.
-					assert.Contains(t, stdout, "7 tools:\n")
+					assert.Contains(t, stdout, "8 tools:\n")
 					assert.NotContains(t, stdout, "Payments.Refund")
 					assert.Empty(t, stderr)
 					return
