@@ -71,6 +71,7 @@ var rules = map[string]rule{
 	"search":             {[]string{"", "internal/", "caller", "ratelimit"}, "built on the root's API; meters callers with ratelimit"},
 	"resource":           {[]string{"", "internal/"}, "a primitive on the registry, built on the root's API"},
 	"prompt":             {[]string{"", "internal/"}, "a primitive on the registry, built on the root's API"},
+	"skill":              {[]string{"", "internal/"}, "a primitive on the registry, built on the root's API"},
 	"export":             {[]string{"", "internal/"}, "prepares a catalog for a model from the root's definitions alone"},
 	"client":             {[]string{"", "internal/"}, "the client imports the root and internal/ only (a vocabulary it shares with a server lives under internal/)"},
 	"federation":         {[]string{"", "internal/", "client", "search"}, "a remote tool is a registry entry that calls its server through the client (and a gateway's file names its search mode, search.Mode)"},

@@ -80,6 +80,8 @@ func ignoredName(name string) bool {
 		return true
 	case "go.yaml": // the module go.yaml.in/yaml/v3
 		return true
+	case "SKILL.md": // the file every skill holds (package skill)
+		return true
 	}
 	return strings.Contains(name, "NAME")
 }

@@ -147,6 +147,9 @@ SCENARIOS_EXTENSION=(
   tasks-status-notifications
   tasks-required-task-error
   tasks-mrtr-composition
+  sep-2640-skills-enumeration
+  sep-2640-skills-manifest
+  sep-2640-skills-directory
 )
 
 # The client scenarios, by the spec version they are run at. Every client

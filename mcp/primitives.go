@@ -150,7 +150,7 @@ func readPrimitiveParams(raw []byte) (primitiveParams, *rpcError) {
 func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e *rpcError, ok bool) {
 	switch x.msg.method {
 	case "resources/list", "resources/templates/list", "prompts/list", "resources/read", "prompts/get",
-		"completion/complete":
+		"completion/complete", methodSkillsList, methodSkillsGet, methodDirectoryRead:
 	case "resources/subscribe", "resources/unsubscribe":
 		if !x.gen.subscriptions() { // 2026-07-28 removed them, for subscriptions/listen
 			return nil, nil, false
@@ -192,6 +192,16 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 		b, e = s.getPrompt(ctx, x, sn, &p, admits)
 	case "completion/complete":
 		b, e = s.complete(ctx, x, sn, &p, admits)
+	case methodSkillsList:
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
+			return listPage(s, q, mcpwire.MemberSkills, sn.Skills, func(sk *primitive.Skill) (string, json.RawMessage, bool) {
+				return sk.URI, sk.Entry, admits(sk.Admits)
+			})
+		})
+	case methodSkillsGet:
+		b, e = s.getSkill(x, sn, &p, admits) // skills.go
+	case methodDirectoryRead:
+		b, e = s.readDirectory(ctx, x, sn, &p, q, admits) // skills.go
 	}
 	return b, e, true
 }

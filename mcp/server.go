@@ -43,9 +43,12 @@ type server struct {
 	initTail     string
 	initVersions map[string]bool
 	discover     []byte // the server/discover result
-	listExtra    []byte // the 2026-07-28 fields of a tools/list result
-	readExtra    []byte // the 2026-07-28 fields of a resources/read result
-	infoMeta     []byte // the serverInfo member of a 2026-07-28 result's _meta
+	// discoverSkills is the server/discover result of a registry with
+	// skills, which declares the skills extension.
+	discoverSkills []byte
+	listExtra      []byte // the 2026-07-28 fields of a tools/list result
+	readExtra      []byte // the 2026-07-28 fields of a resources/read result
+	infoMeta       []byte // the serverInfo member of a 2026-07-28 result's _meta
 
 	tasks *taskManager // the tasks extension (tasks.go)
 	// search is search mode (searchmode.go); nil when off.
@@ -149,8 +152,11 @@ func newServer(reg *otc.Registry, opts *Options, private bool) *server {
 	}
 	versions, _ := json.Marshal(supportedVersions)
 	s.search = newSearchMode(opts.Search)
-	s.discover = []byte(`{"supportedVersions":` + string(versions) +
-		`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true` + s.dynamic() + `}}` + instr + callExtra + cache + meta + `}`)
+	discover := func(extensions string) []byte {
+		return []byte(`{"supportedVersions":` + string(versions) +
+			`,"capabilities":{"completions":{},"extensions":{"` + ExtensionTasks + `":{}` + extensions + `},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true` + s.dynamic() + `}}` + instr + callExtra + cache + meta + `}`)
+	}
+	s.discover, s.discoverSkills = discover(""), discover(","+skillsCapability)
 	s.tasks = newTaskManager(s, opts.Tasks)
 	s.initTail = `,"serverInfo":` + string(s.info) + instr + `}`
 	s.initVersions = map[string]bool{}
@@ -304,6 +310,9 @@ func (s *server) handle(ctx context.Context, x *exchange) ([]byte, *rpcError) {
 		}
 		switch m.method {
 		case "server/discover":
+			if len(primitive.Current(s.reg).Skills) > 0 {
+				return s.discoverSkills, nil
+			}
 			return s.discover, nil
 		case "tools/list":
 			return s.list(ctx, x, gen.version(""), gen.listExtra(s))
@@ -357,6 +366,9 @@ func (s *server) initializeResult(version string, changes bool) []byte {
 		b = append(b, `"completions":{},`...)
 	}
 	b = append(b, `"logging":{},`...)
+	if len(sn.Skills) > 0 {
+		b = append(b, `"extensions":{`+skillsCapability+`},`...)
+	}
 	switch {
 	case len(sn.Prompts) > 0 && changes:
 		b = append(b, `"prompts":{"listChanged":true},`...)

@@ -12,6 +12,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"embed"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,7 +32,13 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
+	"github.com/otcgo/otc/skill"
 )
+
+// skillsFS holds the skills the server serves.
+//
+//go:embed skills
+var skillsFS embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3000", "`host:port` to listen on; MCP is served at /mcp")
@@ -195,6 +203,15 @@ func newRegistry() (*otc.Registry, error) {
 		return nil, err
 	}
 	if err := registerResources(reg, pngData); err != nil { // resources.go
+		return nil, err
+	}
+	// The skills extension's fixtures: a skill with a file and folders,
+	// for skills/list, skills/get and resources/directory/read.
+	skills, err := fs.Sub(skillsFS, "skills")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := skill.Register(reg, skills, nil); err != nil {
 		return nil, err
 	}
 	return reg, nil

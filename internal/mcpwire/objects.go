@@ -153,6 +153,7 @@ const (
 	MemberResources         = "resources"
 	MemberResourceTemplates = "resourceTemplates"
 	MemberPrompts           = "prompts"
+	MemberSkills            = "skills"
 	MemberNextCursor        = "nextCursor"
 )
 

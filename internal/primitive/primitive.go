@@ -109,6 +109,7 @@ type Completer func(ctx context.Context, argument, prefix string, chosen map[str
 // who may be told; nil when unknown.
 type Change struct {
 	Tools, Resources, Prompts bool
+	Skills                    bool // the list of skills
 	Updated                   string
 	Template                  *Template
 	Entry                     any
@@ -129,6 +130,7 @@ type Snapshot struct {
 	Resources []*Resource
 	Templates []*Template
 	Prompts   []*Prompt
+	Skills    []*Skill
 
 	// matching is Templates in the order a URI is matched against them:
 	// by the rank of their origin, then by their text.
