@@ -153,9 +153,7 @@ SCENARIOS_EXTENSION=(
 )
 
 # The client scenarios, by the spec version they are run at. Every client
-# scenario of the suite is here or in the client's baseline, but the skills
-# extension's (sep-2640-client-*), which check nothing of a client that
-# does not read skills.
+# scenario of the suite is here or in the client's baseline.
 CLIENT_2025_03_26=(auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback)
 CLIENT_2025_06_18=(
   initialize tools_call
@@ -182,7 +180,10 @@ CLIENT_2026_07_28=(
   auth/iss-supported auth/iss-not-advertised auth/iss-supported-missing
   auth/iss-wrong-issuer auth/iss-unexpected auth/iss-normalized
 )
-CLIENT_EXTENSION=(auth/client-credentials-basic)
+CLIENT_EXTENSION=(
+  auth/client-credentials-basic
+  sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter
+)
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -70,6 +70,8 @@ type mcpSession struct {
 	// dynamic says the server declared tools.dynamic: a tools/list with a
 	// query searches.
 	dynamic atomic.Bool
+	// skills says the server declared the skills extension.
+	skills atomic.Bool
 
 	// listen keeps the subscriptions of a version without
 	// resources/subscribe (listen.go).

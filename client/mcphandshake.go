@@ -126,6 +126,8 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 		}
 		if discoverErr == nil && slices.Contains(d.SupportedVersions, latest.Name) {
 			_, s.tasks = d.Capabilities.Extensions[mcpwire.ExtensionTasks]
+			_, skills := d.Capabilities.Extensions[mcpwire.ExtensionSkills]
+			s.skills.Store(skills)
 			s.dynamic.Store(d.Capabilities.Tools.Dynamic)
 			s.version.Store(latest)
 			return nil
@@ -150,7 +152,8 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Capabilities    struct {
-			Tools toolsCapability `json:"tools"`
+			Extensions map[string]json.RawMessage `json:"extensions"`
+			Tools      toolsCapability            `json:"tools"`
 		} `json:"capabilities"`
 	}
 	params := map[string]any{
@@ -182,6 +185,8 @@ func (s *mcpSession) handshake(ctx context.Context, k *call) error {
 	}
 	s.version.Store(v)
 	s.dynamic.Store(init.Capabilities.Tools.Dynamic)
+	_, skills := init.Capabilities.Extensions[mcpwire.ExtensionSkills]
+	s.skills.Store(skills)
 	body, _ := jsonrpc.Notification("notifications/initialized", nil)
 	if err := s.conn().send(ctx, s, k, body); err != nil {
 		return err

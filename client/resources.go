@@ -202,10 +202,19 @@ func (ss *Session) Complete(ctx context.Context, ref CompletionRef, argument, pr
 
 // pages reads every page of a list method's member.
 func pages[T any](ctx context.Context, s *mcpSession, method, member string) ([]T, error) {
+	return pagesOf[T](ctx, s, method, member, nil)
+}
+
+// pagesOf is pages of a request whose params are base (nil for none)
+// beside the cursor.
+func pagesOf[T any](ctx context.Context, s *mcpSession, method, member string, base map[string]any) ([]T, error) {
 	var out []T
 	cursor := ""
 	for range mcpMaxPages {
 		params := map[string]any{}
+		for k, v := range base {
+			params[k] = v
+		}
 		if cursor != "" {
 			params["cursor"] = cursor
 		}

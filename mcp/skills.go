@@ -12,7 +12,7 @@ import (
 // ExtensionSkills names MCP's skills extension (SEP-2640), which a server
 // whose registry holds skills (package skill) declares, with
 // directoryRead.
-const ExtensionSkills = "io.modelcontextprotocol/skills"
+const ExtensionSkills = mcpwire.ExtensionSkills
 
 // The methods of the skills extension.
 const (

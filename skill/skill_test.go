@@ -290,11 +290,3 @@ func manyFiles(n int) fstest.MapFS {
 	return fs
 }
 
-// TestFrontMatter: the front matter is the YAML between the two ---
-// lines, a byte-order mark and carriage returns allowed.
-func TestFrontMatter(t *testing.T) {
-	raw, fm, err := skill.FrontMatter([]byte("\ufeff---\r\nname: a\r\ndescription: \"d: e\"\r\ntags: [x, y]\r\n---\r\nbody\n"))
-	require.NoError(t, err)
-	assert.Equal(t, "a", fm["name"])
-	assert.JSONEq(t, `{"name":"a","description":"d: e","tags":["x","y"]}`, string(raw))
-}

@@ -31,6 +31,8 @@ const (
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	// ExtensionTasks is the tasks extension's name, in capabilities.
 	ExtensionTasks = "io.modelcontextprotocol/tasks"
+	// ExtensionSkills is the skills extension (SEP-2640).
+	ExtensionSkills = "io.modelcontextprotocol/skills"
 )
 
 // Tool is the MCP Tool object.

@@ -59,6 +59,9 @@ func run() error {
 		return err
 	}
 	defer c.Close()
+	if strings.HasPrefix(scenario, "sep-2640-client-") {
+		return skills(ctx, c.MCP(), scenario)
+	}
 	defs, err := c.ListTools(ctx)
 	if err != nil {
 		return err
@@ -194,4 +197,32 @@ func issuerOf(ctx context.Context, serverURL string) string {
 		}
 	}
 	return ""
+}
+
+// skills is what a host does with the skills extension's scenarios: it
+// lists the skills, and reads nothing more (sep-2640-client-no-prefetch);
+// or it loads the first skill, reading its SKILL.md verified against the
+// entry, and then the skill's other files, stopping at the first that
+// fails verification (the verify scenarios serve a SKILL.md that does).
+func skills(ctx context.Context, s *client.Session, scenario string) error {
+	list, err := s.ListSkills(ctx)
+	if err != nil {
+		return err
+	}
+	if scenario == "sep-2640-client-no-prefetch" || len(list) == 0 {
+		return nil
+	}
+	sk := &list[0]
+	if _, err := s.ReadSkillFile(ctx, sk, sk.URI); err != nil {
+		return err
+	}
+	for _, f := range sk.Files {
+		if f.URI == sk.URI {
+			continue
+		}
+		if _, err := s.ReadSkillFile(ctx, sk, f.URI); err != nil {
+			return err
+		}
+	}
+	return nil
 }
