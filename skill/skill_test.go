@@ -289,4 +289,3 @@ func manyFiles(n int) fstest.MapFS {
 	}
 	return fs
 }
-
