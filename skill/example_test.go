@@ -18,8 +18,9 @@ func ExampleRegister() {
 		"using-refunds/SKILL.md":            {Data: []byte("---\nname: using-refunds\ndescription: How to refund an order with this server's tools\n---\n\nLook the order up, then call Payments_Refund once.\n")},
 		"using-refunds/examples/partial.md": {Data: []byte("Refund 5.00 of order A-1: amount_cents 500.\n")},
 	}
+	// docs:start register
 	reg := otc.NewRegistry(nil)
-	handles, err := skill.Register(reg, skills, nil)
+	handles, err := skill.Register(reg, skills, nil) // skills: an fs.FS of folders, each with its SKILL.md
 	if err != nil {
 		panic(err)
 	}
@@ -27,6 +28,7 @@ func ExampleRegister() {
 		fmt.Println(h.Name(), h.URI())
 	}
 	http.Handle("/mcp", mcp.NewHandler(reg, nil))
+	// docs:end register
 	// Output:
 	// using-refunds skill://using-refunds/SKILL.md
 }
