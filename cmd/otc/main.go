@@ -107,6 +107,10 @@ func runOn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return env.prompt(ctx, args[1:])
 	case "watch":
 		return env.watch(ctx, args[1:])
+	case "skills":
+		return env.skills(ctx, args[1:])
+	case "skill":
+		return env.skill(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -209,12 +213,14 @@ Usage:
   otc call --a2a --task URL SKILL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
-  otc gateway --config FILE [--addr HOST:PORT]
+  otc gateway --config FILE [--addr HOST:PORT] [--strict]
   otc resources URL [--json]        (MCP: URL is the endpoint, or --stdio)
   otc read URL URI [--json]
   otc prompts URL [--json]
   otc prompt URL NAME [key=value ...] [--json]
   otc watch URL URI... [--json]      (each update of the resources, until interrupted)
+  otc skills URL [--json]           (MCP's skills extension)
+  otc skill URL NAME [--out DIR] [--json]   (its SKILL.md, or every file below DIR/NAME, verified)
 
 URL is an OTC/OXP server (its base URL); with --mcp an MCP endpoint
 (Streamable HTTP, such as http://127.0.0.1:8080/mcp); with --rest the base
