@@ -35,9 +35,10 @@ func TestSDKClientReadsResources(t *testing.T) {
 
 			resources, err := cs.ListResources(ctx, nil)
 			require.NoError(t, err)
-			require.Len(t, resources.Resources, 2)
+			require.Len(t, resources.Resources, 3)
 			assert.Equal(t, "calc://constants", resources.Resources[0].URI)
 			assert.Equal(t, "calc://memory", resources.Resources[1].URI)
+			assert.Equal(t, "skill://using-the-calculator/SKILL.md", resources.Resources[2].URI)
 			assert.Equal(t, "application/json", resources.Resources[0].MIMEType)
 
 			read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "calc://constants"})
@@ -139,7 +140,7 @@ func checkTSReadables(t *testing.T, out []byte, prefix string) {
 	assert.Contains(t, got.Capabilities, "resources")
 	assert.Contains(t, got.Capabilities, "prompts")
 	assert.Contains(t, got.Capabilities, "completions")
-	assert.Equal(t, []string{"calc://constants", "calc://memory"}, got.Resources)
+	assert.Equal(t, []string{"calc://constants", "calc://memory", "skill://using-the-calculator/SKILL.md"}, got.Resources)
 	assert.Equal(t, []string{"calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, got.Templates)
 	assert.InDelta(t, 2.71828, got.Constants["e"], 1e-5)
 	assert.Equal(t, "2 + 1 = 3\n2 + 2 = 4\n", got.Table)

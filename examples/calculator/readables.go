@@ -12,6 +12,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/prompt"
 	"github.com/otcgo/otc/resource"
+	"github.com/otcgo/otc/skill"
 )
 
 // The calculator serves, beside its tools, what a client reads rather
@@ -25,7 +26,9 @@ import (
 //   - calc://notes/{path*}, a template: the calculator's notes, files of
 //     its notes folder (embedded), by path;
 //   - explain_expression, a prompt that asks a model to explain an
-//     expression step by step.
+//     expression step by step;
+//   - using-the-calculator, a skill (MCP's skills extension): how to use
+//     the calculator's tools well.
 
 // Constants are the contents of calc://constants.
 type Constants struct {
@@ -46,6 +49,11 @@ type ExplainArgs struct {
 	Expression string `json:"expression" jsonschema:"required,description=The expression to explain (1 + 2 * 3)."`
 	Audience   string `json:"audience,omitempty" jsonschema:"enum=child,enum=student,enum=engineer,default=student,description=Whom to explain it to."`
 }
+
+// skillsFS holds the calculator's skills.
+//
+//go:embed skills
+var skillsFS embed.FS
 
 // notesFS holds the notes calc://notes/{path*} reads.
 //
@@ -117,5 +125,9 @@ func registerReadables(reg *otc.Registry) error {
 	}, func(_ context.Context, in ExplainArgs) (string, error) {
 		return fmt.Sprintf("Explain, step by step and for a %s, how %s is evaluated: which operation comes first and why, and what each step gives.", in.Audience, in.Expression), nil
 	})
-	return errors.Join(err1, err2, err3, err4)
+	skills, err5 := fs.Sub(skillsFS, "skills")
+	if err5 == nil {
+		_, err5 = skill.Register(reg, skills, nil)
+	}
+	return errors.Join(err1, err2, err3, err4, err5)
 }

@@ -35,7 +35,16 @@ func TestReadables(t *testing.T) {
 	for _, r := range list {
 		uris = append(uris, r.URI+r.URITemplate)
 	}
-	assert.Equal(t, []string{"calc://constants", "calc://memory", "calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, uris)
+	assert.Equal(t, []string{"calc://constants", "calc://memory", "skill://using-the-calculator/SKILL.md", "calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, uris)
+
+	// The skill, its SKILL.md verified against its entry.
+	skills, err := c.MCP().ListSkills(ctx)
+	require.NoError(t, err)
+	require.Len(t, skills, 1)
+	assert.Equal(t, "using-the-calculator", skills[0].Name())
+	md, err := c.MCP().ReadSkillFile(ctx, &skills[0], skills[0].URI)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "Math_Evaluate")
 
 	for uri, want := range map[string]string{
 		"calc://tables/add/40?upto=2":   "40 + 1 = 41\n40 + 2 = 42\n",
