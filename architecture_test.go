@@ -74,7 +74,7 @@ var rules = map[string]rule{
 	"skill":              {[]string{"", "internal/"}, "a primitive on the registry, built on the root's API"},
 	"export":             {[]string{"", "internal/"}, "prepares a catalog for a model from the root's definitions alone"},
 	"client":             {[]string{"", "internal/"}, "the client imports the root and internal/ only (a vocabulary it shares with a server lives under internal/)"},
-	"federation":         {[]string{"", "internal/", "client", "search"}, "a remote tool is a registry entry that calls its server through the client (and a gateway's file names its search mode, search.Mode)"},
+	"federation":         {[]string{"", "internal/", "client", "search", "skill"}, "a remote tool is a registry entry that calls its server through the client (and a gateway's file names its search mode, search.Mode)"},
 	"mount":              {[]string{"", "internal/", "caller", "search", "rest", "registryview", "mcp", "a2a"}, "puts the wire formats on one mux"},
 	"cmd/otc/...":        {[]string{"public", "internal/"}, "the command is built on the public packages"},
 	"examples/...":       {[]string{"public", "internal/"}, "programs built on the public packages"},

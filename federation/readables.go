@@ -115,6 +115,7 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 		print, _ := json.Marshal(p)
 		next[readKey("p", p.Name)] = &readable{print: print, entry: u.promptEntry(p)}
 	}
+	skipped = append(skipped, u.refreshSkills(ctx, cl)...) // skills.go
 	f := u.f
 	subscribe, skipped := u.applyReadables(next, skipped)
 	for _, s := range skipped {
@@ -282,6 +283,7 @@ func (u *upstream) removeReadables() {
 		set.Remove(r.entry)
 	}
 	u.reads = nil
+	u.dropSkills(nil)
 }
 
 // methodMissing reports whether err is a server's answer that it has no

@@ -53,7 +53,11 @@ type upstream struct {
 	// reads are the resources, templates and prompts served (guarded by
 	// the federation's mu); subscribed counts the upstream resources
 	// subscribed to, and noSubscribe says the upstream takes none.
-	reads       map[string]*readable
+	reads map[string]*readable
+	// skills are the upstream's skills served (skills.go), by the URI the
+	// upstream gives.
+	skillsMu    sync.Mutex
+	skills      map[string]*carriedSkill
 	subscribed  atomic.Int64
 	noSubscribe atomic.Bool
 

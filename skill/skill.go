@@ -78,7 +78,8 @@ func (h *Handle) URI() string { return h.skill.URI }
 func (h *Handle) Name() string { return h.name }
 
 // Remove removes the skill and its files from the registry, and reports
-// whether they were there.
+// whether they were there. A nested skill's files are its enclosing
+// skill's: they go with that one.
 func (h *Handle) Remove() bool { return h.set.RemoveSkill(h.skill) }
 
 // namePattern is the Agent Skills specification's naming rule: 1 to 64
@@ -134,6 +135,16 @@ func Register(reg *otc.Registry, fsys fs.FS, opts *Options) ([]*Handle, error) {
 			return nil, err
 		}
 		skills, names = append(skills, sk), append(names, name)
+	}
+	// A nested skill's files are the enclosing skill's too: they are
+	// served once, with the enclosing skill, and both list them.
+	for _, sk := range skills {
+		for _, outer := range skills {
+			if outer != sk && strings.HasPrefix(sk.URI, strings.TrimSuffix(outer.URI, FileName)) {
+				sk.Files = nil
+				break
+			}
+		}
 	}
 	set := primitive.Of(reg)
 	var handles []*Handle

@@ -1,0 +1,101 @@
+package federation_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/skill"
+)
+
+// skillUpstream is an MCP server with two skills, one nested in the
+// other; tamper, when set, rewrites every resources/read answer.
+func skillUpstream(t *testing.T, tamper func([]byte) []byte) string {
+	t.Helper()
+	reg := otc.NewRegistry(nil)
+	_, err := skill.Register(reg, fstest.MapFS{
+		"refunds/SKILL.md":                {Data: []byte("---\nname: refunds\ndescription: Process refunds\n---\nSee examples/email.md.\n")},
+		"refunds/examples/email.md":       {Data: []byte("Dear customer,\n")},
+		"refunds/partial/SKILL.md":        {Data: []byte("---\nname: partial\ndescription: Partial refunds\n---\nHalf.\n")},
+		"git-workflow/SKILL.md":           {Data: []byte("---\nname: git-workflow\ndescription: Branch and commit\n---\nShort branches.\n")},
+		"git-workflow/references/tips.md": {Data: []byte("Rebase.\n")},
+	}, nil)
+	require.NoError(t, err)
+	h := mcp.NewHandler(reg, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if tamper == nil || !bytes.Contains(body, []byte(`"resources/read"`)) || !bytes.Contains(body, []byte("git-workflow")) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(tamper(rec.Body.Bytes()))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestFederation_CarriesSkills: a gateway serves its upstream's skills
+// under the upstream's name, each file read and verified once; a client
+// of the gateway verifies them in turn. A skill whose upstream content
+// is not what its entry says is left out, and named in the health.
+func TestFederation_CarriesSkills(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	reg := otc.NewRegistry(nil)
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{
+		{Name: "docs", URL: skillUpstream(t, nil), Format: client.FormatMCP},
+		{Name: "bad", URL: skillUpstream(t, func(b []byte) []byte { return bytes.Replace(b, []byte("Rebase."), []byte("Reboot."), 1) }), Format: client.FormatMCP},
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fed.Close() })
+	gw := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(gw.Close)
+
+	c, err := client.New(gw.URL, &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	list, err := c.MCP().ListSkills(ctx)
+	require.NoError(t, err)
+	var uris []string
+	for i := range list {
+		uris = append(uris, list[i].URI)
+		for _, f := range list[i].Files {
+			_, err := c.MCP().ReadSkillFile(ctx, &list[i], f.URI)
+			require.NoError(t, err, f.URI)
+		}
+	}
+	assert.Equal(t, []string{
+		"skill://bad/refunds/SKILL.md",
+		"skill://bad/refunds/partial/SKILL.md",
+		"skill://docs/git-workflow/SKILL.md",
+		"skill://docs/refunds/SKILL.md",
+		"skill://docs/refunds/partial/SKILL.md",
+	}, uris, "bad's git-workflow failed verification")
+	var bad federation.Health
+	for _, h := range fed.Health() {
+		if h.Name == "bad" {
+			bad = h
+		}
+	}
+	assert.Contains(t, strings.Join(bad.Skipped, "\n"), "skill skill://git-workflow/SKILL.md")
+	assert.Contains(t, strings.Join(bad.Skipped, "\n"), "its digest is")
+}
