@@ -191,7 +191,9 @@ func TestFederation_HostileReadables(t *testing.T) {
 	for _, p := range next()["result"].(map[string]any)["prompts"].([]any) {
 		prompts = append(prompts, p.(map[string]any)["name"].(string))
 	}
-	assert.Equal(t, []string{"hostile_fine"}, prompts)
+	// A name is folded as a tool's is: what would not be one is an
+	// underscore, and never reaches a client as it came.
+	assert.Equal(t, []string{"hostile_fine", "hostile_new_line", "hostile_nul_name"}, prompts)
 
 	// The gateway's own URIs are read by the gateway, never the upstream.
 	for i, uri := range []string{"calc://state", "calc://notes/a", "calc://notes/b/c", "calc://notes/x"} {
@@ -216,8 +218,6 @@ func TestFederation_HostileReadables(t *testing.T) {
 		`resource template calc://notes/{a}: it could match the URIs of the resource template calc://notes/{path*} (the gateway's own)`,
 		`resource template calc://{x}: it could match`,
 		`resource template "{+any}": its URIs have no scheme of their own`,
-		`prompt "nul\x00name": Name must be`,
-		`prompt "new\nline": Name must be`,
 		`prompt "ppppp`,
 	} {
 		assert.Contains(t, skipped, want)

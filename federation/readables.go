@@ -108,7 +108,7 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 		next[readKey("t", r.URITemplate)] = &readable{print: print, entry: t}
 	}
 	for _, p := range prompts {
-		if problem := primitive.PromptNameProblem(u.cfg.Name + "_" + p.Name); problem != "" {
+		if problem := primitive.PromptNameProblem(u.promptName(p.Name)); problem != "" {
 			skipped = append(skipped, fmt.Sprintf("prompt %s: %s", wire.Truncate(strconv.Quote(p.Name), 200), problem))
 			continue
 		}
@@ -345,7 +345,7 @@ func (u *upstream) templateEntry(r client.Resource) (*primitive.Template, error)
 // promptEntry serves the upstream's prompt p under the upstream's name.
 func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 	remote := p.Name
-	p.Name = u.cfg.Name + "_" + remote
+	p.Name = u.promptName(remote)
 	listed, _ := json.Marshal(p)
 	return &primitive.Prompt{Name: p.Name, Entry: listed, Admits: u.admits(p.Name), Guard: u.guard(p.Name),
 		Get: func(ctx context.Context, args map[string]string) (json.RawMessage, error) {
@@ -363,6 +363,11 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 			return u.complete(ctx, client.PromptRef(remote), argument, prefix, chosen)
 		}}
 }
+
+// promptName is the name the gateway serves the upstream's prompt named
+// remote under: the upstream's name and the prompt's, folded as a tool's
+// name is ("args-prompt" of "everything" is "everything_args_prompt").
+func (u *upstream) promptName(remote string) string { return u.cfg.Name + "_" + fold(remote) }
 
 // read reads the resource at uri from the upstream.
 func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error) {

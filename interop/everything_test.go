@@ -115,10 +115,10 @@ func TestGatewayCarriesEverything(t *testing.T) {
 	for _, p := range result(request("prompts/list", map[string]any{}))["prompts"].([]any) {
 		prompts = append(prompts, p.(map[string]any)["name"].(string))
 	}
-	assert.Subset(t, prompts, []string{"everything_simple-prompt", "everything_args-prompt", "everything_completable-prompt"})
-	got := result(request("prompts/get", map[string]any{"name": "everything_args-prompt", "arguments": map[string]string{"city": "Lyon"}}))
+	assert.Subset(t, prompts, []string{"everything_simple_prompt", "everything_args_prompt", "everything_completable_prompt"})
+	got := result(request("prompts/get", map[string]any{"name": "everything_args_prompt", "arguments": map[string]string{"city": "Lyon"}}))
 	assert.Contains(t, fmt.Sprint(got["messages"]), "What's weather in Lyon?")
-	done := result(request("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "everything_completable-prompt"},
+	done := result(request("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "everything_completable_prompt"},
 		"argument": map[string]any{"name": "department", "value": "E"}}))
 	assert.NotEmpty(t, done["completion"].(map[string]any)["values"], "the upstream's completion is forwarded")
 
@@ -182,8 +182,8 @@ func TestSDKClientThroughGatewayToEverything(t *testing.T) {
 	for _, p := range prompts.Prompts {
 		names = append(names, p.Name)
 	}
-	assert.Contains(t, names, "everything_args-prompt")
-	got, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "everything_args-prompt", Arguments: map[string]string{"city": "Oslo", "state": "Oslo"}})
+	assert.Contains(t, names, "everything_args_prompt")
+	got, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "everything_args_prompt", Arguments: map[string]string{"city": "Oslo", "state": "Oslo"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, got.Messages)
 	text, ok := got.Messages[0].Content.(*sdk.TextContent)
