@@ -23,6 +23,8 @@ import (
 
 // gatewayConfig is the gateway's configuration file.
 type gatewayConfig struct {
+	Name      string            `yaml:"name"`
+	Version   string            `yaml:"version"`
 	Upstreams []upstreamConfig  `yaml:"upstreams"`
 	MCP       *gatewayMCPConfig `yaml:"mcp"`
 }
@@ -66,6 +68,10 @@ type Config struct {
 	// DefaultSearchThreshold unless the file says; off: nil) and
 	// mcp.pinned_tools (Pinned).
 	MCPSearch *search.Mode
+	// Name and Version are what the gateway calls itself to its clients
+	// (MCP's serverInfo, A2A's card): the file's name and version; empty
+	// for the server's defaults.
+	Name, Version string
 }
 
 type upstreamConfig struct {
@@ -325,7 +331,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c := &Config{Upstreams: ups, MCPSearch: &search.Mode{Threshold: DefaultSearchThreshold}}
+	c := &Config{Upstreams: ups, MCPSearch: &search.Mode{Threshold: DefaultSearchThreshold}, Name: cfg.Name, Version: cfg.Version}
 	if m := cfg.MCP; m != nil {
 		if t := m.SearchThreshold; t != nil {
 			c.MCPSearch.Threshold = t.n

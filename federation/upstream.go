@@ -538,8 +538,13 @@ type Health struct {
 	Name   string `json:"name"`
 	Format string `json:"format,omitempty"`
 	State  State  `json:"state"`
-	// Tools is how many tools of the upstream are served.
-	Tools int `json:"tools"`
+	// Tools is how many tools of the upstream are served; Resources,
+	// Templates, Prompts and Skills how many of those (an MCP upstream's).
+	Tools     int `json:"tools"`
+	Resources int `json:"resources,omitempty"`
+	Templates int `json:"templates,omitempty"`
+	Prompts   int `json:"prompts,omitempty"`
+	Skills    int `json:"skills,omitempty"`
 	// CatalogAge is how long ago the catalog served was read; zero before
 	// the first.
 	CatalogAge time.Duration `json:"-"`
@@ -568,6 +573,23 @@ func (f *Federation) Health() []Health {
 		if s := u.snap.Load(); s != nil {
 			h.Tools = len(s.byID)
 		}
+		f.mu.Lock()
+		for _, r := range u.reads {
+			switch r.entry.(type) {
+			case *primitive.Resource:
+				h.Resources++
+			case *primitive.Template:
+				h.Templates++
+			case *primitive.Prompt:
+				h.Prompts++
+			}
+		}
+		f.mu.Unlock()
+		u.skillsMu.Lock()
+		for _, c := range u.skills {
+			h.Skills += len(c.handles)
+		}
+		u.skillsMu.Unlock()
 		u.mu.Lock()
 		h.LastError, h.Skipped = u.lastErr, slices.Concat(u.skipped, u.skippedReads)
 		if !u.readAt.IsZero() {

@@ -89,11 +89,12 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "the configuration file (YAML or JSON)")
 	addr := fs.String("addr", defaultGatewayAddr, "the address to listen on")
 	strict := fs.Bool("strict", false, "fail the start on an upstream that cannot be reached or served as it is set up")
+	stdio := fs.Bool("stdio", false, "serve MCP on standard input and output, as a host that starts servers as commands wants, not HTTP")
 	if err := fs.Parse(args); err != nil {
 		return exitBadInput
 	}
 	if *config == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT] [--strict]")
+		fmt.Fprintln(e.stderr, "usage: otc gateway --config FILE [--addr HOST:PORT | --stdio] [--strict]")
 		return exitBadInput
 	}
 	cfg, err := federation.LoadConfig(*config, e.getenv)
@@ -112,6 +113,15 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		ro.Middleware = []otc.Middleware{limit}
 	}
 	reg := otc.NewRegistry(ro)
+	mcpOpts := &mcp.Options{Name: cfg.Name, Version: cfg.Version}
+	if s := cfg.MCPSearch; s != nil {
+		// A caller who may see more tools than the threshold lists a
+		// few, a search tool and a call tool.
+		mcpOpts.Search = s
+	}
+	if *stdio {
+		return e.gatewayStdio(ctx, reg, cfg, mcpOpts, logger, *strict)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
@@ -122,12 +132,7 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	var health atomic.Pointer[http.Handler]
 	mux := http.NewServeMux()
 	// A2A's card lists every skill; the search skill finds among them.
-	mo := &mount.Options{Authenticator: authn, Logger: logger, A2A: &a2a.Options{Search: true}}
-	if s := cfg.MCPSearch; s != nil {
-		// A caller who may see more tools than the threshold lists a
-		// few, a search tool and a call tool.
-		mo.MCP = &mcp.Options{Search: s}
-	}
+	mo := &mount.Options{Authenticator: authn, Logger: logger, A2A: &a2a.Options{Search: true, Name: cfg.Name}, MCP: mcpOpts}
 	hs := mount.All(mux, reg, mo)
 	mux.Handle(gatewayHealthPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := health.Load(); h != nil {
@@ -159,10 +164,47 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 	hh := fed.HealthHandler(authn)
 	health.Store(&hh)
 	for _, h := range fed.Health() {
-		fmt.Fprintf(e.stdout, "upstream %s: %s, %d tools\n", h.Name, h.State, h.Tools)
+		fmt.Fprintln(e.stdout, upstreamLine(h))
 	}
 	fmt.Fprintf(e.stdout, "otc gateway: serving %d upstreams on http://%s (OTC /otc, MCP /mcp, REST /v1, A2A /a2a, health %s)\n", len(cfg.Upstreams), ln.Addr(), gatewayHealthPath)
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(e.stderr, "otc gateway:", err)
+		return exitTransport
+	}
+	return exitOK
+}
+
+// upstreamLine says what the gateway serves of an upstream.
+func upstreamLine(h federation.Health) string {
+	line := fmt.Sprintf("upstream %s: %s, %d tools", h.Name, h.State, h.Tools)
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{h.Resources, "resources"}, {h.Templates, "templates"}, {h.Prompts, "prompts"}, {h.Skills, "skills"}} {
+		if n.n > 0 {
+			line += fmt.Sprintf(", %d %s", n.n, n.what)
+		}
+	}
+	return line
+}
+
+// gatewayStdio serves the gateway's MCP on standard input and output:
+// what it serves over HTTP, to a host that starts it as a command. What
+// it says of its upstreams goes to standard error, standard output being
+// the protocol's.
+func (e *cli) gatewayStdio(ctx context.Context, reg *otc.Registry, cfg *federation.Config, opts *mcp.Options, logger *slog.Logger, strict bool) int {
+	fed, err := federation.Mount(ctx, reg, cfg.Upstreams, &federation.Options{Logger: logger, Strict: strict})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "otc gateway:", err)
+		return exitBadInput
+	}
+	defer fed.Close()
+	for _, h := range fed.Health() {
+		fmt.Fprintln(e.stderr, upstreamLine(h))
+	}
+	fmt.Fprintf(e.stderr, "otc gateway: serving %d upstreams over MCP on standard input and output\n", len(cfg.Upstreams))
+	opts.Logger = logger
+	if err := mcp.Serve(ctx, reg, e.stdin, e.stdout, opts); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(e.stderr, "otc gateway:", err)
 		return exitTransport
 	}

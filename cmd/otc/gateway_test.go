@@ -247,7 +247,7 @@ func TestGateway_ConfigErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "federation: upstreams[1] (no good) name:")
 	var errOut bytes.Buffer
 	assert.Equal(t, exitBadInput, run(context.Background(), []string{"gateway"}, strings.NewReader(""), &bytes.Buffer{}, &errOut, func(string) string { return "" }))
-	assert.Contains(t, errOut.String(), "usage: otc gateway --config FILE [--addr HOST:PORT]")
+	assert.Contains(t, errOut.String(), "usage: otc gateway --config FILE [--addr HOST:PORT | --stdio]")
 }
 
 // TestGateway_ExampleConfig: the configuration the guide points to is one

@@ -213,7 +213,7 @@ Usage:
   otc call --a2a --task URL SKILL [input] [options]
   otc check URL [--tool ID --input JSON] [--max-body MiB] [credentials] [--json]
   otc inspect [URL] [--mcp URL] [--rest URL] [--addr HOST:PORT] [--no-open] [credentials]
-  otc gateway --config FILE [--addr HOST:PORT] [--strict]
+  otc gateway --config FILE [--addr HOST:PORT | --stdio] [--strict]
   otc resources URL [--json]        (MCP: URL is the endpoint, or --stdio)
   otc read URL URI [--json]
   otc prompts URL [--json]
