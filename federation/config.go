@@ -23,10 +23,11 @@ import (
 
 // gatewayConfig is the gateway's configuration file.
 type gatewayConfig struct {
-	Name      string            `yaml:"name"`
-	Version   string            `yaml:"version"`
-	Upstreams []upstreamConfig  `yaml:"upstreams"`
-	MCP       *gatewayMCPConfig `yaml:"mcp"`
+	Name             string            `yaml:"name"`
+	Version          string            `yaml:"version"`
+	ReadablesAsTools bool              `yaml:"readables_as_tools"`
+	Upstreams        []upstreamConfig  `yaml:"upstreams"`
+	MCP              *gatewayMCPConfig `yaml:"mcp"`
 }
 
 // gatewayMCPConfig is how the gateway serves MCP.
@@ -72,6 +73,11 @@ type Config struct {
 	// (MCP's serverInfo, A2A's card): the file's name and version; empty
 	// for the server's defaults.
 	Name, Version string
+	// ReadablesAsTools, the file's readables_as_tools, serves the
+	// upstreams' resources, prompts and skills as tools too
+	// (resource.RegisterTools, prompt.RegisterTools, skill.RegisterTools),
+	// for the agents whose format has tools only.
+	ReadablesAsTools bool
 }
 
 type upstreamConfig struct {
@@ -331,7 +337,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c := &Config{Upstreams: ups, MCPSearch: &search.Mode{Threshold: DefaultSearchThreshold}, Name: cfg.Name, Version: cfg.Version}
+	c := &Config{Upstreams: ups, MCPSearch: &search.Mode{Threshold: DefaultSearchThreshold}, Name: cfg.Name, Version: cfg.Version, ReadablesAsTools: cfg.ReadablesAsTools}
 	if m := cfg.MCP; m != nil {
 		if t := m.SearchThreshold; t != nil {
 			c.MCPSearch.Threshold = t.n

@@ -19,7 +19,10 @@ import (
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/mount"
+	"github.com/otcgo/otc/prompt"
 	"github.com/otcgo/otc/ratelimit"
+	"github.com/otcgo/otc/resource"
+	"github.com/otcgo/otc/skill"
 )
 
 // defaultGatewayAddr is where otc gateway listens without --addr.
@@ -113,6 +116,14 @@ func (e *cli) gateway(ctx context.Context, args []string) int {
 		ro.Middleware = []otc.Middleware{limit}
 	}
 	reg := otc.NewRegistry(ro)
+	if cfg.ReadablesAsTools {
+		// For the agents whose format has tools only: every upstream's
+		// resources, prompts and skills, as tools, under each one's policy.
+		if err := errors.Join(resource.RegisterTools(reg, nil), prompt.RegisterTools(reg, nil), skill.RegisterTools(reg, nil)); err != nil {
+			fmt.Fprintln(e.stderr, "otc gateway:", err)
+			return exitBadInput
+		}
+	}
 	mcpOpts := &mcp.Options{Name: cfg.Name, Version: cfg.Version}
 	if s := cfg.MCPSearch; s != nil {
 		// A caller who may see more tools than the threshold lists a

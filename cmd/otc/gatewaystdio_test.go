@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/prompt"
@@ -28,7 +29,10 @@ import (
 // over HTTP (an upstream's tools, resources, prompts, folded as tools
 // are, and skills), named as its file says, and says what it serves of
 // each upstream on standard error.
-func TestGateway_Stdio(t *testing.T) {
+// notesUpstream is an MCP server with a tool, a resource, a prompt whose
+// name has a hyphen, and a skill.
+func notesUpstream(t *testing.T) string {
+	t.Helper()
 	reg := otc.NewRegistry(nil)
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Notes.Count", Version: "1.0.0", Description: "Counts the notes."},
 		func(context.Context, otc.NoOutput) (int, error) { return 3, nil }))
@@ -43,8 +47,12 @@ func TestGateway_Stdio(t *testing.T) {
 	require.NoError(t, err)
 	up := httptest.NewServer(mcp.NewHandler(reg, nil))
 	t.Cleanup(up.Close)
+	return up.URL
+}
 
-	config := writeConfig(t, "name: team-gateway\nversion: 2.1.0\nupstreams:\n  - name: notes\n    mcp: {url: \""+up.URL+"\"}\n")
+func TestGateway_Stdio(t *testing.T) {
+	upURL := notesUpstream(t)
+	config := writeConfig(t, "name: team-gateway\nversion: 2.1.0\nupstreams:\n  - name: notes\n    mcp: {url: \""+upURL+"\"}\n")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var errOut testkit.SyncBuffer
@@ -100,4 +108,31 @@ func TestGateway_Stdio(t *testing.T) {
 	assert.Equal(t, "skill://notes/note-taking/SKILL.md", skills[0].(map[string]any)["uri"])
 	read := ask("resources/read", map[string]any{"uri": "notes://today"})
 	assert.True(t, strings.Contains(read["contents"].([]any)[0].(map[string]any)["text"].(string), "tea"))
+}
+
+// TestGateway_ReadablesAsTools: with readables_as_tools, an agent whose
+// format has tools only (OTC here) reads the upstreams' resources,
+// renders their prompts and loads their skills through tools.
+func TestGateway_ReadablesAsTools(t *testing.T) {
+	upURL := notesUpstream(t)
+	base := startGateway(t, "readables_as_tools: true\nupstreams:\n  - name: notes\n    mcp: {url: \""+upURL+"\"}\n", nil)
+	c, err := client.New(base+"/otc", &client.Options{Format: client.FormatOTC})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := t.Context()
+	call := func(tool string, in any) string {
+		t.Helper()
+		res, err := c.Call(ctx, tool, in, nil)
+		require.NoError(t, err, tool)
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	assert.Contains(t, call("Resources.List", nil), "notes://today")
+	assert.Contains(t, call("Resources.Read", map[string]any{"uri": "notes://today"}), "tea")
+	assert.Contains(t, call("Prompts.List", nil), "notes_summary_prompt")
+	assert.Contains(t, call("Prompts.Get", map[string]any{"name": "notes_summary_prompt", "arguments": map[string]string{"topic": "tea"}}), "Summarize tea")
+	assert.Contains(t, call("Skills.List", nil), "skill://notes/note-taking/SKILL.md")
+	loaded := call("Skills.Load", map[string]any{"uri": "skill://notes/note-taking/SKILL.md"})
+	assert.Contains(t, loaded, "Take notes well")
+	assert.Contains(t, loaded, "Its files:")
 }
