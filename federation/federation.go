@@ -72,10 +72,16 @@ type Upstream struct {
 	// Include, when not empty, serves only the tools whose upstream name
 	// matches one of its patterns (path.Match: "get_*"); Exclude leaves
 	// out those that match one of its own. An OTC upstream's tools are
-	// named as "Toolkit.Tool", without a version.
+	// named as "Toolkit.Tool", without a version. A pattern that begins
+	// with "resource:" applies to the upstream's resources and templates
+	// instead, by URI or template ("resource:file:///private/*"), and one
+	// that begins with "prompt:" to its prompts, by name ("prompt:debug-*"):
+	// an include list of one kind leaves the others alone.
 	Include, Exclude []string
 	// Rename gives tools another local name part, by upstream name:
-	// {"get-sum": "sum"} serves "everything.sum".
+	// {"get-sum": "sum"} serves "everything.sum"; a key "prompt:NAME"
+	// renames a prompt ({"prompt:args-prompt": "args"} serves
+	// "everything_args"). Resources keep their URIs.
 	Rename map[string]string
 
 	// Policy is the policy of every tool of the upstream ([otc.Policy]:

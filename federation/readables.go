@@ -91,6 +91,9 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 	next := map[string]*readable{}
 	var skipped []string
 	for _, r := range resources {
+		if !u.chosenAs(resourcePrefix, r.URI+r.URITemplate) {
+			continue // include and exclude's "resource:" patterns
+		}
 		print, _ := json.Marshal(r)
 		if r.URITemplate == "" {
 			if problem := u.uriProblem(r.URI); problem != "" {
@@ -108,6 +111,9 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 		next[readKey("t", r.URITemplate)] = &readable{print: print, entry: t}
 	}
 	for _, p := range prompts {
+		if !u.chosenAs(promptPrefix, p.Name) {
+			continue // include and exclude's "prompt:" patterns
+		}
 		if problem := primitive.PromptNameProblem(u.promptName(p.Name)); problem != "" {
 			skipped = append(skipped, fmt.Sprintf("prompt %s: %s", wire.Truncate(strconv.Quote(p.Name), 200), problem))
 			continue
@@ -366,8 +372,14 @@ func (u *upstream) promptEntry(p client.Prompt) *primitive.Prompt {
 
 // promptName is the name the gateway serves the upstream's prompt named
 // remote under: the upstream's name and the prompt's, folded as a tool's
-// name is ("args-prompt" of "everything" is "everything_args_prompt").
-func (u *upstream) promptName(remote string) string { return u.cfg.Name + "_" + fold(remote) }
+// name is ("args-prompt" of "everything" is "everything_args_prompt"),
+// or the name rename gives "prompt:" and its name.
+func (u *upstream) promptName(remote string) string {
+	if local, ok := u.cfg.Rename[promptPrefix+remote]; ok {
+		remote = local
+	}
+	return u.cfg.Name + "_" + fold(remote)
+}
 
 // read reads the resource at uri from the upstream.
 func (u *upstream) read(ctx context.Context, uri string) (json.RawMessage, error) {

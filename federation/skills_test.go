@@ -18,6 +18,8 @@ import (
 	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/skill"
 )
 
@@ -98,4 +100,48 @@ func TestFederation_CarriesSkills(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(bad.Skipped, "\n"), "skill skill://git-workflow/SKILL.md")
 	assert.Contains(t, strings.Join(bad.Skipped, "\n"), "its digest is")
+}
+
+// TestFederation_FiltersReadables: include, exclude and rename apply to
+// an upstream's resources (by URI) and prompts (by name) through their
+// "resource:" and "prompt:" patterns, and leave its tools alone.
+func TestFederation_FiltersReadables(t *testing.T) {
+	t.Parallel()
+	upReg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(upReg, otc.Tool{ID: "Notes.Count", Version: "1.0.0", Description: "Counts."},
+		func(context.Context, otc.NoOutput) (int, error) { return 1, nil }))
+	for _, uri := range []string{"notes://public/a", "notes://private/b"} {
+		_, err := resource.Register(upReg, resource.Resource{URI: uri, Name: uri}, func(context.Context) (string, error) { return "x", nil })
+		require.NoError(t, err)
+	}
+	for _, name := range []string{"summary-prompt", "debug-dump"} {
+		_, err := prompt.Register(upReg, prompt.Prompt[struct{}]{Name: name}, func(context.Context, struct{}) (string, error) { return "p", nil })
+		require.NoError(t, err)
+	}
+	up := httptest.NewServer(mcp.NewHandler(upReg, nil))
+	t.Cleanup(up.Close)
+	reg := otc.NewRegistry(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "notes", URL: up.URL, Format: client.FormatMCP,
+		Include: []string{"resource:notes://public/*"}, Exclude: []string{"prompt:debug-*"},
+		Rename: map[string]string{"prompt:summary-prompt": "summary"}}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fed.Close() })
+	gw := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(gw.Close)
+	c, err := client.New(gw.URL, &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	resources, err := c.MCP().ListResources(ctx)
+	require.NoError(t, err)
+	require.Len(t, resources, 1)
+	assert.Equal(t, "notes://public/a", resources[0].URI)
+	prompts, err := c.MCP().ListPrompts(ctx)
+	require.NoError(t, err)
+	require.Len(t, prompts, 1)
+	assert.Equal(t, "notes_summary", prompts[0].Name)
+	tools, err := c.ListTools(ctx)
+	require.NoError(t, err)
+	assert.Len(t, tools, 1, "the tools are not filtered by the readables' patterns")
 }

@@ -74,8 +74,35 @@ func fold(name string) string {
 	return string(b)
 }
 
+// The prefixes of the filters' patterns, and rename's keys, that apply
+// to an upstream's resources and templates (by URI or template text) and
+// to its prompts (by name); a pattern without one applies to its tools.
+const (
+	resourcePrefix = "resource:"
+	promptPrefix   = "prompt:"
+)
+
 // chosen says whether the filters serve a tool.
 func (u *upstream) chosen(name string) bool {
+	return u.chosenAs("", name)
+}
+
+// chosenAs says whether the filters serve what is named name, among the
+// patterns of prefix (resourcePrefix, promptPrefix, or "" for a tool's):
+// an include list of that kind must match it, no exclude pattern of that
+// kind may.
+func (u *upstream) chosenAs(prefix, name string) bool {
+	of := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			rest, ok := strings.CutPrefix(p, prefix)
+			isTool := !strings.HasPrefix(p, resourcePrefix) && !strings.HasPrefix(p, promptPrefix)
+			if prefix == "" && isTool || prefix != "" && ok {
+				out = append(out, rest)
+			}
+		}
+		return out
+	}
 	match := func(ps []string) bool {
 		for _, p := range ps {
 			if ok, _ := path.Match(p, name); ok {
@@ -84,10 +111,10 @@ func (u *upstream) chosen(name string) bool {
 		}
 		return false
 	}
-	if len(u.cfg.Include) > 0 && !match(u.cfg.Include) {
+	if inc := of(u.cfg.Include); len(inc) > 0 && !match(inc) {
 		return false
 	}
-	return !match(u.cfg.Exclude)
+	return !match(of(u.cfg.Exclude))
 }
 
 // remoteTools turns an upstream's catalog into the tools to register,
