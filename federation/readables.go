@@ -89,8 +89,11 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 		return err
 	}
 	next := map[string]*readable{}
-	var skipped []string
+	skipped, copied := u.refreshSkills(ctx, cl) // skills.go
 	for _, r := range resources {
+		if copied[r.URI] {
+			continue // a file of a skill served as the gateway's copy
+		}
 		if !u.chosenAs(resourcePrefix, r.URI+r.URITemplate) {
 			continue // include and exclude's "resource:" patterns
 		}
@@ -121,7 +124,6 @@ func (u *upstream) refreshReadables(ctx context.Context, main *client.Client) er
 		print, _ := json.Marshal(p)
 		next[readKey("p", p.Name)] = &readable{print: print, entry: u.promptEntry(p)}
 	}
-	skipped = append(skipped, u.refreshSkills(ctx, cl)...) // skills.go
 	f := u.f
 	subscribe, skipped := u.applyReadables(next, skipped)
 	for _, s := range skipped {

@@ -33,16 +33,29 @@ type carriedSkill struct {
 // changed is not read again; one that is dynamic (nothing to verify),
 // that fails verification or the checks of a local registration, is left
 // out and named in the returned list.
-func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skipped []string) {
+//
+// It also returns the URIs of the upstream's files it serves copies of:
+// those are not carried as the upstream's resources as well.
+func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skipped []string, copied map[string]bool) {
+	copied = map[string]bool{}
 	list, err := s.ListSkills(ctx)
 	if err != nil {
 		if !strings.Contains(err.Error(), "does not declare the skills extension") {
 			skipped = append(skipped, fmt.Sprintf("skills: %v", err))
 		}
 		u.dropSkills(nil)
-		return skipped
+		return skipped, copied
 	}
-	keep := map[string]bool{}
+	defer func() {
+		for i := range list {
+			if keep := copied[list[i].URI]; keep {
+				for _, f := range list[i].Files {
+					copied[f.URI] = true
+				}
+			}
+		}
+	}()
+	keep := copied
 	for i := range list {
 		sk := &list[i]
 		if nestedIn(sk, list) {
@@ -76,7 +89,17 @@ func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skippe
 		u.skillsMu.Unlock()
 	}
 	u.dropSkills(keep)
-	return skipped
+	// A nested skill's files are its enclosing skill's: copied with it.
+	for i := range list {
+		if nestedIn(&list[i], list) {
+			for j := range list {
+				if keep[list[j].URI] && strings.HasPrefix(list[i].URI, strings.TrimSuffix(list[j].URI, "SKILL.md")) {
+					keep[list[i].URI] = true
+				}
+			}
+		}
+	}
+	return skipped, copied
 }
 
 // copySkill reads every file of the upstream's skill sk, verified, and

@@ -92,6 +92,15 @@ func TestFederation_CarriesSkills(t *testing.T) {
 		"skill://docs/refunds/SKILL.md",
 		"skill://docs/refunds/partial/SKILL.md",
 	}, uris, "bad's git-workflow failed verification")
+	resources, err := c.MCP().ListResources(ctx)
+	require.NoError(t, err)
+	var res []string
+	for _, r := range resources {
+		res = append(res, r.URI)
+	}
+	assert.Contains(t, res, "skill://docs/refunds/SKILL.md")
+	assert.NotContains(t, res, "skill://refunds/SKILL.md", "a file copied is not carried as the upstream's resource too")
+	assert.Contains(t, res, "skill://git-workflow/SKILL.md", "bad's skill, left out, is its resources still")
 	var bad federation.Health
 	for _, h := range fed.Health() {
 		if h.Name == "bad" {

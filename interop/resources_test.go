@@ -140,7 +140,11 @@ func checkTSReadables(t *testing.T, out []byte, prefix string) {
 	assert.Contains(t, got.Capabilities, "resources")
 	assert.Contains(t, got.Capabilities, "prompts")
 	assert.Contains(t, got.Capabilities, "completions")
-	assert.Equal(t, []string{"calc://constants", "calc://memory", "skill://using-the-calculator/SKILL.md"}, got.Resources)
+	skillMD := "skill://using-the-calculator/SKILL.md"
+	if prefix != "" { // through the gateway, its copy under the upstream's name
+		skillMD = "skill://" + strings.TrimSuffix(prefix, "_") + "/using-the-calculator/SKILL.md"
+	}
+	assert.Equal(t, []string{"calc://constants", "calc://memory", skillMD}, got.Resources)
 	assert.Equal(t, []string{"calc://notes/{path*}", "calc://tables/{op}/{n}{?upto}"}, got.Templates)
 	assert.InDelta(t, 2.71828, got.Constants["e"], 1e-5)
 	assert.Equal(t, "2 + 1 = 3\n2 + 2 = 4\n", got.Table)
