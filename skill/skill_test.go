@@ -2,6 +2,7 @@ package skill_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/skill"
 )
 
@@ -288,4 +291,61 @@ func manyFiles(n int) fstest.MapFS {
 		fs[fmt.Sprintf("good/f%d.txt", i)] = &fstest.MapFile{Data: []byte("x")}
 	}
 	return fs
+}
+
+// TestDynamicSkill: a skill whose files a function makes is listed with
+// "dynamic" files, its files read through the function; a path that
+// climbs out reads nothing; the front matter is checked at registration.
+func TestDynamicSkill(t *testing.T) {
+	reg := otc.NewRegistry(nil)
+	var asked []string
+	_, err := skill.RegisterDynamic(reg, skill.Dynamic{
+		Path:        "reports/daily",
+		Frontmatter: map[string]any{"name": "daily", "description": "Today's report"},
+		Read: func(_ context.Context, file string) ([]byte, error) {
+			asked = append(asked, file)
+			switch file {
+			case "SKILL.md":
+				return []byte("---\nname: daily\ndescription: Today's report\n---\nRead data/today.csv.\n"), nil
+			case "data/today.csv":
+				return []byte("sales,3\n"), nil
+			}
+			return nil, resource.ErrNotFound
+		},
+	})
+	require.NoError(t, err)
+	url := serve(t, reg, nil)
+	got, e := rpc(t, url, "skills/get", map[string]any{"uri": "skill://reports/daily/SKILL.md"}, nil)
+	require.Nil(t, e)
+	assert.Equal(t, "dynamic", got["skill"].(map[string]any)["resources"])
+	read, e := rpc(t, url, "resources/read", map[string]any{"uri": "skill://reports/daily/data/today.csv"}, nil)
+	require.Nil(t, e)
+	assert.Equal(t, "sales,3\n", read["contents"].([]any)[0].(map[string]any)["text"])
+	for _, bad := range []string{"skill://reports/daily/../../etc/passwd", "skill://reports/daily/nothing"} {
+		_, e = rpc(t, url, "resources/read", map[string]any{"uri": bad}, nil)
+		require.NotNil(t, e, bad)
+	}
+	assert.Equal(t, []string{"data/today.csv", "nothing"}, asked, "a path that climbs out never reaches the function")
+
+	c, err := client.New(url, &client.Options{Format: client.FormatMCP})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	list, err := c.MCP().ListSkills(t.Context())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.True(t, list[0].Dynamic)
+	md, err := c.MCP().ReadSkillFile(t.Context(), &list[0], list[0].URI)
+	require.NoError(t, err, "its front matter matches the entry's")
+	assert.Contains(t, string(md), "today.csv")
+	_, err = c.MCP().ReadSkillFile(t.Context(), &list[0], "skill://other/SKILL.md")
+	assert.ErrorIs(t, err, client.ErrSkillUnverified)
+
+	for name, d := range map[string]skill.Dynamic{
+		"name_not_path": {Path: "reports/daily", Frontmatter: map[string]any{"name": "weekly", "description": "d"}, Read: func(context.Context, string) ([]byte, error) { return nil, nil }},
+		"no_read":       {Path: "x", Frontmatter: map[string]any{"name": "x", "description": "d"}},
+		"no_desc":       {Path: "x", Frontmatter: map[string]any{"name": "x"}, Read: func(context.Context, string) ([]byte, error) { return nil, nil }},
+	} {
+		_, err := skill.RegisterDynamic(otc.NewRegistry(nil), d)
+		assert.Error(t, err, name)
+	}
 }

@@ -17,8 +17,11 @@ type Skill struct {
 	// Dirs are its directories (its root and every directory below it),
 	// by URI, each with its direct children in order of URI.
 	Dirs map[string][]DirEntry
-	// Files are its files' resources.
-	Files []*Resource
+	// Files are its files' resources; Generated, for a skill whose files
+	// a function makes when read ("dynamic"), the template they are read
+	// through.
+	Files     []*Resource
+	Generated *Template
 }
 
 // DirEntry is a child of a directory: its URI, and the Resource object
@@ -65,6 +68,12 @@ func (s *Set) AddSkill(sk *Skill) error {
 				return Problem("a resource at " + f.URI + " is registered already" + was.Origin.by())
 			}
 		}
+		if t := sk.Generated; t != nil {
+			if next.Template(t.Template.String()) != nil {
+				return Problem("the resource template " + t.Template.String() + " is registered already")
+			}
+			next.Templates = insertSorted(next.Templates, t, func(a, b *Template) int { return strings.Compare(a.Template.String(), b.Template.String()) })
+		}
 		next.Resources = slices.Clone(next.Resources)
 		for _, f := range sk.Files {
 			next.Resources = insertSorted(next.Resources, f, func(a, b *Resource) int { return strings.Compare(a.URI, b.URI) })
@@ -85,6 +94,9 @@ func (s *Set) RemoveSkill(sk *Skill) bool {
 			return Problem("")
 		}
 		next.Resources = slices.DeleteFunc(slices.Clone(next.Resources), func(r *Resource) bool { return slices.Contains(sk.Files, r) })
+		if sk.Generated != nil {
+			next.Templates = slices.DeleteFunc(slices.Clone(next.Templates), func(t *Template) bool { return t == sk.Generated })
+		}
 		return nil
 	})
 	return removed
