@@ -176,15 +176,38 @@ func (h *hub) publish(ctx context.Context, ev event) error {
 // timeout.
 func (h *hub) active() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.lastActive = time.Now()
-	h.startLocked()
+	h.mu.Unlock()
+	h.start()
 }
 
-// startLocked starts the follower when none runs; h.mu held.
-func (h *hub) startLocked() {
+// start starts the follower when none runs, from the log's head as it is
+// now (or from the last message read, when one was): whatever is
+// published once start returns is read, so that a stream attached
+// before it misses nothing.
+func (h *hub) start() {
+	h.mu.Lock()
+	running, from := h.stop != nil, h.lastID
+	h.mu.Unlock()
+	if running {
+		return
+	}
+	if from == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		head, err := h.table.store.Head(ctx)
+		cancel()
+		if err != nil {
+			h.s.logger.Warn("mcp: the session store's log could not be read; following it from what comes next", "error", err)
+		}
+		from = head
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.stop != nil {
 		return
+	}
+	if h.lastID == "" {
+		h.lastID = from
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
@@ -207,7 +230,9 @@ func (h *hub) retire(ctx context.Context) {
 		h.mu.Lock()
 		if h.count == 0 && time.Since(h.lastActive) > h.table.idle {
 			h.stop()
-			h.stop = nil
+			// The next follower reads from the head as it will be: what
+			// was published meanwhile concerns no stream of this replica.
+			h.stop, h.lastID = nil, ""
 			h.mu.Unlock()
 			return
 		}
@@ -220,7 +245,6 @@ func (h *hub) retire(ctx context.Context) {
 // ID of the last message read, where the stream begins.
 func (h *hub) attach(id string, st *sessionStream) string {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	set := h.streams[id]
 	if set == nil {
 		set = map[*sessionStream]struct{}{}
@@ -229,7 +253,10 @@ func (h *hub) attach(id string, st *sessionStream) string {
 	set[st] = struct{}{}
 	h.count++
 	h.lastActive = time.Now()
-	h.startLocked()
+	h.mu.Unlock()
+	h.start()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	return h.lastID
 }
 

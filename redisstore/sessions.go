@@ -234,21 +234,31 @@ func (st *SessionStore) Publish(ctx context.Context, data []byte) error {
 	return nil
 }
 
+// Head implements [sessions.Store]: the newest entry's ID, or "0-0" for
+// an empty log.
+func (st *SessionStore) Head(ctx context.Context) (string, error) {
+	last, err := op(st.s, ctx, st.s.opTimeout, func(ctx context.Context) ([]redis.XMessage, error) {
+		return st.s.client.XRevRangeN(ctx, st.logKey(), "+", "-", 1).Result()
+	})
+	if err != nil {
+		return "", fmt.Errorf("redisstore: reading the sessions' log: %w", err)
+	}
+	if len(last) == 0 {
+		return "0-0", nil
+	}
+	return last[0].ID, nil
+}
+
 // Follow implements [sessions.Store]: XREAD, blocking for a couple of
 // seconds at a time, from the ID given or, for "", from the newest entry
 // at the time of the call.
 func (st *SessionStore) Follow(ctx context.Context, after string, f func(sessions.Message)) error {
 	if after == "" {
-		last, err := op(st.s, ctx, st.s.opTimeout, func(ctx context.Context) ([]redis.XMessage, error) {
-			return st.s.client.XRevRangeN(ctx, st.logKey(), "+", "-", 1).Result()
-		})
+		head, err := st.Head(ctx)
 		if err != nil {
-			return ignoreEnded(ctx, fmt.Errorf("redisstore: reading the sessions' log: %w", err))
+			return ignoreEnded(ctx, err)
 		}
-		after = "0-0"
-		if len(last) > 0 {
-			after = last[0].ID
-		}
+		after = head
 	} else if _, ok := parseStreamID(after); !ok {
 		return fmt.Errorf("redisstore: %q is not an ID of the sessions' log", after)
 	}

@@ -259,3 +259,10 @@ func (m *MemoryStore) Since(_ context.Context, after string) ([]Message, bool, e
 	msgs, complete, _ := m.after(n)
 	return msgs, complete, nil
 }
+
+// Head implements Store.
+func (m *MemoryStore) Head(context.Context) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strconv.FormatUint(m.seq, 10), nil
+}

@@ -77,6 +77,10 @@ type Store interface {
 	// the error; the caller follows again from the last ID it had, and
 	// may read what it missed with Since).
 	Follow(ctx context.Context, after string, f func(Message)) error
+	// Head returns the ID of the newest message of the log, from which a
+	// Follow reads what comes next ("" when the log is empty and Follow
+	// from "" reads it all).
+	Head(ctx context.Context) (string, error)
 	// Since returns the messages of the log after the one whose ID is
 	// after, oldest first, and whether the log still holds all of them: a
 	// log keeps a bounded window, and false says that some of them may be

@@ -92,7 +92,7 @@ func TestGateway_Stdio(t *testing.T) {
 	}
 	init := ask("initialize", map[string]any{"protocolVersion": mcp.Version20251125, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "host", "version": "1"}})
 	assert.Equal(t, map[string]any{"name": "team-gateway", "version": "2.1.0"}, init["serverInfo"], "named as its file says")
-	assert.Regexp(t, regexp.MustCompile(`upstream notes: up, 1 tools, 2 resources, 1 prompts, 1 skills`), errOut.String())
+	assert.Regexp(t, regexp.MustCompile(`upstream notes: up, 1 tools, 1 resources, 1 prompts, 1 skills`), errOut.String())
 
 	tools := ask("tools/list", map[string]any{})["tools"].([]any)
 	require.Len(t, tools, 1)

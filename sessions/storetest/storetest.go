@@ -149,6 +149,12 @@ func Run(t *testing.T, newStore func(t *testing.T, logSize int) sessions.Store) 
 		assert.Equal(t, []string{"m0", "m1", "m2", "m3", "m4"}, data, "what was published after mark")
 		assert.NotEqual(t, msgs[0].ID, msgs[1].ID)
 
+		// Head is the newest message: following from it reads what is
+		// published after.
+		head, err := s.Head(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, msgs[len(msgs)-1].ID, head)
+
 		// Following from an ID reads what came after it.
 		fctx, cancel = context.WithCancel(ctx)
 		defer cancel()
