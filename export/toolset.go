@@ -216,6 +216,53 @@ type AnthropicTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// DeferLoading keeps the tool out of the model's context until its
+	// tool search finds it (see [Toolset.AnthropicDeferred]).
+	DeferLoading bool `json:"defer_loading,omitempty"`
+}
+
+// AnthropicToolSearch is the tool search tool of Anthropic's Messages
+// API, a tool the API runs itself: {"type", "name"}.
+type AnthropicToolSearch struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// AnthropicBM25Search is Anthropic's tool search in natural language
+// (BM25), which [Toolset.AnthropicDeferred] declares.
+var AnthropicBM25Search = AnthropicToolSearch{Type: "tool_search_tool_bm25_20251119", Name: "tool_search_tool_bm25"}
+
+// AnthropicDeferred returns the tools as a request's "tools" array for
+// Anthropic's tool search, so that a large catalog stays out of the
+// model's context: the tool search tool first, then every tool of the set
+// with defer_loading, but those named in keep, which stay loaded (the
+// few a conversation always needs). The model searches the catalog, and
+// the tools it finds are loaded for it; a call of one is mapped back with
+// [Toolset.Lookup] as any other. A name in keep that is no tool of the
+// set is an error naming it.
+func (ts *Toolset) AnthropicDeferred(keep ...string) ([]any, error) {
+	kept := map[string]bool{}
+	for _, name := range keep {
+		if _, ok := ts.byName[name]; !ok {
+			return nil, fmt.Errorf("export: %q is no tool of the set: it cannot be kept loaded", truncateName(name))
+		}
+		kept[name] = true
+	}
+	out := make([]any, 0, len(ts.defs)+1)
+	out = append(out, AnthropicBM25Search)
+	for _, t := range ts.Anthropic() {
+		t.DeferLoading = !kept[t.Name]
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// truncateName bounds a name echoed in an error.
+func truncateName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // Anthropic returns the tools as Anthropic tool declarations, ready to be

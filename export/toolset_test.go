@@ -391,3 +391,30 @@ const seedRingParams = `{
 	},
 	"required": ["doorbell_id"]
 }`
+
+// TestAnthropicDeferred: for Anthropic's tool search, the search tool
+// comes first and every tool is deferred but those kept loaded; a kept
+// name that is no tool is an error.
+func TestAnthropicDeferred(t *testing.T) {
+	ts, err := export.New([]otc.ToolDefinition{
+		{ID: "Math.Add@1.0.0", Name: "Math_Add", Description: "Adds."},
+		{ID: "Math.Sub@1.0.0", Name: "Math_Sub", Description: "Subtracts."},
+		{ID: "Help.Ask@1.0.0", Name: "Help_Ask", Description: "Asks for help."},
+	}, nil)
+	require.NoError(t, err)
+	tools, err := ts.AnthropicDeferred("Help_Ask")
+	require.NoError(t, err)
+	b, err := json.Marshal(tools)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[
+		{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"},
+		{"name":"Math_Add","description":"Adds.","input_schema":{"type":"object","properties":{}},"defer_loading":true},
+		{"name":"Math_Sub","description":"Subtracts.","input_schema":{"type":"object","properties":{}},"defer_loading":true},
+		{"name":"Help_Ask","description":"Asks for help.","input_schema":{"type":"object","properties":{}}}
+	]`, string(b))
+	_, err = ts.AnthropicDeferred("Nothing_Here")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"Nothing_Here" is no tool of the set`)
+	plain, _ := json.Marshal(ts.Anthropic())
+	assert.NotContains(t, string(plain), "defer_loading", "the plain declarations load every tool")
+}
