@@ -116,7 +116,25 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 	}
 	x := indexOf(reg)
 	vis := reg.Visibility(otc.CallerIdentity(ctx), o.Protocol)
-	found, work := x.search(reg, words, joined, o.Limit, vis, o.Protocol)
+	sem := semanticOf(reg)
+	if sem == nil {
+		found, work := x.search(reg, words, joined, o.Limit, vis, o.Protocol)
+		if o.Request != nil {
+			charge(ctx, reg, o.Request, work)
+		}
+		return found, nil
+	}
+	// With an embedder (embed.go): the words' ranking and the vectors'
+	// fused, or the words' alone when the query cannot be embedded.
+	sem.refresh(reg)
+	n := max(4*o.Limit, 50)
+	lexical, work := x.search(reg, words, joined, n, vis, o.Protocol)
+	found := top(lexical, o.Limit)
+	if qv, err := sem.embed(ctx, []string{query}); err == nil {
+		near := sem.near(reg, qv[0], vis, o.Protocol, n)
+		work += len(near)
+		found = fuse(o.Limit, lexical, near)
+	}
 	if o.Request != nil {
 		charge(ctx, reg, o.Request, work)
 	}
