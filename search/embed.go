@@ -18,6 +18,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/internal/backoff"
 )
 
 // An Embedder turns texts into vectors (an embedding model): a search
@@ -63,7 +64,8 @@ type semantic struct {
 	vectors  map[string][]float32 // by text key (textKey)
 	revision uint64               // of the catalog the vectors are of
 	updating bool
-	failures int // catalog updates that failed in a row
+	failures int       // catalog updates that failed in a row
+	retryAt  time.Time // not tried again before, after a failure
 }
 
 // semanticKey is the key of a registry's vectors among what is attached
@@ -132,7 +134,7 @@ func textKey(text string) string {
 func (s *semantic) refresh(reg *otc.Registry) {
 	rev, defs := seam.Definitions(reg)
 	s.mu.Lock()
-	if s.updating || rev == s.revision && s.failures == 0 {
+	if s.updating || rev == s.revision && s.failures == 0 || time.Now().Before(s.retryAt) {
 		s.mu.Unlock()
 		return
 	}
@@ -182,7 +184,10 @@ func (s *semantic) update(rev uint64, defs []*otc.ToolDefinition) {
 	}
 	s.updating = false
 	if failed {
-		s.failures++ // tried again at a later search
+		// Tried again at a later search, after a second, doubled after
+		// each failure in a row up to a minute.
+		s.failures++
+		s.retryAt = time.Now().Add(backoff.Delay(time.Second, time.Minute, s.failures))
 		return
 	}
 	s.revision, s.failures = rev, 0
