@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/mod/semver"
-
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/internal/backoff"
 )
@@ -60,9 +58,15 @@ type EmbeddingOptions struct {
 type semantic struct {
 	opts EmbeddingOptions
 
-	mu       sync.Mutex
-	vectors  map[string][]float32 // by text key (textKey)
-	revision uint64               // of the catalog the vectors are of
+	mu      sync.Mutex
+	vectors map[string][]float32 // by text key (textKey)
+	// keyOf is the text key of each tool of the catalog the vectors are
+	// of, so that a search reads a tool's vector without making its text.
+	keyOf map[*otc.ToolDefinition]string
+	// unit is each tool's vector at length one, for a search to weigh by
+	// a dot product.
+	unit     map[*otc.ToolDefinition][]float32
+	revision uint64 // of the catalog the vectors are of
 	updating bool
 	failures int       // catalog updates that failed in a row
 	retryAt  time.Time // not tried again before, after a failure
@@ -93,7 +97,7 @@ func UseEmbedder(reg *otc.Registry, opts *EmbeddingOptions) error {
 	if o.Batch <= 0 {
 		o.Batch = DefaultEmbedBatch
 	}
-	seam.Attached(reg).Store(semanticKey{}, &semantic{opts: o, vectors: map[string][]float32{}})
+	seam.Attached(reg).Store(semanticKey{}, &semantic{opts: o, vectors: map[string][]float32{}, keyOf: map[*otc.ToolDefinition]string{}})
 	return nil
 }
 
@@ -147,19 +151,35 @@ func (s *semantic) refresh(reg *otc.Registry) {
 // forgets those of tools no longer in it.
 func (s *semantic) update(rev uint64, defs []*otc.ToolDefinition) {
 	keep := map[string]bool{}
+	keyOf := make(map[*otc.ToolDefinition]string, len(defs))
 	var texts, keys []string
 	s.mu.Lock()
+	old := s.keyOf
+	s.mu.Unlock()
 	for _, d := range defs {
-		t := toolText(d)
-		k := textKey(t)
+		k, known := old[d] // a definition is not changed once registered
+		var t string
+		if !known {
+			t = toolText(d)
+			k = textKey(t)
+		}
+		keyOf[d] = k
 		if keep[k] {
 			continue
 		}
 		keep[k] = true
-		if _, ok := s.vectors[k]; !ok {
+		s.mu.Lock()
+		_, has := s.vectors[k]
+		s.mu.Unlock()
+		if !has {
+			if t == "" {
+				t = toolText(d)
+			}
 			texts, keys = append(texts, t), append(keys, k)
 		}
 	}
+	s.mu.Lock()
+	s.keyOf = keyOf
 	s.mu.Unlock()
 	failed := false
 	for i := 0; i < len(texts); i += s.opts.Batch {
@@ -182,6 +202,13 @@ func (s *semantic) update(rev uint64, defs []*otc.ToolDefinition) {
 			delete(s.vectors, k)
 		}
 	}
+	unit := make(map[*otc.ToolDefinition][]float32, len(keyOf))
+	for d, k := range keyOf {
+		if v := s.vectors[k]; v != nil {
+			unit[d] = normalized(v)
+		}
+	}
+	s.unit = unit
 	s.updating = false
 	if failed {
 		// Tried again at a later search, after a second, doubled after
@@ -226,14 +253,21 @@ func (s *semantic) embed(ctx context.Context, texts []string) ([][]float32, erro
 }
 
 // near ranks the tools vis sees by the nearness of their vectors to the
-// query's (cosine), one version of each (the highest), best first, at
+// query's (cosine), one version of each (the nearest), best first, at
 // most n.
 func (s *semantic) near(reg *otc.Registry, query []float32, vis otc.Visibility, protocol string, n int) []Result {
 	_, defs := seam.Definitions(reg)
+	q := normalized(query)
 	everything := vis.Key() == ""
-	best := map[string]Result{}
+	out := make([]Result, 0, min(len(defs), 1024))
 	s.mu.Lock()
+	unit := s.unit
+	s.mu.Unlock()
 	for _, d := range defs {
+		v := unit[d]
+		if len(v) != len(q) {
+			continue // no vector yet, or of another model
+		}
 		if everything {
 			if protocol != "" && !d.Policy.AllowsProtocol(protocol) {
 				continue
@@ -241,36 +275,41 @@ func (s *semantic) near(reg *otc.Registry, query []float32, vis otc.Visibility, 
 		} else if !vis.Sees(d.ID) {
 			continue
 		}
-		v := s.vectors[textKey(toolText(d))]
-		if len(v) != len(query) {
-			continue // no vector yet, or of another model
+		var dot float32
+		for i := range q {
+			dot += q[i] * v[i]
 		}
-		r := Result{Tool: d, Score: cosine(query, v)}
-		key, _, _ := strings.Cut(d.ID, "@")
-		if was, ok := best[key]; !ok || semver.Compare("v"+d.Version, "v"+was.Tool.Version) > 0 {
-			best[key] = r
+		out = append(out, Result{Tool: d, Score: float64(dot)})
+	}
+	// One version of each tool among the nearest: the first met.
+	out = top(out, 2*n)
+	seen := make(map[string]bool, len(out))
+	kept := out[:0]
+	for _, r := range out {
+		key, _, _ := strings.Cut(r.Tool.ID, "@")
+		if !seen[key] && len(kept) < n {
+			seen[key] = true
+			kept = append(kept, r)
 		}
 	}
-	s.mu.Unlock()
-	out := make([]Result, 0, len(best))
-	for _, r := range best {
-		out = append(out, r)
-	}
-	return top(out, n)
+	return kept
 }
 
-// cosine is the cosine of the angle between a and b (of one length).
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
+// normalized is v at length one (v itself when it is zero).
+func normalized(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
 	}
-	if na == 0 || nb == 0 {
-		return 0
+	if sum == 0 {
+		return v
 	}
-	return dot / math.Sqrt(na*nb)
+	inv := float32(1 / math.Sqrt(sum))
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out
 }
 
 // fuse merges rankings by reciprocal rank fusion: each result's score is

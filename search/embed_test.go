@@ -220,3 +220,68 @@ func TestOpenAIEmbedderRefuses(t *testing.T) {
 		})
 	}
 }
+
+// hashEmbedder is an Embedder in the process: each text's words hashed
+// onto 64 axes, so that a benchmark measures the search's own cost.
+type hashEmbedder struct{}
+
+func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 64)
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			h := fnv.New32a()
+			_, _ = h.Write([]byte(w))
+			v[h.Sum32()%64]++
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// BenchmarkEmbedderSearch is a search of 1,000 and 10,000 tools with an
+// embedder in the process, beside the same search without one: the
+// fusion's cost, the model's aside.
+func BenchmarkEmbedderSearch(b *testing.B) {
+	words := strings.Fields("read write list create delete update search get send file issue repository message channel user page database table query image")
+	for _, n := range []int{1_000, 10_000} {
+		build := func(embed bool) *otc.Registry {
+			reg := otc.NewRegistry(nil)
+			for i := range n {
+				w1, w2, w3 := words[i%len(words)], words[(i/len(words))%len(words)], words[(i/7)%len(words)]
+				require.NoError(b, otc.Register(reg, otc.Tool{ID: "T" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + "." + w1 + "_" + w2 + "_" + strings.Repeat("n", 1) + fmtInt(i), Version: "1.0.0",
+					Description: "Does " + w1 + " with a " + w2 + " and a " + w3 + "."},
+					func(context.Context, struct{}) (string, error) { return "", nil }))
+			}
+			if embed {
+				require.NoError(b, search.UseEmbedder(reg, &search.EmbeddingOptions{Embedder: hashEmbedder{}}))
+				require.Eventually(b, func() bool {
+					rs, _ := search.Tools(context.Background(), reg, "create an issue in the repository", nil)
+					return len(rs) > 0
+				}, time.Minute, 50*time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // the catalog's vectors made
+			}
+			return reg
+		}
+		for _, embed := range []bool{false, true} {
+			reg := build(embed)
+			b.Run(fmtName(n, embed), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := search.Tools(context.Background(), reg, "create an issue in the repository", nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func fmtInt(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func fmtName(n int, embed bool) string {
+	name := "words"
+	if embed {
+		name = "fused"
+	}
+	return name + "/tools=" + fmtInt(n)
+}
