@@ -72,13 +72,18 @@ func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skippe
 			keep[sk.URI] = true
 			continue
 		}
+		if was != nil {
+			// Changed upstream: the old copy goes, and the new one is
+			// served once read and verified.
+			removeAll(was.handles)
+			u.skillsMu.Lock()
+			delete(u.skills, sk.URI)
+			u.skillsMu.Unlock()
+		}
 		hs, err := u.copySkill(ctx, s, sk)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("skill %s: %v", wire.Truncate(sk.URI, 200), err))
 			continue
-		}
-		if was != nil {
-			removeAll(was.handles)
 		}
 		keep[sk.URI] = true
 		u.skillsMu.Lock()

@@ -154,3 +154,43 @@ func TestFederation_FiltersReadables(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, tools, 1, "the tools are not filtered by the readables' patterns")
 }
+
+// TestFederation_SkillChangedUpstream: a skill whose files change
+// upstream is read again at the next refresh, and the gateway serves the
+// new content, verified.
+func TestFederation_SkillChangedUpstream(t *testing.T) {
+	t.Parallel()
+	upReg := otc.NewRegistry(nil)
+	files := func(body string) fstest.MapFS {
+		return fstest.MapFS{"notes/SKILL.md": {Data: []byte("---\nname: notes\ndescription: Notes\n---\n" + body + "\n")}}
+	}
+	hs, err := skill.Register(upReg, files("first"), nil)
+	require.NoError(t, err)
+	up := httptest.NewServer(mcp.NewHandler(upReg, nil))
+	t.Cleanup(up.Close)
+	reg := otc.NewRegistry(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	fed, err := federation.Mount(ctx, reg, []federation.Upstream{{Name: "up", URL: up.URL, Format: client.FormatMCP}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fed.Close() })
+	gw := httptest.NewServer(mcp.NewHandler(reg, nil))
+	t.Cleanup(gw.Close)
+	read := func() string {
+		c, err := client.New(gw.URL, &client.Options{Format: client.FormatMCP})
+		require.NoError(t, err)
+		defer c.Close()
+		list, err := c.MCP().ListSkills(ctx)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		b, err := c.MCP().ReadSkillFile(ctx, &list[0], list[0].URI)
+		require.NoError(t, err)
+		return string(b)
+	}
+	assert.Contains(t, read(), "first")
+	hs[0].Remove()
+	_, err = skill.Register(upReg, files("second"), nil)
+	require.NoError(t, err)
+	require.NoError(t, fed.Refresh(ctx, "up"))
+	assert.Contains(t, read(), "second")
+}
