@@ -189,8 +189,10 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 		return false
 	}, 5*time.Second, 50*time.Millisecond, "the update reaches the stream on b")
 
-	// A tool registered on c: b's stream is told the list changed.
-	addTool(t, c.reg, "Late.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
+	// A tool registered on a: b's stream is told the list changed. (On
+	// a, whose updates above it follows in the log: each replica
+	// publishes in order, the replicas' publications interleave.)
+	addTool(t, a.reg, "Late.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
 	for {
 		m, _ := nextNotification(t, events)
 		if m["method"] == "notifications/tools/list_changed" {
@@ -203,7 +205,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	// first, in the log's order).
 	post(t, a.url, request(3, "resources/unsubscribe", obj{"uri": "test://text"}), hdr).result(t)
 	c.text.Changed()
-	addTool(t, a.reg, "Later.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
+	addTool(t, c.reg, "Later.Tool", func(context.Context, struct{}) (string, error) { return "", nil })
 	for {
 		m, _ := nextNotification(t, events)
 		require.Empty(t, updatedURI(m), "unsubscribed")
