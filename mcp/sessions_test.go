@@ -222,9 +222,12 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
-	for _, r := range rs {
-		e, _ := post(t, r.url, request(4, "tools/list", nil), hdr).rpcErr(t, http.StatusNotFound, -32600)
-		assert.Contains(t, e.Message, "initialize", "says what to do")
+	e, _ := post(t, c.url, request(4, "tools/list", nil), hdr).rpcErr(t, http.StatusNotFound, -32600)
+	assert.Contains(t, e.Message, "initialize", "says what to do")
+	for _, r := range rs { // the others, once they read the end from the log
+		require.Eventually(t, func() bool {
+			return post(t, r.url, request(4, "tools/list", nil), hdr).status == http.StatusNotFound
+		}, 5*time.Second, 5*time.Millisecond)
 	}
 	for e := range events {
 		require.Empty(t, updatedURI(map[string]any{}), e.data)
