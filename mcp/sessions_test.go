@@ -341,14 +341,14 @@ func TestSessionBounds(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		t.Parallel()
 		reg, _, _ := resourceRegistry(t)
-		url := serve(t, reg, &mcp.Options{SessionIdleTimeout: 300 * time.Millisecond})
+		url := serve(t, reg, &mcp.Options{SessionIdleTimeout: time.Second})
 		sid := initSession(t, url, v, nil)
 		hdr := withSession(sid, v, nil)
 		for range 4 { // requests keep it alive past its idle timeout
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 			post(t, url, request(2, "ping", nil), hdr).result(t)
 		}
-		time.Sleep(600 * time.Millisecond)
+		time.Sleep(2 * time.Second)
 		post(t, url, request(3, "ping", nil), hdr).rpcErr(t, http.StatusNotFound, -32600)
 	})
 }

@@ -39,15 +39,15 @@ func Run(t *testing.T, newStore func(t *testing.T, logSize int) sessions.Store) 
 
 	t.Run("IdleExpiry", func(t *testing.T) {
 		s := newStore(t, 100)
-		idle := 400 * time.Millisecond
+		idle := time.Second // room for a slow machine between two touches
 		require.NoError(t, s.Open(ctx, a, idle, sessions.Limits{}))
 		require.NoError(t, s.Open(ctx, b, idle, sessions.Limits{}))
-		for range 3 { // touched, a outlives its first idle period
-			time.Sleep(idle / 2)
+		for range 4 { // touched, a outlives its first idle period
+			time.Sleep(idle / 3)
 			require.NoError(t, s.Touch(ctx, a, idle))
 		}
 		assert.ErrorIs(t, s.Touch(ctx, b, idle), sessions.ErrNotFound, "b was not touched")
-		time.Sleep(idle + idle/2)
+		time.Sleep(2 * idle)
 		assert.ErrorIs(t, s.Touch(ctx, a, idle), sessions.ErrNotFound, "a idle since")
 		// An expired session counts no more against the bounds.
 		require.NoError(t, s.Open(ctx, c, time.Minute, sessions.Limits{Total: 1}))
