@@ -82,9 +82,9 @@ func (s *Skill) UnmarshalJSON(b []byte) error {
 // the server serves now.
 var ErrSkillUnverified = errors.New("the skill's content does not match its entry")
 
-// errNoSkills refuses a skills request to a server that did not declare
-// the extension.
-var errNoSkills = fmt.Errorf("the server does not declare the skills extension (%s)", mcpwire.ExtensionSkills)
+// ErrNoSkills is what the skills methods return (wrapped) for a server
+// that does not declare the skills extension: it is not asked.
+var ErrNoSkills = fmt.Errorf("the server does not declare the skills extension (%s)", mcpwire.ExtensionSkills)
 
 // skillsReady makes the handshake and checks that the server declared
 // the skills extension.
@@ -93,7 +93,7 @@ func (ss *Session) skillsReady(ctx context.Context) error {
 		return err
 	}
 	if !ss.s.skills.Load() {
-		return errNoSkills
+		return ErrNoSkills
 	}
 	return nil
 }

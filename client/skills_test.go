@@ -159,6 +159,7 @@ func TestSkillsUndeclared(t *testing.T) {
 	c := newClient(t, srv.URL, &client.Options{Format: client.FormatMCP})
 	_, err := c.MCP().ListSkills(t.Context())
 	require.Error(t, err)
+	assert.ErrorIs(t, err, client.ErrNoSkills)
 	assert.Contains(t, err.Error(), "does not declare the skills extension")
 	assert.False(t, errors.Is(err, client.ErrSkillUnverified))
 }

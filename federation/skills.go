@@ -40,22 +40,13 @@ func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skippe
 	copied = map[string]bool{}
 	list, err := s.ListSkills(ctx)
 	if err != nil {
-		if !strings.Contains(err.Error(), "does not declare the skills extension") {
+		if !errors.Is(err, client.ErrNoSkills) {
 			skipped = append(skipped, fmt.Sprintf("skills: %v", err))
 		}
 		u.dropSkills(nil)
 		return skipped, copied
 	}
-	defer func() {
-		for i := range list {
-			if keep := copied[list[i].URI]; keep {
-				for _, f := range list[i].Files {
-					copied[f.URI] = true
-				}
-			}
-		}
-	}()
-	keep := copied
+	keep := map[string]bool{} // the skills served, by the upstream's URI
 	for i := range list {
 		sk := &list[i]
 		if nestedIn(sk, list) {
@@ -94,13 +85,12 @@ func (u *upstream) refreshSkills(ctx context.Context, s *client.Session) (skippe
 		u.skillsMu.Unlock()
 	}
 	u.dropSkills(keep)
-	// A nested skill's files are its enclosing skill's: copied with it.
+	// The files of the skills served (a nested skill's are its enclosing
+	// skill's too: its entry lists them).
 	for i := range list {
-		if nestedIn(&list[i], list) {
-			for j := range list {
-				if keep[list[j].URI] && strings.HasPrefix(list[i].URI, strings.TrimSuffix(list[j].URI, "SKILL.md")) {
-					keep[list[i].URI] = true
-				}
+		if keep[list[i].URI] {
+			for _, f := range list[i].Files {
+				copied[f.URI] = true
 			}
 		}
 	}

@@ -51,8 +51,6 @@ type hub struct {
 	s     *server
 	table *sessionTable
 
-	watchOnce sync.Once
-
 	mu      sync.Mutex
 	streams map[string]map[*sessionStream]struct{} // by session
 	count   int
@@ -70,12 +68,11 @@ func newHub(s *server, table *sessionTable) *hub {
 	return &hub{s: s, table: table, streams: map[string]map[*sessionStream]struct{}{}, queued: map[event]struct{}{}}
 }
 
-// watch has the registry's changes published, from now on.
+// watch has the registry's changes published, from now on; NewHandler
+// calls it once.
 func (h *hub) watch() {
-	h.watchOnce.Do(func() {
-		primitive.Of(h.s.reg).Listen(h.changed)
-		seam.WatchTools(h.s.reg, func() { h.changed(primitive.Change{Tools: true}) })
-	})
+	primitive.Of(h.s.reg).Listen(h.changed)
+	seam.WatchTools(h.s.reg, func() { h.changed(primitive.Change{Tools: true}) })
 }
 
 // changed turns a change of the registry into the events that say it.

@@ -132,7 +132,7 @@ func ownerOf(ctx context.Context, r *http.Request) (string, bool) {
 	return hex.EncodeToString(sum[:16]), otc.CallerIdentity(ctx) != nil
 }
 
-// errSessionLimit refuses a session past a bound.
+// sessionRefused refuses a session past a bound.
 func sessionRefused(err error) *rpcError {
 	e := newError(codeServerBusy, "Server busy: %s; end a session (DELETE with its Mcp-Session-Id) or try again later", err.Error())
 	e.Status = http.StatusServiceUnavailable

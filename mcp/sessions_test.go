@@ -229,8 +229,17 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 			return post(t, r.url, request(4, "tools/list", nil), hdr).status == http.StatusNotFound
 		}, 5*time.Second, 5*time.Millisecond)
 	}
-	for e := range events {
-		require.Empty(t, updatedURI(map[string]any{}), e.data)
+	// b's stream ends: its channel closes (what is left is drained).
+	ended := make(chan struct{})
+	go func() {
+		for range events {
+		}
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream of the ended session did not end")
 	}
 	_, status, _ = openSessionStream(t, a.url, hdr)
 	assert.Equal(t, http.StatusNotFound, status)

@@ -83,7 +83,7 @@ func RegisterDynamic(reg *otc.Registry, d Dynamic) (*Handle, error) {
 			if err != nil {
 				return nil, err
 			}
-			return fileResource(u, nil, mimeOf(file, data), data, admits, nil).Read(ctx, u)
+			return contents(u, mimeOf(file, data), data), nil
 		}}
 	sk.Entry, err = json.Marshal(struct {
 		URI         string          `json:"uri"`

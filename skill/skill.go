@@ -299,10 +299,15 @@ const DirectoryType = "inode/directory"
 // fileResource is the resource of a file of a skill, whose contents are
 // the bytes read at registration: text when they are UTF-8, else binary.
 func fileResource(uri string, entry json.RawMessage, mimeType string, data []byte, admits primitive.Admits, guard hook.Guard) *primitive.Resource {
-	text := utf8.Valid(data)
-	contents := mcpwire.AppendOneContents(nil, uri, mimeType, string(data), data, !text)
+	c := contents(uri, mimeType, data)
 	return &primitive.Resource{URI: uri, Entry: entry, Admits: admits, Guard: guard,
-		Read: func(context.Context, string) (json.RawMessage, error) { return contents, nil }}
+		Read: func(context.Context, string) (json.RawMessage, error) { return c, nil }}
+}
+
+// contents is the contents array of a file's read: text when its bytes
+// are UTF-8, else binary.
+func contents(uri, mimeType string, data []byte) json.RawMessage {
+	return mcpwire.AppendOneContents(nil, uri, mimeType, string(data), data, !utf8.Valid(data))
 }
 
 // mimeOf is the MIME type of a skill's file: text/markdown for Markdown
