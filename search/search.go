@@ -148,7 +148,7 @@ type weighted struct {
 }
 
 // relatedWeight is how much a word related to a query's word counts.
-const relatedWeight = 0.5
+var relatedWeight = 0.5
 
 // weigh turns a query's words into the words searched for: each at
 // weight 1 (at most maxQueryTerms of them), and the words related to
@@ -171,6 +171,11 @@ func weigh(words []string) []weighted {
 		for _, r := range related[t] {
 			if w[r] < relatedWeight {
 				w[r] = relatedWeight
+			}
+		}
+		for _, r := range lexicon()[t] {
+			if w[r] < lexiconWeight {
+				w[r] = lexiconWeight
 			}
 		}
 	}
@@ -262,15 +267,21 @@ const (
 	fieldUpstream
 	fieldParamName
 	fieldDescription
+	fieldDetail
 	fieldParamDesc
 	nFields
 )
 
+// fieldWeight is each field's weight. The description is two fields: its
+// first sentence (fieldDescription), which says what the tool does, and
+// the rest (fieldDetail), where a word is often mentioned in passing
+// ("supports two mechanisms").
 var fieldWeight = [nFields]float64{
 	fieldName:        3,
 	fieldTitle:       2,
 	fieldUpstream:    2,
 	fieldDescription: 1,
+	fieldDetail:      1,
 	fieldParamName:   0.5,
 	fieldParamDesc:   0.25,
 }
@@ -283,6 +294,7 @@ var fieldB = [nFields]float64{
 	fieldUpstream:    0,
 	fieldParamName:   0.75,
 	fieldDescription: 0.75,
+	fieldDetail:      0.75,
 	fieldParamDesc:   0.75,
 }
 
@@ -293,12 +305,15 @@ const (
 	maxPrefixed = 4
 )
 
-const prefixWeight = 0.3
+var prefixWeight = 0.3
+
+// serverBoost multiplies the score of a tool of a server the query names.
+var serverBoost = 1.5
 
 // BM25's saturation (k1): how soon repeating a word stops counting; 2,
 // at the top of the usual range, as BM25F's weighted counts are larger
 // than plain BM25's (measured on the real catalog: docs/search.md).
-const bm25K1 = 2.0
+var bm25K1 = 2.0
 
 // upstreamKey is the _meta key under which a federated tool names the
 // server it comes from (federation.MetaUpstream).
@@ -314,6 +329,10 @@ type doc struct {
 	// the catalog's average (BM25F), as of the last sync.
 	norm  [nFields]float32
 	words []string // its distinct words
+	// server is the words of the server the tool comes from: a
+	// federated tool's upstream, or else the toolkit of its id
+	// ("Toolkit.Tool").
+	server []string
 }
 
 // counts are how often a word is in each field of a doc.
@@ -340,6 +359,8 @@ type index struct {
 	postings map[string][]posting // word → the tools it is in, with its counts
 	totals   [nFields]float64     // the sum of the docs' lengths, by field
 	families map[string]*family
+	// servers counts the tools of each word of a server's name.
+	servers map[string]int
 	// slots numbers the docs, so that a search adds their scores up in a
 	// slice rather than a map; free lists the slots of docs removed.
 	slots []*doc
@@ -359,7 +380,7 @@ func indexOf(reg *otc.Registry) *index {
 	if x, ok := m.Load(indexKey{}); ok {
 		return x.(*index)
 	}
-	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string][]posting{}, families: map[string]*family{}})
+	x, _ := m.LoadOrStore(indexKey{}, &index{docs: map[*otc.ToolDefinition]*doc{}, postings: map[string][]posting{}, families: map[string]*family{}, servers: map[string]int{}})
 	return x.(*index)
 }
 
@@ -466,7 +487,9 @@ func (x *index) add(def *otc.ToolDefinition) {
 		field(k, fieldName)
 	}
 	field(terms(nil, def.Title), fieldTitle)
-	field(terms(nil, def.Description), fieldDescription)
+	summary, detail := firstSentence(def.Description)
+	field(terms(nil, summary), fieldDescription)
+	field(terms(nil, detail), fieldDetail)
 	eachParam(def.InputSchema.Parameters, 0, func(name, description string) {
 		field(terms(nil, name), fieldParamName)
 		field(terms(nil, description), fieldParamDesc)
@@ -475,9 +498,17 @@ func (x *index) add(def *otc.ToolDefinition) {
 		var meta map[string]any
 		if json.Unmarshal(def.Meta, &meta) == nil {
 			if up, ok := meta[upstreamKey].(string); ok {
-				field(terms(nil, up), fieldUpstream)
+				d.server = terms(nil, up)
+				field(d.server, fieldUpstream)
 			}
 		}
+	}
+	if toolkit, _, found := strings.Cut(key, "."); d.server == nil && found {
+		d.server = terms(nil, toolkit)
+	}
+	d.server = slices.Compact(slices.Sorted(slices.Values(d.server)))
+	for _, t := range d.server {
+		x.servers[t]++
 	}
 	x.docs[def] = d
 	for f := range nFields {
@@ -504,6 +535,11 @@ func (x *index) remove(d *doc) {
 	for f := range nFields {
 		x.totals[f] -= d.lens[f]
 	}
+	for _, t := range d.server {
+		if x.servers[t]--; x.servers[t] <= 0 {
+			delete(x.servers, t)
+		}
+	}
 	for _, t := range d.words {
 		p := x.postings[t]
 		i := slices.IndexFunc(p, func(e posting) bool { return e.d == d })
@@ -520,6 +556,37 @@ func (x *index) remove(d *doc) {
 			x.postings[t] = p
 		}
 	}
+}
+
+// firstSentence splits a description after its first sentence: at the
+// first full stop, question or exclamation mark followed by white space
+// (not one of an abbreviation such as "e.g. " or a version such as
+// "1.2"), or at the first blank line.
+func firstSentence(s string) (first, rest string) {
+	for i := 0; i+1 < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n' && s[i+1] == '\n':
+			return s[:i], s[i:]
+		case (c == '.' || c == '?' || c == '!') && (s[i+1] == ' ' || s[i+1] == '\n' || s[i+1] == '\t'):
+			if c == '.' && abbreviation(s[:i]) {
+				continue
+			}
+			return s[:i+1], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// abbreviation reports whether the text before a full stop ends in an
+// abbreviation such as "e.g", "i.e", "etc" or "vs".
+func abbreviation(before string) bool {
+	j := strings.LastIndexAny(before, " \t\n(")
+	w := strings.ToLower(before[j+1:])
+	switch w {
+	case "e.g", "i.e", "etc", "vs", "approx", "incl", "eg", "ie":
+		return true
+	}
+	return false
 }
 
 // maxParamDepth bounds how deep into nested objects parameters are read.
@@ -596,6 +663,14 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 	if added {
 		slices.SortFunc(words, func(a, b weighted) int { return strings.Compare(a.term, b.term) })
 	}
+	// The servers the query names ("… in Linear", "on Slack"): their
+	// tools are preferred.
+	var named []string
+	for _, w := range words {
+		if w.weight >= 1 && x.servers[w.term] > 0 {
+			named = append(named, w.term)
+		}
+	}
 	acc := accumulators.Get().(*accumulator)
 	defer acc.release()
 	if len(acc.score) < len(x.slots) {
@@ -644,6 +719,9 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 			continue
 		}
 		r := Result{Tool: d.def, Score: acc.score[slot]}
+		if named != nil && slices.ContainsFunc(d.server, func(t string) bool { return slices.Contains(named, t) }) {
+			r.Score *= serverBoost
+		}
 		if d.fam.versions == 1 {
 			out = append(out, r)
 			continue

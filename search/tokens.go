@@ -54,17 +54,22 @@ func terms(dst []string, s string) []string {
 
 // compounds returns the words two neighbouring words of s make when
 // written as one ("to do" todo, "who am i" whoami's parts, "data base"
-// database), stemmed; a search looks for those the catalog has, since a
-// tool's name often writes as one word what a person writes as two. At
-// most maxQueryTerms of them.
+// database), and a word written in changes of case whole ("GitHub"
+// github, beside git and hub), stemmed; a search looks for those the
+// catalog has, since a tool's name often writes as one word what a person
+// writes as two. At most maxQueryTerms of them.
 func compounds(s string) []string {
-	var words []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(w) <= maxTermBytes {
-			words = append(words, w)
+	var words, out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) > maxTermBytes {
+			continue
+		}
+		lower := strings.ToLower(w)
+		words = append(words, lower)
+		if len(out) < maxQueryTerms && len(splitCase([]rune(w))) > 1 {
+			out = append(out, stem(lower))
 		}
 	}
-	var out []string
 	for i := 0; i+1 < len(words) && len(out) < maxQueryTerms; i++ {
 		out = append(out, stem(words[i]+words[i+1]))
 		if i+2 < len(words) && len(out) < maxQueryTerms {
