@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/otcgo/otc"
@@ -16,6 +17,7 @@ import (
 	"github.com/otcgo/otc/internal/primitive"
 	"github.com/otcgo/otc/internal/uritemplate"
 	"github.com/otcgo/otc/internal/wire"
+	"github.com/otcgo/otc/search"
 	"github.com/otcgo/otc/sessions"
 )
 
@@ -165,6 +167,10 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	sn := primitive.Current(s.reg)
 	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
 	q := pageQuery{cursor: x.msg.cursor, hasCursor: x.msg.hasCursor, extra: x.gen.listExtra(s)}
+	if kind, member, ok := readableKind(x.msg.method); ok && s.search != nil && x.msg.query != nil {
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) { return s.readablesQuery(ctx, x, kind, member, q.extra) })
+		return b, e, true
+	}
 	switch x.msg.method {
 	case "resources/list":
 		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
@@ -204,6 +210,61 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 		b, e = s.readDirectory(ctx, x, sn, &p, q, admits) // skills.go
 	}
 	return b, e, true
+}
+
+// readableKind is the kind of readable a list method lists, and the
+// member of its result that holds them.
+func readableKind(method string) (search.Kind, string, bool) {
+	switch method {
+	case "resources/list":
+		return search.KindResource, mcpwire.MemberResources, true
+	case "resources/templates/list":
+		return search.KindTemplate, mcpwire.MemberResourceTemplates, true
+	case "prompts/list":
+		return search.KindPrompt, mcpwire.MemberPrompts, true
+	case methodSkillsList:
+		return search.KindSkill, mcpwire.MemberSkills, true
+	}
+	return "", "", false
+}
+
+// readablesQuery answers a list of resources, templates, prompts or skills
+// with a query, as a tools/list with one is answered (SEP-1821, where the
+// server searches): those of the kind a search for it finds among what
+// the caller may read, best first, on one page ("limit", 1 to
+// search.MaxLimit, search.DefaultLimit when absent).
+func (s *server) readablesQuery(ctx context.Context, x *exchange, kind search.Kind, member string, extra []byte) ([]byte, *rpcError) {
+	query, ok := jsonString(x.msg.query)
+	if !ok {
+		return nil, newError(codeInvalidParams, `Invalid params: "query" must be a string`)
+	}
+	limit := search.DefaultLimit
+	if x.msg.limit != nil {
+		n, err := strconv.Atoi(string(x.msg.limit))
+		if err != nil || n < 1 || n > search.MaxLimit {
+			return nil, newError(codeInvalidParams, `Invalid params: "limit" must be a whole number from 1 to %d`, search.MaxLimit)
+		}
+		limit = n
+	}
+	if err := search.Admit(ctx, s.reg, x.request); err != nil {
+		return nil, rateLimited(err)
+	}
+	found, err := search.Readables(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP, Request: x.request}, kind)
+	if err != nil {
+		return nil, newError(codeInvalidParams, "Invalid params: %s", searchProblem(err, "query"))
+	}
+	b := append(make([]byte, 0, 256), `{"`...)
+	b = append(b, member...)
+	b = append(b, `":[`...)
+	for i, r := range found {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r.Entry...)
+	}
+	b = append(b, ']')
+	b = append(b, extra...)
+	return append(b, '}'), nil
 }
 
 // run runs rr, a read, a render or a completion, through the registry's

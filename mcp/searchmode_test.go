@@ -8,13 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/prompt"
+	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/search"
+	"github.com/otcgo/otc/skill"
 )
 
 // listNames returns the names of a tools/list result's tools, in order.
@@ -318,4 +322,69 @@ func TestSearchModeFlood(t *testing.T) {
 		c.send(request(i+1, "tools/call", callParams(mcp.SearchToolName, obj{"query": "add"}, nil)))
 		require.False(t, decodeCall(t, c.recvResponse().Result).IsError, "search %d over stdio", i+1)
 	}
+}
+
+// TestSearchModeReadables: where the server searches, resources/list,
+// resources/templates/list, prompts/list and skills/list take a query as
+// tools/list does: what the caller may read of the kind, best first.
+func TestSearchModeReadables(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(nil)
+	read := func(context.Context) (string, error) { return "", nil }
+	for _, r := range []resource.Resource{
+		{URI: "notes://holidays", Name: "holidays", Description: "The public holidays of this year."},
+		{URI: "notes://standup", Name: "standup", Description: "Notes of the daily standup."},
+		{URI: "ledger://payroll", Name: "payroll", Description: "Salaries paid this month.", Policy: &otc.Policy{Protocols: []string{otc.ProtocolA2A}}},
+	} {
+		_, err := resource.Register(reg, r, read)
+		require.NoError(t, err)
+	}
+	type city struct {
+		City string `json:"city" jsonschema:"description=The city"`
+	}
+	_, err := resource.RegisterTemplate(reg, resource.Template[city]{URITemplate: "weather://{city}", Name: "weather", Description: "Today's forecast for a city."},
+		func(context.Context, city) (string, error) { return "", nil })
+	require.NoError(t, err)
+	type topic struct {
+		Topic string `json:"topic" jsonschema:"description=What to write about"`
+	}
+	for _, name := range []string{"write_haiku", "review_code"} {
+		_, err := prompt.Register(reg, prompt.Prompt[topic]{Name: name, Description: strings.ReplaceAll(name, "_", " ") + "."},
+			func(context.Context, topic) (string, error) { return "", nil })
+		require.NoError(t, err)
+	}
+	_, err = skill.Register(reg, fstest.MapFS{"expense-reports/SKILL.md": {Data: []byte("---\nname: expense-reports\ndescription: How to file expenses for a trip\n---\nKeep receipts.\n")}}, nil)
+	require.NoError(t, err)
+	url := serve(t, reg, &mcp.Options{Search: &mcp.SearchMode{Threshold: 1000}})
+	names := func(result json.RawMessage, member, key string) []string {
+		var r map[string][]map[string]any
+		require.NoError(t, json.Unmarshal(result, &r), "%s", result)
+		var out []string
+		for _, e := range r[member] {
+			switch {
+			case e[key] != nil:
+				out = append(out, e[key].(string))
+			case key == "name" && e["frontmatter"] != nil: // a skill
+				out = append(out, e["frontmatter"].(map[string]any)["name"].(string))
+			}
+		}
+		return out
+	}
+	list := func(method string, params obj) json.RawMessage {
+		return post(t, url, request(1, method, params), legacy).result(t)
+	}
+	assert.Equal(t, []string{"notes://holidays"}, names(list("resources/list", obj{"query": "public holidays"}), "resources", "uri"))
+	assert.Empty(t, names(list("resources/list", obj{"query": "salaries payroll"}), "resources", "uri"), "A2A only")
+	assert.Empty(t, names(list("resources/list", obj{"query": "forecast"}), "resources", "uri"), "a template is not a resource")
+	assert.Equal(t, []string{"weather://{city}"}, names(list("resources/templates/list", obj{"query": "weather forecast"}), "resourceTemplates", "uriTemplate"))
+	assert.Equal(t, []string{"write_haiku"}, names(list("prompts/list", obj{"query": "a haiku please"}), "prompts", "name"))
+	assert.Equal(t, []string{"expense-reports"}, names(list("skills/list", obj{"query": "file my trip expenses"}), "skills", "name"))
+	assert.Len(t, names(list("resources/list", obj{"query": "notes holidays standup", "limit": 1}), "resources", "uri"), 1)
+	e, _ := post(t, url, request(2, "prompts/list", obj{"query": 5}), legacy).rpcErr(t, http.StatusOK, -32602)
+	assert.Contains(t, e.Message, `"query"`)
+	e, _ = post(t, url, request(2, "prompts/list", obj{"query": "haiku", "limit": 0}), legacy).rpcErr(t, http.StatusOK, -32602)
+	assert.Contains(t, e.Message, `"limit"`)
+	// Without search mode the query is an unknown member, ignored.
+	plain := serve(t, reg, nil)
+	assert.Len(t, names(post(t, plain, request(3, "resources/list", obj{"query": "public holidays"}), legacy).result(t), "resources", "uri"), 3)
 }

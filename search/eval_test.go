@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -224,10 +225,22 @@ func BenchmarkRealCatalog(b *testing.B) {
 	qs := readQueries(b, "testdata/queries.txt")
 	ctx := context.Background()
 	for _, copies := range []int{1, 10} {
+		start := heapInUse()
 		reg := testkit.RealRegistry(b, tools, copies)
+		registry := heapInUse() - start
 		n := len(reg.Tools())
+		// The index's memory: the heap the first search (which builds
+		// the index) leaves in use, beside the registry's own.
+		before := heapInUse()
 		_, err := search.Tools(ctx, reg, "warm", nil)
 		require.NoError(b, err)
+		index := heapInUse() - before
+		b.Run(fmt.Sprintf("index/tools=%d", n), func(b *testing.B) {
+			for b.Loop() {
+			}
+			b.ReportMetric(float64(index)/(1<<20), "MiB")
+			b.ReportMetric(float64(registry)/(1<<20), "registry-MiB")
+		})
 		b.Run(fmt.Sprintf("search/tools=%d", n), func(b *testing.B) {
 			var took []time.Duration
 			for i := 0; b.Loop(); i++ {
@@ -270,6 +283,14 @@ func benchUpdate(b *testing.B, reg *otc.Registry) {
 		}
 		reg.Remove(id)
 	}
+}
+
+// heapInUse is the heap in use after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
