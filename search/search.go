@@ -118,7 +118,7 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 	vis := reg.Visibility(otc.CallerIdentity(ctx), o.Protocol)
 	sem := semanticOf(reg)
 	if sem == nil {
-		found, work := x.search(reg, words, joined, o.Limit, vis, o.Protocol)
+		found, work := x.search(reg, words, joined, places(query), o.Limit, vis, o.Protocol)
 		if o.Request != nil {
 			charge(ctx, reg, o.Request, work)
 		}
@@ -128,7 +128,7 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 	// fused, or the words' alone when the query cannot be embedded.
 	sem.refresh(reg)
 	n := max(4*o.Limit, 50)
-	lexical, work := x.search(reg, words, joined, n, vis, o.Protocol)
+	lexical, work := x.search(reg, words, joined, places(query), n, vis, o.Protocol)
 	found := top(lexical, o.Limit)
 	if qv, err := sem.embed(ctx, []string{query}); err == nil {
 		near := sem.near(reg, qv[0], vis, o.Protocol, n)
@@ -621,7 +621,7 @@ func eachParam(schema json.RawMessage, depth int, f func(name, description strin
 //
 // work is what the search cost: the postings it read, and the tools it
 // weighed for the caller (see charge).
-func (x *index) search(reg *otc.Registry, words []weighted, joined []string, limit int, vis otc.Visibility, protocol string) (_ []Result, work int) {
+func (x *index) search(reg *otc.Registry, words []weighted, joined, places []string, limit int, vis otc.Visibility, protocol string) (_ []Result, work int) {
 	x.mu.RLock()
 	rev, _ := seam.Definitions(reg)
 	if !x.synced || rev != x.revision {
@@ -663,12 +663,12 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined []string, lim
 	if added {
 		slices.SortFunc(words, func(a, b weighted) int { return strings.Compare(a.term, b.term) })
 	}
-	// The servers the query names ("… in Linear", "on Slack"): their
+	// The servers the query names ("… in Linear", "on slack"): their
 	// tools are preferred.
 	var named []string
-	for _, w := range words {
-		if w.weight >= 1 && x.servers[w.term] > 0 {
-			named = append(named, w.term)
+	for _, t := range places {
+		if x.servers[t] > 0 {
+			named = append(named, t)
 		}
 	}
 	acc := accumulators.Get().(*accumulator)

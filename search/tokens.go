@@ -79,6 +79,44 @@ func compounds(s string) []string {
 	return out
 }
 
+// places returns the words of s that may name where a request is to be
+// done: a word written with a capital letter after the first word ("…
+// in Linear", "GitHub's"), and a word after in, on, at, from, with,
+// using, via or through ("post it on slack"), stemmed, whole and in its
+// parts. A search prefers the tools of a server so named.
+func places(s string) []string {
+	var out []string
+	add := func(w string) {
+		if len(out) < maxQueryTerms {
+			out = append(out, stem(strings.ToLower(w)))
+		}
+	}
+	prev := ""
+	for i, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) > maxTermBytes {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(w)
+		// A capital letter, first or inside, in a word with lower case
+		// letters too (not an acronym such as API).
+		lower := strings.IndexFunc(w, unicode.IsLower) >= 0
+		capital := lower && (i > 0 && unicode.IsUpper(r) || strings.IndexFunc(w[1:], unicode.IsUpper) >= 0)
+		if capital || placeWords[strings.ToLower(prev)] {
+			add(w)
+			if parts := splitCase([]rune(w)); len(parts) > 1 {
+				for _, p := range parts {
+					add(string(p))
+				}
+			}
+		}
+		prev = w
+	}
+	return out
+}
+
+// placeWords are the words after which a request names a place.
+var placeWords = map[string]bool{"in": true, "on": true, "at": true, "from": true, "with": true, "using": true, "via": true, "through": true}
+
 // splitCase splits an identifier at its changes of case: "listIssues" is
 // list, Issues; "HTTPServer" HTTP, Server; "v2Beta" v2, Beta. Digits stay
 // with what they follow.

@@ -40,3 +40,19 @@ func FuzzTerms(f *testing.F) {
 		}
 	})
 }
+
+// TestPlaces: the words that may name where a request is to be done.
+func TestPlaces(t *testing.T) {
+	for q, want := range map[string][]string{
+		"open a bug in Linear":                {"linear"},
+		"post it on slack please":             {"slack"},
+		"file an issue on GitHub":             {"github", "git", "hub"},
+		"Create a GitHub issue":               {"github", "git", "hub"},
+		"forget everything about the project": nil,
+		"send a POST request to the API":      nil,
+		"Show me the files":                   nil,
+		"search HubSpot for Jane":             {"hubspot", "hub", "spot", "jane"},
+	} {
+		assert.Equal(t, want, places(q), q)
+	}
+}
