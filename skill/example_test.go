@@ -29,6 +29,7 @@ func ExampleRegister() {
 	}
 	http.Handle("/mcp", mcp.NewHandler(reg, nil))
 	// docs:end register
+
 	// Output:
 	// using-refunds skill://using-refunds/SKILL.md
 }

@@ -158,6 +158,7 @@ func Example_readmeClient() {
 	}
 	fmt.Println(string(res.Value)) // 15
 	// docs:end readme
+
 	// Output:
 	// 15
 }

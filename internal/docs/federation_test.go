@@ -63,6 +63,7 @@ func Example_federation() {
 	}
 	fmt.Println(string(res.Value))
 	// docs:end call
+
 	// Output:
 	// calc.Calculator_Add@1.0.0 calc_Calculator_Add
 	// 5
