@@ -1,7 +1,11 @@
 package search_test
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/resource"
 	"github.com/otcgo/otc/search"
 )
 
@@ -21,4 +25,28 @@ func ExampleUseEmbedder() {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// The resources, prompts and skills a caller may read are searched as
+// tools are.
+func ExampleReadables() {
+	reg := otc.NewRegistry(nil)
+	_, err := resource.Register(reg, resource.Resource{URI: "notes://holidays", Name: "holidays", Description: "The public holidays of this year."},
+		func(context.Context) (string, error) { return "1 January, 25 December", nil })
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	// docs:start readables
+	found, err := search.Readables(ctx, reg, "when are the public holidays", &search.Options{Limit: 5})
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range found {
+		fmt.Println(r.Kind, r.Key)
+	}
+	// docs:end readables
+
+	// Output:
+	// resource notes://holidays
 }

@@ -60,7 +60,7 @@ func Readables(ctx context.Context, reg *otc.Registry, query string, opts *Optio
 	if err := check(query, o.Limit); err != nil {
 		return nil, err
 	}
-	words := weigh(terms(nil, query))
+	words := weighQuery(query)
 	if len(words) == 0 {
 		return nil, nil
 	}

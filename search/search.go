@@ -109,7 +109,7 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 	if err := check(query, o.Limit); err != nil {
 		return nil, err
 	}
-	words := weigh(terms(nil, query))
+	words := weighQuery(query)
 	joined := compounds(query)
 	if len(words) == 0 && len(joined) == 0 {
 		return nil, nil
@@ -185,6 +185,43 @@ func weigh(words []string) []weighted {
 	}
 	return out
 }
+
+// weighQuery is weigh of query's terms, with the words a question asks
+// for: a request asked as a question ("which teams are there", "what
+// pods are running") asks to list, get or find something, "how many" to
+// count; those words count at questionWeight, when the query does not
+// hold them itself.
+func weighQuery(query string) []weighted {
+	words := weigh(terms(nil, query))
+	if len(words) == 0 || questionWeight == 0 {
+		return words
+	}
+	var asks []string
+	lower := strings.Fields(strings.ToLower(query))
+	for i, w := range lower {
+		switch strings.Trim(w, "?,.!'\"") {
+		case "which", "what", "what's", "whats", "who", "who's", "whose", "where", "any":
+			asks = append(asks, "list", "get", "find")
+		case "how":
+			if i+1 < len(lower) && (lower[i+1] == "many" || lower[i+1] == "much") {
+				asks = append(asks, "count", "get")
+			}
+		}
+	}
+	if asks == nil {
+		return words
+	}
+	for _, a := range asks {
+		if !slices.ContainsFunc(words, func(w weighted) bool { return w.term == a }) {
+			words = append(words, weighted{a, questionWeight})
+		}
+	}
+	slices.SortFunc(words, func(a, b weighted) int { return strings.Compare(a.term, b.term) })
+	return slices.CompactFunc(words, func(a, b weighted) bool { return a.term == b.term })
+}
+
+// questionWeight is how much a word a question asks for counts.
+var questionWeight = 0.2
 
 // invalid is the refusal of a search's parameter param.
 func invalid(param, problem string) error {

@@ -88,6 +88,7 @@ func tuneParams() []tuneParam {
 		tuneParam{"prefixWeight", &prefixWeight, false},
 		tuneParam{"bm25K1", &bm25K1, false},
 		tuneParam{"serverBoost", &serverBoost, false},
+		tuneParam{"questionWeight", &questionWeight, false},
 	)
 }
 
