@@ -32,13 +32,19 @@ var lexicon = sync.OnceValue(func() map[string][]string {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
-		var group []string
+		var group, phrases []string
 		for _, w := range strings.Fields(line) {
+			if first, second, ok := strings.Cut(w, "_"); ok {
+				phrases = append(phrases, phrase(first, second))
+				continue
+			}
 			if t := stem(w); !stopWords[t] && !slices.Contains(group, t) {
 				group = append(group, t)
 			}
 		}
-		for _, a := range group {
+		// A phrase ("roll back") finds the words of its group; no tool's
+		// words are phrases, so no word finds a phrase.
+		for _, a := range append(group, phrases...) {
 			for _, b := range group {
 				if a != b && len(m[a]) < maxLexical && !slices.Contains(m[a], b) && !slices.Contains(related[a], b) {
 					m[a] = append(m[a], b)
@@ -48,3 +54,9 @@ var lexicon = sync.OnceValue(func() map[string][]string {
 	}
 	return m
 })
+
+// phrase is the key of a phrase of two words in the lexicon: each
+// stemmed, a space between ("rolled back" is "roll back").
+func phrase(first, second string) string {
+	return stem(first) + " " + stem(second)
+}

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/mod/semver"
@@ -173,6 +174,9 @@ func weigh(words []string) []weighted {
 				w[r] = relatedWeight
 			}
 		}
+		if asking[t] {
+			continue // a word a request is made with: its senses are not what is asked for
+		}
 		for _, r := range lexicon()[t] {
 			if w[r] < lexiconWeight {
 				w[r] = lexiconWeight
@@ -193,8 +197,18 @@ func weigh(words []string) []weighted {
 // hold them itself.
 func weighQuery(query string) []weighted {
 	words := weigh(terms(nil, query))
-	if len(words) == 0 || questionWeight == 0 {
+	if len(words) == 0 {
 		return words
+	}
+	// The words of the phrases the query holds ("roll back", "jot
+	// down"), which WordNet relates to single words.
+	plain := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) })
+	for i := 0; i+1 < len(plain) && i < maxQueryTerms; i++ {
+		for _, r := range lexicon()[phrase(plain[i], plain[i+1])] {
+			if !slices.ContainsFunc(words, func(w weighted) bool { return w.term == r }) {
+				words = append(words, weighted{r, lexiconWeight})
+			}
+		}
 	}
 	var asks []string
 	lower := strings.Fields(strings.ToLower(query))
@@ -208,8 +222,8 @@ func weighQuery(query string) []weighted {
 			}
 		}
 	}
-	if asks == nil {
-		return words
+	if questionWeight == 0 {
+		asks = nil
 	}
 	for _, a := range asks {
 		if !slices.ContainsFunc(words, func(w weighted) bool { return w.term == a }) {
@@ -293,11 +307,14 @@ func Query(r *http.Request, reg *otc.Registry, protocol string) ([]string, error
 }
 
 // The fields of a tool the index reads, and how much a word in each says
-// about what the tool does: a word of the name counts most, then the
-// title and the server a federated tool comes from, then the
-// description, the parameters' names and their descriptions (which say
-// more about what a tool takes than about what it does: on the real
-// catalog, weighing them less found the right tool more often).
+// about what the tool does: the server the tool comes from (a word that
+// names it names every tool of it; whether the request asks for that
+// server is told by how it names it, see places), the name, the
+// description's first sentence and the title, the rest of the
+// description, then the parameters' names and their descriptions (which
+// say more about what a tool takes than about what it does). The weights
+// were chosen on the development requests of the real catalog by TestTune
+// (the median of the five folds' choices), docs/search.md says how.
 const (
 	fieldName = iota
 	fieldTitle
@@ -315,9 +332,9 @@ const (
 // ("supports two mechanisms").
 var fieldWeight = [nFields]float64{
 	fieldName:        3,
-	fieldTitle:       2,
-	fieldUpstream:    2,
-	fieldDescription: 1,
+	fieldTitle:       1,
+	fieldUpstream:    4.5,
+	fieldDescription: 1.5,
 	fieldDetail:      1,
 	fieldParamName:   0.5,
 	fieldParamDesc:   0.25,
@@ -345,7 +362,11 @@ const (
 var prefixWeight = 0.3
 
 // serverBoost multiplies the score of a tool of a server the query names.
-var serverBoost = 1.5
+var serverBoost = 3.5
+
+// namedWeight is how much a word of a server's name the query names
+// counts as a word of what it asks for.
+var namedWeight = 0.15
 
 // BM25's saturation (k1): how soon repeating a word stops counting; 2,
 // at the top of the usual range, as BM25F's weighted counts are larger
@@ -516,13 +537,32 @@ func (x *index) add(def *otc.ToolDefinition) {
 			d.lens[f]++
 		}
 	}
-	name := terms(nil, def.Name)
+	// The server the tool comes from: a federated tool's upstream, else
+	// the toolkit of its id. Its words are a field of their own, and are
+	// taken off the front of the name that repeats them
+	// ("line_get_profile" is get, profile of the server line), so that a
+	// request's word that happens to be a server's name ("a line of
+	// code") does not find every tool of that server as a word of their
+	// names.
+	if len(def.Meta) > 0 {
+		var meta map[string]any
+		if json.Unmarshal(def.Meta, &meta) == nil {
+			if up, ok := meta[upstreamKey].(string); ok {
+				d.server = terms(nil, up)
+			}
+		}
+	}
+	if toolkit, _, found := strings.Cut(key, "."); d.server == nil && found {
+		d.server = terms(nil, toolkit)
+	}
+	name := withoutPrefix(terms(nil, def.Name), d.server)
 	field(name, fieldName)
-	if k := terms(nil, key); !slices.Equal(k, name) {
+	if k := withoutPrefix(terms(nil, key), d.server); !slices.Equal(k, name) {
 		// An id that says more than the name (a name given apart from
 		// it); the default name is the id's words again.
 		field(k, fieldName)
 	}
+	field(d.server, fieldUpstream)
 	field(terms(nil, def.Title), fieldTitle)
 	summary, detail := firstSentence(def.Description)
 	field(terms(nil, summary), fieldDescription)
@@ -531,18 +571,6 @@ func (x *index) add(def *otc.ToolDefinition) {
 		field(terms(nil, name), fieldParamName)
 		field(terms(nil, description), fieldParamDesc)
 	})
-	if len(def.Meta) > 0 {
-		var meta map[string]any
-		if json.Unmarshal(def.Meta, &meta) == nil {
-			if up, ok := meta[upstreamKey].(string); ok {
-				d.server = terms(nil, up)
-				field(d.server, fieldUpstream)
-			}
-		}
-	}
-	if toolkit, _, found := strings.Cut(key, "."); d.server == nil && found {
-		d.server = terms(nil, toolkit)
-	}
 	d.server = slices.Compact(slices.Sorted(slices.Values(d.server)))
 	for _, t := range d.server {
 		x.servers[t]++
@@ -593,6 +621,15 @@ func (x *index) remove(d *doc) {
 			x.postings[t] = p
 		}
 	}
+}
+
+// withoutPrefix returns words without prefix at their front, when they
+// begin with it and say more than it.
+func withoutPrefix(words, prefix []string) []string {
+	if len(prefix) > 0 && len(words) > len(prefix) && slices.Equal(words[:len(prefix)], prefix) {
+		return words[len(prefix):]
+	}
+	return words
 }
 
 // firstSentence splits a description after its first sentence: at the
@@ -702,10 +739,21 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined, places []str
 	}
 	// The servers the query names ("… in Linear", "on slack"): their
 	// tools are preferred.
+	// A word that names a server counts as a word of what is asked for
+	// at namedWeight only: the preference says it, and a tool that
+	// repeats its server's name ("… in HubSpot") is no better for it.
 	var named []string
 	for _, t := range places {
 		if x.servers[t] > 0 {
 			named = append(named, t)
+		}
+	}
+	if named != nil {
+		words = slices.Clone(words)
+		for i, w := range words {
+			if slices.Contains(places, w.term) && w.weight > namedWeight {
+				words[i].weight = namedWeight
+			}
 		}
 	}
 	acc := accumulators.Get().(*accumulator)

@@ -76,7 +76,8 @@ func compounds(s string) []string {
 			out = append(out, stem(words[i]+words[i+1]+words[i+2]))
 		}
 	}
-	return out
+	// "what's" makes whats, stemmed what: no word to search for.
+	return slices.DeleteFunc(out, func(t string) bool { return stopWords[t] })
 }
 
 // places returns the words of s that may name where a request is to be
@@ -176,7 +177,8 @@ var stopWords = func() map[string]bool {
 	for _, w := range strings.Fields(`a an the and or of to in on for with by from at as is are be been was were
 		it its this that these those i me my we our you your he she they them their what which who whom how
 		do does did can could would should will shall may might must not no so than then there here about into
-		over under all any some each every such only own same too very just also use using used tool`) {
+		over under all any some each every such only own same too very just also use using used tool
+		s t d ll re ve m`) { // the last, what is left of a contraction (what's, don't, we'll)
 		m[w] = true
 	}
 	return m

@@ -31,6 +31,7 @@ func TestTune(t *testing.T) {
 	defaults := snapshot(params)
 	const folds = 5
 	var tunedHeld, defaultHeld float64
+	chosen := make([][]float64, len(params)) // each weight as each fold chose it
 	for k := range folds {
 		var train, held []tuneQuery
 		for i, q := range qs {
@@ -44,6 +45,9 @@ func TestTune(t *testing.T) {
 		d := objective(reg, held)
 		ascend(reg, params, train)
 		h := objective(reg, held)
+		for i, v := range snapshot(params) {
+			chosen[i] = append(chosen[i], v)
+		}
 		t.Logf("fold %d: held-out %d requests: default weights %.3f, weights chosen on the other folds %.3f", k, len(held), d, h)
 		tunedHeld += h / folds
 		defaultHeld += d / folds
@@ -53,9 +57,16 @@ func TestTune(t *testing.T) {
 	before := objective(reg, qs)
 	ascend(reg, params, qs)
 	t.Logf("on every development request: %.3f with the weights of the code, %.3f with these:", before, objective(reg, qs))
-	for _, p := range params {
-		t.Logf("  %-24s %g", p.name, *p.v)
+	for i, p := range params {
+		slices.Sort(chosen[i])
+		t.Logf("  %-24s %-8.4g (the folds': median %.4g, %v)", p.name, *p.v, chosen[i][folds/2], chosen[i])
 	}
+	medians := make([]float64, len(params))
+	for i := range params {
+		medians[i] = chosen[i][folds/2]
+	}
+	restore(params, medians)
+	t.Logf("with each weight the median of the folds' choices: %.3f on every development request", objective(reg, qs))
 	restore(params, defaults)
 	invalidate(reg)
 }
@@ -89,6 +100,7 @@ func tuneParams() []tuneParam {
 		tuneParam{"bm25K1", &bm25K1, false},
 		tuneParam{"serverBoost", &serverBoost, false},
 		tuneParam{"questionWeight", &questionWeight, false},
+		tuneParam{"namedWeight", &namedWeight, false},
 	)
 }
 

@@ -8,8 +8,9 @@
 // word's senses by how often they were met in its tagged texts), and a
 // verb with the noun derived from it ("assign assignment"). Words outside
 // WordNet's tagged vocabulary, and words of other than lowercase ASCII
-// letters, are left out: what ships is the common language a request is
-// written in, a few hundred kilobytes.
+// letters, are left out, but for phrases of two words ("roll_back",
+// written with an underscore): what ships is the common language a
+// request is written in, under a hundred kilobytes.
 //
 //	go run ./internal/wordnetgen -dict /usr/share/wordnet -out search/wordnet.txt
 package main
@@ -25,6 +26,10 @@ import (
 	"strconv"
 	"strings"
 )
+
+// phraseSenses is how many of a word's senses a phrase is related to it
+// through.
+const phraseSenses = 5
 
 // senses is how many of a word's commonest senses it is related through.
 var senses = 2
@@ -64,7 +69,8 @@ func main() {
 	// commonest, and word is one a person writes.
 	common := func(pos, word, offset string) bool {
 		l := lemmas[pos][word]
-		if l == nil || l.tagged == 0 || !plain(word) {
+		phrase := phrasal(word)
+		if l == nil || !phrase && (l.tagged == 0 || !plain(word)) {
 			return false
 		}
 		i := slices.Index(l.offsets, offset)
@@ -98,8 +104,22 @@ func main() {
 					continue
 				}
 				var group []string
+				if phrasal(word) {
+					// A phrase's words: those of its sense a person
+					// writes, in whichever of their senses.
+					group = append(group, word)
+					for _, w := range s.words {
+						if l := lemmas[pos][w]; l != nil && plain(w) && l.tagged > 0 && slices.Contains(l.offsets[:min(len(l.offsets), phraseSenses)], off) {
+							group = append(group, w)
+						}
+					}
+					if len(group) > 1 {
+						emit(group)
+					}
+					continue
+				}
 				for _, w := range s.words {
-					if common(pos, w, off) {
+					if common(pos, w, off) && !phrasal(w) {
 						group = append(group, w)
 					}
 				}
@@ -136,6 +156,14 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "wordnetgen: %d groups, %d bytes\n", len(lines), b.Len())
+}
+
+// phrasal reports whether w is a phrase of two plain words ("roll_back",
+// "jot_down"), which people write where a tool's name has one word; its
+// commonest sense counts whether or not WordNet's texts tagged it.
+func phrasal(w string) bool {
+	a, b, ok := strings.Cut(w, "_")
+	return ok && plain(a) && plain(b) && !strings.Contains(b, "_")
 }
 
 // plain reports whether w is a word of lowercase ASCII letters, two at
