@@ -152,7 +152,7 @@ func (x *exchanger) exchange(ctx context.Context, subject string, key [32]byte, 
 	unavailable := func(err error) error {
 		return &otc.Error{Code: otc.CodeUnavailable, Message: "token exchange at " + x.cfg.TokenURL + ": " + err.Error(), RetryAfter: time.Second}
 	}
-	ans, status, err := tokenRequest(ctx, x.http, x.agent, x.cfg.TokenURL, reg, form)
+	ans, status, err := tokenRequest(ctx, x.http, x.agent, x.cfg.TokenURL, reg, form, nil)
 	switch {
 	case err != nil:
 		return "", unavailable(err)
@@ -197,36 +197,82 @@ type tokenAnswer struct {
 	RefreshToken string `json:"refresh_token"`
 	Scope        string `json:"scope"`
 	ExpiresIn    int64  `json:"expires_in"`
-	Error        string `json:"error"`
-	Description  string `json:"error_description"`
+	// IssuedTokenType is a token exchange's (RFC 8693 §2.2.1).
+	IssuedTokenType string `json:"issued_token_type"`
+	Error           string `json:"error"`
+	Description     string `json:"error_description"`
 }
 
 // tokenRequest posts form to a token endpoint, the client authenticated
 // as reg says, as every grant of the client's does (authorization code,
 // client credentials, refresh, token exchange), and reads the answer.
-func tokenRequest(ctx context.Context, d Doer, agent, tokenURL string, reg *registration, form url.Values) (*tokenAnswer, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, nil)
+//
+// With dp, the request carries a DPoP proof (RFC 9449 §5), and a server
+// that answers use_dpop_nonce with a nonce is asked once more with it
+// (§8). The request is bounded by tokenTimeout.
+func tokenRequest(ctx context.Context, d Doer, agent, tokenURL string, reg *registration, form url.Values, dp *dpopKey) (*tokenAnswer, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	target, err := url.Parse(tokenURL)
 	if err != nil {
 		return nil, 0, err
 	}
 	switch reg.method {
-	case "client_secret_basic":
-		req.SetBasicAuth(url.QueryEscape(reg.clientID), url.QueryEscape(reg.secret))
 	case "client_secret_post":
 		form.Set("client_id", reg.clientID)
 		form.Set("client_secret", reg.secret)
+	case "private_key_jwt":
+		if reg.clientID != "" {
+			form.Set("client_id", reg.clientID)
+		}
+		form.Set("client_assertion_type", assertionTypeJWT)
+	case "client_secret_basic":
 	default:
-		form.Set("client_id", reg.clientID)
+		if reg.clientID != "" {
+			form.Set("client_id", reg.clientID)
+		}
 	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	var ans tokenAnswer
-	status, err := readJSON(d, agent, req, &ans)
-	return &ans, status, err
+	for try := 0; ; try++ {
+		if reg.method == "private_key_jwt" {
+			// A fresh assertion for each try: a server takes each once.
+			a, err := clientAssertion(reg)
+			if err != nil {
+				return nil, 0, err
+			}
+			form.Set("client_assertion", a)
+		}
+		body := form.Encode()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, strings.NewReader(body))
+		if err != nil {
+			return nil, 0, err
+		}
+		if reg.method == "client_secret_basic" {
+			req.SetBasicAuth(url.QueryEscape(reg.clientID), url.QueryEscape(reg.secret))
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if dp != nil {
+			proof, err := dp.proof(http.MethodPost, target, "")
+			if err != nil {
+				return nil, 0, err
+			}
+			req.Header.Set("DPoP", proof)
+		}
+		var ans tokenAnswer
+		status, header, err := readJSONHeader(d, agent, req, &ans)
+		if dp != nil && header != nil {
+			dp.learn(target, header.Get("DPoP-Nonce"))
+			if try == 0 && status == http.StatusBadRequest && ans.Error == "use_dpop_nonce" && header.Get("DPoP-Nonce") != "" {
+				continue
+			}
+		}
+		return &ans, status, err
+	}
 }
+
+// tokenTimeout bounds a token request, so that an authorization server or
+// identity provider that answers slowly fails the request that waits on
+// it rather than holding it.
+const tokenTimeout = 30 * time.Second
 
 // maxOAuthDocument bounds a metadata document or token answer.
 const maxOAuthDocument = 1 << 20
@@ -234,19 +280,28 @@ const maxOAuthDocument = 1 << 20
 // readJSON sends req to an authorization server (never with the
 // server's token), as the client, and decodes a JSON answer.
 func readJSON(d Doer, agent string, req *http.Request, out any) (int, error) {
+	status, _, err := readJSONHeader(d, agent, req, out)
+	return status, err
+}
+
+// readJSONHeader is readJSON that returns the answer's header too.
+func readJSONHeader(d Doer, agent string, req *http.Request, out any) (int, http.Header, error) {
 	req.Header.Set("User-Agent", agent)
 	req.Header.Set("Accept", "application/json")
 	resp, err := roundTrip(d, req, "")
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOAuthDocument))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOAuthDocument+1))
 	if err != nil {
-		return 0, err
+		return 0, resp.Header, err
+	}
+	if len(b) > maxOAuthDocument {
+		return 0, resp.Header, fmt.Errorf("the answer is over %d bytes", maxOAuthDocument)
 	}
 	if json.Unmarshal(b, out) != nil && resp.StatusCode == http.StatusOK {
-		return resp.StatusCode, fmt.Errorf("the answer is not JSON: %q", b[:min(len(b), 120)])
+		return resp.StatusCode, resp.Header, fmt.Errorf("the answer is not JSON: %q", b[:min(len(b), 120)])
 	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, resp.Header, nil
 }

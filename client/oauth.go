@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // OAuth makes a [Client] the OAuth client of a server that is an OAuth
@@ -51,9 +53,45 @@ type OAuth struct {
 	// Authorize is the browser step of the authorization-code flow (with
 	// PKCE): it takes the user to authURL and returns the URL the
 	// authorization server redirected back to (RedirectURL with its
-	// query). Nil means the client-credentials grant, which needs a
-	// ClientSecret.
+	// query). Nil means a grant without a user: Enterprise's, else
+	// Assertion's, else client credentials (with a ClientSecret or a
+	// ClientKey).
 	Authorize func(ctx context.Context, authURL string) (callbackURL string, err error)
+	// ClientKey authenticates the client at the token endpoint with a
+	// JWT it signs (private_key_jwt, RFC 7523 §2.2) rather than a
+	// ClientSecret: the authorization server holds the public half, and
+	// the private key never leaves the process (a crypto.Signer may keep
+	// it in a hardware module or a KMS). [ReadPrivateKey] reads one from
+	// a PEM file. Needs ClientID and Issuer; each assertion names the
+	// issuer as its audience and lives a minute.
+	ClientKey crypto.Signer
+	// ClientKeyID is the key id (kid) the assertions name, for an
+	// authorization server that holds several of the client's keys.
+	ClientKeyID string
+	// Assertion returns a JWT the authorization server accepts as the
+	// grant itself (RFC 7523 §2.1's JWT bearer grant): a workload's
+	// identity token from its platform (Kubernetes, a cloud's metadata
+	// service, a CI system), for workload identity federation. It is
+	// called for each token request, so that a token the platform
+	// rotates is read fresh; [TokenFile] reads one from a file. Needs
+	// Issuer. A refusal is returned as it is, not tried again with
+	// another grant.
+	Assertion func(ctx context.Context) (string, error)
+	// Enterprise gets the grant from the user's enterprise identity
+	// provider (MCP's enterprise-managed authorization): the user's ID
+	// token is exchanged there for an identity assertion for this
+	// server's authorization server (an ID-JAG), which is then the JWT
+	// bearer grant. Needs Issuer, ClientID and ClientSecret (how the
+	// client authenticates at the authorization server).
+	Enterprise *Enterprise
+	// DPoP binds the tokens to a key of the client's (RFC 9449): each
+	// token request and each request with the token carries a proof
+	// signed with it, so that a token that leaks is of no use without
+	// the key. DPoPKey is that key; nil with DPoP set means a P-256 key
+	// made for the Client, which lives as long as it. A token the server
+	// issues as a Bearer token is used as one.
+	DPoP    bool
+	DPoPKey crypto.Signer
 	// Scopes are asked for besides the scope the server names.
 	Scopes []string
 	// HTTPClient sends the requests to the authorization server. Nil
@@ -73,20 +111,37 @@ type oauthDoer struct {
 	o        OAuth
 	resource *url.URL // the server's URL, the token's resource
 
+	dpop *dpopKey // nil without DPoP
+
 	mu    sync.Mutex
 	token *oauthToken
 	reg   map[string]*registration // by issuer
+	again *grantState              // how the token was got, to get the next
 }
 
 // oauthToken is a token the authorization server issued.
 type oauthToken struct {
 	access, refresh, scope string
+	dpop                   bool      // bound to the client's DPoP key
+	expires                time.Time // zero: not said
 	issuer, tokenURL       string
+}
+
+// grantState is what a grant without a user needs to be made again, once
+// its token is about to lapse.
+type grantState struct {
+	meta  *serverMeta
+	prm   *protectedResource
+	scope []string
 }
 
 // registration is how the client identifies itself to one issuer.
 type registration struct {
 	clientID, secret, method string
+	issuer                   string        // the audience of a private_key_jwt assertion
+	key                      crypto.Signer // for private_key_jwt
+	kid                      string
+	algs                     []string // the token endpoint's signing algorithms
 }
 
 func newOAuthDoer(next Doer, o *OAuth, resource, agent string) (*oauthDoer, error) {
@@ -94,16 +149,15 @@ func newOAuthDoer(next Doer, o *OAuth, resource, agent string) (*oauthDoer, erro
 	if err != nil {
 		return nil, err
 	}
-	if o.Authorize == nil && o.ClientSecret == "" {
-		return nil, errors.New("otc client: Options.OAuth needs Authorize (the authorization-code flow) or a ClientSecret (client credentials)")
-	}
-	if o.ClientSecret != "" && o.Issuer == "" {
-		return nil, errors.New("otc client: Options.OAuth.ClientSecret needs Issuer, the authorization server the client is registered with: the secret goes to no other")
-	}
-	if o.Authorize != nil && o.RedirectURL == "" {
-		return nil, errors.New("otc client: Options.OAuth.Authorize needs a RedirectURL")
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	d := &oauthDoer{next: next, as: o.HTTPClient, agent: agent, o: *o, resource: u, reg: map[string]*registration{}}
+	if o.DPoP || o.DPoPKey != nil {
+		if d.dpop, err = newDPoPKey(o.DPoPKey); err != nil {
+			return nil, fmt.Errorf("otc client: Options.OAuth.DPoPKey: %w", err)
+		}
+	}
 	if d.as == nil {
 		d.as = withRedirectRule(nil)
 	}
@@ -112,14 +166,20 @@ func newOAuthDoer(next Doer, o *OAuth, resource, agent string) (*oauthDoer, erro
 
 // Do sends req with the token, if it goes to the server's origin, and
 // when the server refuses the token (or its lack), gets one and sends the
-// request again.
+// request again. A token bound to the client's DPoP key goes with a fresh
+// proof; a server that asks for a DPoP nonce is sent the request once more
+// with it.
 func (d *oauthDoer) Do(req *http.Request) (*http.Response, error) {
 	if !sameOrigin(req.URL, d.resource) || req.Header.Get("Authorization") != "" {
 		// Another origin, or a call that carries its own token
 		// (CallOptions.Header): sent as it is.
 		return d.next.Do(req)
 	}
-	for attempt := 0; ; attempt++ {
+	if err := d.renew(req.Context()); err != nil {
+		return nil, fmt.Errorf("getting an OAuth token for %s: %w", origin(d.resource.String()), err)
+	}
+	nonceRetried := false
+	for attempt := 0; ; {
 		r := req.Clone(req.Context())
 		if req.GetBody != nil {
 			body, err := req.GetBody()
@@ -129,36 +189,96 @@ func (d *oauthDoer) Do(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		sent := d.current()
-		if sent != "" {
-			r.Header.Set("Authorization", "Bearer "+sent)
+		if sent != nil {
+			if sent.dpop {
+				proof, err := d.dpop.proof(r.Method, r.URL, sent.access)
+				if err != nil {
+					return nil, err
+				}
+				r.Header.Set("Authorization", "DPoP "+sent.access)
+				r.Header.Set("DPoP", proof)
+			} else {
+				r.Header.Set("Authorization", "Bearer "+sent.access)
+			}
 		}
 		resp, err := d.next.Do(r)
-		if err != nil || attempt >= maxStepUps {
+		if err != nil {
 			return resp, err
 		}
 		challenge := resp.Header.Get("WWW-Authenticate")
 		reason, _ := readChallenge(challenge)
-		retry := resp.StatusCode == http.StatusUnauthorized ||
-			resp.StatusCode == http.StatusForbidden && reason == "insufficient_scope"
-		if !retry || req.Body != nil && req.GetBody == nil {
+		if d.dpop != nil {
+			d.dpop.learn(r.URL, resp.Header.Get("DPoP-Nonce"))
+		}
+		replayable := req.Body == nil || req.GetBody != nil
+		if resp.StatusCode == http.StatusUnauthorized && reason == "use_dpop_nonce" && sent != nil && sent.dpop &&
+			!nonceRetried && replayable && resp.Header.Get("DPoP-Nonce") != "" {
+			// RFC 9449 §9: the server wants its nonce in the proof.
+			nonceRetried = true
+			drain(resp)
+			continue
+		}
+		if attempt >= maxStepUps {
 			return resp, nil
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		if err := d.authorize(req.Context(), challenge, sent, resp.StatusCode); err != nil {
+		retry := resp.StatusCode == http.StatusUnauthorized ||
+			resp.StatusCode == http.StatusForbidden && reason == "insufficient_scope"
+		if !retry || !replayable {
+			return resp, nil
+		}
+		drain(resp)
+		attempt++
+		var was string
+		if sent != nil {
+			was = sent.access
+		}
+		if err := d.authorize(req.Context(), challenge, was, resp.StatusCode); err != nil {
 			return nil, fmt.Errorf("getting an OAuth token for %s: %w", origin(d.resource.String()), err)
 		}
 	}
 }
 
-// current is the access token to send, "" for none.
-func (d *oauthDoer) current() string {
+// drain reads what is left of a refused answer's body (up to 64 KiB, so
+// that the connection is kept) and closes it.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// current is the token to send, nil for none.
+func (d *oauthDoer) current() *oauthToken {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.token == nil {
-		return ""
+	return d.token
+}
+
+// renewBefore is how long before a token lapses the client gets the next.
+const renewBefore = 30 * time.Second
+
+// renew gets the next token before the one held lapses: by its refresh
+// token, or by the grant without a user that got it. A token got through
+// the user's browser and without a refresh token is sent until the
+// server refuses it. Concurrent requests make one renewal.
+func (d *oauthDoer) renew(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.token
+	if t == nil || t.expires.IsZero() || time.Until(t.expires) > renewBefore {
+		return nil
 	}
-	return d.token.access
+	if t.refresh != "" {
+		if err := d.refresh(ctx, t); err == nil {
+			return nil
+		}
+	}
+	if d.o.Authorize != nil || d.again == nil {
+		return nil
+	}
+	err := d.obtain(ctx, d.again.meta, d.again.prm, d.again.scope)
+	if err != nil && time.Now().Before(t.expires) {
+		return nil // the token held still serves; the next request tries again
+	}
+	return err
 }
 
 // authorize gets a token after the server refused sent (status, with the
@@ -170,6 +290,12 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 		return nil // another request got a new token meanwhile
 	}
 	params := challengeParams(challenge)
+	if d.dpop != nil && params["error"] == "use_dpop_nonce" && d.token != nil {
+		return errors.New("the server asked for a DPoP nonce again after it was sent one")
+	}
+	if d.dpop == nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(challenge)), "dpop") && !strings.Contains(strings.ToLower(challenge), "bearer") {
+		return errors.New("the server takes DPoP-bound tokens only: set Options.OAuth.DPoP")
+	}
 	stepUp := status == http.StatusForbidden || params["error"] == "insufficient_scope"
 	if t := d.token; t != nil && t.refresh != "" && !stepUp {
 		if err := d.refresh(ctx, t); err == nil {
@@ -215,6 +341,18 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 	if d.o.Authorize != nil && slices.Contains(meta.ScopesSupported, "offline_access") && len(scope) > 0 {
 		scope = union(scope, []string{"offline_access"}) // a refresh token, rather than the user again
 	}
+	return d.obtain(ctx, meta, prm, scope)
+}
+
+// obtain gets a token from the authorization server meta describes, by
+// the client's grant, for the resource prm names (or the server's URL)
+// and scope, and holds it. d.mu is held.
+func (d *oauthDoer) obtain(ctx context.Context, meta *serverMeta, prm *protectedResource, scope []string) error {
+	if d.dpop != nil {
+		if err := d.dpop.fits(meta); err != nil {
+			return err
+		}
+	}
 	reg, err := d.register(ctx, meta)
 	if err != nil {
 		return err
@@ -224,10 +362,30 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 		form.Set("scope", strings.Join(scope, " "))
 	}
 	form.Set("resource", d.resourceID(prm))
-	if d.o.Authorize == nil {
+	switch {
+	case d.o.Authorize != nil:
+		if err := d.code(ctx, meta, reg, form); err != nil {
+			return err
+		}
+	case d.o.Enterprise != nil:
+		jag, err := d.identityAssertion(ctx, meta, form)
+		if err != nil {
+			return err
+		}
+		form.Set("grant_type", grantJWTBearer)
+		form.Set("assertion", jag)
+	case d.o.Assertion != nil:
+		a, err := d.o.Assertion(ctx)
+		if err != nil {
+			return fmt.Errorf("the workload's assertion (OAuth.Assertion): %w", err)
+		}
+		if a == "" {
+			return errors.New("the workload's assertion (OAuth.Assertion) is empty")
+		}
+		form.Set("grant_type", grantJWTBearer)
+		form.Set("assertion", a)
+	default:
 		form.Set("grant_type", "client_credentials")
-	} else if err := d.code(ctx, meta, reg, form); err != nil {
-		return err
 	}
 	t, err := d.exchange(ctx, meta.TokenEndpoint, reg, form)
 	if err != nil {
@@ -238,6 +396,9 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 	}
 	t.issuer, t.tokenURL = meta.Issuer, meta.TokenEndpoint
 	d.token = t
+	if d.o.Authorize == nil {
+		d.again = &grantState{meta: meta, prm: prm, scope: scope}
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // This file is what the OAuth client does at the servers it meets: the
@@ -77,6 +78,8 @@ type serverMeta struct {
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
 	IssParameterSupported             bool     `json:"authorization_response_iss_parameter_supported"`
+	TokenEndpointAuthSigningAlgs      []string `json:"token_endpoint_auth_signing_alg_values_supported"`
+	DPoPSigningAlgs                   []string `json:"dpop_signing_alg_values_supported"`
 }
 
 // serverMetadata reads the metadata of issuer (RFC 8414, then OpenID
@@ -125,9 +128,18 @@ func (d *oauthDoer) register(ctx context.Context, m *serverMeta) (*registration,
 	if r := d.reg[m.Issuer]; r != nil {
 		return r, nil
 	}
-	r := &registration{clientID: d.o.ClientID, secret: d.o.ClientSecret}
+	r := &registration{clientID: d.o.ClientID, secret: d.o.ClientSecret, issuer: m.Issuer}
 	switch {
+	case d.o.ClientKey != nil:
+		r.method, r.key, r.kid, r.algs = "private_key_jwt", d.o.ClientKey, d.o.ClientKeyID, m.TokenEndpointAuthSigningAlgs
+		if len(m.TokenEndpointAuthMethodsSupported) > 0 && !slices.Contains(m.TokenEndpointAuthMethodsSupported, "private_key_jwt") {
+			return nil, fmt.Errorf("the authorization server %s does not take private_key_jwt (it takes %s), which OAuth.ClientKey needs",
+				m.Issuer, strings.Join(m.TokenEndpointAuthMethodsSupported, ", "))
+		}
 	case r.clientID != "":
+	case d.o.Assertion != nil:
+		r.method = "none" // the assertion says who the workload is
+
 	case d.o.ClientMetadataURL != "" && m.ClientIDMetadataDocumentSupported:
 		r.clientID, r.method = d.o.ClientMetadataURL, "none"
 	case m.RegistrationEndpoint != "":
@@ -284,21 +296,30 @@ func (d *oauthDoer) refresh(ctx context.Context, t *oauthToken) error {
 	return nil
 }
 
-// exchange sends a token request, authenticated as reg says.
+// exchange sends a token request, authenticated as reg says, with a DPoP
+// proof where the client binds its tokens.
 func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registration, form url.Values) (*oauthToken, error) {
-	out, status, err := tokenRequest(ctx, d.as, d.agent, tokenURL, reg, form)
+	out, status, err := tokenRequest(ctx, d.as, d.agent, tokenURL, reg, form, d.dpop)
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", tokenURL, err)
 	}
 	if status != http.StatusOK || out.AccessToken == "" {
 		return nil, fmt.Errorf("POST %s: status %d: %s %s", tokenURL, status, truncate(out.Error, 64), truncate(out.Description, 256))
 	}
-	if out.TokenType != "" && !strings.EqualFold(out.TokenType, "bearer") {
-		return nil, fmt.Errorf("POST %s: token type %q, not Bearer", tokenURL, truncate(out.TokenType, 32))
+	t := &oauthToken{access: out.AccessToken, refresh: out.RefreshToken, scope: out.Scope}
+	switch {
+	case out.TokenType == "" || strings.EqualFold(out.TokenType, "bearer"):
+	case strings.EqualFold(out.TokenType, "dpop") && d.dpop != nil:
+		t.dpop = true
+	default:
+		return nil, fmt.Errorf("POST %s: token type %q, not Bearer%s", tokenURL, truncate(out.TokenType, 32), map[bool]string{true: " or DPoP"}[d.dpop != nil])
 	}
-	// A token that lapses is refreshed when the server refuses it: its
-	// expires_in is not kept.
-	return &oauthToken{access: out.AccessToken, refresh: out.RefreshToken, scope: out.Scope}, nil
+	if out.ExpiresIn > 0 {
+		// Renewed shortly before it lapses (a grant without a user, or a
+		// refresh token); else when the server refuses it.
+		t.expires = time.Now().Add(time.Duration(min(out.ExpiresIn, 366*24*3600)) * time.Second)
+	}
+	return t, nil
 }
 
 // getJSON reads a JSON document; false for any failure.

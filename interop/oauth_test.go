@@ -71,7 +71,7 @@ func freePort(t *testing.T) int {
 func nodeScripts(t *testing.T, modules string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"as.mjs", "as-exchange.mjs", "client.mjs"} {
+	for _, name := range []string{"as.mjs", "as-exchange.mjs", "as-dpop.mjs", "client.mjs", "dpop-call.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "oauth", name))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))

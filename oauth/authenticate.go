@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/hmac"
 	"fmt"
 	"net/http"
 	"slices"
@@ -53,10 +54,18 @@ func (a *Authenticator) Authenticate(r *http.Request) (*otc.Identity, error) {
 		return nil, missing("Authentication required: send an OAuth access token in the Authorization header (\"Bearer <token>\")")
 	}
 	scheme, token, _ := strings.Cut(strings.TrimSpace(lines[0]), " ")
-	if !strings.EqualFold(scheme, "Bearer") {
+	bound := a.dpop != nil && strings.EqualFold(scheme, "DPoP")
+	switch {
+	case bound:
+	case !strings.EqualFold(scheme, "Bearer"):
 		// Another scheme is no credential of this kind (RFC 6750 §3.1:
 		// the challenge then names no error).
+		if a.dpop != nil {
+			return nil, missing("Authentication required: send an OAuth access token (\"Authorization: DPoP <token>\" with its proof, or Bearer), not with another scheme")
+		}
 		return nil, missing("Authentication required: send an OAuth access token as a bearer token (\"Authorization: Bearer <token>\"), not with another scheme")
+	case a.dpop != nil && a.dpop.Required:
+		return nil, invalidToken("This server takes DPoP-bound tokens only: send the token as \"Authorization: DPoP <token>\" with a DPoP proof")
 	}
 	token = strings.TrimSpace(token)
 	switch {
@@ -67,8 +76,33 @@ func (a *Authenticator) Authenticate(r *http.Request) (*otc.Identity, error) {
 	case !b64token(token):
 		return nil, invalidToken("The bearer token is malformed: it holds characters a bearer token may not (RFC 6750, section 2.1)")
 	}
-	ctx := r.Context()
+	var jkt string
+	if bound {
+		// The proof first: it is checked without the network, and a
+		// request without a good one need not cost an introspection.
+		var err error
+		if jkt, err = a.checkProof(r, token); err != nil {
+			return nil, err
+		}
+	}
+	id, err := a.checkToken(r.Context(), token)
+	if err != nil {
+		return nil, err
+	}
+	switch key := boundKey(id.Claims); {
+	case bound && key == "":
+		return nil, invalidToken("The token is not bound to a key (it has no cnf.jkt): send it as a bearer token")
+	case bound && !hmac.Equal([]byte(key), []byte(jkt)):
+		return nil, invalidToken("The token is bound to another key than the DPoP proof's")
+	case !bound && key != "":
+		return nil, invalidToken("The token is bound to a key (DPoP): send it as \"Authorization: DPoP <token>\" with a proof, not as a bearer token")
+	}
+	return id, nil
+}
 
+// checkToken checks an access token, by its signature or by
+// introspection, and returns its identity.
+func (a *Authenticator) checkToken(ctx context.Context, token string) (*otc.Identity, error) {
 	if a.intro == nil {
 		// Without introspection every token is a JWT, checked here: it is
 		// parsed once, and its issuer chooses the key set inside the key

@@ -41,11 +41,17 @@ func (a *Authenticator) Challenge(e *otc.Error) string {
 		return ""
 	}
 	switch {
+	case e.Code == otc.CodeUnauthenticated && a.dpop != nil && (e.Reason == ReasonInvalidProof || e.Reason == ReasonUseNonce):
+		return a.dpopChallenge + ", error=" + quote(e.Reason) + ", error_description=" + quote(description(e.Message))
 	case e.Code == otc.CodeUnauthenticated:
-		if e.Reason == "" || e.Reason == otc.ReasonMissingToken {
-			return a.challenge
+		c := a.challenge
+		if e.Reason != "" && e.Reason != otc.ReasonMissingToken {
+			c += `, error="invalid_token", error_description=` + quote(description(e.Message))
 		}
-		return a.challenge + `, error="invalid_token", error_description=` + quote(description(e.Message))
+		if a.dpop != nil && !a.dpop.Required {
+			c += ", " + a.dpopChallenge // a client may send a bound token instead
+		}
+		return c
 	case e.Code == otc.CodeForbidden && e.Reason == otc.ReasonInsufficientScope:
 		var b strings.Builder
 		b.WriteString(`Bearer error="insufficient_scope"`)

@@ -116,6 +116,13 @@ type Options struct {
 	// introspection, and the first success after them. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// DPoP, when set, takes access tokens bound to the client's key
+	// (RFC 9449) besides bearer tokens, or instead of them (see
+	// [DPoP].Required). Nil takes bearer tokens alone, and refuses a
+	// token bound to a key all the same: it is of no use without its
+	// proof.
+	DPoP *DPoP
 }
 
 // AuthorizationServer is one authorization server whose access tokens
@@ -258,6 +265,10 @@ type Authenticator struct {
 	cache       *tokencache.Cache // verified JWTs' claims
 	prmURL      string            // the resource metadata document's URL
 	challenge   string            // the challenge of a request without a token
+	dpop        *dpopCheck        // nil without DPoP
+	// dpopChallenge is the DPoP challenge that follows the Bearer one
+	// (or is a.challenge, where DPoP is required).
+	dpopChallenge string
 }
 
 var (
@@ -366,6 +377,17 @@ func newAuthenticator(ctx context.Context, opts Options, timing jwks.Timing) (*A
 			// One token, one spelling, as for the root's bearer tokens.
 			jwt.WithStrictDecoding(),
 		),
+	}
+	if opts.DPoP != nil {
+		d, err := newDPoPCheck(opts.DPoP)
+		if err != nil {
+			return nil, err
+		}
+		a.dpop = d
+		a.dpopChallenge = "DPoP algs=" + quote(strings.Join(d.Algorithms, " ")) + ", resource_metadata=" + quote(prmURL)
+		if d.Required {
+			a.challenge = a.dpopChallenge
+		}
 	}
 	// Checked in full before any goroutine starts, so that a failed New
 	// leaves nothing running.

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,7 +53,11 @@ func run() error {
 		}}
 	}
 	if strings.HasPrefix(scenario, "auth/") {
-		opts.OAuth = oauthFor(ctx, scenario, serverURL)
+		o, err := oauthFor(ctx, scenario, serverURL)
+		if err != nil {
+			return err
+		}
+		opts.OAuth = o
 	}
 	c, err := client.New(serverURL, opts)
 	if err != nil {
@@ -123,19 +128,28 @@ func run() error {
 // a user (the suite's server approves at once), identified by its
 // metadata document's URL where the server supports it, or registered,
 // or pre-registered with the credentials the scenario gives in
-// MCP_CONFORMANCE_CONTEXT.
-func oauthFor(ctx context.Context, scenario, serverURL string) *client.OAuth {
+// MCP_CONFORMANCE_CONTEXT. The extensions' scenarios give what a workload
+// or an enterprise's client is configured with: a private key, a
+// workload's token, the user's ID token at the enterprise's IdP; and the
+// DPoP scenarios bind the tokens to a key of the client's.
+func oauthFor(ctx context.Context, scenario, serverURL string) (*client.OAuth, error) {
 	var given struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-		Issuer       string `json:"issuer"`
+		ClientID         string `json:"client_id"`
+		ClientSecret     string `json:"client_secret"`
+		Issuer           string `json:"issuer"`
+		PrivateKeyPEM    string `json:"private_key_pem"`
+		WorkloadJWT      string `json:"valid_jwt"`
+		IdPClientID      string `json:"idp_client_id"`
+		IdPIDToken       string `json:"idp_id_token"`
+		IdPTokenEndpoint string `json:"idp_token_endpoint"`
 	}
 	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &given)
-	if given.ClientSecret != "" && given.Issuer == "" {
-		// A pre-registered secret goes to the authorization server it
-		// was registered with alone. The suite names it in some
-		// scenarios; in the others, the server's metadata is read here,
-		// as the person configuring the client would, once.
+	credentials := given.ClientSecret != "" || given.PrivateKeyPEM != "" || given.WorkloadJWT != ""
+	if credentials && given.Issuer == "" {
+		// Credentials go to the authorization server they were made
+		// for alone. The suite names it in some scenarios; in the
+		// others, the server's metadata is read here, as the person
+		// configuring the client would, once.
 		given.Issuer = issuerOf(ctx, serverURL)
 	}
 	o := &client.OAuth{
@@ -145,9 +159,28 @@ func oauthFor(ctx context.Context, scenario, serverURL string) *client.OAuth {
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
 		ClientName:        "otc-conformance-client",
 		RedirectURL:       "http://localhost:3000/callback",
+		DPoP:              strings.HasPrefix(scenario, "auth/dpop"),
 	}
-	if strings.HasPrefix(scenario, "auth/client-credentials") {
-		return o
+	switch {
+	case given.PrivateKeyPEM != "":
+		key, err := writeAndRead(given.PrivateKeyPEM)
+		if err != nil {
+			return nil, err
+		}
+		o.ClientKey = key
+		return o, nil
+	case given.WorkloadJWT != "":
+		o.Assertion = func(context.Context) (string, error) { return given.WorkloadJWT, nil }
+		return o, nil
+	case given.IdPIDToken != "":
+		o.Enterprise = &client.Enterprise{
+			TokenURL: given.IdPTokenEndpoint,
+			ClientID: given.IdPClientID,
+			IDToken:  func(context.Context) (string, error) { return given.IdPIDToken, nil },
+		}
+		return o, nil
+	case strings.HasPrefix(scenario, "auth/client-credentials"):
+		return o, nil
 	}
 	o.Authorize = func(ctx context.Context, authURL string) (string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
@@ -166,7 +199,25 @@ func oauthFor(ctx context.Context, scenario, serverURL string) *client.OAuth {
 		}
 		return loc, nil
 	}
-	return o
+	return o, nil
+}
+
+// writeAndRead reads a PEM private key as a deployment does, from a file
+// (client.ReadPrivateKey): the scenario's key, written to one first.
+func writeAndRead(pemKey string) (crypto.Signer, error) {
+	f, err := os.CreateTemp("", "conformance-key-*.pem")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(pemKey); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return client.ReadPrivateKey(f.Name())
 }
 
 // issuerOf is the first authorization server that the protected-resource

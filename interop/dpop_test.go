@@ -1,0 +1,146 @@
+package interop
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otcgo/otc"
+	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/internal/jose"
+	"github.com/otcgo/otc/internal/testkit"
+	"github.com/otcgo/otc/mcp"
+	"github.com/otcgo/otc/oauth"
+)
+
+// TestDPoPWithOIDCProvider: oidc-provider, with DPoP and its nonces
+// required, issues tokens bound to the client's key; the resource server
+// (package oauth, DPoP required, nonces of its own) takes them with their
+// proofs:
+//
+//   - from otc's client, which authenticates to oidc-provider with a JWT
+//     signed by its private key read from a PEM file (private_key_jwt),
+//     binds its token to a key made for it, and answers both servers'
+//     nonce challenges;
+//   - from a client made of jose (testdata/oauth/dpop-call.mjs), whose
+//     proof is taken once and refused when replayed.
+func TestDPoPWithOIDCProvider(t *testing.T) {
+	node, modules := oauthNode(t)
+	dir := nodeScripts(t, modules)
+	port, asPort := freePort(t), freePort(t)
+	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	issuer := fmt.Sprintf("http://127.0.0.1:%d", asPort)
+
+	// The workload's key, in a PEM file as a deployment keeps it; the
+	// authorization server knows its public half.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "workload.pem")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600))
+	pub, err := jose.PublicJWK(key.Public())
+	require.NoError(t, err)
+	pubJSON, _ := json.Marshal(pub)
+
+	cmd := exec.Command(node, "as-dpop.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", asPort), "RESOURCE="+resource, "CLIENT_JWK="+string(pubJSON))
+	asLog := &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = asLog, asLog
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	require.Eventually(t, func() bool { return strings.Contains(asLog.String(), "issuer ") }, startTimeout, 20*time.Millisecond, "as-dpop.mjs: %s", asLog)
+
+	// The resource server.
+	reg := otc.NewRegistry(nil)
+	var mu sync.Mutex
+	var bound []string // the cnf.jkt of each call's token
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Who.Am", Version: "1.0.0", Description: "Says which key the caller holds."},
+		func(ctx context.Context, _ otc.NoOutput) (string, error) {
+			cnf, _ := otc.CallerIdentity(ctx).Claims["cnf"].(map[string]any)
+			mu.Lock()
+			defer mu.Unlock()
+			bound = append(bound, fmt.Sprint(cnf["jkt"]))
+			return fmt.Sprint(cnf["jkt"]), nil
+		}))
+	a, err := oauth.New(t.Context(), &oauth.Options{Resource: resource, AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}},
+		DPoP: &oauth.DPoP{Required: true, Nonce: true}})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	prm, err := a.MetadataHandler(reg, nil)
+	require.NoError(t, err)
+	prm.Mount(mux)
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
+	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
+	serveOn(t, port, a.Nonces(mux))
+
+	// otc's client.
+	signer, err := client.ReadPrivateKey(keyFile)
+	require.NoError(t, err)
+	c, err := client.New(resource, &client.Options{Format: client.FormatMCP, OAuth: &client.OAuth{
+		Issuer: issuer, ClientID: "workload", ClientKey: signer, DPoP: true,
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	res, err := c.Call(ctx, "Who_Am", nil, nil)
+	require.NoError(t, err, "oidc-provider's log:\n%s", asLog)
+	var jkt string
+	require.NoError(t, json.Unmarshal(res.Value, &jkt))
+	assert.Len(t, jkt, 43, "the token is bound to a key (a SHA-256 thumbprint): %q", jkt)
+	for range 3 {
+		_, err = c.Call(ctx, "Who_Am", nil, nil)
+		require.NoError(t, err, "each call a fresh proof")
+	}
+	mu.Lock()
+	assert.Len(t, bound, 4)
+	for _, b := range bound {
+		assert.Equal(t, bound[0], b, "one key for the client's life")
+	}
+	mu.Unlock()
+	assert.Equal(t, 2, strings.Count(asLog.String(), "request POST /token dpop"), "one token request with a proof, and again with the nonce:\n%s", asLog)
+
+	// A client made of jose, over OTC.
+	js1 := exec.CommandContext(ctx, node, "dpop-call.mjs", issuer, fmt.Sprintf("http://127.0.0.1:%d/tools", port))
+	js1.Dir = dir
+	stderr := &testkit.SyncBuffer{}
+	js1.Stderr = stderr
+	out, err := js1.Output()
+	require.NoError(t, err, "dpop-call.mjs: %s%s\n%s", out, stderr, asLog)
+	var js struct {
+		TokenType       string `json:"tokenType"`
+		Challenged      int    `json:"challenged"`
+		Status          int    `json:"status"`
+		Body            string `json:"body"`
+		ReplayStatus    int    `json:"replayStatus"`
+		ReplayChallenge string `json:"replayChallenge"`
+	}
+	require.NoError(t, json.Unmarshal(out, &js), "%s", out)
+	assert.Equal(t, "DPoP", js.TokenType)
+	assert.Equal(t, http.StatusUnauthorized, js.Challenged, "the first proof has no nonce")
+	assert.Equal(t, http.StatusOK, js.Status, js.Body)
+	assert.Contains(t, js.Body, "Who.Am")
+	assert.Equal(t, http.StatusUnauthorized, js.ReplayStatus)
+	assert.Contains(t, js.ReplayChallenge, `error="invalid_dpop_proof"`)
+}
