@@ -117,7 +117,16 @@ type oauthDoer struct {
 	token *oauthToken
 	reg   map[string]*registration // by issuer
 	again *grantState              // how the token was got, to get the next
+	// refused is the last refusal of a grant without a user, and when it
+	// came: the requests that follow within refusalMemory get it
+	// without asking again.
+	refused   error
+	refusedAt time.Time
 }
+
+// refusalMemory is how long a refused grant without a user is not asked
+// for again: the requests of that while fail with the refusal.
+const refusalMemory = 10 * time.Second
 
 // oauthToken is a token the authorization server issued.
 type oauthToken struct {
@@ -341,7 +350,14 @@ func (d *oauthDoer) authorize(ctx context.Context, challenge, sent string, statu
 	if d.o.Authorize != nil && slices.Contains(meta.ScopesSupported, "offline_access") && len(scope) > 0 {
 		scope = union(scope, []string{"offline_access"}) // a refresh token, rather than the user again
 	}
-	return d.obtain(ctx, meta, prm, scope)
+	if d.refused != nil && time.Since(d.refusedAt) < refusalMemory {
+		return d.refused
+	}
+	err = d.obtain(ctx, meta, prm, scope)
+	if _, ok := errors.AsType[*grantRefused](err); ok && d.o.Authorize == nil {
+		d.refused, d.refusedAt = err, time.Now()
+	}
+	return err
 }
 
 // obtain gets a token from the authorization server meta describes, by

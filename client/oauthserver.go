@@ -304,7 +304,11 @@ func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registra
 		return nil, fmt.Errorf("POST %s: %w", tokenURL, err)
 	}
 	if status != http.StatusOK || out.AccessToken == "" {
-		return nil, fmt.Errorf("POST %s: status %d: %s %s", tokenURL, status, truncate(out.Error, 64), truncate(out.Description, 256))
+		err := fmt.Errorf("POST %s: status %d: %s %s", tokenURL, status, truncate(out.Error, 64), truncate(out.Description, 256))
+		if status >= 400 && status < 500 && status != http.StatusTooManyRequests {
+			return nil, &grantRefused{err}
+		}
+		return nil, err
 	}
 	t := &oauthToken{access: out.AccessToken, refresh: out.RefreshToken, scope: out.Scope}
 	switch {
@@ -390,3 +394,10 @@ func randomToken(n int) string {
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// grantRefused is the authorization server's refusal of a grant (a 4xx
+// answer such as invalid_grant or invalid_client): the same grant would be
+// refused again.
+type grantRefused struct{ error }
+
+func (g *grantRefused) Unwrap() error { return g.error }

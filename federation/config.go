@@ -2,6 +2,8 @@ package federation
 
 import (
 	"bytes"
+	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"os"
@@ -137,12 +139,27 @@ type credentialsConfig struct {
 		Scopes           []string `yaml:"scopes"`
 	} `yaml:"token_exchange"`
 	ClientCredentials *struct {
-		Issuer           string   `yaml:"issuer"`
-		ClientID         string   `yaml:"client_id"`
-		ClientSecretEnv  string   `yaml:"client_secret_env"`
-		ClientSecretFile string   `yaml:"client_secret_file"`
-		Scopes           []string `yaml:"scopes"`
+		Issuer           string `yaml:"issuer"`
+		ClientID         string `yaml:"client_id"`
+		ClientSecretEnv  string `yaml:"client_secret_env"`
+		ClientSecretFile string `yaml:"client_secret_file"`
+		// PrivateKeyFile authenticates with a JWT signed by the PEM key
+		// in it (private_key_jwt) instead of a secret; KeyID is its kid.
+		PrivateKeyFile string   `yaml:"private_key_file"`
+		KeyID          string   `yaml:"key_id"`
+		Scopes         []string `yaml:"scopes"`
+		DPoP           bool     `yaml:"dpop"`
 	} `yaml:"client_credentials"`
+	// JWTBearer is workload identity federation: the platform's token
+	// for the gateway's workload, read from its file at each grant, is
+	// the JWT bearer grant (RFC 7523).
+	JWTBearer *struct {
+		Issuer        string   `yaml:"issuer"`
+		ClientID      string   `yaml:"client_id"`
+		AssertionFile string   `yaml:"assertion_file"`
+		Scopes        []string `yaml:"scopes"`
+		DPoP          bool     `yaml:"dpop"`
+	} `yaml:"jwt_bearer"`
 }
 
 type timeoutsConfig struct {
@@ -544,13 +561,38 @@ func (c *credentialsConfig) resolve(getenv func(string) string) (Credentials, st
 		if err != nil {
 			return out, "client_credentials", err
 		}
-		if cc.ClientID == "" || s == "" {
-			return out, "client_credentials", errors.New("client_id and a client secret (client_secret_env or client_secret_file) are required")
+		var key crypto.Signer
+		switch {
+		case cc.PrivateKeyFile != "" && s != "":
+			return out, "client_credentials", errors.New("name a client secret or a private_key_file, not both")
+		case cc.PrivateKeyFile != "":
+			if key, err = client.ReadPrivateKey(cc.PrivateKeyFile); err != nil {
+				return out, "client_credentials.private_key_file", err
+			}
+		}
+		if cc.ClientID == "" || s == "" && key == nil {
+			return out, "client_credentials", errors.New("client_id and a client secret (client_secret_env or client_secret_file) or a private_key_file are required")
 		}
 		if cc.Issuer == "" {
 			return out, "client_credentials.issuer", errors.New("the authorization server the client is registered with is required: the secret is sent to it alone, never to one an upstream names")
 		}
-		out.OAuth = &client.OAuth{Issuer: cc.Issuer, ClientID: cc.ClientID, ClientSecret: s, Scopes: cc.Scopes}
+		out.OAuth = &client.OAuth{Issuer: cc.Issuer, ClientID: cc.ClientID, ClientSecret: s, ClientKey: key, ClientKeyID: cc.KeyID,
+			Scopes: cc.Scopes, DPoP: cc.DPoP}
+	}
+	if jb := c.JWTBearer; jb != nil {
+		switch {
+		case c.ClientCredentials != nil:
+			return out, "jwt_bearer", errors.New("name client_credentials or jwt_bearer, not both")
+		case jb.AssertionFile == "":
+			return out, "jwt_bearer.assertion_file", errors.New("the file the platform keeps the workload's token in is required")
+		case jb.Issuer == "":
+			return out, "jwt_bearer.issuer", errors.New("the authorization server that takes the workload's token is required: the token is sent to it alone")
+		}
+		if _, err := client.TokenFile(jb.AssertionFile)(context.Background()); err != nil {
+			return out, "jwt_bearer.assertion_file", err
+		}
+		out.OAuth = &client.OAuth{Issuer: jb.Issuer, ClientID: jb.ClientID, Assertion: client.TokenFile(jb.AssertionFile),
+			Scopes: jb.Scopes, DPoP: jb.DPoP}
 	}
 	return out, "", nil
 }

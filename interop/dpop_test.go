@@ -23,6 +23,7 @@ import (
 
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/client"
+	"github.com/otcgo/otc/federation"
 	"github.com/otcgo/otc/internal/jose"
 	"github.com/otcgo/otc/internal/testkit"
 	"github.com/otcgo/otc/mcp"
@@ -120,6 +121,36 @@ func TestDPoPWithOIDCProvider(t *testing.T) {
 	}
 	mu.Unlock()
 	assert.Equal(t, 2, strings.Count(asLog.String(), "request POST /token dpop"), "one token request with a proof, and again with the nonce:\n%s", asLog)
+
+	// otc gateway, configured by its file: the upstream's credentials are
+	// the same client's key and a DPoP binding.
+	config := filepath.Join(t.TempDir(), "gateway.yaml")
+	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`upstreams:
+  - name: bound
+    mcp: {url: %s}
+    credentials:
+      client_credentials:
+        issuer: %s
+        client_id: workload
+        private_key_file: %s
+        dpop: true
+`, resource, issuer, keyFile)), 0o600))
+	cfg, err := federation.LoadConfig(config, func(string) string { return "" })
+	require.NoError(t, err)
+	gw := otc.NewRegistry(nil)
+	fed, err := federation.Mount(ctx, gw, cfg.Upstreams, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fed.Close() })
+	require.Len(t, gw.Tools(), 1, "the catalog was read with a bound token: %v", fed.Health())
+	viaGateway, err := gw.Call(ctx, &otc.CallRequest{ToolName: gw.Tools()[0].Name, Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Nil(t, viaGateway.Error)
+	mu.Lock()
+	gwKey := bound[len(bound)-1]
+	mu.Unlock()
+	assert.Len(t, gwKey, 43, "the gateway's token is bound to a key")
+	assert.NotEqual(t, bound[0], gwKey, "the gateway's own DPoP key, not the client's")
+	assert.Contains(t, string(viaGateway.Value), gwKey)
 
 	// A client made of jose, over OTC.
 	js1 := exec.CommandContext(ctx, node, "dpop-call.mjs", issuer, fmt.Sprintf("http://127.0.0.1:%d/tools", port))
