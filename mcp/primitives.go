@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,7 +169,12 @@ func (s *server) servePrimitives(ctx context.Context, x *exchange) (b []byte, e 
 	admits := func(a primitive.Admits) bool { return a(ctx, otc.ProtocolMCP) }
 	q := pageQuery{cursor: x.msg.cursor, hasCursor: x.msg.hasCursor, extra: x.gen.listExtra(s)}
 	if kind, member, ok := readableKind(x.msg.method); ok && s.search != nil && x.msg.query != nil {
-		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) { return s.readablesQuery(ctx, x, kind, member, q.extra) })
+		// The closure takes what it reads of x, not x, which would then
+		// escape for every method this function sees.
+		query, limit, req := x.msg.query, x.msg.limit, x.request
+		b, e = s.listReadables(ctx, x, func() ([]byte, *rpcError) {
+			return s.readablesQuery(ctx, req, query, limit, kind, member, q.extra)
+		})
 		return b, e, true
 	}
 	switch x.msg.method {
@@ -233,23 +239,23 @@ func readableKind(method string) (search.Kind, string, bool) {
 // server searches): those of the kind a search for it finds among what
 // the caller may read, best first, on one page ("limit", 1 to
 // search.MaxLimit, search.DefaultLimit when absent).
-func (s *server) readablesQuery(ctx context.Context, x *exchange, kind search.Kind, member string, extra []byte) ([]byte, *rpcError) {
-	query, ok := jsonString(x.msg.query)
+func (s *server) readablesQuery(ctx context.Context, r *http.Request, rawQuery, rawLimit []byte, kind search.Kind, member string, extra []byte) ([]byte, *rpcError) {
+	query, ok := jsonString(rawQuery)
 	if !ok {
 		return nil, newError(codeInvalidParams, `Invalid params: "query" must be a string`)
 	}
 	limit := search.DefaultLimit
-	if x.msg.limit != nil {
-		n, err := strconv.Atoi(string(x.msg.limit))
+	if rawLimit != nil {
+		n, err := strconv.Atoi(string(rawLimit))
 		if err != nil || n < 1 || n > search.MaxLimit {
 			return nil, newError(codeInvalidParams, `Invalid params: "limit" must be a whole number from 1 to %d`, search.MaxLimit)
 		}
 		limit = n
 	}
-	if err := search.Admit(ctx, s.reg, x.request); err != nil {
+	if err := search.Admit(ctx, s.reg, r); err != nil {
 		return nil, rateLimited(err)
 	}
-	found, err := search.Readables(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP, Request: x.request}, kind)
+	found, err := search.Readables(ctx, s.reg, query, &search.Options{Limit: limit, Protocol: otc.ProtocolMCP, Request: r}, kind)
 	if err != nil {
 		return nil, newError(codeInvalidParams, "Invalid params: %s", searchProblem(err, "query"))
 	}
