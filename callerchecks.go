@@ -24,14 +24,15 @@ type callerNeeds struct {
 	caps       []string // RequiredCapabilities, sorted, once each
 	maxBlast   string   // MaxBlastRadius
 	scopes     []string // RequiredScopes, sorted, once each
+	bound      bool     // RequiresBoundToken
 }
 
 // needsOf returns what policy p of tool id asks of its caller, or nil.
 func needsOf(p *Policy, id string) *callerNeeds {
-	if p == nil || !p.needsToken() && len(p.RequiredScopes) == 0 {
+	if p == nil || !p.needsToken() && len(p.RequiredScopes) == 0 && !p.RequiresBoundToken {
 		return nil
 	}
-	n := &callerNeeds{capability: p.needsToken(), scopes: sortedSet(p.RequiredScopes)}
+	n := &callerNeeds{capability: p.needsToken(), scopes: sortedSet(p.RequiredScopes), bound: p.RequiresBoundToken}
 	if n.capability {
 		n.caps, n.maxBlast = sortedSet(p.RequiredCapabilities), p.MaxBlastRadius
 		n.resource = p.ResourceURI
@@ -50,6 +51,7 @@ func needsOf(p *Policy, id string) *callerNeeds {
 // radius. fails says what each checks.
 var callerChecks = [...]string{
 	ReasonMissingToken,
+	ReasonTokenNotBound,
 	ReasonAudienceMismatch,
 	ReasonInsufficientScope,
 	ReasonInsufficientCapabilities,
@@ -64,6 +66,8 @@ func (n *callerNeeds) fails(reason string, c *caller, id *Identity, withAudience
 	switch reason {
 	case ReasonMissingToken:
 		return !c.token || n.capability && !c.capability
+	case ReasonTokenNotBound:
+		return n.bound && !c.bound
 	case ReasonAudienceMismatch:
 		return withAudience && n.capability && !idclaims.Has(id.Claims["aud"], n.resource)
 	case ReasonInsufficientScope:
@@ -79,7 +83,7 @@ func (n *callerNeeds) fails(reason string, c *caller, id *Identity, withAudience
 			}
 		}
 	case ReasonBlastRadiusExceeded:
-		return n.maxBlast != "" && (c.blast == "" || !wellFormedScope(c.blast) || !blastRadiusFits(c.blast, n.maxBlast))
+		return n.maxBlast != "" && (c.blast == "" || !idclaims.WellFormedScope(c.blast) || !idclaims.BlastRadiusFits(c.blast, n.maxBlast))
 	}
 	return false
 }
@@ -103,6 +107,9 @@ func (n *callerNeeds) key() string {
 	if n.capability {
 		b.WriteByte('c')
 	}
+	if n.bound {
+		b.WriteByte('b')
+	}
 	for _, part := range [][]string{n.caps, {n.maxBlast}, n.scopes} {
 		b.WriteByte(0)
 		for _, s := range part {
@@ -119,6 +126,7 @@ func (n *callerNeeds) key() string {
 // longer list is searched in the claims themselves.
 type caller struct {
 	token      bool // the identity carries claims
+	bound      bool // and they bind its token to a key ("cnf")
 	capability bool // and proved itself with a capability token
 	caps       any  // the "caps" claim
 	blast      string
@@ -135,6 +143,7 @@ func (c *caller) read(id *Identity) {
 	}
 	claims := id.Claims
 	c.token = true
+	c.bound = idclaims.KeyBound(claims)
 	if id.Method == MethodCapability {
 		c.capability = true
 		c.caps = claims["caps"]

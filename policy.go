@@ -139,6 +139,11 @@ type Policy struct {
 	// scopes to ask for. Each scope is an RFC 6749 scope token: printable
 	// ASCII without spaces, double quotes or backslashes, listed once.
 	RequiredScopes []string `json:"required_scopes,omitempty"`
+	// RequiresBoundToken refuses a bearer token (401 ReasonTokenNotBound):
+	// the token's "cnf" must bind it to a key the caller proved it holds,
+	// DPoP's "jkt" (RFC 9449, checked by package oauth with Options.DPoP)
+	// or a TLS certificate's "x5t#S256" (RFC 8705).
+	RequiresBoundToken bool `json:"requires_bound_token,omitempty"`
 }
 
 // The reasons of refusals by a tool's [Policy], in [Error.Reason].
@@ -155,6 +160,7 @@ const (
 	ReasonExecBindingInvalid       = "exec_binding_invalid"
 	ReasonInsufficientScope        = "insufficient_scope"
 	ReasonTokenReplayed            = "token_replayed"
+	ReasonTokenNotBound            = "token_not_bound" // see Policy.RequiresBoundToken
 )
 
 // needsToken reports whether the policy asks for a capability token.
@@ -260,7 +266,7 @@ func clonePolicy(p *Policy) *Policy {
 func refuse(reason, message, developer string) *Error {
 	code := CodeForbidden
 	switch reason {
-	case ReasonMissingToken, ReasonInvalidToken, ReasonTokenRevoked, ReasonTokenReplayed:
+	case ReasonMissingToken, ReasonInvalidToken, ReasonTokenRevoked, ReasonTokenReplayed, ReasonTokenNotBound:
 		code = CodeUnauthenticated
 	}
 	return &Error{Code: code, Message: message, DeveloperMessage: developer, Reason: reason, outcome: OutcomeRefused}
@@ -296,7 +302,7 @@ func (r *Registry) checkPolicy(ctx context.Context, t *registeredTool, c *Call) 
 	var who caller
 	who.read(id)
 	if reason := n.firstFailed(&who, id, true); reason != "" {
-		if reason != ReasonMissingToken && reason != ReasonInsufficientScope && !r.Visibility(id, "").Sees(t.def.ID) {
+		if reason != ReasonMissingToken && reason != ReasonInsufficientScope && reason != ReasonTokenNotBound && !r.Visibility(id, "").Sees(t.def.ID) {
 			return unknownTo(c.req)
 		}
 		return refusal(reason, t, id)
@@ -355,6 +361,9 @@ func refusal(reason string, t *registeredTool, id *Identity) *Error {
 			"send a bearer token (an OAuth access token) whose scope claim grants them; other credentials cannot call this tool")
 		e.RequiredScopes = slices.Clone(p.RequiredScopes)
 		return e
+	case ReasonTokenNotBound:
+		return refuse(reason, fmt.Sprintf("Tool '%s' takes only a token bound to a key the caller holds (DPoP), not a bearer token", t.def.Name),
+			"get a DPoP-bound token (RFC 9449) and send it as \"Authorization: DPoP <token>\" with a proof for each request")
 	case ReasonAudienceMismatch:
 		return refuse(reason, fmt.Sprintf("The token was not issued for tool '%s'", t.def.Name),
 			fmt.Sprintf("the token's aud must hold %q", n.resource))
@@ -382,7 +391,7 @@ func refusal(reason string, t *registeredTool, id *Identity) *Error {
 	case br == "":
 		return refuse(reason, fmt.Sprintf("The call's blast radius is wider than tool '%s' allows", t.def.Name),
 			fmt.Sprintf("the token has no blast_radius, and the tool's maximum is %q", p.MaxBlastRadius))
-	case !wellFormedScope(br):
+	case !idclaims.WellFormedScope(br):
 		return refuse(reason, fmt.Sprintf("The call's blast radius is not one tool '%s' can check", t.def.Name),
 			fmt.Sprintf("the token's blast_radius %q is malformed: it must be \"scope:value\" with a scope and a value that are not empty", wire.Truncate(br, 80)))
 	}
@@ -457,32 +466,6 @@ func sameTarget(htu string, r *http.Request) bool {
 		path = u.Path
 	}
 	return strings.EqualFold(want.Scheme, scheme) && strings.EqualFold(want.Host, r.Host) && want.Path == path
-}
-
-// wellFormedScope reports whether a token's blast radius is "*" or
-// "scope:value" with neither part empty. A scope without a value
-// ("tenant:") names no tenant at all, and must not be read as fitting
-// "tenant:*".
-func wellFormedScope(br string) bool {
-	if br == "*" {
-		return true
-	}
-	scope, value, ok := strings.Cut(br, ":")
-	return ok && scope != "" && value != ""
-}
-
-// blastRadiusFits reports whether a token's well-formed blast radius fits
-// a tool's maximum.
-func blastRadiusFits(token, maximum string) bool {
-	if maximum == "*" {
-		return true
-	}
-	ts, tv, ok1 := strings.Cut(token, ":")
-	ms, mv, ok2 := strings.Cut(maximum, ":")
-	if !ok1 || !ok2 {
-		return token == maximum
-	}
-	return ts == ms && (mv == "*" || tv == mv)
 }
 
 // namedScopes names scopes in a message: "the scope a", "the scopes a b".

@@ -58,11 +58,11 @@ func TestScopeChecksAgreeWithScopes(t *testing.T) {
 func TestEachCallerCheckRefusesAndHides(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(nil)
-	policy := &Policy{ResourceURI: "urn:pay", RequiredCapabilities: []string{"pay"}, MaxBlastRadius: "tenant:*", RequiredScopes: []string{"pay:write"}}
+	policy := &Policy{ResourceURI: "urn:pay", RequiredCapabilities: []string{"pay"}, MaxBlastRadius: "tenant:*", RequiredScopes: []string{"pay:write"}, RequiresBoundToken: true}
 	require.NoError(t, Register(reg, Tool{ID: "Pay.Out", Version: "1.0.0", Description: "Pays.", Policy: policy},
 		func(context.Context, struct{}) (string, error) { return "paid", nil }))
 	good := func() map[string]any {
-		return map[string]any{"aud": "urn:pay", "caps": []any{"pay"}, "blast_radius": "tenant:acme", "scope": "pay:write"}
+		return map[string]any{"aud": "urn:pay", "caps": []any{"pay"}, "blast_radius": "tenant:acme", "scope": "pay:write", "cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}
 	}
 	capability := func(edit func(map[string]any)) *Identity {
 		c := good()
@@ -73,6 +73,7 @@ func TestEachCallerCheckRefusesAndHides(t *testing.T) {
 	}
 	failing := map[string]*Identity{
 		ReasonMissingToken:             {Method: "oauth", Name: "u", Claims: good()},
+		ReasonTokenNotBound:            capability(func(c map[string]any) { delete(c, "cnf") }),
 		ReasonAudienceMismatch:         capability(func(c map[string]any) { c["aud"] = "urn:other" }),
 		ReasonInsufficientScope:        capability(func(c map[string]any) { c["scope"] = "pay:read" }),
 		ReasonInsufficientCapabilities: capability(func(c map[string]any) { c["caps"] = []any{"read"} }),
@@ -90,8 +91,8 @@ func TestEachCallerCheckRefusesAndHides(t *testing.T) {
 		_, err := call(reg, id)
 		var e *Error
 		require.ErrorAs(t, err, &e, reason)
-		if reason == ReasonMissingToken || reason == ReasonInsufficientScope {
-			assert.Equal(t, reason, e.Reason, "a refusal its caller can act on (send a token, step up) is precise")
+		if reason == ReasonMissingToken || reason == ReasonInsufficientScope || reason == ReasonTokenNotBound {
+			assert.Equal(t, reason, e.Reason, "a refusal its caller can act on (send a token, step up, bind it) is precise")
 		} else {
 			assert.ErrorIs(t, err, ErrToolNotFound, "%s: a caller that sees the tool nowhere is answered as for an unknown tool", reason)
 			assert.Equal(t, notFound("Pay_Out", "Pay.Out is not registered"), e, reason)

@@ -185,6 +185,7 @@ type policyConfig struct {
 	RequiresExecution    bool     `yaml:"requires_execution"`
 	AllowedOperations    []string `yaml:"allowed_operations"`
 	AllowedTargets       []string `yaml:"allowed_targets"`
+	RequiresBoundToken   bool     `yaml:"requires_bound_token"`
 }
 
 func (p *policyConfig) policy() *otc.Policy {
@@ -193,7 +194,7 @@ func (p *policyConfig) policy() *otc.Policy {
 	}
 	return &otc.Policy{Protocols: p.Protocols, ResourceURI: p.ResourceURI, RequiredCapabilities: p.RequiredCapabilities,
 		RequiredScopes: p.RequiredScopes, MaxBlastRadius: p.MaxBlastRadius, RequiresExecution: p.RequiresExecution,
-		AllowedOperations: p.AllowedOperations, AllowedTargets: p.AllowedTargets}
+		AllowedOperations: p.AllowedOperations, AllowedTargets: p.AllowedTargets, RequiresBoundToken: p.RequiresBoundToken}
 }
 
 // duration is a time.Duration written as Go writes one ("1.5s", "2m").

@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -21,7 +22,9 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/internal/jose"
+	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
+	otcresource "github.com/otcgo/otc/resource"
 )
 
 // holder is a client's DPoP key, with what a proof names of it.
@@ -246,4 +249,64 @@ func TestDPoPProofsSharedByReplicas(t *testing.T) {
 	resp, body = dpopCall(t, srvs[1], "DPoP "+bound, p)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Contains(t, body, "used before")
+}
+
+// TestBoundTokenPolicy: a tool and a resource whose policy asks for a
+// bound token refuse a bearer token (401 token_not_bound, the challenge
+// offering DPoP) and take the same caller's DPoP-bound token; a tool
+// without it takes either.
+func TestBoundTokenPolicy(t *testing.T) {
+	as := newAuthServer(t, "")
+	a := newAuth(t, oauth.Options{AuthorizationServers: []oauth.AuthorizationServer{{Issuer: as.issuer}}, DPoP: &oauth.DPoP{}}, oauth.TimingForTest{})
+	reg := otc.NewRegistry(nil)
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Pay.Out", Version: "1.0.0", Description: "Pays.", Policy: &otc.Policy{RequiresBoundToken: true}},
+		func(context.Context, struct{}) (string, error) { return "paid", nil }))
+	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Read.Me", Version: "1.0.0", Description: "Reads."},
+		func(context.Context, struct{}) (string, error) { return "read", nil }))
+	_, err := otcresource.Register(reg, otcresource.Resource{URI: "ledger://today", Name: "ledger", Policy: &otc.Policy{RequiresBoundToken: true}},
+		func(context.Context) (string, error) { return "the ledger", nil })
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
+	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	h := newHolder(t)
+	bound := as.token(t, func(c jwt.MapClaims) { c["cnf"] = map[string]any{"jkt": h.jkt} })
+	plain := as.token(t, nil)
+
+	send := func(path, body, authorization, proof string) (*http.Response, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Authorization", authorization)
+		if proof != "" {
+			req.Header.Set("DPoP", proof)
+		}
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	htu := func(path string) string { return "http://127.0.0.1:8080" + path }
+	call := `{"request":{"tool_id":"Pay.Out","input":{}}}`
+	resp, body := send("/tools/call", call, "Bearer "+plain, "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	assert.Contains(t, body, otc.ReasonTokenNotBound)
+	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "DPoP algs=")
+	resp, body = send("/tools/call", `{"request":{"tool_id":"Read.Me","input":{}}}`, "Bearer "+plain, "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	resp, body = send("/tools/call", call, "DPoP "+bound, h.proof(t, "POST", htu("/tools/call"), bound, nil))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, "paid")
+
+	read := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ledger://today"}}`
+	_, body = send("/mcp", read, "Bearer "+plain, "")
+	assert.NotContains(t, body, "the ledger")
+	assert.Contains(t, body, `"error"`)
+	_, body = send("/mcp", read, "DPoP "+bound, h.proof(t, "POST", htu("/mcp"), bound, nil))
+	assert.Contains(t, body, "the ledger")
 }

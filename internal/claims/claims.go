@@ -270,3 +270,39 @@ func Has(v any, s string) bool {
 	}
 	return false
 }
+
+// WellFormedScope reports whether a token's blast radius is "*" or
+// "scope:value" with neither part empty. A scope without a value
+// ("tenant:") names no tenant at all, and must not be read as fitting
+// "tenant:*".
+func WellFormedScope(br string) bool {
+	if br == "*" {
+		return true
+	}
+	scope, value, ok := strings.Cut(br, ":")
+	return ok && scope != "" && value != ""
+}
+
+// BlastRadiusFits reports whether a token's well-formed blast radius fits
+// a tool's maximum.
+func BlastRadiusFits(token, maximum string) bool {
+	if maximum == "*" {
+		return true
+	}
+	ts, tv, ok1 := strings.Cut(token, ":")
+	ms, mv, ok2 := strings.Cut(maximum, ":")
+	if !ok1 || !ok2 {
+		return token == maximum
+	}
+	return ts == ms && (mv == "*" || tv == mv)
+}
+
+// KeyBound reports whether a token's claims bind it to a key its holder
+// proved it holds: a "cnf" with DPoP's "jkt" (RFC 9449) or a TLS
+// certificate's "x5t#S256" (RFC 8705).
+func KeyBound(claims map[string]any) bool {
+	cnf, _ := claims["cnf"].(map[string]any)
+	jkt, _ := cnf["jkt"].(string)
+	x5t, _ := cnf["x5t#S256"].(string)
+	return jkt != "" || x5t != ""
+}
