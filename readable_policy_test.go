@@ -3,6 +3,7 @@ package otc_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -106,4 +107,39 @@ func TestReadablesWholePolicy(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, status, "%v", m)
 		assert.Equal(t, otc.ReasonTokenRevoked, reason(m))
 	}
+}
+
+// TestReadableBoundToken: a resource whose policy asks for a bound token
+// is neither listed to nor read by a caller whose token is not bound to
+// a key, and is both to one whose token is.
+func TestReadableBoundToken(t *testing.T) {
+	t.Parallel()
+	reg := otc.NewRegistry(&otc.RegistryOptions{Logger: slog.New(slog.DiscardHandler)})
+	_, err := resource.Register(reg, resource.Resource{URI: "pay://ledger", Name: "ledger", Policy: &otc.Policy{RequiresBoundToken: true}},
+		func(context.Context) (string, error) { return "the ledger", nil })
+	require.NoError(t, err)
+	srv := httptest.NewServer(mcp.NewHandler(reg, &mcp.Options{Authenticator: testkit.CapabilityAuth(t, auth.CapabilityOptions{})}))
+	t.Cleanup(srv.Close)
+	send := func(body, token string) string {
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", mcp.Version20251125)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return b.String()
+	}
+	bearer := testkit.CapToken(t, nil)
+	bound := testkit.CapToken(t, func(c jwt.MapClaims) { c["cnf"] = map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"} })
+	list := `{"jsonrpc":"2.0","id":1,"method":"resources/list"}`
+	read := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"pay://ledger"}}`
+	assert.NotContains(t, send(list, bearer), "pay://ledger")
+	assert.NotContains(t, send(read, bearer), "the ledger")
+	assert.Contains(t, send(list, bound), "pay://ledger")
+	assert.Contains(t, send(read, bound), "the ledger")
 }

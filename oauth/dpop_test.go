@@ -22,9 +22,7 @@ import (
 	"github.com/otcgo/otc"
 	"github.com/otcgo/otc/idempotency"
 	"github.com/otcgo/otc/internal/jose"
-	"github.com/otcgo/otc/mcp"
 	"github.com/otcgo/otc/oauth"
-	otcresource "github.com/otcgo/otc/resource"
 )
 
 // holder is a client's DPoP key, with what a proof names of it.
@@ -251,8 +249,8 @@ func TestDPoPProofsSharedByReplicas(t *testing.T) {
 	assert.Contains(t, body, "used before")
 }
 
-// TestBoundTokenPolicy: a tool and a resource whose policy asks for a
-// bound token refuse a bearer token (401 token_not_bound, the challenge
+// TestBoundTokenPolicy: a tool whose policy asks for a bound token
+// refuses a bearer token (401 token_not_bound, the challenge
 // offering DPoP) and take the same caller's DPoP-bound token; a tool
 // without it takes either.
 func TestBoundTokenPolicy(t *testing.T) {
@@ -263,13 +261,7 @@ func TestBoundTokenPolicy(t *testing.T) {
 		func(context.Context, struct{}) (string, error) { return "paid", nil }))
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Read.Me", Version: "1.0.0", Description: "Reads."},
 		func(context.Context, struct{}) (string, error) { return "read", nil }))
-	_, err := otcresource.Register(reg, otcresource.Resource{URI: "ledger://today", Name: "ledger", Policy: &otc.Policy{RequiresBoundToken: true}},
-		func(context.Context) (string, error) { return "the ledger", nil })
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHandler(reg, &mcp.Options{Authenticator: a}))
-	mux.Handle("/", otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(otc.NewHandler(reg, &otc.HandlerOptions{Authenticator: a}))
 	t.Cleanup(srv.Close)
 	h := newHolder(t)
 	bound := as.token(t, func(c jwt.MapClaims) { c["cnf"] = map[string]any{"jkt": h.jkt} })
@@ -303,10 +295,4 @@ func TestBoundTokenPolicy(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.Contains(t, body, "paid")
 
-	read := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ledger://today"}}`
-	_, body = send("/mcp", read, "Bearer "+plain, "")
-	assert.NotContains(t, body, "the ledger")
-	assert.Contains(t, body, `"error"`)
-	_, body = send("/mcp", read, "DPoP "+bound, h.proof(t, "POST", htu("/mcp"), bound, nil))
-	assert.Contains(t, body, "the ledger")
 }
