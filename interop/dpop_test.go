@@ -59,10 +59,18 @@ func TestDPoPWithOIDCProvider(t *testing.T) {
 	pub, err := jose.PublicJWK(key.Public())
 	require.NoError(t, err)
 	pubJSON, _ := json.Marshal(pub)
+	// The platform that vouches for workloads (a Kubernetes cluster, a
+	// cloud): its key signs the workload's token, which it keeps in a
+	// file, and the authorization server trusts its public half.
+	platform, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	platformPub, err := jose.PublicJWK(platform.Public())
+	require.NoError(t, err)
+	platformJSON, _ := json.Marshal(platformPub)
 
 	cmd := exec.Command(node, "as-dpop.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", asPort), "RESOURCE="+resource, "CLIENT_JWK="+string(pubJSON))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", asPort), "RESOURCE="+resource, "CLIENT_JWK="+string(pubJSON), "PLATFORM_JWK="+string(platformJSON))
 	asLog := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = asLog, asLog
 	require.NoError(t, cmd.Start())
@@ -75,13 +83,14 @@ func TestDPoPWithOIDCProvider(t *testing.T) {
 	// The resource server.
 	reg := otc.NewRegistry(nil)
 	var mu sync.Mutex
-	var bound []string // the cnf.jkt of each call's token
+	var bound, subjects []string // the cnf.jkt and sub of each call's token
 	require.NoError(t, otc.Register(reg, otc.Tool{ID: "Who.Am", Version: "1.0.0", Description: "Says which key the caller holds."},
 		func(ctx context.Context, _ otc.NoOutput) (string, error) {
-			cnf, _ := otc.CallerIdentity(ctx).Claims["cnf"].(map[string]any)
+			id := otc.CallerIdentity(ctx)
+			cnf, _ := id.Claims["cnf"].(map[string]any)
 			mu.Lock()
 			defer mu.Unlock()
-			bound = append(bound, fmt.Sprint(cnf["jkt"]))
+			bound, subjects = append(bound, fmt.Sprint(cnf["jkt"])), append(subjects, id.Name)
 			return fmt.Sprint(cnf["jkt"]), nil
 		}))
 	a, err := oauth.New(t.Context(), &oauth.Options{Resource: resource, AuthorizationServers: []oauth.AuthorizationServer{{Issuer: issuer}},
@@ -122,35 +131,59 @@ func TestDPoPWithOIDCProvider(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, 2, strings.Count(asLog.String(), "request POST /token dpop"), "one token request with a proof, and again with the nonce:\n%s", asLog)
 
-	// otc gateway, configured by its file: the upstream's credentials are
-	// the same client's key and a DPoP binding.
+	// otc gateway, configured by its file: one upstream's credentials are
+	// the same client's key and a DPoP binding, another's the platform's
+	// token for the gateway's workload, in its file (workload identity
+	// federation), bound by DPoP too.
+	now := time.Now()
+	workloadToken, err := jose.Sign(platform, "ES256", map[string]any{"typ": "JWT"}, map[string]any{
+		"iss": "https://platform.example", "sub": "system:serviceaccount:agents:gateway", "aud": issuer,
+		"iat": now.Unix(), "exp": now.Add(10 * time.Minute).Unix(),
+	})
+	require.NoError(t, err)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(workloadToken+"\n"), 0o600))
 	config := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(config, []byte(fmt.Sprintf(`upstreams:
   - name: bound
-    mcp: {url: %s}
+    mcp: {url: %[1]s}
     credentials:
       client_credentials:
-        issuer: %s
+        issuer: %[2]s
         client_id: workload
-        private_key_file: %s
+        private_key_file: %[3]s
         dpop: true
-`, resource, issuer, keyFile)), 0o600))
+  - name: federated
+    mcp: {url: %[1]s}
+    credentials:
+      jwt_bearer:
+        issuer: %[2]s
+        client_id: federated
+        assertion_file: %[4]s
+        dpop: true
+`, resource, issuer, keyFile, tokenFile)), 0o600))
 	cfg, err := federation.LoadConfig(config, func(string) string { return "" })
 	require.NoError(t, err)
 	gw := otc.NewRegistry(nil)
 	fed, err := federation.Mount(ctx, gw, cfg.Upstreams, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = fed.Close() })
-	require.Len(t, gw.Tools(), 1, "the catalog was read with a bound token: %v", fed.Health())
-	viaGateway, err := gw.Call(ctx, &otc.CallRequest{ToolName: gw.Tools()[0].Name, Input: json.RawMessage(`{}`)})
-	require.NoError(t, err)
-	require.Nil(t, viaGateway.Error)
+	require.Len(t, gw.Tools(), 2, "the catalogs were read with bound tokens: %v\n%s", fed.Health(), asLog)
+	for _, tool := range gw.Tools() {
+		viaGateway, err := gw.Call(ctx, &otc.CallRequest{ToolName: tool.Name, Input: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		require.Nil(t, viaGateway.Error, tool.Name)
+		mu.Lock()
+		gwKey := bound[len(bound)-1]
+		mu.Unlock()
+		assert.Len(t, gwKey, 43, "the gateway's token is bound to a key")
+		assert.NotEqual(t, bound[0], gwKey, "the gateway's own DPoP key, not the client's")
+		assert.Contains(t, string(viaGateway.Value), gwKey)
+	}
 	mu.Lock()
-	gwKey := bound[len(bound)-1]
+	assert.Contains(t, subjects, "system:serviceaccount:agents:gateway", "the workload's identity reached the upstream")
 	mu.Unlock()
-	assert.Len(t, gwKey, 43, "the gateway's token is bound to a key")
-	assert.NotEqual(t, bound[0], gwKey, "the gateway's own DPoP key, not the client's")
-	assert.Contains(t, string(viaGateway.Value), gwKey)
+	assert.Contains(t, asLog.String(), "federated system:serviceaccount:agents:gateway")
 
 	// A client made of jose, over OTC.
 	js1 := exec.CommandContext(ctx, node, "dpop-call.mjs", issuer, fmt.Sprintf("http://127.0.0.1:%d/tools", port))

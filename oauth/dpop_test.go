@@ -167,6 +167,13 @@ func TestDPoPRequired(t *testing.T) {
 	resp, _ = dpopCall(t, srv, "")
 	assert.Equal(t, []string{`DPoP algs="ES256", resource_metadata="` + prmURL + `"`}, resp.Header.Values("WWW-Authenticate"))
 
+	// The metadata says so (RFC 9728 §2).
+	prm, err := a.MetadataHandler(nil, nil)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	prm.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, prmURL, nil))
+	assert.Contains(t, rec.Body.String(), `"dpop_signing_alg_values_supported":["ES256"],"dpop_bound_access_tokens_required":true`)
+
 	// A proof signed with an algorithm not listed is refused.
 	h := newHolder(t)
 	bound := as.token(t, func(c jwt.MapClaims) { c["cnf"] = map[string]any{"jkt": h.jkt} })

@@ -95,6 +95,8 @@ type MetadataOptions struct {
 // registry's tools and [MetadataOptions.Scopes] (left out when empty, and
 // never listing "offline_access", which is no requirement of a resource),
 // and "bearer_methods_supported" ["header"], the only way tokens are read.
+// With [Options.DPoP] it also has "dpop_signing_alg_values_supported" and,
+// where bound tokens are required, "dpop_bound_access_tokens_required".
 // The document is built once per revision of the registry.
 //
 // It answers GET and HEAD on any path it is mounted at (see Mount) with
@@ -124,6 +126,9 @@ type metadataDoc struct {
 	ResourceDocumentation string   `json:"resource_documentation,omitempty"`
 	ResourcePolicyURI     string   `json:"resource_policy_uri,omitempty"`
 	ResourceTOSURI        string   `json:"resource_tos_uri,omitempty"`
+	// RFC 9728 §2's DPoP members, where the server takes bound tokens.
+	DPoPAlgs     []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 
 	extraScopes []string
 }
@@ -177,6 +182,9 @@ func (a *Authenticator) MetadataHandler(reg *otc.Registry, opts *MetadataOptions
 			ResourceTOSURI:        opts.ResourceTOSURI,
 			extraScopes:           slices.Clone(opts.Scopes),
 		},
+	}
+	if a.dpop != nil {
+		h.head.DPoPAlgs, h.head.DPoPRequired = slices.Clone(a.dpop.Algorithms), a.dpop.Required
 	}
 	if _, err := h.current(); err != nil {
 		return nil, err
