@@ -26,7 +26,7 @@ func Example_clientPrivateKeyJWT() {
 	c, err := client.New("https://tools.example.com/mcp", &client.Options{Format: client.FormatMCP, OAuth: &client.OAuth{
 		Issuer:    "https://login.example.com", // the assertions go to it alone
 		ClientID:  "billing-agent",
-		ClientKey: key, // private_key_jwt (RFC 7523 §2.2): no secret to leak
+		ClientKey: key,  // private_key_jwt (RFC 7523 §2.2): no secret to leak
 		DPoP:      true, // tokens bound to a key made for this client (RFC 9449)
 	}})
 	// docs:end private-key-jwt
