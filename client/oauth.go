@@ -81,8 +81,9 @@ type OAuth struct {
 	// provider (MCP's enterprise-managed authorization): the user's ID
 	// token is exchanged there for an identity assertion for this
 	// server's authorization server (an ID-JAG), which is then the JWT
-	// bearer grant. Needs Issuer, ClientID and ClientSecret (how the
-	// client authenticates at the authorization server).
+	// bearer grant. Needs Issuer, ClientID, and a ClientSecret or
+	// ClientKey (how the client authenticates at the authorization
+	// server).
 	Enterprise *Enterprise
 	// DPoP binds the tokens to a key of the client's (RFC 9449): each
 	// token request and each request with the token carries a proof

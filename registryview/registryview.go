@@ -45,8 +45,8 @@ type Options struct {
 // "protocols", followed by the fields of the tool's [Policy] that are set:
 // "resource_uri", "required_capabilities", "max_blast_radius",
 // "requires_execution", "allowed_operations", "allowed_targets" and
-// "required_scopes" (the OAuth scopes a caller's token must grant), and
-// then, when the tool has them, its "title", "annotations" and "icons"
+// "required_scopes" (the OAuth scopes a caller's token must grant) and
+// "requires_bound_token" (no bearer tokens), and then, when the tool has them, its "title", "annotations" and "icons"
 // ([otc.Tool.Title], [otc.Tool.Annotations], [otc.Tool.Icons]) in MCP's
 // shapes, so that a registry can show the tools and tell a client which
 // may destroy something. A tool's _meta, MCP's own extension data, is
@@ -130,6 +130,7 @@ type registryEntry struct {
 	AllowedOperations    []string `json:"allowed_operations,omitempty"`
 	AllowedTargets       []string `json:"allowed_targets,omitempty"`
 	RequiredScopes       []string `json:"required_scopes,omitempty"`
+	RequiresBoundToken   bool     `json:"requires_bound_token,omitempty"`
 
 	// The tool's, in MCP's shapes.
 	Title       string               `json:"title,omitempty"`
@@ -208,6 +209,7 @@ func encodeRegistryEntry(d *otc.ToolDefinition) ([]byte, []string) {
 		e.AllowedOperations = p.AllowedOperations
 		e.AllowedTargets = p.AllowedTargets
 		e.RequiredScopes = p.RequiredScopes
+		e.RequiresBoundToken = p.RequiresBoundToken
 	}
 	names := make([]string, len(e.Protocols))
 	for i, p := range e.Protocols {

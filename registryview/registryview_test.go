@@ -34,6 +34,7 @@ var registryViewRefundPolicy = &otc.Policy{
 	AllowedOperations:    []string{"refund"},
 	AllowedTargets:       []string{"order:1"},
 	RequiredScopes:       []string{"payments:write"},
+	RequiresBoundToken:   true,
 }
 
 // newRegistryViewRegistry registers tools with and without policies, in
@@ -144,7 +145,8 @@ const (
 		"requires_execution": true,
 		"allowed_operations": ["refund"],
 		"allowed_targets": ["order:1"],
-		"required_scopes": ["payments:write"]
+		"required_scopes": ["payments:write"],
+		"requires_bound_token": true
 	}`
 	refundV12Entry = `{
 		"tool_id": "Payments.Refund@1.2.0",
