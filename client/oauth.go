@@ -133,7 +133,7 @@ const refusalMemory = 10 * time.Second
 type oauthToken struct {
 	access, refresh, scope string
 	dpop                   bool      // bound to the client's DPoP key
-	expires                time.Time // zero: not said
+	expires, renewAt       time.Time // zero: not said
 	issuer, tokenURL       string
 }
 
@@ -262,7 +262,8 @@ func (d *oauthDoer) current() *oauthToken {
 	return d.token
 }
 
-// renewBefore is how long before a token lapses the client gets the next.
+// renewBefore is how long before a token lapses the client gets the next
+// (a quarter of its life, for a token of less than two minutes).
 const renewBefore = 30 * time.Second
 
 // renew gets the next token before the one held lapses: by its refresh
@@ -273,7 +274,7 @@ func (d *oauthDoer) renew(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t := d.token
-	if t == nil || t.expires.IsZero() || time.Until(t.expires) > renewBefore {
+	if t == nil || t.renewAt.IsZero() || time.Now().Before(t.renewAt) {
 		return nil
 	}
 	if t.refresh != "" {

@@ -321,7 +321,9 @@ func (d *oauthDoer) exchange(ctx context.Context, tokenURL string, reg *registra
 	if out.ExpiresIn > 0 {
 		// Renewed shortly before it lapses (a grant without a user, or a
 		// refresh token); else when the server refuses it.
-		t.expires = time.Now().Add(time.Duration(min(out.ExpiresIn, 366*24*3600)) * time.Second)
+		ttl := time.Duration(min(out.ExpiresIn, 366*24*3600)) * time.Second
+		t.expires = time.Now().Add(ttl)
+		t.renewAt = t.expires.Add(-min(renewBefore, ttl/4))
 	}
 	return t, nil
 }
