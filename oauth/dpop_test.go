@@ -32,7 +32,7 @@ type holder struct {
 	jkt string
 }
 
-func newHolder(t *testing.T) holder {
+func newHolder(t testing.TB) holder {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func newHolder(t *testing.T) holder {
 
 // proof is a DPoP proof signed by golang-jwt (not this module's signer),
 // for method and htu, with the hash of token, edited by edit.
-func (h holder) proof(t *testing.T, method, htu, token string, edit func(header, claims map[string]any)) string {
+func (h holder) proof(t testing.TB, method, htu, token string, edit func(header, claims map[string]any)) string {
 	t.Helper()
 	sum := sha256.Sum256([]byte(token))
 	c := jwt.MapClaims{"jti": rand.Text(), "htm": method, "htu": htu, "iat": time.Now().Unix(), "ath": base64.RawURLEncoding.EncodeToString(sum[:])}
