@@ -307,8 +307,10 @@ func (c *dpopCheck) spend(ctx context.Context, key string, until time.Time) (boo
 	switch {
 	case err != nil:
 		return false, err
+	case claim == nil && rec == nil:
+		return false, errors.New("the idempotency store's Claim returned neither a claim nor a record")
 	case claim == nil:
-		return rec == nil, nil
+		return false, nil // taken before
 	}
 	switch err := claim.Complete(context.WithoutCancel(ctx), []byte("dpop")); {
 	case errors.Is(err, otc.ErrClaimLost):
