@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -50,14 +49,8 @@ type Readable struct {
 // skill, not one by one. The query and limit are checked as [Tools]
 // checks them.
 func Readables(ctx context.Context, reg *otc.Registry, query string, opts *Options, kinds ...Kind) ([]Readable, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Limit == 0 {
-		o.Limit = DefaultLimit
-	}
-	if err := check(query, o.Limit); err != nil {
+	o, err := prepare(query, opts)
+	if err != nil {
 		return nil, err
 	}
 	words := weighQuery(query)
@@ -209,7 +202,7 @@ func indexReadables(sn *primitive.Snapshot) *readableIndex {
 	for _, d := range x.docs {
 		for f := range nFields {
 			avg := max(totals[f]/n, 1)
-			d.norm[f] = fieldWeight[f] / (1 - fieldB[f] + fieldB[f]*d.lens[f]/avg)
+			d.norm[f] = fieldNorm(f, d.lens[f], avg)
 		}
 	}
 	return x
@@ -230,13 +223,13 @@ func (x *readableIndex) search(ctx context.Context, words []weighted, o Options,
 		}
 		work += len(p)
 		df := float64(len(p))
-		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
+		wIDF := w.weight * idf(n, df)
 		for _, e := range p {
 			var tf float64
 			for f := range nFields {
 				tf += float64(e.c[f]) * e.d.norm[f]
 			}
-			score[e.d] += idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+			score[e.d] += bm25(wIDF, tf)
 		}
 	}
 	out := make([]Readable, 0, min(len(score), o.Limit))

@@ -100,14 +100,8 @@ type Result struct {
 // MaxLimit, is an *otc.Error of code otc.CodeInvalidInput naming "q" or
 // "limit".
 func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) ([]Result, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Limit == 0 {
-		o.Limit = DefaultLimit
-	}
-	if err := check(query, o.Limit); err != nil {
+	o, err := prepare(query, opts)
+	if err != nil {
 		return nil, err
 	}
 	words := weighQuery(query)
@@ -140,6 +134,33 @@ func Tools(ctx context.Context, reg *otc.Registry, query string, opts *Options) 
 		charge(ctx, reg, o.Request, work)
 	}
 	return found, nil
+}
+
+// prepare returns opts with their defaults, once query and the limit are
+// checked.
+func prepare(query string, opts *Options) (Options, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Limit == 0 {
+		o.Limit = DefaultLimit
+	}
+	return o, check(query, o.Limit)
+}
+
+// idf is BM25's inverse document frequency of a word that df of n
+// documents hold.
+func idf(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
+
+// bm25 is what a word of inverse frequency idf adds to a document in
+// which its weighted count is tf: the count saturated (BM25's k1).
+func bm25(idf, tf float64) float64 { return idf * tf * (bm25K1 + 1) / (tf + bm25K1) }
+
+// fieldNorm is field f's weight held to its length against the average
+// (BM25F's b), for a document whose field is length long.
+func fieldNorm(f int, length, avg float64) float64 {
+	return fieldWeight[f] / (1 - fieldB[f] + fieldB[f]*length/avg)
 }
 
 // weighted is a word searched for, and how much it counts.
@@ -476,7 +497,7 @@ func (x *index) sync(reg *otc.Registry) {
 	}
 	for _, d := range x.docs {
 		for f := range nFields {
-			d.norm[f] = float32(fieldWeight[f] / (1 - fieldB[f] + fieldB[f]*d.lens[f]/avg[f]))
+			d.norm[f] = float32(fieldNorm(f, d.lens[f], avg[f]))
 		}
 	}
 	x.revision, x.synced = rev, true
@@ -768,7 +789,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined, places []str
 		}
 		work += len(p)
 		df := float64(len(p))
-		idf := w.weight * math.Log(1+(n-df+0.5)/(df+0.5))
+		wIDF := w.weight * idf(n, df)
 		for i := range p {
 			e := &p[i]
 			d := e.d
@@ -782,8 +803,7 @@ func (x *index) search(reg *otc.Registry, words []weighted, joined, places []str
 			for f := range nFields {
 				tf += e.c[f] * d.norm[f]
 			}
-			t := float64(tf)
-			acc.score[d.slot] += idf * t * (bm25K1 + 1) / (t + bm25K1)
+			acc.score[d.slot] += bm25(wIDF, float64(tf))
 		}
 	}
 	// One version of each tool the caller sees: the best match, the

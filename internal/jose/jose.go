@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"math/big"
 	"strings"
 )
@@ -46,15 +45,7 @@ var Algorithms = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", 
 func Alg(key crypto.Signer, supported ...string) (string, error) {
 	switch pub := key.Public().(type) {
 	case *ecdsa.PublicKey:
-		switch pub.Curve {
-		case elliptic.P256():
-			return "ES256", nil
-		case elliptic.P384():
-			return "ES384", nil
-		case elliptic.P521():
-			return "ES512", nil
-		}
-		return "", fmt.Errorf("an ECDSA key on %s: only P-256, P-384 and P-521 sign JWTs", pub.Curve.Params().Name)
+		return ecAlg(pub)
 	case *rsa.PublicKey:
 		if pub.N.BitLen() < 2048 {
 			return "", fmt.Errorf("an RSA key of %d bits: at least 2048 are needed", pub.N.BitLen())
@@ -71,6 +62,19 @@ func Alg(key crypto.Signer, supported ...string) (string, error) {
 		return "EdDSA", nil
 	}
 	return "", fmt.Errorf("a key of type %T: only ECDSA, RSA and Ed25519 keys sign JWTs", key.Public())
+}
+
+// ecAlg is the algorithm of an ECDSA key, which its curve fixes.
+func ecAlg(pub *ecdsa.PublicKey) (string, error) {
+	switch pub.Curve {
+	case elliptic.P256():
+		return "ES256", nil
+	case elliptic.P384():
+		return "ES384", nil
+	case elliptic.P521():
+		return "ES512", nil
+	}
+	return "", fmt.Errorf("an ECDSA key on %s: only P-256, P-384 and P-521 sign JWTs", pub.Curve.Params().Name)
 }
 
 // rsaHash is the hash of an RSA algorithm, and whether it is PSS.
@@ -409,7 +413,7 @@ func Verify(pub crypto.PublicKey, alg string, input, sig []byte) error {
 			return fmt.Errorf("the algorithm %q does not fit an EC key", alg)
 		}
 		size := (k.Curve.Params().BitSize + 7) / 8
-		if want, _ := Alg(&ecdsaPub{k}); want != alg || len(sig) != 2*size {
+		if want, _ := ecAlg(k); want != alg || len(sig) != 2*size {
 			return bad
 		}
 		r, s := new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])
@@ -434,13 +438,4 @@ func Verify(pub crypto.PublicKey, alg string, input, sig []byte) error {
 		return nil
 	}
 	return fmt.Errorf("a public key of type %T", pub)
-}
-
-// ecdsaPub is a crypto.Signer in name only, so that Alg tells a public
-// key's algorithm.
-type ecdsaPub struct{ k *ecdsa.PublicKey }
-
-func (e *ecdsaPub) Public() crypto.PublicKey { return e.k }
-func (e *ecdsaPub) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
-	return nil, errors.New("jose: a public key does not sign")
 }
